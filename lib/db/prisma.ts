@@ -1,0 +1,18 @@
+// One PrismaClient per process, on the node-postgres driver adapter (Prisma 7).
+// Import only from lib/dal/** and the gate (DESIGN.md §10).
+import { PrismaPg } from "@prisma/adapter-pg";
+import { PrismaClient } from "../generated/prisma/client";
+import { databaseUrl } from "./url";
+
+const globalForPrisma = globalThis as unknown as { quiescePrisma?: PrismaClient };
+
+export function prisma(): PrismaClient {
+  if (!globalForPrisma.quiescePrisma) {
+    const adapter = new PrismaPg({ connectionString: databaseUrl(), max: Number(process.env.QUIESCE_DB_POOL ?? 10) });
+    globalForPrisma.quiescePrisma = new PrismaClient({ adapter });
+  }
+  return globalForPrisma.quiescePrisma;
+}
+
+export type { PrismaClient };
+export type Tx = Parameters<Parameters<PrismaClient["$transaction"]>[0]>[0];
