@@ -1,0 +1,58 @@
+// Who may do what (DESIGN.md §1, §8). Pure: the data-access layer loads the principal's current
+// role from the database and asks here; nothing else decides permissions.
+import type { KeyKind, Role } from "./types";
+
+export const ACTIONS = [
+  "run.read",            // read runs, barriers, receipts, decisions
+  "run.register",        // register runs / child runs
+  "gate.ask",            // ask the gate, admit at dequeue, heartbeat
+  "operation.register",  // register queued / scheduled / retry work
+  "operation.report",    // report completion / effects / harness acknowledgments
+  "run.pause",
+  "run.resume",
+  "run.kill",
+  "breaker.trip",
+  "breaker.reset",
+  "reconciliation.assign",
+  "reconciliation.resolve", // only the assignee, or a manager/admin
+  "audit.read",
+  "key.manage",
+  "member.manage",
+] as const;
+export type Action = (typeof ACTIONS)[number];
+
+const READ: Action[] = ["run.read"];
+const ROLE_ACTIONS: Record<Role, readonly Action[]> = {
+  viewer: [...READ, "reconciliation.resolve"],
+  operator: [...READ, "reconciliation.resolve", "run.pause", "run.resume", "run.kill", "breaker.trip", "breaker.reset", "audit.read"],
+  manager: [...READ, "reconciliation.resolve", "run.pause", "run.resume", "run.kill", "breaker.trip", "breaker.reset", "audit.read", "reconciliation.assign"],
+  admin: ACTIONS,
+};
+
+/** Machine keys can read and ask; no machine key can pause, kill, resume, trip, reset or resolve. */
+const MACHINE_ACTIONS: Record<Exclude<KeyKind, "operator">, readonly Action[]> = {
+  agent: [...READ, "run.register", "gate.ask", "operation.register", "operation.report"],
+  worker: [...READ, "gate.ask", "operation.register", "operation.report"],
+  gateway: [...READ, "run.register", "gate.ask", "operation.register", "operation.report"],
+};
+
+export type Caller =
+  | { type: "user"; role: Role }
+  | { type: "key"; kind: KeyKind; role: Role | null; scopes: readonly string[] };
+
+/**
+ * An operator key is a person's key: it carries exactly that user's *current* role (looked up on every
+ * call), so a demoted user's key is demoted too. Scopes on a key can only narrow, never widen.
+ */
+export function isAllowed(caller: Caller, action: Action): boolean {
+  if (caller.type === "user") return ROLE_ACTIONS[caller.role].includes(action);
+  const base = caller.kind === "operator"
+    ? (caller.role ? ROLE_ACTIONS[caller.role] : [])
+    : MACHINE_ACTIONS[caller.kind];
+  if (!base.includes(action)) return false;
+  return caller.scopes.length === 0 || caller.scopes.includes("*") || caller.scopes.includes(action);
+}
+
+export function isControlWrite(action: Action): boolean {
+  return ["run.pause", "run.resume", "run.kill", "breaker.trip", "breaker.reset", "reconciliation.assign", "reconciliation.resolve", "key.manage", "member.manage"].includes(action);
+}

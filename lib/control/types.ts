@@ -1,0 +1,51 @@
+// Domain vocabulary shared by every layer. Plain strings, no Prisma types (lib/control is pure).
+
+export const LIFECYCLES = ["normal", "paused", "killed"] as const;
+export type Lifecycle = (typeof LIFECYCLES)[number];
+
+export const BREAKER_STATES = ["closed", "open", "half_open"] as const;
+export type BreakerState = (typeof BREAKER_STATES)[number];
+
+export const ROLES = ["viewer", "operator", "manager", "admin"] as const;
+export type Role = (typeof ROLES)[number];
+
+export const KEY_KINDS = ["agent", "worker", "gateway", "operator"] as const;
+export type KeyKind = (typeof KEY_KINDS)[number];
+/** Machine callers: they can read and ask, never write control state (seed 004). */
+export const MACHINE_KINDS = ["agent", "worker", "gateway"] as const satisfies readonly KeyKind[];
+
+export const HARNESSES = ["claude_code", "codex", "mcp", "custom"] as const;
+export type Harness = (typeof HARNESSES)[number];
+
+export const OPERATION_KINDS = ["call", "queued", "scheduled", "retry"] as const;
+export type OperationKind = (typeof OPERATION_KINDS)[number];
+
+export const OPERATION_STATES = [
+  "queued", "scheduled", "running", "succeeded", "failed", "cancelled_not_started", "denied", "aborted_unknown",
+] as const;
+export type OperationState = (typeof OPERATION_STATES)[number];
+
+export const DECISIONS = ["allow", "hold", "deny"] as const;
+export type Decision = (typeof DECISIONS)[number];
+
+/** Gate reason codes (DESIGN.md §4), first match wins in this order. */
+export const GATE_REASONS = [
+  "missing_state",
+  "killed",
+  "parent_revoked",
+  "lease_revoked",
+  "lease_expired",
+  "stale_epoch",
+  "operation_expired",
+  "breaker_open",
+  "paused",
+  "already_applied",
+  "allowed",
+] as const;
+export type GateReason = (typeof GATE_REASONS)[number];
+
+export const SETTLED_STATES = ["cancelled_without_effect", "completed_and_verified", "unknown"] as const;
+export type SettledState = (typeof SETTLED_STATES)[number];
+
+export const RECEIPT_DECISIONS = ["stopped_and_quiet", "stop_incomplete"] as const;
+export type ReceiptDecision = (typeof RECEIPT_DECISIONS)[number];

@@ -1,0 +1,21 @@
+// Control changes are announced on one PostgreSQL channel, inside the writing transaction, so the
+// notification is delivered exactly when (and only if) the change commits. Abort tokens, the
+// console's live views and the barrier engine LISTEN here instead of polling.
+import type { Tx } from "../db/prisma";
+
+export const CONTROL_CHANNEL = "quiesce_control";
+
+export type ControlEvent = {
+  kind: "pause" | "resume" | "kill" | "epoch" | "breaker" | "barrier" | "settlement" | "receipt" | "run";
+  teamId: string;
+  rootRunId: string;
+  runIds?: string[];
+  barrierId?: string;
+};
+
+export async function notifyControl(tx: Tx, event: ControlEvent): Promise<void> {
+  // pg_notify payloads are limited to 8000 bytes; big trees send only the root.
+  let payload = JSON.stringify(event);
+  if (payload.length > 7000) payload = JSON.stringify({ ...event, runIds: undefined });
+  await tx.$executeRawUnsafe("SELECT pg_notify($1, $2)", CONTROL_CHANNEL, payload);
+}
