@@ -1,0 +1,48 @@
+#!/usr/bin/env -S npx tsx --conditions=react-server
+// `npm run quiesce -- <command> [flags]`: dispatches to bin/commands/*.
+// Exit codes: 0 ok, 1 the operation failed, 2 bad usage (nothing was changed).
+import { commands } from "./commands/index";
+import { UsageError } from "../lib/cli/args";
+import { QuiesceError } from "../lib/errors";
+
+function help(name?: string): string {
+  if (name && commands[name]) return `${commands[name].summary}\n\nusage: ${commands[name].usage}`;
+  const width = Math.max(...Object.keys(commands).map((n) => n.length), 4);
+  const lines = Object.entries(commands)
+    .sort(([a], [b]) => a.localeCompare(b))
+    .map(([n, c]) => `  ${n.padEnd(width)}  ${c.summary}`);
+  return ["usage: npm run quiesce -- <command> [flags]", "", "commands:", `  ${"help".padEnd(width)}  show this list, or \`help <command>\``, ...lines,
+    "", "Machine and operator commands read QUIESCE_URL and QUIESCE_API_KEY (flags --url/--key override)."].join("\n");
+}
+
+async function main(argv: string[]): Promise<number> {
+  const [name, ...rest] = argv;
+  if (!name || name === "help" || name === "--help" || name === "-h") {
+    console.log(help(rest[0]));
+    if (rest[0] && !commands[rest[0]]) { console.error(`unknown command: ${rest[0]}`); return 2; }
+    return 0;
+  }
+  const command = commands[name];
+  if (!command) {
+    console.error(`unknown command: ${name}\n\n${help()}`);
+    return 2;
+  }
+  try {
+    return await command.run(rest);
+  } catch (err) {
+    if (err instanceof UsageError) {
+      console.error(`error: ${err.message}\nusage: ${command.usage}`);
+      return 2;
+    }
+    if (err instanceof QuiesceError) {
+      console.error(`error (${err.code}): ${err.message}`);
+      return err.httpStatus < 500 ? 2 : 1;
+    }
+    console.error(`error: ${(err as Error).message ?? err}`);
+    return 1;
+  }
+}
+
+main(process.argv.slice(2)).then((code) => {
+  process.exitCode = code;
+});

@@ -1,0 +1,48 @@
+// Append-only, hash-chained audit trail (DESIGN.md §3, §8). Each row carries the previous row's hash
+// (per team), so a removed or edited row breaks the chain. Call inside the transaction that makes the
+// change it records, so the change and its audit row commit together.
+import { createHash } from "node:crypto";
+import type { Tx } from "../db/prisma";
+
+export interface AuditInput {
+  teamId: string | null;
+  actor: string;
+  action: string;
+  target: string;
+  before?: unknown;
+  after?: unknown;
+}
+
+const GENESIS = "0".repeat(64);
+
+export function auditHash(prevHash: string, e: AuditInput, at: Date): string {
+  const canonical = JSON.stringify([prevHash, e.teamId, e.actor, e.action, e.target, e.before ?? null, e.after ?? null, at.toISOString()]);
+  return createHash("sha256").update(canonical).digest("hex");
+}
+
+export async function appendAudit(tx: Tx, e: AuditInput): Promise<void> {
+  // Serialize appends per team so two writers never chain onto the same predecessor.
+  await tx.$executeRawUnsafe("SELECT pg_advisory_xact_lock(hashtextextended($1, 1))", `audit:${e.teamId ?? "-"}`);
+  const last = await tx.auditEvent.findFirst({ where: { teamId: e.teamId }, orderBy: { id: "desc" }, select: { hash: true } });
+  const prevHash = last?.hash ?? GENESIS;
+  const at = new Date();
+  await tx.auditEvent.create({
+    data: {
+      teamId: e.teamId, actor: e.actor, action: e.action, target: e.target,
+      before: (e.before ?? undefined) as never, after: (e.after ?? undefined) as never,
+      at, prevHash, hash: auditHash(prevHash, e, at),
+    },
+  });
+}
+
+/** Recomputes the chain for a team; returns the id of the first broken row, or null when intact. */
+export async function verifyAuditChain(tx: Pick<Tx, "auditEvent">, teamId: string): Promise<bigint | null> {
+  const rows = await tx.auditEvent.findMany({ where: { teamId }, orderBy: { id: "asc" } });
+  let prev = GENESIS;
+  for (const r of rows) {
+    const expected = auditHash(prev, { teamId: r.teamId, actor: r.actor, action: r.action, target: r.target, before: r.before ?? undefined, after: r.after ?? undefined }, r.at);
+    if (r.prevHash !== prev || r.hash !== expected) return r.id;
+    prev = r.hash;
+  }
+  return null;
+}
