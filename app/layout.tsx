@@ -3,7 +3,7 @@ import type { ReactNode } from "react";
 import "./globals.css";
 
 export const metadata: Metadata = {
-  title: "Quiesce",
+  title: { default: "Quiesce", template: "%s · Quiesce" },
   description: "Make \"stop the agent\" true: revoke, cancel, settle, prove.",
 };
 

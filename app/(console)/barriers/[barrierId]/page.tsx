@@ -1,0 +1,13 @@
+import { requireSession } from "@/lib/dal/session";
+import { barrierView } from "@/lib/dal/console/views";
+import { orNotFound } from "@/lib/actions/not-found";
+import { BarrierView } from "@/components/barrier-view";
+
+export const metadata = { title: "Barrier" };
+
+export default async function BarrierPage({ params, searchParams }: { params: Promise<{ barrierId: string }>; searchParams: Promise<{ follow?: string }> }) {
+  const s = await requireSession();
+  const { barrierId } = await params;
+  const data = await orNotFound(() => barrierView(s.principal, barrierId));
+  return <BarrierView initial={data} follow={(await searchParams).follow === "1"} />;
+}

@@ -1,0 +1,33 @@
+// Every console page: the signed-in member's shell. The session is checked here for the shell and
+// again by each page and each data call (layouts are not re-rendered on every navigation).
+import type { ReactNode } from "react";
+import { requireSession } from "@/lib/dal/session";
+import { isAllowed } from "@/lib/control/authz";
+import { countOpenReconciliations } from "@/lib/dal/console/counts";
+import { Nav } from "@/components/nav";
+import { Providers } from "@/components/providers";
+
+export const dynamic = "force-dynamic";
+
+export default async function ConsoleLayout({ children }: { children: ReactNode }) {
+  const s = await requireSession();
+  const caller = { type: "user" as const, role: s.principal.role };
+  const open = await countOpenReconciliations(s.principal);
+  const links = [
+    { href: "/runs", label: "Runs" },
+    { href: "/reconciliations", label: "Reconciliations", badge: open },
+    ...(isAllowed(caller, "audit.read") ? [{ href: "/audit", label: "Audit log" }] : []),
+    ...(isAllowed(caller, "key.manage") ? [{ href: "/keys", label: "API keys" }] : []),
+  ];
+  return (
+    <Providers>
+      <Nav
+        user={{ email: s.user.email, name: s.user.name }}
+        team={{ slug: s.team.slug, name: s.team.name, role: s.team.role }}
+        teams={s.teams.map((t) => ({ slug: t.slug, name: t.name, role: t.role }))}
+        links={links}
+      />
+      <main id="main" className="page">{children}</main>
+    </Providers>
+  );
+}

@@ -1,0 +1,6 @@
+// Auth.js endpoints: /api/auth/signin, /callback/<provider>, /session, /csrf, /signout.
+import NextAuth from "next-auth";
+import { authOptions } from "@/lib/auth/options";
+
+const handler = NextAuth(authOptions);
+export { handler as GET, handler as POST };

@@ -1,0 +1,6 @@
+import { consoleGet } from "@/lib/actions/console-route";
+import { barrierView } from "@/lib/dal/console/views";
+
+export const dynamic = "force-dynamic";
+
+export const GET = consoleGet<{ barrierId: string }>(async ({ session, params }) => barrierView(session.principal, params.barrierId));

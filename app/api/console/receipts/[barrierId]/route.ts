@@ -1,0 +1,12 @@
+import { consoleGet } from "@/lib/actions/console-route";
+import { receiptView } from "@/lib/dal/console/views";
+import { ReceiptVersionQuery } from "@/lib/schemas/console";
+import { badRequest } from "@/lib/errors";
+
+export const dynamic = "force-dynamic";
+
+export const GET = consoleGet<{ barrierId: string }>(async ({ session, url, params }) => {
+  const q = ReceiptVersionQuery.safeParse(Object.fromEntries(url.searchParams));
+  if (!q.success) throw badRequest(`version: ${q.error.issues[0]?.message}`);
+  return receiptView(session.principal, params.barrierId, q.data.version);
+});

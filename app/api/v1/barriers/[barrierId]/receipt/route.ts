@@ -1,0 +1,20 @@
+// GET /api/v1/barriers/{barrierId}/receipt[?version=n][&format=yaml] — the stop receipt (DESIGN.md §7):
+// the latest version unless one is named; 404 until the barrier issued one. JSON by default; YAML
+// with ?format=yaml or `Accept: application/yaml`. The digest covers the canonical JSON of the body.
+import { apiRoute } from "@/lib/api/route";
+import { getReceipt } from "@/lib/dal/barriers";
+import { receiptYaml } from "@/lib/control/receipt";
+import { ReceiptQuery } from "@/lib/schemas/barriers";
+
+export const dynamic = "force-dynamic";
+
+export const GET = apiRoute({ query: ReceiptQuery }, async ({ principal, params, query, req }) => {
+  const r = await getReceipt(principal, params.barrierId ?? "", query.version);
+  const headers = { "x-receipt-version": String(r.version), "x-receipt-digest": r.digest, "cache-control": "no-store" };
+  const accept = req.headers.get("accept") ?? "";
+  const yaml = query.format === "yaml" || (query.format === undefined && /application\/(x-)?yaml|text\/yaml/.test(accept));
+  if (yaml) {
+    return new Response(receiptYaml(r.body), { status: 200, headers: { ...headers, "content-type": "application/yaml; charset=utf-8" } });
+  }
+  return { json: r.body, headers };
+});

@@ -1,0 +1,10 @@
+// GET /api/v1/barriers/{barrierId} — phase, the stop ladder rung by rung, counts, settlements and
+// receipt versions (DESIGN.md §6, §12).
+import { apiRoute } from "@/lib/api/route";
+import { getBarrierView } from "@/lib/dal/barriers";
+
+export const dynamic = "force-dynamic";
+
+export const GET = apiRoute({}, async ({ principal, params }) => ({
+  json: await getBarrierView(principal, params.barrierId ?? ""),
+}));

@@ -1,0 +1,13 @@
+// POST /api/v1/gate — the hot path: the key is authenticated inside the gate's single SQL statement
+// (auth: "hash"), so a decision costs one database round trip.
+import { apiRoute } from "@/lib/api/route";
+import { gateRefusal } from "@/lib/api/gate-outcome";
+import { gateCheck } from "@/lib/gate";
+import { GateBody } from "@/lib/schemas/gate";
+
+export const POST = apiRoute({ body: GateBody, auth: "hash" }, async ({ keyHash, body }) => {
+  const r = await gateCheck({ keyHash, ...body });
+  if (!r.ok) throw gateRefusal(r);
+  const { ok: _ok, ...answer } = r;
+  return { json: answer };
+});

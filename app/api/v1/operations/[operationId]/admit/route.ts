@@ -1,0 +1,12 @@
+// POST /api/v1/operations/{operationId}/admit — dequeue-time gate check (one round trip).
+import { apiRoute } from "@/lib/api/route";
+import { gateRefusal } from "@/lib/api/gate-outcome";
+import { admitCheck } from "@/lib/gate";
+import { AdmitBody } from "@/lib/schemas/operations";
+
+export const POST = apiRoute({ body: AdmitBody, auth: "hash" }, async ({ keyHash, params }) => {
+  const r = await admitCheck({ keyHash, operationId: params.operationId! });
+  if (!r.ok) throw gateRefusal(r);
+  const { ok: _ok, ...answer } = r;
+  return { json: answer };
+});

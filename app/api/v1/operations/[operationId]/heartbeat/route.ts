@@ -1,0 +1,12 @@
+// POST /api/v1/operations/{operationId}/heartbeat — continue=false means stop now.
+import { apiRoute } from "@/lib/api/route";
+import { gateRefusal } from "@/lib/api/gate-outcome";
+import { heartbeatCheck } from "@/lib/gate";
+import { HeartbeatBody } from "@/lib/schemas/operations";
+
+export const POST = apiRoute({ body: HeartbeatBody, auth: "hash" }, async ({ keyHash, params }) => {
+  const r = await heartbeatCheck({ keyHash, operationId: params.operationId! });
+  if (!r.ok) throw gateRefusal(r);
+  const { ok: _ok, ...answer } = r;
+  return { json: answer };
+});

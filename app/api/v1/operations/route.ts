@@ -1,0 +1,9 @@
+// POST /api/v1/operations — register queued / scheduled / retry work (idempotent on operationId).
+import { apiRoute } from "@/lib/api/route";
+import { registerOperation } from "@/lib/dal/operations";
+import { RegisterOperationBody } from "@/lib/schemas/operations";
+
+export const POST = apiRoute({ body: RegisterOperationBody }, async ({ principal, body }) => {
+  const r = await registerOperation(principal, body);
+  return { status: r.created ? 201 : 200, json: r };
+});

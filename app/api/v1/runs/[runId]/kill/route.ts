@@ -1,0 +1,13 @@
+// POST /api/v1/runs/{runId}/kill — operator keys only. Writes the cancellation barrier transaction
+// (DESIGN.md §6) and answers 202 with the barrier id: dispatch is stopped when this returns; the
+// barrier engine settles in-flight work and issues the receipt. An open barrier is returned as is.
+import { apiRoute } from "@/lib/api/route";
+import { killRun } from "@/lib/dal/kill";
+import { ReasonBody } from "@/lib/schemas/control";
+
+export const dynamic = "force-dynamic";
+
+export const POST = apiRoute({ body: ReasonBody }, async ({ principal, body, params }) => {
+  const r = await killRun(principal, params.runId ?? "", body.reason);
+  return { status: 202, json: { barrierId: r.barrierId, created: r.created } };
+});

@@ -1,0 +1,109 @@
+// Gate decisions against bare single-row PostgreSQL round trips, same database, same run, same driver
+// (node-postgres, one connection per worker, named prepared statements). Each gate call is a NEW
+// operation, so every decision does the full work: authenticate the key, take the shared tree lock,
+// read the ancestry, decide, insert the operation and the gate_decisions row.
+// Target (issue 2): gate p50 within 2× of the INSERT … RETURNING baseline. Reported, never asserted.
+import os from "node:os";
+import pg from "pg";
+import type { BenchSection } from "./run";
+import { measure, type Op, type Stats } from "./lib/measure";
+import { ms, ratio, type BenchTable } from "./lib/report";
+import { gateCheck } from "../lib/gate/index";
+import { createApiKey } from "../lib/dal/api-keys";
+import { ensureTeam } from "../lib/dal/admin-directory";
+import { createRun } from "../lib/dal/runs";
+import { hashKeySecret } from "../lib/keys";
+import { newId } from "../lib/ids";
+
+const SYSTEM = { type: "system", name: "bench" } as const;
+const TARGET_RATIO = 2;
+
+interface Worker { client: pg.Client; runId: string; leaseId: string; epoch: number; pkRunId: string }
+
+async function setup(url: string, workers: number) {
+  const team = (await ensureTeam(SYSTEM, { slug: `bench-${process.pid}`, name: "Bench" })).team;
+  const key = await createApiKey(SYSTEM, { teamId: team.id, kind: "agent", name: "bench agent" });
+  const keyHash = hashKeySecret(key.secret);
+  const admin = new pg.Client({ connectionString: url });
+  await admin.connect();
+  // The INSERT baseline's table: bench-only, in the bench's throwaway database.
+  await admin.query(`CREATE TABLE bench_baseline (id BIGSERIAL PRIMARY KEY, k TEXT NOT NULL, v TEXT, at TIMESTAMPTZ(3) NOT NULL DEFAULT now())`);
+  // Both the INSERT baseline and the gate commit a write, so the commit settings shape both figures.
+  const settings = (await admin.query<{ v: string; sc: string; fs: string }>(
+    "SELECT current_setting('server_version') AS v, current_setting('synchronous_commit') AS sc, current_setting('fsync') AS fs",
+  )).rows[0]!;
+  const version = `${settings.v} (synchronous_commit=${settings.sc}, fsync=${settings.fs})`;
+  await admin.end();
+  const list: Worker[] = [];
+  for (let i = 0; i < workers; i++) {
+    // One run per worker: concurrent agents on separate runs, as in a fleet.
+    const run = await createRun(SYSTEM, { taskId: `bench-${i}`, teamId: team.id });
+    const client = new pg.Client({ connectionString: url });
+    await client.connect();
+    list.push({ client, runId: run.runId, leaseId: run.leaseId, epoch: run.epoch, pkRunId: run.runId });
+  }
+  return { keyHash, workers: list, version };
+}
+
+function ops(workers: Worker[], keyHash: string, denials: { n: number; last?: string }) {
+  const select = (w: Worker): Op => async () => {
+    await w.client.query({ name: "bench_select", text: "SELECT id, team_id, lifecycle, epoch FROM runs WHERE id = $1", values: [w.pkRunId] });
+  };
+  const insert = (w: Worker): Op => async () => {
+    await w.client.query({ name: "bench_insert", text: "INSERT INTO bench_baseline (k, v) VALUES ($1, $2) RETURNING id", values: [w.runId, "x"] });
+  };
+  const gate = (w: Worker): Op => async () => {
+    const out = await gateCheck({ keyHash, runId: w.runId, leaseId: w.leaseId, epoch: w.epoch, operationId: newId("op"), tool: "bench.noop" }, w.client);
+    if (!out.ok || out.decision !== "allow") { denials.n++; denials.last = JSON.stringify(out); }
+  };
+  return { select, insert, gate };
+}
+
+export const gateSection: BenchSection = {
+  name: "gate",
+  title: "Gate decisions vs. single-row PostgreSQL round trips",
+  async run(ctx) {
+    const maxC = Math.max(...ctx.concurrencies);
+    const { keyHash, workers, version } = await setup(ctx.url, maxC);
+    const denials = { n: 0 } as { n: number; last?: string };
+    const make = ops(workers, keyHash, denials);
+    const results: Record<number, Record<"select" | "insert" | "gate", Stats>> = {};
+    try {
+      for (const c of ctx.concurrencies) {
+        const ws = workers.slice(0, c);
+        const n = ctx.iterations * (c === 1 ? 1 : 2);
+        ctx.log(`concurrency ${c}: ${n} calls each for SELECT, INSERT, gate …`);
+        const select = await measure("SELECT by primary key", ws.map(make.select), n, ctx.warmup);
+        const insert = await measure("INSERT … RETURNING", ws.map(make.insert), n, ctx.warmup);
+        const gate = await measure("gate decision", ws.map(make.gate), n, ctx.warmup);
+        results[c] = { select, insert, gate };
+      }
+    } finally {
+      await Promise.all(workers.map((w) => w.client.end()));
+    }
+    if (denials.n > 0) throw new Error(`${denials.n} gate calls did not answer allow (last: ${denials.last}); the figures would not measure the allow path`);
+
+    const rows: string[][] = [];
+    const verdicts: string[] = [];
+    for (const c of ctx.concurrencies) {
+      const r = results[c]!;
+      for (const s of [r.select, r.insert, r.gate]) {
+        rows.push([String(c), s.name, ms(s.p50), ms(s.p99), Math.round(s.perSecond).toLocaleString("en-US"),
+          ratio(s.p50 / r.insert.p50), ratio(s.p50 / r.select.p50)]);
+      }
+      const x = r.gate.p50 / r.insert.p50;
+      verdicts.push(`concurrency ${c}: gate p50 ${ms(r.gate.p50)} ms = ${ratio(x)} INSERT p50 → ${x <= TARGET_RATIO ? "PASS" : "MISS"} (target ≤ ${TARGET_RATIO}×)`);
+    }
+    const table: BenchTable = {
+      title: this.title,
+      columns: ["concurrency", "measure", "p50 ms", "p99 ms", "per second", "p50 ÷ INSERT p50", "p50 ÷ SELECT p50"],
+      rows,
+      notes: [
+        ...verdicts,
+        `${ctx.iterations} calls at concurrency 1, ${ctx.iterations * 2} at higher concurrency, after ${ctx.warmup} warm-up calls; one connection per worker, named prepared statements for all three.`,
+        `PostgreSQL ${version} on ${ctx.server}; Node ${process.version}; ${os.cpus().length} CPUs; load average ${os.loadavg().map((l) => l.toFixed(1)).join(" ")} at the end.`,
+      ],
+    };
+    return { tables: [table], data: results };
+  },
+};

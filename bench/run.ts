@@ -1,0 +1,98 @@
+// `npm run bench [-- --only gate] [--iterations 2000] [--warmup 200] [--concurrency 1,16] [--write-docs]`
+// Runs each registered section on a fresh, migrated database of its own and prints Markdown tables.
+// Figures are reported, never asserted: speed belongs here, not in tests (DESIGN.md §11).
+// Add a section: write bench/<name>.ts exporting a BenchSection, and add it to SECTIONS below.
+import path from "node:path";
+import { parseArgs } from "node:util";
+import { freshDatabase } from "./lib/fresh-database";
+import { markdown, saveResult, writeIntoDocs, type BenchTable } from "./lib/report";
+import { gateSection } from "./gate";
+import { killSection } from "./kill";
+import { closeDbClients } from "../lib/start/database";
+
+export interface BenchContext {
+  url: string;
+  server: string;
+  iterations: number;
+  warmup: number;
+  concurrencies: number[];
+  log(line: string): void;
+}
+
+export interface BenchSection {
+  name: string;
+  title: string;
+  run(ctx: BenchContext): Promise<{ tables: BenchTable[]; data: unknown }>;
+}
+
+const SECTIONS: BenchSection[] = [gateSection, killSection];
+
+const ROOT = path.resolve(import.meta.dirname, "..");
+
+function fail(message: string): never {
+  console.error(`bench: ${message}`);
+  process.exit(2);
+}
+
+async function main() {
+  let values;
+  try {
+    ({ values } = parseArgs({
+      options: {
+        only: { type: "string" }, iterations: { type: "string", default: "2000" }, warmup: { type: "string", default: "200" },
+        concurrency: { type: "string", default: "1,16" }, "write-docs": { type: "boolean" },
+      },
+      strict: true, allowPositionals: false,
+    }));
+  } catch (e) {
+    fail((e as Error).message);
+  }
+  const iterations = Number(values.iterations);
+  const warmup = Number(values.warmup);
+  if (!Number.isInteger(iterations) || iterations < 10) fail(`--iterations: a whole number ≥ 10, got "${values.iterations}"`);
+  if (!Number.isInteger(warmup) || warmup < 0) fail(`--warmup: a whole number ≥ 0, got "${values.warmup}"`);
+  const concurrencies = values.concurrency!.split(",").map((s) => Number(s.trim()));
+  if (concurrencies.some((c) => !Number.isInteger(c) || c < 1 || c > 256)) fail(`--concurrency: comma-separated whole numbers 1–256, got "${values.concurrency}"`);
+  const only = values.only?.split(",");
+  const unknown = only?.filter((n) => !SECTIONS.some((s) => s.name === n));
+  if (unknown?.length) fail(`--only: unknown section(s) ${unknown.join(", ")} (have: ${SECTIONS.map((s) => s.name).join(", ")})`);
+  const chosen = SECTIONS.filter((s) => !only || only.includes(s.name));
+
+  // Enough connections for the widest concurrency, for code that uses the shared pool.
+  process.env.QUIESCE_DB_POOL ??= String(Math.max(...concurrencies) + 4);
+  const log = (line: string) => console.error(`[bench] ${line}`);
+  let failed = false;
+  for (const section of chosen) {
+    const db = await freshDatabase(log);
+    // Fixture code (lib/dal) reads DATABASE_URL when it first connects: point it at this database.
+    const savedUrl = process.env.DATABASE_URL;
+    process.env.DATABASE_URL = db.url;
+    try {
+      log(`${section.name}: ${section.title}`);
+      const { tables, data } = await section.run({ url: db.url, server: db.server, iterations, warmup, concurrencies, log });
+      const md = tables.map(markdown).join("\n\n");
+      console.log(`\n${md}\n`);
+      const file = saveResult(path.join(ROOT, "bench/results"), section.name, { at: new Date().toISOString(), iterations, warmup, concurrencies, data }, md);
+      log(`saved ${path.relative(ROOT, file)}`);
+      if (values["write-docs"]) {
+        const ok = writeIntoDocs(path.join(ROOT, "docs/bench.md"), section.name, md);
+        log(ok ? `updated docs/bench.md (${section.name})` : `docs/bench.md has no markers for ${section.name}; not written`);
+      }
+    } catch (e) {
+      failed = true;
+      console.error(`bench: section ${section.name} failed: ${(e as Error).stack ?? e}`);
+    } finally {
+      // Each section gets its own database: end the process-wide Prisma client and pool in between.
+      await closeDbClients();
+      process.env.DATABASE_URL = savedUrl;
+      if (savedUrl === undefined) delete process.env.DATABASE_URL;
+      await db.drop();
+    }
+  }
+  process.exit(failed ? 1 : 0);
+}
+
+main().catch((e) => {
+  console.error(e);
+  process.exit(1);
+});

@@ -1,0 +1,24 @@
+// `quiesce provider-sim --port <n>`: the simulated deployment provider as its own HTTP process
+// (lib/providers/sim-server.ts). Tests, evals and the demo control each job's behaviour over HTTP.
+import type { Command } from "./types";
+import { parseFlags, UsageError } from "../../lib/cli/args";
+import { startSimProvider } from "../../lib/providers/sim-server";
+
+export const providerSimCommand: Command = {
+  summary: "run the simulated deployment provider (cancels cleanly, commits during cancel, status down, slow)",
+  usage: "npm run quiesce -- provider-sim [--port <n>] [--host <addr>] [--quiet]   (default 127.0.0.1:4700)",
+  async run(argv) {
+    const { values } = parseFlags(argv, { port: { type: "string" }, host: { type: "string" }, quiet: { type: "boolean" } }, { positionals: false });
+    const port = values.port === undefined ? 4700 : Number(values.port);
+    if (!Number.isInteger(port) || port < 0 || port > 65535) throw new UsageError("--port: an integer 0–65535");
+    const log = values.quiet ? () => {} : (l: string) => console.log(`[provider-sim] ${l}`);
+    const sim = await startSimProvider({ port, host: values.host ?? "127.0.0.1", log });
+    console.log(`[provider-sim] listening on ${sim.url}`);
+    await new Promise<void>((resolve) => {
+      process.once("SIGTERM", () => resolve());
+      process.once("SIGINT", () => resolve());
+    });
+    await sim.close();
+    return 0;
+  },
+};

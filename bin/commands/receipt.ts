@@ -1,0 +1,79 @@
+// `quiesce receipt <barrierId> [--json|--yaml] [--verify] [--version n]`: print or verify a stop
+// receipt (DESIGN.md §7). Reads the database directly as a read-only system principal (the reviewer's
+// tool next to the database); with --url/--key it reads the same receipt over the API instead
+// (GET /api/v1/barriers/{id}/receipt, any key of the team). --verify recomputes the sha256 over the
+// canonical JSON and exits 1 on a mismatch.
+import type { Command } from "./types";
+import { parseFlags, UsageError } from "../../lib/cli/args";
+import { clientFrom, onePositional, callApi } from "../../lib/cli/api";
+import { getReceipt, verifyReceipt } from "../../lib/dal/barriers";
+import { receiptYaml, verifyReceiptBody } from "../../lib/control/receipt";
+import { prisma } from "../../lib/db/prisma";
+
+type Body = Record<string, unknown> & {
+  decision?: string; version?: number; run_id?: string; verified_at?: string; digest?: string;
+  authority?: Record<string, unknown>; work?: Record<string, unknown>; effects?: Record<string, unknown>;
+  reconciliation?: { operation_id: string; assignee: string; status?: string }[];
+  effect_receipts?: { operation_id: string; rollback_owner: string; provider_operation_id: string | null }[];
+};
+
+function summary(barrierId: string, b: Body, versions: number[] | null): string {
+  const a = b.authority ?? {}, w = b.work ?? {}, e = b.effects ?? {};
+  const lines = [
+    `stop receipt ${barrierId} v${b.version}${versions ? ` (versions: ${versions.join(", ")})` : ""}: ${b.decision}`,
+    `  run ${b.run_id}, verified at ${b.verified_at}, quiet period ${b.quiet_period_seconds}s, last settled ${b.last_settled_at ?? "-"}`,
+    `  authority: root lease ${a.root_lease}, ${a.descendant_leases_revoked} descendant lease(s) revoked, ${a.active_leases ?? 0} active, epoch ${a.current_epoch}`,
+    `  work: ${w.queued_cancelled} queued cancelled, ${w.in_flight_settled} in flight settled, ${w.scheduled_retries_cancelled} scheduled/retries cancelled`,
+    `  effects: ${e.completed_and_verified} completed_and_verified, ${e.cancelled_without_effect} cancelled_without_effect, ${e.unknown} unknown`,
+  ];
+  for (const r of b.reconciliation ?? []) lines.push(`  reconciliation: ${r.operation_id} held by ${r.assignee}${r.status ? ` (${r.status})` : ""}`);
+  for (const x of b.effect_receipts ?? []) lines.push(`  effect receipt: ${x.operation_id} ${x.provider_operation_id ?? ""} rollback owner ${x.rollback_owner}`);
+  lines.push(`  digest sha256:${b.digest}`);
+  return lines.join("\n");
+}
+
+export const receiptCommand: Command = {
+  summary: "print or verify a barrier's stop receipt (JSON, YAML or a summary)",
+  usage: "npm run quiesce -- receipt <barrierId> [--json|--yaml] [--verify] [--version <n>] [--url <url> --key <key>]",
+  async run(argv) {
+    const { values, positionals } = parseFlags(argv, {
+      json: { type: "boolean" }, yaml: { type: "boolean" }, verify: { type: "boolean" }, version: { type: "string" },
+      url: { type: "string" }, key: { type: "string" },
+    });
+    const barrierId = onePositional(positionals, "a barrier id");
+    if (values.json && values.yaml) throw new UsageError("--json and --yaml: choose one");
+    let version: number | undefined;
+    if (values.version !== undefined) {
+      version = Number(values.version);
+      if (!Number.isInteger(version) || version < 1) throw new UsageError("--version: a positive integer");
+    }
+    const print = (body: Body, versions: number[] | null) => {
+      if (values.json) console.log(JSON.stringify(body, null, 2));
+      else if (values.yaml) process.stdout.write(receiptYaml(body));
+      else if (!values.verify) console.log(summary(barrierId, body, versions));
+    };
+    if (values.url || values.key) {
+      const client = clientFrom(values);
+      return callApi(async () => {
+        const q = version ? `?version=${version}` : "";
+        const { json } = await client.request<Body>("GET", `/api/v1/barriers/${encodeURIComponent(barrierId)}/receipt${q}`);
+        print(json, null);
+        if (!values.verify) return 0;
+        const v = verifyReceiptBody(json);
+        console.log(v.ok ? `digest verified: sha256:${v.recomputed}` : `DIGEST MISMATCH: receipt says ${String(v.digest)}, body hashes to ${v.recomputed}`);
+        return v.ok ? 0 : 1;
+      });
+    }
+    const system = { type: "system", name: "cli:receipt" } as const;
+    try {
+      const r = await getReceipt(system, barrierId, version);
+      print(r.body as Body, r.versions);
+      if (!values.verify) return 0;
+      const v = await verifyReceipt(system, barrierId, r.version);
+      console.log(v.ok ? `digest verified: sha256:${v.digest} (v${v.version})` : `DIGEST MISMATCH (v${v.version}): stored ${v.digest}, recomputed ${v.recomputed}, canonical text ${v.canonicalMatches ? "matches" : "differs from"} the body`);
+      return v.ok ? 0 : 1;
+    } finally {
+      await prisma().$disconnect().catch(() => {});
+    }
+  },
+};

@@ -1,0 +1,157 @@
+// `npm start` = `quiesce start`: database (embedded when DATABASE_URL is unset) → migrate → seed →
+// `next build` when the build is missing or stale → the web app plus every registered companion
+// (barrier-worker, provider-sim, demo) as child processes with prefixed output. Ctrl-C / SIGTERM stops
+// them all and the embedded server; a crashed child is reported loudly and never silently restarted.
+import path from "node:path";
+import net from "node:net";
+import type { Command } from "./types";
+import { parseFlags, UsageError } from "../../lib/cli/args";
+import { migrate } from "../../lib/db/migrate";
+import { seedDemo } from "../../lib/seed/index";
+import { formatSeedReport } from "../../lib/seed/report";
+import { checkBuild } from "../../lib/start/build-check";
+import { closeDbClients, openDatabase, redactUrl, type DatabaseHandle } from "../../lib/start/database";
+import { childEnv, demoEnabled, parsePort, planChildren, PROVIDER_SIM_PORT } from "../../lib/start/plan";
+import { ensureAuthSecret } from "../../lib/start/secret";
+import { Supervisor } from "../../lib/start/supervisor";
+
+const ROOT = path.resolve(import.meta.dirname, "../..");
+const say = (line: string) => console.log(`[start]        ${line}`);
+
+function portInUse(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const s = net.connect({ host: "127.0.0.1", port });
+    s.once("connect", () => { s.destroy(); resolve(true); });
+    s.once("error", () => resolve(false));
+  });
+}
+
+async function waitForHttp(url: string, gaveUp: () => boolean): Promise<boolean> {
+  const started = Date.now();
+  let nextNote = 15_000;
+  while (!gaveUp()) {
+    try {
+      await fetch(url, { signal: AbortSignal.timeout(2000), redirect: "manual" });
+      return true;
+    } catch { /* not listening yet */ }
+    if (Date.now() - started > nextNote) { say(`still waiting for the web app at ${url} …`); nextNote += 15_000; }
+    await new Promise((r) => setTimeout(r, 500));
+  }
+  return false;
+}
+
+function loud(lines: string[]): void {
+  const bar = "!".repeat(72);
+  console.error([bar, ...lines.map((l) => `!! ${l}`), bar].join("\n"));
+}
+
+export const startCommand: Command = {
+  summary: "run Quiesce: database, migrations, demo data, web app and workers (npm start)",
+  usage: "npm start -- [--port 3000] [--no-demo] [--dev]   (env: DATABASE_URL, PORT, QUIESCE_DEMO=0, QUIESCE_SKIP_BUILD=1, QUIESCE_DEMO_PASSWORD)",
+  async run(argv) {
+    const { values, positionals } = parseFlags(argv, {
+      port: { type: "string" }, "no-demo": { type: "boolean" }, dev: { type: "boolean" },
+    });
+    if (positionals.length) throw new UsageError(`unexpected argument: ${positionals[0]}`);
+    let port: number;
+    try {
+      port = values.port !== undefined ? parsePort(values.port, "--port") : parsePort(process.env.PORT ?? "3000", "PORT");
+    } catch (e) {
+      throw new UsageError((e as Error).message);
+    }
+    const opts = { port, dev: values.dev ?? false, demo: demoEnabled(values["no-demo"], process.env) };
+    const { commands } = await import("./index");
+    const plan = planChildren(ROOT, Object.keys(commands), opts);
+
+    for (const p of [port, ...(plan.some((c) => c.name === "provider-sim") ? [PROVIDER_SIM_PORT] : [])]) {
+      if (await portInUse(p)) {
+        console.error(`error: port ${p} is already in use (another \`npm start\`?). ${p === port ? "Pass --port <n> or set PORT." : "Stop whatever holds it."}`);
+        return 1;
+      }
+    }
+
+    let db: DatabaseHandle | undefined;
+    let finished: (code: number) => void = () => {};
+    const done = new Promise<number>((r) => { finished = r; });
+    let shuttingDown = false;
+    const sup = new Supervisor({
+      onUnexpectedExit: (name, code, signal) => {
+        const how = signal ? `was killed by ${signal}` : `exited with code ${code}`;
+        const essential = plan.find((c) => c.name === name)?.essential || name === "build";
+        loud([
+          `${name} ${how}. It is NOT restarted.`,
+          essential ? "Stopping everything." : `Everything else keeps running; ${name === "barrier-worker" ? "kills will not settle until it runs again" : `${name} is down`}.`,
+          "Read its output above, fix the cause, then restart `npm start`.",
+        ]);
+        if (essential) void shutdown(1);
+      },
+    });
+    const shutdown = async (code: number) => {
+      if (shuttingDown) return;
+      shuttingDown = true;
+      say("stopping …");
+      await sup.stopAll();
+      await closeDbClients();
+      if (db?.owned) {
+        say("stopping embedded PostgreSQL");
+        const stopped = db.stop().then(() => true, (e) => { console.error(`[start] ${e}`); return true; });
+        const gaveUp = new Promise<false>((r) => setTimeout(() => r(false), 15_000).unref());
+        if (!(await Promise.race([stopped, gaveUp]))) say("embedded PostgreSQL did not confirm its stop within 15 s; leaving it");
+      }
+      say("stopped");
+      finished(code);
+    };
+    const onSignal = (sig: NodeJS.Signals) => { say(`${sig} received`); void shutdown(0); };
+    process.on("SIGINT", onSignal);
+    process.on("SIGTERM", onSignal);
+
+    try {
+      db = await openDatabase(say);
+      if (shuttingDown) return await done;
+      say(`database ${redactUrl(db.url)}`);
+      const m = await migrate(db.url, (l) => say(l));
+      say(m.applied.length ? `${m.applied.length} migration(s) applied` : `migrations up to date (${m.alreadyApplied})`);
+      const seeded = await seedDemo();
+      for (const line of formatSeedReport(seeded, { consoleUrl: `http://localhost:${port}` })) console.log(line);
+      await closeDbClients();
+      const secret = ensureAuthSecret();
+      const keys = Object.fromEntries(seeded.keys.map((k) => [k.role, k.secret]));
+      const env = childEnv(process.env, { databaseUrl: db.url, port, authSecret: secret.secret, keys });
+
+      if (!opts.dev && !shuttingDown) {
+        const check = checkBuild(ROOT);
+        if (check.needed && process.env.QUIESCE_SKIP_BUILD === "1") {
+          say(`QUIESCE_SKIP_BUILD=1: not building although ${check.reason}`);
+        } else if (check.needed) {
+          say(`building the web app (${check.reason}); this takes a minute or two …`);
+          const build = sup.spawn("build", process.execPath, [path.join(ROOT, "node_modules/next/dist/bin/next"), "build"], { ...env, NEXT_TELEMETRY_DISABLED: "1" }, ROOT);
+          const r = await build.exited;
+          if (shuttingDown) return await done;
+          if (r.code !== 0) { await shutdown(1); return await done; }
+          say("build finished");
+        }
+      }
+      if (shuttingDown) return await done;
+
+      for (const c of plan.filter((x) => !x.afterWeb)) sup.spawn(c.name, c.command, c.args, env, ROOT);
+      const webUp = await waitForHttp(`http://127.0.0.1:${port}/`, () => shuttingDown);
+      if (webUp) {
+        for (const c of plan.filter((x) => x.afterWeb)) sup.spawn(c.name, c.command, c.args, env, ROOT);
+        const running = plan.map((c) => c.name).join(", ");
+        console.log(`\n  Quiesce is up: http://localhost:${port}   (running: ${running})`);
+        console.log(`  Demo sign-ins and keys: ${seeded.keysFile}   ·   Ctrl-C stops everything\n`);
+        const missing = ["barrier-worker", "provider-sim", "demo"].filter((n) => !plan.some((c) => c.name === n));
+        if (missing.length) say(`not started (not registered${opts.demo ? "" : " or turned off"}): ${missing.join(", ")}`);
+      }
+    } catch (err) {
+      console.error(`error: ${(err as Error).message ?? err}`);
+      await shutdown(1);
+    }
+    const code = await done;
+    process.off("SIGINT", onSignal);
+    process.off("SIGTERM", onSignal);
+    // Everything is stopped; should a stray handle keep the event loop alive, do not hang at the prompt.
+    setTimeout(() => process.exit(code), 3000).unref();
+    return code;
+  },
+};

@@ -1,0 +1,108 @@
+"use client";
+// The barrier page, live: phase, counts, the stop ladder, and every settlement with why it settled as
+// it did. With ?follow=1 (right after a kill) it moves on to the receipt the moment one is issued.
+import Link from "next/link";
+import { useRouter } from "next/navigation";
+import { useQuery } from "@tanstack/react-query";
+import { useEffect } from "react";
+import type { BarrierView as BarrierViewData } from "@/lib/dal/console/views";
+import { PhaseBadge, ReceiptDecisionBadge, ReconciliationBadge, SettledBadge } from "./badges";
+import { Time } from "./time";
+import { getJson } from "./providers";
+import { EmptyState, StaleNotice } from "./states";
+import { human, shortId } from "./format";
+import { Ladder } from "./ladder";
+
+export function BarrierView({ initial, follow }: { initial: BarrierViewData; follow: boolean }) {
+  const router = useRouter();
+  const q = useQuery({
+    queryKey: ["barrier", initial.id],
+    queryFn: () => getJson<BarrierViewData>(`/api/console/barriers/${initial.id}`),
+    initialData: initial,
+    refetchInterval: (query) => (query.state.data?.phase === "complete" ? 10_000 : 1500),
+  });
+  const b = q.data;
+  const issued = b.receipts.length > 0;
+  useEffect(() => {
+    if (follow && issued) router.replace(`/receipts/${b.id}`);
+  }, [follow, issued, b.id, router]);
+  const c = b.counts;
+  return (
+    <article aria-labelledby="barrier-title">
+      <StaleNotice error={q.isError ? q.error : null} />
+      <nav className="crumbs" aria-label="Breadcrumb"><Link href="/runs">Runs</Link> / <Link href={`/runs/${b.runId}`}>{b.runTitle ?? shortId(b.runId)}</Link> / barrier</nav>
+      <header className="run-head">
+        <div>
+          <h1 id="barrier-title">{b.phase === "complete" ? "Barrier complete" : "Stopping…"} <span className="mono muted small">{b.id}</span></h1>
+          <div className="meta">
+            <span>run <Link href={`/runs/${b.runId}`} className="mono">{b.runId}</Link></span>
+            <span>requested <Time iso={b.requestedAt} /> by {b.labels[b.requestedBy] ?? b.requestedBy}</span>
+            <span>new epoch {b.newEpoch}</span>
+          </div>
+          <p className="reason">“{b.reason}”</p>
+          <div className="state-row"><PhaseBadge value={b.phase} />{b.decision ? <ReceiptDecisionBadge value={b.decision} /> : null}
+            {b.quietUntil && b.phase !== "complete" ? <span className="state-why">quiet period until <Time iso={b.quietUntil} /></span> : null}
+          </div>
+        </div>
+        <div className="controls">
+          {issued ? <Link className="btn btn-primary" href={`/receipts/${b.id}`}>Open stop receipt{b.receipts.length > 1 ? ` (v${b.receipts[0]!.version})` : ""}</Link>
+            : <span className="muted" role="status">{follow ? "Following the barrier — the receipt opens when it is issued." : "The receipt is issued when the barrier completes."}</span>}
+        </div>
+      </header>
+
+      <section aria-label="Counts" className="stats">
+        <Stat label="runs killed" value={c.runsKilled} />
+        <Stat label="leases revoked" value={c.leasesRevoked} />
+        <Stat label="queued cancelled" value={c.queuedCancelled} />
+        <Stat label="scheduled cancelled" value={c.scheduledCancelled} />
+        <Stat label="retries cancelled" value={c.retriesCancelled} />
+        <Stat label="in flight at kill" value={c.inFlight} />
+        <Stat label="late requests denied" value={c.lateRequestsDenied} />
+      </section>
+
+      <section aria-labelledby="ladder-title" className={`card ${b.phase === "complete" ? "" : "barrier-live"}`}>
+        <h2 id="ladder-title">Stop ladder</h2>
+        <Ladder rungs={b.ladder} startedAt={b.requestedAt} />
+      </section>
+
+      <section aria-labelledby="settlements-title" className="card">
+        <h2 id="settlements-title">Settlements <span className="muted">({b.settlements.length})</span></h2>
+        {b.settlements.length === 0 ? <EmptyState title="Nothing was in flight">No call was running when the run was killed, so there was nothing to settle.</EmptyState> : (
+          <div className="table-wrap">
+            <table className="table compact">
+              <thead><tr><th scope="col">Operation</th><th scope="col">Provider</th><th scope="col">Cancel</th><th scope="col">Effect expected / observed</th><th scope="col">Settled</th><th scope="col">Why</th><th scope="col">Reconciliation</th></tr></thead>
+              <tbody>
+                {b.settlements.map((s) => (
+                  <tr key={s.id}>
+                    <td><span className="mono">{s.tool}</span><div className="sub mono" title={s.operationId}>{s.operationId.length > 26 ? `${s.operationId.slice(0, 26)}…` : s.operationId}</div></td>
+                    <td className="mono">{s.providerName ?? "—"}{s.providerJobId ? <div className="sub">{s.providerJobId}</div> : null}</td>
+                    <td>{s.providerResponse ? human(s.providerResponse) : s.cancelRequestedAt ? "requested" : "—"}<div className="sub">{s.cancelRequestedAt ? <Time iso={s.cancelRequestedAt} mode="absolute" /> : null}</div></td>
+                    <td>{human(s.effectExpected)} / {human(s.effectObserved)}<div className="sub">{s.effectCheckedAt ? <>checked <Time iso={s.effectCheckedAt} mode="absolute" /></> : s.attempts ? `${s.attempts} attempts` : null}</div></td>
+                    <td><SettledBadge value={s.settledState} /></td>
+                    <td className="why">{s.settledReason ?? (s.lastError ? `last error: ${s.lastError}` : "—")}</td>
+                    <td>{s.reconciliation ? <><ReconciliationBadge value={s.reconciliation.status} /><div className="sub">{s.reconciliation.assignee ?? "no assignee"}{s.reconciliation.resolution ? ` · ${human(s.reconciliation.resolution)}` : ""}</div></> : "—"}</td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </div>
+        )}
+      </section>
+
+      {b.receipts.length > 0 ? (
+        <section aria-labelledby="receipts-title" className="card">
+          <h2 id="receipts-title">Receipt versions</h2>
+          <ul className="plain-list">
+            {b.receipts.map((r) => (
+              <li key={r.version}><Link href={`/receipts/${b.id}?version=${r.version}`}>version {r.version}</Link> <ReceiptDecisionBadge value={r.decision} /> issued <Time iso={r.createdAt} /> <span className="mono muted small">sha256 {r.digest.slice(0, 16)}…</span></li>
+            ))}
+          </ul>
+        </section>
+      ) : null}
+    </article>
+  );
+}
+
+function Stat({ label, value }: { label: string; value: number }) {
+  return <div className="stat"><div className="stat-value">{value}</div><div className="stat-label">{label}</div></div>;
+}

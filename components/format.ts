@@ -1,0 +1,39 @@
+// Formatting shared by server and client components. Absolute times are UTC so the server render and
+// the browser agree (no hydration mismatch) and so two people on a call read the same clock.
+
+export function absTime(iso: string | null | undefined): string {
+  if (!iso) return "—";
+  const d = new Date(iso);
+  if (Number.isNaN(d.getTime())) return "—";
+  return d.toISOString().replace("T", " ").replace(/\.\d{3}Z$/, " UTC");
+}
+
+export function relTime(iso: string, now: number): string {
+  const diff = now - new Date(iso).getTime();
+  const future = diff < 0;
+  const s = Math.round(Math.abs(diff) / 1000);
+  let text: string;
+  if (s < 5) return future ? "in a moment" : "just now";
+  if (s < 60) text = `${s}s`;
+  else if (s < 3600) text = `${Math.floor(s / 60)}m`;
+  else if (s < 86_400) text = `${Math.floor(s / 3600)}h ${Math.floor((s % 3600) / 60)}m`;
+  else text = `${Math.floor(s / 86_400)}d ${Math.floor((s % 86_400) / 3600)}h`;
+  return future ? `in ${text}` : `${text} ago`;
+}
+
+export function duration(fromIso: string, toIso: string): string {
+  const ms = new Date(toIso).getTime() - new Date(fromIso).getTime();
+  if (ms < 1000) return `${ms} ms`;
+  const s = ms / 1000;
+  if (s < 60) return `${s.toFixed(1)} s`;
+  return `${Math.floor(s / 60)}m ${Math.round(s % 60)}s`;
+}
+
+export function human(value: string | null | undefined): string {
+  return value ? value.replaceAll("_", " ") : "—";
+}
+
+export function shortId(id: string): string {
+  const [prefix, rest] = id.split("_", 2);
+  return rest && rest.length > 10 ? `${prefix}_${rest.slice(0, 8)}…` : id;
+}

@@ -1,0 +1,122 @@
+"use client";
+// API keys: create one (its secret is shown exactly once, here) and revoke. Machine kinds (agent,
+// worker, gateway) can only read and ask the gate; an operator key carries its user's current role.
+import { useRouter } from "next/navigation";
+import { useState, type FormEvent } from "react";
+import { createKeyAction, revokeKeyAction } from "@/app/(console)/(lists)/keys/actions";
+import type { ApiKeyView } from "@/lib/dal/api-keys";
+import type { Member } from "@/lib/dal/console/reconciliations";
+import { Time } from "./time";
+import { EmptyState } from "./states";
+import { ReasonlessConfirm } from "./reasonless-confirm";
+
+const KIND_HELP: Record<string, string> = {
+  agent: "a harness or agent process: registers runs, asks the gate, reports effects",
+  worker: "a queue worker: admits jobs at dequeue, heartbeats, reports",
+  gateway: "an MCP or tool gateway: registers runs, asks the gate",
+  operator: "a person's CLI key: exactly that member's current role",
+};
+
+export function KeysPanel({ keys, members, me }: { keys: ApiKeyView[]; members: Member[]; me: string }) {
+  const router = useRouter();
+  const [kind, setKind] = useState("agent");
+  const [created, setCreated] = useState<{ name: string; kind: string; secret: string } | null>(null);
+  const [error, setError] = useState<string | null>(null);
+  const [busy, setBusy] = useState(false);
+  const [revoking, setRevoking] = useState<ApiKeyView | null>(null);
+  const [copied, setCopied] = useState(false);
+  const names = new Map(members.map((m) => [m.id, m.email]));
+
+  async function create(e: FormEvent<HTMLFormElement>) {
+    e.preventDefault();
+    const f = new FormData(e.currentTarget);
+    setBusy(true);
+    setError(null);
+    const r = await createKeyAction({
+      name: String(f.get("name") ?? ""), kind, userId: kind === "operator" ? String(f.get("userId") ?? "") : "",
+      expiresInDays: String(f.get("expiresInDays") ?? ""),
+    });
+    setBusy(false);
+    if (!r.ok) { setError(r.message); return; }
+    setCreated(r.data);
+    setCopied(false);
+    (e.target as HTMLFormElement).reset();
+    router.refresh();
+  }
+
+  return (
+    <>
+      {created ? (
+        <div className="secret-box" role="alert">
+          <strong>New {created.kind} key “{created.name}”.</strong> Copy the secret now — it is shown once and stored only as a hash.
+          <div className="secret-row">
+            <code className="mono secret" data-testid="new-key-secret">{created.secret}</code>
+            <button type="button" className="btn btn-small" onClick={async () => { await navigator.clipboard?.writeText(created.secret).catch(() => {}); setCopied(true); }}>{copied ? "Copied" : "Copy"}</button>
+            <button type="button" className="btn btn-small btn-ghost" onClick={() => setCreated(null)}>Done</button>
+          </div>
+        </div>
+      ) : null}
+      <section className="card" aria-labelledby="create-title">
+        <h2 id="create-title">Create a key</h2>
+        <form onSubmit={create} className="form-grid">
+          <label className="field"><span>Name</span><input name="name" required maxLength={100} placeholder="e.g. build-agent-fleet" /></label>
+          <label className="field"><span>Kind</span>
+            <select name="kind" value={kind} onChange={(e) => setKind(e.target.value)}>
+              {Object.keys(KIND_HELP).map((k) => <option key={k} value={k}>{k}</option>)}
+            </select>
+          </label>
+          {kind === "operator" ? (
+            <label className="field"><span>For member</span>
+              <select name="userId" defaultValue={me}>
+                {members.map((m) => <option key={m.id} value={m.id}>{m.email} ({m.role})</option>)}
+              </select>
+            </label>
+          ) : null}
+          <label className="field"><span>Expires in (days, optional)</span><input name="expiresInDays" type="number" min={1} max={3650} /></label>
+          <button type="submit" className="btn btn-primary" disabled={busy}>{busy ? "Creating…" : "Create key"}</button>
+        </form>
+        <p className="small muted">{kind}: {KIND_HELP[kind]}</p>
+        {error ? <div className="notice notice-error" role="alert">{error}</div> : null}
+      </section>
+      <section className="card" aria-labelledby="keys-title">
+        <h2 id="keys-title">Keys <span className="muted">({keys.length})</span></h2>
+        {keys.length === 0 ? <EmptyState title="No keys yet">Create one above; agents and workers use it as <code>QUIESCE_API_KEY</code>.</EmptyState> : (
+          <div className="table-wrap">
+            <table className="table compact">
+              <thead><tr><th scope="col">Name</th><th scope="col">Kind</th><th scope="col">Member</th><th scope="col">Created</th><th scope="col">Expires</th><th scope="col">Last used</th><th scope="col">Status</th><th scope="col"><span className="sr-only">Actions</span></th></tr></thead>
+              <tbody>
+                {keys.map((k) => (
+                  <tr key={k.id} className={k.revokedAt ? "row-dim" : undefined}>
+                    <td>{k.name}<div className="sub mono">{k.id}</div></td>
+                    <td>{k.kind}</td>
+                    <td>{k.userId ? names.get(k.userId) ?? k.userId : "—"}</td>
+                    <td><Time iso={k.createdAt} mode="relative" /></td>
+                    <td><Time iso={k.expiresAt} mode="relative" empty="never" /></td>
+                    <td><Time iso={k.lastUsedAt} mode="relative" empty="never" /></td>
+                    <td>{k.revokedAt ? <span className="text-danger">revoked <Time iso={k.revokedAt} mode="relative" /></span> : "active"}</td>
+                    <td>{k.revokedAt ? null : <button type="button" className="btn btn-small btn-danger" onClick={() => setRevoking(k)}>Revoke</button>}</td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </div>
+        )}
+      </section>
+      <ReasonlessConfirm
+        open={revoking !== null}
+        title={`Revoke key “${revoking?.name ?? ""}”?`}
+        body="Every request made with this key is refused from the next call on. This cannot be undone."
+        confirmLabel="Revoke key"
+        onCancel={() => setRevoking(null)}
+        onConfirm={async () => {
+          if (!revoking) return null;
+          const r = await revokeKeyAction({ keyId: revoking.id });
+          if (!r.ok) return r.message;
+          setRevoking(null);
+          router.refresh();
+          return null;
+        }}
+      />
+    </>
+  );
+}

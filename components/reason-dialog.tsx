@@ -1,0 +1,60 @@
+"use client";
+// A confirmation that cannot be clicked through: every control action needs a written reason (it goes
+// to the audit trail and the receipt). Native <dialog>: focus moves in, Esc closes, focus returns.
+import { useEffect, useId, useRef, useState, type FormEvent, type ReactNode } from "react";
+
+export interface ReasonDialogProps {
+  open: boolean;
+  title: string;
+  children?: ReactNode;
+  confirmLabel: string;
+  danger?: boolean;
+  onCancel: () => void;
+  /** Returns an error message to show, or null on success. */
+  onConfirm: (reason: string) => Promise<string | null>;
+}
+
+export function ReasonDialog({ open, title, children, confirmLabel, danger, onCancel, onConfirm }: ReasonDialogProps) {
+  const ref = useRef<HTMLDialogElement>(null);
+  const titleId = useId();
+  const [reason, setReason] = useState("");
+  const [error, setError] = useState<string | null>(null);
+  const [busy, setBusy] = useState(false);
+
+  useEffect(() => {
+    const d = ref.current;
+    if (!d) return;
+    if (open && !d.open) { setReason(""); setError(null); setBusy(false); d.showModal(); }
+    if (!open && d.open) d.close();
+  }, [open]);
+
+  async function submit(e: FormEvent) {
+    e.preventDefault();
+    if (!reason.trim()) { setError("A reason is required."); return; }
+    setBusy(true);
+    setError(null);
+    const err = await onConfirm(reason.trim());
+    setBusy(false);
+    if (err) setError(err);
+  }
+
+  return (
+    <dialog ref={ref} className="dialog" aria-labelledby={titleId} onClose={onCancel} onCancel={onCancel}>
+      <form onSubmit={submit} className="stack">
+        <h2 id={titleId}>{title}</h2>
+        {children ? <div className="dialog-body">{children}</div> : null}
+        <label className="field">
+          <span>Reason (required, recorded in the audit trail)</span>
+          <textarea name="reason" rows={3} required value={reason} onChange={(e) => setReason(e.target.value)} maxLength={2000} autoFocus aria-invalid={error ? true : undefined} />
+        </label>
+        {error ? <div className="notice notice-error" role="alert">{error}</div> : null}
+        <div className="dialog-actions">
+          <button type="button" className="btn" onClick={onCancel} disabled={busy}>Cancel</button>
+          <button type="submit" className={`btn ${danger ? "btn-danger" : "btn-primary"}`} disabled={busy || !reason.trim()}>
+            {busy ? "Working…" : confirmLabel}
+          </button>
+        </div>
+      </form>
+    </dialog>
+  );
+}

@@ -1,0 +1,36 @@
+// Empty, loading and error states, so every view says what is happening instead of showing nothing.
+import type { ReactNode } from "react";
+
+export function EmptyState({ title, children }: { title: string; children?: ReactNode }) {
+  return (
+    <div className="empty" role="status">
+      <p className="empty-title">{title}</p>
+      {children ? <div className="empty-body">{children}</div> : null}
+    </div>
+  );
+}
+
+export function LoadingBlock({ label = "Loading…", rows = 4 }: { label?: string; rows?: number }) {
+  return (
+    <div className="loading" role="status" aria-live="polite" aria-busy="true">
+      <span className="sr-only">{label}</span>
+      {Array.from({ length: rows }, (_, i) => <div key={i} className="skeleton" style={{ width: `${90 - i * 12}%` }} />)}
+    </div>
+  );
+}
+
+export function ErrorNotice({ title = "Could not load this view", message, retry }: { title?: string; message: string; retry?: () => void }) {
+  return (
+    <div className="notice notice-error" role="alert">
+      <strong>{title}</strong>
+      <span>{message}</span>
+      {retry ? <button type="button" className="btn btn-small" onClick={retry}>Try again</button> : null}
+    </div>
+  );
+}
+
+/** Shown above live data when a refresh fails: the data below is the last good copy. */
+export function StaleNotice({ error }: { error: Error | null }) {
+  if (!error) return null;
+  return <div className="notice notice-warn" role="status">Live refresh failing ({error.message}); showing the last data received.</div>;
+}

@@ -1,0 +1,154 @@
+// Brings up everything the journeys need, for real, and tears it down afterwards:
+//   a fresh database (on TEST_DATABASE_URL / DATABASE_URL's server, else embedded PostgreSQL) →
+//   migrate → seed (the same `quiesce seed` a first start runs) → `next build` → `next start` on
+//   port 3200 → the barrier engine (`quiesce barrier-worker`) and the simulated provider
+//   (`quiesce provider-sim`) → a little live demo traffic through the machine API.
+// Set QUIESCE_E2E_SKIP_BUILD=1 to reuse an existing .next build while iterating.
+// Logs of the started processes: test-results/e2e-logs/.
+import { spawn, spawnSync, type ChildProcess } from "node:child_process";
+import { mkdirSync, mkdtempSync, openSync, readFileSync, rmSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { randomBytes } from "node:crypto";
+import pg from "pg";
+import { E2E_PORT } from "../playwright.config";
+import { populate } from "./support/populate";
+
+const ROOT = path.resolve(import.meta.dirname, "..");
+const LOGS = path.join(ROOT, "test-results", "e2e-logs");
+const TSX = path.join(ROOT, "node_modules", ".bin", "tsx");
+const NEXT = path.join(ROOT, "node_modules", ".bin", "next");
+const SIM_PORT = Number(process.env.QUIESCE_E2E_SIM_PORT ?? 4790);
+
+function withDatabase(url: string, db: string): string {
+  const u = new URL(url);
+  u.pathname = `/${db}`;
+  return u.toString();
+}
+
+function cli(args: string[], env: NodeJS.ProcessEnv): string {
+  const r = spawnSync(TSX, ["--conditions=react-server", "bin/quiesce.ts", ...args], { cwd: ROOT, env, encoding: "utf8" });
+  if (r.status !== 0) throw new Error(`quiesce ${args.join(" ")} failed (${r.status}):\n${r.stderr}\n${r.stdout}`);
+  return r.stdout;
+}
+
+function commandExists(name: string): boolean {
+  return readFileSync(path.join(ROOT, "bin/commands/index.ts"), "utf8").includes(`"${name}"`);
+}
+
+function start(name: string, cmd: string, args: string[], env: NodeJS.ProcessEnv): ChildProcess {
+  const out = openSync(path.join(LOGS, `${name}.log`), "w");
+  // detached: its own process group, so teardown can stop it and everything it spawned.
+  const child = spawn(cmd, args, { cwd: ROOT, env, stdio: ["ignore", out, out], detached: true });
+  child.on("exit", (code, signal) => { if (code !== null && code !== 0) console.error(`[e2e] ${name} exited with ${code ?? signal}; see ${LOGS}/${name}.log`); });
+  return child;
+}
+
+function stop(child: ChildProcess | undefined): Promise<void> {
+  if (!child || child.exitCode !== null || child.pid === undefined) return Promise.resolve();
+  return new Promise((resolve) => {
+    const t = setTimeout(() => { try { process.kill(-child.pid!, "SIGKILL"); } catch { /* gone */ } resolve(); }, 8000);
+    child.once("exit", () => { clearTimeout(t); resolve(); });
+    try { process.kill(-child.pid!, "SIGTERM"); } catch { clearTimeout(t); resolve(); }
+  });
+}
+
+async function waitFor(url: string, what: string, child: ChildProcess, timeoutMs = 120_000): Promise<void> {
+  const until = Date.now() + timeoutMs;
+  while (Date.now() < until) {
+    if (child.exitCode !== null) throw new Error(`${what} exited (${child.exitCode}) before it was ready; see ${LOGS}`);
+    try {
+      const res = await fetch(url, { redirect: "manual" });
+      if (res.status < 500) return;
+    } catch { /* not yet */ }
+    await new Promise((r) => setTimeout(r, 500));
+  }
+  throw new Error(`${what} did not answer at ${url} in time`);
+}
+
+export default async function globalSetup() {
+  // Iterating against servers you started yourself: E2E_EXTERNAL=1 with E2E_BASE_URL, E2E_DATABASE_URL,
+  // E2E_PASSWORD, E2E_KEYS_FILE (and E2E_SIM_URL) set; nothing is started or torn down.
+  if (process.env.E2E_EXTERNAL === "1") return async () => {};
+  mkdirSync(LOGS, { recursive: true });
+  const children: ChildProcess[] = [];
+  let embedded: { stop: () => Promise<void> } | undefined;
+  let adminUrl = process.env.TEST_DATABASE_URL ?? process.env.DATABASE_URL;
+  if (!adminUrl) {
+    const { startEmbeddedPostgres } = await import("../lib/db/embedded");
+    const h = await startEmbeddedPostgres({ dataDir: ".quiesce/e2e-pgdata", port: 54331 });
+    embedded = h;
+    adminUrl = h.url("postgres");
+  }
+  const dbName = `quiesce_e2e_${process.pid}_${Date.now().toString(36)}`;
+  const admin = new pg.Client({ connectionString: adminUrl });
+  await admin.connect();
+  await admin.query(`CREATE DATABASE "${dbName}"`);
+  await admin.end();
+  const databaseUrl = withDatabase(adminUrl, dbName);
+  const dataDir = mkdtempSync(path.join(os.tmpdir(), "quiesce-e2e-"));
+  const password = `e2e-${randomBytes(6).toString("hex")}`;
+  const baseUrl = `http://127.0.0.1:${E2E_PORT}`;
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    DATABASE_URL: databaseUrl,
+    QUIESCE_DATA_DIR: dataDir,
+    QUIESCE_DEMO_PASSWORD: password,
+    QUIESCE_BCRYPT_ROUNDS: "8",
+    NEXTAUTH_URL: baseUrl,
+    NEXTAUTH_SECRET: randomBytes(32).toString("base64url"),
+    NEXT_TELEMETRY_DISABLED: "1",
+    QUIESCE_URL: baseUrl,
+    PORT: String(E2E_PORT),
+    // Short enough that a journey waits seconds, not minutes, for an unknown outcome to settle.
+    QUIESCE_LOCAL_SETTLE_MS: "1500",
+    QUIESCE_BARRIER_POLL_MS: "1000",
+  };
+
+  const teardown = async () => {
+    for (const c of children.reverse()) await stop(c);
+    const a = new pg.Client({ connectionString: adminUrl });
+    await a.connect();
+    await a.query(`DROP DATABASE IF EXISTS "${dbName}" WITH (FORCE)`).catch(() => {});
+    await a.end();
+    await embedded?.stop();
+    rmSync(dataDir, { recursive: true, force: true });
+  };
+
+  try {
+    cli(["migrate"], env);
+    const keysFile = path.join(dataDir, "demo-keys.json");
+    cli(["seed", "--keys-file", keysFile, "--json"], env);
+    // The simulated provider listens on its own port here, so a developer's `npm start` is untouched.
+    const db = new pg.Client({ connectionString: databaseUrl });
+    await db.connect();
+    await db.query(`UPDATE providers SET cancel_url = $1, status_url = $2, quiet_period_seconds = 2, settle_deadline_ms = 4000 WHERE name = 'deploy-sim'`,
+      [`http://127.0.0.1:${SIM_PORT}/cancel`, `http://127.0.0.1:${SIM_PORT}/status`]);
+    await db.end();
+
+    if (process.env.QUIESCE_E2E_SKIP_BUILD !== "1") {
+      console.log("[e2e] next build (a few minutes on a small machine)…");
+      const b = spawnSync(NEXT, ["build"], { cwd: ROOT, env: { ...env, NODE_ENV: "production" }, encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] });
+      if (b.status !== 0) throw new Error(`next build failed:\n${b.stdout}\n${b.stderr}`);
+    }
+    const web = start("next", NEXT, ["start", "-p", String(E2E_PORT), "-H", "127.0.0.1"], { ...env, NODE_ENV: "production" });
+    children.push(web);
+    if (commandExists("provider-sim")) children.push(start("provider-sim", TSX, ["--conditions=react-server", "bin/quiesce.ts", "provider-sim", "--port", String(SIM_PORT)], env));
+    if (commandExists("barrier-worker")) children.push(start("barrier-worker", TSX, ["--conditions=react-server", "bin/quiesce.ts", "barrier-worker"], env));
+    else console.warn("[e2e] no barrier-worker command registered: kills will not reach a receipt");
+    await waitFor(`${baseUrl}/signin`, "next start", web);
+
+    const keys = JSON.parse(readFileSync(keysFile, "utf8")) as { keys: Record<string, { secret: string }> };
+    await populate(baseUrl, keys.keys.agent!.secret);
+
+    process.env.E2E_BASE_URL = baseUrl;
+    process.env.E2E_DATABASE_URL = databaseUrl;
+    process.env.E2E_PASSWORD = password;
+    process.env.E2E_KEYS_FILE = keysFile;
+    process.env.E2E_SIM_URL = `http://127.0.0.1:${SIM_PORT}`;
+  } catch (err) {
+    await teardown();
+    throw err;
+  }
+  return teardown;
+}

@@ -1,0 +1,21 @@
+// The console's JSON read endpoints (react-query polls them; the events stream says when to refetch).
+// Same rule as server actions: resolve the member from the database on every request, then let the
+// dal authorize. Errors keep the machine API's shape: { error: { code, message } }.
+import "server-only";
+import { QuiesceError } from "../errors";
+import { currentSession, type ConsoleSession } from "../dal/session";
+
+export function consoleGet<P>(handler: (ctx: { session: ConsoleSession; url: URL; params: P }) => Promise<unknown>) {
+  return async (req: Request, ctx: { params: Promise<P> }): Promise<Response> => {
+    const session = await currentSession();
+    if (!session) return Response.json({ error: { code: "unauthenticated", message: "sign in" } }, { status: 401, headers: { "cache-control": "no-store" } });
+    try {
+      const data = await handler({ session, url: new URL(req.url), params: await ctx.params });
+      return Response.json(data, { headers: { "cache-control": "no-store" } });
+    } catch (err) {
+      if (err instanceof QuiesceError) return Response.json({ error: { code: err.code, message: err.message } }, { status: err.httpStatus });
+      console.error("[console route]", err);
+      return Response.json({ error: { code: "internal", message: "internal error" } }, { status: 500 });
+    }
+  };
+}

@@ -1,0 +1,36 @@
+// JSON and YAML downloads of a stop receipt (DESIGN.md §7): the stored body, byte-for-byte the one the
+// digest covers (plus its digest), for a review packet. Same authorization as the page.
+import "server-only";
+import { stringify } from "yaml";
+import { QuiesceError } from "../errors";
+import { currentSession } from "../dal/session";
+import { getConsoleReceipt } from "../dal/console/receipt";
+import { ReceiptVersionQuery } from "../schemas/console";
+
+export function receiptDownload(format: "json" | "yaml") {
+  return async (req: Request, ctx: { params: Promise<{ barrierId: string }> }): Promise<Response> => {
+    const session = await currentSession();
+    if (!session) return Response.json({ error: { code: "unauthenticated", message: "sign in" } }, { status: 401 });
+    const { barrierId } = await ctx.params;
+    const q = ReceiptVersionQuery.safeParse(Object.fromEntries(new URL(req.url).searchParams));
+    if (!q.success) return Response.json({ error: { code: "bad_request", message: `version: ${q.error.issues[0]?.message}` } }, { status: 400 });
+    try {
+      const r = await getConsoleReceipt(session.principal, barrierId, q.data.version);
+      if (!r) return Response.json({ error: { code: "not_found", message: "no receipt has been issued for this barrier yet" } }, { status: 404 });
+      const body = { ...r.body, digest: r.digest };
+      const name = `stop-receipt-${barrierId}-v${r.version}.${format}`;
+      const text = format === "json" ? `${JSON.stringify(body, null, 2)}\n` : stringify(body);
+      return new Response(text, {
+        headers: {
+          "content-type": format === "json" ? "application/json; charset=utf-8" : "application/yaml; charset=utf-8",
+          "content-disposition": `attachment; filename="${name}"`,
+          "cache-control": "no-store",
+        },
+      });
+    } catch (err) {
+      if (err instanceof QuiesceError) return Response.json(err.toBody(), { status: err.httpStatus });
+      console.error("[receipt download]", err);
+      return Response.json({ error: { code: "internal", message: "internal error" } }, { status: 500 });
+    }
+  };
+}

@@ -1,0 +1,53 @@
+// The ONE path every console server action takes (DESIGN.md §10): parse with zod → resolve the
+// current principal from the database → authorize → call the dal → revalidate → a plain result.
+// Server actions are public endpoints (anyone can POST one), so nothing here trusts the page that
+// rendered the button: a control the role may not use is refused even when posted by hand.
+import "server-only";
+import { revalidatePath } from "next/cache";
+import type { z } from "zod";
+import { isAllowed, type Action } from "../control/authz";
+import { QuiesceError, type ErrorCode } from "../errors";
+import { currentSession, type ConsoleSession } from "../dal/session";
+
+export type ActionResult<T> = { ok: true; data: T } | { ok: false; code: ErrorCode; message: string };
+
+export interface ActionSpec<S extends z.ZodType> {
+  /** Name for logs. */
+  name: string;
+  input: S;
+  /** The permission checked before the dal is called (the dal checks again, and checks the team). */
+  action: Action | ((input: z.infer<S>) => Action);
+  /** Paths whose server-rendered data changes; pages also refresh live through react-query. */
+  revalidate?: (input: z.infer<S>) => string[];
+}
+
+function firstIssue(error: z.ZodError): string {
+  const issue = error.issues[0];
+  if (!issue) return "invalid input";
+  const field = issue.path.length ? issue.path.join(".") : "input";
+  return `${field}: ${issue.message}`;
+}
+
+export async function runAction<S extends z.ZodType, T>(
+  spec: ActionSpec<S>,
+  raw: unknown,
+  handler: (ctx: { session: ConsoleSession; input: z.infer<S> }) => Promise<T>,
+): Promise<ActionResult<T>> {
+  const parsed = spec.input.safeParse(raw);
+  if (!parsed.success) return { ok: false, code: "bad_request", message: firstIssue(parsed.error) };
+  const session = await currentSession();
+  if (!session) return { ok: false, code: "unauthenticated", message: "sign in again: your session ended or your membership was removed" };
+  const action = typeof spec.action === "function" ? spec.action(parsed.data) : spec.action;
+  if (!isAllowed({ type: "user", role: session.principal.role }, action)) {
+    return { ok: false, code: "forbidden", message: `your role (${session.principal.role}) may not ${action.replace(".", " ")}` };
+  }
+  try {
+    const data = await handler({ session, input: parsed.data });
+    for (const path of spec.revalidate?.(parsed.data) ?? []) revalidatePath(path);
+    return { ok: true, data };
+  } catch (err) {
+    if (err instanceof QuiesceError) return { ok: false, code: err.code, message: err.message };
+    console.error(`[action ${spec.name}]`, err);
+    return { ok: false, code: "internal", message: "internal error — reload to see the current state" };
+  }
+}

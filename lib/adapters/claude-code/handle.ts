@@ -1,0 +1,146 @@
+// One Claude Code hook event → the control plane → the documented answer. Fail closed: every error
+// thrown here becomes exit 2 in main.ts (Claude Code treats a crashing or timed-out hook as allow).
+//   SessionStart   registers the session's run (idempotent on session_id) and caches the mapping
+//   SubagentStart  registers a child run under it, keyed by agent_id
+//   PreToolUse     asks the gate; tool_use_id is the operationId; inside a subagent the child run asks
+//   PostToolUse    reports completion (PostToolUseFailure: outcome failed)
+import path from "node:path";
+import type { QuiesceClient } from "../../sdk/client";
+import { QuiesceApiError, REVOKED_REASONS, reasonText } from "../common/control";
+import type { HookInput, PostToolUseInput, PreToolUseInput } from "./input";
+import { denyToolUse, stopClaude, STOP_PREFIX, type HookOutput } from "./output";
+import type { Binding, SessionStore } from "./state";
+
+export interface HookContext {
+  client: QuiesceClient;
+  store: SessionStore;
+  /** taskId for the session run; default "claude-code:<session_id>". */
+  taskId?: string;
+  leaseTtlSeconds?: number;
+}
+
+export interface HookResult {
+  exitCode: 0 | 2;
+  stdout?: HookOutput;
+  stderr?: string;
+}
+
+type SessionRef = { session_id: string; cwd?: string };
+type AgentRef = SessionRef & { agent_id: string; agent_type?: string };
+
+async function registerSession(ctx: HookContext, input: SessionRef): Promise<Binding & { created: boolean }> {
+  const where = input.cwd ? ` in ${path.basename(input.cwd)}` : "";
+  const r = await ctx.client.createRun({
+    taskId: ctx.taskId ?? `claude-code:${input.session_id}`,
+    title: `Claude Code session${where}`,
+    harness: "claude_code",
+    native: { sessionId: input.session_id },
+    ...(ctx.leaseTtlSeconds ? { leaseTtlSeconds: ctx.leaseTtlSeconds } : {}),
+  });
+  const b = { runId: r.runId, leaseId: r.leaseId, epoch: r.epoch };
+  ctx.store.write(input.session_id, b);
+  return { ...b, created: r.created };
+}
+
+async function registerAgent(ctx: HookContext, input: AgentRef): Promise<Binding & { created: boolean }> {
+  const parent = await sessionBinding(ctx, input);
+  const r = await ctx.client.createRun({
+    taskId: ctx.taskId ?? `claude-code:${input.session_id}`,
+    title: `Claude Code subagent ${input.agent_type ?? input.agent_id}`,
+    harness: "claude_code",
+    parentRunId: parent.runId,
+    parentLeaseId: parent.leaseId,
+    native: { sessionId: input.session_id, agentId: input.agent_id },
+    ...(ctx.leaseTtlSeconds ? { leaseTtlSeconds: ctx.leaseTtlSeconds } : {}),
+  });
+  const b = { runId: r.runId, leaseId: r.leaseId, epoch: r.epoch };
+  ctx.store.write(input.session_id, b, input.agent_id);
+  return { ...b, created: r.created };
+}
+
+/** The cached mapping, else the server's (idempotent registration returns the existing run). */
+async function sessionBinding(ctx: HookContext, input: SessionRef): Promise<Binding> {
+  return ctx.store.read(input.session_id) ?? (await registerSession(ctx, input));
+}
+
+async function agentBinding(ctx: HookContext, input: AgentRef): Promise<Binding> {
+  return ctx.store.read(input.session_id, input.agent_id) ?? (await registerAgent(ctx, input));
+}
+
+function stopText(detail: string): string {
+  return `${STOP_PREFIX}: ${detail}. No further tool calls are allowed in this session.`;
+}
+
+/** After a (re-)registration, a run that is already killed stops Claude at once. */
+async function stopIfKilled(ctx: HookContext, runId: string): Promise<HookResult> {
+  const run = await ctx.client.getRun(runId);
+  if (run.lifecycle === "killed") return { exitCode: 0, stdout: stopClaude(stopText(reasonText("killed"))) };
+  return { exitCode: 0 };
+}
+
+async function preToolUse(ctx: HookContext, input: PreToolUseInput): Promise<HookResult> {
+  const b = input.agent_id
+    ? await agentBinding(ctx, { ...input, agent_id: input.agent_id })
+    : await sessionBinding(ctx, input);
+  const ans = await ctx.client.gate({
+    runId: b.runId, leaseId: b.leaseId, epoch: b.epoch, operationId: input.tool_use_id, tool: input.tool_name,
+  });
+  if (ans.decision === "allow") return { exitCode: 0 };
+  if (ans.decision === "hold") {
+    // Claude Code cannot wait inside a hook past its own timeout, so a pause denies THIS call with a
+    // retry hint; the next call asks the gate afresh. Never allow while paused.
+    return { exitCode: 0, stdout: denyToolUse(`Quiesce: ${reasonText("paused")} (run ${b.runId}).`) };
+  }
+  const why = `Quiesce denied ${input.tool_name}: ${reasonText(ans.reason)} (run ${b.runId}, reason ${ans.reason}).`;
+  if (REVOKED_REASONS.has(ans.reason)) return { exitCode: 0, stdout: denyToolUse(why, stopText(reasonText(ans.reason))) };
+  return { exitCode: 0, stdout: denyToolUse(why) };
+}
+
+async function postToolUse(ctx: HookContext, input: PostToolUseInput): Promise<HookResult> {
+  const outcome = input.hook_event_name === "PostToolUseFailure" ? "failed" : "succeeded";
+  try {
+    await ctx.client.complete(input.tool_use_id, {
+      outcome,
+      detail: { harness: "claude_code", tool: input.tool_name, ...(input.agent_id ? { agentId: input.agent_id } : {}) },
+    });
+    return { exitCode: 0 };
+  } catch (err) {
+    // 409 on a killed tree: the report was kept as barrier evidence; Claude must stop now.
+    if (err instanceof QuiesceApiError && err.status === 409) {
+      return { exitCode: 0, stdout: stopClaude(stopText(reasonText("killed"))) };
+    }
+    throw err;
+  }
+}
+
+export async function handleHookEvent(ctx: HookContext, input: HookInput): Promise<HookResult> {
+  switch (input.hook_event_name) {
+    case "SessionStart": {
+      const b = await registerSession(ctx, input);
+      return b.created ? { exitCode: 0 } : stopIfKilled(ctx, b.runId);
+    }
+    case "SubagentStart": {
+      let b: Binding;
+      try {
+        b = await registerAgent(ctx, input);
+      } catch (err) {
+        // A killed parent refuses children: answer with the stop, not with a crash.
+        const parent = ctx.store.read(input.session_id);
+        if (err instanceof QuiesceApiError && err.status < 500 && parent) {
+          const r = await stopIfKilled(ctx, parent.runId);
+          if (r.stdout) return r;
+        }
+        throw err;
+      }
+      return stopIfKilled(ctx, b.runId);
+    }
+    case "PreToolUse":
+      return preToolUse(ctx, input);
+    case "PostToolUse":
+    case "PostToolUseFailure":
+      return postToolUse(ctx, input);
+    default:
+      // Not registered for other events; nothing to gate.
+      return { exitCode: 0 };
+  }
+}

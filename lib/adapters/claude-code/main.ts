@@ -1,0 +1,85 @@
+// `quiesce hook claude-code`: one hook invocation. Reads the hook JSON on stdin, answers on stdout,
+// and returns the exit code. Fail closed: malformed input, a missing key, an unreachable or slow
+// control plane, or any bug → exit 2 with a message on stderr (Claude Code blocks a PreToolUse call
+// on exit 2; a crash or its own timeout would let the call through). The whole invocation runs under
+// its own deadline, QUIESCE_HOOK_TIMEOUT_MS (default 3000), well inside Claude Code's hook timeout.
+import { createHash } from "node:crypto";
+import type { Readable } from "node:stream";
+import { adapterConfig, envInt } from "../common/config";
+import { describeError, makeClient } from "../common/control";
+import { handleHookEvent, type HookResult } from "./handle";
+import { parseHookInput } from "./input";
+import { defaultStateDir, SessionStore } from "./state";
+
+export const DEFAULT_HOOK_TIMEOUT_MS = 3000;
+const MAX_STDIN_BYTES = 4 * 1024 * 1024;
+
+async function readAll(stream: Readable): Promise<string> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of stream) {
+    const b = typeof chunk === "string" ? Buffer.from(chunk) : (chunk as Buffer);
+    size += b.length;
+    if (size > MAX_STDIN_BYTES) throw new Error(`stdin larger than ${MAX_STDIN_BYTES} bytes`);
+    chunks.push(b);
+  }
+  return Buffer.concat(chunks).toString("utf8");
+}
+
+export async function runClaudeCodeHook(stdin: Readable, env: NodeJS.ProcessEnv = process.env): Promise<HookResult> {
+  let timeoutMs = DEFAULT_HOOK_TIMEOUT_MS;
+  try {
+    timeoutMs = envInt(env, "QUIESCE_HOOK_TIMEOUT_MS", DEFAULT_HOOK_TIMEOUT_MS);
+  } catch (err) {
+    return fail(err);
+  }
+  let timer: NodeJS.Timeout | undefined;
+  const deadline = new Promise<HookResult>((resolve) => {
+    timer = setTimeout(
+      () => resolve({ exitCode: 2, stderr: `quiesce hook: no decision within ${timeoutMs} ms (QUIESCE_HOOK_TIMEOUT_MS); blocking` }),
+      timeoutMs,
+    );
+  });
+  const work = (async (): Promise<HookResult> => {
+    const input = parseHookInput(await readAll(stdin));
+    const cfg = adapterConfig({}, env);
+    const store = new SessionStore(defaultStateDir(env), `${cfg.url}\n${createHash("sha256").update(cfg.apiKey).digest("hex")}`);
+    const leaseTtl = env.QUIESCE_LEASE_TTL_SECONDS ? envInt(env, "QUIESCE_LEASE_TTL_SECONDS", 0) : undefined;
+    return handleHookEvent(
+      { client: makeClient(cfg, timeoutMs), store, taskId: env.QUIESCE_TASK_ID || undefined, leaseTtlSeconds: leaseTtl },
+      input,
+    );
+  })().catch(fail);
+  try {
+    return await Promise.race([work, deadline]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+function fail(err: unknown): HookResult {
+  return { exitCode: 2, stderr: `quiesce hook: ${describeError(err)}; blocking (fail closed)` };
+}
+
+/**
+ * `npm run quiesce -- hook …` (without --silent) prints npm's banner on stdout before our JSON, and
+ * Claude Code would not parse it — a deny would read as allow. Detected from npm's own environment;
+ * then every refusal is answered with the other documented blocking form: exit 2 + reason on stderr.
+ * Only OUR script counts: npm's variables are inherited by every descendant of any `npm run`.
+ */
+export function stdoutPolluted(env: NodeJS.ProcessEnv = process.env): boolean {
+  return env.npm_lifecycle_event === "quiesce" && env.npm_config_loglevel !== "silent";
+}
+
+/** Writes the result to the process streams and returns the exit code. */
+export function emit(result: HookResult, env: NodeJS.ProcessEnv = process.env): number {
+  if (result.stdout && stdoutPolluted(env)) {
+    const o = result.stdout as { hookSpecificOutput?: { permissionDecisionReason?: string }; stopReason?: string };
+    const why = [o.hookSpecificOutput?.permissionDecisionReason, o.stopReason].filter(Boolean).join(" ");
+    process.stderr.write(`${why || "Quiesce: blocked"} (npm printed its banner on stdout; use \`npm run --silent\` or bin/quiesce-hook.mjs for the JSON answer)\n`);
+    return 2;
+  }
+  if (result.stdout) process.stdout.write(`${JSON.stringify(result.stdout)}\n`);
+  if (result.stderr) process.stderr.write(`${result.stderr}\n`);
+  return result.exitCode;
+}

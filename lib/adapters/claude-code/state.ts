@@ -1,0 +1,59 @@
+// Every hook invocation is a fresh process, so the session → run mapping lives in files: one per
+// session and one per subagent (no two hook processes ever rewrite the same file with different
+// content, and each write is atomic by rename). The file is a cache: when it is missing the hook
+// re-registers with the same native ids, which the control plane answers idempotently with the
+// existing run. Keyed by control-plane URL too, so pointing a fleet at another control plane never
+// reuses run ids that plane does not know.
+import { createHash, randomBytes } from "node:crypto";
+import { mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { z } from "zod";
+
+export const Binding = z.object({
+  runId: z.string().min(1),
+  leaseId: z.string().min(1),
+  epoch: z.number().int(),
+});
+export type Binding = z.infer<typeof Binding>;
+
+export function defaultStateDir(env: NodeJS.ProcessEnv = process.env): string {
+  if (env.QUIESCE_HOOK_STATE_DIR) return env.QUIESCE_HOOK_STATE_DIR;
+  const base = env.XDG_STATE_HOME || path.join(os.homedir(), ".local", "state");
+  return path.join(base, "quiesce", "claude-code");
+}
+
+const h = (s: string) => createHash("sha256").update(s).digest("hex").slice(0, 32);
+
+export class SessionStore {
+  /** `scope`: the control plane URL and the key's hash — another plane or team never reuses a mapping. */
+  constructor(private readonly dir: string, private readonly scope: string) {}
+
+  private file(sessionId: string, agentId?: string): string {
+    const session = h(`${this.scope}\n${sessionId}`);
+    return path.join(this.dir, session, agentId ? `agent-${h(agentId)}.json` : "session.json");
+  }
+
+  read(sessionId: string, agentId?: string): Binding | null {
+    let text: string;
+    try {
+      text = readFileSync(this.file(sessionId, agentId), "utf8");
+    } catch {
+      return null;
+    }
+    try {
+      const parsed = Binding.safeParse(JSON.parse(text));
+      return parsed.success ? parsed.data : null;
+    } catch {
+      return null; // a torn or foreign file is treated as missing: the server is asked again
+    }
+  }
+
+  write(sessionId: string, binding: Binding, agentId?: string): void {
+    const file = this.file(sessionId, agentId);
+    mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 });
+    const tmp = `${file}.${process.pid}.${randomBytes(4).toString("hex")}.tmp`;
+    writeFileSync(tmp, JSON.stringify(binding), { mode: 0o600 });
+    renameSync(tmp, file);
+  }
+}

@@ -1,0 +1,198 @@
+// `quiesce codex-bridge [--run <id>] -- <codex app-server command…>`: sits between an app-server client
+// (this process's stdin/stdout) and `codex app-server` (a child on stdio), forwarding every message
+// unchanged except:
+//   - item/commandExecution/requestApproval and item/fileChange/requestApproval are answered by the
+//     bridge from the gate: "accept" on allow, "cancel" on deny or on any failure; while paused the
+//     answer waits (the turn waits with it). Never "acceptForSession": every action asks again.
+//   - on kill: turn/interrupt {threadId, turnId} for each active turn; a client's new turn/start or
+//     turn/steer on a killed thread is refused without reaching the app-server.
+// Message shapes: codex-rs/app-server/README.md ("Approvals", "Turn events", "Interrupt an active turn").
+import { spawn } from "node:child_process";
+import { createHash } from "node:crypto";
+import type { Readable, Writable } from "node:stream";
+import type { QuiesceClient } from "../../sdk/client";
+import type { AdapterConfig } from "../common/config";
+import { describeError, QuiesceApiError, REVOKED_REASONS } from "../common/control";
+import { AbortedError, backoffDelay, sleep } from "../common/wait";
+import { classify, LineWriter, onLines, str, type RpcId, type RpcMessage } from "./jsonrpc";
+import { ThreadTracker, type ThreadState } from "./threads";
+
+export const APPROVAL_METHODS: Record<string, string> = {
+  "item/commandExecution/requestApproval": "codex.commandExecution",
+  "item/fileChange/requestApproval": "codex.fileChange",
+};
+
+export interface BridgeOptions {
+  cfg: AdapterConfig;
+  client: QuiesceClient;
+  parentRunId?: string;
+  taskId?: string;
+  command: string;
+  args: string[];
+  clientIn?: Readable;
+  clientOut?: Writable;
+  recheckMs?: number;
+  log?: (m: string) => void;
+}
+
+interface OpenOp { operationId: string; threadId: string; turnId: string; tool: string }
+
+function operationIdFor(threadId: string, turnId: string, itemId: string, approvalId?: string): string {
+  const id = `codex-${threadId}-${turnId}-${itemId}${approvalId ? `-${approvalId}` : ""}`;
+  return id.length <= 200 ? id : `codex-${createHash("sha256").update(id).digest("hex")}`;
+}
+
+export async function runBridge(o: BridgeOptions): Promise<number> {
+  const log = o.log ?? ((m: string) => process.stderr.write(`quiesce codex-bridge: ${m}\n`));
+  const child = spawn(o.command, o.args, { stdio: ["pipe", "pipe", "inherit"], env: upstreamEnv() });
+  const exited = new Promise<number>((resolve) => {
+    child.once("exit", (code, sig) => resolve(code ?? (sig ? 1 : 0)));
+    child.once("error", (err) => {
+      log(`cannot start the app-server: ${err.message}`);
+      resolve(1);
+    });
+  });
+  const toServer = new LineWriter(child.stdin);
+  const toClient = new LineWriter(o.clientOut ?? process.stdout);
+  child.stdin.on("error", () => {}); // the child may exit first; its exit is handled below
+
+  let seq = 0;
+  const ownRequests = new Map<RpcId, string>(); // bridge-originated request id → description
+  const clientTurnStarts = new Map<RpcId, string>(); // client's turn/start id → threadId
+  const held = new Map<RpcId, { threadId: string; cancel: () => void }>(); // approvals being decided
+  const openOps = new Map<string, OpenOp>(); // itemId → allowed operation awaiting item/completed
+
+  const tracker = new ThreadTracker({
+    cfg: o.cfg, client: o.client, parentRunId: o.parentRunId, taskId: o.taskId, recheckMs: o.recheckMs, log,
+    interrupt: (threadId, turnId) => {
+      const id = `quiesce-bridge-${++seq}`;
+      ownRequests.set(id, `turn/interrupt ${turnId}`);
+      toServer.send({ method: "turn/interrupt", id, params: { threadId, turnId } });
+    },
+    onKilled: (t) => {
+      for (const h of held.values()) if (h.threadId === t.threadId) h.cancel();
+    },
+  });
+
+  const complete = async (op: OpenOp, outcome: "succeeded" | "failed" | "aborted_unknown", detail: Record<string, unknown>) => {
+    try {
+      await o.client.complete(op.operationId, { outcome, detail: { harness: "codex", tool: op.tool, ...detail } });
+    } catch (err) {
+      if (!(err instanceof QuiesceApiError && err.status === 409)) log(`could not report ${outcome} for ${op.operationId}: ${describeError(err)}`);
+    }
+  };
+
+  /** Decides one approval request; the answer is always accept or cancel. */
+  const decide = async (req: RpcMessage & { id: RpcId; method: string }): Promise<"accept" | "cancel"> => {
+    const threadId = str(req.params, "threadId");
+    const turnId = str(req.params, "turnId");
+    const itemId = str(req.params, "itemId");
+    if (!threadId || !turnId || !itemId) {
+      log(`${req.method} without threadId/turnId/itemId: cancelling`);
+      return "cancel";
+    }
+    const t = tracker.get(threadId);
+    if (t.killed) return "cancel";
+    const tool = APPROVAL_METHODS[req.method]!;
+    const operationId = operationIdFor(threadId, turnId, itemId, str(req.params, "approvalId"));
+    const stopWaiting = new AbortController();
+    held.set(req.id, { threadId, cancel: () => stopWaiting.abort() });
+    try {
+      const b = await tracker.ensureRun(t, turnId);
+      for (let attempt = 0; ; attempt++) {
+        const ans = await o.client.gate({ runId: b.runId, leaseId: b.leaseId, epoch: b.epoch, operationId, tool });
+        if (ans.decision === "allow") {
+          openOps.set(itemId, { operationId, threadId, turnId, tool });
+          return "accept";
+        }
+        if (ans.decision === "deny") {
+          log(`${tool} ${itemId} denied: ${ans.reason}`);
+          if (REVOKED_REASONS.has(ans.reason)) tracker.killed(t);
+          return "cancel";
+        }
+        await sleep(backoffDelay(attempt), stopWaiting.signal, tracker.doorbell.signal);
+      }
+    } catch (err) {
+      if (!(err instanceof AbortedError)) log(`${tool} ${itemId}: ${describeError(err)}; cancelling (fail closed)`);
+      return "cancel";
+    } finally {
+      held.delete(req.id);
+    }
+  };
+
+  const fromServer = (line: string) => {
+    const c = classify(line);
+    if (c.kind === "request" && APPROVAL_METHODS[c.msg.method]) {
+      void decide(c.msg).then((decision) => toServer.send({ id: c.msg.id, result: { decision } }));
+      return; // answered by the bridge, never shown to the client
+    }
+    if (c.kind === "response" && ownRequests.has(c.msg.id)) {
+      const what = ownRequests.get(c.msg.id);
+      ownRequests.delete(c.msg.id);
+      if (c.msg.error) log(`${what} failed: ${c.msg.error.message}`);
+      return;
+    }
+    if (c.kind === "response" && clientTurnStarts.has(c.msg.id)) {
+      const threadId = clientTurnStarts.get(c.msg.id)!;
+      clientTurnStarts.delete(c.msg.id);
+      const turnId = str(c.msg.result, "turn", "id");
+      if (turnId) tracker.turnStarted(threadId, turnId);
+    }
+    if (c.kind === "notification") observe(c.msg.method, c.msg.params);
+    if (c.kind === "raw") toClient.raw(c.line);
+    else toClient.send(c.msg);
+  };
+
+  const observe = (method: string, params: unknown) => {
+    const threadId = str(params, "threadId");
+    if (method === "turn/started" && threadId) {
+      const turnId = str(params, "turn", "id");
+      if (turnId) tracker.turnStarted(threadId, turnId);
+    } else if (method === "turn/completed" && threadId) {
+      const turnId = str(params, "turn", "id");
+      const status = str(params, "turn", "status");
+      if (!turnId) return;
+      for (const [itemId, op] of openOps) {
+        if (op.turnId !== turnId) continue;
+        openOps.delete(itemId); // accepted but never completed: its effect is unknown
+        void complete(op, "aborted_unknown", { turnStatus: status });
+      }
+      void tracker.turnCompleted(threadId, turnId, status);
+    } else if (method === "item/completed") {
+      const itemId = str(params, "item", "id");
+      const op = itemId ? openOps.get(itemId) : undefined;
+      if (!op || !itemId) return;
+      openOps.delete(itemId);
+      const status = str(params, "item", "status");
+      void complete(op, status === "completed" ? "succeeded" : "failed", { itemStatus: status });
+    }
+  };
+
+  const fromClient = (line: string) => {
+    const c = classify(line);
+    if (c.kind === "request" && (c.msg.method === "turn/start" || c.msg.method === "turn/steer")) {
+      const threadId = str(c.msg.params, "threadId");
+      const t: ThreadState | undefined = threadId ? tracker.get(threadId) : undefined;
+      if (t?.killed) {
+        toClient.send({ id: c.msg.id, error: { code: -32000, message: `Quiesce: run ${t.runId ?? ""} was killed by an operator; no new turns` } });
+        return;
+      }
+      if (c.msg.method === "turn/start" && threadId) clientTurnStarts.set(c.msg.id, threadId);
+    }
+    if (c.kind === "raw") toServer.raw(c.line);
+    else toServer.send(c.msg);
+  };
+
+  void onLines(child.stdout, fromServer);
+  void onLines(o.clientIn ?? process.stdin, fromClient).then(() => child.stdin.end());
+  const code = await exited;
+  tracker.close();
+  return code;
+}
+
+function upstreamEnv(): NodeJS.ProcessEnv {
+  const env = { ...process.env };
+  delete env.QUIESCE_API_KEY;
+  delete env.QUIESCE_API_KEY_FILE;
+  return env;
+}

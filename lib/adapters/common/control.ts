@@ -1,0 +1,45 @@
+// What every adapter shares about the control plane: one SDK client, how a gate reason reads to a
+// person, and which reasons mean "this run's authority is gone for good" (stop the harness, not just
+// the call). Adapters never decide anything themselves: they map the gate's answer onto a protocol.
+import { QuiesceClient } from "../../sdk/client";
+import { QuiesceApiError, QuiesceConfigError, QuiesceUnreachableError } from "../../sdk/errors";
+import type { AdapterConfig } from "./config";
+
+export function makeClient(cfg: AdapterConfig, timeoutMs: number): QuiesceClient {
+  return new QuiesceClient({ url: cfg.url, apiKey: cfg.apiKey, timeoutMs });
+}
+
+/** Reasons after which nothing this run does will ever be allowed again (kill / revocation). */
+export const REVOKED_REASONS: ReadonlySet<string> = new Set(["killed", "parent_revoked", "lease_revoked", "stale_epoch"]);
+
+const REASON_TEXT: Record<string, string> = {
+  missing_state: "the control plane has no record of this run (fail closed)",
+  killed: "the run was killed by an operator",
+  parent_revoked: "a parent run was killed or its authority revoked",
+  lease_revoked: "the run's lease was revoked",
+  lease_expired: "the run's lease expired",
+  stale_epoch: "the run's authority was revoked (stale epoch)",
+  operation_expired: "the operation expired",
+  breaker_open: "the run's circuit breaker is open",
+  paused: "paused by operator, retry later",
+  already_applied: "this operation was already applied; not repeating it",
+};
+
+export function reasonText(reason: string): string {
+  return REASON_TEXT[reason] ?? reason;
+}
+
+/** One line for stderr / tool errors; never includes the API key. */
+export function describeError(err: unknown): string {
+  if (err instanceof QuiesceApiError) return `control plane refused (${err.status} ${err.code}): ${err.message}`;
+  if (err instanceof QuiesceUnreachableError) return err.message;
+  if (err instanceof QuiesceConfigError) return `configuration: ${err.message}`;
+  if (err instanceof Error) return err.message;
+  return String(err);
+}
+
+export function isUnreachable(err: unknown): boolean {
+  return err instanceof QuiesceUnreachableError;
+}
+
+export { QuiesceApiError, QuiesceUnreachableError, QuiesceClient };

@@ -1,0 +1,32 @@
+// Optional single sign-on: one OpenID Connect provider configured from the environment.
+// Set QUIESCE_OIDC_ISSUER, QUIESCE_OIDC_CLIENT_ID and QUIESCE_OIDC_CLIENT_SECRET (and optionally
+// QUIESCE_OIDC_NAME for the button label). Sign-in is accepted only for an email that already belongs
+// to a Quiesce user (see lib/auth/options.ts): the identity provider proves who someone is, the
+// Quiesce database decides which team and role they have.
+import type { OAuthConfig } from "next-auth/providers/oauth";
+
+interface OidcProfile { sub: string; email?: string; email_verified?: boolean; name?: string; preferred_username?: string }
+
+export function oidcConfigured(env: NodeJS.ProcessEnv = process.env): boolean {
+  return Boolean(env.QUIESCE_OIDC_ISSUER && env.QUIESCE_OIDC_CLIENT_ID && env.QUIESCE_OIDC_CLIENT_SECRET);
+}
+
+export function oidcProvider(env: NodeJS.ProcessEnv = process.env): OAuthConfig<OidcProfile> | null {
+  if (!oidcConfigured(env)) return null;
+  const issuer = env.QUIESCE_OIDC_ISSUER!.replace(/\/+$/, "");
+  return {
+    id: "oidc",
+    name: env.QUIESCE_OIDC_NAME ?? "Single sign-on",
+    type: "oauth",
+    wellKnown: `${issuer}/.well-known/openid-configuration`,
+    issuer,
+    clientId: env.QUIESCE_OIDC_CLIENT_ID!,
+    clientSecret: env.QUIESCE_OIDC_CLIENT_SECRET!,
+    authorization: { params: { scope: "openid email profile" } },
+    idToken: true,
+    checks: ["pkce", "state"],
+    profile(profile) {
+      return { id: profile.sub, email: profile.email ?? null, name: profile.name ?? profile.preferred_username ?? profile.email ?? profile.sub };
+    },
+  };
+}

@@ -1,0 +1,83 @@
+// One barrier, driven phase by phase from its durable row (DESIGN.md §6). Called by the worker loop
+// with a claim held; the claim is renewed while work goes on, and a lost claim aborts the work (the
+// new holder continues from the rows; every write here is conditional, so nothing happens twice).
+import { cancelBarrierQueueJobs } from "./queue-cancel";
+import { settleOne, type SettleContext } from "./settle-one";
+import {
+  completeBarrier, enterQuiet, enterSettling, loadBarrierWork, releaseClaim, renewClaim,
+} from "../dal/barrier-engine";
+import type { Principal } from "../dal/principal";
+
+export interface EngineOptions {
+  principal: Principal;
+  workerId: string;
+  claimMs: number;
+  localSettleMs: number;
+  /** How many settlements of one barrier are worked on at once. */
+  concurrency: number;
+  signal: AbortSignal;
+  log: (line: string) => void;
+}
+
+export type BarrierOutcome = { kind: "done"; version: number; decision: string } | { kind: "waiting"; until: Date | null } | { kind: "lost" } | { kind: "stopped" };
+
+async function pool<T>(items: T[], limit: number, fn: (x: T) => Promise<void>): Promise<void> {
+  let next = 0;
+  const workers = Array.from({ length: Math.min(limit, items.length) }, async () => {
+    while (next < items.length) await fn(items[next++]!);
+  });
+  await Promise.all(workers);
+}
+
+export async function processBarrier(barrierId: string, o: EngineOptions): Promise<BarrierOutcome> {
+  const lost = new AbortController();
+  const signal = AbortSignal.any([o.signal, lost.signal]);
+  const renew = setInterval(() => {
+    renewClaim(o.principal, barrierId, o.workerId, o.claimMs)
+      .then((ok) => { if (!ok) lost.abort(); })
+      .catch(() => { /* a transient error: the next renewal retries before the claim expires */ });
+  }, Math.max(250, Math.floor(o.claimMs / 3)));
+  try {
+    for (let round = 0; round < 1000; round++) {
+      if (signal.aborted) break;
+      const work = await loadBarrierWork(o.principal, barrierId);
+      if (!work) return { kind: "lost" };
+      if (work.phase === "revoking") {
+        await cancelBarrierQueueJobs(o.principal, barrierId).catch((e) => o.log(`queue cancel failed (will not block the barrier): ${(e as Error).message}`));
+        if (!(await enterSettling(o.principal, barrierId, o.workerId))) return { kind: "lost" };
+        o.log(`${barrierId}: settling ${work.settlements.length} in-flight operation(s)`);
+        continue;
+      }
+      if (work.phase === "settling") {
+        const ctx: SettleContext = {
+          principal: o.principal, barrierId, teamId: work.teamId, requestedAt: work.requestedAt,
+          localSettleMs: o.localSettleMs, signal, log: (l) => o.log(`${barrierId}: ${l}`),
+        };
+        const pending = work.settlements.filter((s) => s.settledState === null);
+        await pool(pending, o.concurrency, (s) => settleOne(ctx, s, s.providerName ? work.providers[s.providerName] : undefined));
+        if (signal.aborted) break;
+        const q = await enterQuiet(o.principal, barrierId, o.workerId);
+        if (q === "lost") return { kind: "lost" };
+        if (q !== "pending") o.log(`${barrierId}: quiet until ${q.quietUntil.toISOString()}`);
+        continue;
+      }
+      if (work.phase === "quiet") {
+        const r = await completeBarrier(o.principal, barrierId, o.workerId);
+        if (r === "lost") return { kind: "lost" };
+        if (r === "pending") continue;
+        if (r === "waiting") {
+          // Give the claim back: whichever engine is awake when the period ends issues the receipt.
+          await releaseClaim(o.principal, barrierId, o.workerId);
+          return { kind: "waiting", until: work.quietUntil };
+        }
+        o.log(`${barrierId}: receipt v${r.version} ${r.decision}`);
+        return { kind: "done", version: r.version, decision: r.decision };
+      }
+      return { kind: "lost" }; // complete: nothing to do
+    }
+    return lost.signal.aborted ? { kind: "lost" } : { kind: "stopped" };
+  } finally {
+    clearInterval(renew);
+    if (o.signal.aborted) await releaseClaim(o.principal, barrierId, o.workerId).catch(() => {});
+  }
+}

@@ -1,0 +1,64 @@
+// The cancellation barrier's vocabulary and the small decisions around it (DESIGN.md §6, seed 001).
+// Pure: plain data in, plain data out.
+//
+// Phases: revoking (the kill transaction committed; after-commit work such as cancelling jobs in real
+// queues is still to be done) -> settling (in-flight operations are asked to cancel and checked) ->
+// quiet (everything settled; waiting out the quiet period) -> complete (a receipt version is issued).
+// A late effect reopens a complete barrier into `quiet`; the next receipt is a new version.
+
+export const BARRIER_PHASES = ["revoking", "settling", "quiet", "complete"] as const;
+export type BarrierPhase = (typeof BARRIER_PHASES)[number];
+
+export const OBSERVED_MEANINGS = ["signal_accepted", "turn_interrupted", "process_terminated"] as const;
+export type ObservedMeaning = (typeof OBSERVED_MEANINGS)[number];
+
+/** An acknowledgment means no more than it says (seed 000): a stronger meaning never gets downgraded. */
+export function strongerMeaning(a: ObservedMeaning | null, b: ObservedMeaning): ObservedMeaning {
+  if (a === null) return b;
+  return OBSERVED_MEANINGS.indexOf(b) > OBSERVED_MEANINGS.indexOf(a) ? b : a;
+}
+
+/** The durable policy written with the barrier, shaped like the article's `cancellation_barrier`. */
+export function barrierPolicy(i: { rootLeaseId: string | null; newEpoch: number }) {
+  return {
+    revoke: { root_lease: i.rootLeaseId, descendants: true, new_revocation_epoch: i.newEpoch },
+    queue_policy: { reject_not_started: true, retain_for_audit: true },
+    in_flight_policy: { request_provider_cancel: true, reconcile_effects: true },
+    completion_rule: { pending_calls: 0, unknown_outcomes: 0, active_leases: 0 },
+  };
+}
+
+/**
+ * A barrier stays open until a receipt says stopped_and_quiet: while it settles, waits out its quiet
+ * period, or holds unknown outcomes (stop_incomplete keeps the barrier open, seed 001).
+ */
+export function isBarrierOpen(phase: BarrierPhase, decision: "stopped_and_quiet" | "stop_incomplete" | null): boolean {
+  return phase !== "complete" || decision !== "stopped_and_quiet";
+}
+
+/** Work-queue providers named "<queue>:<name>" without a providers row settle like a local queue. */
+export const QUEUE_PROVIDER_PREFIXES = ["pg-boss:", "bullmq:"] as const;
+export const QUEUE_DEFAULT_QUIET_SECONDS = 5;
+
+export function isQueueProvider(name: string | null | undefined): boolean {
+  return !!name && QUEUE_PROVIDER_PREFIXES.some((p) => name.startsWith(p));
+}
+
+/**
+ * The quiet period of a barrier: the longest of the providers its operations touched (a local queue
+ * and a third-party deployment service settle differently, seed 001). A provider row's own value wins;
+ * a queue without a row gets the queue default; plain tool calls add nothing. 0 is allowed.
+ */
+export function quietPeriodFor(providers: { name: string; quietPeriodSeconds: number | null }[]): number {
+  let q = 0;
+  for (const p of providers) {
+    const s = p.quietPeriodSeconds ?? (isQueueProvider(p.name) ? QUEUE_DEFAULT_QUIET_SECONDS : 0);
+    q = Math.max(q, s);
+  }
+  return q;
+}
+
+/** When the quiet period ends, counted from the last settlement (or from a late effect that restarts it). */
+export function quietUntil(from: Date, quietPeriodSeconds: number): Date {
+  return new Date(from.getTime() + quietPeriodSeconds * 1000);
+}

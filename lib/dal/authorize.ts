@@ -1,0 +1,23 @@
+// The one authorization check every exported dal function calls first (DESIGN.md §8, §10).
+// System principals (barrier engine, seeding, admin CLI) are trusted in-process callers.
+import { isAllowed, type Action } from "../control/authz";
+import { forbidden, notFound } from "../errors";
+import { callerOf, type Principal } from "./principal";
+
+/** Throws 403 when the principal may not perform `action` at all (independent of any resource). */
+export function authorize(p: Principal, action: Action): void {
+  if (p.type === "system") return;
+  if (!isAllowed(callerOf(p), action)) throw forbidden(`not allowed: ${action}`);
+}
+
+/** Another team's resource answers exactly like a missing one: 404, never 403 (nothing leaks). */
+export function assertTeam(p: Principal, teamId: string, what: string): void {
+  if (p.type === "system") return;
+  if (p.teamId !== teamId) throw notFound(what);
+}
+
+/** The team a principal acts for; system principals must name it. */
+export function teamOf(p: Principal, explicitTeamId?: string): string | null {
+  if (p.type === "system") return explicitTeamId ?? null;
+  return p.teamId;
+}

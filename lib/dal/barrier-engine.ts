@@ -1,0 +1,220 @@
+// Durable steps of the barrier engine (DESIGN.md §6). Callable only by system principals (the
+// `barrier-worker` process, the kill transaction's after-commit step). Every step is idempotent and
+// re-derivable from the rows, so an engine killed at any point is resumed by another instance once
+// its claim expires:
+//   claim (UPDATE … WHERE claim expired … FOR UPDATE SKIP LOCKED) → revoking: cancel real queue jobs →
+//   settling: cancel request / effect checks / settle each settlement (conditional writes) →
+//   quiet: wait out the period → complete: issue the receipt under the barrier row lock, once.
+import "server-only";
+import { prisma } from "../db/prisma";
+import { forbidden } from "../errors";
+import type { Principal } from "./principal";
+import type { ProviderConfig } from "../providers/types";
+import { quietPeriodFor, quietUntil } from "../control/barrier";
+import type { ProviderResponse, EffectObservation } from "../control/settlement";
+import { notifyControl } from "./notify";
+import { settleTx, subtreeRunIdsTx, type SettleInput } from "./settlements";
+import { issueReceiptTx, lockBarrierTx, countLateRequestsTx } from "./receipts";
+
+function system(p: Principal): void {
+  if (p.type !== "system") throw forbidden("barrier engine steps are for system principals");
+}
+
+export interface Claimed { id: string; phase: string }
+
+/** `teamId` shards engines by team (and keeps tests that run engines side by side apart); null = all. */
+export async function claimNextBarrier(p: Principal, workerId: string, claimMs: number, exclude: string[], teamId: string | null = null): Promise<Claimed | null> {
+  system(p);
+  const rows = await prisma().$queryRawUnsafe<{ id: string; phase: string }[]>(
+    `UPDATE barriers b SET claimed_by = $1, claim_expires_at = clock_timestamp() + make_interval(secs => $2::double precision / 1000)
+      WHERE b.id = (
+        SELECT id FROM barriers
+         WHERE phase <> 'complete'
+           AND (claim_expires_at IS NULL OR claim_expires_at < clock_timestamp())
+           AND NOT (phase = 'quiet' AND quiet_until > clock_timestamp())
+           AND NOT (id = ANY ($3::text[]))
+           AND ($4::text IS NULL OR team_id = $4)
+         ORDER BY requested_at
+         LIMIT 1
+         FOR UPDATE SKIP LOCKED)
+      RETURNING b.id, b.phase::text AS phase`, workerId, claimMs, exclude, teamId);
+  return rows[0] ?? null;
+}
+
+export async function renewClaim(p: Principal, barrierId: string, workerId: string, claimMs: number): Promise<boolean> {
+  system(p);
+  const n = await prisma().$executeRawUnsafe(
+    `UPDATE barriers SET claim_expires_at = clock_timestamp() + make_interval(secs => $3::double precision / 1000)
+      WHERE id = $1 AND claimed_by = $2 AND phase <> 'complete'`, barrierId, workerId, claimMs);
+  return n === 1;
+}
+
+export async function releaseClaim(p: Principal, barrierId: string, workerId: string): Promise<void> {
+  system(p);
+  await prisma().$executeRawUnsafe(`UPDATE barriers SET claimed_by = NULL, claim_expires_at = NULL WHERE id = $1 AND claimed_by = $2`, barrierId, workerId);
+}
+
+/** When the engine must look again without a notification: a quiet period ends or a claim expires. */
+export async function nextWakeAt(p: Principal, teamId: string | null = null): Promise<Date | null> {
+  system(p);
+  const rows = await prisma().$queryRawUnsafe<{ at: Date | null }[]>(
+    `SELECT min(CASE WHEN phase = 'quiet' AND (claim_expires_at IS NULL OR claim_expires_at < quiet_until) THEN quiet_until
+                     ELSE claim_expires_at END) AS at
+       FROM barriers WHERE phase <> 'complete' AND ($1::text IS NULL OR team_id = $1)`, teamId);
+  return rows[0]?.at ?? null;
+}
+
+export interface WorkSettlement {
+  id: string; operationRowId: string; operationId: string; runId: string; tool: string;
+  providerName: string | null; providerJobId: string | null;
+  cancelRequestedAt: Date | null; providerResponse: ProviderResponse | null; settledState: string | null; attempts: number;
+}
+export interface BarrierWork {
+  id: string; teamId: string; runId: string; phase: string; requestedAt: Date; quietUntil: Date | null;
+  settlements: WorkSettlement[];
+  providers: Record<string, ProviderConfig>;
+}
+
+export async function loadBarrierWork(p: Principal, barrierId: string): Promise<BarrierWork | null> {
+  system(p);
+  const b = await prisma().barrier.findUnique({
+    where: { id: barrierId },
+    include: { settlements: { include: { operation: true }, orderBy: { id: "asc" } } },
+  });
+  if (!b) return null;
+  const names = [...new Set(b.settlements.map((s) => s.operation.providerName).filter((n): n is string => !!n))];
+  const rows = names.length ? await prisma().provider.findMany({ where: { teamId: b.teamId, name: { in: names } } }) : [];
+  return {
+    id: b.id, teamId: b.teamId, runId: b.runId, phase: b.phase, requestedAt: b.requestedAt, quietUntil: b.quietUntil,
+    settlements: b.settlements.map((s) => ({
+      id: s.id, operationRowId: s.operation.id, operationId: s.operation.operationId, runId: s.operation.runId, tool: s.operation.tool,
+      providerName: s.operation.providerName, providerJobId: s.operation.providerJobId, cancelRequestedAt: s.cancelRequestedAt,
+      providerResponse: s.providerResponse, settledState: s.settledState, attempts: s.attempts,
+    })),
+    providers: Object.fromEntries(rows.map((r) => [r.name, {
+      name: r.name, kind: r.kind, cancelUrl: r.cancelUrl, statusUrl: r.statusUrl, timeoutMs: r.timeoutMs,
+      settleDeadlineMs: r.settleDeadlineMs, quietPeriodSeconds: r.quietPeriodSeconds, rollbackOwner: r.rollbackOwner,
+    }])),
+  };
+}
+
+export async function settlementState(p: Principal, settlementId: string): Promise<string | null> {
+  system(p);
+  const s = await prisma().settlement.findUnique({ where: { id: settlementId }, select: { settledState: true } });
+  return s?.settledState ?? null;
+}
+
+/** Records the intent before the call leaves, so a resumed engine counts the deadline from the first request. */
+export async function markCancelRequested(p: Principal, settlementId: string): Promise<Date> {
+  system(p);
+  const rows = await prisma().$queryRawUnsafe<{ at: Date }[]>(
+    `UPDATE settlements SET cancel_requested_at = coalesce(cancel_requested_at, clock_timestamp()) WHERE id = $1 RETURNING cancel_requested_at AS at`, settlementId);
+  return rows[0]!.at;
+}
+
+export async function recordProviderResponse(p: Principal, settlementId: string, response: ProviderResponse, detail: unknown): Promise<void> {
+  system(p);
+  await prisma().settlement.update({
+    where: { id: settlementId },
+    data: { providerResponse: response, providerRespondedAt: new Date(), lastError: response === "unreachable" ? JSON.stringify(detail ?? null).slice(0, 1000) : null },
+  });
+}
+
+export async function recordEffectCheck(p: Principal, settlementId: string, observed: EffectObservation, detail: unknown): Promise<void> {
+  system(p);
+  await prisma().settlement.update({
+    where: { id: settlementId },
+    data: {
+      effectObserved: observed, effectCheckedAt: new Date(), effectCheckDetail: (detail ?? undefined) as never, attempts: { increment: 1 },
+      lastError: observed === "unavailable" ? JSON.stringify(detail ?? null).slice(0, 1000) : null,
+    },
+  });
+}
+
+export async function settleBySystem(p: Principal, barrierId: string, input: Omit<SettleInput, "onlyIfPending">): Promise<boolean> {
+  system(p);
+  return prisma().$transaction(async (tx) => {
+    const ok = await settleTx(tx, { ...input, onlyIfPending: true });
+    if (!ok) return false;
+    const b = await tx.barrier.update({ where: { id: barrierId }, data: { lastSettledAt: input.at }, select: { teamId: true, run: { select: { rootRunId: true } } } });
+    await notifyControl(tx, { kind: "settlement", teamId: b.teamId, rootRunId: b.run.rootRunId, barrierId });
+    return true;
+  });
+}
+
+export async function enterSettling(p: Principal, barrierId: string, workerId: string): Promise<boolean> {
+  system(p);
+  return (await prisma().$executeRawUnsafe(
+    `UPDATE barriers SET phase = 'settling' WHERE id = $1 AND phase = 'revoking' AND claimed_by = $2`, barrierId, workerId)) === 1;
+}
+
+/** All settled → quiet, with the quiet period of the providers this barrier touched. */
+export async function enterQuiet(p: Principal, barrierId: string, workerId: string): Promise<{ quietUntil: Date } | "pending" | "lost"> {
+  system(p);
+  return prisma().$transaction(async (tx) => {
+    await lockBarrierTx(tx, barrierId);
+    const b = await tx.barrier.findUniqueOrThrow({ where: { id: barrierId } });
+    if (b.phase !== "settling" || b.claimedBy !== workerId) return "lost" as const;
+    const pending = await tx.settlement.count({ where: { barrierId, settledState: null } });
+    if (pending > 0) return "pending" as const;
+    const runIds = await subtreeRunIdsTx(tx, b.runId);
+    const names = (await tx.$queryRawUnsafe<{ name: string }[]>(
+      `SELECT DISTINCT o.provider_name AS name FROM operations o
+        WHERE o.provider_name IS NOT NULL
+          AND (o.id IN (SELECT operation_id FROM settlements WHERE barrier_id = $1)
+               OR (o.run_id = ANY ($2::text[]) AND o.state = 'cancelled_not_started'))`, barrierId, runIds)).map((r) => r.name);
+    const rows = names.length ? await tx.provider.findMany({ where: { teamId: b.teamId, name: { in: names } }, select: { name: true, quietPeriodSeconds: true } }) : [];
+    const q = quietPeriodFor(names.map((n) => ({ name: n, quietPeriodSeconds: rows.find((r) => r.name === n)?.quietPeriodSeconds ?? null })));
+    const last = await tx.settlement.aggregate({ where: { barrierId }, _max: { settledAt: true } });
+    const now = new Date();
+    const until = quietUntil(now, q);
+    await tx.barrier.update({
+      where: { id: barrierId },
+      data: {
+        phase: "quiet", quietPeriodSeconds: q, quietUntil: until, quiescedAt: last._max.settledAt ?? b.dispatchStoppedAt ?? now,
+        lastSettledAt: last._max.settledAt ?? b.lastSettledAt, lateRequestsDenied: await countLateRequestsTx(tx, runIds, b.requestedAt),
+      },
+    });
+    const root = await tx.run.findUniqueOrThrow({ where: { id: b.runId }, select: { rootRunId: true } });
+    await notifyControl(tx, { kind: "barrier", teamId: b.teamId, rootRunId: root.rootRunId, barrierId });
+    return { quietUntil: until };
+  });
+}
+
+/** Quiet period over → the receipt. Exactly once per quiet period, under the barrier row lock. */
+export async function completeBarrier(p: Principal, barrierId: string, workerId: string):
+  Promise<{ version: number; decision: string } | "waiting" | "pending" | "lost"> {
+  system(p);
+  return prisma().$transaction(async (tx) => {
+    await lockBarrierTx(tx, barrierId);
+    const b = await tx.barrier.findUniqueOrThrow({ where: { id: barrierId }, select: { phase: true, claimedBy: true, quietUntil: true } });
+    if (b.phase !== "quiet" || b.claimedBy !== workerId) return "lost" as const;
+    if (b.quietUntil && b.quietUntil.getTime() > Date.now()) return "waiting" as const;
+    if ((await tx.settlement.count({ where: { barrierId, settledState: null } })) > 0) {
+      await tx.barrier.update({ where: { id: barrierId }, data: { phase: "settling" } });
+      return "pending" as const;
+    }
+    return issueReceiptTx(tx, barrierId);
+  }, { timeout: 30_000 });
+}
+
+/** Jobs in real queues (pg-boss / bullmq) whose operations this barrier's subtree cancelled. */
+export async function queueJobsOfBarrier(p: Principal, barrierId: string): Promise<{ providerName: string; providerJobId: string }[]> {
+  system(p);
+  return prisma().$queryRawUnsafe<{ providerName: string; providerJobId: string }[]>(
+    `SELECT o.provider_name AS "providerName", o.provider_job_id AS "providerJobId"
+       FROM barriers b JOIN runs r ON r.id = b.run_id
+       JOIN runs c ON c.root_run_id = r.root_run_id AND b.run_id = ANY (c.path)
+       JOIN operations o ON o.run_id = c.id
+      WHERE b.id = $1 AND o.state = 'cancelled_not_started' AND o.provider_job_id IS NOT NULL
+        AND (o.provider_name LIKE 'pg-boss:%' OR o.provider_name LIKE 'bullmq:%')`, barrierId);
+}
+
+/** A dedicated connection for LISTEN quiesce_control (never from a pool that would recycle it). */
+export async function listenConnection(): Promise<import("pg").Client> {
+  const { default: pg } = await import("pg");
+  const { databaseUrl } = await import("../db/url");
+  const c = new pg.Client({ connectionString: databaseUrl() });
+  await c.connect();
+  return c;
+}

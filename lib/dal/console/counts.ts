@@ -1,0 +1,11 @@
+// Small counts for the navigation bar.
+import "server-only";
+import { prisma } from "../../db/prisma";
+import { authorize } from "../authorize";
+import type { Principal } from "../principal";
+import { consoleTeam } from "./team";
+
+export async function countOpenReconciliations(p: Principal): Promise<number> {
+  authorize(p, "run.read");
+  return prisma().reconciliation.count({ where: { teamId: consoleTeam(p), status: { in: ["awaiting_assignee", "assigned"] } } });
+}

@@ -1,0 +1,43 @@
+// What each console page shows, assembled once so the server-rendered page and the JSON endpoint it
+// polls return exactly the same shape (react-query's initialData is the first server render).
+import "server-only";
+import type { Principal } from "../principal";
+import { listConsoleRuns, type RunsFilter, type RunsPage } from "./runs";
+import { getRunDetail, type RunDetail } from "./run-detail";
+export type { TreeNode, UncertainRow } from "./run-detail";
+export type { Rung } from "./ladder";
+import { getConsoleBarrier, type BarrierDetail } from "./barrier";
+import { listConsoleReconciliations, listTeamMembers, type Member, type ReconciliationRow } from "./reconciliations";
+import { getConsoleReceipt, type ConsoleReceipt } from "./receipt";
+import { actorLabels } from "./people";
+
+export type Labels = Record<string, string>;
+
+export async function runsView(p: Principal, filter: RunsFilter): Promise<RunsPage> {
+  return listConsoleRuns(p, filter);
+}
+
+export type RunView = RunDetail & { labels: Labels };
+export async function runView(p: Principal, runId: string): Promise<RunView> {
+  const d = await getRunDetail(p, runId);
+  const labels = await actorLabels(p, [...d.tree.map((n) => n.lifecycleChangedBy), ...d.barriers.map((b) => b.requestedBy)]);
+  return { ...d, labels };
+}
+
+export type BarrierView = BarrierDetail & { labels: Labels };
+export async function barrierView(p: Principal, barrierId: string): Promise<BarrierView> {
+  const b = await getConsoleBarrier(p, barrierId);
+  return { ...b, labels: await actorLabels(p, [b.requestedBy]) };
+}
+
+export type ReconciliationsView = { items: ReconciliationRow[]; members: Member[]; labels: Labels };
+export async function reconciliationsView(p: Principal, filter: { status?: "open" | "resolved" | "all"; mine?: boolean }): Promise<ReconciliationsView> {
+  const [items, members] = await Promise.all([listConsoleReconciliations(p, filter), listTeamMembers(p)]);
+  const labels = await actorLabels(p, items.flatMap((r) => [r.assignedBy, r.resolvedBy]));
+  return { items, members, labels };
+}
+
+export type ReceiptView = { receipt: ConsoleReceipt | null };
+export async function receiptView(p: Principal, barrierId: string, version?: number): Promise<ReceiptView> {
+  return { receipt: await getConsoleReceipt(p, barrierId, version) };
+}

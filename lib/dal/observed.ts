@@ -1,0 +1,38 @@
+// "Observed by target" (DESIGN.md §6; seed 000: "Record what the acknowledgment actually means"):
+// a harness adapter reports that the execution it controls saw the cancellation — signal_accepted,
+// turn_interrupted or process_terminated. Recorded on the barrier covering the run as a ladder rung;
+// every acknowledgment is kept, and the rung shows the strongest meaning (never upgraded by inference).
+import "server-only";
+import { prisma } from "../db/prisma";
+import { notFound, QuiesceError } from "../errors";
+import { strongerMeaning, type ObservedMeaning } from "../control/barrier";
+import { authorize, assertTeam } from "./authorize";
+import { actorOf, type Principal } from "./principal";
+import { appendAudit } from "./audit";
+import { notifyControl } from "./notify";
+import { coveringBarrierTx } from "./settlements";
+import { lockBarrierTx } from "./receipts";
+
+export async function recordObserved(p: Principal, runId: string, input: { meaning: ObservedMeaning; evidence?: Record<string, unknown> }) {
+  authorize(p, "operation.report");
+  const run = await prisma().run.findUnique({ where: { id: runId }, select: { teamId: true, rootRunId: true } });
+  if (!run) throw notFound("run");
+  assertTeam(p, run.teamId, "run");
+  return prisma().$transaction(async (tx) => {
+    const covering = await coveringBarrierTx(tx, runId);
+    if (!covering) throw new QuiesceError("conflict", "no cancellation barrier covers this run (it was not killed)");
+    await lockBarrierTx(tx, covering.id);
+    const b = await tx.barrier.findUniqueOrThrow({ where: { id: covering.id }, select: { observedAt: true, observedMeaning: true, observedEvidence: true } });
+    const at = new Date();
+    const acks = Array.isArray(b.observedEvidence) ? (b.observedEvidence as unknown[]) : [];
+    const ack = { runId, meaning: input.meaning, at: at.toISOString(), by: actorOf(p), evidence: input.evidence ?? null };
+    const meaning = strongerMeaning((b.observedMeaning as ObservedMeaning | null) ?? null, input.meaning);
+    await tx.barrier.update({
+      where: { id: covering.id },
+      data: { observedAt: b.observedAt ?? at, observedMeaning: meaning, observedEvidence: [...acks, ack].slice(-50) as never },
+    });
+    await appendAudit(tx, { teamId: run.teamId, actor: actorOf(p), action: "barrier.observed", target: covering.id, after: ack });
+    await notifyControl(tx, { kind: "barrier", teamId: run.teamId, rootRunId: run.rootRunId, barrierId: covering.id });
+    return { barrierId: covering.id, runId, meaning, observedAt: (b.observedAt ?? at).toISOString() };
+  });
+}

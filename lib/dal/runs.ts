@@ -1,0 +1,202 @@
+// Runs and child runs (DESIGN.md §3, §12): registration with its lease, reads, lists.
+// Registration is idempotent on the harness's native identity (session + agent + parent), because
+// harness hooks run as fresh processes and may register the same session more than once.
+import "server-only";
+import { prisma, type Tx } from "../db/prisma";
+import { newId } from "../ids";
+import { QuiesceError, badRequest, notFound } from "../errors";
+import { deriveChildLease, leasePath, newRootLease, type LeaseResult } from "../control/lease";
+import { childInitialEpoch } from "../control/epoch";
+import { displayedBreaker } from "../control/breaker";
+import type { BreakerState, Harness } from "../control/types";
+import type { CreateRunBody, CreateRunResponse, ListRunsQuery, ListRunsResponse, RunSummary, RunView } from "../schemas/runs";
+import { appendAudit } from "./audit";
+import { notifyControl } from "./notify";
+import { actorOf, type Principal } from "./principal";
+import { assertTeam, authorize } from "./authorize";
+import { loadRunChain, lockRunTreeShared } from "./run-facts";
+
+type RunRow = Awaited<ReturnType<ReturnType<typeof prisma>["run"]["findUniqueOrThrow"]>>;
+
+export function runSummary(r: RunRow, now = Date.now()): RunSummary {
+  return {
+    runId: r.id, taskId: r.taskId, title: r.title, harness: r.harness, parentRunId: r.parentRunId,
+    rootRunId: r.rootRunId, depth: r.depth, lifecycle: r.lifecycle,
+    breaker: displayedBreaker({ state: r.breaker as BreakerState, changedAt: r.breakerChangedAt.getTime(), probeOpId: r.breakerProbeOpId }, now),
+    epoch: r.epoch, createdAt: r.createdAt.toISOString(), lastHeartbeatAt: r.lastHeartbeatAt?.toISOString() ?? null,
+  };
+}
+
+function teamFor(p: Principal, explicit?: string): string {
+  if (p.type !== "system") return p.teamId;
+  if (!explicit) throw badRequest("teamId: required for system callers");
+  return explicit;
+}
+
+function leaseRefusal(r: Extract<LeaseResult, { ok: false }>): QuiesceError {
+  const msg = `${r.field ?? "lease"}: ${r.message}`;
+  if (r.code === "bad_ttl" || r.code === "bad_scope") return new QuiesceError("bad_request", msg);
+  if (r.code === "scope_not_held") return new QuiesceError("forbidden", msg);
+  return new QuiesceError("conflict", msg);
+}
+
+async function existingRegistration(tx: Tx, run: RunRow): Promise<CreateRunResponse> {
+  const lease = await tx.lease.findFirst({ where: { runId: run.id }, orderBy: { createdAt: "desc" } });
+  if (!lease) throw new QuiesceError("internal", "run has no lease");
+  return {
+    runId: run.id, leaseId: lease.id, epoch: run.epoch, validUntil: lease.validUntil.toISOString(),
+    parentRunId: run.parentRunId, rootRunId: run.rootRunId, scopes: lease.scopes, created: false,
+  };
+}
+
+/** Registers a run (or a child run under parentRunId / parentLeaseId) and issues its lease. */
+export async function createRun(p: Principal, input: CreateRunBody & { teamId?: string }): Promise<CreateRunResponse> {
+  authorize(p, "run.register");
+  const teamId = teamFor(p, input.teamId);
+  const harness = (input.harness === "claude-code" ? "claude_code" : input.harness ?? "custom") as Harness;
+  const native = input.native ?? {};
+  const actor = actorOf(p);
+
+  return prisma().$transaction(async (tx) => {
+    // Resolve the parent (a parent lease alone names its run).
+    let parentRunId = input.parentRunId ?? null;
+    let parentLease = null as null | { id: string; runId: string; teamId: string; path: string[]; scopes: string[]; validUntil: Date; revokedAt: Date | null };
+    if (input.parentLeaseId) {
+      parentLease = await tx.lease.findUnique({ where: { id: input.parentLeaseId } });
+      if (!parentLease || parentLease.teamId !== teamId) throw notFound("parent lease");
+      if (parentRunId && parentLease.runId !== parentRunId) throw badRequest("parentLeaseId: not a lease of parentRunId");
+      parentRunId = parentLease.runId;
+    }
+    const parent = parentRunId ? await tx.run.findUnique({ where: { id: parentRunId } }) : null;
+    if (parentRunId && (!parent || parent.teamId !== teamId)) throw notFound("parent run");
+    // Children take the tree lock SHARED: a concurrent kill (exclusive) either sees this child or this
+    // registration sees the kill; gate calls on the tree are not blocked.
+    if (parent) await lockRunTreeShared(tx, parent.rootRunId);
+
+    if (native.sessionId) {
+      const key = `native:${teamId}:${native.sessionId}:${native.agentId ?? ""}:${parentRunId ?? ""}`;
+      await tx.$executeRawUnsafe("SELECT pg_advisory_xact_lock(hashtextextended($1, 2))", key);
+      const existing = await tx.run.findFirst({
+        where: { teamId, nativeSessionId: native.sessionId, nativeAgentId: native.agentId ?? null, parentRunId },
+        orderBy: { createdAt: "asc" },
+      });
+      if (existing) return existingRegistration(tx, existing);
+    }
+
+    const now = Date.now();
+    const runId = newId("run");
+    const leaseId = newId("lease");
+    let lease: LeaseResult;
+    let epoch = 1;
+    if (parent) {
+      const chain = await loadRunChain(tx, teamId, parent.path);
+      if (chain.some((r) => r?.lifecycle === "killed")) throw new QuiesceError("conflict", "parentRunId: the parent run is killed");
+      epoch = childInitialEpoch(chain.filter((r) => r !== null));
+      parentLease ??= await tx.lease.findFirst({ where: { runId: parent.id, revokedAt: null }, orderBy: { createdAt: "desc" } })
+        ?? await tx.lease.findFirst({ where: { runId: parent.id }, orderBy: { createdAt: "desc" } });
+      if (!parentLease) throw new QuiesceError("conflict", "parentRunId: the parent run holds no lease");
+      lease = deriveChildLease(
+        { id: parentLease.id, path: parentLease.path, scopes: parentLease.scopes, validUntil: parentLease.validUntil.getTime(), revokedAt: parentLease.revokedAt?.getTime() ?? null },
+        { scopes: input.scopes, ttlSeconds: input.leaseTtlSeconds }, now,
+      );
+    } else {
+      lease = newRootLease({ scopes: input.scopes, ttlSeconds: input.leaseTtlSeconds }, now);
+    }
+    if (!lease.ok) throw leaseRefusal(lease);
+
+    const run = await tx.run.create({
+      data: {
+        id: runId, teamId, taskId: input.taskId, parentRunId, rootRunId: parent?.rootRunId ?? runId,
+        path: [...(parent?.path ?? []), runId], depth: parent ? parent.depth + 1 : 0, harness,
+        nativeSessionId: native.sessionId ?? null, nativeAgentId: native.agentId ?? null,
+        nativeThreadId: native.threadId ?? null, nativeTurnId: native.turnId ?? null,
+        title: input.title ?? null, epoch, createdBy: actor,
+      },
+    });
+    const validUntil = new Date(lease.lease.validUntil);
+    await tx.lease.create({
+      data: {
+        id: leaseId, teamId, runId, parentLeaseId: parentLease?.id ?? null,
+        path: leasePath(parentLease?.path ?? null, leaseId), scopes: lease.lease.scopes, validUntil,
+      },
+    });
+    await appendAudit(tx, {
+      teamId, actor, action: "run.register", target: runId,
+      after: { taskId: input.taskId, parentRunId, rootRunId: run.rootRunId, leaseId, scopes: lease.lease.scopes, validUntil: validUntil.toISOString(), epoch },
+    });
+    await notifyControl(tx, { kind: "run", teamId, rootRunId: run.rootRunId, runIds: [runId] });
+    return {
+      runId, leaseId, epoch, validUntil: validUntil.toISOString(), parentRunId, rootRunId: run.rootRunId,
+      scopes: lease.lease.scopes, created: true,
+    };
+  });
+}
+
+/** One run with its direct children and its leases; another team's run is "not found". */
+export async function getRunView(p: Principal, runId: string): Promise<RunView> {
+  authorize(p, "run.read");
+  const r = await prisma().run.findUnique({ where: { id: runId } });
+  if (!r) throw notFound("run");
+  assertTeam(p, r.teamId, "run");
+  const [children, leases] = await Promise.all([
+    prisma().run.findMany({ where: { parentRunId: r.id }, orderBy: [{ createdAt: "asc" }, { id: "asc" }], take: 500 }),
+    prisma().lease.findMany({ where: { runId: r.id }, orderBy: { createdAt: "asc" } }),
+  ]);
+  const now = Date.now();
+  return {
+    ...runSummary(r, now),
+    lifecycleChangedAt: r.lifecycleChangedAt.toISOString(), lifecycleChangedBy: r.lifecycleChangedBy, lifecycleReason: r.lifecycleReason,
+    breakerChangedAt: r.breakerChangedAt.toISOString(), breakerChangedBy: r.breakerChangedBy, breakerReason: r.breakerReason,
+    breakerFailures: r.breakerFailures,
+    native: { sessionId: r.nativeSessionId, agentId: r.nativeAgentId, threadId: r.nativeThreadId, turnId: r.nativeTurnId },
+    lastNativeState: r.lastNativeState,
+    children: children.map((c) => runSummary(c, now)),
+    leases: leases.map((l) => ({
+      leaseId: l.id, parentLeaseId: l.parentLeaseId, scopes: l.scopes, validUntil: l.validUntil.toISOString(),
+      revokedAt: l.revokedAt?.toISOString() ?? null, revokedBy: l.revokedBy, createdAt: l.createdAt.toISOString(),
+    })),
+  };
+}
+
+function decodeCursor(c: string): { at: Date; id: string } {
+  try {
+    const [at, id] = JSON.parse(Buffer.from(c, "base64url").toString("utf8")) as [string, string];
+    const d = new Date(at);
+    if (typeof id !== "string" || Number.isNaN(d.getTime())) throw new Error();
+    return { at: d, id };
+  } catch {
+    throw badRequest("query.cursor: not a cursor this API issued");
+  }
+}
+
+/** The team's runs, newest first, keyset-paginated (stable under concurrent inserts). */
+export async function listRuns(p: Principal, filter: ListRunsQuery & { teamId?: string }): Promise<ListRunsResponse> {
+  authorize(p, "run.read");
+  const teamId = teamFor(p, filter.teamId);
+  const limit = filter.limit ?? 50;
+  const cursor = filter.cursor ? decodeCursor(filter.cursor) : null;
+  const and: object[] = [];
+  if (filter.q) {
+    and.push({ OR: [
+      { id: { contains: filter.q } },
+      { taskId: { contains: filter.q, mode: "insensitive" as const } },
+      { title: { contains: filter.q, mode: "insensitive" as const } },
+    ] });
+  }
+  if (cursor) and.push({ OR: [{ createdAt: { lt: cursor.at } }, { createdAt: cursor.at, id: { lt: cursor.id } }] });
+  const rows = await prisma().run.findMany({
+    where: {
+      teamId,
+      ...(filter.lifecycle ? { lifecycle: filter.lifecycle } : {}),
+      ...(filter.parentRunId ? { parentRunId: filter.parentRunId } : filter.rootsOnly === "true" ? { parentRunId: null } : {}),
+      ...(and.length ? { AND: and } : {}),
+    },
+    orderBy: [{ createdAt: "desc" }, { id: "desc" }],
+    take: limit + 1,
+  });
+  const page = rows.slice(0, limit);
+  const last = page[page.length - 1];
+  const nextCursor = rows.length > limit && last ? Buffer.from(JSON.stringify([last.createdAt.toISOString(), last.id])).toString("base64url") : null;
+  const now = Date.now();
+  return { runs: page.map((r) => runSummary(r, now)), nextCursor };
+}

@@ -1,0 +1,115 @@
+// Settlement writes shared by the barrier engine, late reports and reconciliation (DESIGN.md §6).
+// Transaction-level helpers: callers pass the transaction that also carries their audit row /
+// authorization, so a settlement, its EffectReceipt or UncertainInterval + Reconciliation, and the
+// operation's final state commit together.
+import type { Tx } from "../db/prisma";
+import { newId } from "../ids";
+import { operationStateFor, type UncertainCause } from "../control/settlement";
+import { quietUntil } from "../control/barrier";
+import type { SettledState } from "../control/types";
+
+export interface EffectRecord {
+  providerOperationId: string | null;
+  committedAt: Date;
+  detail: unknown;
+  rollbackOwner: string | null;
+  /** executor | provider | reconciliation */
+  source: "executor" | "provider" | "reconciliation";
+}
+
+export interface SettleInput {
+  settlementId: string;
+  teamId: string;
+  state: SettledState;
+  at: Date;
+  reason: string;
+  cause?: UncertainCause;
+  effect?: EffectRecord;
+  /** Engine writes settle only a pending settlement; late evidence may overturn an earlier verdict. */
+  onlyIfPending: boolean;
+  /** Who supplied the evidence that closes an open reconciliation (actor string). */
+  resolvedBy?: string;
+}
+
+/** Returns false when the settlement was not written (already settled by someone else). */
+export async function settleTx(tx: Tx, s: SettleInput): Promise<boolean> {
+  const cur = await tx.settlement.findUnique({
+    where: { id: s.settlementId },
+    select: { id: true, settledState: true, cancelRequestedAt: true, operation: { select: { id: true, runId: true } } },
+  });
+  if (!cur) return false;
+  const where = s.onlyIfPending ? { id: s.settlementId, settledState: null } : { id: s.settlementId };
+  const n = await tx.settlement.updateMany({ where, data: { settledState: s.state, settledAt: s.at, settledReason: s.reason } });
+  if (n.count === 0) return false;
+  const op = cur.operation;
+  if (s.effect) {
+    await tx.effectReceipt.create({
+      data: {
+        id: newId("eff"), teamId: s.teamId, operationId: op.id, providerOperationId: s.effect.providerOperationId,
+        detail: (s.effect.detail ?? undefined) as never, committedAt: s.effect.committedAt, rollbackOwner: s.effect.rollbackOwner, source: s.effect.source,
+      },
+    });
+  }
+  if (s.state === "unknown") {
+    // The truth is not known from the moment the cancel was requested; a person must settle it.
+    await tx.uncertainInterval.create({
+      data: { id: newId("unc"), teamId: s.teamId, runId: op.runId, operationId: op.id, cause: s.cause ?? "cancel_unacknowledged", startedAt: cur.cancelRequestedAt ?? s.at },
+    });
+    await tx.reconciliation.upsert({
+      where: { settlementId: s.settlementId },
+      create: { id: newId("rec"), teamId: s.teamId, settlementId: s.settlementId, status: "awaiting_assignee" },
+      update: {},
+    });
+  } else {
+    // Evidence arrived (late report, reconciliation): the uncertain interval ends here, and an open
+    // reconciliation is closed by that evidence (resolveReconciliation closes its own first).
+    await tx.uncertainInterval.updateMany({ where: { operationId: op.id, endedAt: null }, data: { endedAt: s.at, resolution: s.state } });
+    await tx.reconciliation.updateMany({
+      where: { settlementId: s.settlementId, status: { not: "resolved" } },
+      data: {
+        status: "resolved", resolution: s.state === "completed_and_verified" ? "effect_present" : "effect_absent",
+        evidence: s.reason, resolvedAt: s.at, resolvedBy: s.resolvedBy ?? "system:barrier",
+      },
+    });
+  }
+  await tx.operation.update({
+    where: { id: op.id },
+    data: { state: operationStateFor(s.state), stateReason: s.state, finishedAt: s.at },
+  });
+  return true;
+}
+
+/**
+ * A late effect restarts the quiet period (seed 001: the quiet period catches delayed callbacks). A
+ * barrier that already issued its receipt reopens into `quiet`; the engine issues the next version
+ * when the restarted period ends. Barriers still settling have not started their quiet period.
+ */
+export async function restartQuietTx(tx: Tx, barrierId: string, at: Date): Promise<void> {
+  const b = await tx.barrier.findUnique({ where: { id: barrierId }, select: { phase: true, quietPeriodSeconds: true } });
+  if (!b || (b.phase !== "quiet" && b.phase !== "complete")) return;
+  await tx.barrier.update({
+    where: { id: barrierId },
+    data: { phase: "quiet", quietUntil: quietUntil(at, b.quietPeriodSeconds ?? 0), claimedBy: null, claimExpiresAt: null, lastSettledAt: at },
+  });
+}
+
+/** The barrier that covers a run: the latest one on the run or any ancestor. */
+export async function coveringBarrierTx(tx: Tx, runId: string): Promise<{ id: string; teamId: string; runId: string; phase: string } | null> {
+  const rows = await tx.$queryRawUnsafe<{ id: string; team_id: string; run_id: string; phase: string }[]>(
+    `SELECT b.id, b.team_id, b.run_id, b.phase::text AS phase FROM barriers b
+       JOIN runs r ON r.id = $1 AND b.run_id = ANY (r.path)
+      ORDER BY b.requested_at DESC LIMIT 1`,
+    runId,
+  );
+  const r = rows[0];
+  return r ? { id: r.id, teamId: r.team_id, runId: r.run_id, phase: r.phase } : null;
+}
+
+/** Run ids of a barrier's subtree (the killed run and its descendants). */
+export async function subtreeRunIdsTx(tx: Tx, runId: string): Promise<string[]> {
+  const rows = await tx.$queryRawUnsafe<{ id: string }[]>(
+    `SELECT c.id FROM runs r JOIN runs c ON c.root_run_id = r.root_run_id AND r.id = ANY (c.path) WHERE r.id = $1`,
+    runId,
+  );
+  return rows.map((r) => r.id);
+}

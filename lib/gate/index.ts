@@ -1,0 +1,138 @@
+// The gate's hot path (DESIGN.md §4): ONE round trip per decision. Everything — key authentication by
+// hash, the shared tree lock, the ancestry read, the decision, the operation's transition and the
+// gate_decisions row — happens inside the SQL function quiesce_gate (prisma/migrations/
+// 20261129000100_gate_function). This module only validates input, calls it through a named prepared
+// statement and maps its JSON answer. The pure oracle is lib/control/gate.ts.
+import "server-only";
+import type pg from "pg";
+import { pool } from "../db/pool";
+import { newId } from "../ids";
+import { badRequest } from "../errors";
+import { BREAKER_DEFAULTS } from "../control/breaker";
+import type { Decision, GateReason, OperationState } from "../control/types";
+
+export interface EffectReceiptView {
+  effectReceiptId: string;
+  providerOperationId: string | null;
+  detail: unknown;
+  committedAt: string;
+  rollbackOwner: string | null;
+}
+
+export interface RecordedOperation {
+  operationId: string;
+  state: OperationState;
+  /** Only on `already_applied`: what the executor reported. */
+  outcomeDetail?: unknown;
+  /** Only on `already_applied`, when an effect receipt exists. */
+  effectReceipt?: EffectReceiptView;
+}
+
+export type GateOutcome =
+  | { ok: true; decision: Decision; reason: GateReason; currentEpoch: number | null; operation?: RecordedOperation }
+  | { ok: false; code: "unauthenticated" | "forbidden"; message: string };
+
+export type AdmitOutcome = GateOutcome | { ok: false; code: "not_found"; message: string };
+
+export type HeartbeatOutcome =
+  | { ok: true; continue: boolean; reason: GateReason; currentEpoch: number | null }
+  | { ok: false; code: "unauthenticated" | "forbidden" | "not_found"; message: string };
+
+export interface GateInput { keyHash: string; runId: string; leaseId: string; epoch: number; operationId: string; tool: string }
+export interface OperationInput { keyHash: string; operationId: string }
+
+/** The statement, exported so the bench can run exactly what the API runs. */
+export const GATE_STATEMENT = "SELECT quiesce_gate($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) AS r";
+export const GATE_STATEMENT_NAME = "quiesce_gate_v1";
+
+type Queryable = Pick<pg.Pool, "query"> | Pick<pg.ClientBase, "query">;
+
+type RawAnswer = {
+  ok: boolean; code?: string; message?: string;
+  decision?: Decision; reason?: GateReason; currentEpoch?: number | null; continue?: boolean;
+  operation?: { operationId: string; state: OperationState; outcomeDetail?: unknown; effectReceipt?: Record<string, unknown> } | null;
+};
+
+const MAX_ID = 200;
+
+function checkId(field: string, v: unknown): string {
+  if (typeof v !== "string" || v.trim().length === 0 || v.length > MAX_ID) throw badRequest(`${field}: must be a non-empty string of at most ${MAX_ID} characters`);
+  return v;
+}
+
+function checkHash(v: unknown): string {
+  // Not a QuiesceError: a malformed hash can only come from our own code, never from a caller.
+  if (typeof v !== "string" || !/^[0-9a-f]{64}$/.test(v)) throw new Error("keyHash must be a sha256 hex digest");
+  return v;
+}
+
+/**
+ * Runs quiesce_gate once. `via` defaults to the shared pool; the bench passes a dedicated client.
+ * The named statement is parsed once per connection and then only bound and executed.
+ */
+export async function callGateFunction(
+  source: "gate" | "admit" | "heartbeat",
+  args: { keyHash: string; runId?: string | null; leaseId?: string | null; epoch?: number | null; operationId: string; tool?: string | null },
+  via: Queryable = pool(),
+): Promise<RawAnswer> {
+  const res = await (via as pg.Pool).query<{ r: RawAnswer }>({
+    name: GATE_STATEMENT_NAME,
+    text: GATE_STATEMENT,
+    values: [
+      source, args.keyHash, args.runId ?? null, args.leaseId ?? null, args.epoch ?? null, args.operationId,
+      args.tool ?? null, newId("op"), BREAKER_DEFAULTS.coolDownMs, BREAKER_DEFAULTS.probeTimeoutMs,
+    ],
+  });
+  const row = res.rows[0];
+  if (!row) throw new Error("quiesce_gate returned no row");
+  return row.r;
+}
+
+function mapOperation(op: RawAnswer["operation"]): RecordedOperation | undefined {
+  if (!op) return undefined;
+  const out: RecordedOperation = { operationId: op.operationId, state: op.state };
+  if (op.outcomeDetail !== undefined) out.outcomeDetail = op.outcomeDetail;
+  const e = op.effectReceipt;
+  if (e) {
+    out.effectReceipt = {
+      effectReceiptId: String(e.effectReceiptId),
+      providerOperationId: (e.providerOperationId as string | undefined) ?? null,
+      detail: e.detail ?? null,
+      committedAt: new Date(String(e.committedAt)).toISOString(),
+      rollbackOwner: (e.rollbackOwner as string | undefined) ?? null,
+    };
+  }
+  return out;
+}
+
+function mapDecision(r: RawAnswer): GateOutcome {
+  if (!r.ok) return { ok: false, code: r.code as "unauthenticated" | "forbidden", message: r.message ?? "refused" };
+  const out: GateOutcome = { ok: true, decision: r.decision!, reason: r.reason!, currentEpoch: r.currentEpoch ?? null };
+  const op = mapOperation(r.operation);
+  if (op) out.operation = op;
+  return out;
+}
+
+/** POST /api/v1/gate: ask before a protected action. */
+export async function gateCheck(i: GateInput, via?: Queryable): Promise<GateOutcome> {
+  if (!Number.isSafeInteger(i.epoch) || i.epoch < 0 || i.epoch > 2_147_483_647) throw badRequest("epoch: must be a non-negative integer");
+  const r = await callGateFunction("gate", {
+    keyHash: checkHash(i.keyHash), runId: checkId("runId", i.runId), leaseId: checkId("leaseId", i.leaseId),
+    epoch: i.epoch, operationId: checkId("operationId", i.operationId), tool: checkId("tool", i.tool),
+  }, via);
+  return mapDecision(r);
+}
+
+/** POST /api/v1/operations/{id}/admit: the dequeue-time check of registered work. */
+export async function admitCheck(i: OperationInput, via?: Queryable): Promise<AdmitOutcome> {
+  const r = await callGateFunction("admit", { keyHash: checkHash(i.keyHash), operationId: checkId("operationId", i.operationId) }, via);
+  if (!r.ok && r.code === "not_found") return { ok: false, code: "not_found", message: r.message ?? "operation not found" };
+  return mapDecision(r);
+}
+
+/** POST /api/v1/operations/{id}/heartbeat: continue while allowed or merely paused. */
+export async function heartbeatCheck(i: OperationInput, via?: Queryable): Promise<HeartbeatOutcome> {
+  const r = await callGateFunction("heartbeat", { keyHash: checkHash(i.keyHash), operationId: checkId("operationId", i.operationId) }, via);
+  if (!r.ok) return { ok: false, code: r.code as "unauthenticated" | "forbidden" | "not_found", message: r.message ?? "refused" };
+  return { ok: true, continue: r.continue === true, reason: r.reason!, currentEpoch: r.currentEpoch ?? null };
+}

@@ -1,0 +1,25 @@
+// Shared field schemas for the machine API (DESIGN.md §12). Times are ISO 8601 UTC.
+import { z } from "zod";
+import { BREAKER_STATES, DECISIONS, GATE_REASONS, LIFECYCLES, OPERATION_STATES } from "../control/types";
+
+export const Id = z.string().trim().min(1).max(200);
+export const Reason = z.string().trim().min(1, "a reason is required").max(2000);
+export const IsoTime = z.iso.datetime({ offset: true });
+export const Epoch = z.number().int().min(0);
+
+export const LifecycleSchema = z.enum(LIFECYCLES);
+export const BreakerSchema = z.enum(BREAKER_STATES);
+export const DecisionSchema = z.enum(DECISIONS);
+export const GateReasonSchema = z.enum(GATE_REASONS);
+export const OperationStateSchema = z.enum(OPERATION_STATES);
+
+export const ErrorBody = z.object({
+  error: z.object({
+    code: z.string(),
+    message: z.string(),
+    details: z.unknown().optional(),
+  }),
+}).meta({ id: "Error" });
+
+/** `{}` for action endpoints that take no input (admit, heartbeat); unknown fields are refused. */
+export const EmptyBody = z.strictObject({});

@@ -1,0 +1,54 @@
+// Inputs of the operator console: server actions and the console's JSON read endpoints.
+// Shared field rules come from ./common so the console and the machine API refuse the same things.
+import { z } from "zod";
+import { BREAKER_STATES, HARNESSES, KEY_KINDS, LIFECYCLES } from "../control/types";
+import { Id, Reason } from "./common";
+
+const optionalEnum = <T extends readonly [string, ...string[]]>(values: T) =>
+  z.preprocess((v) => (v === "" || v === null ? undefined : v), z.enum(values).optional());
+const page = z.preprocess((v) => (v === "" || v === null || v === undefined ? undefined : Number(v)), z.number().int().min(1).max(100_000).optional());
+
+export const RunsQuery = z.object({
+  lifecycle: optionalEnum(LIFECYCLES),
+  breaker: optionalEnum(BREAKER_STATES),
+  harness: optionalEnum(HARNESSES),
+  q: z.string().trim().max(200).optional(),
+  roots: z.preprocess((v) => v === "1" || v === "true" || v === true, z.boolean()).optional(),
+  page,
+});
+export type RunsQuery = z.infer<typeof RunsQuery>;
+
+export const AuditQuery = z.object({
+  action: z.string().trim().max(100).optional(),
+  actor: z.string().trim().max(200).optional(),
+  target: z.string().trim().max(200).optional(),
+  page,
+});
+
+export const ReconciliationsQuery = z.object({
+  status: z.preprocess((v) => (v === "" || v == null ? undefined : v), z.enum(["open", "resolved", "all"]).optional()),
+  mine: z.preprocess((v) => v === "1" || v === "true" || v === true, z.boolean()).optional(),
+});
+
+export const ReceiptVersionQuery = z.object({
+  version: z.preprocess((v) => (v === "" || v == null ? undefined : Number(v)), z.number().int().min(1).optional()),
+});
+
+export const RunControlInput = z.strictObject({ runId: Id, reason: Reason });
+export const BreakerControlInput = z.strictObject({ runId: Id, action: z.enum(["trip", "reset"]), reason: Reason });
+
+export const AssignInput = z.strictObject({ reconciliationId: Id, assigneeUserId: Id });
+export const ResolveInput = z.strictObject({
+  reconciliationId: Id,
+  resolution: z.enum(["effect_present", "effect_absent"]),
+  evidence: z.string().trim().min(3, "describe the evidence you checked").max(4000),
+});
+
+export const CreateKeyInput = z.strictObject({
+  name: z.string().trim().min(1, "a name is required").max(100),
+  kind: z.enum(KEY_KINDS),
+  userId: z.preprocess((v) => (v === "" ? undefined : v), Id.optional()),
+  expiresInDays: z.preprocess((v) => (v === "" || v == null ? undefined : Number(v)), z.number().int().min(1).max(3650).optional()),
+});
+export const RevokeKeyInput = z.strictObject({ keyId: Id });
+export const SwitchTeamInput = z.strictObject({ slug: z.string().trim().min(1).max(100) });

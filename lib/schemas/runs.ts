@@ -1,0 +1,136 @@
+// Runs and child runs: register, read, list (DESIGN.md §12).
+import { z } from "zod";
+import { BreakerSchema, Id, IsoTime, LifecycleSchema } from "./common";
+import { registerPath } from "./registry";
+
+import { DEFAULT_LEASE_TTL_SECONDS, MAX_LEASE_TTL_SECONDS } from "../control/lease";
+
+// A child never gets more than its parent has left (lib/control/lease clamps it).
+export { DEFAULT_LEASE_TTL_SECONDS, MAX_LEASE_TTL_SECONDS };
+
+export const NativeIds = z.strictObject({
+  sessionId: z.string().min(1).max(300).optional(),
+  agentId: z.string().min(1).max(300).optional(),
+  threadId: z.string().min(1).max(300).optional(),
+  turnId: z.string().min(1).max(300).optional(),
+});
+
+export const HarnessInput = z.enum(["claude_code", "claude-code", "codex", "mcp", "custom"]);
+
+export const CreateRunBody = z.strictObject({
+  taskId: z.string().trim().min(1).max(200),
+  title: z.string().max(500).optional(),
+  harness: HarnessInput.optional(),
+  parentRunId: Id.optional(),
+  parentLeaseId: Id.optional(),
+  scopes: z.array(z.string().trim().min(1).max(200)).max(100).optional(),
+  leaseTtlSeconds: z.number().int().min(1).max(MAX_LEASE_TTL_SECONDS)
+    .describe(`lease lifetime in seconds (default ${DEFAULT_LEASE_TTL_SECONDS}); a child's is clamped to its parent's`).optional(),
+  native: NativeIds.optional(),
+}).meta({ id: "CreateRunRequest" });
+export type CreateRunBody = z.infer<typeof CreateRunBody>;
+
+export const CreateRunResponse = z.object({
+  runId: z.string(),
+  leaseId: z.string(),
+  epoch: z.number().int(),
+  validUntil: IsoTime,
+  parentRunId: z.string().nullable(),
+  rootRunId: z.string(),
+  scopes: z.array(z.string()),
+  /** false when an idempotent registration returned the existing run (status 200). */
+  created: z.boolean(),
+}).meta({ id: "CreateRunResponse" });
+export type CreateRunResponse = z.infer<typeof CreateRunResponse>;
+
+export const LeaseView = z.object({
+  leaseId: z.string(),
+  parentLeaseId: z.string().nullable(),
+  scopes: z.array(z.string()),
+  validUntil: IsoTime,
+  revokedAt: IsoTime.nullable(),
+  revokedBy: z.string().nullable(),
+  createdAt: IsoTime,
+}).meta({ id: "Lease" });
+
+export const RunSummary = z.object({
+  runId: z.string(),
+  taskId: z.string(),
+  title: z.string().nullable(),
+  harness: z.string(),
+  parentRunId: z.string().nullable(),
+  rootRunId: z.string(),
+  depth: z.number().int(),
+  lifecycle: LifecycleSchema,
+  breaker: BreakerSchema,
+  epoch: z.number().int(),
+  createdAt: IsoTime,
+  lastHeartbeatAt: IsoTime.nullable(),
+}).meta({ id: "RunSummary" });
+export type RunSummary = z.infer<typeof RunSummary>;
+
+export const RunView = RunSummary.extend({
+  lifecycleChangedAt: IsoTime,
+  lifecycleChangedBy: z.string().nullable(),
+  lifecycleReason: z.string().nullable(),
+  breakerChangedAt: IsoTime,
+  breakerChangedBy: z.string().nullable(),
+  breakerReason: z.string().nullable(),
+  breakerFailures: z.number().int(),
+  native: z.object({
+    sessionId: z.string().nullable(), agentId: z.string().nullable(),
+    threadId: z.string().nullable(), turnId: z.string().nullable(),
+  }),
+  lastNativeState: z.string().nullable(),
+  children: z.array(RunSummary),
+  leases: z.array(LeaseView),
+}).meta({ id: "Run" });
+export type RunView = z.infer<typeof RunView>;
+
+export const ListRunsQuery = z.strictObject({
+  limit: z.coerce.number().int().min(1).max(200).default(50),
+  /** Opaque: the nextCursor of the previous page. */
+  cursor: z.string().min(1).max(500).optional(),
+  lifecycle: LifecycleSchema.optional(),
+  /** Substring of run id, task id or title. */
+  q: z.string().trim().min(1).max(200).optional(),
+  /** Only the children of this run. */
+  parentRunId: Id.optional(),
+  /** "true": only root runs. */
+  rootsOnly: z.enum(["true", "false"]).optional(),
+});
+export type ListRunsQuery = z.infer<typeof ListRunsQuery>;
+
+export const ListRunsResponse = z.object({
+  runs: z.array(RunSummary),
+  nextCursor: z.string().nullable(),
+}).meta({ id: "RunList" });
+export type ListRunsResponse = z.infer<typeof ListRunsResponse>;
+
+registerPath({
+  method: "post", path: "/api/v1/runs", operationId: "createRun", tags: ["runs"],
+  summary: "Register a run or a child run and get its lease",
+  description: "A child lease never outlives or out-scopes its parent's. With native.sessionId (and agentId), registering the same native identity again returns the existing run (200, created=false).",
+  callers: "agent, gateway keys", body: CreateRunBody,
+  responses: { 201: { description: "registered", schema: CreateRunResponse }, 200: { description: "already registered (idempotent)", schema: CreateRunResponse } },
+  errors: [400, 403, 404, 409],
+});
+registerPath({
+  method: "get", path: "/api/v1/runs", operationId: "listRuns", tags: ["runs"],
+  summary: "List the team's runs, newest first", callers: "any key", query: ListRunsQuery,
+  responses: { 200: { description: "a page of runs", schema: ListRunsResponse } }, errors: [400],
+});
+registerPath({
+  method: "get", path: "/api/v1/runs/{runId}", operationId: "getRun", tags: ["runs"],
+  summary: "Read a run with its children and leases", callers: "any key",
+  responses: { 200: { description: "the run", schema: RunView } }, errors: [404],
+});
+// The stream itself is served by app/api/v1/runs/[runId]/events (lib/abort, lib/sdk/events.ts).
+registerPath({
+  method: "get", path: "/api/v1/runs/{runId}/events", operationId: "runEvents", tags: ["runs"],
+  summary: "Server-sent events for the run's tree (event: ready | control | resync)",
+  description: "`event: ready` once the server listens (nothing committed afterwards is missed); `event: control` with a ControlEvent JSON for every control change of the tree; `event: resync` when events may have been lost. Events are wake-up calls, not authority: re-check with a heartbeat or the gate.",
+  callers: "any key of the run's team",
+  responses: { 200: { description: "text/event-stream", contentType: "text/event-stream", schema: z.string() } },
+  errors: [404],
+});

@@ -1,0 +1,3 @@
+// Public entry of the TypeScript SDK.
+export { QuiesceClient, type QuiesceClientOptions, type ListRunsParams, type CreateRunInput } from "./client";
+export { QuiesceApiError, QuiesceUnreachableError, QuiesceConfigError } from "./errors";

@@ -1,0 +1,64 @@
+// Which PostgreSQL the CLI talks to: DATABASE_URL when set, else the embedded server of
+// lib/db/embedded.ts (started here, or reused when `npm start` already runs it). Sets
+// process.env.DATABASE_URL so prisma()/pool() and every child process use the same database.
+import { EMBEDDED_DIR, EMBEDDED_PORT, startEmbeddedPostgres } from "../db/embedded";
+
+export const EMBEDDED_DATABASE = "quiesce";
+
+export interface DatabaseHandle {
+  url: string;
+  /** "external" (DATABASE_URL) or the embedded server's data folder. */
+  source: "external" | "embedded";
+  /** true when this process started the embedded server and must stop it. */
+  owned: boolean;
+  stop(): Promise<void>;
+}
+
+/** Hides the password when printing a URL. */
+export function redactUrl(url: string): string {
+  try {
+    const u = new URL(url);
+    if (u.password) u.password = "***";
+    return u.toString();
+  } catch {
+    return "(unparseable DATABASE_URL)";
+  }
+}
+
+export async function openDatabase(log: (line: string) => void = () => {}): Promise<DatabaseHandle> {
+  const external = process.env.DATABASE_URL;
+  if (external) {
+    return { url: external, source: "external", owned: false, stop: async () => {} };
+  }
+  log(`starting embedded PostgreSQL on port ${EMBEDDED_PORT} (data: ${EMBEDDED_DIR}) …`);
+  const server = await startEmbeddedPostgres();
+  if (!server.owned) log("reusing the embedded PostgreSQL that is already running");
+  await server.createDatabase(EMBEDDED_DATABASE);
+  const url = server.url(EMBEDDED_DATABASE);
+  process.env.DATABASE_URL = url;
+  return { url, source: "embedded", owned: server.owned, stop: server.stop };
+}
+
+/** For one-shot CLI commands: open, run, and stop the embedded server again if this process started it. */
+export async function withDatabase<T>(fn: (url: string) => Promise<T>, log?: (line: string) => void): Promise<T> {
+  const db = await openDatabase(log);
+  try {
+    return await fn(db.url);
+  } finally {
+    await closeDbClients();
+    await db.stop();
+  }
+}
+
+/**
+ * Ends this process's Prisma client and pg pool if anything opened them (idle connections would keep
+ * a one-shot command alive, and a server cannot stop fast while clients hold connections).
+ */
+export async function closeDbClients(): Promise<void> {
+  const g = globalThis as unknown as { quiescePrisma?: { $disconnect(): Promise<void> }; quiescePool?: { end(): Promise<void> } };
+  const p = g.quiescePrisma;
+  const pl = g.quiescePool;
+  g.quiescePrisma = undefined;
+  g.quiescePool = undefined;
+  await Promise.all([p?.$disconnect().catch(() => {}), pl?.end().catch(() => {})]);
+}

@@ -1,0 +1,103 @@
+// What `npm start` runs, decided from plain inputs (pure, unit-tested): the web app and whichever of
+// the companion CLI commands are registered in bin/commands/index.ts right now. Other parts of Quiesce
+// register barrier-worker, provider-sim and demo as they land; start picks them up without changes.
+import path from "node:path";
+import type { DemoKeyRole } from "../seed/demo-keys-file";
+
+export const PROVIDER_SIM_PORT = 4700;
+
+export interface StartOptions {
+  port: number;
+  dev: boolean;
+  demo: boolean;
+}
+
+export interface ChildSpec {
+  name: string;
+  command: string;
+  args: string[];
+  /** Started only after the web app answers HTTP (it calls the API). */
+  afterWeb: boolean;
+  /** When this child dies, everything stops (nothing is left half-running without the web app). */
+  essential: boolean;
+}
+
+/** Companion commands in start order; `demo` is optional and comes last. */
+export const COMPANIONS: { name: string; args: string[]; afterWeb: boolean; optional: boolean }[] = [
+  { name: "barrier-worker", args: [], afterWeb: false, optional: false },
+  { name: "provider-sim", args: ["--port", String(PROVIDER_SIM_PORT)], afterWeb: false, optional: false },
+  { name: "demo", args: [], afterWeb: true, optional: true },
+];
+
+export function parsePort(text: string | undefined, from: string): number {
+  const port = Number(text);
+  if (!Number.isInteger(port) || port < 1 || port > 65535) throw new Error(`${from}: not a TCP port: "${text}"`);
+  return port;
+}
+
+/** QUIESCE_DEMO=0/false/no/off turns the demo fleet off, like --no-demo. */
+export type Env = Record<string, string | undefined>;
+
+export function demoEnabled(flagNoDemo: boolean | undefined, env: Env): boolean {
+  if (flagNoDemo) return false;
+  const v = env.QUIESCE_DEMO?.trim().toLowerCase();
+  return !(v === "0" || v === "false" || v === "no" || v === "off");
+}
+
+export function planChildren(root: string, registered: readonly string[], opts: StartOptions): ChildSpec[] {
+  const node = process.execPath;
+  const nextBin = path.join(root, "node_modules", "next", "dist", "bin", "next");
+  const cli = path.join(root, "bin", "quiesce.ts");
+  const children: ChildSpec[] = [{
+    name: "web",
+    command: node,
+    args: [nextBin, opts.dev ? "dev" : "start", "-p", String(opts.port)],
+    afterWeb: false,
+    essential: true,
+  }];
+  for (const c of COMPANIONS) {
+    if (!registered.includes(c.name)) continue;
+    if (c.name === "demo" && !opts.demo) continue;
+    children.push({
+      name: c.name,
+      command: node,
+      args: ["--conditions=react-server", "--import", "tsx", cli, c.name, ...c.args],
+      afterWeb: c.afterWeb,
+      essential: false,
+    });
+  }
+  return children;
+}
+
+export interface ChildEnvInput {
+  databaseUrl: string;
+  port: number;
+  authSecret: string;
+  keys: Partial<Record<DemoKeyRole, string>>;
+}
+
+/**
+ * Every child gets the same database and control plane address. QUIESCE_API_KEY is the demo agent key
+ * (what the demo fleet acts with); each demo key is also passed under its own name.
+ */
+export function childEnv(base: Env, i: ChildEnvInput): Env {
+  const env: Env = {
+    ...base,
+    DATABASE_URL: i.databaseUrl,
+    PORT: String(i.port),
+    QUIESCE_URL: `http://127.0.0.1:${i.port}`,
+    NEXTAUTH_URL: base.NEXTAUTH_URL ?? `http://localhost:${i.port}`,
+    NEXTAUTH_SECRET: i.authSecret,
+    QUIESCE_PROVIDER_SIM_URL: `http://127.0.0.1:${PROVIDER_SIM_PORT}`,
+  };
+  const named: Record<DemoKeyRole, string> = {
+    agent: "QUIESCE_AGENT_KEY", worker: "QUIESCE_WORKER_KEY", gateway: "QUIESCE_GATEWAY_KEY",
+    operator: "QUIESCE_OPERATOR_KEY", otherAgent: "QUIESCE_OTHER_AGENT_KEY",
+  };
+  for (const [role, name] of Object.entries(named) as [DemoKeyRole, string][]) {
+    const secret = i.keys[role];
+    if (secret) env[name] = secret;
+  }
+  if (i.keys.agent) env.QUIESCE_API_KEY = i.keys.agent;
+  return env;
+}

@@ -1,0 +1,132 @@
+// Fixtures for the barrier tests: a team with members of every role, run trees with leases, operations
+// in any state, provider rows, and REAL child processes (provider-sim, barrier-worker) of the CLI.
+import { spawn, type ChildProcess } from "node:child_process";
+import path from "node:path";
+import { prisma } from "../../lib/db/prisma";
+import { newId } from "../../lib/ids";
+import type { Principal } from "../../lib/dal/principal";
+import type { Role } from "../../lib/control/types";
+
+export const ROOT = path.resolve(import.meta.dirname, "../..");
+
+export interface TeamFixture {
+  teamId: string;
+  users: Record<Role, { id: string; email: string; principal: Principal }>;
+}
+
+export async function makeTeam(): Promise<TeamFixture> {
+  const teamId = newId("team");
+  await prisma().team.create({ data: { id: teamId, slug: teamId.toLowerCase(), name: `Team ${teamId}` } });
+  const users = {} as TeamFixture["users"];
+  for (const role of ["viewer", "operator", "manager", "admin"] as const) {
+    const id = newId("user");
+    const email = `${role}-${id.slice(5, 13).toLowerCase()}@barrier.test`;
+    await prisma().user.create({ data: { id, email, name: `${role} ${id}` } });
+    await prisma().membership.create({ data: { id: newId("mem"), teamId, userId: id, role } });
+    users[role] = { id, email, principal: { type: "user", userId: id, email, teamId, role } };
+  }
+  return { teamId, users };
+}
+
+export interface RunNode { runId: string; leaseId: string; epoch: number }
+
+/** A root run with `children` child runs, each with a lease that descends from the root lease. */
+export async function makeTree(teamId: string, children = 0): Promise<{ root: RunNode; children: RunNode[] }> {
+  const rootId = newId("run");
+  const rootLease = newId("lease");
+  const validUntil = new Date(Date.now() + 3600_000);
+  await prisma().run.create({ data: { id: rootId, teamId, taskId: "release-payments", rootRunId: rootId, path: [rootId], title: "root" } });
+  await prisma().lease.create({ data: { id: rootLease, teamId, runId: rootId, path: [rootLease], scopes: ["*"], validUntil } });
+  const kids: RunNode[] = [];
+  for (let i = 0; i < children; i++) {
+    const id = newId("run");
+    const lease = newId("lease");
+    await prisma().run.create({ data: { id, teamId, taskId: "release-payments", parentRunId: rootId, rootRunId: rootId, path: [rootId, id], depth: 1, title: `child ${i}` } });
+    await prisma().lease.create({ data: { id: lease, teamId, runId: id, parentLeaseId: rootLease, path: [rootLease, lease], scopes: ["*"], validUntil } });
+    kids.push({ runId: id, leaseId: lease, epoch: 1 });
+  }
+  return { root: { runId: rootId, leaseId: rootLease, epoch: 1 }, children: kids };
+}
+
+export async function addOp(teamId: string, run: RunNode, o: {
+  state: "queued" | "scheduled" | "running" | "succeeded"; kind?: "call" | "queued" | "scheduled" | "retry";
+  providerName?: string; providerJobId?: string; operationId?: string; tool?: string;
+}): Promise<{ rowId: string; operationId: string }> {
+  const rowId = newId("op");
+  const operationId = o.operationId ?? `op-${rowId.slice(3, 15)}`;
+  await prisma().operation.create({
+    data: {
+      id: rowId, teamId, operationId, runId: run.runId, leaseId: run.leaseId, epochStamp: run.epoch,
+      kind: o.kind ?? (o.state === "running" ? "call" : o.state === "scheduled" ? "scheduled" : "queued"),
+      tool: o.tool ?? "deployment.reserve_preview", state: o.state, providerName: o.providerName ?? null, providerJobId: o.providerJobId ?? null,
+      startedAt: o.state === "running" ? new Date() : null,
+    },
+  });
+  return { rowId, operationId };
+}
+
+export async function makeProvider(teamId: string, p: { name: string; url: string; quietPeriodSeconds?: number; settleDeadlineMs?: number; timeoutMs?: number; rollbackOwner?: string }) {
+  await prisma().provider.create({
+    data: {
+      id: newId("prov"), teamId, name: p.name, kind: "simulated",
+      cancelUrl: `${p.url}/jobs/{providerJobId}/cancel`, statusUrl: `${p.url}/jobs/{providerJobId}/effect`,
+      timeoutMs: p.timeoutMs ?? 5000, settleDeadlineMs: p.settleDeadlineMs ?? 3000, quietPeriodSeconds: p.quietPeriodSeconds ?? 0,
+      rollbackOwner: p.rollbackOwner ?? "release-oncall",
+    },
+  });
+}
+
+export interface Proc { child: ChildProcess; output: () => string; stop: (signal?: NodeJS.Signals) => Promise<void> }
+
+/** `npm run quiesce -- <args>` as ONE real process (node --import tsx: no wrapper, so SIGKILL kills it). */
+export function spawnCli(args: string[], env: Record<string, string> = {}): Proc {
+  const child = spawn(process.execPath, ["--conditions=react-server", "--import", "tsx", "bin/quiesce.ts", ...args], {
+    cwd: ROOT, env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "pipe"],
+  });
+  let out = "";
+  child.stdout!.on("data", (d) => { out += d; });
+  child.stderr!.on("data", (d) => { out += d; });
+  return {
+    child,
+    output: () => out,
+    stop: (signal = "SIGTERM") => new Promise<void>((resolve) => {
+      if (child.exitCode !== null || child.signalCode !== null) return resolve();
+      child.once("exit", () => resolve());
+      child.kill(signal);
+    }),
+  };
+}
+
+export async function waitFor<T>(what: string, fn: () => Promise<T | null | undefined | false>, timeoutMs = 60_000, everyMs = 100): Promise<T> {
+  const until = Date.now() + timeoutMs;
+  let last: unknown;
+  for (;;) {
+    try {
+      const v = await fn();
+      if (v) return v;
+    } catch (err) { last = err; }
+    if (Date.now() > until) throw new Error(`timed out waiting for ${what}${last ? `: ${(last as Error).message}` : ""}`);
+    await new Promise((r) => setTimeout(r, everyMs));
+  }
+}
+
+/** The simulated provider as its own process on `port`; resolves when it answers /health. */
+export async function startSimProcess(port: number): Promise<Proc & { url: string }> {
+  const proc = spawnCli(["provider-sim", "--port", String(port), "--quiet"]);
+  const url = `http://127.0.0.1:${port}`;
+  await waitFor(`provider-sim on ${port}`, async () => {
+    if (proc.child.exitCode !== null) throw new Error(`provider-sim exited: ${proc.output()}`);
+    const r = await fetch(`${url}/health`).catch(() => null);
+    return r?.ok ?? false;
+  }, 60_000, 200);
+  return { ...proc, url };
+}
+
+/** A barrier engine process that works only `teamId`'s barriers (test files run side by side on one database). */
+export function startWorkerProcess(teamId: string, env: Record<string, string> = {}, id?: string): Proc {
+  return spawnCli(["barrier-worker", "--team", teamId, ...(id ? ["--id", id] : [])], { QUIESCE_BARRIER_POLL_MS: "500", ...env });
+}
+
+export async function receiptsOf(barrierId: string) {
+  return prisma().stopReceipt.findMany({ where: { barrierId }, orderBy: { version: "asc" } });
+}

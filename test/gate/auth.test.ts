@@ -1,0 +1,49 @@
+// The gate authenticates inside its SQL function; this proves its key rules mirror
+// lib/control/authz.ts isAllowed(caller, "gate.ask") for every kind × role × scope combination,
+// and that an operator key follows its user's CURRENT role.
+import { afterAll, expect, test } from "vitest";
+import { prisma } from "../../lib/db/prisma";
+import { closePool } from "../../lib/db/pool";
+import { isAllowed } from "../../lib/control/authz";
+import { KEY_KINDS, ROLES, type Role } from "../../lib/control/types";
+import { gateCheck } from "../../lib/gate";
+import { makeKey, makeRun, makeTeam, makeUser, opKey } from "./fixtures";
+
+afterAll(async () => { await closePool(); await prisma().$disconnect(); });
+
+const SCOPE_SETS: string[][] = [[], ["*"], ["gate.ask"], ["run.read"], ["run.read", "gate.ask"]];
+
+test("every kind × role × scopes combination: the SQL gate agrees with isAllowed(gate.ask)", async () => {
+  const team = await makeTeam();
+  const run = await makeRun(team.teamId);
+  const users = new Map<Role, string>();
+  for (const role of ROLES) users.set(role, (await makeUser(team.teamId, role)).userId);
+  let checked = 0;
+  for (const kind of KEY_KINDS) {
+    const roles: (Role | null)[] = kind === "operator" ? [...ROLES, null] : [null];
+    for (const role of roles) {
+      for (const scopes of SCOPE_SETS) {
+        // role null for an operator key = a user without a membership in this team
+        const userId = kind !== "operator" ? null : role ? users.get(role)! : (await makeUser((await makeTeam()).teamId, "admin")).userId;
+        const key = await makeKey(team.teamId, { kind, scopes, userId });
+        const expected = isAllowed({ type: "key", kind, role, scopes }, "gate.ask");
+        const o = await gateCheck({ keyHash: key.hash, runId: run.runId, leaseId: run.leaseId, epoch: 1, operationId: opKey(), tool: "t" });
+        expect({ kind, role, scopes, allowed: o.ok }).toEqual({ kind, role, scopes, allowed: expected });
+        if (!o.ok) expect(o.code).toBe("forbidden");
+        checked++;
+      }
+    }
+  }
+  expect(checked).toBe(3 * SCOPE_SETS.length + 5 * SCOPE_SETS.length);
+});
+
+test("an operator key carries its user's current role: demoting the user disarms the key at once", async () => {
+  const team = await makeTeam();
+  const run = await makeRun(team.teamId);
+  const { userId } = await makeUser(team.teamId, "admin");
+  const key = await makeKey(team.teamId, { kind: "operator", userId });
+  const ask = () => gateCheck({ keyHash: key.hash, runId: run.runId, leaseId: run.leaseId, epoch: 1, operationId: opKey(), tool: "t" });
+  expect(await ask()).toMatchObject({ ok: true, decision: "allow" });
+  await prisma().membership.updateMany({ where: { teamId: team.teamId, userId }, data: { role: "operator" } });
+  expect(await ask()).toMatchObject({ ok: false, code: "forbidden" });
+});
