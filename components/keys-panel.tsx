@@ -3,7 +3,7 @@
 // worker, gateway) can only read and ask the gate; an operator key carries its user's current role.
 import { useRouter } from "next/navigation";
 import { useState, type FormEvent } from "react";
-import { createKeyAction, revokeKeyAction } from "@/app/(console)/(lists)/keys/actions";
+import { createKeyAction, revokeKeyAction } from "@/app/(console)/keys/actions";
 import type { ApiKeyView } from "@/lib/dal/api-keys";
 import type { Member } from "@/lib/dal/console/reconciliations";
 import { Time } from "./time";

@@ -10,13 +10,13 @@ import { migrate } from "../../lib/db/migrate";
 import { seedDemo } from "../../lib/seed/index";
 import { formatSeedReport } from "../../lib/seed/report";
 import { checkBuild } from "../../lib/start/build-check";
-import { closeDbClients, openDatabase, redactUrl, type DatabaseHandle } from "../../lib/start/database";
+import { closeDbClients, openDatabaseHosted, redactUrl, type DatabaseHandle } from "../../lib/start/database";
 import { childEnv, demoEnabled, parsePort, planChildren, PROVIDER_SIM_PORT } from "../../lib/start/plan";
 import { ensureAuthSecret } from "../../lib/start/secret";
 import { Supervisor } from "../../lib/start/supervisor";
 
 const ROOT = path.resolve(import.meta.dirname, "../..");
-const say = (line: string) => console.log(`[start]        ${line}`);
+const say = (line: string) => console.log(`${"[start]".padEnd(16)} ${line}`);
 
 function portInUse(port: number): Promise<boolean> {
   return new Promise((resolve) => {
@@ -77,7 +77,7 @@ export const startCommand: Command = {
     const sup = new Supervisor({
       onUnexpectedExit: (name, code, signal) => {
         const how = signal ? `was killed by ${signal}` : `exited with code ${code}`;
-        const essential = plan.find((c) => c.name === name)?.essential || name === "build";
+        const essential = plan.find((c) => c.name === name)?.essential ?? false;
         loud([
           `${name} ${how}. It is NOT restarted.`,
           essential ? "Stopping everything." : `Everything else keeps running; ${name === "barrier-worker" ? "kills will not settle until it runs again" : `${name} is down`}.`,
@@ -106,7 +106,7 @@ export const startCommand: Command = {
     process.on("SIGTERM", onSignal);
 
     try {
-      db = await openDatabase(say);
+      db = await openDatabaseHosted(say);
       if (shuttingDown) return await done;
       say(`database ${redactUrl(db.url)}`);
       const m = await migrate(db.url, (l) => say(l));
@@ -124,10 +124,14 @@ export const startCommand: Command = {
           say(`QUIESCE_SKIP_BUILD=1: not building although ${check.reason}`);
         } else if (check.needed) {
           say(`building the web app (${check.reason}); this takes a minute or two …`);
-          const build = sup.spawn("build", process.execPath, [path.join(ROOT, "node_modules/next/dist/bin/next"), "build"], { ...env, NEXT_TELEMETRY_DISABLED: "1" }, ROOT);
+          const build = sup.spawn("build", process.execPath, [path.join(ROOT, "node_modules/next/dist/bin/next"), "build"], { ...env, NEXT_TELEMETRY_DISABLED: "1" }, ROOT, { oneShot: true });
           const r = await build.exited;
           if (shuttingDown) return await done;
-          if (r.code !== 0) { await shutdown(1); return await done; }
+          if (r.code !== 0) {
+            loud([`next build failed (${r.signal ? `killed by ${r.signal}` : `exit code ${r.code}`}); see the [build] lines above.`, "Nothing else was started."]);
+            await shutdown(1);
+            return await done;
+          }
           say("build finished");
         }
       }

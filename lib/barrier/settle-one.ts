@@ -2,11 +2,11 @@
 // authoritative effect until the provider's settle deadline, and let lib/control/settlement decide.
 // Resumable: the cancel request time, the provider's answer and every check are durable, so an engine
 // that takes over continues from them (re-asking a provider to cancel is harmless; a cancel is idempotent).
-import { decideSettlement, nextCheckDelayMs, type SettlementVerdict } from "../control/settlement";
+import { decideSettlement, nextCheckDelayMs, type ProviderResponse, type SettlementVerdict } from "../control/settlement";
 import { providerFor } from "../providers/http";
 import type { EffectAnswer, ProviderConfig, ProviderOperationRef } from "../providers/types";
 import {
-  markCancelRequested, recordEffectCheck, recordProviderResponse, settleBySystem, settlementState, type WorkSettlement,
+  markCancelRequested, recordRound, settleBySystem, settlementState, type WorkSettlement,
 } from "../dal/barrier-engine";
 import type { Principal } from "../dal/principal";
 
@@ -64,18 +64,20 @@ export async function settleOne(ctx: SettleContext, s: WorkSettlement, provider:
   const deadline = requestedAt.getTime() + provider.settleDeadlineMs;
   let response = s.providerResponse;
   let attempt = s.attempts;
-  while (!ctx.signal.aborted) {
-    if ((await settlementState(ctx.principal, s.id)) !== null) return;
+  for (let round = 0; !ctx.signal.aborted; round++) {
+    // A late report may have settled it meanwhile (the first round starts from a fresh read).
+    if (round > 0 && (await settlementState(ctx.principal, s.id)) !== null) return;
     // An unreachable provider is asked again on every round until the deadline.
+    let cancel: { response: ProviderResponse; detail: unknown } | undefined;
     if (response === null || response === "unreachable") {
       const a = await client.requestCancel(ref);
       response = a.response;
-      await recordProviderResponse(ctx.principal, s.id, a.response, a.detail);
+      cancel = { response: a.response, detail: a.detail };
       ctx.log(`${s.operationId}: cancel -> ${a.response}`);
     }
     const check = await client.checkEffect(ref);
     attempt++;
-    await recordEffectCheck(ctx.principal, s.id, check.effect, check.detail ?? null);
+    await recordRound(ctx.principal, s.id, { cancel, check: { observed: check.effect, detail: check.detail ?? null } });
     const v = decideSettlement({
       hasProvider: true, providerResponse: response, check: { effect: check.effect, final: check.final },
       executorReport: null, deadlinePassed: Date.now() >= deadline,

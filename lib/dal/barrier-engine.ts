@@ -112,21 +112,19 @@ export async function markCancelRequested(p: Principal, settlementId: string): P
   return rows[0]!.at;
 }
 
-export async function recordProviderResponse(p: Principal, settlementId: string, response: ProviderResponse, detail: unknown): Promise<void> {
+/** One round of talking to the provider: the cancel answer (when one was asked) and the effect check. */
+export async function recordRound(p: Principal, settlementId: string, round: {
+  cancel?: { response: ProviderResponse; detail: unknown };
+  check: { observed: EffectObservation; detail: unknown };
+}): Promise<void> {
   system(p);
-  await prisma().settlement.update({
-    where: { id: settlementId },
-    data: { providerResponse: response, providerRespondedAt: new Date(), lastError: response === "unreachable" ? JSON.stringify(detail ?? null).slice(0, 1000) : null },
-  });
-}
-
-export async function recordEffectCheck(p: Principal, settlementId: string, observed: EffectObservation, detail: unknown): Promise<void> {
-  system(p);
+  const err = round.check.observed === "unavailable" ? round.check.detail : round.cancel?.response === "unreachable" ? round.cancel.detail : null;
   await prisma().settlement.update({
     where: { id: settlementId },
     data: {
-      effectObserved: observed, effectCheckedAt: new Date(), effectCheckDetail: (detail ?? undefined) as never, attempts: { increment: 1 },
-      lastError: observed === "unavailable" ? JSON.stringify(detail ?? null).slice(0, 1000) : null,
+      ...(round.cancel ? { providerResponse: round.cancel.response, providerRespondedAt: new Date() } : {}),
+      effectObserved: round.check.observed, effectCheckedAt: new Date(), effectCheckDetail: (round.check.detail ?? undefined) as never,
+      attempts: { increment: 1 }, lastError: err === null ? null : JSON.stringify(err ?? null).slice(0, 1000),
     },
   });
 }
@@ -136,7 +134,8 @@ export async function settleBySystem(p: Principal, barrierId: string, input: Omi
   return prisma().$transaction(async (tx) => {
     const ok = await settleTx(tx, { ...input, onlyIfPending: true });
     if (!ok) return false;
-    const b = await tx.barrier.update({ where: { id: barrierId }, data: { lastSettledAt: input.at }, select: { teamId: true, run: { select: { rootRunId: true } } } });
+    // last_settled_at is written when the barrier goes quiet: no per-settlement write on the hot barrier row.
+    const b = await tx.barrier.findUniqueOrThrow({ where: { id: barrierId }, select: { teamId: true, run: { select: { rootRunId: true } } } });
     await notifyControl(tx, { kind: "settlement", teamId: b.teamId, rootRunId: b.run.rootRunId, barrierId });
     return true;
   });

@@ -33,7 +33,6 @@ export async function registerOperation(p: Principal, body: RegisterOperationBod
   } catch (err) {
     // Two registrations of one operationId raced past the existence check; the loser's insert hit the
     // unique index. Answer it like any repeat (the transaction rolled back, so it wrote nothing).
-    if (process.env.H2_DEBUG) console.error("RACE", (err as { code?: string })?.code, String(err).slice(0, 200));
     if ((err as { code?: string })?.code === "P2002") return registerOnce(p, body);
     throw err;
   }

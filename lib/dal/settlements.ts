@@ -60,7 +60,7 @@ export async function settleTx(tx: Tx, s: SettleInput): Promise<boolean> {
       create: { id: newId("rec"), teamId: s.teamId, settlementId: s.settlementId, status: "awaiting_assignee" },
       update: {},
     });
-  } else {
+  } else if (!s.onlyIfPending) {
     // Evidence arrived (late report, reconciliation): the uncertain interval ends here, and an open
     // reconciliation is closed by that evidence (resolveReconciliation closes its own first).
     await tx.uncertainInterval.updateMany({ where: { operationId: op.id, endedAt: null }, data: { endedAt: s.at, resolution: s.state } });

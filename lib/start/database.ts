@@ -1,6 +1,8 @@
 // Which PostgreSQL the CLI talks to: DATABASE_URL when set, else the embedded server of
 // lib/db/embedded.ts (started here, or reused when `npm start` already runs it). Sets
 // process.env.DATABASE_URL so prisma()/pool() and every child process use the same database.
+import { spawn } from "node:child_process";
+import path from "node:path";
 import { EMBEDDED_DIR, EMBEDDED_PORT, startEmbeddedPostgres } from "../db/embedded";
 
 export const EMBEDDED_DATABASE = "quiesce";
@@ -61,4 +63,36 @@ export async function closeDbClients(): Promise<void> {
   g.quiescePrisma = undefined;
   g.quiescePool = undefined;
   await Promise.all([p?.$disconnect().catch(() => {}), pl?.end().catch(() => {})]);
+}
+
+/**
+ * For `npm start`: like openDatabase, but the embedded server runs in a detached host process
+ * (lib/start/pg-host.ts) so that a terminal Ctrl-C does not stop it before everything else.
+ */
+export async function openDatabaseHosted(log: (line: string) => void = () => {}): Promise<DatabaseHandle> {
+  if (process.env.DATABASE_URL) return openDatabase(log);
+  log(`starting embedded PostgreSQL on port ${EMBEDDED_PORT} (data: ${EMBEDDED_DIR}) …`);
+  const host = spawn(process.execPath, ["--conditions=react-server", "--import", "tsx", path.join(import.meta.dirname, "pg-host.ts")], {
+    detached: true, stdio: ["ignore", "inherit", "inherit", "ipc"], env: process.env,
+  });
+  const exited = new Promise<number | null>((r) => host.once("exit", (code) => r(code)));
+  const ready = await new Promise<{ url: string; owned: boolean }>((resolve, reject) => {
+    host.once("message", (m: { type: string; url?: string; owned?: boolean; message?: string }) => {
+      if (m.type === "ready") resolve({ url: m.url!, owned: m.owned! });
+      else reject(new Error(`embedded PostgreSQL did not start: ${m.message}`));
+    });
+    void exited.then((code) => reject(new Error(`embedded PostgreSQL host exited (code ${code}) before it was ready`)));
+  });
+  if (!ready.owned) log("reusing the embedded PostgreSQL that is already running");
+  process.env.DATABASE_URL = ready.url;
+  return {
+    url: ready.url,
+    source: "embedded",
+    owned: ready.owned,
+    stop: async () => {
+      if (!ready.owned || host.exitCode !== null) return;
+      host.send("stop");
+      await exited;
+    },
+  };
 }

@@ -21,7 +21,7 @@ const COLORS = [36, 35, 33, 32, 34, 31];
 export class Supervisor {
   private readonly children: Supervised[] = [];
   private stopping = false;
-  private readonly width = 14;
+  private readonly width = 16;
   constructor(private readonly opts: SupervisorOptions = {}) {}
 
   get isStopping(): boolean {
@@ -42,7 +42,8 @@ export class Supervisor {
     readline.createInterface({ input: stream, crlfDelay: Infinity }).on("line", (line) => write(`${prefix}${line}`));
   }
 
-  spawn(name: string, command: string, args: string[], env: Record<string, string | undefined>, cwd: string): Supervised {
+  /** `oneShot`: a task expected to finish (the build); its exit is the caller's to judge, not a crash. */
+  spawn(name: string, command: string, args: string[], env: Record<string, string | undefined>, cwd: string, opts: { oneShot?: boolean } = {}): Supervised {
     const child = spawn(command, args, { cwd, env: env as NodeJS.ProcessEnv, stdio: ["ignore", "pipe", "pipe"] });
     const prefix = this.prefix(name, this.children.length);
     this.pipe(child.stdout, prefix, this.opts.out ?? ((l) => process.stdout.write(`${l}\n`)));
@@ -55,7 +56,7 @@ export class Supervisor {
       child.once("exit", (code, signal) => resolve({ code, signal }));
     });
     void exited.then(({ code, signal }) => {
-      if (!this.stopping) this.opts.onUnexpectedExit?.(name, code, signal);
+      if (!this.stopping && !opts.oneShot) this.opts.onUnexpectedExit?.(name, code, signal);
     });
     const s = { name, child, exited };
     this.children.push(s);

@@ -70,7 +70,7 @@ describe("proxy and gate", { timeout: T }, () => {
 
   test("tools/list is the upstream's; the gateway registers itself as an mcp child run of --run", async () => {
     const { tools } = await g.client.listTools();
-    expect(tools.map((t) => t.name).sort()).toEqual(["echo", "fail", "slow"]);
+    expect(tools.map((t) => t.name).sort()).toEqual(["crash", "echo", "fail", "slow"]);
     const run = await gatewayRun(g.parentRunId);
     expect(run).toMatchObject({ harness: "mcp", parentRunId: g.parentRunId, lifecycle: "normal" });
     expect(run.nativeSessionId).toMatch(/^mcp-gateway-/);
@@ -137,10 +137,24 @@ describe("proxy and gate", { timeout: T }, () => {
 });
 
 describe("fail closed", { timeout: T }, () => {
+  test("the upstream dies mid-call: the outcome is unknown (aborted_unknown) and the gateway exits", async () => {
+    const g = await startGateway();
+    let closed = false;
+    g.client.onclose = () => { closed = true; };
+    await expect(g.client.callTool({ name: "crash", arguments: {} })).rejects.toThrow();
+    const run = await gatewayRun(g.parentRunId);
+    const op = await until(async () => {
+      const o = await prisma().operation.findFirst({ where: { runId: run.id, tool: "crash" } });
+      return o?.state === "aborted_unknown" ? o : null;
+    }, "aborted_unknown after the upstream died");
+    expect(op.kind).toBe("call");
+    await until(() => closed, "the gateway to exit");
+  });
+
   test("control plane unreachable: every call is refused with isError and nothing reaches upstream; tools/list still works", async () => {
     const port = await closedPort();
     const g = await startGateway({ url: `http://127.0.0.1:${port}` });
-    expect((await g.client.listTools()).tools).toHaveLength(3);
+    expect((await g.client.listTools()).tools).toHaveLength(4);
     const r = await g.client.callTool({ name: "echo", arguments: { text: "x" } }) as CallToolResult;
     expect(r.isError).toBe(true);
     expect(text(r)).toMatch(/Quiesce denied echo: control_plane_unavailable/);

@@ -94,6 +94,19 @@ describe("registered work: register → admit → heartbeat → complete", () =>
     expect(await prisma().operation.count({ where: { teamId: w.a.teamId, operationId: body.operationId } })).toBe(1);
   });
 
+  test("the unique-index race between registrations is answered as a repeat (direct dal calls, no HTTP in between)", async () => {
+    const { authenticateKey } = await import("../../lib/dal/api-keys");
+    const { registerOperation } = await import("../../lib/dal/operations");
+    const p = (await authenticateKey(w.a.keys.worker))!;
+    const r = await run();
+    for (let round = 0; round < 3; round++) {
+      const body = { runId: r.runId, leaseId: r.leaseId, epoch: 1, operationId: opId("dal-race"), kind: "queued" as const, tool: "t" };
+      const answers = await Promise.all(Array.from({ length: 10 }, () => registerOperation(p, body)));
+      expect(answers.filter((a) => a.created)).toHaveLength(1);
+      expect(await prisma().operation.count({ where: { teamId: w.a.teamId, operationId: body.operationId } })).toBe(1);
+    }
+  });
+
   test("scheduled and retry work wait as scheduled; a paused run may still enqueue, admission holds", async () => {
     const r = await run();
     const worker = w.client(w.a.keys.worker);

@@ -52,6 +52,15 @@ async function until<T>(f: () => Promise<T>, ok: (v: T) => boolean, timeoutMs = 
 
 describe("quiesce demo", () => {
   test("plays live release trees, survives an API outage, honours pause, and a kill ends in a receipt", async () => {
+    try { await scenario(); } catch (err) {
+      for (const p of procs) console.error(`--- ${p.proc.spawnargs.slice(3).join(" ")}\n${p.out().slice(-4000)}\n${p.stderr().slice(-4000)}`);
+      throw err;
+    }
+  }, 420_000);
+});
+
+async function scenario() {
+  {
     const env = { DATABASE_URL: process.env.DATABASE_URL!, QUIESCE_URL: `http://127.0.0.1:${API_PORT}`, QUIESCE_API_KEY: team.keys.agent, QUIESCE_WORKER_KEY: team.keys.worker, QUIESCE_PROVIDER_SIM_URL: `http://127.0.0.1:${SIM_PORT}` };
     const provider = cli(["provider-sim", "--port", String(SIM_PORT)], env);
     const barrier = cli(["barrier-worker", "--poll-ms", "500", "--local-settle-ms", "1000", "--team", team.teamId], env);
@@ -102,6 +111,6 @@ describe("quiesce demo", () => {
     expect(await demo.stop("SIGTERM")).toBe(0);
     await barrier.stop("SIGTERM");
     await provider.stop("SIGTERM");
-  }, 420_000);
-});
+  }
+}
 

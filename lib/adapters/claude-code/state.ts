@@ -3,7 +3,7 @@
 // content, and each write is atomic by rename). The file is a cache: when it is missing the hook
 // re-registers with the same native ids, which the control plane answers idempotently with the
 // existing run. Keyed by control-plane URL too, so pointing a fleet at another control plane never
-// reuses run ids that plane does not know.
+// reuses run ids that plane does not know, and a new key (possibly of another team) starts afresh.
 import { createHash, randomBytes } from "node:crypto";
 import { mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import os from "node:os";
