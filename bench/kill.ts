@@ -127,7 +127,7 @@ export const killSection: BenchSection = {
       notes: [
         `target: dispatch stopped < ${TARGET_DISPATCH_MS} ms — ${Math.max(...dispatch) < TARGET_DISPATCH_MS ? "met" : "NOT met"} (max ${ms(Math.max(...dispatch))} ms)`,
         "every round: decision stopped_and_quiet, 10 000 operations cancelled_not_started, 50 settlements cancelled_without_effect",
-        `${os.cpus().length} CPU(s), ${ctx.server}; engine and simulated provider in the bench process`,
+        `${os.cpus().length} CPU(s), load average ${os.loadavg().map((x) => x.toFixed(1)).join(" / ")} when done, ${ctx.server}; engine and simulated provider in the bench process`,
       ],
     };
     return { tables: [table], data: { rounds, dispatch, settle, receipt, details } };

@@ -6,6 +6,7 @@ import type { Tx } from "../db/prisma";
 import { newId } from "../ids";
 import { buildReceipt, type ReceiptFacts } from "../control/receipt";
 import { notifyControl } from "./notify";
+import { appendAudit } from "./audit";
 import { subtreeRunIdsTx } from "./settlements";
 import type { SettledState } from "../control/types";
 
@@ -77,7 +78,7 @@ export async function receiptFactsTx(tx: Tx, barrierId: string, verifiedAt: Date
  * Issues the next receipt version. The caller holds the barrier row lock (SELECT … FOR UPDATE) and has
  * checked that a receipt is due. Leaves the barrier `complete` with the receipt's decision.
  */
-export async function issueReceiptTx(tx: Tx, barrierId: string, verifiedAt = new Date()): Promise<{ version: number; decision: "stopped_and_quiet" | "stop_incomplete"; digest: string }> {
+export async function issueReceiptTx(tx: Tx, barrierId: string, verifiedAt = new Date(), actor = "system:barrier-engine"): Promise<{ version: number; decision: "stopped_and_quiet" | "stop_incomplete"; digest: string }> {
   const { facts, teamId, rootRunId } = await receiptFactsTx(tx, barrierId, verifiedAt);
   const { body, canonical, digest, decision } = buildReceipt(facts);
   await tx.stopReceipt.create({
@@ -87,6 +88,7 @@ export async function issueReceiptTx(tx: Tx, barrierId: string, verifiedAt = new
     where: { id: barrierId },
     data: { phase: "complete", decision, completedAt: verifiedAt, lateRequestsDenied: facts.lateRequestsDenied, claimedBy: null, claimExpiresAt: null },
   });
+  await appendAudit(tx, { teamId, actor, action: "barrier.receipt", target: barrierId, after: { version: facts.version, decision, digest } });
   await notifyControl(tx, { kind: "receipt", teamId, rootRunId, barrierId });
   return { version: facts.version, decision, digest };
 }

@@ -93,10 +93,10 @@ function roleOf(p: Principal): Role | null {
 }
 
 /** Re-issues the receipt when one exists already (a reconciliation write changes what it must say). */
-async function reissue(tx: Parameters<typeof issueReceiptTx>[0], barrierId: string): Promise<number | null> {
+async function reissue(tx: Parameters<typeof issueReceiptTx>[0], barrierId: string, actor: string): Promise<number | null> {
   const b = await tx.barrier.findUniqueOrThrow({ where: { id: barrierId }, select: { phase: true } });
   if (b.phase !== "complete") return null; // the engine's receipt, when it comes, already includes this
-  return (await issueReceiptTx(tx, barrierId)).version;
+  return (await issueReceiptTx(tx, barrierId, new Date(), actor)).version;
 }
 
 export async function assignReconciliation(p: Principal, id: string, assigneeUserId: string): Promise<ReconciliationView & { receiptVersion: number | null }> {
@@ -118,7 +118,7 @@ export async function assignReconciliation(p: Principal, id: string, assigneeUse
       teamId: r.teamId, actor: actorOf(p), action: "reconciliation.assign", target: id,
       before: { assigneeUserId: cur.assigneeUserId, status: cur.status }, after: { assigneeUserId, status: "assigned" },
     });
-    const version = await reissue(tx, barrierId);
+    const version = await reissue(tx, barrierId, actorOf(p));
     const root = await tx.run.findUniqueOrThrow({ where: { id: r.settlement.operation.runId }, select: { rootRunId: true } });
     await notifyControl(tx, { kind: "settlement", teamId: r.teamId, rootRunId: root.rootRunId, barrierId });
     return version;
@@ -159,7 +159,7 @@ export async function resolveReconciliation(p: Principal, id: string, input: Res
       teamId: r.teamId, actor, action: "reconciliation.resolve", target: id,
       before: { status: cur.status }, after: { status: "resolved", resolution: input.resolution, evidence },
     });
-    const version = await reissue(tx, barrierId);
+    const version = await reissue(tx, barrierId, actorOf(p));
     const root = await tx.run.findUniqueOrThrow({ where: { id: op.runId }, select: { rootRunId: true } });
     await notifyControl(tx, { kind: "settlement", teamId: r.teamId, rootRunId: root.rootRunId, barrierId });
     return version;
