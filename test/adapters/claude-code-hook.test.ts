@@ -11,13 +11,14 @@ import { makeWorld, opRow, ROOT, runProcess, runRow, tempDir, type World } from 
 
 let w: World;
 let stateDir: string;
+const extraDirs: string[] = [];
 beforeAll(async () => {
   w = await makeWorld();
   stateDir = tempDir("hook-state");
 }, 60_000);
 afterAll(async () => {
   await w?.api.close();
-  rmSync(stateDir, { recursive: true, force: true });
+  for (const d of [stateDir, ...extraDirs]) if (d) rmSync(d, { recursive: true, force: true });
   await closePool();
   await prisma().$disconnect();
 });
@@ -108,7 +109,9 @@ describe("session, tool calls, subagents", () => {
     await hook(sessionStart(s));
     const parent = await sessionRunId(s);
     const id = toolUseId();
-    const pre = await hook(preToolUse(s, id, { agent_id: "agent-late" }), { QUIESCE_HOOK_STATE_DIR: tempDir("hook-empty") });
+    const empty = tempDir("hook-empty");
+    extraDirs.push(empty);
+    const pre = await hook(preToolUse(s, id, { agent_id: "agent-late" }), { QUIESCE_HOOK_STATE_DIR: empty });
     expect(pre).toMatchObject({ code: 0, stdout: "" });
     const child = await prisma().run.findFirstOrThrow({ where: { teamId: w.teamId, nativeSessionId: s, nativeAgentId: "agent-late" } });
     expect(child.parentRunId).toBe(parent);

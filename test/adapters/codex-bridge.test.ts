@@ -229,6 +229,17 @@ function closedPort(): Promise<number> {
   });
 }
 
+test("lifetime: the bridge ends with its app-server (its exit status), and closing the client ends both", async () => {
+  const a = await startBridge();
+  const exitA = new Promise<number | null>((r) => a.child.once("exit", (code) => r(code)));
+  a.send({ method: "fixture/exit", id: 99, params: {} });
+  expect(await exitA).toBe(7);
+  const b = await startBridge();
+  const exitB = new Promise<number | null>((r) => b.child.once("exit", (code) => r(code)));
+  b.child.stdin.end();
+  expect(await exitB).toBe(0);
+}, 120_000);
+
 test("`quiesce codex-bridge` through the CLI registry: bad usage is exit 2 and changes nothing", async () => {
   const before = await prisma().run.count({ where: { teamId: w.teamId } });
   const noCmd = await runProcess(TSX, ["--conditions=react-server", "bin/quiesce.ts", "codex-bridge", "--run", "run_x"], "", { ...process.env, QUIESCE_URL: w.api.url, QUIESCE_API_KEY: w.agentKey });

@@ -148,16 +148,19 @@ export async function runBridge(o: BridgeOptions): Promise<number> {
     if (method === "turn/started" && threadId) {
       const turnId = str(params, "turn", "id");
       if (turnId) tracker.turnStarted(threadId, turnId);
-    } else if (method === "turn/completed" && threadId) {
+    } else if (method === "turn/completed") {
       const turnId = str(params, "turn", "id");
       const status = str(params, "turn", "status");
       if (!turnId) return;
+      // The README documents the payload as `{ turn }`; v2 also carries threadId. Accept both.
+      const owner = threadId ?? tracker.threadOfTurn(turnId);
+      if (!owner) return;
       for (const [itemId, op] of openOps) {
         if (op.turnId !== turnId) continue;
         openOps.delete(itemId); // accepted but never completed: its effect is unknown
         void complete(op, "aborted_unknown", { turnStatus: status });
       }
-      void tracker.turnCompleted(threadId, turnId, status);
+      void tracker.turnCompleted(owner, turnId, status);
     } else if (method === "item/completed") {
       const itemId = str(params, "item", "id");
       const op = itemId ? openOps.get(itemId) : undefined;
@@ -183,10 +186,12 @@ export async function runBridge(o: BridgeOptions): Promise<number> {
     else toServer.send(c.msg);
   };
 
+  const clientIn = o.clientIn ?? process.stdin;
   void onLines(child.stdout, fromServer);
-  void onLines(o.clientIn ?? process.stdin, fromClient).then(() => child.stdin.end());
+  void onLines(clientIn, fromClient).then(() => child.stdin.end());
   const code = await exited;
   tracker.close();
+  clientIn.destroy(); // the app-server is gone: stop reading the client so the process can exit
   return code;
 }
 

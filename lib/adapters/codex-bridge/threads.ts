@@ -77,6 +77,12 @@ export class ThreadTracker {
     return t.binding;
   }
 
+  /** The thread that owns an active turn (for a turn/completed that carries only `turn`). */
+  threadOfTurn(turnId: string): string | undefined {
+    for (const t of this.threads.values()) if (t.activeTurns.has(turnId) || t.interrupts.has(turnId)) return t.threadId;
+    return undefined;
+  }
+
   turnStarted(threadId: string, turnId: string): void {
     const t = this.get(threadId);
     t.activeTurns.add(turnId);

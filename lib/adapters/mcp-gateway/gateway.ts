@@ -95,6 +95,7 @@ export async function runGateway(o: GatewayOptions): Promise<number> {
   const watch = async (runId: string) => {
     try {
       await subscribe({ url: o.cfg.url, apiKey: o.cfg.apiKey }, runId, () => {
+        eventSeq++;
         doorbell.ring();
         void inflight.check();
       }, stop.signal, { onDisconnect: (e) => log(`event stream: ${e.message}; reconnecting`) });
@@ -102,6 +103,7 @@ export async function runGateway(o: GatewayOptions): Promise<number> {
       if (!stop.signal.aborted) log(`event stream unavailable (${describeError(err)}); relying on periodic re-checks`);
     }
   };
+  let eventSeq = 0;
   const tick = setInterval(() => {
     if (inflight.size > 0) void inflight.check();
   }, o.recheckMs ?? 5000);
@@ -127,6 +129,7 @@ export async function runGateway(o: GatewayOptions): Promise<number> {
       log(`cannot register with the control plane: ${describeError(err)}`);
       return refuse("control_plane_unavailable", describeError(err));
     }
+    const seqAtGate = eventSeq;
     for (let attempt = 0; ; attempt++) {
       let ans;
       try {
@@ -146,6 +149,8 @@ export async function runGateway(o: GatewayOptions): Promise<number> {
 
     // 2. forward, abortable by the caller and by a kill
     const call = inflight.add(operationId, tool);
+    // A control event between the gate's answer and now found no running call to check: check now.
+    if (eventSeq !== seqAtGate) void inflight.check();
     const signal = AbortSignal.any([extra.signal, call.ctrl.signal]);
     const report = async (outcome: "succeeded" | "failed" | "aborted_unknown", detail: Record<string, unknown>) => {
       try {
@@ -196,5 +201,6 @@ export async function runGateway(o: GatewayOptions): Promise<number> {
   stop.abort();
   clearInterval(tick);
   await Promise.allSettled([upstream.close(), server.close()]);
+  if (!o.transport) process.stdin.destroy(); // nothing more to read: let the process exit
   return code;
 }
