@@ -8,6 +8,7 @@ import { freshDatabase } from "./lib/fresh-database";
 import { markdown, saveResult, writeIntoDocs, type BenchTable } from "./lib/report";
 import { gateSection } from "./gate";
 import { killSection } from "./kill";
+import { abortSection } from "./abort";
 import { closeDbClients } from "../lib/start/database";
 
 export interface BenchContext {
@@ -25,7 +26,7 @@ export interface BenchSection {
   run(ctx: BenchContext): Promise<{ tables: BenchTable[]; data: unknown }>;
 }
 
-const SECTIONS: BenchSection[] = [gateSection, killSection];
+const SECTIONS: BenchSection[] = [gateSection, killSection, abortSection];
 
 const ROOT = path.resolve(import.meta.dirname, "..");
 

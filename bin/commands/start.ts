@@ -101,7 +101,8 @@ export const startCommand: Command = {
       say("stopped");
       finished(code);
     };
-    const onSignal = (sig: NodeJS.Signals) => { say(`${sig} received`); void shutdown(0); };
+    // Under `npm start` a Ctrl-C arrives twice (from the terminal and relayed by tsx): act once.
+    const onSignal = (sig: NodeJS.Signals) => { if (!shuttingDown) say(`${sig} received`); void shutdown(0); };
     process.on("SIGINT", onSignal);
     process.on("SIGTERM", onSignal);
 

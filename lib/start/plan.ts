@@ -48,10 +48,12 @@ export function planChildren(root: string, registered: readonly string[], opts: 
   const node = process.execPath;
   const nextBin = path.join(root, "node_modules", "next", "dist", "bin", "next");
   const cli = path.join(root, "bin", "quiesce.ts");
+  // Every child ends itself if `npm start` dies without stopping it (lib/start/exit-with-parent.mjs).
+  const watchdog = ["--import", path.join(root, "lib", "start", "exit-with-parent.mjs")];
   const children: ChildSpec[] = [{
     name: "web",
     command: node,
-    args: [nextBin, opts.dev ? "dev" : "start", "-p", String(opts.port)],
+    args: [...watchdog, nextBin, opts.dev ? "dev" : "start", "-p", String(opts.port)],
     afterWeb: false,
     essential: true,
   }];
@@ -61,7 +63,7 @@ export function planChildren(root: string, registered: readonly string[], opts: 
     children.push({
       name: c.name,
       command: node,
-      args: ["--conditions=react-server", "--import", "tsx", cli, c.name, ...c.args],
+      args: ["--conditions=react-server", ...watchdog, "--import", "tsx", cli, c.name, ...c.args],
       afterWeb: c.afterWeb,
       essential: false,
     });

@@ -40,7 +40,8 @@ beforeAll(async () => {
 });
 afterAll(async () => { await api?.close(); await db.end(); await closeDbClients(); });
 
-const env = () => ({ QUIESCE_URL: api.url });
+// Generous client timeout: the first call to each route loads its module, slowly on a busy machine.
+const env = () => ({ QUIESCE_URL: api.url, QUIESCE_TIMEOUT_MS: "120000" });
 const runState = async (runId: string) =>
   (await db.query("SELECT lifecycle::text, breaker::text, epoch, lifecycle_reason FROM runs WHERE id = $1", [runId])).rows[0];
 const newRun = async (taskId: string) => (await new QuiesceClient({ url: api.url, apiKey: keys.agent }).createRun({ taskId, title: `cli ${taskId}` })).runId;
