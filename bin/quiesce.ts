@@ -5,10 +5,12 @@ import { commands } from "./commands/index";
 import { UsageError } from "../lib/cli/args";
 import { QuiesceError } from "../lib/errors";
 
-function help(name?: string): string {
-  if (name && commands[name]) return `${commands[name].summary}\n\nusage: ${commands[name].usage}`;
+async function help(name?: string): Promise<string> {
+  const one = name ? commands[name] : undefined;
+  if (one) { const c = await one(); return `${c.summary}\n\nusage: ${c.usage}`; }
   const width = Math.max(...Object.keys(commands).map((n) => n.length), 4);
-  const lines = Object.entries(commands)
+  const loaded = await Promise.all(Object.entries(commands).map(async ([n, load]) => [n, await load()] as const));
+  const lines = loaded
     .sort(([a], [b]) => a.localeCompare(b))
     .map(([n, c]) => `  ${n.padEnd(width)}  ${c.summary}`);
   return ["usage: npm run quiesce -- <command> [flags]", "", "commands:", `  ${"help".padEnd(width)}  show this list, or \`help <command>\``, ...lines,
@@ -18,15 +20,16 @@ function help(name?: string): string {
 async function main(argv: string[]): Promise<number> {
   const [name, ...rest] = argv;
   if (!name || name === "help" || name === "--help" || name === "-h") {
-    console.log(help(rest[0]));
+    console.log(await help(rest[0]));
     if (rest[0] && !commands[rest[0]]) { console.error(`unknown command: ${rest[0]}`); return 2; }
     return 0;
   }
-  const command = commands[name];
-  if (!command) {
-    console.error(`unknown command: ${name}\n\n${help()}`);
+  const load = commands[name];
+  if (!load) {
+    console.error(`unknown command: ${name}\n\n${await help()}`);
     return 2;
   }
+  const command = await load();
   try {
     return await command.run(rest);
   } catch (err) {

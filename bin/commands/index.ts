@@ -1,39 +1,25 @@
 // The CLI's command registry: one file per command under bin/commands/, one line here.
+// Entries load lazily so a process pays only for the command it runs (the Claude Code hook runs
+// once per tool call and must answer fast); `help` loads them all.
 import type { Command } from "./types";
-import { migrateCommand } from "./migrate";
-import { seedCommand } from "./seed";
-import { keysCommand } from "./keys";
-import { runsCommand } from "./runs";
-import { pauseCommand } from "./pause";
-import { resumeCommand } from "./resume";
-import { killCommand } from "./kill";
-import { breakerCommand } from "./breaker";
-import { startCommand } from "./start";
-import { hookCommand } from "./hook";
-import { mcpGatewayCommand } from "./mcp-gateway";
-import { codexBridgeCommand } from "./codex-bridge";
-import { barrierWorkerCommand } from "./barrier-worker";
-import { providerSimCommand } from "./provider-sim";
-import { receiptCommand } from "./receipt";
-import { reconcileCommand } from "./reconcile";
-import { demoCommand } from "./demo";
 
-export const commands: Record<string, Command> = {
-  migrate: migrateCommand,
-  seed: seedCommand,
-  keys: keysCommand,
-  runs: runsCommand,
-  pause: pauseCommand,
-  resume: resumeCommand,
-  kill: killCommand,
-  breaker: breakerCommand,
-  start: startCommand,
-  hook: hookCommand,
-  "mcp-gateway": mcpGatewayCommand,
-  "codex-bridge": codexBridgeCommand,
-  "barrier-worker": barrierWorkerCommand,
-  "provider-sim": providerSimCommand,
-  receipt: receiptCommand,
-  reconcile: reconcileCommand,
-  demo: demoCommand,
+export const commands: Record<string, () => Promise<Command>> = {
+  migrate: () => import("./migrate").then((m) => m.migrateCommand),
+  seed: () => import("./seed").then((m) => m.seedCommand),
+  keys: () => import("./keys").then((m) => m.keysCommand),
+  runs: () => import("./runs").then((m) => m.runsCommand),
+  pause: () => import("./pause").then((m) => m.pauseCommand),
+  resume: () => import("./resume").then((m) => m.resumeCommand),
+  kill: () => import("./kill").then((m) => m.killCommand),
+  breaker: () => import("./breaker").then((m) => m.breakerCommand),
+  start: () => import("./start").then((m) => m.startCommand),
+  hook: () => import("./hook").then((m) => m.hookCommand),
+  "mcp-gateway": () => import("./mcp-gateway").then((m) => m.mcpGatewayCommand),
+  "codex-bridge": () => import("./codex-bridge").then((m) => m.codexBridgeCommand),
+  "barrier-worker": () => import("./barrier-worker").then((m) => m.barrierWorkerCommand),
+  "provider-sim": () => import("./provider-sim").then((m) => m.providerSimCommand),
+  receipt: () => import("./receipt").then((m) => m.receiptCommand),
+  reconcile: () => import("./reconcile").then((m) => m.reconcileCommand),
+  demo: () => import("./demo").then((m) => m.demoCommand),
+  drill: () => import("./drill").then((m) => m.drillCommand),
 };
