@@ -13,7 +13,8 @@ export function relTime(iso: string, now: number): string {
   const future = diff < 0;
   const s = Math.round(Math.abs(diff) / 1000);
   let text: string;
-  if (s < 5) return future ? "in a moment" : "just now";
+  // A few seconds either way is clock skew between machines, not the future.
+  if (s < 5) return "just now";
   if (s < 60) text = `${s}s`;
   else if (s < 3600) text = `${Math.floor(s / 60)}m`;
   else if (s < 86_400) text = `${Math.floor(s / 3600)}h ${Math.floor((s % 3600) / 60)}m`;

@@ -94,7 +94,7 @@ export function KeysPanel({ keys, members, me }: { keys: ApiKeyView[]; members: 
                     <td><Time iso={k.expiresAt} mode="relative" empty="never" /></td>
                     <td><Time iso={k.lastUsedAt} mode="relative" empty="never" /></td>
                     <td>{k.revokedAt ? <span className="text-danger">revoked <Time iso={k.revokedAt} mode="relative" /></span> : "active"}</td>
-                    <td>{k.revokedAt ? null : <button type="button" className="btn btn-small btn-danger" onClick={() => setRevoking(k)}>Revoke</button>}</td>
+                    <td>{k.revokedAt ? null : <button type="button" className="btn btn-small btn-danger-outline" onClick={() => setRevoking(k)}>Revoke</button>}</td>
                   </tr>
                 ))}
               </tbody>

@@ -10,6 +10,8 @@ let timer: ReturnType<typeof setInterval> | null = null;
 
 function subscribe(cb: () => void) {
   listeners.add(cb);
+  // The shared clock may be stale from an earlier page: start from the real time, not the last tick.
+  if (!timer) now = Date.now();
   if (!timer) timer = setInterval(() => { now = Date.now(); listeners.forEach((l) => l()); }, 1000);
   return () => {
     listeners.delete(cb);

@@ -36,11 +36,13 @@ function commandExists(name: string): boolean {
   return readFileSync(path.join(ROOT, "bin/commands/index.ts"), "utf8").includes(`"${name}"`);
 }
 
+let stopping = false;
+
 function start(name: string, cmd: string, args: string[], env: NodeJS.ProcessEnv): ChildProcess {
   const out = openSync(path.join(LOGS, `${name}.log`), "w");
   // detached: its own process group, so teardown can stop it and everything it spawned.
   const child = spawn(cmd, args, { cwd: ROOT, env, stdio: ["ignore", out, out], detached: true });
-  child.on("exit", (code, signal) => { if (code !== null && code !== 0) console.error(`[e2e] ${name} exited with ${code ?? signal}; see ${LOGS}/${name}.log`); });
+  child.on("exit", (code, signal) => { if (!stopping && code !== null && code !== 0) console.error(`[e2e] ${name} exited with ${code ?? signal}; see ${LOGS}/${name}.log`); });
   return child;
 }
 
@@ -106,6 +108,7 @@ export default async function globalSetup() {
   };
 
   const teardown = async () => {
+    stopping = true;
     for (const c of children.reverse()) await stop(c);
     const a = new pg.Client({ connectionString: adminUrl });
     await a.connect();

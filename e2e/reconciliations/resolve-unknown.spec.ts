@@ -23,8 +23,13 @@ test("a manager assigns an unknown outcome, the assignee resolves it, the receip
   expect(rec.status).toBe("awaiting_assignee");
   const assignee = await one<{ id: string }>("SELECT id FROM users WHERE email = $1", [USERS.operator]);
 
-  // The manager sees it, with its age, and hands it to the operator.
+  // The manager sees it, with its age, and hands it to the operator. The run page shows the killed
+  // tree, the stop ladder and the uncertain interval of the deployment nobody could check.
   await signIn(page, USERS.manager);
+  await page.goto(`/runs/${run.runId}`);
+  await expect(page.locator(".run-head").getByTitle("lifecycle: killed")).toBeVisible();
+  await expect(page.getByRole("list", { name: "Uncertain intervals" })).toContainText("provider status unavailable");
+  await capture(page, "run-killed-uncertain", { fullPage: true });
   await page.getByRole("navigation", { name: "Main" }).getByRole("link", { name: /Reconciliations/ }).click();
   await page.waitForURL(/\/reconciliations/);
   const row = page.locator(`tr[data-reconciliation="${rec.id}"]`);

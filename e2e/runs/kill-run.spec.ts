@@ -9,10 +9,16 @@ import { capture } from "../support/screenshots";
 
 test.afterAll(closeDb);
 
-test("an operator kills a live run and follows the barrier to a stopped_and_quiet receipt", async ({ page }) => {
+test("an operator kills a live run and follows the barrier to a stopped_and_quiet receipt", async ({ page, context }) => {
   const { run, child, jobId } = await liveRun("Deploy checkout service");
   await signIn(page, USERS.operator);
   await capture(page, "runs-list");
+  // A second tab on the runs list, never reloaded: it must show the kill by itself.
+  const watcher = await context.newPage();
+  await watcher.goto(`/runs?q=${run.runId}`);
+  const watchedRow = watcher.getByRole("row").filter({ has: watcher.getByRole("link", { name: "Deploy checkout service", exact: true }) });
+  await expect(watchedRow.getByTitle("lifecycle: normal")).toBeVisible();
+  await expect(watcher.getByRole("status", { name: "Live updates from the control plane" })).toHaveText("Live");
 
   await page.goto(`/runs/${run.runId}`);
   await expect(page.getByRole("heading", { level: 1 })).toHaveText("Deploy checkout service");
@@ -30,6 +36,9 @@ test("an operator kills a live run and follows the barrier to a stopped_and_quie
   await capture(page, "kill-dialog");
   await dialog.getByLabel(/Reason/).fill("deploy went to the wrong region");
   await confirm.click();
+
+  await expect(watchedRow.getByTitle("lifecycle: killed")).toBeVisible();
+  await watcher.close();
 
   // The page follows the barrier live and moves on to the receipt once it is issued.
   await page.waitForURL(/\/barriers\/stop_/);

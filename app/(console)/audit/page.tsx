@@ -12,9 +12,21 @@ import { EmptyState } from "@/components/states";
 
 export const metadata = { title: "Audit log" };
 
+/** Before/after as short key–value pairs; the full JSON is on hover. */
 function Json({ value }: { value: unknown }) {
   if (value === null || value === undefined) return <span className="muted">—</span>;
-  return <code className="json">{JSON.stringify(value)}</code>;
+  const full = JSON.stringify(value);
+  if (typeof value !== "object" || Array.isArray(value)) return <code className="json" title={full}>{full.length > 80 ? `${full.slice(0, 80)}…` : full}</code>;
+  const entries = Object.entries(value as Record<string, unknown>);
+  return (
+    <span className="audit-kv" title={full}>
+      {entries.slice(0, 6).map(([k, v]) => {
+        const text = typeof v === "string" ? v : JSON.stringify(v);
+        return <span key={k}><span className="k">{k}</span> <code>{text.length > 40 ? `${text.slice(0, 40)}…` : text}</code></span>;
+      })}
+      {entries.length > 6 ? <span className="muted">+{entries.length - 6} more</span> : null}
+    </span>
+  );
 }
 
 export default async function AuditPage({ searchParams }: { searchParams: Promise<Record<string, string | string[] | undefined>> }) {

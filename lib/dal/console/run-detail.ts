@@ -36,6 +36,8 @@ export interface RunDetail {
   uncertain: UncertainRow[];
   decisions: DecisionRow[];
   barriers: BarrierRef[];
+  /** The team's pause policy (seed 004): a pause that lasts longer is reclaimed by this action. */
+  pausePolicy: { seconds: number; action: string };
 }
 
 const TREE_LIMIT = 500;
@@ -86,6 +88,7 @@ export async function getRunDetail(p: Principal, runId: string): Promise<RunDeta
     db.gateDecision.findMany({ where: { teamId, runId: { in: ids } }, orderBy: { id: "desc" }, take: 50 }),
     db.barrier.findMany({ where: { teamId, runId: { in: ids } }, orderBy: { requestedAt: "desc" }, take: 20 }),
   ]);
+  const team = await db.team.findUnique({ where: { id: teamId }, select: { pausePolicySeconds: true, pauseReclaimAction: true } });
   const retry = await db.operation.count({ where: { teamId, runId: { in: ids }, kind: "retry", state: { in: ["queued", "scheduled"] } } });
   const count = (s: OperationState) => pendingGroups.find((g) => g.state === s)?._count._all ?? 0;
 
@@ -106,6 +109,7 @@ export async function getRunDetail(p: Principal, runId: string): Promise<RunDeta
       id: d.id.toString(), runId: d.runId, operationId: d.operationId, source: d.source, decision: d.decision, reason: d.reason,
       epochSeen: d.epochSeen, currentEpoch: d.currentEpoch, at: d.at.toISOString(),
     })),
+    pausePolicy: { seconds: team?.pausePolicySeconds ?? 86_400, action: team?.pauseReclaimAction ?? "kill" },
     barriers: barriers.map((b) => ({
       id: b.id, runId: b.runId, phase: b.phase, requestedAt: b.requestedAt.toISOString(), requestedBy: b.requestedBy, reason: b.reason,
       decision: b.decision, completedAt: iso(b.completedAt),

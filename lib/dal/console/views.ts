@@ -27,7 +27,9 @@ export async function runView(p: Principal, runId: string): Promise<RunView> {
 export type BarrierView = BarrierDetail & { labels: Labels };
 export async function barrierView(p: Principal, barrierId: string): Promise<BarrierView> {
   const b = await getConsoleBarrier(p, barrierId);
-  return { ...b, labels: await actorLabels(p, [b.requestedBy]) };
+  const labels = await actorLabels(p, [b.requestedBy]);
+  const who = labels[b.requestedBy] ?? b.requestedBy;
+  return { ...b, labels, ladder: b.ladder.map((r) => (r.key === "requested" ? { ...r, detail: r.detail.replace(b.requestedBy, who) } : r)) };
 }
 
 export type ReconciliationsView = { items: ReconciliationRow[]; members: Member[]; labels: Labels };

@@ -5,6 +5,7 @@ import Link from "next/link";
 import { requireSession } from "@/lib/dal/session";
 import { getConsoleReceipt, receiptBarrier } from "@/lib/dal/console/receipt";
 import { orNotFound } from "@/lib/actions/not-found";
+import { actorLabels } from "@/lib/dal/console/people";
 import { ReceiptVersionQuery } from "@/lib/schemas/console";
 import { ReceiptDecisionBadge, PhaseBadge } from "@/components/badges";
 import { ReceiptBody, decisionSentence } from "@/components/receipt-body";
@@ -33,6 +34,8 @@ export default async function ReceiptPage({ params, searchParams }: { params: Pr
     );
   }
   const q = version ? `?version=${r.version}` : "";
+  const actors = Object.values(r.body).filter((v): v is string => typeof v === "string" && /^(user|key|system):/.test(v));
+  const labels = await actorLabels(s.principal, actors);
   const isLatest = r.version === r.latestVersion;
   return (
     <article className="receipt" aria-labelledby="receipt-title">
@@ -72,7 +75,7 @@ export default async function ReceiptPage({ params, searchParams }: { params: Pr
         </details>
       </section>
 
-      <ReceiptBody body={r.body} />
+      <ReceiptBody body={r.body} labels={labels} />
 
       <section className="card no-print" aria-labelledby="link-title">
         <h2 id="link-title">Stable link</h2>

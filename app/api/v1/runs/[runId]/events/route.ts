@@ -12,7 +12,6 @@ import { getRunView } from "@/lib/dal/runs";
 import { controlListener } from "@/lib/abort/listener";
 import type { WakeEvent } from "@/lib/abort/control-event";
 
-export const dynamic = "force-dynamic";
 export const runtime = "nodejs";
 
 const KEEPALIVE_MS = Number(process.env.QUIESCE_SSE_KEEPALIVE_MS ?? 15_000);
