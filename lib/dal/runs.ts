@@ -24,6 +24,7 @@ export function runSummary(r: RunRow, now = Date.now()): RunSummary {
     rootRunId: r.rootRunId, depth: r.depth, lifecycle: r.lifecycle,
     breaker: displayedBreaker({ state: r.breaker as BreakerState, changedAt: r.breakerChangedAt.getTime(), probeOpId: r.breakerProbeOpId }, now),
     epoch: r.epoch, createdAt: r.createdAt.toISOString(), lastHeartbeatAt: r.lastHeartbeatAt?.toISOString() ?? null,
+    isDrill: r.isDrill,
   };
 }
 
@@ -111,6 +112,8 @@ export async function createRun(p: Principal, input: CreateRunBody & { teamId?: 
         nativeSessionId: native.sessionId ?? null, nativeAgentId: native.agentId ?? null,
         nativeThreadId: native.threadId ?? null, nativeTurnId: native.turnId ?? null,
         title: input.title ?? null, epoch, createdBy: actor,
+        // A drill's children are drill runs too, whatever they say (quiesce drill, docs/evals.md).
+        isDrill: input.drill === true || parent?.isDrill === true,
       },
     });
     const validUntil = new Date(lease.lease.validUntil);
@@ -122,7 +125,7 @@ export async function createRun(p: Principal, input: CreateRunBody & { teamId?: 
     });
     await appendAudit(tx, {
       teamId, actor, action: "run.register", target: runId,
-      after: { taskId: input.taskId, parentRunId, rootRunId: run.rootRunId, leaseId, scopes: lease.lease.scopes, validUntil: validUntil.toISOString(), epoch },
+      after: { taskId: input.taskId, parentRunId, rootRunId: run.rootRunId, leaseId, scopes: lease.lease.scopes, validUntil: validUntil.toISOString(), epoch, ...(run.isDrill ? { drill: true } : {}) },
     });
     await notifyControl(tx, { kind: "run", teamId, rootRunId: run.rootRunId, runIds: [runId] });
     return {

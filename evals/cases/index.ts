@@ -1,0 +1,41 @@
+// Every eval case, in the articles' order. Cases that need no process control are the drill cases of
+// lib/drill (the same code `quiesce drill` runs against a live deployment), here run against the
+// eval stack — pods as workers, the real provider process, DB inspection; the others control
+// processes themselves.
+import { DRILL_CASES, type DrillCase } from "../../lib/drill/index";
+import type { EvalCase } from "./types";
+import { cancellationWorkerCrashesMidBarrier } from "./cancellation-worker-crashes-mid-barrier";
+import { restartSurvival } from "./restart-survival";
+import { killWithFullQueueEval } from "./kill-with-full-queue";
+
+function fromDrill(c: DrillCase): EvalCase {
+  return { ...c, needs: [], run: (stack) => c.run(stack.drillContext()) };
+}
+
+const drill = (name: string): EvalCase => {
+  const c = DRILL_CASES.find((x) => x.name === name);
+  if (!c) throw new Error(`no drill case ${name}`);
+  return fromDrill(c);
+};
+
+export const EVAL_CASES: EvalCase[] = [
+  // seed 001 — cancellation_evals
+  drill("queued_call_starts_after_parent_revocation"),
+  drill("provider_commits_during_cancel_request"),
+  cancellationWorkerCrashesMidBarrier,
+  drill("delayed_retry_fires_after_revocation"),
+  drill("provider_status_unavailable"),
+  drill("child_run_misses_parent_notification"),
+  // seed 004 — what to actually check
+  drill("pause_from_another_process"),
+  killWithFullQueueEval,
+  restartSurvival,
+  drill("resume_re_evaluated"),
+  drill("kill_during_long_call"),
+  drill("unauthorized_interrupt"),
+  drill("missing_control_row"),
+  // seed 000 — failure behaviour and the approved-artifact handoff fixture
+  drill("cancellation_requested_no_ack"),
+  drill("approved_artifact_handoff"),
+  drill("side_effect_completed_before_stop"),
+];
