@@ -33,13 +33,18 @@ export async function receiptFactsTx(tx: Tx, barrierId: string, verifiedAt: Date
   });
   const opIds = settlements.map((s) => s.operation.id);
   const [effects, intervals] = await Promise.all([
-    tx.effectReceipt.findMany({ where: { operationId: { in: opIds } }, orderBy: [{ committedAt: "asc" }, { id: "asc" }] }),
+    // Every effect of the stopped subtree, not only the in-flight ones: seed 001 wants an effect that
+    // completed before the stop in the review packet too, with its rollback owner.
+    tx.effectReceipt.findMany({
+      where: { operation: { runId: { in: runIds } } },
+      include: { operation: { select: { operationId: true } } },
+      orderBy: [{ committedAt: "asc" }, { id: "asc" }],
+    }),
     tx.uncertainInterval.findMany({ where: { operationId: { in: opIds } }, orderBy: { startedAt: "asc" } }),
   ]);
   const assigneeIds = [...new Set(settlements.map((s) => s.reconciliation?.assigneeUserId).filter((x): x is string => !!x))];
   const users = assigneeIds.length ? await tx.user.findMany({ where: { id: { in: assigneeIds } }, select: { id: true, email: true } }) : [];
   const email = new Map(users.map((u) => [u.id, u.email]));
-  const opIdOf = new Map(settlements.map((s) => [s.operation.id, s.operation.operationId]));
   const previous = await tx.stopReceipt.findFirst({ where: { barrierId }, orderBy: { version: "desc" }, select: { version: true, digest: true } });
   const acks = b.observedAt && b.observedMeaning ? { meaning: b.observedMeaning, at: b.observedAt } : null;
 
@@ -63,7 +68,7 @@ export async function receiptFactsTx(tx: Tx, barrierId: string, verifiedAt: Date
       return { operationId: s.operation.operationId, assignee: r.assigneeUserId ? email.get(r.assigneeUserId) ?? r.assigneeUserId : null, status: r.status, cause, resolution: r.resolution };
     }),
     effectReceipts: effects.map((e) => ({
-      operationId: opIdOf.get(e.operationId) ?? e.operationId, providerOperationId: e.providerOperationId, committedAt: e.committedAt,
+      operationId: e.operation.operationId, providerOperationId: e.providerOperationId, committedAt: e.committedAt,
       rollbackOwner: e.rollbackOwner, source: e.source, detail: e.detail,
     })),
     observed: acks,

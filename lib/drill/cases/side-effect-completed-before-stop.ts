@@ -33,6 +33,8 @@ export const sideEffectCompletedBeforeStop: DrillCase = {
     const checks = [
       check("a replay of the completed call is already_applied, with its effect receipt", replay.decision === "deny" && replay.reason === "already_applied"
         && replay.operation?.state === "succeeded" && replay.operation.effectReceipt?.providerOperationId === effectId, replay),
+      check("the effect that completed before the stop is in the stop receipt with its rollback owner",
+        receipt.effect_receipts?.some((e) => e.operation_id === done && e.rollback_owner === "release-oncall") === true, receipt.effect_receipts),
       check("the stop cancelled nothing and counted no clean cancellation", receipt.work?.queued_cancelled === 0 && receipt.effects?.cancelled_without_effect === 0, { work: receipt.work, effects: receipt.effects }),
     ];
     let secondOk = true;
@@ -49,7 +51,8 @@ export const sideEffectCompletedBeforeStop: DrillCase = {
       const op = await ctx.db.operation(done);
       checks.push(check("db: the completed operation is still succeeded with one effect receipt", op?.state === "succeeded" && op.effectReceipts === 1, op));
     }
-    const ok = replay.operation?.state === "succeeded" && secondOk;
+    const listed = receipt.effect_receipts?.some((e) => e.operation_id === done) === true;
+    const ok = replay.operation?.state === "succeeded" && listed && secondOk;
     return {
       observed: ok ? "recorded_completed" : `replay=${replay.reason}/${replay.operation?.state ?? "?"}`,
       checks,
