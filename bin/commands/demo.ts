@@ -26,6 +26,12 @@ export const demoCommand: Command = {
       url: { type: "string" }, key: { type: "string" }, "worker-key": { type: "string" }, sim: { type: "string" },
       "max-live": { type: "string" }, initial: { type: "string" }, every: { type: "string" },
     }, { positionals: false });
+    const m = /^(\d+)(?:-(\d+))?$/.exec(values.every ?? "20-40");
+    if (!m) throw new UsageError("--every: seconds, e.g. 30 or 20-40");
+    const lo = Number(m[1]) * 1000, hi = Number(m[2] ?? m[1]) * 1000;
+    if (lo < 1000 || hi < lo) throw new UsageError("--every: at least 1 second, low-high with low ≤ high");
+    const maxLive = positiveInt(values["max-live"], "max-live", 4);
+    const initial = positiveInt(values.initial, "initial", 2, 0);
     const file = readDemoKeys();
     const agentKey = values.key ?? process.env.QUIESCE_API_KEY ?? file?.keys.agent?.secret;
     if (!agentKey) throw new UsageError("no agent key: set QUIESCE_API_KEY or pass --key (npm start writes the demo keys to .quiesce/demo-keys.json)");
@@ -35,17 +41,13 @@ export const demoCommand: Command = {
     for (const [name, u] of [["url", url], ["sim", simUrl]] as const) {
       try { new URL(u); } catch { throw new UsageError(`--${name}: not a URL: "${u}"`); }
     }
-    const m = /^(\d+)(?:-(\d+))?$/.exec(values.every ?? "20-40");
-    if (!m) throw new UsageError("--every: seconds, e.g. 30 or 20-40");
-    const lo = Number(m[1]) * 1000, hi = Number(m[2] ?? m[1]) * 1000;
-    if (lo < 1000 || hi < lo) throw new UsageError("--every: at least 1 second, low-high with low ≤ high");
 
     const ac = new AbortController();
     process.once("SIGTERM", () => ac.abort());
     process.once("SIGINT", () => ac.abort());
     await runFleet({
       url, agentKey, workerKey, simUrl, signal: ac.signal, intervalMs: [lo, hi],
-      maxLive: positiveInt(values["max-live"], "max-live", 4), initial: positiveInt(values.initial, "initial", 2, 0),
+      maxLive, initial,
     });
     return 0;
   },

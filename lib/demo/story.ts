@@ -28,6 +28,8 @@ export interface StoryContext {
 }
 
 type Run = Pick<CreateRunResponse, "runId" | "leaseId" | "epoch">;
+/** Only the authority fields: the API's bodies are strict. */
+const auth = (r: Run): Run => ({ runId: r.runId, leaseId: r.leaseId, epoch: r.epoch });
 
 /** Provider behaviours, weighted toward the clean case, so receipts of every kind show up. */
 const MODES: SimMode[] = ["cancel_cleanly", "cancel_cleanly", "cancel_cleanly", "cancel_cleanly", "commit_during_cancel", "status_down"];
@@ -48,17 +50,17 @@ export async function playRelease(ctx: StoryContext): Promise<string> {
   await Promise.all([
     preview(ctx, root, log),
     b(() => ctx.queues.enqueue(DEMO_QUEUES.checks, {
-      authority: checks, tool: "db.compatibility_check",
+      authority: auth(checks), tool: "db.compatibility_check",
       payload: { label: "compatibility check", durationMs: between(15_000, 35_000), failFirst: Math.random() < 0.4, effectId: "dbcheck" },
     })).then(() => log("queued the database compatibility check")),
     b(() => ctx.queues.enqueue(DEMO_QUEUES.checks, {
-      authority: checks, tool: "db.compatibility_recheck", delayMs: between(60_000, 120_000),
+      authority: auth(checks), tool: "db.compatibility_recheck", delayMs: between(60_000, 120_000),
       payload: { label: "scheduled re-check", durationMs: between(5_000, 10_000), effectId: "dbrecheck" },
     })),
     (async () => {
       if (!(await call(ctx, ticket, "ticket.prepare_update", log))) return;
       await b(() => ctx.queues.enqueue(DEMO_QUEUES.ticket, {
-        authority: ticket, tool: "ticket.publish_update", delayMs: between(40_000, 80_000),
+        authority: auth(ticket), tool: "ticket.publish_update", delayMs: between(40_000, 80_000),
         payload: { label: `ticket PAY-${between(1000, 9999)} update`, durationMs: between(3_000, 8_000), effectId: "ticket" },
       }));
       log("scheduled the ticket update");
@@ -74,7 +76,7 @@ async function call(ctx: StoryContext, run: Run, tool: string, log: (m: string) 
   let said = false;
   for (;;) {
     if (ctx.signal.aborted) return false;
-    const d = await withBackoff(() => ctx.agent.gate({ ...run, operationId, tool }), ctx.outage, ctx.signal);
+    const d = await withBackoff(() => ctx.agent.gate({ ...auth(run), operationId, tool }), ctx.outage, ctx.signal);
     if (d.decision === "allow") break;
     if (d.decision === "deny") { log(`${tool} denied (${d.reason}); stopping this branch`); return false; }
     if (!said) { log(`${tool} held (${d.reason}); waiting`); said = true; }
@@ -92,13 +94,13 @@ async function preview(ctx: StoryContext, root: Run, log: (m: string) => void): 
   const jobId = `preview-${randomBytes(3).toString("hex")}`;
   const mode = pick(MODES);
   await withBackoff(() => ctx.agent.registerOperation({
-    ...root, operationId, kind: "queued", tool: "deployment.reserve_preview", providerName: "deploy-sim", providerJobId: jobId,
+    ...auth(root), operationId, kind: "queued", tool: "deployment.reserve_preview", providerName: "deploy-sim", providerJobId: jobId,
   }), ctx.outage, ctx.signal);
   let out;
   let wait = 1000;
   for (;;) {
     try {
-      out = await ctx.agentGuard.run({ ...root, operationId }, async (job) => {
+      out = await ctx.agentGuard.run({ ...auth(root), operationId }, async (job) => {
         await ctx.sim.createJob({ jobId, mode, commitAfterMs: between(60_000, 150_000), runId: root.runId, operationId, detail: { environment: "preview-payments" } });
         log(`preview reservation ${jobId} requested from deploy-sim (${mode})`);
         for (;;) {

@@ -11,6 +11,7 @@ import { sseFeed } from "../../lib/sdk/worker/sse-feed";
 import { pool } from "../../lib/db/pool";
 import type { Principal } from "../../lib/dal/principal";
 import { newId } from "../../lib/ids";
+import { QuiesceClient } from "../../lib/sdk/client";
 
 const SYSTEM: Principal = { type: "system", name: "test" };
 let w: World;
@@ -104,6 +105,44 @@ describe("in-process abort tokens (LISTEN quiesce_control)", () => {
     // Live again: a kill after the reconnect still reaches the token.
     await killRun(SYSTEM, root.runId, "after reconnect");
     expect(await aborted(t)).toBe("killed");
+    t.close();
+  });
+});
+
+describe("what else aborts, and what does not", () => {
+  test("an operation's own expiry re-checks it at that moment (a timer, not polling); its neighbours keep running", async () => {
+    const agent = w.client(w.a.keys.agent);
+    const run = await agent.createRun({ taskId: "expiry" });
+    const short = newId("op");
+    const long = newId("op");
+    const expiresAt = new Date(Date.now() + 1500).toISOString();
+    await agent.registerOperation({ runId: run.runId, leaseId: run.leaseId, epoch: run.epoch, operationId: short, kind: "queued", tool: "t", expiresAt });
+    await agent.registerOperation({ runId: run.runId, leaseId: run.leaseId, epoch: run.epoch, operationId: long, kind: "queued", tool: "t" });
+    const worker = w.client(w.a.keys.worker);
+    expect((await worker.admit(short)).decision).toBe("allow");
+    expect((await worker.admit(long)).decision).toBe("allow");
+    const tokens = inProcessTokens();
+    const a = await tokens.open({ runId: run.runId, leaseId: run.leaseId, epoch: run.epoch, operationId: short, expiresAt });
+    const b = await tokens.open({ runId: run.runId, leaseId: run.leaseId, epoch: run.epoch, operationId: long });
+    expect(await aborted(a)).toBe("operation_expired");
+    await b.check();
+    expect(b.signal.aborted).toBe(false);
+    a.close();
+    b.close();
+  });
+
+  test("a wake-up that cannot be verified (control plane unreachable) aborts: fail closed", async () => {
+    const { root, ops } = await runningTree(1);
+    const agent = w.client(w.a.keys.agent);
+    const dead = new QuiesceClient({ url: "http://127.0.0.1:9", apiKey: w.a.keys.worker, timeoutMs: 500 });
+    const tokens = new AbortTokens({
+      feed: listenFeed({ resolveRoot: async (runId) => (await agent.getRun(runId)).rootRunId, listener }),
+      recheck: async (op) => { const r = await dead.heartbeat(op); return { continue: r.continue, reason: r.reason }; },
+      unreachableAttempts: 2,
+    });
+    const t = await tokens.open(ops[0]!);
+    await pauseRun(SYSTEM, root.runId, "any change wakes the token");
+    expect(await aborted(t)).toBe("control_unreachable");
     t.close();
   });
 });

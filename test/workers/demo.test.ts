@@ -65,7 +65,7 @@ async function scenario() {
     const provider = cli(["provider-sim", "--port", String(SIM_PORT)], env);
     const barrier = cli(["barrier-worker", "--poll-ms", "500", "--local-settle-ms", "1000", "--team", team.teamId], env);
     await until(async () => provider.out(), (t) => t.includes("listening"), 60_000);
-    const demo = cli(["demo", "--every", "2-4", "--initial", "2", "--max-live", "3"], env);
+    const demo = cli(["demo", "--every", "2-4", "--initial", "2", "--max-live", "10"], env);
 
     // Live trees at once: a release root with its two subagents, the preview at deploy-sim, queued and scheduled work.
     const roots = await until(() => prisma().run.findMany({ where: { teamId: team.teamId, parentRunId: null, taskId: { startsWith: "release-payments-" } } }), (r) => r.length >= 2);
@@ -99,12 +99,15 @@ async function scenario() {
     };
     await until(holdsInTree, (n) => n > 0, 120_000);
 
-    // Kill the first tree: the preview is aborted and settled at deploy-sim, and a receipt is issued.
-    const { barrierId } = await operator.kill(root.id, "wrong commit in the release run");
+    // Kill a tree whose preview is in flight: the call is aborted and settled at deploy-sim, and a
+    // receipt is issued.
+    const inFlight = await until(() => prisma().operation.findFirst({ where: { teamId: team.teamId, tool: "deployment.reserve_preview", state: "running" }, include: { run: true } }), (o) => !!o, 120_000);
+    const target = inFlight!.run;
+    const { barrierId } = await operator.kill(target.id, "wrong commit in the release run");
     const receipt = await until(() => operator.getReceipt(barrierId).catch(() => null), (r) => r !== null, 120_000);
-    expect(receipt).toMatchObject({ barrier_id: barrierId, run_id: root.id });
+    expect(receipt).toMatchObject({ barrier_id: barrierId, run_id: target.id });
     expect(["stopped_and_quiet", "stop_incomplete"]).toContain(receipt!.decision);
-    const settled = await prisma().settlement.findFirstOrThrow({ where: { barrierId, operation: { tool: "deployment.reserve_preview" } } });
+    const settled = await prisma().settlement.findFirstOrThrow({ where: { barrierId, operationId: inFlight!.id } });
     expect(settled.cancelRequestedAt).not.toBeNull();
     expect(settled.settledState).not.toBeNull();
 

@@ -5,7 +5,7 @@ import { createInterface } from "node:readline";
 import path from "node:path";
 
 const ROOT = path.resolve(import.meta.dirname, "../../..");
-const TSX = path.join(ROOT, "node_modules/tsx/dist/cli.mjs");
+// `node --import tsx` (not the tsx CLI, which runs the script in a grandchild that SIGKILL would orphan).
 
 export interface Child {
   proc: ChildProcess;
@@ -24,7 +24,7 @@ export function spawnCli(args: string[], env: Record<string, string | undefined>
 }
 
 export function spawnTsx(entry: string, env: Record<string, string | undefined>, args: string[] = []): Child {
-  const proc = spawn(process.execPath, [TSX, "--conditions=react-server", entry, ...args], {
+  const proc = spawn(process.execPath, ["--conditions=react-server", "--import", "tsx", entry, ...args], {
     cwd: ROOT, env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "pipe"],
   });
   const lines: Record<string, unknown>[] = [];
