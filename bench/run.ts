@@ -76,8 +76,8 @@ async function main() {
       const file = saveResult(path.join(ROOT, "bench/results"), section.name, { at: new Date().toISOString(), iterations, warmup, concurrencies, data }, md);
       log(`saved ${path.relative(ROOT, file)}`);
       if (values["write-docs"]) {
-        const ok = writeIntoDocs(path.join(ROOT, "docs/bench.md"), section.name, md);
-        log(ok ? `updated docs/bench.md (${section.name})` : `docs/bench.md has no markers for ${section.name}; not written`);
+        const ok = writeIntoDocs(path.join(ROOT, "README.md"), section.name, md);
+        log(ok ? `updated README.md (${section.name})` : `README.md has no markers for ${section.name}; not written`);
       }
     } catch (e) {
       failed = true;

@@ -112,7 +112,7 @@ export async function createRun(p: Principal, input: CreateRunBody & { teamId?: 
         nativeSessionId: native.sessionId ?? null, nativeAgentId: native.agentId ?? null,
         nativeThreadId: native.threadId ?? null, nativeTurnId: native.turnId ?? null,
         title: input.title ?? null, epoch, createdBy: actor,
-        // A drill's children are drill runs too, whatever they say (quiesce drill, docs/evals.md).
+        // A drill's children are drill runs too, whatever they say (quiesce drill, README.md).
         isDrill: input.drill === true || parent?.isDrill === true,
       },
     });

@@ -27,7 +27,7 @@ export const CreateRunBody = z.strictObject({
   leaseTtlSeconds: z.number().int().min(1).max(MAX_LEASE_TTL_SECONDS)
     .describe(`lease lifetime in seconds (default ${DEFAULT_LEASE_TTL_SECONDS}); a child's is clamped to its parent's`).optional(),
   native: NativeIds.optional(),
-  /** Marks the run (and every child registered under it) as a drill run (`quiesce drill`, docs/evals.md). */
+  /** Marks the run (and every child registered under it) as a drill run (`quiesce drill`, README.md). */
   drill: z.boolean().describe("register a drill run: kept, but marked so consoles and reports can set it apart; children inherit it").optional(),
 }).meta({ id: "CreateRunRequest" });
 export type CreateRunBody = z.infer<typeof CreateRunBody>;

@@ -10,7 +10,7 @@
 //  - every operation ends in exactly one state that matches the answer its caller got;
 //  - every call that started after a pause returned (and ended before the resume) was held, and every
 //    call that started after the kill returned was denied.
-// How to read it and why it fails without the lock: docs/gate.md "The race test".
+// How to read it and why it fails without the lock: README.md "The race test".
 import { afterAll, expect, test } from "vitest";
 import { spawn, type ChildProcess } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
@@ -83,7 +83,7 @@ const allowIds = (tx: { $queryRawUnsafe: <R>(q: string, ...v: unknown[]) => Prom
 
 /**
  * Mutation check, opt-in: RACE_MUTANT=no-lock reinstalls quiesce_gate in THIS test database without its
- * shared tree lock, to show the assertions below catch the race the lock prevents (docs/gate.md).
+ * shared tree lock, to show the assertions below catch the race the lock prevents (README.md).
  */
 async function installMutant(): Promise<void> {
   if (process.env.RACE_MUTANT !== "no-lock") return;
