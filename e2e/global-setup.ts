@@ -13,18 +13,13 @@ import { randomBytes } from "node:crypto";
 import pg from "pg";
 import { E2E_PORT } from "../playwright.config";
 import { populate } from "./support/populate";
+import { freshDatabase } from "../lib/db/fresh-database";
 
 const ROOT = path.resolve(import.meta.dirname, "..");
 const LOGS = path.join(ROOT, "test-results", "e2e-logs");
 const TSX = path.join(ROOT, "node_modules", ".bin", "tsx");
 const NEXT = path.join(ROOT, "node_modules", ".bin", "next");
 const SIM_PORT = Number(process.env.QUIESCE_E2E_SIM_PORT ?? 4790);
-
-function withDatabase(url: string, db: string): string {
-  const u = new URL(url);
-  u.pathname = `/${db}`;
-  return u.toString();
-}
 
 function cli(args: string[], env: NodeJS.ProcessEnv): string {
   const r = spawnSync(TSX, ["--conditions=react-server", "bin/quiesce.ts", ...args], { cwd: ROOT, env, encoding: "utf8" });
@@ -74,20 +69,9 @@ export default async function globalSetup() {
   if (process.env.E2E_EXTERNAL === "1") return async () => {};
   mkdirSync(LOGS, { recursive: true });
   const children: ChildProcess[] = [];
-  let embedded: { stop: () => Promise<void> } | undefined;
-  let adminUrl = process.env.TEST_DATABASE_URL ?? process.env.DATABASE_URL;
-  if (!adminUrl) {
-    const { startEmbeddedPostgres } = await import("../lib/db/embedded");
-    const h = await startEmbeddedPostgres({ dataDir: ".quiesce/e2e-pgdata", port: 54331 });
-    embedded = h;
-    adminUrl = h.url("postgres");
-  }
-  const dbName = `quiesce_e2e_${process.pid}_${Date.now().toString(36)}`;
-  const admin = new pg.Client({ connectionString: adminUrl });
-  await admin.connect();
-  await admin.query(`CREATE DATABASE "${dbName}"`);
-  await admin.end();
-  const databaseUrl = withDatabase(adminUrl, dbName);
+  // Embedded fallback on a port of its own (54333), so it never meets the vitest servers.
+  const fresh = await freshDatabase({ prefix: "quiesce_e2e", embedded: { dataDir: ".quiesce/e2e-pgdata", port: 54333 } });
+  const databaseUrl = fresh.url;
   const dataDir = mkdtempSync(path.join(os.tmpdir(), "quiesce-e2e-"));
   const password = `e2e-${randomBytes(6).toString("hex")}`;
   const baseUrl = `http://127.0.0.1:${E2E_PORT}`;
@@ -110,16 +94,12 @@ export default async function globalSetup() {
   const teardown = async () => {
     stopping = true;
     for (const c of children.reverse()) await stop(c);
-    const a = new pg.Client({ connectionString: adminUrl });
-    await a.connect();
-    await a.query(`DROP DATABASE IF EXISTS "${dbName}" WITH (FORCE)`).catch(() => {});
-    await a.end();
-    await embedded?.stop();
+    await fresh.drop();
     rmSync(dataDir, { recursive: true, force: true });
   };
 
   try {
-    cli(["migrate"], env);
+    cli(["migrate"], env); // a no-op on the fresh database; proves the CLI's migrate runs clean
     const keysFile = path.join(dataDir, "demo-keys.json");
     cli(["seed", "--keys-file", keysFile, "--json"], env);
     // The simulated provider listens on its own port here, so a developer's `npm start` is untouched.

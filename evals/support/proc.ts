@@ -5,6 +5,7 @@ import { spawn, type ChildProcess } from "node:child_process";
 import { createWriteStream, type WriteStream } from "node:fs";
 import { createInterface } from "node:readline";
 import path from "node:path";
+import { waitFor } from "../../lib/wait";
 
 export const ROOT = path.resolve(import.meta.dirname, "../..");
 
@@ -106,15 +107,4 @@ export function spawnCli(name: string, args: string[], o: SpawnOptions): Proc {
   return spawnProc(name, process.execPath, ["--conditions=react-server", "--import", "tsx", path.join(ROOT, "bin", "quiesce.ts"), ...args], o);
 }
 
-export async function waitUntil<T>(what: string, fn: () => Promise<T | null | undefined | false>, timeoutMs = 60_000, everyMs = 150): Promise<T> {
-  const until = Date.now() + timeoutMs;
-  let last: unknown;
-  for (;;) {
-    try {
-      const v = await fn();
-      if (v) return v;
-    } catch (err) { last = err; }
-    if (Date.now() > until) throw new Error(`timed out waiting for ${what}${last ? `: ${(last as Error).message}` : ""}`);
-    await new Promise((r) => setTimeout(r, everyMs));
-  }
-}
+export { waitFor as waitUntil };

@@ -3,15 +3,15 @@
 // the tree lock exclusively, audit and notify in the same transaction.
 import "server-only";
 import { prisma, type Tx } from "../db/prisma";
-import { badRequest, notFound } from "../errors";
+import { badRequest } from "../errors";
 import { applyBreakerAction, breakerAfterOutcome, displayedBreaker, type BreakerAction, type BreakerRecord } from "../control/breaker";
 import type { BreakerState } from "../control/types";
 import type { BreakerResponse } from "../schemas/control";
 import { appendAudit } from "./audit";
-import { lockRunTreeExclusive } from "./locks";
+import { lockRunOfTeam } from "./locks";
 import { notifyControl } from "./notify";
 import { actorOf, type Principal } from "./principal";
-import { assertTeam, authorize } from "./authorize";
+import { authorize } from "./authorize";
 
 const BREAKER_SELECT = {
   id: true, teamId: true, rootRunId: true, breaker: true, breakerChangedAt: true, breakerFailures: true,
@@ -41,10 +41,7 @@ export async function setBreaker(p: Principal, runId: string, action: BreakerAct
   if (!why) throw badRequest("reason: a reason is required");
   const actor = actorOf(p);
   return prisma().$transaction(async (tx) => {
-    const found = await tx.run.findUnique({ where: { id: runId }, select: { teamId: true, rootRunId: true } });
-    if (!found) throw notFound("run");
-    assertTeam(p, found.teamId, "run");
-    await lockRunTreeExclusive(tx, found.rootRunId);
+    await lockRunOfTeam(tx, p, runId);
     const r = await tx.run.findUniqueOrThrow({ where: { id: runId }, select: BREAKER_SELECT });
     const before = recordOf(r);
     const now = Date.now();

@@ -4,15 +4,15 @@
 // audit row + NOTIFY in the same transaction. Lifecycle never touches the breaker columns.
 import "server-only";
 import { prisma } from "../db/prisma";
-import { QuiesceError, badRequest, notFound } from "../errors";
+import { QuiesceError, badRequest } from "../errors";
 import { applyLifecycleRecord, type LifecycleAction } from "../control/lifecycle";
 import type { Lifecycle } from "../control/types";
 import type { LifecycleResponse } from "../schemas/control";
 import { appendAudit } from "./audit";
-import { lockRunTreeExclusive } from "./locks";
+import { lockRunOfTeam } from "./locks";
 import { notifyControl } from "./notify";
 import { actorOf, type Principal } from "./principal";
-import { assertTeam, authorize } from "./authorize";
+import { authorize } from "./authorize";
 
 async function applyAction(p: Principal, runId: string, action: Exclude<LifecycleAction, "kill">, reason: string): Promise<LifecycleResponse> {
   authorize(p, action === "pause" ? "run.pause" : "run.resume");
@@ -20,10 +20,7 @@ async function applyAction(p: Principal, runId: string, action: Exclude<Lifecycl
   if (!why) throw badRequest("reason: a reason is required");
   const actor = actorOf(p);
   return prisma().$transaction(async (tx) => {
-    const found = await tx.run.findUnique({ where: { id: runId }, select: { teamId: true, rootRunId: true } });
-    if (!found) throw notFound("run");
-    assertTeam(p, found.teamId, "run");
-    await lockRunTreeExclusive(tx, found.rootRunId);
+    await lockRunOfTeam(tx, p, runId);
     // Re-read under the lock: a kill may have committed while we waited for it.
     const r = await tx.run.findUniqueOrThrow({
       where: { id: runId },

@@ -5,10 +5,26 @@
 // decision committed before a kill is seen by the kill (its operation is already `running`).
 // Row locks (FOR SHARE) on the hot root row would create MultiXacts under load; advisory locks do not.
 import type { Tx } from "../db/prisma";
+import { notFound } from "../errors";
+import { assertTeam } from "./authorize";
+import type { Principal } from "./principal";
 
 /** SQL expression for the lock key of a root run id; the gate function uses the same expression. */
 export const TREE_LOCK_SQL = "hashtextextended($1, 0)";
 
 export async function lockRunTreeExclusive(tx: Tx, rootRunId: string): Promise<void> {
   await tx.$executeRawUnsafe(`SELECT pg_advisory_xact_lock(${TREE_LOCK_SQL})`, rootRunId);
+}
+
+/**
+ * The opening of every operator write on a run: find it, refuse another team's (404), then take its
+ * tree's lock. Callers re-read what they change after this returns — a kill may have committed while
+ * they waited for the lock.
+ */
+export async function lockRunOfTeam(tx: Tx, p: Principal, runId: string): Promise<{ teamId: string; rootRunId: string }> {
+  const found = await tx.run.findUnique({ where: { id: runId }, select: { teamId: true, rootRunId: true } });
+  if (!found) throw notFound("run");
+  assertTeam(p, found.teamId, "run");
+  await lockRunTreeExclusive(tx, found.rootRunId);
+  return found;
 }

@@ -4,6 +4,7 @@ import { randomBytes } from "node:crypto";
 import { QuiesceApiError, type CreateRunInput, type CreateRunResult, type QuiesceClient } from "../sdk/client";
 import type { JobStamp } from "../sdk/worker/stamp";
 import type { Check, DrillContext, Evidence } from "./types";
+import { waitFor } from "../wait";
 
 export function must<T>(v: T | undefined | null, what: string): T {
   if (v === undefined || v === null) throw new Error(`this case needs ${what}`);
@@ -35,18 +36,7 @@ export async function registerWork(ctx: DrillContext, run: Authority, label: str
   return { runId: run.runId, leaseId: run.leaseId, epoch: run.epoch, operationId };
 }
 
-export async function waitFor<T>(what: string, fn: () => Promise<T | null | undefined | false>, timeoutMs: number, everyMs = 200): Promise<T> {
-  const until = Date.now() + timeoutMs;
-  let last: unknown;
-  for (;;) {
-    try {
-      const v = await fn();
-      if (v) return v;
-    } catch (err) { last = err; }
-    if (Date.now() > until) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${last ? ` (last error: ${(last as Error).message})` : ""}`);
-    await sleep(everyMs);
-  }
-}
+export { waitFor };
 
 export type ReceiptBody = Record<string, unknown> & {
   barrier_id: string; decision: string; digest: string; version: number;

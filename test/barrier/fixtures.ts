@@ -6,6 +6,7 @@ import { prisma } from "../../lib/db/prisma";
 import { newId } from "../../lib/ids";
 import type { Principal } from "../../lib/dal/principal";
 import type { Role } from "../../lib/control/types";
+import { waitFor } from "../../lib/wait";
 
 export const ROOT = path.resolve(import.meta.dirname, "../..");
 
@@ -97,18 +98,7 @@ export function spawnCli(args: string[], env: Record<string, string> = {}): Proc
   };
 }
 
-export async function waitFor<T>(what: string, fn: () => Promise<T | null | undefined | false>, timeoutMs = 60_000, everyMs = 100): Promise<T> {
-  const until = Date.now() + timeoutMs;
-  let last: unknown;
-  for (;;) {
-    try {
-      const v = await fn();
-      if (v) return v;
-    } catch (err) { last = err; }
-    if (Date.now() > until) throw new Error(`timed out waiting for ${what}${last ? `: ${(last as Error).message}` : ""}`);
-    await new Promise((r) => setTimeout(r, everyMs));
-  }
-}
+export { waitFor };
 
 /** The simulated provider as its own process on `port`; resolves when it answers /health. */
 export async function startSimProcess(port: number): Promise<Proc & { url: string }> {
