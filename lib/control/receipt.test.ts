@@ -1,7 +1,8 @@
 import { describe, expect, test } from "vitest";
 import fc from "fast-check";
 import { parse } from "yaml";
-import { buildReceipt, decideReceipt, receiptYaml, verifyReceiptBody, type ReceiptFacts, type ReceiptSettlementFact } from "./receipt";
+import { buildReceipt, decideReceipt, inReadingOrder, receiptYaml, verifyReceiptBody, type ReceiptFacts, type ReceiptSettlementFact } from "./receipt";
+import { canonicalJson } from "./canonical";
 import { SETTLED_STATES } from "./types";
 
 const t0 = new Date("2026-08-16T10:51:04.018Z");
@@ -93,5 +94,15 @@ describe("buildReceipt", () => {
       const { body } = buildReceipt({ ...f, observed: null });
       expect(body.observed_by_target).toBe("uncertain");
     }), { numRuns: 10 });
+  });
+});
+
+describe("reading order", () => {
+  test("a body read back in any key order is presented in the article's order, digest unchanged", () => {
+    const shuffled = { decision: "stopped_and_quiet", work: { scheduled_retries_cancelled: 2, queued_cancelled: 3 }, run_id: "r", barrier_id: "b", digest: "x" };
+    const ordered = inReadingOrder(shuffled);
+    expect(Object.keys(ordered)).toEqual(["barrier_id", "run_id", "work", "decision", "digest"]);
+    expect(Object.keys(ordered.work)).toEqual(["queued_cancelled", "scheduled_retries_cancelled"]);
+    expect(canonicalJson(ordered)).toBe(canonicalJson(shuffled));
   });
 });

@@ -130,6 +130,32 @@ export function verifyReceiptBody(body: Record<string, unknown>): { ok: boolean;
   return { ok: typeof body.digest === "string" && body.digest === digest, digest: body.digest, recomputed: digest };
 }
 
+/**
+ * The reading order of a receipt: the article's field order (DESIGN.md §7), then ours. The digest is
+ * over sorted canonical JSON, so order is presentation only — but PostgreSQL's jsonb stores keys in its
+ * own order, so every body read back is put in this order before a person or a YAML file sees it.
+ */
+const KEY_ORDER = [
+  "barrier_id", "run_id", "version", "previous_digest", "requested_at", "requested_by", "reason",
+  "authority", "root_lease", "descendant_leases_revoked", "active_leases", "current_epoch",
+  "work", "queued_cancelled", "in_flight_settled", "in_flight_pending", "scheduled_retries_cancelled",
+  "effects", "completed_and_verified", "cancelled_without_effect", "unknown",
+  "in_flight", "operation_id", "tool", "provider", "provider_job", "state_at_barrier", "cancellation", "requested_at",
+  "provider_response", "effect_check", "expected", "observed", "checked_at", "settled_state", "settled_reason",
+  "observed_by_target", "meaning", "at", "late_requests_denied", "last_settled_at", "quiet_period_seconds",
+  "verified_at", "decision", "reconciliation", "assignee", "status", "cause", "resolution",
+  "effect_receipts", "provider_operation_id", "committed_at", "rollback_owner", "source", "detail", "digest",
+];
+const rank = new Map(KEY_ORDER.map((k, i) => [k, i] as const));
+
+export function inReadingOrder<T>(value: T): T {
+  if (Array.isArray(value)) return value.map(inReadingOrder) as T;
+  if (value === null || typeof value !== "object" || value instanceof Date) return value;
+  const entries = Object.entries(value as Record<string, unknown>).sort(([a], [b]) =>
+    (rank.get(a) ?? KEY_ORDER.length) - (rank.get(b) ?? KEY_ORDER.length) || a.localeCompare(b));
+  return Object.fromEntries(entries.map(([k, v]) => [k, k === "detail" ? v : inReadingOrder(v)])) as T;
+}
+
 export function receiptYaml(body: Record<string, unknown>): string {
-  return toYamlText({ stop_receipt: body }, { lineWidth: 0 });
+  return toYamlText({ stop_receipt: inReadingOrder(body) }, { lineWidth: 0 });
 }

