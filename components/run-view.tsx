@@ -40,7 +40,9 @@ export function RunView({ initial, can }: { initial: RunViewData; can: Can }) {
             <span>epoch {run.epoch}</span>
             <span>started <Time iso={run.createdAt} /></span>
             <span>heartbeat <Time iso={run.lastHeartbeatAt} mode="relative" empty="never" /></span>
+            {run.isDrill ? <span className="muted">drill run</span> : null}
           </div>
+          <NativeIdentities run={run} />
           <div className="state-row">
             <LifecycleBadge value={run.lifecycle} />
             {run.lifecycle === "paused" ? <PauseReclaim since={run.lifecycleChangedAt} policy={d.pausePolicy} /> : null}
@@ -218,5 +220,19 @@ function BarrierPanel({ barrierId, live }: { barrierId: string; live: boolean })
       </div>
       <Ladder rungs={b.ladder} startedAt={b.requestedAt} />
     </section>
+  );
+}
+
+/** The harness's own names for this run (DESIGN.md §3): what an operator types into the harness to find it. */
+function NativeIdentities({ run }: { run: { nativeSessionId: string | null; nativeAgentId: string | null; nativeThreadId: string | null; nativeTurnId: string | null; lastNativeState: string | null } }) {
+  const ids: [string, string | null][] = [
+    ["session", run.nativeSessionId], ["agent", run.nativeAgentId], ["thread", run.nativeThreadId], ["turn", run.nativeTurnId], ["last native state", run.lastNativeState],
+  ];
+  const shown = ids.filter((x): x is [string, string] => !!x[1]);
+  if (shown.length === 0) return null;
+  return (
+    <div className="meta" aria-label="native identities">
+      {shown.map(([label, value]) => <span key={label}>{label} <span className="mono">{value}</span></span>)}
+    </div>
   );
 }

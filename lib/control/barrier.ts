@@ -12,6 +12,21 @@ export type BarrierPhase = (typeof BARRIER_PHASES)[number];
 export const OBSERVED_MEANINGS = ["signal_accepted", "turn_interrupted", "process_terminated"] as const;
 export type ObservedMeaning = (typeof OBSERVED_MEANINGS)[number];
 
+/**
+ * What each acknowledgment proves — and what it does not (seed 000: "Record what the acknowledgment
+ * actually means. It may mean 'signal accepted', not 'process terminated' or 'side effects rolled back'").
+ * Shown beside the "observed by target" rung.
+ */
+export const OBSERVED_MEANING_TEXT: Record<ObservedMeaning, string> = {
+  signal_accepted: "the target accepted the stop signal — not proof that it stopped, nor that any effect was undone",
+  turn_interrupted: "the harness interrupted the current turn (the model stopped) — delegated work and effects already caused are settled separately",
+  process_terminated: "the target's process ended — effects it had already caused stay as they are and are settled separately",
+};
+
+export function describeObservedMeaning(meaning: string): string {
+  return (OBSERVED_MEANING_TEXT as Record<string, string>)[meaning] ?? "an acknowledgment of unknown meaning — treat it as signal accepted";
+}
+
 /** An acknowledgment means no more than it says (seed 000): a stronger meaning never gets downgraded. */
 export function strongerMeaning(a: ObservedMeaning | null, b: ObservedMeaning): ObservedMeaning {
   if (a === null) return b;

@@ -1,4 +1,4 @@
-import { expect, test } from "vitest";
+import { describe, expect, test } from "vitest";
 import fc from "fast-check";
 import { buildLadder, RUNG_IDS, type LadderFacts } from "./ladder";
 import { BARRIER_PHASES, isBarrierOpen, quietPeriodFor, strongerMeaning, OBSERVED_MEANINGS } from "./barrier";
@@ -51,4 +51,12 @@ test("barrier helpers", () => {
     const s = strongerMeaning(a, b);
     expect(OBSERVED_MEANINGS.indexOf(s)).toBe(Math.max(a ? OBSERVED_MEANINGS.indexOf(a) : -1, OBSERVED_MEANINGS.indexOf(b)));
   }));
+});
+
+describe("acknowledgment meanings", () => {
+  test("every meaning says what it does not prove; an unknown meaning is read as the weakest", async () => {
+    const { OBSERVED_MEANINGS, describeObservedMeaning } = await import("./barrier");
+    for (const m of OBSERVED_MEANINGS) expect(describeObservedMeaning(m)).toMatch(/not proof|separately/);
+    expect(describeObservedMeaning("something_else")).toMatch(/signal accepted/);
+  });
 });

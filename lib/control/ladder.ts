@@ -4,6 +4,8 @@
 // A request that nobody acknowledged reads as pending (while the barrier works) or uncertain (after
 // it finished) — never as stopped.
 
+import { describeObservedMeaning } from "./barrier";
+
 export const RUNG_STATUSES = ["done", "pending", "uncertain", "incomplete"] as const;
 export type RungStatus = (typeof RUNG_STATUSES)[number];
 
@@ -58,7 +60,7 @@ export function buildLadder(f: LadderFacts): Rung[] {
   const finished = f.phase === "complete";
   const observed: Rung = f.observed
     ? { id: "observed_by_target", label: "Observed by target", stopState: "generation_stopped", status: "done", at: iso(f.observed.at),
-        evidence: { meaning: f.observed.meaning, acknowledgments: f.observed.acks } }
+        evidence: { meaning: f.observed.meaning, means: describeObservedMeaning(f.observed.meaning), acknowledgments: f.observed.acks } }
     : { id: "observed_by_target", label: "Observed by target", stopState: "generation_stopped", status: finished ? "uncertain" : "pending", at: null,
         evidence: { note: "no acknowledgment from the target; requested is not stopped" } };
   const settledStatus: RungStatus = f.decision === "stopped_and_quiet" && finished

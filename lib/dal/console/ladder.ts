@@ -1,6 +1,8 @@
 // The stop ladder shown to the operator (DESIGN.md §6; seed 001's five questions): each rung with its
 // evidence and time. Pure: barrier facts in, rungs out. "Requested" without an acknowledgment is shown
 // as pending or uncertain — never as stopped.
+import { describeObservedMeaning } from "../../control/barrier";
+
 export type RungStatus = "done" | "pending" | "uncertain" | "not_applicable";
 
 export interface Rung { key: string; label: string; status: RungStatus; at: string | null; detail: string }
@@ -28,7 +30,7 @@ export function ladderOf(f: LadderFacts): Rung[] {
   return [
     { key: "requested", label: "Cancellation requested", status: "done", at: f.requestedAt, detail: `by ${f.requestedBy}: “${f.reason}”` },
     f.observedAt
-      ? { key: "observed", label: "Observed by target", status: "done", at: f.observedAt, detail: f.observedMeaning ? `harness acknowledged: ${f.observedMeaning.replaceAll("_", " ")}` : "harness acknowledged" }
+      ? { key: "observed", label: "Observed by target", status: "done", at: f.observedAt, detail: f.observedMeaning ? `harness acknowledged: ${f.observedMeaning.replaceAll("_", " ")} — ${describeObservedMeaning(f.observedMeaning)}` : "harness acknowledged" }
       : { key: "observed", label: "Observed by target", status: finished ? "uncertain" : "pending", at: null,
           detail: finished ? "no acknowledgment from the target; authority was revoked at every gate regardless" : "waiting for the harness to acknowledge (uncertain until it does)" },
     f.dispatchStoppedAt

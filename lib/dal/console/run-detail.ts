@@ -28,7 +28,7 @@ export interface DecisionRow { id: string; runId: string; operationId: string | 
 export interface BarrierRef { id: string; runId: string; phase: string; requestedAt: string; requestedBy: string; reason: string; decision: string | null; completedAt: string | null }
 
 export interface RunDetail {
-  run: TreeNode & { rootRunId: string; nativeSessionId: string | null; nativeThreadId: string | null; nativeTurnId: string | null; isDrill: boolean };
+  run: TreeNode & { rootRunId: string; nativeSessionId: string | null; nativeAgentId: string | null; nativeThreadId: string | null; nativeTurnId: string | null; lastNativeState: string | null; isDrill: boolean };
   tree: TreeNode[];
   treeTruncated: boolean;
   inFlight: InFlightCall[];
@@ -94,7 +94,7 @@ export async function getRunDetail(p: Principal, runId: string): Promise<RunDeta
 
   const focalNode = tree.find((n) => n.id === focal.id)!;
   return {
-    run: { ...focalNode, rootRunId: focal.rootRunId, nativeSessionId: focal.nativeSessionId, nativeThreadId: focal.nativeThreadId, nativeTurnId: focal.nativeTurnId, isDrill: focal.isDrill },
+    run: { ...focalNode, rootRunId: focal.rootRunId, nativeSessionId: focal.nativeSessionId, nativeAgentId: focal.nativeAgentId, nativeThreadId: focal.nativeThreadId, nativeTurnId: focal.nativeTurnId, lastNativeState: focal.lastNativeState, isDrill: focal.isDrill },
     tree, treeTruncated,
     inFlight: inFlight.map((o) => ({
       id: o.id, operationId: o.operationId, runId: o.runId, tool: o.tool, kind: o.kind, epochStamp: o.epochStamp,

@@ -70,6 +70,12 @@ describe("console read models are team-scoped", () => {
     await expect(assertRunVisible(b, runB)).resolves.toBeUndefined();
   });
 
+  it("carries the harness's native identities to the run page", async () => {
+    await prisma().run.update({ where: { id: childA }, data: { harness: "claude_code", nativeSessionId: "sess-1", nativeAgentId: "agent-7", lastNativeState: "tool_use" } });
+    const d = await getRunDetail(a, childA);
+    expect(d.run).toMatchObject({ harness: "claude_code", nativeSessionId: "sess-1", nativeAgentId: "agent-7", lastNativeState: "tool_use" });
+  });
+
   it("404s another team's barrier and receipt", async () => {
     await notFound(getConsoleBarrier(a, barrierB));
     await notFound(getConsoleReceipt(a, barrierB));
