@@ -6,7 +6,7 @@
 // Set QUIESCE_E2E_SKIP_BUILD=1 to reuse an existing .next build while iterating.
 // Logs of the started processes: test-results/e2e-logs/.
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
-import { mkdirSync, mkdtempSync, openSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { randomBytes } from "node:crypto";
@@ -67,6 +67,11 @@ export default async function globalSetup() {
   // Iterating against servers you started yourself: E2E_EXTERNAL=1 with E2E_BASE_URL, E2E_DATABASE_URL,
   // E2E_PASSWORD, E2E_KEYS_FILE (and E2E_SIM_URL) set; nothing is started or torn down.
   if (process.env.E2E_EXTERNAL === "1") return async () => {};
+  // Playwright cannot download a browser here (no network): it drives the system's Chromium.
+  const browser = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
+  if (!existsSync(browser)) {
+    throw new Error(`the browser journeys need Chromium at ${browser}: install it (Debian/Ubuntu: \`apt-get install -y chromium\`) or set CHROMIUM_PATH`);
+  }
   mkdirSync(LOGS, { recursive: true });
   const children: ChildProcess[] = [];
   // Embedded fallback on a port of its own (54333), so it never meets the vitest servers.
