@@ -5,8 +5,11 @@ import { commands } from "./commands/index";
 import { UsageError } from "../lib/cli/args";
 import { QuiesceError } from "../lib/errors";
 
+/** Own entries only: `quiesce toString` is an unknown command, not Object.prototype.toString. */
+const lookup = (name: string | undefined) => (name !== undefined && Object.hasOwn(commands, name) ? commands[name] : undefined);
+
 async function help(name?: string): Promise<string> {
-  const one = name ? commands[name] : undefined;
+  const one = lookup(name);
   if (one) { const c = await one(); return `${c.summary}\n\nusage: ${c.usage}`; }
   const width = Math.max(...Object.keys(commands).map((n) => n.length), 4);
   const loaded = await Promise.all(Object.entries(commands).map(async ([n, load]) => [n, await load()] as const));
@@ -21,10 +24,10 @@ async function main(argv: string[]): Promise<number> {
   const [name, ...rest] = argv;
   if (!name || name === "help" || name === "--help" || name === "-h") {
     console.log(await help(rest[0]));
-    if (rest[0] && !commands[rest[0]]) { console.error(`unknown command: ${rest[0]}`); return 2; }
+    if (rest[0] && !lookup(rest[0])) { console.error(`unknown command: ${rest[0]}`); return 2; }
     return 0;
   }
-  const load = commands[name];
+  const load = lookup(name);
   if (!load) {
     console.error(`unknown command: ${name}\n\n${await help()}`);
     return 2;

@@ -24,7 +24,9 @@ export const OBSERVED_MEANING_TEXT: Record<ObservedMeaning, string> = {
 };
 
 export function describeObservedMeaning(meaning: string): string {
-  return (OBSERVED_MEANING_TEXT as Record<string, string>)[meaning] ?? "an acknowledgment of unknown meaning — treat it as signal accepted";
+  return Object.hasOwn(OBSERVED_MEANING_TEXT, meaning)
+    ? OBSERVED_MEANING_TEXT[meaning as ObservedMeaning]
+    : "an acknowledgment of unknown meaning — treat it as signal accepted";
 }
 
 /** An acknowledgment means no more than it says (seed 000): a stronger meaning never gets downgraded. */

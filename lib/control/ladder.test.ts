@@ -58,5 +58,6 @@ describe("acknowledgment meanings", () => {
     const { OBSERVED_MEANINGS, describeObservedMeaning } = await import("./barrier");
     for (const m of OBSERVED_MEANINGS) expect(describeObservedMeaning(m)).toMatch(/not proof|separately/);
     expect(describeObservedMeaning("something_else")).toMatch(/signal accepted/);
+    expect(describeObservedMeaning("toString")).toMatch(/signal accepted/);
   });
 });

@@ -25,6 +25,12 @@ describe("parseHookInput", () => {
     expect(parseHookInput(JSON.stringify({ session_id: "s", hook_event_name: "Stop" }))).toEqual({ hook_event_name: "other", event: "Stop", session_id: "s" });
   });
 
+  test("event names that are Object.prototype members are ordinary unknown events", () => {
+    for (const name of ["toString", "constructor", "__proto__", "hasOwnProperty"]) {
+      expect(parseHookInput(JSON.stringify({ session_id: "s", hook_event_name: name }))).toEqual({ hook_event_name: "other", event: name, session_id: "s" });
+    }
+  });
+
   test("any input at all: a parsed event or a HookInputError, nothing else", () => {
     const anyText = fc.oneof(
       fc.string(),

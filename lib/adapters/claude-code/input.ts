@@ -80,7 +80,8 @@ export function parseHookInput(text: string): HookInput {
   if (!raw || typeof raw !== "object" || Array.isArray(raw)) throw new HookInputError("stdin is not a JSON object");
   const event = (raw as { hook_event_name?: unknown }).hook_event_name;
   if (typeof event !== "string" || !event) throw new HookInputError("hook_event_name: required");
-  const schema = SCHEMAS[event as keyof typeof SCHEMAS];
+  // Own keys only: an event named "toString" or "__proto__" must not reach Object.prototype.
+  const schema = Object.hasOwn(SCHEMAS, event) ? SCHEMAS[event as keyof typeof SCHEMAS] : undefined;
   if (!schema) {
     const sid = (raw as { session_id?: unknown }).session_id;
     if (typeof sid !== "string" || !sid) throw new HookInputError("session_id: required");
