@@ -51,4 +51,8 @@ async function main(argv: string[]): Promise<number> {
 
 main(process.argv.slice(2)).then((code) => {
   process.exitCode = code;
+  // A command that has returned is done: if a pool, socket or stream it opened still holds the event
+  // loop (and so `npm start`'s shutdown) two seconds later, exit anyway. The timer is unref'd, so it
+  // never keeps a finished process alive by itself.
+  setTimeout(() => process.exit(code), 2_000).unref();
 });

@@ -45,6 +45,7 @@ export async function runFleet(o: FleetOptions): Promise<void> {
     if (!o.signal.aborted && live.size < (o.maxLive ?? 4)) launch();
   }
   log("stopping: waiting for agents to finish their current step");
-  await Promise.race([Promise.allSettled([...live]), sleep(10_000)]);
+  // 5 s, so the whole stop (agents, then the queues) fits inside npm start's 10 s grace before SIGKILL.
+  await Promise.race([Promise.allSettled([...live]), sleep(5_000)]);
   await queues.stop();
 }

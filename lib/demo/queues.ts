@@ -49,7 +49,7 @@ export async function startDemoQueues(o: { agent: QuiesceClient; worker: Quiesce
     return {
       guard,
       enqueue: async (queue, input) => { await enqueuePgBoss(b, o.agent, queue, input); },
-      stop: async () => { await b.stop({ graceful: true, timeout: 5000, wait: true }).catch(() => {}); },
+      stop: async () => { await b.stop({ graceful: true, timeout: 3000, wait: true }).catch(() => {}); },
     };
   } catch (err) {
     o.log(`pg-boss unavailable (${(err as Error).message}); holding demo jobs in this process`);
