@@ -137,8 +137,11 @@ describe("pg-boss guard", () => {
     const retryId = `${first.operationId}.r1`;
     const retry = await until(() => prisma().operation.findUnique({ where: { teamId_operationId: { teamId: w.a.teamId, operationId: retryId } } }), (o) => o !== null);
     expect(retry).toMatchObject({ kind: "retry", state: "scheduled", epochStamp: auth.epoch, leaseId: auth.leaseId, providerName: `pg-boss:${queue}` });
-    expect((await op(first.operationId)).state).toBe("failed");
+    // The guard registers the retry operation before it sends the retry job and counts it: wait for
+    // the count rather than race it.
+    await until(async () => guard.counts.get("retry_scheduled") ?? 0, (n) => n >= 1);
     expect(guard.counts.get("retry_scheduled")).toBe(1);
+    expect((await op(first.operationId)).state).toBe("failed");
     // The retry timer is queued authority in another form (seed 001): the kill cancels it, here too.
     await killRun(SYSTEM, auth.runId, "stop retries");
     expect((await op(retryId)).state).toBe("cancelled_not_started");
