@@ -195,6 +195,9 @@ describe("kill", { timeout: T }, () => {
     await until(() => prisma().gateDecision.findFirst({ where: { runId: run.id, decision: "hold" } }), "held approval");
     await w.operator.kill(peer.parentRunId, "kill while held");
     await peer.waitFor((m) => m.method === "turn/completed" && m.params.turn.id === turnId);
+    // The held approval's answer and the interrupt travel separately: the app-server may finish the
+    // turn before the "cancel" reaches it. Wait for the answer; what matters is what it says.
+    await until(() => decisions(peer).length > 0, "the held approval's answer");
     expect(decisions(peer)).toEqual(["cancel"]);
     expect(existsSync(path.join(peer.dir, "item_4.effect"))).toBe(false);
     expect(peer.received().some((m) => m.method === "turn/interrupt" && m.params.turnId === turnId)).toBe(true);
