@@ -22,3 +22,15 @@ export async function waitFor<T>(
     await new Promise((r) => setTimeout(r, everyMs));
   }
 }
+
+/** waitFor for a value that must satisfy a predicate; the timeout names the last value seen. */
+export async function waitForValue<T>(fn: () => Promise<T>, ok: (v: T) => boolean, timeoutMs = 30_000, everyMs = 50): Promise<T> {
+  let last: T | undefined;
+  const hit = await waitFor(
+    "condition",
+    async () => { last = await fn(); return ok(last) ? { v: last } : null; },
+    timeoutMs,
+    everyMs,
+  ).catch((err: Error) => { throw new Error(`${err.message}; last value ${JSON.stringify(last)}`); });
+  return hit.v;
+}

@@ -15,6 +15,7 @@ import { enqueueBullMQ, guardBullMQWorker, redisConnection } from "../../lib/que
 import type { Enqueued } from "../../lib/queues/enqueue";
 import type { Principal } from "../../lib/dal/principal";
 import { requireRedis } from "./support/redis";
+import { waitForValue } from "../../lib/wait";
 
 const redisOk = await requireRedis();
 const SYSTEM: Principal = { type: "system", name: "test" };
@@ -58,15 +59,7 @@ describe.skipIf(!redisOk)("BullMQ guard (real Redis)", () => {
     return { runId: r.runId, leaseId: r.leaseId, epoch: r.epoch };
   }
   const op = (operationId: string) => prisma().operation.findUniqueOrThrow({ where: { teamId_operationId: { teamId: w.a.teamId, operationId } } });
-  async function until<T>(f: () => Promise<T>, ok: (v: T) => boolean, timeoutMs = 30_000): Promise<T> {
-    const end = Date.now() + timeoutMs;
-    for (;;) {
-      const v = await f();
-      if (ok(v)) return v;
-      if (Date.now() > end) throw new Error(`condition not reached; last value ${JSON.stringify(v)}`);
-      await new Promise((r) => setTimeout(r, 50));
-    }
-  }
+  const until = waitForValue;
 
   test("jobs are registered operations (jobId = operationId) carrying their stamp; allowed jobs run", async () => {
     const q = queue("checks");

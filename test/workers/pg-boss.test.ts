@@ -13,6 +13,7 @@ import { createPgBoss, ensureGuardedQueue, enqueuePgBoss, guardPgBossWork } from
 import { cancelQueueJobs } from "../../lib/queues/cancel";
 import type { Enqueued } from "../../lib/queues/enqueue";
 import type { Principal } from "../../lib/dal/principal";
+import { waitForValue } from "../../lib/wait";
 
 const SYSTEM: Principal = { type: "system", name: "test" };
 let w: World;
@@ -46,15 +47,7 @@ async function authority() {
 const op = (operationId: string) => prisma().operation.findUniqueOrThrow({ where: { teamId_operationId: { teamId: w.a.teamId, operationId } } });
 const jobState = async (queue: string, id: string) => (await boss.getJobById(queue, id))?.state;
 
-async function until<T>(f: () => Promise<T>, ok: (v: T) => boolean, timeoutMs = 30_000): Promise<T> {
-  const end = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await f();
-    if (ok(v)) return v;
-    if (Date.now() > end) throw new Error(`condition not reached; last value ${JSON.stringify(v)}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
+const until = waitForValue;
 
 describe("pg-boss guard", () => {
   test("every job is a registered, stamped operation naming its pg-boss job; allowed jobs run", async () => {
