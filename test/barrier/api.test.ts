@@ -8,7 +8,7 @@ import { createApiKey } from "../../lib/dal/api-keys";
 import { runBarrierWorker } from "../../lib/barrier/worker";
 import { listenConnection } from "../../lib/dal/barrier-engine";
 import { QuiesceClient } from "../../lib/sdk/client";
-import { verifyReceiptBody } from "../../lib/control/receipt";
+import { verifyReceipt as verifyReceiptBody } from "../../lib/control/evidence/receipt";
 import { startApiServer, type ApiServer } from "../support/api-server";
 import { addOp, makeTeam, makeTree, waitFor, type TeamFixture } from "./fixtures";
 
@@ -111,7 +111,7 @@ describe("barrier API", () => {
 
     const receipt = await agent.getReceipt(barrierId);
     expect(receipt).toMatchObject({ barrier_id: barrierId, run_id: root.runId, decision: "stopped_and_quiet", version: 1, observed_by_target: { meaning: "turn_interrupted" } });
-    expect(verifyReceiptBody(receipt).ok).toBe(true);
+    expect(verifyReceiptBody({ body: receipt }).ok).toBe(true);
     const yaml1 = await call("GET", `/api/v1/barriers/${barrierId}/receipt?format=yaml`, keys.agent);
     expect(yaml1.headers.get("content-type")).toContain("application/yaml");
     expect(parse(yaml1.text).stop_receipt).toEqual(receipt);

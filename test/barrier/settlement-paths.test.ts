@@ -9,7 +9,7 @@ import { getReceipt, verifyReceipt, getBarrierView } from "../../lib/dal/barrier
 import { assignReconciliation, listReconciliations, resolveReconciliation } from "../../lib/dal/reconciliations";
 import { recordLateReport } from "../../lib/barrier/late-report";
 import { SimProviderClient } from "../../lib/providers/sim-client";
-import { verifyReceiptBody } from "../../lib/control/receipt";
+import { verifyReceipt as verifyReceiptBody } from "../../lib/control/evidence/receipt";
 import {
   addOp, makeProvider, makeTeam, makeTree, receiptsOf, spawnCli, startSimProcess, startWorkerProcess, waitFor,
   type Proc, type TeamFixture,
@@ -60,7 +60,7 @@ describe("settlement paths against the real provider and engine processes", () =
     expect(body.authority).toMatchObject({ root_lease: "revoked", descendant_leases_revoked: 1, active_leases: 0, current_epoch: 2 });
     expect(body.in_flight[0]).toMatchObject({ operation_id: "reserve-preview-clean", cancellation: { provider_response: "accepted" }, effect_check: { expected: "absence", observed: "absent" }, settled_state: "cancelled_without_effect" });
     expect(body.observed_by_target).toBe("uncertain");
-    expect(verifyReceiptBody(body).ok).toBe(true);
+    expect(verifyReceiptBody({ body }).ok).toBe(true);
     expect((await verifyReceipt(team.users.viewer.principal, barrierId)).ok).toBe(true);
     expect((await simc.getJob(job.jobId)).cancelRequests).toBe(1);
     const view = await getBarrierView(team.users.viewer.principal, barrierId);
