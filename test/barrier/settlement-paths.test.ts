@@ -7,7 +7,7 @@ import { closePool } from "../../lib/db/pool";
 import { killRun } from "../../lib/dal/kill";
 import { getReceipt, verifyReceipt, getBarrierView } from "../../lib/dal/barriers";
 import { assignReconciliation, listReconciliations, resolveReconciliation } from "../../lib/dal/reconciliations";
-import { recordLateReport } from "../../lib/barrier/late-report";
+import { recordLateReport } from "../../lib/dal/internal/late-report";
 import { SimProviderClient } from "../../lib/providers/sim-client";
 import { verifyReceipt as verifyReceiptBody } from "../../lib/control/evidence/receipt";
 import {
