@@ -5,7 +5,7 @@
 import "server-only";
 import { prisma } from "../db/prisma";
 import { notFound } from "../errors";
-import { deriveEvidence, type Evidence, type EvidenceFacts, type Rung } from "../control/evidence/model";
+import { deriveEvidence, type Evidence, type EvidenceFacts, type Rung, type RungId } from "../control/evidence/model";
 import { inReadingOrder, verifyReceipt as verifyReceiptRecord, type ReceiptCheck } from "../control/evidence/receipt";
 import { authorize, assertTeam } from "./authorize";
 import type { Principal } from "./principal";
@@ -37,7 +37,7 @@ export async function getBarrierView(p: Principal, barrierId: string) {
     barrierId: f.id, runId: f.runId, teamId: facts.teamId, phase: ev.phase,
     decision: facts.receipts.at(-1)?.decision ?? null, currentDecision: ev.decision,
     requestedAt: f.requestedAt.toISOString(), requestedBy: f.requestedBy, reason: f.reason, newEpoch: f.newEpoch, policy: b.policy,
-    ladder: Object.fromEntries(ev.ladder.map(({ id, ...rest }) => [id, rest])) as Record<string, Omit<Rung, "id">>,
+    ladder: Object.fromEntries(ev.ladder.map(({ id, ...rest }) => [id, rest])) as Record<RungId, Omit<Rung, "id">>,
     counts: {
       runs: c.runs, runsObserved: c.runsObserved, runsKilled: c.runsKilled, leasesRevoked: f.leasesRevoked, activeLeases: c.activeLeases,
       queuedCancelled: c.queuedCancelled, scheduledCancelled: c.scheduledCancelled, retriesCancelled: c.retriesCancelled,
