@@ -1,7 +1,8 @@
 // An unknown outcome, end to end: the provider's status endpoint is down during the kill, so the
 // barrier cannot prove the deployment absent or present → unknown → reconciliation → receipt v1
-// stop_incomplete naming nobody. A manager assigns it (v2: stop_incomplete, naming the assignee); the
-// assignee records effect_absent with evidence (v3: stopped_and_quiet). Older versions stay readable.
+// stop_incomplete naming its default owner (the operator who asked for the stop; never "unassigned").
+// A manager (re)assigns it (v2: stop_incomplete, naming the assignee); the assignee records
+// effect_absent with evidence (v3: stopped_and_quiet). Older versions stay readable.
 import { expect, test } from "@playwright/test";
 import { signIn } from "../support/session";
 import { USERS } from "../support/env";
@@ -20,8 +21,10 @@ test("a manager assigns an unknown outcome, the assignee resolves it, the receip
   const rec = await one<{ id: string; status: string }>(
     `SELECT r.id, r.status::text FROM reconciliations r JOIN settlements s ON s.id = r.settlement_id JOIN operations o ON o.id = s.operation_id
       WHERE s.barrier_id = $1 AND o.operation_id = $2`, [barrierId, operationId]);
-  expect(rec.status).toBe("awaiting_assignee");
   const assignee = await one<{ id: string }>("SELECT id FROM users WHERE email = $1", [USERS.operator]);
+  expect(rec.status).toBe("assigned");
+  expect((await one<{ a: string }>("SELECT assignee_user_id AS a FROM reconciliations WHERE id = $1", [rec.id])).a).toBe(assignee.id);
+  expect(v1.canonical).toContain(USERS.operator);
 
   // The manager sees it, with its age, and hands it to the operator. The run page shows the killed
   // tree, the stop ladder and the uncertain interval of the deployment nobody could check.
@@ -34,7 +37,7 @@ test("a manager assigns an unknown outcome, the assignee resolves it, the receip
   await page.waitForURL(/\/reconciliations/);
   const row = page.locator(`tr[data-reconciliation="${rec.id}"]`);
   await expect(row).toContainText("deploy.apply");
-  await expect(row).toContainText("awaiting assignee");
+  await expect(row).toContainText("assigned");
   await expect(row.locator("time").first()).toHaveAttribute("datetime", /\d{4}-\d\d-\d\dT/);
   await row.getByLabel("Assign to").selectOption(assignee.id);
   await row.getByRole("button", { name: "Assign" }).click();
