@@ -33,7 +33,7 @@ const op: fc.Arbitrary<OperationFact> = fc.record({
     hasProvider: x.hasProvider, providerJob: null, finishedAt: x.settledAt,
     settlement: x.settled === null ? null : {
       barrierId: "stop_x", stateAtBarrier: "running", cancelRequestedAt: at(0), providerResponse: x.hasProvider ? "accepted" : null,
-      effectExpected: "absence", effectObserved: null, effectCheckedAt: null,
+      effectExpected: "absence", effectObserved: x.settled === "completed_and_verified" && x.hasProvider ? "present" : null, effectCheckedAt: null,
       settledState: x.settled === "pending" ? null : x.settled, settledAt: x.settled === "pending" ? null : x.settledAt,
       settledReason: x.settled === "completed_and_verified" ? "effect present (provider)" : null, attempts: 1, lastError: null,
     },
@@ -113,5 +113,42 @@ describe("evidence model", () => {
       expect(parse(serializeReceipt(body, "yaml")).stop_receipt).toEqual(JSON.parse(serializeReceipt(body, "json")));
       expect(canonicalJson(inReadingOrder(body))).toBe(canonicalJson(body));
     }), { numRuns: 200 });
+  });
+});
+
+describe("who settled what, in words", () => {
+  const base = (over: Partial<OperationFact>): OperationFact => ({
+    operationId: "op-a", runId: "run_0", tool: "deploy", kind: "call", state: "failed", providerName: "deploy-sim", hasProvider: true,
+    providerJob: "j1", finishedAt: at(3000), settlement: {
+      barrierId: "stop_x", stateAtBarrier: "running", cancelRequestedAt: at(10), providerResponse: "accepted", effectExpected: "absence",
+      effectObserved: "absent", effectCheckedAt: at(900), settledState: "cancelled_without_effect", settledAt: at(1000),
+      settledReason: "provider stopped; effect proven absent", attempts: 2, lastError: null,
+    }, reconciliation: null, ...over,
+  });
+  const facts = (ops: OperationFact[]): EvidenceFacts => ({
+    now: at(60_000),
+    barrier: { id: "stop_x", runId: "run_0", requestedAt: at(0), requestedBy: "user:u1", reason: "r", newEpoch: 2, enginePhase: "complete", dispatchStoppedAt: at(1), queuedCancelledAt: at(1), runsKilled: 1, leasesRevoked: 1, queuedCancelled: 0, scheduledCancelled: 0, retriesCancelled: 0, quietPeriodSeconds: 2, quietUntil: at(5000) },
+    runs: [{ id: "run_0", lifecycle: "killed", acknowledgment: null }], leases: { rootLease: "revoked", descendantLeasesRevoked: 0, active: 0 }, currentEpoch: 2,
+    operations: ops, effectReceipts: [], lateRequestsDenied: 0, receipts: [],
+  });
+
+  test("'1 settled by its provider, 1 reconciled by … on …' — the person's settlement is never credited to a provider", () => {
+    const person = base({
+      operationId: "op-b", state: "failed",
+      settlement: { ...base({}).settlement!, providerResponse: "unreachable", effectObserved: "unavailable", settledReason: "reconciled by user:u2: effect_absent" },
+      reconciliation: { id: "rec-b", status: "resolved", assignee: "bob@x.test", assignedBy: "system:default-owner (asked for the stop)", assignedAt: at(2000), resolution: "effect_absent", evidence: "deploy console shows nothing", resolvedAt: new Date(Date.UTC(2026, 10, 30, 23, 50)), resolvedBy: "bob@x.test", cause: "target_unreachable" },
+    });
+    const ev = deriveEvidence(facts([base({}), person]));
+    expect(ev.sentences[2]).toBe("2 calls in flight across the subtree; 1 settled by its provider, 1 reconciled by bob@x.test on 2026-11-30 23:50 UTC (effect absent).");
+    expect(ev.operations.map((o) => o.settledBy)).toEqual(["provider", "person"]);
+    expect(ev.decision).toBe("stopped_and_quiet");
+  });
+
+  test("no provider, or one that never answered a check, never 'settled' anything", () => {
+    const none = base({ providerName: null, hasProvider: false, state: "succeeded", settlement: { ...base({}).settlement!, providerResponse: null, effectObserved: null, settledState: "completed_and_verified", settledReason: "late effect reported by key:k" } });
+    const silent = base({ operationId: "op-c", state: "succeeded", settlement: { ...base({}).settlement!, effectObserved: "unavailable", settledState: "completed_and_verified", settledReason: "effect present (executor)" } });
+    const ev = deriveEvidence(facts([none, silent]));
+    expect(ev.counts.settledByProvider).toBe(0);
+    expect(ev.sentences.join(" ")).toContain("2 reported by their executors");
   });
 });

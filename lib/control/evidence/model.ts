@@ -121,8 +121,10 @@ export function classify(op: OperationFact): OperationEvidence {
   if (outcome === "effect_present" || outcome === "effect_absent") {
     if (r?.status === "resolved") { settledBy = "person"; settledAt = r.resolvedAt; }
     else if (s?.settledState && s.settledState !== "unknown") {
-      // The provider settled it only when it answered a check; otherwise the executor reported it.
-      const byExecutor = /executor|late effect/.test(s.settledReason ?? "") || !op.hasProvider;
+      // The provider settled it only when there is one and it answered an effect check (present, or
+      // absent in a final state); a late report or an executor's receipt is the executor's word.
+      const providerAnswered = op.hasProvider && (s.effectObserved === "present" || s.effectObserved === "absent");
+      const byExecutor = !providerAnswered || /^late effect|\(executor\)/.test(s.settledReason ?? "");
       settledBy = byExecutor ? "executor" : "provider";
       settledAt = s.settledAt;
     } else { settledBy = "executor"; settledAt = op.finishedAt; }
