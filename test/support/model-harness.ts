@@ -8,7 +8,7 @@
 // (reclaimed by the engine), nested kills in any order, acknowledgments, engine steps, engine crashes
 // (the engine stops mid-work and its claims stay held until they expire, as a killed process leaves
 // them), assignments and resolutions. Then the engine runs until every barrier issued its receipt, and
-// I1–I5 are checked for every barrier of the tree. fast-check prints the seed and the shrunk path of a
+// I1–I5 (and that each latest receipt still says what is true) are checked for every barrier of the tree. fast-check prints the seed and the shrunk path of a
 // failing sequence for replay (`{ seed, path }`).
 import { createHash, randomBytes } from "node:crypto";
 import fc from "fast-check";
@@ -34,7 +34,9 @@ import { i1Violation, rungFacts } from "./evidence-oracle";
 
 const SYSTEM: Principal = { type: "system", name: "model-test" };
 const ENGINE: Principal = { type: "system", name: "barrier-engine" };
-export const MODEL_ENGINE = { claimMs: 400, localSettleMs: 40, quietPeriodMs: 30, pausePolicySeconds: 60 };
+// A call without a provider settles (unknown) later than a quiet period ends: a root barrier that did
+// not wait for its subtree would issue its receipt while a child's call is still in flight.
+export const MODEL_ENGINE = { claimMs: 400, localSettleMs: 90, quietPeriodMs: 20, pausePolicySeconds: 60 };
 
 export interface ModelTeam {
   teamId: string;
@@ -203,18 +205,25 @@ export async function driveEngine(teamId: string, ms: number, crash = false): Pr
   const workerId = `engine:model:${randomBytes(4).toString("hex")}`;
   const timer = setTimeout(() => ac.abort(), ms);
   const log = () => {};
+  // Like the worker: several barriers at once (a root and its child's barrier race for real).
+  const active = new Map<string, Promise<void>>();
   try {
     while (!ac.signal.aborted) {
       await reclaimOverduePauses(ENGINE, teamId);
-      const claimed = await claimNextBarrier(ENGINE, workerId, MODEL_ENGINE.claimMs, [], teamId);
+      const claimed = active.size < 3 ? await claimNextBarrier(ENGINE, workerId, MODEL_ENGINE.claimMs, [...active.keys()], teamId) : null;
       if (!claimed) {
         await new Promise((r) => setTimeout(r, 10));
         continue;
       }
-      await processBarrier(claimed.id, { principal: ENGINE, workerId, claimMs: MODEL_ENGINE.claimMs, localSettleMs: MODEL_ENGINE.localSettleMs, concurrency: 4, signal: ac.signal, log, subtreePollMs: 10 });
+      const id = claimed.id;
+      active.set(id, processBarrier(id, { principal: ENGINE, workerId, claimMs: MODEL_ENGINE.claimMs, localSettleMs: MODEL_ENGINE.localSettleMs, concurrency: 4, signal: ac.signal, log, subtreePollMs: 10 })
+        .then(() => {}).finally(() => { active.delete(id); }));
     }
+    await Promise.all(active.values());
   } finally {
     clearTimeout(timer);
+    ac.abort();
+    await Promise.allSettled(active.values());
     if (crash) {
       // What a SIGKILLed engine leaves behind: its claims, still held until they expire.
       await prisma().$executeRawUnsafe(
@@ -278,9 +287,17 @@ export async function checkInvariants(m: Model): Promise<void> {
       const v = i1Violation(facts);
       if (v) fail(`I1: ${b.id} v${latest.version} says stopped_and_quiet but ${v}`);
     }
+    // The latest receipt says what is true now (nothing changed since that it did not re-issue for):
+    // a barrier that issued early, or was never told of a later settlement, fails here.
+    const ev = deriveEvidence(facts);
+    if (latest.decision !== ev.decision) fail(`fresh: ${b.id} v${latest.version} says ${latest.decision} but the facts now say ${ev.decision}`);
+    const lb = latest.body as any;
+    if (lb.work.in_flight_pending !== ev.counts.pending || lb.effects.unknown !== ev.counts.unknown) {
+      fail(`fresh: ${b.id} v${latest.version} says ${lb.work.in_flight_pending} pending / ${lb.effects.unknown} unknown but the facts now say ${ev.counts.pending} / ${ev.counts.unknown}`);
+    }
     // I5: a rung is done exactly when its fact holds.
     const want = rungFacts(facts);
-    for (const rung of deriveEvidence(facts).ladder) {
+    for (const rung of ev.ladder) {
       if ((rung.status === "done") !== want[rung.id]) fail(`I5: rung ${rung.id} of ${b.id} is ${rung.status} but its fact is ${want[rung.id]}`);
     }
     // I4: the API read, the console read model and the downloads give the same bytes.
