@@ -70,7 +70,8 @@ export const killSection: BenchSection = {
     await db.connect();
     const sim = await startSimProvider({ port: 0 });
     const teamId = newId("team");
-    await db.query(`INSERT INTO teams (id, slug, name) VALUES ($1, $2, 'Bench kill')`, [teamId, teamId.toLowerCase()]);
+    // Quiet period 0 (the team's own floor too): the bench measures settling and issuing, not waiting.
+    await db.query(`INSERT INTO teams (id, slug, name, quiet_period_ms) VALUES ($1, $2, 'Bench kill', 0)`, [teamId, teamId.toLowerCase()]);
     await db.query(
       `INSERT INTO providers (id, team_id, name, kind, cancel_url, status_url, timeout_ms, settle_deadline_ms, quiet_period_seconds, rollback_owner)
        VALUES ($1, $2, 'deploy-sim', 'simulated', $3, $4, 5000, 10000, 0, 'release-oncall')`,

@@ -56,18 +56,19 @@ export function BarrierView({ initial, follow }: { initial: BarrierViewData; fol
         <Stat label="queued cancelled" value={c.queuedCancelled} />
         <Stat label="scheduled cancelled" value={c.scheduledCancelled} />
         <Stat label="retries cancelled" value={c.retriesCancelled} />
-        <Stat label="in flight at kill" value={c.inFlight} />
+        <Stat label="in flight (subtree)" value={c.inFlight} />
         <Stat label="late requests denied" value={c.lateRequestsDenied} />
       </section>
 
       <section aria-labelledby="ladder-title" className={`card ${b.phase === "complete" ? "" : "barrier-live"}`}>
         <h2 id="ladder-title">Stop ladder</h2>
         <Ladder rungs={b.ladder} startedAt={b.requestedAt} />
+        <ul className="plain-list small" aria-label="What the evidence shows">{b.sentences.map((x, i) => <li key={i}>{x}</li>)}</ul>
       </section>
 
       <section aria-labelledby="settlements-title" className="card">
         <h2 id="settlements-title">Settlements <span className="muted">({b.settlements.length})</span></h2>
-        {b.settlements.length === 0 ? <EmptyState title="Nothing was in flight">No call was running when the run was killed, so there was nothing to settle.</EmptyState> : (
+        {b.settlements.length === 0 ? <EmptyState title="Nothing was in flight">No call of the subtree was running or unknown, so there was nothing to settle.</EmptyState> : (
           <div className="table-wrap">
             <table className="table compact">
               <thead><tr><th scope="col">Operation</th><th scope="col">Provider</th><th scope="col">Cancel</th><th scope="col">Effect expected / observed</th><th scope="col">Settled</th><th scope="col">Why</th><th scope="col">Reconciliation</th></tr></thead>
@@ -78,9 +79,9 @@ export function BarrierView({ initial, follow }: { initial: BarrierViewData; fol
                     <td className="mono">{s.providerName ?? "—"}{s.providerJobId ? <div className="sub">{s.providerJobId}</div> : null}</td>
                     <td>{s.providerResponse ? human(s.providerResponse) : s.cancelRequestedAt ? "requested" : "—"}<div className="sub">{s.cancelRequestedAt ? <Time iso={s.cancelRequestedAt} mode="absolute" /> : null}</div></td>
                     <td>{human(s.effectExpected)} / {human(s.effectObserved)}<div className="sub">{s.effectCheckedAt ? <>checked <Time iso={s.effectCheckedAt} mode="absolute" /></> : s.attempts ? `${s.attempts} attempts` : null}</div></td>
-                    <td><SettledBadge value={s.settledState} /></td>
+                    <td><SettledBadge value={s.settledState} />{s.settledBy ? <div className="sub">by {s.settledBy}</div> : null}</td>
                     <td className="why">{s.settledReason ?? (s.lastError ? `last error: ${s.lastError}` : "—")}</td>
-                    <td>{s.reconciliation ? <><ReconciliationBadge value={s.reconciliation.status} /><div className="sub">{s.reconciliation.assignee ?? "no assignee"}{s.reconciliation.resolution ? ` · ${human(s.reconciliation.resolution)}` : ""}</div></> : "—"}</td>
+                    <td>{s.reconciliation ? <><ReconciliationBadge value={s.reconciliation.status} /><div className="sub">{s.reconciliation.assignee ?? "no owner"}{s.reconciliation.resolution ? ` · ${human(s.reconciliation.resolution)}` : ""}{s.reconciliation.resolvedBy ? ` · by ${s.reconciliation.resolvedBy}` : ""}</div></> : "—"}</td>
                   </tr>
                 ))}
               </tbody>

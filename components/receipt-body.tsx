@@ -1,4 +1,4 @@
-// The §7 receipt body, readable: authority, work, effects, timing, reconciliation holders, the in-flight
+// The receipt body, readable: authority, work, effects, timing, reconciliation holders, the in-flight
 // calls and how each settled, effect receipts. Field names are the article's, shown as written so a
 // reviewer can match the page against the JSON; unknown extra fields are listed rather than hidden.
 import type { ReactNode } from "react";
@@ -8,7 +8,7 @@ type Obj = Record<string, unknown>;
 /** Actor strings ("user:…") resolved to people for the reader; the canonical value stays visible. */
 type Labels = Record<string, string>;
 const isObj = (v: unknown): v is Obj => typeof v === "object" && v !== null && !Array.isArray(v);
-const KNOWN = new Set(["barrier_id", "run_id", "authority", "work", "effects", "last_settled_at", "quiet_period_seconds", "verified_at", "decision", "reconciliation", "effect_receipts", "digest", "in_flight"]);
+const KNOWN = new Set(["barrier_id", "run_id", "authority", "work", "effects", "last_settled_at", "quiet_period_seconds", "quiet_until", "verified_at", "decision", "reconciliation", "effect_receipts", "digest", "in_flight", "summary", "human_settlements"]);
 
 function scalar(v: unknown, labels: Labels, key?: string): ReactNode {
   if (v === null || v === undefined) return <span className="muted">—</span>;
@@ -74,25 +74,37 @@ export function ReceiptBody({ body, labels = {} }: { body: Obj; labels?: Labels 
           {unknown > 0 ? <p className="text-danger small">{unknown} outcome{unknown === 1 ? " is" : "s are"} unknown: nobody can yet say whether the effect happened.</p> : null}
         </Section>
         <Section title="Timing">
-          <Fields obj={{ last_settled_at: body.last_settled_at, quiet_period_seconds: body.quiet_period_seconds, verified_at: body.verified_at }} labels={labels} />
+          <Fields obj={{ last_settled_at: body.last_settled_at, quiet_period_seconds: body.quiet_period_seconds, quiet_until: body.quiet_until, verified_at: body.verified_at }} labels={labels} />
         </Section>
       </div>
+      {Array.isArray(body.summary) && body.summary.length > 0 ? (
+        <Section title="Summary">
+          <ul className="plain-list">{(body.summary as unknown[]).map((x, i) => <li key={i}>{String(x)}</li>)}</ul>
+        </Section>
+      ) : null}
       <Section title="Reconciliation">
         {recon.length === 0 ? <p className="muted">Nothing to reconcile.</p> : <ArrayTable rows={recon} labels={labels} />}
       </Section>
-      <Section title="In-flight calls settled">
-        {Array.isArray(body.in_flight) && body.in_flight.length > 0 ? <ArrayTable rows={body.in_flight} labels={labels} /> : <p className="muted">Nothing was in flight when the run was killed.</p>}
+      <Section title="In-flight calls of the subtree">
+        {Array.isArray(body.in_flight) && body.in_flight.length > 0 ? <ArrayTable rows={body.in_flight} labels={labels} /> : <p className="muted">Nothing was in flight anywhere in the subtree.</p>}
       </Section>
+      {Array.isArray(body.human_settlements) && body.human_settlements.length > 0 ? (
+        <Section title="Settled by a person"><ArrayTable rows={body.human_settlements} labels={labels} /></Section>
+      ) : null}
       <Section title="Effect receipts">
-        {Array.isArray(body.effect_receipts) && body.effect_receipts.length > 0 ? <ArrayTable rows={body.effect_receipts} labels={labels} /> : <p className="muted">No effect completed: nothing to roll back.</p>}
+        {Array.isArray(body.effect_receipts) && body.effect_receipts.length > 0 ? <ArrayTable rows={body.effect_receipts} labels={labels} />
+          : <p className="muted">{unknown > 0 ? "No effect receipt recorded — but an outcome is unknown, so nothing is claimed about rollback." : "No effect receipt recorded."}</p>}
       </Section>
       {Object.keys(extra).length > 0 ? <Section title="Other fields"><Fields obj={extra} labels={labels} /></Section> : null}
     </div>
   );
 }
 
+/** The decision in words: the evidence model's own last sentence (never a constant that could disagree). */
 export function decisionSentence(decision: string, body: Obj): string {
-  if (decision === "stopped_and_quiet") return "Stopped and quiet: nothing pending, nothing unknown, no active lease. Every in-flight call was settled against its provider and the quiet period passed with no activity.";
-  const recon = Array.isArray(body.reconciliation) ? body.reconciliation.filter((r) => !isObj(r) || r.status !== "resolved").length : 0;
-  return `Stop incomplete: the run can no longer act, but ${recon ? `${recon} outcome${recon === 1 ? " is" : "s are"} still being reconciled by the people named below` : "the barrier could not prove every effect"}. A new version of this receipt is issued when that is resolved.`;
+  const summary = Array.isArray(body.summary) ? body.summary.map(String) : [];
+  const last = summary.at(-1);
+  if (last) return last;
+  // A receipt issued before the evidence model carried no sentences: state only the decision.
+  return decision === "stopped_and_quiet" ? "Stopped and quiet." : "Stop incomplete: a new version of this receipt is issued when the open items are resolved.";
 }

@@ -63,7 +63,7 @@ export function ReconciliationQueue({ initial, initialQuery, me, canAssign, canR
                   <td><Time iso={r.createdAt} mode="relative" /><div className="sub"><Time iso={r.createdAt} mode="absolute" /></div></td>
                   <td>
                     <span className="mono">{r.tool}</span> <span className="mono sub" title={r.operationId}>{r.operationId.length > 24 ? `${r.operationId.slice(0, 24)}…` : r.operationId}</span>
-                    <div className="sub">{r.providerName ?? "no provider"}{r.providerJobId ? ` / ${r.providerJobId}` : ""} · run <Link href={`/runs/${r.runId}`}>{shortId(r.runId)}</Link> · <Link href={`/receipts/${r.barrierId}`}>receipt</Link></div>
+                    <div className="sub">{r.providerName ?? "no provider"}{r.providerJobId ? ` / ${r.providerJobId}` : ""} · run <Link href={`/runs/${r.runId}`}>{shortId(r.runId)}</Link> · {r.barrierId ? <Link href={`/receipts/${r.barrierId}`}>receipt</Link> : "no stop (its executor gave up)"}</div>
                   </td>
                   <td className="why">{r.settledReason ?? `provider ${human(r.providerResponse)}, expected ${human(r.effectExpected)}`}</td>
                   <td><ReconciliationBadge value={r.status} />{r.resolution ? <div className="sub">{human(r.resolution)} · <Time iso={r.resolvedAt} mode="relative" /></div> : null}</td>

@@ -45,7 +45,7 @@ export function RunView({ initial, can }: { initial: RunViewData; can: Can }) {
           <NativeIdentities run={run} />
           <div className="state-row">
             <LifecycleBadge value={run.lifecycle} />
-            {run.lifecycle === "paused" ? <PauseReclaim since={run.lifecycleChangedAt} policy={d.pausePolicy} /> : null}
+            {run.lifecycle === "paused" && d.pausePolicy ? <PauseReclaim since={run.lifecycleChangedAt} policy={d.pausePolicy} /> : null}
             <span className="state-why">{run.lifecycleReason ? <>“{run.lifecycleReason}”</> : null} {run.lifecycle !== "normal" ? <>by {d.labels[run.lifecycleChangedBy ?? ""] ?? run.lifecycleChangedBy ?? "?"}, <Time iso={run.lifecycleChangedAt} mode="relative" /></> : null}</span>
           </div>
           <div className="state-row">
@@ -134,11 +134,11 @@ export function RunView({ initial, can }: { initial: RunViewData; can: Can }) {
   );
 }
 
-/** How long the pause may still last before the team's policy reclaims it (seed 004). */
+/** How long the pause may still last before the barrier engine reclaims it (shown only when the team configured reclaim). */
 function PauseReclaim({ since, policy }: { since: string; policy: { seconds: number; action: string } }) {
   const at = new Date(new Date(since).getTime() + policy.seconds * 1000).toISOString();
   const action = policy.action === "kill" ? "killed" : `reclaimed (${human(policy.action)})`;
-  return <span className="tag tag-warn" title={`team pause policy: ${Math.round(policy.seconds / 3600)} h`}>{action} <Time iso={at} mode="relative" /> if still paused</span>;
+  return <span className="tag tag-warn" title={`team pause policy: ${policy.seconds} s`}>{action} <Time iso={at} mode="relative" /> if still paused</span>;
 }
 
 function HeartbeatAge({ iso }: { iso: string | null }) {

@@ -12,11 +12,12 @@ import { EVAL_CASES } from "./cases/index";
 import type { EvalCase } from "./cases/types";
 import { killAll, ROOT } from "./support/proc";
 import { Stack } from "./support/stack";
+import { runModelLong } from "./model-long";
 
 const CASE_TIMEOUT_MS = 180_000;
 
 function usage(message: string): never {
-  console.error(`evals: ${message}\nusage: npm run evals -- [--only case,case] [--list] [--keep-db] [--json]`);
+  console.error(`evals: ${message}\nusage: npm run evals -- [--only case,case] [--list] [--keep-db] [--json]\n       npm run evals -- --long [--model-runs n] [--seed s --path p]   (the model-based test, 10 000 sequences)`);
   process.exit(2);
 }
 
@@ -34,9 +35,19 @@ function withTimeout(c: EvalCase, stack: Stack): Promise<CaseResult> {
 async function main(): Promise<number> {
   let values;
   try {
-    ({ values } = parseArgs({ options: { only: { type: "string" }, list: { type: "boolean" }, "keep-db": { type: "boolean" }, json: { type: "boolean" } }, strict: true, allowPositionals: false }));
+    ({ values } = parseArgs({ options: {
+      only: { type: "string" }, list: { type: "boolean" }, "keep-db": { type: "boolean" }, json: { type: "boolean" },
+      long: { type: "boolean" }, "model-runs": { type: "string" }, seed: { type: "string" }, path: { type: "string" },
+    }, strict: true, allowPositionals: false }));
   } catch (err) {
     usage((err as Error).message);
+  }
+  if (values.long || values["model-runs"]) {
+    const runs = Number(values["model-runs"] ?? 10_000);
+    if (!Number.isInteger(runs) || runs < 1) usage("--model-runs: a positive integer");
+    const seed = values.seed === undefined ? undefined : Number(values.seed);
+    if (seed !== undefined && !Number.isInteger(seed)) usage("--seed: an integer (as fast-check printed it)");
+    return runModelLong({ runs, seed, path: values.path, log: (l) => console.error(`[evals] ${l}`) });
   }
   if (values.list) {
     for (const c of EVAL_CASES) console.log(`${c.name.padEnd(44)} → ${c.expected.padEnd(32)} seed ${c.seed}: ${c.summary}`);

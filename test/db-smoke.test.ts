@@ -8,5 +8,7 @@ test("the migrated test database accepts writes through the Prisma adapter", asy
   const id = newId("team");
   await prisma().team.create({ data: { id, slug: id.toLowerCase(), name: "Smoke" } });
   const team = await prisma().team.findUniqueOrThrow({ where: { id } });
-  expect(team.pausePolicySeconds).toBe(86400);
+  // Defaults: pause reclaim off, a 2 s quiet period for every barrier.
+  expect(team.pausePolicySeconds).toBeNull();
+  expect(team.quietPeriodMs).toBe(2000);
 });

@@ -51,10 +51,10 @@ describe("the comparison detects drift (each edit below must show up)", () => {
   const edits: [string, string, string, (d: ReturnType<typeof diffShapes>) => void][] = [
     ["a new column", "  isDrill            Boolean  @default(false) @map(\"is_drill\")\n", "  isDrill            Boolean  @default(false) @map(\"is_drill\")\n  nickname String?\n",
       (d) => expect(d.missingInDatabase).toContain("column teams.nickname text null")],
-    ["a nullability change", "  name               String\n  // Seed 004", "  name               String?\n  // Seed 004",
+    ["a nullability change", "  name               String\n  // A pause", "  name               String?\n  // A pause",
       (d) => { expect(d.missingInDatabase).toContain("column teams.name text null"); expect(d.notInSchema).toContain("column teams.name text not null"); }],
-    ["a changed default", "@default(86400)", "@default(3600)",
-      (d) => expect(d.missingInDatabase).toContain("column teams.pause_policy_seconds integer not null default=3600")],
+    ["a changed default", "@default(2000) @map(\"quiet_period_ms\")", "@default(3000) @map(\"quiet_period_ms\")",
+      (d) => expect(d.missingInDatabase).toContain("column teams.quiet_period_ms integer not null default=3000")],
     ["a type change", "  rollbackOwner      String?  @map(\"rollback_owner\")", "  rollbackOwner      String?  @map(\"rollback_owner\") @db.VarChar(80)",
       (d) => expect(d.missingInDatabase).toContain("column providers.rollback_owner character varying(80) null")],
     ["a new enum value", "  paused\n  killed\n}", "  paused\n  killed\n  zombie\n}",

@@ -7,7 +7,7 @@ import type { Command } from "./types";
 import { parseFlags, UsageError } from "../../lib/cli/args";
 import { clientFrom, onePositional, callApi } from "../../lib/cli/api";
 import { getReceipt, verifyReceipt } from "../../lib/dal/barriers";
-import { receiptYaml, verifyReceiptBody } from "../../lib/control/receipt";
+import { serializeReceipt, verifyReceipt as verifyReceiptBody } from "../../lib/control/evidence/receipt";
 import { prisma } from "../../lib/db/prisma";
 
 type Body = Record<string, unknown> & {
@@ -28,6 +28,7 @@ function summary(barrierId: string, b: Body, versions: number[] | null): string 
   ];
   for (const r of b.reconciliation ?? []) lines.push(`  reconciliation: ${r.operation_id} held by ${r.assignee}${r.status ? ` (${r.status})` : ""}`);
   for (const x of b.effect_receipts ?? []) lines.push(`  effect receipt: ${x.operation_id} ${x.provider_operation_id ?? ""} rollback owner ${x.rollback_owner}`);
+  for (const sentence of Array.isArray(b.summary) ? b.summary as string[] : []) lines.push(`  ${sentence}`);
   lines.push(`  digest sha256:${b.digest}`);
   return lines.join("\n");
 }
@@ -48,8 +49,8 @@ export const receiptCommand: Command = {
       if (!Number.isInteger(version) || version < 1) throw new UsageError("--version: a positive integer");
     }
     const print = (body: Body, versions: number[] | null) => {
-      if (values.json) console.log(JSON.stringify(body, null, 2));
-      else if (values.yaml) process.stdout.write(receiptYaml(body));
+      if (values.json) process.stdout.write(serializeReceipt(body, "json"));
+      else if (values.yaml) process.stdout.write(serializeReceipt(body, "yaml"));
       else if (!values.verify) console.log(summary(barrierId, body, versions));
     };
     if (values.url || values.key) {
@@ -59,18 +60,18 @@ export const receiptCommand: Command = {
         const { json } = await client.request<Body>("GET", `/api/v1/barriers/${encodeURIComponent(barrierId)}/receipt${q}`);
         print(json, null);
         if (!values.verify) return 0;
-        const v = verifyReceiptBody(json);
-        console.log(v.ok ? `digest verified: sha256:${v.recomputed}` : `DIGEST MISMATCH: receipt says ${String(v.digest)}, body hashes to ${v.recomputed}`);
+        const v = verifyReceiptBody({ body: json });
+        console.log(v.ok ? `digest verified: sha256:${v.recomputed}` : `DIGEST MISMATCH: receipt says ${String(json.digest)}, body hashes to ${v.recomputed} (${v.detail})`);
         return v.ok ? 0 : 1;
       });
     }
     const system = { type: "system", name: "cli:receipt" } as const;
     try {
       const r = await getReceipt(system, barrierId, version);
-      print(r.body as Body, r.versions);
+      print(r.body as Body, r.versions.map((x) => x.version));
       if (!values.verify) return 0;
       const v = await verifyReceipt(system, barrierId, r.version);
-      console.log(v.ok ? `digest verified: sha256:${v.digest} (v${v.version})` : `DIGEST MISMATCH (v${v.version}): stored ${v.digest}, recomputed ${v.recomputed}, canonical text ${v.canonicalMatches ? "matches" : "differs from"} the body`);
+      console.log(v.ok ? `digest verified: sha256:${v.digest} (v${v.version})` : `DIGEST MISMATCH (v${v.version}): stored ${v.digest}, recomputed ${v.recomputed}: ${v.detail}`);
       return v.ok ? 0 : 1;
     } finally {
       await prisma().$disconnect().catch(() => {});

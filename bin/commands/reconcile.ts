@@ -45,7 +45,7 @@ export const reconcileCommand: Command = {
         if (values.json) console.log(JSON.stringify(rows, null, 2));
         else if (rows.length === 0) console.log("no reconciliations");
         else for (const r of rows) {
-          console.log(`${r.id}  ${r.status.padEnd(17)} ${r.operationId} (${r.tool}) barrier ${r.barrierId} cause ${r.cause ?? "-"} holder ${r.assignee?.email ?? "unassigned"}${r.resolution ? ` -> ${r.resolution}` : ""}`);
+          console.log(`${r.id}  ${r.status.padEnd(17)} ${r.operationId} (${r.tool}) barrier ${r.barrierId ?? "none"} cause ${r.cause ?? "-"} owner ${r.assignee?.email ?? "none (no admin to name)"}${r.resolution ? ` -> ${r.resolution}` : ""}`);
         }
         return 0;
       }

@@ -39,7 +39,8 @@ test("a reviewer opens a receipt link, checks the digest and downloads JSON and 
   const body = JSON.parse(readFileSync((await json.path())!, "utf8")) as Record<string, unknown>;
   expect(body).toMatchObject({ barrier_id: barrierId, run_id: run.runId, decision: receipt.decision, digest: receipt.digest });
   const [yaml] = await Promise.all([page.waitForEvent("download"), page.getByRole("link", { name: "Download YAML" }).click()]);
-  expect(parseYaml(readFileSync((await yaml.path())!, "utf8"))).toEqual(body);
+  // Same shape as the API's YAML (one serializer): the body under `stop_receipt`.
+  expect(parseYaml(readFileSync((await yaml.path())!, "utf8")).stop_receipt).toEqual(body);
 
   // A viewer reads; a viewer gets no controls on the run either.
   await expect(page.getByRole("button", { name: "Kill…" })).toHaveCount(0);

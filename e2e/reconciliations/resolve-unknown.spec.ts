@@ -1,7 +1,8 @@
 // An unknown outcome, end to end: the provider's status endpoint is down during the kill, so the
 // barrier cannot prove the deployment absent or present → unknown → reconciliation → receipt v1
-// stop_incomplete naming nobody. A manager assigns it (v2: stop_incomplete, naming the assignee); the
-// assignee records effect_absent with evidence (v3: stopped_and_quiet). Older versions stay readable.
+// stop_incomplete naming its default owner (the operator who asked for the stop; never "unassigned").
+// A manager hands it to the admin (v2: stop_incomplete, naming the assignee); the assignee records
+// effect_absent with evidence (v3: stopped_and_quiet). Older versions stay readable.
 import { expect, test } from "@playwright/test";
 import { signIn } from "../support/session";
 import { USERS } from "../support/env";
@@ -20,8 +21,11 @@ test("a manager assigns an unknown outcome, the assignee resolves it, the receip
   const rec = await one<{ id: string; status: string }>(
     `SELECT r.id, r.status::text FROM reconciliations r JOIN settlements s ON s.id = r.settlement_id JOIN operations o ON o.id = s.operation_id
       WHERE s.barrier_id = $1 AND o.operation_id = $2`, [barrierId, operationId]);
-  expect(rec.status).toBe("awaiting_assignee");
-  const assignee = await one<{ id: string }>("SELECT id FROM users WHERE email = $1", [USERS.operator]);
+  const owner = await one<{ id: string }>("SELECT id FROM users WHERE email = $1", [USERS.operator]);
+  expect(rec.status).toBe("assigned");
+  expect((await one<{ a: string }>("SELECT assignee_user_id AS a FROM reconciliations WHERE id = $1", [rec.id])).a).toBe(owner.id);
+  expect(v1.canonical).toContain(USERS.operator);
+  const assignee = await one<{ id: string }>("SELECT id FROM users WHERE email = $1", [USERS.admin]);
 
   // The manager sees it, with its age, and hands it to the operator. The run page shows the killed
   // tree, the stop ladder and the uncertain interval of the deployment nobody could check.
@@ -34,13 +38,16 @@ test("a manager assigns an unknown outcome, the assignee resolves it, the receip
   await page.waitForURL(/\/reconciliations/);
   const row = page.locator(`tr[data-reconciliation="${rec.id}"]`);
   await expect(row).toContainText("deploy.apply");
-  await expect(row).toContainText("awaiting assignee");
+  await expect(row).toContainText("assigned");
+  await expect(row).toContainText(USERS.operator); // the default owner: who asked for the stop
   await expect(row.locator("time").first()).toHaveAttribute("datetime", /\d{4}-\d\d-\d\dT/);
   await row.getByLabel("Assign to").selectOption(assignee.id);
-  await row.getByRole("button", { name: "Assign" }).click();
+  await row.getByRole("button", { name: /^(Re)?assign$/ }).click();
   await expect(row).toContainText("assigned");
-  await expect(row).toContainText(USERS.operator);
+  await expect(row).toContainText(USERS.admin);
   await capture(page, "reconciliations");
+  // The row already said "assigned" (to its default owner): wait for the new assignee in the rows.
+  await expect.poll(async () => (await one<{ a: string }>("SELECT assignee_user_id AS a FROM reconciliations WHERE id = $1", [rec.id])).a, { timeout: 20_000 }).toBe(assignee.id);
   const assigned = await one<{ status: string; assignee_user_id: string; assigned_by: string }>("SELECT status::text, assignee_user_id, assigned_by FROM reconciliations WHERE id = $1", [rec.id]);
   expect(assigned).toMatchObject({ status: "assigned", assignee_user_id: assignee.id });
   expect(assigned.assigned_by).toMatch(/^user:/);
@@ -48,16 +55,16 @@ test("a manager assigns an unknown outcome, the assignee resolves it, the receip
   // The receipt is re-issued, still stop_incomplete, now naming who holds the reconciliation.
   const v2 = await receiptVersion(barrierId, 2);
   expect(v2.decision).toBe("stop_incomplete");
-  expect(v2.canonical).toContain(USERS.operator);
+  expect(v2.canonical).toContain(USERS.admin);
   await page.goto(`/receipts/${barrierId}`);
   await expect(page.getByRole("heading", { level: 1 })).toContainText("stop incomplete");
-  await expect(page.getByRole("region", { name: "Reconciliation" })).toContainText(USERS.operator);
+  await expect(page.getByRole("region", { name: "Reconciliation" })).toContainText(USERS.admin);
   await expect(page.getByText("Digest verified")).toBeVisible();
 
   // The assignee records what the deployment system shows.
   await page.getByRole("button", { name: "Sign out" }).click();
   await page.waitForURL(/\/signin/);
-  await signIn(page, USERS.operator);
+  await signIn(page, USERS.admin);
   await page.goto("/reconciliations?mine=1");
   const mine = page.locator(`tr[data-reconciliation="${rec.id}"]`);
   await mine.getByRole("button", { name: "Record outcome…" }).click();

@@ -7,6 +7,7 @@ import type { EvalCase } from "./types";
 import { cancellationWorkerCrashesMidBarrier } from "./cancellation-worker-crashes-mid-barrier";
 import { restartSurvival } from "./restart-survival";
 import { killWithFullQueueEval } from "./kill-with-full-queue";
+import { EVIDENCE_CASES } from "./evidence";
 
 function fromDrill(c: DrillCase): EvalCase {
   return { ...c, needs: [], run: (stack) => c.run(stack.drillContext()) };
@@ -38,4 +39,6 @@ export const EVAL_CASES: EvalCase[] = [
   drill("cancellation_requested_no_ack"),
   drill("approved_artifact_handoff"),
   drill("side_effect_completed_before_stop"),
+  // issue 10 — stop evidence over the whole subtree
+  ...EVIDENCE_CASES,
 ];

@@ -1,10 +1,10 @@
-// JSON and YAML downloads of a stop receipt (DESIGN.md §7): the stored body, byte-for-byte the one the
-// digest covers (plus its digest), for a review packet. Same authorization as the page.
+// JSON and YAML downloads of a stop receipt: the stored body (digest included) through the one
+// serializer, byte-for-byte what the API serves, for a review packet. Same authorization as the page.
 import "server-only";
-import { stringify } from "yaml";
 import { QuiesceError } from "../errors";
 import { currentSession } from "../dal/session";
 import { getConsoleReceipt } from "../dal/console/receipt";
+import { serializeReceipt } from "../control/evidence/receipt";
 import { ReceiptVersionQuery } from "../schemas/console";
 
 export function receiptDownload(format: "json" | "yaml") {
@@ -17,9 +17,9 @@ export function receiptDownload(format: "json" | "yaml") {
     try {
       const r = await getConsoleReceipt(session.principal, barrierId, q.data.version);
       if (!r) return Response.json({ error: { code: "not_found", message: "no receipt has been issued for this barrier yet" } }, { status: 404 });
-      const body = { ...r.body, digest: r.digest };
       const name = `stop-receipt-${barrierId}-v${r.version}.${format}`;
-      const text = format === "json" ? `${JSON.stringify(body, null, 2)}\n` : stringify(body);
+      // The one serializer: the API serves the same bytes for the same version.
+      const text = serializeReceipt(r.body, format);
       return new Response(text, {
         headers: {
           "content-type": format === "json" ? "application/json; charset=utf-8" : "application/yaml; charset=utf-8",

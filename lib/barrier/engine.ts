@@ -17,7 +17,16 @@ export interface EngineOptions {
   concurrency: number;
   signal: AbortSignal;
   log: (line: string) => void;
+  /** How often a barrier waiting for another barrier's settlement under its subtree looks again. */
+  subtreePollMs?: number;
 }
+
+const sleep = (ms: number, signal: AbortSignal) => new Promise<void>((resolve) => {
+  if (signal.aborted) return resolve();
+  const t = setTimeout(() => { signal.removeEventListener("abort", done); resolve(); }, ms);
+  const done = () => { clearTimeout(t); resolve(); };
+  signal.addEventListener("abort", done, { once: true });
+});
 
 export type BarrierOutcome = { kind: "done"; version: number; decision: string } | { kind: "waiting"; until: Date | null } | { kind: "lost" } | { kind: "stopped" };
 
@@ -58,6 +67,12 @@ export async function processBarrier(barrierId: string, o: EngineOptions): Promi
         if (signal.aborted) break;
         const q = await enterQuiet(o.principal, barrierId, o.workerId);
         if (q === "lost") return { kind: "lost" };
+        if (q === "subtree") {
+          // Another barrier of the tree is still settling an operation under this one: the completion
+          // rule covers the whole subtree, so wait for it (its settlement notifies; poll meanwhile).
+          await sleep(o.subtreePollMs ?? 250, signal);
+          continue;
+        }
         if (q !== "pending") o.log(`${barrierId}: quiet until ${q.quietUntil.toISOString()}`);
         continue;
       }

@@ -1,4 +1,5 @@
-// The barrier engine process (`quiesce barrier-worker`, DESIGN.md §2, §6). Wakes on NOTIFY
+// The barrier engine process (`quiesce barrier-worker`). It also runs pause reclaim (lib/dal/pause-reclaim)
+// on every wake and sleeps no longer than the next pause falls due. Wakes on NOTIFY
 // quiesce_control (a kill, a settlement, a late report), on the earliest quiet-period end or claim
 // expiry it knows of, and on a slow safety poll. Any number of these may run: barriers are claimed
 // with an expiring claim (FOR UPDATE SKIP LOCKED), so a crashed engine's barrier is taken over when
@@ -8,6 +9,7 @@ import os from "node:os";
 import type pg from "pg";
 import { CONTROL_CHANNEL } from "../dal/notify";
 import { claimNextBarrier, nextWakeAt } from "../dal/barrier-engine";
+import { nextPauseReclaimAt, reclaimOverduePauses } from "../dal/pause-reclaim";
 import type { Principal } from "../dal/principal";
 import { processBarrier, type BarrierOutcome } from "./engine";
 
@@ -76,6 +78,12 @@ export async function runBarrierWorker(o: WorkerOptions): Promise<void> {
   try {
     while (!o.signal.aborted) {
       woken = false;
+      // Pause reclaim: a tree paused past its team's policy is killed as the system (a new barrier).
+      try {
+        for (const r of await reclaimOverduePauses(principal, o.teamId ?? null)) log(`pause reclaim: killed ${r.runId} (paused since ${r.pausedSince.toISOString()}, policy ${r.policySeconds} s) → ${r.barrierId}`);
+      } catch (err) {
+        log(`pause reclaim failed: ${(err as Error).message}`);
+      }
       // Fill free slots with claimable barriers.
       while (active.size < (o.barrierConcurrency ?? 4) && !o.signal.aborted) {
         let claimed;
@@ -101,8 +109,8 @@ export async function runBarrierWorker(o: WorkerOptions): Promise<void> {
       if (woken) continue;
       let waitMs = pollMs;
       try {
-        const at = await nextWakeAt(principal, o.teamId ?? null);
-        if (at) waitMs = Math.max(50, Math.min(pollMs, at.getTime() - Date.now() + 25));
+        const [at, reclaimAt] = await Promise.all([nextWakeAt(principal, o.teamId ?? null), nextPauseReclaimAt(principal, o.teamId ?? null)]);
+        for (const t of [at, reclaimAt]) if (t) waitMs = Math.max(50, Math.min(waitMs, t.getTime() - Date.now() + 25));
       } catch { /* poll */ }
       if (woken) continue;
       await new Promise<void>((resolve) => {

@@ -62,12 +62,13 @@ export function isQueueProvider(name: string | null | undefined): boolean {
 }
 
 /**
- * The quiet period of a barrier: the longest of the providers its operations touched (a local queue
- * and a third-party deployment service settle differently, seed 001). A provider row's own value wins;
- * a queue without a row gets the queue default; plain tool calls add nothing. 0 is allowed.
+ * The quiet period of a barrier: the longest of the team's own period (the floor every stop waits
+ * out, also when no provider was touched: a harness tool call may still call back) and the periods of
+ * the providers its subtree touched (a local queue and a third-party deployment service settle
+ * differently). A provider row's own value wins; a queue without a row gets the queue default.
  */
-export function quietPeriodFor(providers: { name: string; quietPeriodSeconds: number | null }[]): number {
-  let q = 0;
+export function quietPeriodFor(providers: { name: string; quietPeriodSeconds: number | null }[], teamSeconds: number): number {
+  let q = Math.max(0, teamSeconds);
   for (const p of providers) {
     const s = p.quietPeriodSeconds ?? (isQueueProvider(p.name) ? QUEUE_DEFAULT_QUIET_SECONDS : 0);
     q = Math.max(q, s);

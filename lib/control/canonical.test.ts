@@ -36,3 +36,14 @@ test("the digest ignores the digest member and changes with any other member", (
 test("non-finite numbers are refused rather than silently changed", () => {
   expect(() => canonicalJson({ a: Number.NaN })).toThrow(/non-finite/);
 });
+
+test("RFC 8785 vectors: number forms, code-unit key order, string escapes", () => {
+  // From RFC 8785 §3.2.2 / appendix B: ECMAScript number serialization and UTF-16 key order.
+  expect(canonicalJson({ numbers: [333333333.33333329, 1E30, 4.50, 2e-3, 0.000000000000000000000000001] }))
+    .toBe('{"numbers":[333333333.3333333,1e+30,4.5,0.002,1e-27]}');
+  expect(canonicalJson({ "\u20ac": 1, "\r": 2, "\ud83d\ude00": 3, "\u00f6": 4, "1": 5 }))
+    .toBe('{"\\r":2,"1":5,"ö":4,"€":1,"😀":3}');
+  expect(canonicalJson({ s: "\u0000\u001f\"\\/\u2028" })).toBe('{"s":"\\u0000\\u001f\\"\\\\/\u2028"}');
+  expect(canonicalJson({ d: new Date("2026-08-16T10:51:04.018Z"), u: undefined })).toBe('{"d":"2026-08-16T10:51:04.018Z"}');
+  expect(() => canonicalJson({ s: "\ud800" })).toThrow(/surrogate/i);
+});

@@ -1,33 +1,24 @@
-// Canonical JSON for stop receipts (DESIGN.md §7): object keys sorted by code point, no whitespace,
-// arrays in their given order, `undefined` members dropped. Two parties who hold the same receipt
-// produce the same bytes, so a sha256 over this text is a digest anyone can recompute.
+// Canonical JSON for stop receipts and the audit chain: the JSON Canonicalization Scheme of RFC 8785
+// (keys sorted by UTF-16 code units, ECMAScript number form, no whitespace), from the `canonicalize`
+// package, the scheme's reference implementation. Two parties who hold the same receipt produce the
+// same bytes, so a sha256 over this text is a digest anyone can recompute with any JCS library.
 // Pure: no clock, no I/O (hashing is a computation).
 import { createHash } from "node:crypto";
+import canonicalize from "canonicalize";
 
 export type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
 
+/** RFC 8785 text of a JSON value. Non-finite numbers and lone surrogates are refused, never changed. */
 export function canonicalJson(value: unknown): string {
-  return encode(value);
-}
-
-function encode(value: unknown): string {
-  if (value === null || value === undefined) return "null";
-  if (typeof value === "number") {
-    // JSON has no NaN/Infinity; a receipt carrying one is a bug upstream, not something to hide.
-    if (!Number.isFinite(value)) throw new TypeError("canonicalJson: non-finite number");
-    return JSON.stringify(value);
+  let text: string | undefined;
+  try {
+    text = canonicalize(value === undefined ? null : value);
+  } catch (err) {
+    const m = (err as Error).message;
+    throw new TypeError(`canonicalJson: ${/NaN|Infinity/.test(m) ? "non-finite number" : m}`);
   }
-  if (typeof value === "boolean" || typeof value === "string") return JSON.stringify(value);
-  if (value instanceof Date) return JSON.stringify(value.toISOString());
-  if (Array.isArray(value)) return `[${value.map((v) => (v === undefined ? "null" : encode(v))).join(",")}]`;
-  if (typeof value === "object") {
-    const entries = Object.keys(value as Record<string, unknown>)
-      .filter((k) => (value as Record<string, unknown>)[k] !== undefined)
-      .sort()
-      .map((k) => `${JSON.stringify(k)}:${encode((value as Record<string, unknown>)[k])}`);
-    return `{${entries.join(",")}}`;
-  }
-  throw new TypeError(`canonicalJson: unsupported value of type ${typeof value}`);
+  if (text === undefined) throw new TypeError("canonicalJson: value has no JSON form");
+  return text;
 }
 
 export function sha256Hex(text: string): string {

@@ -46,6 +46,3 @@ export type GateReason = (typeof GATE_REASONS)[number];
 
 export const SETTLED_STATES = ["cancelled_without_effect", "completed_and_verified", "unknown"] as const;
 export type SettledState = (typeof SETTLED_STATES)[number];
-
-export const RECEIPT_DECISIONS = ["stopped_and_quiet", "stop_incomplete"] as const;
-export type ReceiptDecision = (typeof RECEIPT_DECISIONS)[number];

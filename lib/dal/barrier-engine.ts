@@ -13,8 +13,9 @@ import type { ProviderConfig } from "../providers/types";
 import { quietPeriodFor, quietUntil } from "../control/barrier";
 import type { ProviderResponse, EffectObservation } from "../control/settlement";
 import { notifyControl } from "./notify";
-import { settleTx, subtreeRunIdsTx, type SettleInput } from "./settlements";
-import { issueReceiptTx, lockBarrierTx, countLateRequestsTx } from "./receipts";
+import { settleTx, type SettleInput } from "./settlements";
+import { issueReceiptTx, lockBarrierTx } from "./receipts";
+import { countLateRequestsTx, subtreeRunsTx } from "./internal/evidence";
 
 function system(p: Principal): void {
   if (p.type !== "system") throw forbidden("barrier engine steps are for system principals");
@@ -147,31 +148,43 @@ export async function enterSettling(p: Principal, barrierId: string, workerId: s
     `UPDATE barriers SET phase = 'settling' WHERE id = $1 AND phase = 'revoking' AND claimed_by = $2`, barrierId, workerId)) === 1;
 }
 
-/** All settled → quiet, with the quiet period of the providers this barrier touched. */
-export async function enterQuiet(p: Principal, barrierId: string, workerId: string): Promise<{ quietUntil: Date } | "pending" | "lost"> {
+/** Operations of the barrier's subtree still in flight, whichever barrier of the tree is settling them. */
+async function subtreeInFlightTx(tx: Parameters<typeof settleTx>[0], barrierId: string, runIds: string[]): Promise<number> {
+  const own = await tx.settlement.count({ where: { barrierId, settledState: null } });
+  if (own > 0) return own;
+  return tx.operation.count({ where: { runId: { in: runIds }, state: { in: ["queued", "scheduled", "running"] } } });
+}
+
+/**
+ * All settled → quiet. The completion rule covers the whole subtree: while any operation under the
+ * barrier's run is still in flight (even one an earlier barrier of a child is settling), it stays in
+ * `settling` ("subtree"). The quiet period is the team's (never 0 unless the team says so) or the
+ * longest of the providers touched, whichever is longer.
+ */
+export async function enterQuiet(p: Principal, barrierId: string, workerId: string): Promise<{ quietUntil: Date } | "pending" | "subtree" | "lost"> {
   system(p);
   return prisma().$transaction(async (tx) => {
     await lockBarrierTx(tx, barrierId);
     const b = await tx.barrier.findUniqueOrThrow({ where: { id: barrierId } });
     if (b.phase !== "settling" || b.claimedBy !== workerId) return "lost" as const;
-    const pending = await tx.settlement.count({ where: { barrierId, settledState: null } });
-    if (pending > 0) return "pending" as const;
-    const runIds = await subtreeRunIdsTx(tx, b.runId);
+    const pendingOwn = await tx.settlement.count({ where: { barrierId, settledState: null } });
+    if (pendingOwn > 0) return "pending" as const;
+    const runIds = (await subtreeRunsTx(tx, b.runId)).map((r) => r.id);
+    if ((await subtreeInFlightTx(tx, barrierId, runIds)) > 0) return "subtree" as const;
     const names = (await tx.$queryRawUnsafe<{ name: string }[]>(
       `SELECT DISTINCT o.provider_name AS name FROM operations o
-        WHERE o.provider_name IS NOT NULL
-          AND (o.id IN (SELECT operation_id FROM settlements WHERE barrier_id = $1)
-               OR (o.run_id = ANY ($2::text[]) AND o.state = 'cancelled_not_started'))`, barrierId, runIds)).map((r) => r.name);
+        WHERE o.provider_name IS NOT NULL AND o.run_id = ANY ($1::text[])
+          AND (o.id IN (SELECT operation_id FROM settlements) OR o.state = 'cancelled_not_started')`, runIds)).map((r) => r.name);
     const rows = names.length ? await tx.provider.findMany({ where: { teamId: b.teamId, name: { in: names } }, select: { name: true, quietPeriodSeconds: true } }) : [];
-    const q = quietPeriodFor(names.map((n) => ({ name: n, quietPeriodSeconds: rows.find((r) => r.name === n)?.quietPeriodSeconds ?? null })));
-    const last = await tx.settlement.aggregate({ where: { barrierId }, _max: { settledAt: true } });
+    const q = quietPeriodFor(names.map((n) => ({ name: n, quietPeriodSeconds: rows.find((r) => r.name === n)?.quietPeriodSeconds ?? null })), (await tx.team.findUniqueOrThrow({ where: { id: b.teamId }, select: { quietPeriodMs: true } })).quietPeriodMs / 1000);
+    const last = await tx.settlement.aggregate({ where: { operation: { runId: { in: runIds } } }, _max: { settledAt: true } });
     const now = new Date();
     const until = quietUntil(now, q);
     await tx.barrier.update({
       where: { id: barrierId },
       data: {
         phase: "quiet", quietPeriodSeconds: q, quietUntil: until, quiescedAt: last._max.settledAt ?? b.dispatchStoppedAt ?? now,
-        lastSettledAt: last._max.settledAt ?? b.lastSettledAt, lateRequestsDenied: await countLateRequestsTx(tx, runIds, b.requestedAt),
+        lastSettledAt: last._max.settledAt ?? b.lastSettledAt, lateRequestsDenied: await countLateRequestsTx(tx, b.teamId, runIds, b.requestedAt),
       },
     });
     const root = await tx.run.findUniqueOrThrow({ where: { id: b.runId }, select: { rootRunId: true } });
@@ -186,10 +199,11 @@ export async function completeBarrier(p: Principal, barrierId: string, workerId:
   system(p);
   return prisma().$transaction(async (tx) => {
     await lockBarrierTx(tx, barrierId);
-    const b = await tx.barrier.findUniqueOrThrow({ where: { id: barrierId }, select: { phase: true, claimedBy: true, quietUntil: true } });
+    const b = await tx.barrier.findUniqueOrThrow({ where: { id: barrierId }, select: { phase: true, claimedBy: true, quietUntil: true, runId: true } });
     if (b.phase !== "quiet" || b.claimedBy !== workerId) return "lost" as const;
     if (b.quietUntil && b.quietUntil.getTime() > Date.now()) return "waiting" as const;
-    if ((await tx.settlement.count({ where: { barrierId, settledState: null } })) > 0) {
+    const runIds = (await subtreeRunsTx(tx, b.runId)).map((r) => r.id);
+    if ((await subtreeInFlightTx(tx, barrierId, runIds)) > 0) {
       await tx.barrier.update({ where: { id: barrierId }, data: { phase: "settling" } });
       return "pending" as const;
     }

@@ -23,7 +23,9 @@ import { lockRunTreeExclusive } from "./locks";
 import { appendAudit } from "./audit";
 import { notifyControl } from "./notify";
 import { coveringBarrierTx } from "./settlements";
-import { cancelQueueJobsNow, type QueueJob } from "../barrier/queue-cancel";
+import { cancelQueueJobs } from "../queues/cancel";
+
+type QueueJob = { providerName: string; providerJobId: string };
 
 export interface KillResult { barrierId: string; created: boolean }
 
@@ -111,7 +113,7 @@ export async function killRun(p: Principal, runId: string, reason: string): Prom
 
   if (result.queueJobs.length) {
     // Outbound after commit; failures are retried by the barrier engine's revoking step.
-    await cancelQueueJobsNow(result.queueJobs).catch(() => {});
+    await cancelQueueJobs(result.queueJobs).catch(() => {});
   }
   return { barrierId: result.barrierId, created: result.created };
 }

@@ -31,6 +31,8 @@ export async function recordObserved(p: Principal, runId: string, input: { meani
       where: { id: covering.id },
       data: { observedAt: b.observedAt ?? at, observedMeaning: meaning, observedEvidence: [...acks, ack].slice(-50) as never },
     });
+    // The run's last state as its harness observed it (shown on the run page).
+    await tx.run.update({ where: { id: runId }, data: { lastNativeState: input.meaning } });
     await appendAudit(tx, { teamId: run.teamId, actor: actorOf(p), action: "barrier.observed", target: covering.id, after: ack });
     await notifyControl(tx, { kind: "barrier", teamId: run.teamId, rootRunId: run.rootRunId, barrierId: covering.id });
     return { barrierId: covering.id, runId, meaning, observedAt: (b.observedAt ?? at).toISOString() };

@@ -10,7 +10,7 @@ import { newId } from "../ids";
 import { QuiesceError, badRequest, notFound } from "../errors";
 import { decideAuthority } from "../control/gate";
 import { currentEpoch } from "../control/epoch";
-import { recordLateReport } from "../barrier/late-report";
+import { recordLateReport } from "./internal/late-report";
 import type { OperationState } from "../control/types";
 import type { CompleteBody, CompleteResponse, RegisterOperationBody, RegisterOperationResponse } from "../schemas/operations";
 import { lockRunTreeExclusive } from "./locks";

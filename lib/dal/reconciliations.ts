@@ -11,11 +11,12 @@ import { actorOf, type Principal } from "./principal";
 import { appendAudit } from "./audit";
 import { notifyControl } from "./notify";
 import { settleTx } from "./settlements";
-import { issueReceiptTx, lockBarrierTx } from "./receipts";
+import { issueReceiptTx, lockBarrierTx, reissueCoveringTx } from "./receipts";
+import { coveringBarriersTx } from "./internal/evidence";
 import type { ResolveReconciliationInput } from "../schemas/barriers";
 
 export interface ReconciliationView {
-  id: string; teamId: string; barrierId: string; runId: string; operationId: string; tool: string;
+  id: string; teamId: string; barrierId: string | null; runId: string; operationId: string; tool: string;
   providerName: string | null; providerJobId: string | null; cause: string | null;
   status: "awaiting_assignee" | "assigned" | "resolved";
   assignee: { userId: string; email: string; name: string } | null;
@@ -25,7 +26,8 @@ export interface ReconciliationView {
 }
 
 const include = {
-  settlement: { include: { operation: { include: { uncertainIntervals: { orderBy: { startedAt: "desc" as const }, take: 1 } } } } },
+  settlement: { select: { barrierId: true } },
+  operation: { include: { uncertainIntervals: { orderBy: { startedAt: "desc" as const }, take: 1 } } },
 } as const;
 
 type Row = NonNullable<Awaited<ReturnType<typeof loadRow>>>;
@@ -39,10 +41,10 @@ async function toViews(rows: Row[]): Promise<ReconciliationView[]> {
   const byId = new Map(users.map((u) => [u.id, u]));
   const iso = (d: Date | null) => (d ? d.toISOString() : null);
   return rows.map((r) => {
-    const op = r.settlement.operation;
+    const op = r.operation;
     const u = r.assigneeUserId ? byId.get(r.assigneeUserId) : undefined;
     return {
-      id: r.id, teamId: r.teamId, barrierId: r.settlement.barrierId, runId: op.runId, operationId: op.operationId, tool: op.tool,
+      id: r.id, teamId: r.teamId, barrierId: r.settlement?.barrierId ?? null, runId: op.runId, operationId: op.operationId, tool: op.tool,
       providerName: op.providerName, providerJobId: op.providerJobId, cause: op.uncertainIntervals[0]?.cause ?? null,
       status: r.status, assignee: u ? { userId: u.id, email: u.email, name: u.name } : null,
       assignedBy: r.assignedBy, assignedAt: iso(r.assignedAt), resolution: r.resolution, evidence: r.evidence,
@@ -92,11 +94,18 @@ function roleOf(p: Principal): Role | null {
   return p.type === "user" ? p.role : p.type === "key" ? p.role : null;
 }
 
-/** Re-issues the receipt when one exists already (a reconciliation write changes what it must say). */
-async function reissue(tx: Parameters<typeof issueReceiptTx>[0], barrierId: string, actor: string): Promise<number | null> {
-  const b = await tx.barrier.findUniqueOrThrow({ where: { id: barrierId }, select: { phase: true } });
-  if (b.phase !== "complete") return null; // the engine's receipt, when it comes, already includes this
-  return (await issueReceiptTx(tx, barrierId, new Date(), actor)).version;
+/**
+ * A reconciliation write changes what the receipts of every barrier above the operation must say: each
+ * that already issued one issues the next version. Locks every covering barrier first (oldest first,
+ * the order late reports and the engine use too). Returns the version of the barrier that settled the
+ * operation (else the newest barrier's), or null when none had issued a receipt yet.
+ */
+async function lockCovering(tx: Parameters<typeof issueReceiptTx>[0], runId: string): Promise<void> {
+  for (const b of await coveringBarriersTx(tx, runId)) await lockBarrierTx(tx, b.id);
+}
+async function reissue(tx: Parameters<typeof issueReceiptTx>[0], runId: string, ownBarrierId: string | null, actor: string): Promise<number | null> {
+  const issued = await reissueCoveringTx(tx, runId, actor);
+  return (issued.find((x) => x.barrierId === ownBarrierId) ?? issued.at(-1))?.version ?? null;
 }
 
 export async function assignReconciliation(p: Principal, id: string, assigneeUserId: string): Promise<ReconciliationView & { receiptVersion: number | null }> {
@@ -107,9 +116,9 @@ export async function assignReconciliation(p: Principal, id: string, assigneeUse
   if (!assigneeUserId?.trim()) throw badRequest("assigneeUserId: required");
   const member = await prisma().membership.findUnique({ where: { teamId_userId: { teamId: r.teamId, userId: assigneeUserId } } });
   if (!member) throw badRequest("assigneeUserId: not a member of this team");
-  const barrierId = r.settlement.barrierId;
+  const barrierId = r.settlement?.barrierId ?? null;
   const receiptVersion = await prisma().$transaction(async (tx) => {
-    await lockBarrierTx(tx, barrierId);
+    await lockCovering(tx, r.operation.runId);
     const cur = await tx.reconciliation.findUniqueOrThrow({ where: { id } });
     if (cur.status === "resolved") throw new QuiesceError("conflict", "reconciliation already resolved");
     const at = new Date();
@@ -118,9 +127,9 @@ export async function assignReconciliation(p: Principal, id: string, assigneeUse
       teamId: r.teamId, actor: actorOf(p), action: "reconciliation.assign", target: id,
       before: { assigneeUserId: cur.assigneeUserId, status: cur.status }, after: { assigneeUserId, status: "assigned" },
     });
-    const version = await reissue(tx, barrierId, actorOf(p));
-    const root = await tx.run.findUniqueOrThrow({ where: { id: r.settlement.operation.runId }, select: { rootRunId: true } });
-    await notifyControl(tx, { kind: "settlement", teamId: r.teamId, rootRunId: root.rootRunId, barrierId });
+    const version = await reissue(tx, r.operation.runId, barrierId, actorOf(p));
+    const root = await tx.run.findUniqueOrThrow({ where: { id: r.operation.runId }, select: { rootRunId: true } });
+    await notifyControl(tx, { kind: "settlement", teamId: r.teamId, rootRunId: root.rootRunId, ...(barrierId ? { barrierId } : {}) });
     return version;
   });
   return { ...(await getReconciliation({ type: "system", name: "reconciliation" }, id)), receiptVersion };
@@ -138,10 +147,10 @@ export async function resolveReconciliation(p: Principal, id: string, input: Res
   if (p.type !== "system" && role !== "manager" && role !== "admin" && (!r.assigneeUserId || userIdOf(p) !== r.assigneeUserId)) {
     throw forbidden("only the assignee or a manager/admin may resolve this reconciliation");
   }
-  const op = r.settlement.operation;
-  const barrierId = r.settlement.barrierId;
+  const op = r.operation;
+  const barrierId = r.settlement?.barrierId ?? null;
   const receiptVersion = await prisma().$transaction(async (tx) => {
-    await lockBarrierTx(tx, barrierId);
+    await lockCovering(tx, op.runId);
     const cur = await tx.reconciliation.findUniqueOrThrow({ where: { id } });
     if (cur.status === "resolved") throw new QuiesceError("conflict", "reconciliation already resolved");
     const at = new Date();
@@ -150,7 +159,7 @@ export async function resolveReconciliation(p: Principal, id: string, input: Res
     const provider = op.providerName ? await tx.provider.findUnique({ where: { teamId_name: { teamId: r.teamId, name: op.providerName } } }) : null;
     const present = input.resolution === "effect_present";
     await settleTx(tx, {
-      settlementId: r.settlementId, teamId: r.teamId, at, onlyIfPending: false, resolvedBy: actor,
+      settlementId: r.settlementId, operationRowId: op.id, teamId: r.teamId, at, onlyIfPending: false, resolvedBy: actor,
       state: present ? "completed_and_verified" : "cancelled_without_effect",
       reason: `reconciled by ${actor}: ${input.resolution}`,
       ...(present ? { effect: { providerOperationId: op.providerJobId, committedAt: at, detail: { evidence, recorded: "at reconciliation; the commit time is unknown" }, rollbackOwner: provider?.rollbackOwner ?? null, source: "reconciliation" as const } } : {}),
@@ -159,9 +168,9 @@ export async function resolveReconciliation(p: Principal, id: string, input: Res
       teamId: r.teamId, actor, action: "reconciliation.resolve", target: id,
       before: { status: cur.status }, after: { status: "resolved", resolution: input.resolution, evidence },
     });
-    const version = await reissue(tx, barrierId, actorOf(p));
+    const version = await reissue(tx, op.runId, barrierId, actor);
     const root = await tx.run.findUniqueOrThrow({ where: { id: op.runId }, select: { rootRunId: true } });
-    await notifyControl(tx, { kind: "settlement", teamId: r.teamId, rootRunId: root.rootRunId, barrierId });
+    await notifyControl(tx, { kind: "settlement", teamId: r.teamId, rootRunId: root.rootRunId, ...(barrierId ? { barrierId } : {}) });
     return version;
   });
   return { ...(await getReconciliation({ type: "system", name: "reconciliation" }, id)), receiptVersion };

@@ -18,7 +18,10 @@ export interface EffectRecord {
 }
 
 export interface SettleInput {
-  settlementId: string;
+  /** The settlement under a barrier; null settles an operation no barrier saw in flight (an unknown outcome). */
+  settlementId: string | null;
+  /** Required when settlementId is null. */
+  operationRowId?: string;
   teamId: string;
   state: SettledState;
   at: Date;
@@ -31,17 +34,31 @@ export interface SettleInput {
   resolvedBy?: string;
 }
 
-/** Returns false when the settlement was not written (already settled by someone else). */
+/**
+ * Returns false when nothing was written (already settled by someone else). An `unknown` verdict opens
+ * the uncertain interval here (with the barrier's cause); the operation's new state then opens its
+ * reconciliation with a default owner (the operations_open_uncertainty trigger does that for every
+ * aborted_unknown, barrier or not).
+ */
 export async function settleTx(tx: Tx, s: SettleInput): Promise<boolean> {
-  const cur = await tx.settlement.findUnique({
-    where: { id: s.settlementId },
-    select: { id: true, settledState: true, cancelRequestedAt: true, operation: { select: { id: true, runId: true } } },
-  });
-  if (!cur) return false;
-  const where = s.onlyIfPending ? { id: s.settlementId, settledState: null } : { id: s.settlementId };
-  const n = await tx.settlement.updateMany({ where, data: { settledState: s.state, settledAt: s.at, settledReason: s.reason } });
-  if (n.count === 0) return false;
-  const op = cur.operation;
+  let op: { id: string; runId: string };
+  let startedAt: Date | null = null;
+  if (s.settlementId) {
+    const cur = await tx.settlement.findUnique({
+      where: { id: s.settlementId },
+      select: { id: true, settledState: true, cancelRequestedAt: true, operation: { select: { id: true, runId: true } } },
+    });
+    if (!cur) return false;
+    const where = s.onlyIfPending ? { id: s.settlementId, settledState: null } : { id: s.settlementId };
+    const n = await tx.settlement.updateMany({ where, data: { settledState: s.state, settledAt: s.at, settledReason: s.reason } });
+    if (n.count === 0) return false;
+    op = cur.operation;
+    startedAt = cur.cancelRequestedAt;
+  } else {
+    const row = s.operationRowId ? await tx.operation.findUnique({ where: { id: s.operationRowId }, select: { id: true, runId: true } }) : null;
+    if (!row) return false;
+    op = row;
+  }
   if (s.effect) {
     await tx.effectReceipt.create({
       data: {
@@ -52,20 +69,18 @@ export async function settleTx(tx: Tx, s: SettleInput): Promise<boolean> {
   }
   if (s.state === "unknown") {
     // The truth is not known from the moment the cancel was requested; a person must settle it.
-    await tx.uncertainInterval.create({
-      data: { id: newId("unc"), teamId: s.teamId, runId: op.runId, operationId: op.id, cause: s.cause ?? "cancel_unacknowledged", startedAt: cur.cancelRequestedAt ?? s.at },
-    });
-    await tx.reconciliation.upsert({
-      where: { settlementId: s.settlementId },
-      create: { id: newId("rec"), teamId: s.teamId, settlementId: s.settlementId, status: "awaiting_assignee" },
-      update: {},
-    });
-  } else if (!s.onlyIfPending) {
+    const open = await tx.uncertainInterval.count({ where: { operationId: op.id, endedAt: null } });
+    if (open === 0) {
+      await tx.uncertainInterval.create({
+        data: { id: newId("unc"), teamId: s.teamId, runId: op.runId, operationId: op.id, cause: s.cause ?? "cancel_unacknowledged", startedAt: startedAt ?? s.at },
+      });
+    }
+  } else if (!s.onlyIfPending || !s.settlementId) {
     // Evidence arrived (late report, reconciliation): the uncertain interval ends here, and an open
     // reconciliation is closed by that evidence (resolveReconciliation closes its own first).
     await tx.uncertainInterval.updateMany({ where: { operationId: op.id, endedAt: null }, data: { endedAt: s.at, resolution: s.state } });
     await tx.reconciliation.updateMany({
-      where: { settlementId: s.settlementId, status: { not: "resolved" } },
+      where: { operationId: op.id, status: { not: "resolved" } },
       data: {
         status: "resolved", resolution: s.state === "completed_and_verified" ? "effect_present" : "effect_absent",
         evidence: s.reason, resolvedAt: s.at, resolvedBy: s.resolvedBy ?? "system:barrier",
@@ -74,7 +89,7 @@ export async function settleTx(tx: Tx, s: SettleInput): Promise<boolean> {
   }
   await tx.operation.update({
     where: { id: op.id },
-    data: { state: operationStateFor(s.state), stateReason: s.state, finishedAt: s.at },
+    data: { state: operationStateFor(s.state), stateReason: s.state === "unknown" ? s.cause ?? "cancel_unacknowledged" : s.state, finishedAt: s.at },
   });
   return true;
 }

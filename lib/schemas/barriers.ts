@@ -20,8 +20,10 @@ export const ObservedResponse = z.object({
 const Rung = z.object({
   label: z.string(),
   stopState: z.string().nullable(),
-  status: z.enum(["done", "pending", "uncertain", "incomplete"]),
+  /** done exactly when the rung's fact holds over the whole subtree (see docs/evidence.md). */
+  status: z.enum(["done", "pending", "uncertain"]),
   at: z.string().nullable(),
+  detail: z.string(),
   evidence: z.record(z.string(), z.unknown()),
 });
 
@@ -29,17 +31,27 @@ export const BarrierViewSchema = z.object({
   barrierId: z.string(),
   runId: z.string(),
   phase: z.enum(["revoking", "settling", "quiet", "complete"]),
+  /** The latest receipt's decision (null before the first). */
   decision: z.enum(["stopped_and_quiet", "stop_incomplete"]).nullable(),
+  /** What the completion rule says now, over the whole subtree. */
+  currentDecision: z.enum(["stopped_and_quiet", "stop_incomplete"]),
   requestedAt: z.string(),
   requestedBy: z.string(),
   reason: z.string(),
   newEpoch: z.number().int(),
-  ladder: z.record(z.string(), Rung),
-  counts: z.record(z.string(), z.number().int()),
-  quietPeriodSeconds: z.number().int().nullable(),
+  ladder: z.strictObject({
+    cancellation_requested: Rung, observed_by_target: Rung, new_work_prevented: Rung, queued_work_cancelled: Rung,
+    execution_quiesced: Rung, effects_settled: Rung, receipt_issued: Rung,
+  }),
+  counts: z.record(z.string(), z.number().int().min(0)),
+  sentences: z.array(z.string()),
+  quietPeriodSeconds: z.number().min(0).nullable(),
   quietUntil: z.string().nullable(),
   completedAt: z.string().nullable(),
-  settlements: z.array(z.record(z.string(), z.unknown())),
+  settlements: z.array(z.object({
+    operationId: z.string(), runId: z.string(), outcome: z.enum(["pending", "unknown", "effect_present", "effect_absent", "not_started"]),
+    settledBy: z.enum(["provider", "executor", "person"]).nullable(),
+  }).loose()),
   receipts: z.array(z.object({ version: z.number().int(), decision: z.string(), digest: z.string(), verifiedAt: z.string() })),
 }).meta({ id: "BarrierView" });
 
@@ -48,23 +60,41 @@ export const ReceiptQuery = z.object({
   format: z.enum(["json", "yaml"]).optional(),
 });
 
+const Count = z.number().int().min(0);
 export const StopReceiptSchema = z.object({
   barrier_id: z.string(),
   run_id: z.string(),
-  version: z.number().int(),
-  authority: z.object({ root_lease: z.string(), descendant_leases_revoked: z.number().int(), current_epoch: z.number().int() }).loose(),
-  work: z.object({ queued_cancelled: z.number().int(), in_flight_settled: z.number().int(), scheduled_retries_cancelled: z.number().int() }).loose(),
-  effects: z.object({ completed_and_verified: z.number().int(), cancelled_without_effect: z.number().int(), unknown: z.number().int() }),
+  version: z.number().int().min(1),
+  previous_digest: z.string().nullable(),
+  requested_at: z.string(),
+  requested_by: z.string(),
+  reason: z.string(),
+  authority: z.object({ root_lease: z.enum(["revoked", "active", "none"]), descendant_leases_revoked: Count, active_leases: Count, current_epoch: z.number().int(), runs_killed: Count, runs_in_subtree: Count }),
+  work: z.object({ queued_cancelled: Count, in_flight_settled: Count, in_flight_pending: Count, scheduled_retries_cancelled: Count }),
+  effects: z.object({
+    completed_and_verified: Count, cancelled_without_effect: Count, unknown: Count,
+    settled_by_provider: Count, reported_by_executor: Count, reconciled_by_person: Count,
+  }),
+  in_flight: z.array(z.object({
+    operation_id: z.string(), run_id: z.string(), tool: z.string(),
+    settled_state: z.enum(["pending", "unknown", "completed_and_verified", "cancelled_without_effect"]),
+    settled_by: z.enum(["provider", "executor", "person"]).nullable(), settled_at: z.string().nullable(),
+  }).loose()),
+  observed_by_target: z.union([z.literal("uncertain"), z.object({ meaning: z.string(), at: z.string().nullable() })]),
+  observed_runs: z.array(z.object({ run_id: z.string(), meaning: z.string().nullable(), at: z.string().nullable() })),
+  late_requests_denied: Count,
   last_settled_at: z.string().nullable(),
-  quiet_period_seconds: z.number().int(),
+  quiet_period_seconds: z.number().min(0),
+  quiet_until: z.string().nullable(),
   verified_at: z.string(),
   decision: z.enum(["stopped_and_quiet", "stop_incomplete"]),
-  reconciliation: z.array(z.object({ operation_id: z.string(), assignee: z.string() }).loose()),
+  reconciliation: z.array(z.object({ operation_id: z.string(), assignee: z.string(), assigned_by: z.string().nullable(), status: z.string(), cause: z.string().nullable(), resolution: z.string().nullable() })),
+  human_settlements: z.array(z.object({ operation_id: z.string(), by: z.string().nullable(), at: z.string().nullable(), resolution: z.string().nullable(), evidence: z.string().nullable() })),
   effect_receipts: z.array(z.record(z.string(), z.unknown())),
-  digest: z.string(),
-}).loose().meta({ id: "StopReceipt" });
+  summary: z.array(z.string()),
+  digest: z.string().regex(/^[0-9a-f]{64}$/),
+}).strict().meta({ id: "StopReceipt" });
 
-export const AssignReconciliationBody = z.strictObject({ assigneeUserId: z.string().trim().min(1) });
 export const ResolveReconciliationBody = z.strictObject({
   resolution: z.enum(["effect_present", "effect_absent"]),
   evidence: z.union([z.string().trim().min(1, "evidence is required").max(4000), z.record(z.string(), z.unknown())]),
@@ -86,7 +116,7 @@ registerPath({
 registerPath({
   method: "get", path: "/api/v1/barriers/{barrierId}/receipt", operationId: "getReceipt", tags: ["barrier"],
   summary: "The stop receipt (latest version, or ?version=n); YAML with ?format=yaml or Accept: application/yaml",
-  description: "404 until the barrier issued its first receipt. `digest` is sha256 over the canonical JSON (sorted keys, no whitespace) of the body without `digest`.",
+  description: "404 until the barrier issued its first receipt. `digest` is sha256 over the RFC 8785 canonical JSON of the body without `digest`; `previous_digest` chains versions.",
   query: ReceiptQuery,
   responses: { 200: { description: "receipt body", schema: StopReceiptSchema } }, errors: [400, 404],
 });

@@ -9,10 +9,12 @@ import {
   ensureMembership, ensureProvider, ensureTeam, ensureUser, setUserPasswordHash, type TeamRow,
 } from "../dal/admin-directory";
 import type { Principal } from "../dal/principal";
+import { setTeamStopSettings } from "../dal/team-settings";
 import type { KeyKind, Role } from "../control/types";
 import { defaultDemoKeysPath, readDemoKeys, writeDemoKeys, type DemoKeyRole, type DemoKeys } from "./demo-keys-file";
 
 export const DEMO_TEAM = { slug: "demo", name: "Demo team" } as const;
+export const DEMO_PAUSE_POLICY_SECONDS = 900;
 export const OTHER_TEAM = { slug: "other", name: "Other team" } as const;
 export const DEMO_DOMAIN = "demo.quiesce.dev";
 export const DEMO_USERS: { email: string; name: string; role: Role }[] = [
@@ -71,6 +73,8 @@ export async function seedDemo(opts: { keysFile?: string; password?: string } = 
   const prior = readDemoKeys(keysFile);
 
   const demo = await ensureTeam(SYSTEM, DEMO_TEAM);
+  // Pause reclaim is off by default; the demo team turns it on (a pause longer than 15 min is killed).
+  if (demo.created) await setTeamStopSettings(SYSTEM, demo.team.id, { pausePolicySeconds: DEMO_PAUSE_POLICY_SECONDS });
   const other = await ensureTeam(SYSTEM, OTHER_TEAM);
   const teamIds: Record<"demo" | "other", TeamRow> = { demo: demo.team, other: other.team };
 

@@ -8,7 +8,8 @@ import { createApiKey } from "../../lib/dal/api-keys";
 import { runBarrierWorker } from "../../lib/barrier/worker";
 import { listenConnection } from "../../lib/dal/barrier-engine";
 import { QuiesceClient } from "../../lib/sdk/client";
-import { verifyReceiptBody } from "../../lib/control/receipt";
+import { verifyReceipt as verifyReceiptBody } from "../../lib/control/evidence/receipt";
+import { BarrierViewSchema, StopReceiptSchema } from "../../lib/schemas/barriers";
 import { startApiServer, type ApiServer } from "../support/api-server";
 import { addOp, makeTeam, makeTree, waitFor, type TeamFixture } from "./fixtures";
 
@@ -102,16 +103,21 @@ describe("barrier API", () => {
       return v.phase === "complete" ? v : null;
     }, 60_000, 200);
     const ladder = view.ladder as Record<string, { status: string; at: string | null; evidence: Record<string, unknown> }>;
-    expect(Object.keys(ladder)).toEqual(["cancellation_requested", "observed_by_target", "new_work_prevented", "queued_work_cancelled", "execution_quiesced", "effects_settled"]);
-    expect(ladder.observed_by_target).toMatchObject({ status: "done", at: ack.observedAt, evidence: { meaning: "turn_interrupted" } });
+    expect(Object.keys(ladder)).toEqual(["cancellation_requested", "observed_by_target", "new_work_prevented", "queued_work_cancelled", "execution_quiesced", "effects_settled", "receipt_issued"]);
+    // Both runs acknowledged: the child said turn_interrupted, the root signal_accepted — the rung shows per-run evidence.
+    expect(ladder.observed_by_target).toMatchObject({ status: "done", evidence: { observed: 2, of: 2 } });
     expect(ladder.effects_settled!.status).toBe("done");
     expect(view.counts).toMatchObject({ runsKilled: 2, leasesRevoked: 2, queuedCancelled: 1, pending: 0, unknown: 0 });
     expect(view.quietPeriodSeconds).toBe(5);
     expect((await call("GET", `/api/v1/barriers/${barrierId}`, keys.otherOperator)).status).toBe(404);
 
     const receipt = await agent.getReceipt(barrierId);
-    expect(receipt).toMatchObject({ barrier_id: barrierId, run_id: root.runId, decision: "stopped_and_quiet", version: 1, observed_by_target: { meaning: "turn_interrupted" } });
-    expect(verifyReceiptBody(receipt).ok).toBe(true);
+    // The subtree is observed no further than its weakest acknowledgment (the root's signal_accepted).
+    expect(receipt).toMatchObject({ barrier_id: barrierId, run_id: root.runId, decision: "stopped_and_quiet", version: 1, observed_by_target: { meaning: "signal_accepted" } });
+    expect(verifyReceiptBody({ body: receipt }).ok).toBe(true);
+    // Both responses match their published (OpenAPI) schemas, strictly for the receipt.
+    expect(() => StopReceiptSchema.parse(receipt)).not.toThrow();
+    expect(() => BarrierViewSchema.parse(view)).not.toThrow();
     const yaml1 = await call("GET", `/api/v1/barriers/${barrierId}/receipt?format=yaml`, keys.agent);
     expect(yaml1.headers.get("content-type")).toContain("application/yaml");
     expect(parse(yaml1.text).stop_receipt).toEqual(receipt);

@@ -37,13 +37,13 @@ test("reconcile list / assign / resolve and receipt, acting as named members wit
 
   const list = await cli(["reconcile", "list", "--barrier", barrierId, "--json"]);
   expect(list.code, list.out).toBe(0);
-  expect(JSON.parse(list.out.slice(list.out.indexOf("[")))).toEqual([expect.objectContaining({ id: rec.id, operationId: "bash-rm-rf", status: "awaiting_assignee", cause: "cancel_unacknowledged" })]);
+  expect(JSON.parse(list.out.slice(list.out.indexOf("[")))).toEqual([expect.objectContaining({ id: rec.id, operationId: "bash-rm-rf", status: "assigned", cause: "cancel_unacknowledged" })]);
 
   // An operator may not assign: refused, exit 2, nothing changed.
   const refused = await cli(["reconcile", "assign", rec.id, "--to", team.users.viewer.email, "--as", team.users.operator.email]);
   expect(refused.code).toBe(2);
   expect(refused.out).toContain("forbidden");
-  expect((await prisma().reconciliation.findUniqueOrThrow({ where: { id: rec.id } })).status).toBe("awaiting_assignee");
+  expect((await prisma().reconciliation.findUniqueOrThrow({ where: { id: rec.id } })).assigneeUserId).toBe(team.users.operator.id);
   // Bad input: exit 2 naming the flag.
   const bad = await cli(["reconcile", "resolve", rec.id, "--resolution", "maybe", "--evidence", "x", "--as", team.users.manager.email]);
   expect(bad.code).toBe(2);

@@ -7,9 +7,9 @@ import { closePool } from "../../lib/db/pool";
 import { killRun } from "../../lib/dal/kill";
 import { getReceipt, verifyReceipt, getBarrierView } from "../../lib/dal/barriers";
 import { assignReconciliation, listReconciliations, resolveReconciliation } from "../../lib/dal/reconciliations";
-import { recordLateReport } from "../../lib/barrier/late-report";
+import { recordLateReport } from "../../lib/dal/internal/late-report";
 import { SimProviderClient } from "../../lib/providers/sim-client";
-import { verifyReceiptBody } from "../../lib/control/receipt";
+import { verifyReceipt as verifyReceiptBody } from "../../lib/control/evidence/receipt";
 import {
   addOp, makeProvider, makeTeam, makeTree, receiptsOf, spawnCli, startSimProcess, startWorkerProcess, waitFor,
   type Proc, type TeamFixture,
@@ -55,12 +55,12 @@ describe("settlement paths against the real provider and engine processes", () =
     const r = await receiptVersion(barrierId, 1);
     expect(r.decision).toBe("stopped_and_quiet");
     const body = r.body as Record<string, any>;
-    expect(body.effects).toEqual({ completed_and_verified: 0, cancelled_without_effect: 1, unknown: 0 });
+    expect(body.effects).toMatchObject({ completed_and_verified: 0, cancelled_without_effect: 1, unknown: 0 });
     expect(body.work).toMatchObject({ queued_cancelled: 1, in_flight_settled: 1 });
     expect(body.authority).toMatchObject({ root_lease: "revoked", descendant_leases_revoked: 1, active_leases: 0, current_epoch: 2 });
     expect(body.in_flight[0]).toMatchObject({ operation_id: "reserve-preview-clean", cancellation: { provider_response: "accepted" }, effect_check: { expected: "absence", observed: "absent" }, settled_state: "cancelled_without_effect" });
     expect(body.observed_by_target).toBe("uncertain");
-    expect(verifyReceiptBody(body).ok).toBe(true);
+    expect(verifyReceiptBody({ body }).ok).toBe(true);
     expect((await verifyReceipt(team.users.viewer.principal, barrierId)).ok).toBe(true);
     expect((await simc.getJob(job.jobId)).cancelRequests).toBe(1);
     const view = await getBarrierView(team.users.viewer.principal, barrierId);
@@ -77,7 +77,7 @@ describe("settlement paths against the real provider and engine processes", () =
     const { barrierId } = await killRun(team.users.operator.principal, root.runId, "wrong_commit_detected");
     const r = await receiptVersion(barrierId, 1);
     const body = r.body as Record<string, any>;
-    expect(body.effects).toEqual({ completed_and_verified: 1, cancelled_without_effect: 0, unknown: 0 });
+    expect(body.effects).toMatchObject({ completed_and_verified: 1, cancelled_without_effect: 0, unknown: 0 });
     // The provider said "accepted" — and the effect is there anyway. Accepted is not a settled state.
     expect(body.in_flight[0]).toMatchObject({ cancellation: { provider_response: "accepted" }, effect_check: { observed: "present" }, settled_state: "completed_and_verified" });
     expect(body.effect_receipts).toEqual([expect.objectContaining({ operation_id: "reserve-preview-race", provider_operation_id: `deploy-${job.jobId}`, rollback_owner: "release-oncall", source: "provider" })]);
@@ -95,14 +95,18 @@ describe("settlement paths against the real provider and engine processes", () =
     const v1 = await receiptVersion(barrierId, 1);
     expect(v1.decision).toBe("stop_incomplete");
     const b1 = v1.body as Record<string, any>;
-    expect(b1.effects).toEqual({ completed_and_verified: 0, cancelled_without_effect: 0, unknown: 1 });
-    expect(b1.reconciliation).toEqual([expect.objectContaining({ operation_id: "reserve-preview-blind", assignee: "unassigned", status: "awaiting_assignee", cause: "provider_status_unavailable" })]);
+    expect(b1.effects).toMatchObject({ completed_and_verified: 0, cancelled_without_effect: 0, unknown: 1 });
+    // Never "unassigned": the person who asked for the stop owns the unknown until someone else is named.
+    expect(b1.reconciliation).toEqual([expect.objectContaining({
+      operation_id: "reserve-preview-blind", assignee: team.users.operator.email, assigned_by: "system:default-owner (asked for the stop)",
+      status: "assigned", cause: "provider_status_unavailable",
+    })]);
     const interval = await prisma().uncertainInterval.findFirstOrThrow({ where: { operationId: op.rowId } });
     expect(interval).toMatchObject({ cause: "provider_status_unavailable", endedAt: null });
     expect((await prisma().operation.findUniqueOrThrow({ where: { id: op.rowId } })).state).toBe("aborted_unknown");
 
     const [rec] = await listReconciliations(team.users.manager.principal, { barrierId });
-    expect(rec).toMatchObject({ status: "awaiting_assignee", assignee: null, cause: "provider_status_unavailable" });
+    expect(rec).toMatchObject({ status: "assigned", assignee: { email: team.users.operator.email }, cause: "provider_status_unavailable" });
     // Only managers/admins assign; the assignee must be a member; only the assignee or a manager resolves.
     await expect(assignReconciliation(team.users.operator.principal, rec!.id, team.users.viewer.id)).rejects.toMatchObject({ code: "forbidden" });
     await expect(assignReconciliation(team.users.manager.principal, rec!.id, "user_not_a_member")).rejects.toMatchObject({ code: "bad_request" });
@@ -119,8 +123,16 @@ describe("settlement paths against the real provider and engine processes", () =
     await expect(resolveReconciliation(team.users.manager.principal, rec!.id, { resolution: "effect_present", evidence: "x" })).rejects.toMatchObject({ code: "conflict" });
 
     const v3 = await getReceipt(team.users.viewer.principal, barrierId);
-    expect(v3).toMatchObject({ version: 3, decision: "stopped_and_quiet", versions: [1, 2, 3] });
-    expect((v3.body as any).effects).toEqual({ completed_and_verified: 0, cancelled_without_effect: 1, unknown: 0 });
+    expect(v3).toMatchObject({ version: 3, decision: "stopped_and_quiet" });
+    expect(v3.versions.map((v) => v.version)).toEqual([1, 2, 3]);
+    // The person's settlement is in the receipt: who, when, what, on what evidence — never "by its provider".
+    expect((v3.body as any).human_settlements).toEqual([expect.objectContaining({
+      operation_id: "reserve-preview-blind", by: team.users.viewer.email, resolution: "effect_absent", evidence: "deploy console shows no reservation for the run",
+    })]);
+    expect((v3.body as any).in_flight[0]).toMatchObject({ settled_by: "person", settled_state: "cancelled_without_effect" });
+    expect((v3.body as any).summary.join(" ")).toContain(`1 reconciled by ${team.users.viewer.email} on `);
+    expect((v3.body as any).summary.join(" ")).not.toMatch(/settled by its provider/);
+    expect((v3.body as any).effects).toMatchObject({ completed_and_verified: 0, cancelled_without_effect: 1, unknown: 0 });
     expect((v3.body as any).previous_digest).toBe(v2.digest);
     // Old versions stay readable and verifiable.
     const old = await getReceipt(team.users.viewer.principal, barrierId, 1);
@@ -138,7 +150,8 @@ describe("settlement paths against the real provider and engine processes", () =
     const yaml = spawnCli(["receipt", barrierId, "--yaml", "--version", "1"]);
     expect(await new Promise<number>((res) => yaml.child.once("exit", (c) => res(c ?? -1)))).toBe(0);
     expect(yaml.output()).toContain("decision: stop_incomplete");
-    expect(yaml.output()).toContain("assignee: unassigned");
+    expect(yaml.output()).toContain(`assignee: ${team.users.operator.email}`);
+    expect(yaml.output()).not.toContain("unassigned");
   }, 180_000);
 
   test("a plain tool call is unknown unless its executor reports completion", async () => {

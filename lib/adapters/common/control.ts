@@ -38,8 +38,4 @@ export function describeError(err: unknown): string {
   return String(err);
 }
 
-export function isUnreachable(err: unknown): boolean {
-  return err instanceof QuiesceUnreachableError;
-}
-
 export { QuiesceApiError, QuiesceUnreachableError, QuiesceClient };

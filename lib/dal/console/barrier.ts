@@ -1,29 +1,33 @@
-// Read model for the barrier page: phase, counts, the stop ladder, and every settlement with why it
-// settled as it did (provider response, expected vs observed effect, reconciliation holder).
+// Read model for the barrier page: phase, counts, the stop ladder and the sentences come from the one
+// evidence model (lib/dal/barriers → lib/control/evidence), exactly as the API serves them; this file
+// only shapes them for the page. Every in-flight operation of the subtree is listed with why it
+// settled as it did (provider response, expected vs observed effect, who settled it).
 import "server-only";
-import { prisma } from "../../db/prisma";
 import { notFound } from "../../errors";
+import type { Rung } from "../../control/evidence/model";
+import { barrierEvidence } from "../barriers";
+import { prisma } from "../../db/prisma";
 import { authorize } from "../authorize";
 import type { Principal } from "../principal";
 import { consoleTeam } from "./team";
-import { ladderOf, type Rung } from "./ladder";
 
 export interface SettlementRow {
   id: string; operationId: string; runId: string; tool: string; providerName: string | null; providerJobId: string | null;
-  stateAtBarrier: string; cancelRequestedAt: string | null; providerResponse: string | null; providerRespondedAt: string | null;
+  stateAtBarrier: string | null; cancelRequestedAt: string | null; providerResponse: string | null;
   effectExpected: string | null; effectObserved: string | null; effectCheckedAt: string | null;
-  settledState: string | null; settledAt: string | null; settledReason: string | null; attempts: number; lastError: string | null;
-  reconciliation: { id: string; status: string; assignee: string | null; resolution: string | null } | null;
+  settledState: string | null; settledBy: string | null; settledAt: string | null; settledReason: string | null; attempts: number; lastError: string | null;
+  reconciliation: { id: string; status: string; assignee: string | null; resolution: string | null; resolvedBy: string | null; resolvedAt: string | null; evidence: string | null } | null;
 }
 
 export interface BarrierDetail {
   id: string; runId: string; runTitle: string | null; teamId: string;
   phase: "revoking" | "settling" | "quiet" | "complete";
   requestedAt: string; requestedBy: string; reason: string; newEpoch: number;
-  counts: { runsKilled: number; leasesRevoked: number; queuedCancelled: number; scheduledCancelled: number; retriesCancelled: number; inFlight: number; lateRequestsDenied: number };
+  counts: { runs: number; runsKilled: number; leasesRevoked: number; queuedCancelled: number; scheduledCancelled: number; retriesCancelled: number; inFlight: number; pending: number; unknown: number; lateRequestsDenied: number };
   quietUntil: string | null; quietPeriodSeconds: number | null;
   decision: "stopped_and_quiet" | "stop_incomplete" | null; completedAt: string | null;
   ladder: Rung[];
+  sentences: string[];
   settlements: SettlementRow[];
   receipts: { version: number; decision: string; digest: string; createdAt: string }[];
 }
@@ -33,63 +37,35 @@ const iso = (d: Date | null | undefined) => (d ? d.toISOString() : null);
 export async function getConsoleBarrier(p: Principal, barrierId: string): Promise<BarrierDetail> {
   authorize(p, "run.read");
   const teamId = consoleTeam(p);
-  const db = prisma();
-  const b = await db.barrier.findUnique({
-    where: { id: barrierId },
-    include: {
-      run: { select: { title: true } },
-      settlements: {
-        orderBy: { id: "asc" },
-        include: { operation: true, reconciliation: true },
-      },
-      receipts: { orderBy: { version: "desc" }, select: { version: true, decision: true, digest: true, createdAt: true } },
-    },
-  });
-  if (!b || b.teamId !== teamId) throw notFound("barrier");
-  const assigneeIds = [...new Set(b.settlements.map((s) => s.reconciliation?.assigneeUserId).filter((x): x is string => !!x))];
-  const users = assigneeIds.length ? await db.user.findMany({ where: { id: { in: assigneeIds } }, select: { id: true, email: true } }) : [];
-  const email = new Map(users.map((u) => [u.id, u.email]));
-
-  const settled = { cancelledWithoutEffect: 0, completedAndVerified: 0, unknown: 0, pending: 0 };
-  let openReconciliations = 0;
-  for (const s of b.settlements) {
-    if (s.settledState === "cancelled_without_effect") settled.cancelledWithoutEffect++;
-    else if (s.settledState === "completed_and_verified") settled.completedAndVerified++;
-    else if (s.settledState === "unknown") settled.unknown++;
-    else settled.pending++;
-    if (s.reconciliation && s.reconciliation.status !== "resolved") openReconciliations++;
-  }
-  // A resolved reconciliation no longer counts as unknown for the ladder: its evidence is recorded.
-  const unresolvedUnknown = b.settlements.filter((s) => s.settledState === "unknown" && s.reconciliation?.status !== "resolved").length;
-
+  const row = await prisma().barrier.findUnique({ where: { id: barrierId }, select: { teamId: true, completedAt: true, run: { select: { title: true } } } });
+  if (!row || row.teamId !== teamId) throw notFound("barrier");
+  const { facts, evidence: ev } = await barrierEvidence(p, barrierId);
+  const f = facts.barrier;
+  const c = ev.counts;
+  const latest = facts.receipts.at(-1) ?? null;
   return {
-    id: b.id, runId: b.runId, runTitle: b.run.title, teamId: b.teamId, phase: b.phase,
-    requestedAt: b.requestedAt.toISOString(), requestedBy: b.requestedBy, reason: b.reason, newEpoch: b.newEpoch,
+    id: f.id, runId: f.runId, runTitle: row.run.title, teamId, phase: ev.phase,
+    requestedAt: f.requestedAt.toISOString(), requestedBy: f.requestedBy, reason: f.reason, newEpoch: f.newEpoch,
     counts: {
-      runsKilled: b.runsKilled, leasesRevoked: b.leasesRevoked, queuedCancelled: b.queuedCancelled, scheduledCancelled: b.scheduledCancelled,
-      retriesCancelled: b.retriesCancelled, inFlight: b.inFlight, lateRequestsDenied: b.lateRequestsDenied,
+      runs: c.runs, runsKilled: c.runsKilled, leasesRevoked: f.leasesRevoked, queuedCancelled: c.queuedCancelled, scheduledCancelled: c.scheduledCancelled,
+      retriesCancelled: c.retriesCancelled, inFlight: c.inFlight, pending: c.pending, unknown: c.unknown, lateRequestsDenied: c.lateRequestsDenied,
     },
-    quietUntil: iso(b.quietUntil), quietPeriodSeconds: b.quietPeriodSeconds, decision: b.decision, completedAt: iso(b.completedAt),
-    ladder: ladderOf({
-      phase: b.phase, requestedAt: b.requestedAt.toISOString(), requestedBy: b.requestedBy, reason: b.reason,
-      observedAt: iso(b.observedAt), observedMeaning: b.observedMeaning, dispatchStoppedAt: iso(b.dispatchStoppedAt),
-      queuedCancelledAt: iso(b.queuedCancelledAt), queuedCancelled: b.queuedCancelled, scheduledCancelled: b.scheduledCancelled, retriesCancelled: b.retriesCancelled,
-      quiescedAt: iso(b.quiescedAt), inFlight: b.inFlight, lastSettledAt: iso(b.lastSettledAt),
-      settled: { ...settled, unknown: unresolvedUnknown }, openReconciliations,
-      quietUntil: iso(b.quietUntil), completedAt: iso(b.completedAt), decision: b.decision,
-    }),
-    settlements: b.settlements.map((s) => ({
-      id: s.id, operationId: s.operation.operationId, runId: s.operation.runId, tool: s.operation.tool,
-      providerName: s.operation.providerName, providerJobId: s.operation.providerJobId, stateAtBarrier: s.stateAtBarrier,
-      cancelRequestedAt: iso(s.cancelRequestedAt), providerResponse: s.providerResponse, providerRespondedAt: iso(s.providerRespondedAt),
-      effectExpected: s.effectExpected, effectObserved: s.effectObserved, effectCheckedAt: iso(s.effectCheckedAt),
-      settledState: s.settledState, settledAt: iso(s.settledAt), settledReason: s.settledReason, attempts: s.attempts, lastError: s.lastError,
-      reconciliation: s.reconciliation ? {
-        id: s.reconciliation.id, status: s.reconciliation.status,
-        assignee: s.reconciliation.assigneeUserId ? email.get(s.reconciliation.assigneeUserId) ?? s.reconciliation.assigneeUserId : null,
-        resolution: s.reconciliation.resolution,
+    quietUntil: iso(f.quietUntil), quietPeriodSeconds: f.quietPeriodSeconds, decision: latest?.decision ?? null, completedAt: iso(row.completedAt),
+    ladder: ev.ladder,
+    sentences: ev.sentences,
+    settlements: ev.operations.filter((o) => o.inFlight).map(({ op, outcome, settledBy, settledAt }) => ({
+      id: op.operationId, operationId: op.operationId, runId: op.runId, tool: op.tool, providerName: op.providerName, providerJobId: op.providerJob,
+      stateAtBarrier: op.settlement?.stateAtBarrier ?? null, cancelRequestedAt: iso(op.settlement?.cancelRequestedAt), providerResponse: op.settlement?.providerResponse ?? null,
+      effectExpected: op.settlement?.effectExpected ?? null, effectObserved: op.settlement?.effectObserved ?? null, effectCheckedAt: iso(op.settlement?.effectCheckedAt),
+      settledState: outcome === "pending" ? null : outcome === "unknown" ? "unknown" : outcome === "effect_present" ? "completed_and_verified" : "cancelled_without_effect",
+      settledBy, settledAt: iso(settledAt),
+      settledReason: op.settlement?.settledReason ?? (outcome === "unknown" ? "its executor gave up on the call and could not say whether it took effect" : null),
+      attempts: op.settlement?.attempts ?? 0, lastError: op.settlement?.lastError ?? null,
+      reconciliation: op.reconciliation ? {
+        id: op.reconciliation.id, status: op.reconciliation.status, assignee: op.reconciliation.assignee, resolution: op.reconciliation.resolution,
+        resolvedBy: op.reconciliation.resolvedBy, resolvedAt: iso(op.reconciliation.resolvedAt), evidence: op.reconciliation.evidence,
       } : null,
     })),
-    receipts: b.receipts.map((r) => ({ version: r.version, decision: r.decision, digest: r.digest, createdAt: r.createdAt.toISOString() })),
+    receipts: [...facts.receipts].reverse().map((r) => ({ version: r.version, decision: r.decision, digest: r.digest, createdAt: r.verifiedAt.toISOString() })),
   };
 }

@@ -1,12 +1,13 @@
-// Read model for the receipt page (DESIGN.md §7): one version of a barrier's stop receipt, every
-// version that exists, and a server-side recomputation of the digest so the page can say "verified"
-// only when the stored body, the stored canonical text and the stored digest all agree.
+// Read model for the receipt page: one version of a barrier's stop receipt, every version that exists,
+// and the server-side check by the one verifier (lib/control/evidence/receipt), so the page says
+// "verified" only when the stored body, the stored canonical text and the stored digest all agree.
+// Reads through lib/dal/barriers, the same function the API serves, so the bytes are the same.
 import "server-only";
 import { prisma } from "../../db/prisma";
 import { notFound } from "../../errors";
-import { digestOf, sha256Hex } from "../../control/canonical";
 import { authorize } from "../authorize";
 import type { Principal } from "../principal";
+import { findReceipt } from "../barriers";
 import { consoleTeam } from "./team";
 
 export interface ReceiptVersionRef { version: number; decision: string; digest: string; createdAt: string }
@@ -19,17 +20,6 @@ export interface ConsoleReceipt {
   versions: ReceiptVersionRef[];
 }
 
-/** Recomputes the digest from the body and from the canonical text; both must match the stored one. */
-export function checkDigest(r: { body: unknown; canonical: string; digest: string }): ConsoleReceipt["check"] {
-  const body = (r.body ?? {}) as Record<string, unknown>;
-  const { canonical, digest } = digestOf(body);
-  const fromText = sha256Hex(r.canonical);
-  if (digest !== r.digest) return { verified: false, recomputed: digest, detail: "the digest recomputed from the receipt body does not match the recorded digest" };
-  if (fromText !== r.digest || canonical !== r.canonical) return { verified: false, recomputed: fromText, detail: "the stored canonical text does not match the receipt body" };
-  if (typeof body.digest === "string" && body.digest !== r.digest) return { verified: false, recomputed: digest, detail: "the body names a different digest" };
-  return { verified: true, recomputed: digest, detail: "sha256 of the canonical body matches the recorded digest" };
-}
-
 /** A barrier the reader may see (404 otherwise), whether or not a receipt exists yet. */
 export async function receiptBarrier(p: Principal, barrierId: string): Promise<{ id: string; runId: string; phase: string }> {
   authorize(p, "run.read");
@@ -40,23 +30,16 @@ export async function receiptBarrier(p: Principal, barrierId: string): Promise<{
 
 /** null while no receipt has been issued; 404 for another team's barrier or a version that does not exist. */
 export async function getConsoleReceipt(p: Principal, barrierId: string, version?: number): Promise<ConsoleReceipt | null> {
-  const barrier = await receiptBarrier(p, barrierId);
-  const versions = await prisma().stopReceipt.findMany({
-    where: { barrierId }, orderBy: { version: "desc" },
-    select: { version: true, decision: true, digest: true, createdAt: true },
-  });
-  if (versions.length === 0) {
+  await receiptBarrier(p, barrierId);
+  const r = await findReceipt(p, barrierId, version);
+  if (!r) {
     if (version !== undefined) throw notFound("receipt version");
     return null;
   }
-  const latest = versions[0]!.version;
-  const r = await prisma().stopReceipt.findUnique({ where: { barrierId_version: { barrierId, version: version ?? latest } } });
-  if (!r) throw notFound("receipt version");
   return {
-    barrierId, runId: barrier.runId, version: r.version, latestVersion: latest, decision: r.decision,
-    verifiedAt: r.verifiedAt.toISOString(), createdAt: r.createdAt.toISOString(), digest: r.digest, canonical: r.canonical,
-    body: (r.body ?? {}) as Record<string, unknown>,
-    check: checkDigest({ body: r.body, canonical: r.canonical, digest: r.digest }),
-    versions: versions.map((v) => ({ version: v.version, decision: v.decision, digest: v.digest, createdAt: v.createdAt.toISOString() })),
+    barrierId, runId: r.runId, version: r.version, latestVersion: r.latestVersion, decision: r.decision,
+    verifiedAt: r.verifiedAt, createdAt: r.createdAt, digest: r.digest, canonical: r.canonical, body: r.body,
+    check: { verified: r.check.ok, recomputed: r.check.recomputed, detail: r.check.detail },
+    versions: [...r.versions].reverse(),
   };
 }

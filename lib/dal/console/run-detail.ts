@@ -36,8 +36,8 @@ export interface RunDetail {
   uncertain: UncertainRow[];
   decisions: DecisionRow[];
   barriers: BarrierRef[];
-  /** The team's pause policy (seed 004): a pause that lasts longer is reclaimed by this action. */
-  pausePolicy: { seconds: number; action: string };
+  /** The team's pause policy: a pause that lasts longer is reclaimed by this action; null = reclaim is off. */
+  pausePolicy: { seconds: number; action: string } | null;
 }
 
 const TREE_LIMIT = 500;
@@ -109,7 +109,7 @@ export async function getRunDetail(p: Principal, runId: string): Promise<RunDeta
       id: d.id.toString(), runId: d.runId, operationId: d.operationId, source: d.source, decision: d.decision, reason: d.reason,
       epochSeen: d.epochSeen, currentEpoch: d.currentEpoch, at: d.at.toISOString(),
     })),
-    pausePolicy: { seconds: team?.pausePolicySeconds ?? 86_400, action: team?.pauseReclaimAction ?? "kill" },
+    pausePolicy: team?.pausePolicySeconds != null ? { seconds: team.pausePolicySeconds, action: team.pauseReclaimAction } : null,
     barriers: barriers.map((b) => ({
       id: b.id, runId: b.runId, phase: b.phase, requestedAt: b.requestedAt.toISOString(), requestedBy: b.requestedBy, reason: b.reason,
       decision: b.decision, completedAt: iso(b.completedAt),

@@ -80,7 +80,7 @@ describe("console read models are team-scoped", () => {
     await notFound(getConsoleBarrier(a, barrierB));
     await notFound(getConsoleReceipt(a, barrierB));
     const own = await getConsoleBarrier(b, barrierB);
-    expect(own.ladder[0]).toMatchObject({ key: "requested", status: "done" });
+    expect(own.ladder[0]).toMatchObject({ id: "cancellation_requested", status: "done" });
     expect(await getConsoleReceipt(b, barrierB)).toBeNull(); // no receipt issued yet
   });
 

@@ -5,7 +5,7 @@ import type { Principal } from "../principal";
 import { listConsoleRuns, type RunsFilter, type RunsPage } from "./runs";
 import { getRunDetail, type RunDetail } from "./run-detail";
 export type { TreeNode, UncertainRow } from "./run-detail";
-export type { Rung } from "./ladder";
+export type { Rung } from "../../control/evidence/model";
 import { getConsoleBarrier, type BarrierDetail } from "./barrier";
 import { listConsoleReconciliations, listTeamMembers, type Member, type ReconciliationRow } from "./reconciliations";
 import { getConsoleReceipt, type ConsoleReceipt } from "./receipt";
@@ -29,7 +29,7 @@ export async function barrierView(p: Principal, barrierId: string): Promise<Barr
   const b = await getConsoleBarrier(p, barrierId);
   const labels = await actorLabels(p, [b.requestedBy]);
   const who = labels[b.requestedBy] ?? b.requestedBy;
-  return { ...b, labels, ladder: b.ladder.map((r) => (r.key === "requested" ? { ...r, detail: r.detail.replace(b.requestedBy, who) } : r)) };
+  return { ...b, labels, ladder: b.ladder.map((r) => (r.id === "cancellation_requested" ? { ...r, detail: r.detail.replace(b.requestedBy, who) } : r)) };
 }
 
 export type ReconciliationsView = { items: ReconciliationRow[]; members: Member[]; labels: Labels };

@@ -27,7 +27,7 @@ export const providerStatusUnavailable: DrillCase = {
       check("the settlement is unknown, not cancelled", s?.settledState === "unknown", s?.settledState),
       check("the receipt counts one unknown and no clean cancellation", receipt.effects?.unknown === 1 && receipt.effects?.cancelled_without_effect === 0, receipt.effects),
       check("the receipt lists the reconciliation for the operation", !!rec, receipt.reconciliation),
-      check("the ladder's last rung is incomplete", view.ladder.effects_settled?.status === "incomplete", view.ladder.effects_settled),
+      check("the ladder says effects are uncertain, not settled", view.ladder.effects_settled?.status === "uncertain", view.ladder.effects_settled),
     ];
     let assignee: string | null = null;
     if (ctx.db) {

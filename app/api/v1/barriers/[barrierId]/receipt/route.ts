@@ -3,7 +3,7 @@
 // with ?format=yaml or `Accept: application/yaml`. The digest covers the canonical JSON of the body.
 import { apiRoute } from "@/lib/api/route";
 import { getReceipt } from "@/lib/dal/barriers";
-import { receiptYaml } from "@/lib/control/receipt";
+import { serializeReceipt } from "@/lib/control/evidence/receipt";
 import { ReceiptQuery } from "@/lib/schemas/barriers";
 
 export const dynamic = "force-dynamic";
@@ -13,8 +13,8 @@ export const GET = apiRoute({ query: ReceiptQuery }, async ({ principal, params,
   const headers = { "x-receipt-version": String(r.version), "x-receipt-digest": r.digest, "cache-control": "no-store" };
   const accept = req.headers.get("accept") ?? "";
   const yaml = query.format === "yaml" || (query.format === undefined && /application\/(x-)?yaml|text\/yaml/.test(accept));
-  if (yaml) {
-    return new Response(receiptYaml(r.body), { status: 200, headers: { ...headers, "content-type": "application/yaml; charset=utf-8" } });
-  }
-  return { json: r.body, headers };
+  // The one serializer: the console's downloads send the same bytes.
+  return new Response(serializeReceipt(r.body, yaml ? "yaml" : "json"), {
+    status: 200, headers: { ...headers, "content-type": yaml ? "application/yaml; charset=utf-8" : "application/json; charset=utf-8" },
+  });
 });

@@ -1,4 +1,5 @@
-// Contract between the operations API (lib/dal/operations.ts) and the barrier (issue 3):
+// Contract between the operations API (lib/dal/operations.ts) and the barrier. Internal dal helper
+// (it writes inside the operations API's transaction; the caller authorized the report):
 // a completion or effect report for an operation whose run tree is killed is denied to the caller but
 // never dropped — the barrier records it as evidence (a late effect turns its settlement into
 // completed_and_verified and restarts the quiet period).
@@ -13,11 +14,12 @@
 //    reopens so the engine issues a new version;
 //  - outcome "failed" / "aborted_unknown": recorded on the settlement as evidence; it proves nothing
 //    about the effect (a failed call may still have committed remotely).
-import type { Tx } from "../db/prisma";
-import { newId } from "../ids";
-import { coveringBarrierTx, restartQuietTx, settleTx } from "../dal/settlements";
-import { lockBarrierTx } from "../dal/receipts";
-import { notifyControl } from "../dal/notify";
+import type { Tx } from "../../db/prisma";
+import { newId } from "../../ids";
+import { coveringBarrierTx, restartQuietTx, settleTx } from "../settlements";
+import { lockBarrierTx } from "../receipts";
+import { notifyControl } from "../notify";
+import { coveringBarriersTx } from "./evidence";
 
 export interface LateReport {
   operationRowId: string;
@@ -45,7 +47,10 @@ export async function recordLateReport(tx: Tx, report: LateReport): Promise<void
   // The operation's own settlement (possibly under an earlier barrier of a subtree) carries the evidence.
   let settlement = await tx.settlement.findFirst({ where: { operationId: op.id }, orderBy: { id: "desc" } });
   const barrierId = settlement?.barrierId ?? barrier.id;
-  await lockBarrierTx(tx, barrierId);
+  // Every barrier above the run accounts for this operation (the completion rule covers the whole
+  // subtree): lock them all, oldest first — the order reconciliation writes use too.
+  const covering = await coveringBarriersTx(tx, op.runId);
+  for (const c of covering) await lockBarrierTx(tx, c.id);
   const evidence = { outcome: report.outcome, effect: report.effect ?? null, reportedBy: report.reportedBy, at: at.toISOString() };
 
   if (report.outcome !== "succeeded") {
@@ -81,6 +86,6 @@ export async function recordLateReport(tx: Tx, report: LateReport): Promise<void
   }
   await tx.operation.update({ where: { id: op.id }, data: { outcomeDetail: evidence as never } });
   await tx.barrier.update({ where: { id: barrierId }, data: { lastSettledAt: at } });
-  await restartQuietTx(tx, barrierId, at);
+  for (const c of covering) await restartQuietTx(tx, c.id, at);
   if (run) await notifyControl(tx, { kind: "settlement", teamId: report.teamId, rootRunId: run.rootRunId, barrierId });
 }

@@ -1,0 +1,155 @@
+// The stop receipt: built from the evidence model (never from a second set of counts), serialized once
+// (RFC 8785 canonical JSON for the digest; YAML from the same object) and verified by ONE function.
+// The API, the console, the CLI and the downloads all call these. Pure.
+import { stringify as toYamlText } from "yaml";
+import { canonicalJson, digestOf, sha256Hex } from "../canonical";
+import { deriveEvidence, type Evidence, type EvidenceFacts, type ReceiptDecision } from "./model";
+
+const iso = (d: Date | null | undefined) => (d ? d.toISOString() : null);
+
+export interface ReceiptIssue { version: number; previousDigest: string | null; verifiedAt: Date }
+
+/** The receipt body for `facts` as of `issue.verifiedAt` (the model's `now` must be that instant). */
+export function buildReceipt(facts: EvidenceFacts, issue: ReceiptIssue) {
+  const ev: Evidence = deriveEvidence({ ...facts, now: issue.verifiedAt });
+  const b = facts.barrier;
+  const c = ev.counts;
+  const inFlight = ev.operations.filter((o) => o.inFlight);
+  const body = {
+    barrier_id: b.id,
+    run_id: b.runId,
+    version: issue.version,
+    previous_digest: issue.previousDigest,
+    requested_at: b.requestedAt.toISOString(),
+    requested_by: b.requestedBy,
+    reason: b.reason,
+    authority: {
+      root_lease: facts.leases.rootLease,
+      descendant_leases_revoked: facts.leases.descendantLeasesRevoked,
+      active_leases: c.activeLeases,
+      current_epoch: facts.currentEpoch,
+      runs_killed: c.runsKilled,
+      runs_in_subtree: c.runs,
+    },
+    work: {
+      queued_cancelled: b.queuedCancelled,
+      in_flight_settled: inFlight.length - c.pending - c.unknown,
+      in_flight_pending: c.pending,
+      scheduled_retries_cancelled: b.scheduledCancelled + b.retriesCancelled,
+    },
+    effects: {
+      completed_and_verified: c.completedAndVerified,
+      cancelled_without_effect: c.cancelledWithoutEffect,
+      unknown: c.unknown,
+      settled_by_provider: c.settledByProvider,
+      reported_by_executor: c.settledByExecutor,
+      reconciled_by_person: c.reconciledByPerson,
+    },
+    in_flight: inFlight.map(({ op, outcome, settledBy, settledAt }) => ({
+      operation_id: op.operationId,
+      run_id: op.runId,
+      tool: op.tool,
+      provider: op.providerName,
+      provider_job: op.providerJob,
+      state_at_barrier: op.settlement?.stateAtBarrier ?? op.state,
+      cancellation: { requested_at: iso(op.settlement?.cancelRequestedAt), provider_response: op.settlement?.providerResponse ?? null },
+      effect_check: { expected: op.settlement?.effectExpected ?? null, observed: op.settlement?.effectObserved ?? null, checked_at: iso(op.settlement?.effectCheckedAt) },
+      settled_state: outcome === "pending" ? "pending" : outcome === "unknown" ? "unknown"
+        : outcome === "effect_present" ? "completed_and_verified" : "cancelled_without_effect",
+      settled_by: settledBy,
+      settled_at: iso(settledAt),
+      settled_reason: op.settlement?.settledReason ?? null,
+    })),
+    observed_by_target: ev.observedMeaning
+      ? { meaning: ev.observedMeaning, at: ev.ladder.find((r) => r.id === "observed_by_target")!.at }
+      : "uncertain",
+    observed_runs: facts.runs.map((r) => ({ run_id: r.id, meaning: r.acknowledgment?.meaning ?? null, at: iso(r.acknowledgment?.at) })),
+    late_requests_denied: c.lateRequestsDenied,
+    last_settled_at: iso(ev.lastSettledAt),
+    quiet_period_seconds: b.quietPeriodSeconds ?? 0,
+    quiet_until: iso(b.quietUntil),
+    verified_at: issue.verifiedAt.toISOString(),
+    decision: ev.decision,
+    reconciliation: ev.operations.filter((o) => o.op.reconciliation).map(({ op }) => {
+      const r = op.reconciliation!;
+      return {
+        operation_id: op.operationId,
+        assignee: r.assignee ?? "no owner (the team has no admin)",
+        assigned_by: r.assignedBy,
+        status: r.status,
+        cause: r.cause,
+        resolution: r.resolution,
+      };
+    }),
+    human_settlements: ev.operations.filter((o) => o.settledBy === "person").map(({ op }) => {
+      const r = op.reconciliation!;
+      return { operation_id: op.operationId, by: r.resolvedBy, at: iso(r.resolvedAt), resolution: r.resolution, evidence: r.evidence };
+    }),
+    effect_receipts: facts.effectReceipts.map((e) => ({
+      operation_id: e.operationId,
+      provider_operation_id: e.providerOperationId,
+      committed_at: e.committedAt.toISOString(),
+      rollback_owner: e.rollbackOwner ?? "no rollback owner named",
+      source: e.source,
+      detail: e.detail ?? null,
+    })),
+    summary: ev.sentences,
+  };
+  const { canonical, digest } = digestOf(body);
+  return { body: { ...body, digest }, canonical, digest, decision: ev.decision as ReceiptDecision, evidence: ev };
+}
+
+export type StopReceiptBody = ReturnType<typeof buildReceipt>["body"];
+
+export interface ReceiptCheck { ok: boolean; recomputed: string; detail: string }
+
+/**
+ * THE verifier: the body (as served, without `digest`) canonicalizes to the stored text, the text
+ * hashes to the recorded digest, and the body names that digest. Give only a body to check a receipt
+ * someone handed you (then the body's own `digest` is the recorded one).
+ */
+export function verifyReceipt(r: { body: Record<string, unknown>; canonical?: string; digest?: string }): ReceiptCheck {
+  const recorded = r.digest ?? (typeof r.body.digest === "string" ? r.body.digest : "");
+  let canonical: string;
+  try { canonical = digestOf(r.body).canonical; } catch (e) { return { ok: false, recomputed: "", detail: `the body is not canonicalizable: ${(e as Error).message}` }; }
+  const recomputed = sha256Hex(canonical);
+  if (recomputed !== recorded) return { ok: false, recomputed, detail: "the digest recomputed from the receipt body does not match the recorded digest" };
+  if (r.canonical !== undefined && r.canonical !== canonical) return { ok: false, recomputed, detail: "the stored canonical text does not match the receipt body" };
+  if (r.body.digest !== recorded) return { ok: false, recomputed, detail: "the body names a different digest" };
+  return { ok: true, recomputed, detail: "sha256 of the RFC 8785 canonical body matches the recorded digest" };
+}
+
+/**
+ * The reading order of a receipt: the article's field order, then ours. The digest is over canonical
+ * JSON, so order is presentation only — but PostgreSQL's jsonb stores keys in its own order, so every
+ * body read back is put in this order before a person, a YAML file or an API response sees it.
+ */
+const KEY_ORDER = [
+  "barrier_id", "run_id", "version", "previous_digest", "requested_at", "requested_by", "reason",
+  "authority", "root_lease", "descendant_leases_revoked", "active_leases", "current_epoch", "runs_killed", "runs_in_subtree",
+  "work", "queued_cancelled", "in_flight_settled", "in_flight_pending", "scheduled_retries_cancelled",
+  "effects", "completed_and_verified", "cancelled_without_effect", "unknown", "settled_by_provider", "reported_by_executor", "reconciled_by_person",
+  "in_flight", "operation_id", "tool", "provider", "provider_job", "state_at_barrier", "cancellation", "requested_at",
+  "provider_response", "effect_check", "expected", "observed", "checked_at", "settled_state", "settled_by", "settled_at", "settled_reason",
+  "observed_by_target", "observed_runs", "meaning", "at", "late_requests_denied", "last_settled_at", "quiet_period_seconds", "quiet_until",
+  "verified_at", "decision", "reconciliation", "assignee", "assigned_by", "status", "cause", "resolution",
+  "human_settlements", "by", "evidence",
+  "effect_receipts", "provider_operation_id", "committed_at", "rollback_owner", "source", "detail", "summary", "digest",
+];
+const rank = new Map(KEY_ORDER.map((k, i) => [k, i] as const));
+
+export function inReadingOrder<T>(value: T): T {
+  if (Array.isArray(value)) return value.map(inReadingOrder) as T;
+  if (value === null || typeof value !== "object" || value instanceof Date) return value;
+  const entries = Object.entries(value as Record<string, unknown>).sort(([a], [b]) =>
+    (rank.get(a) ?? KEY_ORDER.length) - (rank.get(b) ?? KEY_ORDER.length) || (a < b ? -1 : a > b ? 1 : 0));
+  return Object.fromEntries(entries.map(([k, v]) => [k, k === "detail" ? v : inReadingOrder(v)])) as T;
+}
+
+/** The one serializer: JSON and YAML texts of a receipt body, both from the same ordered object. */
+export function serializeReceipt(body: Record<string, unknown>, format: "json" | "yaml"): string {
+  const ordered = inReadingOrder(body);
+  return format === "yaml" ? toYamlText({ stop_receipt: ordered }, { lineWidth: 0 }) : `${JSON.stringify(ordered, null, 2)}\n`;
+}
+
+export { canonicalJson };

@@ -1,0 +1,34 @@
+// An independent statement of the invariants of issue 10 over the facts of a subtree, written
+// separately from lib/control/evidence (not by calling it), so a test that compares the two catches a
+// model that drifts from the rules. Used by the pure property test and the model-based test.
+import type { EvidenceFacts } from "../../lib/control/evidence/model";
+
+const TERMINAL_KNOWN = new Set(["succeeded", "failed", "cancelled_not_started", "denied"]);
+
+/** The fact behind each rung: the rung must be "done" exactly when this holds (I5). */
+export function rungFacts(f: EvidenceFacts): Record<string, boolean> {
+  const ops = f.operations;
+  const quietOver = f.barrier.quietUntil !== null && f.now.getTime() >= f.barrier.quietUntil.getTime();
+  const everyKnown = ops.every((o) => TERMINAL_KNOWN.has(o.state));
+  const openRec = ops.some((o) => o.reconciliation && o.reconciliation.status !== "resolved");
+  return {
+    cancellation_requested: true,
+    observed_by_target: f.runs.length > 0 && f.runs.every((r) => r.acknowledgment !== null),
+    new_work_prevented: f.barrier.dispatchStoppedAt !== null && f.runs.every((r) => r.lifecycle === "killed") && f.leases.active === 0,
+    queued_work_cancelled: f.barrier.queuedCancelledAt !== null && !ops.some((o) => o.state === "queued" || o.state === "scheduled"),
+    execution_quiesced: everyKnown,
+    effects_settled: everyKnown && !openRec && quietOver,
+    receipt_issued: f.receipts.length > 0,
+  };
+}
+
+/** I1: what `stopped_and_quiet` must imply. Returns the first violated clause, or null. */
+export function i1Violation(f: EvidenceFacts): string | null {
+  const bad = f.operations.find((o) => !TERMINAL_KNOWN.has(o.state));
+  if (bad) return `operation ${bad.operationId} is ${bad.state}`;
+  const open = f.operations.find((o) => o.reconciliation && o.reconciliation.status !== "resolved");
+  if (open) return `reconciliation of ${open.operationId} is ${open.reconciliation!.status}`;
+  if (f.leases.active > 0) return `${f.leases.active} active leases`;
+  if (f.barrier.quietUntil === null || f.now.getTime() < f.barrier.quietUntil.getTime()) return "quiet period not over";
+  return null;
+}
