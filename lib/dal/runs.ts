@@ -15,6 +15,7 @@ import { notifyControl } from "./notify";
 import { actorOf, type Principal } from "./principal";
 import { assertTeam, authorize } from "./authorize";
 import { loadRunChain, lockRunTreeShared } from "./run-facts";
+import { escapeLike } from "../security/text";
 
 type RunRow = Awaited<ReturnType<ReturnType<typeof prisma>["run"]["findUniqueOrThrow"]>>;
 
@@ -181,9 +182,9 @@ export async function listRuns(p: Principal, filter: ListRunsQuery & { teamId?: 
   const and: object[] = [];
   if (filter.q) {
     and.push({ OR: [
-      { id: { contains: filter.q } },
-      { taskId: { contains: filter.q, mode: "insensitive" as const } },
-      { title: { contains: filter.q, mode: "insensitive" as const } },
+      { id: { contains: escapeLike(filter.q) } },
+      { taskId: { contains: escapeLike(filter.q), mode: "insensitive" as const } },
+      { title: { contains: escapeLike(filter.q), mode: "insensitive" as const } },
     ] });
   }
   if (cursor) and.push({ OR: [{ createdAt: { lt: cursor.at } }, { createdAt: cursor.at, id: { lt: cursor.id } }] });

@@ -3,6 +3,7 @@
 import { z } from "zod";
 import { OBSERVED_MEANINGS } from "../control/barrier";
 import { registerPath } from "./registry";
+import { PG_INT_MAX } from "./common";
 
 export const ObservedBody = z.strictObject({
   meaning: z.enum(OBSERVED_MEANINGS),
@@ -44,7 +45,7 @@ export const BarrierViewSchema = z.object({
 }).meta({ id: "BarrierView" });
 
 export const ReceiptQuery = z.object({
-  version: z.coerce.number().int().min(1).optional(),
+  version: z.coerce.number().int().min(1).max(PG_INT_MAX).optional(),
   format: z.enum(["json", "yaml"]).optional(),
 });
 

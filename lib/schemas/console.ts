@@ -2,7 +2,7 @@
 // Shared field rules come from ./common so the console and the machine API refuse the same things.
 import { z } from "zod";
 import { BREAKER_STATES, HARNESSES, KEY_KINDS, LIFECYCLES } from "../control/types";
-import { Id, Reason } from "./common";
+import { Id, PG_INT_MAX, Reason } from "./common";
 
 const optionalEnum = <T extends readonly [string, ...string[]]>(values: T) =>
   z.preprocess((v) => (v === "" || v === null ? undefined : v), z.enum(values).optional());
@@ -31,7 +31,7 @@ export const ReconciliationsQuery = z.object({
 });
 
 export const ReceiptVersionQuery = z.object({
-  version: z.preprocess((v) => (v === "" || v == null ? undefined : Number(v)), z.number().int().min(1).optional()),
+  version: z.preprocess((v) => (v === "" || v == null ? undefined : Number(v)), z.number().int().min(1).max(PG_INT_MAX).optional()),
 });
 
 export const RunControlInput = z.strictObject({ runId: Id, reason: Reason });
