@@ -9,6 +9,8 @@ import { authenticateKey } from "../dal/api-keys";
 import type { Principal } from "../dal/principal";
 import { zodToBadRequest } from "./zod-error";
 import { findUnsafeText } from "../security/text";
+import { clientAddress } from "../security/client-address";
+import { badKeyWait, recordBadKey } from "../dal/sign-in";
 
 export type KeyPrincipal = Extract<Principal, { type: "key" }>;
 
@@ -47,8 +49,14 @@ export function jsonResponse(status: number, json: unknown, headers?: Record<str
   });
 }
 
+function rateLimited(wait: number): QuiesceError {
+  return new QuiesceError("rate_limited", `too many bad api keys from this address: try again in ${wait} s`, { retryAfterSeconds: wait });
+}
+
 export function errorResponse(err: QuiesceError): Response {
   const headers: Record<string, string> = err.code === "unauthenticated" ? { "www-authenticate": 'Bearer realm="quiesce"' } : {};
+  const retry = (err.details as { retryAfterSeconds?: unknown } | undefined)?.retryAfterSeconds;
+  if (err.code === "rate_limited" && typeof retry === "number") headers["retry-after"] = String(retry);
   return jsonResponse(err.httpStatus, err.toBody(), headers);
 }
 
@@ -112,10 +120,15 @@ export function apiRoute<
 >(spec: RouteSpec<B, Q, A>, handler: (args: RouteArgs<B, Q, A>) => Promise<RouteResult>): RouteHandler {
   const auth: AuthMode = spec.auth ?? "key";
   return async (req, ctx) => {
+    let address: string | null = null;
     try {
       let principal: KeyPrincipal | null = null;
       let keyHash: string | null = null;
       if (auth !== "none") {
+        // An address that sent too many bad keys waits before any key of it is looked at.
+        address = clientAddress(req.headers);
+        const wait = badKeyWait(address);
+        if (wait > 0) throw rateLimited(wait);
         const secret = bearerSecret(req.headers.get("authorization"));
         if (!secret) throw new QuiesceError("unauthenticated", "missing bearer token: send Authorization: Bearer <api key>");
         // Checked before the body is read: a caller that is not even holding a key-shaped secret
@@ -154,7 +167,14 @@ export function apiRoute<
       return jsonResponse(result.status ?? 200, result.json, result.headers);
     } catch (err) {
       if (!(err instanceof QuiesceError)) console.error("[api] unhandled error:", err);
-      return errorResponse(asQuiesceError(err));
+      let e = asQuiesceError(err);
+      // Every bad key counts against its source address (kept in PostgreSQL); past the free
+      // allowance the answer becomes 429 with the wait.
+      if (e.code === "unauthenticated" && address !== null && req.headers.get("authorization") !== null) {
+        const wait = await recordBadKey(address).catch(() => 0);
+        if (wait > 0) e = rateLimited(wait);
+      }
+      return errorResponse(e);
     }
   };
 }
