@@ -23,7 +23,7 @@ export function runSummary(r: RunRow, now = Date.now()): RunSummary {
   return {
     runId: r.id, taskId: r.taskId, title: r.title, harness: r.harness, parentRunId: r.parentRunId,
     rootRunId: r.rootRunId, depth: r.depth, lifecycle: r.lifecycle,
-    breaker: displayedBreaker({ state: r.breaker as BreakerState, changedAt: r.breakerChangedAt.getTime(), probeOpId: r.breakerProbeOpId }, now),
+    breaker: displayedBreaker({ state: r.breaker as BreakerState, changedAt: r.breakerChangedAt.getTime(), probeOpId: r.breakerProbeOpId, held: r.breakerHeld }, now),
     epoch: r.epoch, createdAt: r.createdAt.toISOString(), lastHeartbeatAt: r.lastHeartbeatAt?.toISOString() ?? null,
     isDrill: r.isDrill,
   };

@@ -9,6 +9,7 @@ import { pool } from "../db/pool";
 import { newId } from "../ids";
 import { badRequest } from "../errors";
 import { BREAKER_DEFAULTS } from "../control/breaker";
+import { auditGateProbeClaims } from "../dal/internal/breaker-audit";
 import type { Decision, GateReason, OperationState } from "../control/types";
 
 export interface EffectReceiptView {
@@ -51,6 +52,8 @@ type RawAnswer = {
   ok: boolean; code?: string; message?: string;
   decision?: Decision; reason?: GateReason; currentEpoch?: number | null; continue?: boolean;
   operation?: { operationId: string; state: OperationState; outcomeDetail?: unknown; effectReceipt?: Record<string, unknown> } | null;
+  /** Runs whose half-open probe this call claimed (open → half_open), to be audited. */
+  probeClaimed?: string[] | null;
 };
 
 const MAX_ID = 200;
@@ -85,6 +88,11 @@ export async function callGateFunction(
   });
   const row = res.rows[0];
   if (!row) throw new Error("quiesce_gate returned no row");
+  // Rare (once per cool-down): the gate's own breaker transition goes into the audit chain. A failure to
+  // audit never turns an allow into an error; it is logged.
+  if (row.r.probeClaimed?.length) {
+    await auditGateProbeClaims(row.r.probeClaimed, args.operationId, source).catch((err) => console.error("[gate] probe audit failed:", err));
+  }
   return row.r;
 }
 
