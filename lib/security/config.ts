@@ -21,7 +21,7 @@ const Schema = z.object({
   QUIESCE_DB_LOCK_TIMEOUT_MS: millis(5_000),
   QUIESCE_DB_ACQUIRE_TIMEOUT_MS: millis(5_000),
   /** The gate's own budget: past it the answer is deny control_unavailable. */
-  QUIESCE_GATE_TIMEOUT_MS: millis(2_000),
+  QUIESCE_GATE_TIMEOUT_MS: millis(5_000),
   /** How often a live stream re-checks the caller's authority. */
   QUIESCE_SSE_RECHECK_MS: millis(5_000),
 });
