@@ -67,6 +67,23 @@ export const sessionState = cache(async (): Promise<SessionState> => {
   return resolveConsoleSession(claims, (await cookies()).get(TEAM_COOKIE)?.value);
 });
 
+/**
+ * For long-lived responses (the console's event stream): captures this request's session token and
+ * team choice, and returns a check that re-reads them from the database later — outside the request —
+ * answering false once the session ended, the member left the team or lost read access.
+ */
+export async function sessionRecheck(): Promise<() => Promise<boolean>> {
+  const jwt = await getServerSession(authOptions);
+  const claims = (jwt as { quiesce?: SessionClaims } | null)?.quiesce ?? null;
+  const slug = (await cookies()).get(TEAM_COOKIE)?.value;
+  const first = await resolveConsoleSession(claims, slug);
+  const teamId = first.kind === "ok" ? first.session.team.id : null;
+  return async () => {
+    const now = await resolveConsoleSession(claims, slug);
+    return now.kind === "ok" && now.session.team.id === teamId;
+  };
+}
+
 /** For pages: the signed-in member, or a redirect to sign-in (or to the no-team notice). */
 export async function requireSession(): Promise<ConsoleSession> {
   const s = await sessionState();
