@@ -10,6 +10,7 @@ import { CONTROL_CHANNEL } from "../dal/notify";
 import { claimNextBarrier, nextWakeAt } from "../dal/barrier-engine";
 import type { Principal } from "../dal/principal";
 import { processBarrier, type BarrierOutcome } from "./engine";
+import { recordPeriodicCheckpoints } from "../dal/audit-verify";
 
 export interface WorkerOptions {
   workerId?: string;
@@ -73,9 +74,16 @@ export async function runBarrierWorker(o: WorkerOptions): Promise<void> {
   await listen();
   log(`barrier engine ${workerId} started (claim ${claimMs} ms, poll ${pollMs} ms)`);
 
+  // Periodic audit checkpoints (heads of every chain, kept apart from it) ride on the engine's loop.
+  const checkpointMs = envInt("QUIESCE_AUDIT_CHECKPOINT_SECONDS", 600) * 1000;
+  let lastCheckpoint = 0;
   try {
     while (!o.signal.aborted) {
       woken = false;
+      if (checkpointMs > 0 && !o.teamId && Date.now() - lastCheckpoint >= checkpointMs) {
+        lastCheckpoint = Date.now();
+        recordPeriodicCheckpoints(principal).catch((err) => log(`audit checkpoint failed: ${(err as Error).message}`));
+      }
       // Fill free slots with claimable barriers.
       while (active.size < (o.barrierConcurrency ?? 4) && !o.signal.aborted) {
         let claimed;

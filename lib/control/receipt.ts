@@ -50,6 +50,8 @@ export interface ReceiptFacts {
   lateRequestsDenied: number;
   quietPeriodSeconds: number;
   verifiedAt: Date;
+  /** The team's audit-chain head when the receipt was issued (verified by `quiesce audit verify`). */
+  auditHead?: { eventId: string; hash: string; count: number } | null;
 }
 
 const iso = (d: Date | null) => (d ? d.toISOString() : null);
@@ -61,6 +63,7 @@ export function buildReceipt(f: ReceiptFacts) {
   const decision = decideReceipt({ pending, unknown, activeLeases: f.activeLeases });
   const settledTimes = f.settlements.map((s) => s.settledAt?.getTime() ?? 0).filter((t) => t > 0);
   const body = {
+    ...(f.auditHead ? { audit_head: { event_id: f.auditHead.eventId, hash: f.auditHead.hash, count: f.auditHead.count } } : {}),
     barrier_id: f.barrierId,
     run_id: f.runId,
     version: f.version,

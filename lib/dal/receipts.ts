@@ -9,6 +9,7 @@ import { notifyControl } from "./notify";
 import { appendAudit } from "./audit";
 import { subtreeRunIdsTx } from "./settlements";
 import type { SettledState } from "../control/types";
+import { recordAuditCheckpointTx } from "./audit-verify";
 
 /** Late requests: every deny recorded under the barrier's subtree since the barrier was requested. */
 export async function countLateRequestsTx(tx: Tx, runIds: string[], since: Date): Promise<number> {
@@ -85,6 +86,8 @@ export async function receiptFactsTx(tx: Tx, barrierId: string, verifiedAt: Date
  */
 export async function issueReceiptTx(tx: Tx, barrierId: string, verifiedAt = new Date(), actor = "system:barrier-engine"): Promise<{ version: number; decision: "stopped_and_quiet" | "stop_incomplete"; digest: string }> {
   const { facts, teamId, rootRunId } = await receiptFactsTx(tx, barrierId, verifiedAt);
+  // The audit head this receipt was issued at, also kept as a checkpoint apart from the chain.
+  facts.auditHead = await recordAuditCheckpointTx(tx, teamId, "receipt");
   const { body, canonical, digest, decision } = buildReceipt(facts);
   await tx.stopReceipt.create({
     data: { id: newId("rcpt"), barrierId, version: facts.version, canonical, body: body as never, decision, verifiedAt, digest },

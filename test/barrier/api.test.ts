@@ -112,6 +112,8 @@ describe("barrier API", () => {
     const receipt = await agent.getReceipt(barrierId);
     expect(receipt).toMatchObject({ barrier_id: barrierId, run_id: root.runId, decision: "stopped_and_quiet", version: 1, observed_by_target: { meaning: "turn_interrupted" } });
     expect(verifyReceiptBody(receipt).ok).toBe(true);
+    // The audit head the receipt was issued at (checked by `quiesce audit verify`).
+    expect((receipt as { audit_head?: unknown }).audit_head).toMatchObject({ event_id: expect.stringMatching(/^\d+$/), hash: expect.stringMatching(/^[0-9a-f]{64}$/) });
     const yaml1 = await call("GET", `/api/v1/barriers/${barrierId}/receipt?format=yaml`, keys.agent);
     expect(yaml1.headers.get("content-type")).toContain("application/yaml");
     expect(parse(yaml1.text).stop_receipt).toEqual(receipt);
