@@ -40,10 +40,14 @@ const hostileString = fc.constantFrom(
   "x".repeat(5000), "NaN", "-1", "1e309", "null", "[]", "{}", "__proto__", "constructor",
 );
 const hostileNumber = fc.constantFrom(2 ** 31, 2 ** 31 - 1, -(2 ** 31) - 1, 2 ** 53 + 1, -1, 0, 1.5, 1e308, -1e308, Number.MAX_SAFE_INTEGER, 4294967296);
+/** Poison woven into otherwise ordinary text: what PostgreSQL cannot store or Unicode does not allow. */
+const poisoned = fc.tuple(fc.string({ maxLength: 8 }), fc.constantFrom("\u0000", "\ud800", "\udfff", "\ud83d"), fc.string({ maxLength: 8 })).map(([a, p, b]) => a + p + b);
 const hostileAny: fc.Arbitrary<unknown> = fc.oneof(
-  hostileString, hostileNumber, fc.constant(null), fc.constant(true), fc.constant([]), fc.constant({}),
-  fc.constant({ __proto__: { polluted: true } }), fc.constant(JSON.parse("{\"__proto__\":{\"polluted\":1}}")),
-  fc.constant(Array.from({ length: 2000 }, (_, i) => i)), fc.constant(deep(200)),
+  { weight: 5, arbitrary: poisoned },
+  { weight: 4, arbitrary: hostileString },
+  { weight: 3, arbitrary: hostileNumber },
+  { weight: 2, arbitrary: fc.constantFrom(null, true, [], {}) },
+  { weight: 1, arbitrary: fc.constantFrom<unknown>(JSON.parse("{\"__proto__\":{\"polluted\":1}}"), Array.from({ length: 2000 }, (_, i) => i), deep(200)) },
 );
 function deep(n: number): unknown { let v: unknown = "leaf"; for (let i = 0; i < n; i++) v = { v }; return v; }
 
@@ -53,11 +57,35 @@ function resolve(s: Schema): Schema {
   return s;
 }
 
-/** Values that satisfy the schema most of the time, with hostile values mixed in at every level. */
+/** Values that satisfy the schema (hostile values are put in afterwards, one place at a time). */
 function arb(schemaIn: Schema, depth = 0): fc.Arbitrary<unknown> {
-  const s = resolve(schemaIn);
-  const valid = validArb(s, depth);
-  return fc.oneof({ weight: 5, arbitrary: valid }, { weight: 1, arbitrary: hostileAny });
+  return validArb(resolve(schemaIn), depth);
+}
+
+/** Every leaf position of a JSON value, as a path of keys. */
+function leaves(v: unknown, at: (string | number)[] = []): (string | number)[][] {
+  if (v === null || typeof v !== "object") return [at];
+  const entries = Array.isArray(v) ? v.map((x, i) => [i, x] as const) : Object.entries(v);
+  const out = entries.flatMap(([k, x]) => leaves(x, [...at, k]));
+  return out.length ? out : [at];
+}
+
+/** A copy of `v` with the leaf at `path` replaced by `value` (or `value` itself for the root). */
+function replaceAt(v: unknown, path: (string | number)[], value: unknown): unknown {
+  if (path.length === 0) return value;
+  const copy: any = Array.isArray(v) ? [...v] : { ...(v as object) };
+  copy[path[0]!] = replaceAt(copy[path[0]!], path.slice(1), value);
+  return copy;
+}
+
+/** Valid most of the time; otherwise exactly one leaf is hostile, or an unknown field is added. */
+function mutated(base: fc.Arbitrary<unknown>): fc.Arbitrary<unknown> {
+  return fc.tuple(base, fc.nat(), hostileAny, fc.integer({ min: 0, max: 9 })).map(([v, pick, bad, mode]) => {
+    if (mode < 2) return v;
+    if (mode === 9 && v && typeof v === "object" && !Array.isArray(v)) return { ...(v as object), unexpectedField: bad };
+    const all = leaves(v);
+    return replaceAt(v, all[pick % all.length]!, bad);
+  });
 }
 
 function validArb(s: Schema, depth: number): fc.Arbitrary<unknown> {
@@ -67,7 +95,7 @@ function validArb(s: Schema, depth: number): fc.Arbitrary<unknown> {
     case "string":
       if (s.format === "date-time") return fc.date({ min: new Date(0), max: new Date(4e12), noInvalidDate: true }).map((d) => d.toISOString());
       return fc.oneof(
-        fc.string({ minLength: s.minLength ?? 0, maxLength: Math.min(s.maxLength ?? 40, 40) }),
+        fc.string({ minLength: Math.max(1, s.minLength ?? 1), maxLength: Math.min(s.maxLength ?? 40, 40) }),
         fc.string({ unit: "binary", minLength: s.minLength ?? 0, maxLength: Math.min(s.maxLength ?? 40, 40) }),
         fc.constantFrom(...ids.runs, ...ids.leases, ...ids.ops, ...ids.barriers),
       );
@@ -78,7 +106,7 @@ function validArb(s: Schema, depth: number): fc.Arbitrary<unknown> {
     case "boolean":
       return fc.boolean();
     case "array":
-      return fc.array(s.items ? arb(s.items, depth + 1) : hostileAny, { maxLength: Math.min(s.maxItems ?? 5, 5) });
+      return fc.array(s.items ? arb(s.items, depth + 1) : fc.string({ maxLength: 10 }), { maxLength: Math.min(s.maxItems ?? 5, 5) });
     case "object": {
       if (depth > 4) return fc.constant({});
       const props: Record<string, Schema> = s.properties ?? {};
@@ -87,16 +115,12 @@ function validArb(s: Schema, depth: number): fc.Arbitrary<unknown> {
       for (const [k, v] of Object.entries(props)) shape[k] = arb(v, depth + 1);
       const base = Object.keys(shape).length
         ? fc.record(shape, { requiredKeys: required.filter((k) => k in shape) })
-        : fc.dictionary(fc.string({ maxLength: 8 }), hostileAny, { maxKeys: 3 });
-      // Sometimes an unknown field, sometimes a required one missing.
-      return fc.tuple(base, fc.option(fc.tuple(fc.string({ maxLength: 10 }), hostileAny), { freq: 8 })).map(([o, extra]) => {
-        const out = { ...(o as object) } as Record<string, unknown>;
-        if (extra) out[extra[0]] = extra[1];
-        return out;
-      });
+        : fc.dictionary(fc.string({ minLength: 1, maxLength: 8 }), fc.oneof(fc.string({ maxLength: 10 }), fc.integer(), fc.boolean()), { maxKeys: 3 });
+      return base;
     }
     default:
-      return hostileAny;
+      // Free-form JSON (detail, evidence): any JSON-ish value.
+      return fc.oneof(fc.string({ maxLength: 20 }), fc.integer(), fc.dictionary(fc.string({ minLength: 1, maxLength: 8 }), fc.string({ maxLength: 20 }), { maxKeys: 3 }));
   }
 }
 
@@ -117,8 +141,9 @@ const OPS: Op[] = Object.entries(doc.paths).flatMap(([p, methods]) => Object.ent
 const requestArb = fc.constantFrom(...OPS).chain((op) => fc.record({
   op: fc.constant(op),
   params: fc.array(pathParam, { minLength: 3, maxLength: 3 }),
-  body: op.body ? fc.oneof({ weight: 8, arbitrary: arb(op.body) }, { weight: 1, arbitrary: fc.constantFrom("{", "[1,2", "\u0000", "null", "\"str\"", "{\"a\":1}garbage") }) : fc.constant(undefined),
-  query: fc.record(Object.fromEntries(op.query.map((q) => [q.name, fc.oneof(arb(q.schema).map((v) => String(v)), hostileString)])), { requiredKeys: [] }),
+  body: op.body ? fc.oneof({ weight: 8, arbitrary: mutated(arb(op.body)) }, { weight: 1, arbitrary: fc.constantFrom("{", "[1,2", "\u0000", "null", "\"str\"", "{\"a\":1}garbage") }) : fc.constant(undefined),
+  query: mutated(fc.record(Object.fromEntries(op.query.map((q) => [q.name, arb(q.schema).map((v) => String(v))])), { requiredKeys: [] }))
+    .map((q) => Object.fromEntries(Object.entries((q ?? {}) as object).map(([k, v]) => [k, typeof v === "string" ? v : JSON.stringify(v) ?? ""]))),
   key: fc.constantFrom(w.a.keys.admin, w.a.keys.agent, w.a.keys.worker, w.b.keys.admin),
 }));
 
@@ -201,6 +226,7 @@ test(`fuzz: ${REQUESTS} schema-driven and hostile requests, none answered >= 500
     sent++;
     if (res.status !== 413) failures.push(`10 MB body to ${p} → ${res.status}`);
   }
+  if (process.env.QUIESCE_FUZZ_DEBUG) console.log(JSON.stringify([...statuses]), JSON.stringify(samples.slice(0, 5).map((x) => [x.op.operationId, x.body])));
   expect(failures).toEqual([]);
   expect(sent).toBeGreaterThanOrEqual(Math.min(5000, REQUESTS));
   // The fuzzer reached past authentication and validation, too.
