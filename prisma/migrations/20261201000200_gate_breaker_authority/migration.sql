@@ -131,7 +131,7 @@ BEGIN
             o_found := FOUND;
         END IF;
 
-        -- Current authority: DESIGN.md §4 steps 1–9, first match wins.
+        -- Current authority, first match wins (the same order as lib/control/gate.ts decideAuthority).
         a_decision := 'deny';
         IF v_cur IS NULL OR l_len IS NULL OR l_n <> l_len OR l_last IS DISTINCT FROM v_lease OR l_run IS DISTINCT FROM v_run THEN
             a_reason := 'missing_state';
