@@ -56,6 +56,16 @@ export async function recordBadKey(address: string, now: Date = new Date()): Pro
   const wait = await recordThrottleFailure([keyAddressKey(address)], securityConfig().QUIESCE_BAD_KEY_FREE_FAILURES, now);
   const stored = await throttleWait([keyAddressKey(address)], now);
   const longest = Math.max(wait, stored);
-  if (longest > 0) knownBlocks.set(address, now.getTime() + longest * 1000);
+  if (longest > 0) {
+    // Each bad key is only counted (auditing every guess would let anyone flood the chain); each new
+    // block of an address is audited.
+    if (wait > 0) {
+      await prisma().$transaction((tx) => appendAudit(tx, {
+        teamId: null, actor: `anonymous@${address}`, action: "apikey.address_blocked", target: address,
+        after: { blockedForSeconds: wait },
+      })).catch(() => undefined);
+    }
+    knownBlocks.set(address, now.getTime() + longest * 1000);
+  }
   return longest;
 }

@@ -67,5 +67,6 @@ describe("bad API keys per source address", () => {
     expect(elsewhere.status).toBe(200);
     const row = await prisma().authThrottle.findUniqueOrThrow({ where: { key: `key-address:${ip}` } });
     expect(row.failures).toBeGreaterThanOrEqual(4);
+    expect(await prisma().auditEvent.count({ where: { teamId: null, action: "apikey.address_blocked", target: ip } })).toBeGreaterThanOrEqual(1);
   });
 });
