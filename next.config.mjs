@@ -7,5 +7,22 @@ const nextConfig = {
   // `npm test` type-checks the whole tree (tsc --noEmit) before anything else; a second check inside
   // `next build` would cost minutes on a small machine and say nothing new.
   typescript: { ignoreBuildErrors: true },
+  // Pages get their headers (and CSP nonce) from proxy.ts; the API and static assets skip the proxy,
+  // so they get the fixed set here (lib/security/headers.ts securityHeaders without a nonce).
+  async headers() {
+    const fixed = [
+      { key: "X-Content-Type-Options", value: "nosniff" },
+      { key: "Referrer-Policy", value: "strict-origin-when-cross-origin" },
+      { key: "Permissions-Policy", value: "camera=(), microphone=(), geolocation=(), payment=(), usb=(), interest-cohort=()" },
+      { key: "X-Frame-Options", value: "DENY" },
+    ];
+    const https = [{ type: "header", key: "x-forwarded-proto", value: "https" }];
+    const hsts = [{ key: "Strict-Transport-Security", value: "max-age=31536000; includeSubDomains" }];
+    return [
+      { source: "/api/:path*", headers: [...fixed, { key: "Content-Security-Policy", value: "default-src 'none'; frame-ancestors 'none'" }] },
+      { source: "/_next/static/:path*", headers: fixed },
+      { source: "/:path*", has: https, headers: hsts },
+    ];
+  },
 };
 export default nextConfig;

@@ -1,19 +1,58 @@
-// Next.js proxy (formerly middleware): a console URL opened without a session cookie — typically a
-// receipt link from a review packet — goes to sign-in and comes back to the same URL afterwards.
-// This only looks for the cookie; whether the session is valid, and what its member may see, is
-// decided by every page, action and route from the database (lib/dal/session.ts).
+// Next.js proxy (formerly middleware). Two jobs:
+//  1. Security headers on every response (lib/security/headers.ts): a fresh CSP nonce per page
+//     request — passed to Next on the request's Content-Security-Policy header so its own scripts carry
+//     it — frame-ancestors 'none', nosniff, Referrer-Policy, Permissions-Policy, HSTS over https.
+//  2. The session cookie's idle timeout slides: a page request re-issues a cookie older than a minute.
+//  3. A console URL opened without a session cookie — typically a receipt link from a review packet —
+//     goes to sign-in and comes back to the same URL afterwards. This only looks for the cookie; whether
+//     the session is valid, and what its member may see, is decided by every page, action and route
+//     from the database (lib/dal/session.ts).
 import { NextResponse, type NextRequest } from "next/server";
+import { newNonce, securityHeaders } from "./lib/security/headers";
+import { refreshedSessionToken } from "./lib/auth/session-refresh";
+import { authSecret } from "./lib/auth/secret";
+import { securityConfig } from "./lib/security/config";
 
 const SESSION_COOKIE = /^(__Secure-)?next-auth\.session-token(\.\d+)?$/;
+const CONSOLE = /^\/(runs|barriers|receipts|reconciliations|audit|keys|people)(\/|$)/;
 
-export function proxy(req: NextRequest) {
-  if (req.cookies.getAll().some((c) => SESSION_COOKIE.test(c.name))) return NextResponse.next();
-  const url = req.nextUrl.clone();
-  url.pathname = "/signin";
-  url.search = `?callbackUrl=${encodeURIComponent(req.nextUrl.pathname + req.nextUrl.search)}`;
-  return NextResponse.redirect(url);
+function isHttps(req: NextRequest): boolean {
+  return req.nextUrl.protocol === "https:" || req.headers.get("x-forwarded-proto")?.split(",")[0]?.trim() === "https";
+}
+
+export async function proxy(req: NextRequest) {
+  const path = req.nextUrl.pathname;
+  const https = isHttps(req);
+  const nonce = newNonce();
+  const headers = securityHeaders({ nonce, https, dev: process.env.NODE_ENV === "development" });
+  let res: NextResponse;
+  if (CONSOLE.test(path) && !req.cookies.getAll().some((c) => SESSION_COOKIE.test(c.name))) {
+    const url = req.nextUrl.clone();
+    url.pathname = "/signin";
+    url.search = `?callbackUrl=${encodeURIComponent(path + req.nextUrl.search)}`;
+    res = NextResponse.redirect(url);
+  } else {
+    const requestHeaders = new Headers(req.headers);
+    requestHeaders.set("x-nonce", nonce);
+    requestHeaders.set("content-security-policy", headers["content-security-policy"]!);
+    res = NextResponse.next({ request: { headers: requestHeaders } });
+  }
+  for (const [k, v] of Object.entries(headers)) res.headers.set(k, v);
+  // The idle timeout slides while pages are used (lib/auth/session-refresh.ts).
+  const session = req.cookies.getAll().find((c) => /^(__Secure-)?next-auth\.session-token$/.test(c.name));
+  if (session) {
+    const idle = securityConfig().QUIESCE_SESSION_IDLE_SECONDS;
+    const fresh = await refreshedSessionToken(session.value, authSecret(), idle).catch(() => null);
+    if (fresh) {
+      res.cookies.set(session.name, fresh, { httpOnly: true, sameSite: "lax", path: "/", secure: session.name.startsWith("__Secure-"), maxAge: idle });
+    }
+  }
+  return res;
 }
 
 export const config = {
-  matcher: ["/runs", "/runs/:path*", "/barriers/:path*", "/receipts/:path*", "/reconciliations", "/audit", "/keys"],
+  // Every page. Not /api/*: Next buffers the whole request body for a proxy, and the machine API's hot
+  // routes must refuse a bad key or an oversized body before reading it; API responses and static
+  // assets get their fixed headers from next.config.mjs instead.
+  matcher: ["/((?!api/|_next/static|_next/image|favicon.ico|icon.svg).*)"],
 };

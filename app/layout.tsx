@@ -1,5 +1,6 @@
 import type { Metadata } from "next";
 import type { ReactNode } from "react";
+import { headers } from "next/headers";
 import "./globals.css";
 
 export const metadata: Metadata = {
@@ -7,7 +8,10 @@ export const metadata: Metadata = {
   description: "Make \"stop the agent\" true: revoke, cancel, settle, prove.",
 };
 
-export default function RootLayout({ children }: { children: ReactNode }) {
+export default async function RootLayout({ children }: { children: ReactNode }) {
+  // Reading the request makes every page render per request, which the CSP nonce (proxy.ts) needs:
+  // a prerendered page would carry no nonce and its scripts would be blocked.
+  await headers();
   return (
     <html lang="en">
       <body>{children}</body>

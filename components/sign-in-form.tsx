@@ -8,6 +8,7 @@ const MESSAGES: Record<string, string> = {
   NoTeam: "You are signed in, but you are not a member of any team. Ask a team admin to add you.",
   AccessDenied: "Your single sign-on account does not match a Quiesce user. Ask a team admin to add your email.",
   SessionRequired: "Please sign in to continue.",
+  Throttled: "Too many failed sign-ins. Wait a little and try again.",
 };
 
 export function SignInForm({ oidcName, initialError, callbackUrl, demoHint }: { oidcName: string | null; initialError: string | null; callbackUrl: string; demoHint: boolean }) {

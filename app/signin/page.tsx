@@ -2,21 +2,16 @@ import { redirect } from "next/navigation";
 import { sessionState } from "@/lib/dal/session";
 import { oidcConfigured } from "@/lib/auth/oidc";
 import { SignInForm } from "@/components/sign-in-form";
+import { safeCallbackUrl } from "@/lib/security/callback-url";
 
 export const dynamic = "force-dynamic";
 export const metadata = { title: "Sign in · Quiesce" };
 
-/** Only same-site paths are followed after sign-in (no open redirect). */
-function safeCallback(raw: string | string[] | undefined): string {
-  const v = Array.isArray(raw) ? raw[0] : raw;
-  if (!v || !v.startsWith("/") || v.startsWith("//") || v.startsWith("/\\") || v.startsWith("/signin")) return "/runs";
-  return v;
-}
-
 export default async function SignInPage({ searchParams }: { searchParams: Promise<Record<string, string | string[] | undefined>> }) {
   const sp = await searchParams;
   const state = await sessionState();
-  const callbackUrl = safeCallback(sp.callbackUrl);
+  // Only same-origin paths are followed after sign-in (no open redirect).
+  const callbackUrl = safeCallbackUrl(sp.callbackUrl);
   if (state.kind === "ok") redirect(callbackUrl);
   const error = state.kind === "no_team" ? "NoTeam" : typeof sp.error === "string" ? sp.error : null;
   return (

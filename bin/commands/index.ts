@@ -22,4 +22,6 @@ export const commands: Record<string, () => Promise<Command>> = {
   reconcile: () => import("./reconcile").then((m) => m.reconcileCommand),
   demo: () => import("./demo").then((m) => m.demoCommand),
   drill: () => import("./drill").then((m) => m.drillCommand),
+  audit: () => import("./audit").then((m) => m.auditCommand),
+  members: () => import("./members").then((m) => m.membersCommand),
 };

@@ -59,7 +59,8 @@ export const startCommand: Command = {
     } catch (e) {
       throw new UsageError((e as Error).message);
     }
-    const opts = { port, dev: values.dev ?? false, demo: demoEnabled(values["no-demo"], process.env) };
+    // Only this machine can reach the console unless HOST names another interface (e.g. 0.0.0.0).
+    const opts = { port, dev: values.dev ?? false, demo: demoEnabled(values["no-demo"], process.env), host: process.env.HOST?.trim() || "127.0.0.1" };
     const { commands } = await import("./index");
     const plan = planChildren(ROOT, Object.keys(commands), opts);
 

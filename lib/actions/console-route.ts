@@ -4,13 +4,18 @@
 import "server-only";
 import { QuiesceError } from "../errors";
 import { currentSession, type ConsoleSession } from "../dal/session";
+import { findUnsafeText } from "../security/text";
 
 export function consoleGet<P>(handler: (ctx: { session: ConsoleSession; url: URL; params: P }) => Promise<unknown>) {
   return async (req: Request, ctx: { params: Promise<P> }): Promise<Response> => {
     const session = await currentSession();
     if (!session) return Response.json({ error: { code: "unauthenticated", message: "sign in" } }, { status: 401, headers: { "cache-control": "no-store" } });
     try {
-      const data = await handler({ session, url: new URL(req.url), params: await ctx.params });
+      const url = new URL(req.url);
+      const params = await ctx.params;
+      const unsafe = findUnsafeText(Object.fromEntries(url.searchParams), "query") ?? findUnsafeText(params, "params");
+      if (unsafe) throw new QuiesceError("bad_request", `${unsafe.field}: ${unsafe.message}`);
+      const data = await handler({ session, url, params });
       return Response.json(data, { headers: { "cache-control": "no-store" } });
     } catch (err) {
       if (err instanceof QuiesceError) return Response.json({ error: { code: err.code, message: err.message } }, { status: err.httpStatus });

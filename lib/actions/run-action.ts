@@ -8,6 +8,7 @@ import type { z } from "zod";
 import { isAllowed, type Action } from "../control/authz";
 import { QuiesceError, type ErrorCode } from "../errors";
 import { currentSession, type ConsoleSession } from "../dal/session";
+import { findUnsafeText } from "../security/text";
 
 export type ActionResult<T> = { ok: true; data: T } | { ok: false; code: ErrorCode; message: string };
 
@@ -33,6 +34,9 @@ export async function runAction<S extends z.ZodType, T>(
   raw: unknown,
   handler: (ctx: { session: ConsoleSession; input: z.infer<S> }) => Promise<T>,
 ): Promise<ActionResult<T>> {
+  // NUL and lone surrogates are refused in every field before anything reads them.
+  const unsafe = findUnsafeText(raw, "input");
+  if (unsafe) return { ok: false, code: "bad_request", message: `${unsafe.field.replace(/^input\./, "")}: ${unsafe.message}` };
   const parsed = spec.input.safeParse(raw);
   if (!parsed.success) return { ok: false, code: "bad_request", message: firstIssue(parsed.error) };
   const session = await currentSession();

@@ -3,11 +3,14 @@
 // zod (400 naming the bad field, nothing changes), and map QuiesceError → { error: { code, message } }.
 import "server-only";
 import type { z } from "zod";
-import { QuiesceError, asQuiesceError } from "../errors";
+import { QuiesceError, asQuiesceError, badRequest } from "../errors";
 import { bearerSecret, hashKeySecret } from "../keys";
 import { authenticateKey } from "../dal/api-keys";
 import type { Principal } from "../dal/principal";
 import { zodToBadRequest } from "./zod-error";
+import { findUnsafeText } from "../security/text";
+import { clientAddress } from "../security/client-address";
+import { badKeyWait, recordBadKey } from "../dal/sign-in";
 
 export type KeyPrincipal = Extract<Principal, { type: "key" }>;
 
@@ -46,22 +49,62 @@ export function jsonResponse(status: number, json: unknown, headers?: Record<str
   });
 }
 
+function rateLimited(wait: number): QuiesceError {
+  return new QuiesceError("rate_limited", `too many bad api keys from this address: try again in ${wait} s`, { retryAfterSeconds: wait });
+}
+
 export function errorResponse(err: QuiesceError): Response {
   const headers: Record<string, string> = err.code === "unauthenticated" ? { "www-authenticate": 'Bearer realm="quiesce"' } : {};
+  const retry = (err.details as { retryAfterSeconds?: unknown } | undefined)?.retryAfterSeconds;
+  if (err.code === "rate_limited" && typeof retry === "number") headers["retry-after"] = String(retry);
   return jsonResponse(err.httpStatus, err.toBody(), headers);
 }
 
-const MAX_BODY_BYTES = 1_000_000;
+/** Request bodies larger than this are refused (413) before, or while, they are read. */
+export const MAX_BODY_BYTES = 1_000_000;
 
+/** The shape of every key secret lib/keys.ts issues; anything else is refused without a lookup. */
+const KEY_FORM = /^qk_[a-z]+_[A-Za-z0-9_-]{1,128}$/;
+
+const tooLarge = () => new QuiesceError("payload_too_large", `body: larger than ${MAX_BODY_BYTES} bytes`);
+
+/** Refuses a declared Content-Length over the limit before a single body byte is read. */
+function checkDeclaredLength(req: Request): void {
+  const declared = req.headers.get("content-length");
+  if (declared === null) return;
+  if (!/^\d{1,15}$/.test(declared.trim())) throw badRequest("content-length: not a byte count");
+  if (Number(declared) > MAX_BODY_BYTES) throw tooLarge();
+}
+
+/** Reads the body as a stream and stops at the limit, so a chunked body is never buffered whole. */
 async function readJsonBody(req: Request): Promise<unknown> {
-  const text = await req.text();
-  if (text.length > MAX_BODY_BYTES) throw new QuiesceError("bad_request", "body: larger than 1 MB");
+  let text = "";
+  if (req.body) {
+    const reader = req.body.getReader();
+    const decoder = new TextDecoder("utf-8", { fatal: false });
+    let bytes = 0;
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      bytes += value.byteLength;
+      if (bytes > MAX_BODY_BYTES) {
+        await reader.cancel().catch(() => undefined);
+        throw tooLarge();
+      }
+      text += decoder.decode(value, { stream: true });
+    }
+    text += decoder.decode();
+  }
   if (text.trim() === "") return {};
+  let json: unknown;
   try {
-    return JSON.parse(text);
+    json = JSON.parse(text);
   } catch {
     throw new QuiesceError("bad_request", "body: not valid JSON");
   }
+  const unsafe = findUnsafeText(json, "body");
+  if (unsafe) throw badRequest(`${unsafe.field}: ${unsafe.message}`);
+  return json;
 }
 
 function queryObject(url: URL): Record<string, string> {
@@ -77,12 +120,20 @@ export function apiRoute<
 >(spec: RouteSpec<B, Q, A>, handler: (args: RouteArgs<B, Q, A>) => Promise<RouteResult>): RouteHandler {
   const auth: AuthMode = spec.auth ?? "key";
   return async (req, ctx) => {
+    let address: string | null = null;
     try {
       let principal: KeyPrincipal | null = null;
       let keyHash: string | null = null;
       if (auth !== "none") {
+        // An address that sent too many bad keys waits before any key of it is looked at.
+        address = clientAddress(req.headers);
+        const wait = badKeyWait(address);
+        if (wait > 0) throw rateLimited(wait);
         const secret = bearerSecret(req.headers.get("authorization"));
         if (!secret) throw new QuiesceError("unauthenticated", "missing bearer token: send Authorization: Bearer <api key>");
+        // Checked before the body is read: a caller that is not even holding a key-shaped secret
+        // gets nothing from us but this answer.
+        if (!KEY_FORM.test(secret)) throw new QuiesceError("unauthenticated", "invalid, revoked or expired api key");
         keyHash = hashKeySecret(secret);
         if (auth === "key") {
           principal = await authenticateKey(secret);
@@ -90,15 +141,24 @@ export function apiRoute<
         }
       }
       const params = (await ctx?.params) ?? {};
+      for (const [name, value] of Object.entries(params)) {
+        const unsafe = findUnsafeText(value, `params.${name}`);
+        if (unsafe) throw badRequest(`${unsafe.field}: ${unsafe.message}`);
+        if (value.length > 200) throw badRequest(`params.${name}: longer than 200 characters`);
+      }
       let body: unknown = undefined;
       if (spec.body) {
+        checkDeclaredLength(req);
         const parsed = spec.body.safeParse(await readJsonBody(req));
         if (!parsed.success) throw zodToBadRequest(parsed.error, "body");
         body = parsed.data;
       }
       let query: unknown = undefined;
       if (spec.query) {
-        const parsed = spec.query.safeParse(queryObject(new URL(req.url)));
+        const raw = queryObject(new URL(req.url));
+        const unsafe = findUnsafeText(raw, "query");
+        if (unsafe) throw badRequest(`${unsafe.field}: ${unsafe.message}`);
+        const parsed = spec.query.safeParse(raw);
         if (!parsed.success) throw zodToBadRequest(parsed.error, "query");
         query = parsed.data;
       }
@@ -107,7 +167,14 @@ export function apiRoute<
       return jsonResponse(result.status ?? 200, result.json, result.headers);
     } catch (err) {
       if (!(err instanceof QuiesceError)) console.error("[api] unhandled error:", err);
-      return errorResponse(asQuiesceError(err));
+      let e = asQuiesceError(err);
+      // Every bad key counts against its source address (kept in PostgreSQL); past the free
+      // allowance the answer becomes 429 with the wait.
+      if (e.code === "unauthenticated" && address !== null && req.headers.get("authorization") !== null) {
+        const wait = await recordBadKey(address).catch(() => 0);
+        if (wait > 0) e = rateLimited(wait);
+      }
+      return errorResponse(e);
     }
   };
 }

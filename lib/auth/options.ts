@@ -8,9 +8,16 @@ import { z } from "zod";
 import { authSecret } from "./secret";
 import { oidcProvider } from "./oidc";
 import { userForEmail, verifyCredentials } from "../dal/console/identity";
+import { signOutUser } from "../dal/sign-in";
+import { securityConfig } from "../security/config";
+import { safeRedirect } from "../security/callback-url";
 
-/** Session lifetime; the cookie is re-issued while in use (updateAge), so only idle sessions expire. */
-export const SESSION_MAX_AGE_SECONDS = Number(process.env.QUIESCE_SESSION_MAX_AGE ?? 8 * 60 * 60);
+/**
+ * Two limits: the cookie itself lives for the idle timeout and is re-issued while the console is in use;
+ * the absolute lifetime from sign-in (QUIESCE_SESSION_MAX_AGE, default 12 h) is checked on every
+ * request against the sign-in time in the token, together with the user's session version.
+ */
+export const SESSION_IDLE_SECONDS = securityConfig().QUIESCE_SESSION_IDLE_SECONDS;
 
 const credentialsInput = z.object({ email: z.string().trim().email().max(320), password: z.string().min(1).max(200) });
 
@@ -38,8 +45,8 @@ function providers(): NextAuthOptions["providers"] {
 
 export const authOptions: NextAuthOptions = {
   secret: authSecret(),
-  session: { strategy: "jwt", maxAge: SESSION_MAX_AGE_SECONDS, updateAge: 15 * 60 },
-  jwt: { maxAge: SESSION_MAX_AGE_SECONDS },
+  session: { strategy: "jwt", maxAge: SESSION_IDLE_SECONDS, updateAge: 0 },
+  jwt: { maxAge: SESSION_IDLE_SECONDS },
   pages: { signIn: "/signin", error: "/signin" },
   providers: providers(),
   callbacks: {
@@ -56,6 +63,10 @@ export const authOptions: NextAuthOptions = {
         token.sub = known.id;
         token.email = known.email;
         token.name = known.name;
+        // The session version and sign-in time: lib/dal/session.ts ends the session when the user's
+        // version moved on (sign-out, password change, disabled, removed) or the absolute lifetime passed.
+        token.sv = (known as { sessionVersion?: number }).sessionVersion;
+        token.authAt = Math.floor(Date.now() / 1000);
       }
       return token;
     },
@@ -64,7 +75,17 @@ export const authOptions: NextAuthOptions = {
       if (session.user) {
         (session.user as { id?: string }).id = token.sub;
       }
+      (session as { quiesce?: unknown }).quiesce = { sub: token.sub, sv: token.sv, authAt: token.authAt };
       return session;
+    },
+    // Only this site: next-auth would otherwise follow any same-origin-looking callbackUrl as given.
+    async redirect({ url, baseUrl }) {
+      return safeRedirect(url, baseUrl);
+    },
+  },
+  events: {
+    async signOut({ token }) {
+      if (token?.sub) await signOutUser(token.sub);
     },
   },
 };

@@ -12,6 +12,7 @@ import { claimNextBarrier, nextWakeAt } from "../dal/barrier-engine";
 import { nextPauseReclaimAt, reclaimOverduePauses } from "../dal/pause-reclaim";
 import type { Principal } from "../dal/principal";
 import { processBarrier, type BarrierOutcome } from "./engine";
+import { recordPeriodicCheckpoints } from "../dal/audit-verify";
 
 export interface WorkerOptions {
   workerId?: string;
@@ -75,6 +76,9 @@ export async function runBarrierWorker(o: WorkerOptions): Promise<void> {
   await listen();
   log(`barrier engine ${workerId} started (claim ${claimMs} ms, poll ${pollMs} ms)`);
 
+  // Periodic audit checkpoints (heads of every chain, kept apart from it) ride on the engine's loop.
+  const checkpointMs = envInt("QUIESCE_AUDIT_CHECKPOINT_SECONDS", 600) * 1000;
+  let lastCheckpoint = 0;
   try {
     while (!o.signal.aborted) {
       woken = false;
@@ -83,6 +87,10 @@ export async function runBarrierWorker(o: WorkerOptions): Promise<void> {
         for (const r of await reclaimOverduePauses(principal, o.teamId ?? null)) log(`pause reclaim: killed ${r.runId} (paused since ${r.pausedSince.toISOString()}, policy ${r.policySeconds} s) → ${r.barrierId}`);
       } catch (err) {
         log(`pause reclaim failed: ${(err as Error).message}`);
+      }
+      if (checkpointMs > 0 && !o.teamId && Date.now() - lastCheckpoint >= checkpointMs) {
+        lastCheckpoint = Date.now();
+        recordPeriodicCheckpoints(principal).catch((err) => log(`audit checkpoint failed: ${(err as Error).message}`));
       }
       // Fill free slots with claimable barriers.
       while (active.size < (o.barrierConcurrency ?? 4) && !o.signal.aborted) {

@@ -39,6 +39,8 @@ export interface BreakerRecord {
   probeOpId: string | null;
   changedBy: string | null;
   reason: string | null;
+  /** Tripped by an operator: stays open, with no cool-down probe, until an operator resets it. */
+  held?: boolean;
 }
 
 export type EffectiveBreaker =
@@ -51,13 +53,14 @@ export type EffectiveBreaker =
   | { state: "probe_owned" };
 
 export function effectiveBreaker(
-  b: Pick<BreakerRecord, "state" | "changedAt" | "probeOpId">,
+  b: Pick<BreakerRecord, "state" | "changedAt" | "probeOpId" | "held">,
   now: number,
   operationId: string | null = null,
   config: Pick<BreakerConfig, "coolDownMs" | "probeTimeoutMs"> = BREAKER_DEFAULTS,
 ): EffectiveBreaker {
   if (b.state === "closed") return { state: "closed" };
   if (b.state === "open") {
+    if (b.held) return { state: "blocked", until: Number.POSITIVE_INFINITY };
     const until = b.changedAt + config.coolDownMs;
     return now < until ? { state: "blocked", until } : { state: "probe_available" };
   }
@@ -68,8 +71,8 @@ export function effectiveBreaker(
 }
 
 /** What the console shows: the lazy open → half_open transition applied. */
-export function displayedBreaker(b: Pick<BreakerRecord, "state" | "changedAt" | "probeOpId">, now: number, config = BREAKER_DEFAULTS): BreakerState {
-  if (b.state === "open" && now >= b.changedAt + config.coolDownMs) return "half_open";
+export function displayedBreaker(b: Pick<BreakerRecord, "state" | "changedAt" | "probeOpId" | "held">, now: number, config = BREAKER_DEFAULTS): BreakerState {
+  if (b.state === "open" && !b.held && now >= b.changedAt + config.coolDownMs) return "half_open";
   return b.state;
 }
 
@@ -88,9 +91,10 @@ export function applyBreakerAction(
   const target: BreakerState = action === "trip" ? "open" : "closed";
   // A repeated trip restarts the cool-down on purpose: the operator is saying "not yet".
   if (action === "reset" && b.state === "closed" && b.failures === 0 && b.probeOpId === null) return { record: b, changed: false };
+  // An operator's trip is held: only an operator's reset closes it (no automatic probe).
   return {
     changed: true,
-    record: { state: target, changedAt: meta.now, failures: 0, probeOpId: null, changedBy: meta.by, reason: meta.reason },
+    record: { state: target, changedAt: meta.now, failures: 0, probeOpId: null, changedBy: meta.by, reason: meta.reason, held: action === "trip" },
   };
 }
 
@@ -108,17 +112,18 @@ export function breakerAfterOutcome(
   now: number,
   config: BreakerConfig = BREAKER_DEFAULTS,
 ): { record: BreakerRecord; changed: boolean; transition: BreakerTransition } {
+  if (b.held) return { record: b, changed: false, transition: null };
   if (b.state === "half_open" && b.probeOpId === o.operationId) {
     if (o.outcome === "succeeded") {
-      return { changed: true, transition: "probe_succeeded", record: { state: "closed", changedAt: now, failures: 0, probeOpId: null, changedBy: "runtime", reason: "probe succeeded" } };
+      return { changed: true, transition: "probe_succeeded", record: { state: "closed", changedAt: now, failures: 0, probeOpId: null, changedBy: "runtime", reason: "probe succeeded", held: false } };
     }
-    return { changed: true, transition: "probe_failed", record: { state: "open", changedAt: now, failures: b.failures + 1, probeOpId: null, changedBy: "runtime", reason: "probe failed" } };
+    return { changed: true, transition: "probe_failed", record: { state: "open", changedAt: now, failures: b.failures + 1, probeOpId: null, changedBy: "runtime", reason: "probe failed", held: false } };
   }
   if (o.own === false || b.state !== "closed" || o.outcome === "succeeded") return { record: b, changed: false, transition: null };
   const windowOver = b.failures === 0 || now - b.changedAt >= config.windowMs;
   const failures = windowOver ? 1 : b.failures + 1;
   if (failures >= config.failureThreshold) {
-    return { changed: true, transition: "tripped", record: { state: "open", changedAt: now, failures, probeOpId: null, changedBy: "runtime", reason: `${failures} failures within ${config.windowMs / 1000}s` } };
+    return { changed: true, transition: "tripped", record: { state: "open", changedAt: now, failures, probeOpId: null, changedBy: "runtime", reason: `${failures} failures within ${config.windowMs / 1000}s`, held: false } };
   }
   if (windowOver) return { changed: true, transition: "window_restarted", record: { ...b, changedAt: now, failures } };
   return { changed: true, transition: "counted", record: { ...b, failures } };

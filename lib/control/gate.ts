@@ -13,6 +13,8 @@ export interface RunFacts {
   breaker: BreakerState;
   breakerChangedAt: number;
   breakerProbeOpId: string | null;
+  /** An operator's trip: open until an operator resets it. */
+  breakerHeld?: boolean;
   epoch: number;
 }
 
@@ -104,7 +106,7 @@ export function decideAuthority(f: GateFacts): Authority {
   const cfg = f.breakerConfig ?? BREAKER_DEFAULTS;
   const probeClaims: string[] = [];
   for (const r of runs) {
-    const e = effectiveBreaker({ state: r.breaker, changedAt: r.breakerChangedAt, probeOpId: r.breakerProbeOpId }, now, request.operationId, cfg);
+    const e = effectiveBreaker({ state: r.breaker, changedAt: r.breakerChangedAt, probeOpId: r.breakerProbeOpId, held: r.breakerHeld ?? false }, now, request.operationId, cfg);
     if (e.state === "blocked") return deny("breaker_open");
     if (e.state === "probe_available") probeClaims.push(r.runId);
   }

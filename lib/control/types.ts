@@ -40,6 +40,8 @@ export const GATE_REASONS = [
   "breaker_open",
   "paused",
   "already_applied",
+  /** The control record could not be read in time (slow or unreachable database): deny. */
+  "control_unavailable",
   "allowed",
 ] as const;
 export type GateReason = (typeof GATE_REASONS)[number];

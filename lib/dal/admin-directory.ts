@@ -9,6 +9,7 @@ import { newId } from "../ids";
 import { forbidden } from "../errors";
 import type { Role } from "../control/types";
 import { appendAudit } from "./audit";
+import { endUserSessions } from "./members";
 import { actorOf, type Principal } from "./principal";
 
 export interface TeamRow { id: string; slug: string; name: string }
@@ -74,6 +75,8 @@ export async function setUserPasswordHash(p: Principal, userId: string, password
   requireSystem(p);
   await prisma().$transaction(async (tx) => {
     await tx.user.update({ where: { id: userId }, data: { passwordHash } });
+    // A password change ends every session of the user.
+    await endUserSessions(tx, userId);
     await appendAudit(tx, { teamId: null, actor: actorOf(p), action: "user.password_set", target: userId });
   });
 }

@@ -130,9 +130,10 @@ export async function authenticateKey(secret: string, now: Date = new Date()): P
   if (!secret || secret.length > 512) return null;
   const rows = await prisma().$queryRawUnsafe<AuthRow[]>(
     `SELECT k.id, k.team_id, k.kind::text AS kind, k.scopes, k.user_id, k.expires_at, k.revoked_at, k.last_used_at,
-            m.role::text AS role
+            CASE WHEN u.disabled_at IS NULL THEN m.role::text END AS role
        FROM api_keys k
        LEFT JOIN memberships m ON m.team_id = k.team_id AND m.user_id = k.user_id
+       LEFT JOIN users u ON u.id = k.user_id
       WHERE k.secret_hash = $1`,
     hashKeySecret(secret),
   );

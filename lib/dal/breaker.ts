@@ -15,22 +15,22 @@ import { authorize } from "./authorize";
 
 const BREAKER_SELECT = {
   id: true, teamId: true, rootRunId: true, breaker: true, breakerChangedAt: true, breakerFailures: true,
-  breakerProbeOpId: true, breakerChangedBy: true, breakerReason: true,
+  breakerProbeOpId: true, breakerChangedBy: true, breakerReason: true, breakerHeld: true,
 } as const;
 
-type BreakerRow = { breaker: string; breakerChangedAt: Date; breakerFailures: number; breakerProbeOpId: string | null; breakerChangedBy: string | null; breakerReason: string | null };
+type BreakerRow = { breaker: string; breakerChangedAt: Date; breakerFailures: number; breakerProbeOpId: string | null; breakerChangedBy: string | null; breakerReason: string | null; breakerHeld: boolean };
 
 function recordOf(r: BreakerRow): BreakerRecord {
   return {
     state: r.breaker as BreakerState, changedAt: r.breakerChangedAt.getTime(), failures: r.breakerFailures,
-    probeOpId: r.breakerProbeOpId, changedBy: r.breakerChangedBy, reason: r.breakerReason,
+    probeOpId: r.breakerProbeOpId, changedBy: r.breakerChangedBy, reason: r.breakerReason, held: r.breakerHeld,
   };
 }
 
 function columnsOf(b: BreakerRecord) {
   return {
     breaker: b.state, breakerChangedAt: new Date(b.changedAt), breakerFailures: b.failures,
-    breakerProbeOpId: b.probeOpId, breakerChangedBy: b.changedBy, breakerReason: b.reason,
+    breakerProbeOpId: b.probeOpId, breakerChangedBy: b.changedBy, breakerReason: b.reason, breakerHeld: b.held ?? false,
   };
 }
 
@@ -50,7 +50,7 @@ export async function setBreaker(p: Principal, runId: string, action: BreakerAct
       await tx.run.update({ where: { id: runId }, data: columnsOf(record) });
       await appendAudit(tx, {
         teamId: r.teamId, actor, action: `breaker.${action}`, target: runId,
-        before: { breaker: before.state, failures: before.failures }, after: { breaker: record.state, failures: record.failures, reason: why },
+        before: { breaker: before.state, failures: before.failures }, after: { breaker: record.state, failures: record.failures, reason: why, held: record.held ?? false },
       });
       await notifyControl(tx, { kind: "breaker", teamId: r.teamId, rootRunId: r.rootRunId, runIds: [runId] });
     }

@@ -71,10 +71,18 @@ async function registerOnce(p: Principal, body: RegisterOperationBody & { teamId
         id: newId("op"), teamId: run.teamId, operationId: body.operationId, runId: run.id, leaseId: body.leaseId,
         epochStamp: body.epoch, kind: body.kind, tool: body.tool, argsDigest: body.argsDigest ?? null,
         notBefore, expiresAt, state: initialState(body.kind), providerName: body.providerName ?? null, providerJobId: body.providerJobId ?? null,
+        registeredByKey: p.type === "key" ? p.keyId : null,
       },
     });
     return { operationId: op.operationId, state: op.state as OperationState, created: true };
   });
+}
+
+/** Whether `p`'s outcome report counts toward the breaker (see completeOperation). */
+function reportsForBreaker(p: Principal, registeredByKey: string | null, runCreatedBy: string | null): boolean {
+  if (p.type !== "key") return false;
+  if (registeredByKey !== null && registeredByKey === p.keyId) return true;
+  return runCreatedBy !== null && /(?:^|\s)key:(\S+)$/.exec(runCreatedBy)?.[1] === p.keyId;
 }
 
 type CompleteOutcome = { late: false; response: CompleteResponse } | { late: true };
@@ -91,7 +99,7 @@ export async function completeOperation(p: Principal, operationId: string, body:
   const result = await prisma().$transaction(async (tx): Promise<CompleteOutcome> => {
     const found = await tx.operation.findUnique({ where: { teamId_operationId: { teamId: p.teamId, operationId } }, select: { id: true, runId: true } });
     if (!found) throw notFound("operation");
-    const run = await tx.run.findUniqueOrThrow({ where: { id: found.runId }, select: { id: true, teamId: true, rootRunId: true, path: true } });
+    const run = await tx.run.findUniqueOrThrow({ where: { id: found.runId }, select: { id: true, teamId: true, rootRunId: true, path: true, createdBy: true } });
     assertTeam(p, run.teamId, "operation");
     // The breaker is control state: its runtime transition serializes with gates like any control write.
     await lockRunTreeExclusive(tx, run.rootRunId);
@@ -137,10 +145,14 @@ export async function completeOperation(p: Principal, operationId: string, body:
       });
     }
     // An unknown outcome is not a success: the breaker counts it as a failure.
-    const breaker = await applyBreakerOutcome(tx, {
-      teamId: run.teamId, rootRunId: run.rootRunId, runPath: run.path, operationId,
-      outcome: body.outcome === "aborted_unknown" ? "failed" : body.outcome, actor,
-    });
+    // Only the key that registered the operation, or the holder of the run's lease (the key that
+    // registered the run), moves the breaker: another key of the team cannot trip someone else's run.
+    const breaker = reportsForBreaker(p, op.registeredByKey, run.createdBy)
+      ? await applyBreakerOutcome(tx, {
+        teamId: run.teamId, rootRunId: run.rootRunId, runPath: run.path, operationId,
+        outcome: body.outcome === "aborted_unknown" ? "failed" : body.outcome, actor,
+      })
+      : await breakerNow();
     return { late: false, response: { operationId, state: body.outcome, effectReceiptId, breaker } };
   });
   // The late report is committed as evidence; only then is the caller refused.

@@ -9,6 +9,7 @@ import { buildReceipt } from "../control/evidence/receipt";
 import { notifyControl } from "./notify";
 import { appendAudit } from "./audit";
 import { coveringBarriersTx, loadEvidenceFactsTx } from "./internal/evidence";
+import { recordAuditCheckpointTx } from "./audit-verify";
 
 /**
  * Issues the next receipt version. The caller holds the barrier row lock (SELECT … FOR UPDATE) and has
@@ -18,7 +19,9 @@ export async function issueReceiptTx(tx: Tx, barrierId: string, verifiedAt = new
   const facts = await loadEvidenceFactsTx(tx, barrierId, verifiedAt);
   const previous = facts.receipts.at(-1) ?? null;
   const version = (previous?.version ?? 0) + 1;
-  const { body, canonical, digest, decision, evidence } = buildReceipt(facts, { version, previousDigest: previous?.digest ?? null, verifiedAt });
+  // The audit head this receipt was issued at, also kept as a checkpoint apart from the chain.
+  const auditHead = await recordAuditCheckpointTx(tx, facts.teamId, "receipt");
+  const { body, canonical, digest, decision, evidence } = buildReceipt(facts, { version, previousDigest: previous?.digest ?? null, verifiedAt, auditHead });
   await tx.stopReceipt.create({
     data: { id: newId("rcpt"), barrierId, version, canonical, body: body as never, decision, verifiedAt, digest },
   });

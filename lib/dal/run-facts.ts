@@ -8,14 +8,14 @@ import type { BreakerState, Lifecycle } from "../control/types";
 export async function loadRunChain(tx: Tx, teamId: string, path: readonly string[]): Promise<(RunFacts | null)[]> {
   const rows = await tx.run.findMany({
     where: { id: { in: [...path] }, teamId },
-    select: { id: true, lifecycle: true, breaker: true, breakerChangedAt: true, breakerProbeOpId: true, epoch: true },
+    select: { id: true, lifecycle: true, breaker: true, breakerChangedAt: true, breakerProbeOpId: true, breakerHeld: true, epoch: true },
   });
   const byId = new Map(rows.map((r) => [r.id, r]));
   return path.map((id) => {
     const r = byId.get(id);
     return r ? {
       runId: r.id, lifecycle: r.lifecycle as Lifecycle, breaker: r.breaker as BreakerState,
-      breakerChangedAt: r.breakerChangedAt.getTime(), breakerProbeOpId: r.breakerProbeOpId, epoch: r.epoch,
+      breakerChangedAt: r.breakerChangedAt.getTime(), breakerProbeOpId: r.breakerProbeOpId, breakerHeld: r.breakerHeld, epoch: r.epoch,
     } : null;
   });
 }

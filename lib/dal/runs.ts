@@ -15,6 +15,7 @@ import { notifyControl } from "./notify";
 import { actorOf, type Principal } from "./principal";
 import { assertTeam, authorize } from "./authorize";
 import { loadRunChain, lockRunTreeShared } from "./run-facts";
+import { escapeLike } from "../security/text";
 
 type RunRow = Awaited<ReturnType<ReturnType<typeof prisma>["run"]["findUniqueOrThrow"]>>;
 
@@ -22,7 +23,7 @@ export function runSummary(r: RunRow, now = Date.now()): RunSummary {
   return {
     runId: r.id, taskId: r.taskId, title: r.title, harness: r.harness, parentRunId: r.parentRunId,
     rootRunId: r.rootRunId, depth: r.depth, lifecycle: r.lifecycle,
-    breaker: displayedBreaker({ state: r.breaker as BreakerState, changedAt: r.breakerChangedAt.getTime(), probeOpId: r.breakerProbeOpId }, now),
+    breaker: displayedBreaker({ state: r.breaker as BreakerState, changedAt: r.breakerChangedAt.getTime(), probeOpId: r.breakerProbeOpId, held: r.breakerHeld }, now),
     epoch: r.epoch, createdAt: r.createdAt.toISOString(), lastHeartbeatAt: r.lastHeartbeatAt?.toISOString() ?? null,
     isDrill: r.isDrill,
   };
@@ -181,9 +182,9 @@ export async function listRuns(p: Principal, filter: ListRunsQuery & { teamId?: 
   const and: object[] = [];
   if (filter.q) {
     and.push({ OR: [
-      { id: { contains: filter.q } },
-      { taskId: { contains: filter.q, mode: "insensitive" as const } },
-      { title: { contains: filter.q, mode: "insensitive" as const } },
+      { id: { contains: escapeLike(filter.q) } },
+      { taskId: { contains: escapeLike(filter.q), mode: "insensitive" as const } },
+      { title: { contains: escapeLike(filter.q), mode: "insensitive" as const } },
     ] });
   }
   if (cursor) and.push({ OR: [{ createdAt: { lt: cursor.at } }, { createdAt: cursor.at, id: { lt: cursor.id } }] });

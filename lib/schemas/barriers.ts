@@ -3,6 +3,7 @@
 import { z } from "zod";
 import { OBSERVED_MEANINGS } from "../control/barrier";
 import { registerPath } from "./registry";
+import { PG_INT_MAX } from "./common";
 
 export const ObservedBody = z.strictObject({
   meaning: z.enum(OBSERVED_MEANINGS),
@@ -56,12 +57,13 @@ export const BarrierViewSchema = z.object({
 }).meta({ id: "BarrierView" });
 
 export const ReceiptQuery = z.object({
-  version: z.coerce.number().int().min(1).optional(),
+  version: z.coerce.number().int().min(1).max(PG_INT_MAX).optional(),
   format: z.enum(["json", "yaml"]).optional(),
 });
 
 const Count = z.number().int().min(0);
 export const StopReceiptSchema = z.object({
+  audit_head: z.object({ event_id: z.string(), hash: z.string(), count: Count }).optional(),
   barrier_id: z.string(),
   run_id: z.string(),
   version: z.number().int().min(1),

@@ -5,7 +5,9 @@ import { BREAKER_STATES, DECISIONS, GATE_REASONS, LIFECYCLES, OPERATION_STATES }
 export const Id = z.string().trim().min(1).max(200);
 export const Reason = z.string().trim().min(1, "a reason is required").max(2000);
 export const IsoTime = z.iso.datetime({ offset: true });
-export const Epoch = z.number().int().min(0);
+/** The largest value of a PostgreSQL `integer` column: every integer input is bounded to its column. */
+export const PG_INT_MAX = 2_147_483_647;
+export const Epoch = z.number().int().min(0).max(PG_INT_MAX);
 
 export const LifecycleSchema = z.enum(LIFECYCLES);
 export const BreakerSchema = z.enum(BREAKER_STATES);

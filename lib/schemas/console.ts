@@ -1,8 +1,8 @@
 // Inputs of the operator console: server actions and the console's JSON read endpoints.
 // Shared field rules come from ./common so the console and the machine API refuse the same things.
 import { z } from "zod";
-import { BREAKER_STATES, HARNESSES, KEY_KINDS, LIFECYCLES } from "../control/types";
-import { Id, Reason } from "./common";
+import { BREAKER_STATES, HARNESSES, KEY_KINDS, LIFECYCLES, ROLES } from "../control/types";
+import { Id, PG_INT_MAX, Reason } from "./common";
 
 const optionalEnum = <T extends readonly [string, ...string[]]>(values: T) =>
   z.preprocess((v) => (v === "" || v === null ? undefined : v), z.enum(values).optional());
@@ -31,7 +31,7 @@ export const ReconciliationsQuery = z.object({
 });
 
 export const ReceiptVersionQuery = z.object({
-  version: z.preprocess((v) => (v === "" || v == null ? undefined : Number(v)), z.number().int().min(1).optional()),
+  version: z.preprocess((v) => (v === "" || v == null ? undefined : Number(v)), z.number().int().min(1).max(PG_INT_MAX).optional()),
 });
 
 export const RunControlInput = z.strictObject({ runId: Id, reason: Reason });
@@ -51,4 +51,7 @@ export const CreateKeyInput = z.strictObject({
   expiresInDays: z.preprocess((v) => (v === "" || v == null ? undefined : Number(v)), z.number().int().min(1).max(3650).optional()),
 });
 export const RevokeKeyInput = z.strictObject({ keyId: Id });
+export const MemberRefInput = z.strictObject({ userId: Id });
+export const MemberRoleInput = z.strictObject({ userId: Id, role: z.enum(ROLES) });
+export const MemberDisabledInput = z.strictObject({ userId: Id, disabled: z.boolean() });
 export const SwitchTeamInput = z.strictObject({ slug: z.string().trim().min(1).max(100) });

@@ -17,6 +17,8 @@ const STATUS_TEXT: Record<number, string> = {
   403: "this key may not do that (machine keys never write control state)",
   404: "not found (another team's resources answer the same)",
   409: "conflict with the current state",
+  413: "request body larger than 1 MB (refused before it is read)",
+  429: "too many bad API keys from this address: wait for Retry-After seconds",
   500: "internal error",
 };
 
@@ -61,7 +63,8 @@ function operationOf(spec: PathSpec, components: Json): Json {
     };
   }
   const errs = new Set(spec.errors ?? []);
-  if (spec.auth !== false) errs.add(401);
+  if (spec.auth !== false) { errs.add(401); errs.add(429); }
+  if (spec.body) errs.add(413);
   errs.add(500);
   for (const s of [...errs].sort()) {
     responses[String(s)] = { description: STATUS_TEXT[s] ?? "error", content: { "application/json": { schema: { $ref: "#/components/schemas/Error" } } } };

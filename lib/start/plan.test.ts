@@ -7,7 +7,7 @@ const ROOT = "/srv/quiesce";
 test("the web app always runs; companions run only when registered, in start order, with their flags", () => {
   const none = planChildren(ROOT, ["migrate", "keys"], { port: 3000, dev: false, demo: true });
   expect(none.map((c) => c.name)).toEqual(["web"]);
-  expect(none[0]!.args.slice(-3)).toEqual(["start", "-p", "3000"]);
+  expect(none[0]!.args.slice(-5)).toEqual(["start", "-p", "3000", "-H", "127.0.0.1"]);
   expect(none[0]!.essential).toBe(true);
 
   const all = planChildren(ROOT, ["demo", "provider-sim", "barrier-worker", "hook"], { port: 4100, dev: false, demo: true });

@@ -10,6 +10,8 @@ export interface StartOptions {
   port: number;
   dev: boolean;
   demo: boolean;
+  /** Interface the web app listens on: 127.0.0.1 unless HOST says otherwise. */
+  host?: string;
 }
 
 export interface ChildSpec {
@@ -53,7 +55,7 @@ export function planChildren(root: string, registered: readonly string[], opts: 
   const children: ChildSpec[] = [{
     name: "web",
     command: node,
-    args: [...watchdog, nextBin, opts.dev ? "dev" : "start", "-p", String(opts.port)],
+    args: [...watchdog, nextBin, opts.dev ? "dev" : "start", "-p", String(opts.port), "-H", opts.host ?? "127.0.0.1"],
     afterWeb: false,
     essential: true,
   }];

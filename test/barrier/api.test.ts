@@ -118,6 +118,8 @@ describe("barrier API", () => {
     // Both responses match their published (OpenAPI) schemas, strictly for the receipt.
     expect(() => StopReceiptSchema.parse(receipt)).not.toThrow();
     expect(() => BarrierViewSchema.parse(view)).not.toThrow();
+    // The audit head the receipt was issued at (checked by `quiesce audit verify`).
+    expect((receipt as { audit_head?: unknown }).audit_head).toMatchObject({ event_id: expect.stringMatching(/^\d+$/), hash: expect.stringMatching(/^[0-9a-f]{64}$/) });
     const yaml1 = await call("GET", `/api/v1/barriers/${barrierId}/receipt?format=yaml`, keys.agent);
     expect(yaml1.headers.get("content-type")).toContain("application/yaml");
     expect(parse(yaml1.text).stop_receipt).toEqual(receipt);

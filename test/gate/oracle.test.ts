@@ -33,6 +33,8 @@ const nodeArb = fc.record({
   breaker: fc.constantFrom<BreakerState>(...BREAKER_STATES, "closed", "closed"),
   breakerAgo: fc.constantFrom(5 * S, 40 * S, 120 * S),
   probe: fc.constantFrom<"none" | "this" | "other">("none", "this", "other"),
+  // An operator's trip (held open until reset): meaningful only for an open breaker.
+  held: fc.constantFrom(false, false, true),
   epoch: fc.integer({ min: 1, max: 3 }),
   leaseRevoked: fc.constantFrom(false, false, false, false, true),
   leaseExpired: fc.constantFrom(false, false, false, false, true),
@@ -79,13 +81,14 @@ test("quiesce_gate agrees with decideGate on generated states", async () => {
       runRows.push({
         id: runId, teamId, taskId: "oracle", parentRunId: parent?.runId ?? null, rootRunId: parent?.rootRunId ?? runId, path, depth: path.length - 1,
         lifecycle: n.lifecycle, breaker: n.breaker, breakerChangedAt: new Date(changedAt), breakerProbeOpId: probe, epoch: n.epoch,
+        breakerHeld: n.held && n.breaker === "open",
       });
       leaseRows.push({
         id: leaseId, teamId, runId, parentLeaseId: parent?.leaseId ?? null, path: leasePath, scopes: ["*"],
         validUntil: new Date(validUntil), revokedAt: revokedAt === null ? null : new Date(revokedAt),
       });
       runs.push({ runId, leaseId, teamId, rootRunId: parent?.rootRunId ?? runId, parentRunId: parent?.runId ?? null, path, leasePath, depth: path.length - 1, epoch: n.epoch });
-      facts.push({ runId, lifecycle: n.lifecycle, breaker: n.breaker, breakerChangedAt: changedAt, breakerProbeOpId: probe, epoch: n.epoch });
+      facts.push({ runId, lifecycle: n.lifecycle, breaker: n.breaker, breakerChangedAt: changedAt, breakerProbeOpId: probe, breakerHeld: n.held && n.breaker === "open", epoch: n.epoch });
       leases.push({ leaseId, runId, validUntil, revokedAt });
     }
     await prisma().run.createMany({ data: runRows });
@@ -161,6 +164,6 @@ async function loadChain(runs: FixtureRun[]): Promise<RunFacts[]> {
   const byId = new Map(rows.map((r) => [r.id, r]));
   return runs.map((x) => {
     const r = byId.get(x.runId)!;
-    return { runId: r.id, lifecycle: r.lifecycle, breaker: r.breaker, breakerChangedAt: r.breakerChangedAt.getTime(), breakerProbeOpId: r.breakerProbeOpId, epoch: r.epoch };
+    return { runId: r.id, lifecycle: r.lifecycle, breaker: r.breaker, breakerChangedAt: r.breakerChangedAt.getTime(), breakerProbeOpId: r.breakerProbeOpId, breakerHeld: r.breakerHeld, epoch: r.epoch };
   });
 }

@@ -4,6 +4,7 @@
 // parameter, `[...rest]` a catch-all. Responses are streamed chunk by chunk (server-sent events work),
 // and a client disconnect aborts `req.signal`.
 import http from "node:http";
+import { Readable } from "node:stream";
 import { readdirSync, statSync } from "node:fs";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
@@ -76,12 +77,6 @@ function sendJson(res: http.ServerResponse, status: number, body: unknown): void
   res.end(JSON.stringify(body));
 }
 
-async function readBody(req: http.IncomingMessage): Promise<Buffer> {
-  const chunks: Buffer[] = [];
-  for await (const c of req) chunks.push(c as Buffer);
-  return Buffer.concat(chunks);
-}
-
 export interface ApiServer { url: string; close(): Promise<void> }
 
 export async function startApiServer(opts: { port?: number; host?: string } = {}): Promise<ApiServer> {
@@ -96,7 +91,13 @@ export async function startApiServer(opts: { port?: number; host?: string } = {}
     try {
       const host = opts.host ?? "127.0.0.1";
       const url = new URL(req.url ?? "/", `http://${req.headers.host ?? host}`);
-      const parts = url.pathname.split("/").filter(Boolean).map((p) => decodeURIComponent(p));
+      let parts: string[];
+      try {
+        parts = url.pathname.split("/").filter(Boolean).map((p) => decodeURIComponent(p));
+      } catch {
+        // As Next answers a path whose percent-encoding is not UTF-8.
+        return sendJson(res, 400, { error: { code: "bad_request", message: "params: malformed percent-encoding in the path" } });
+      }
       let found: { route: RouteEntry; params: Record<string, string> } | null = null;
       for (const route of routes) {
         const params = match(route.segs, parts);
@@ -121,8 +122,12 @@ export async function startApiServer(opts: { port?: number; host?: string } = {}
         if (Array.isArray(v)) v.forEach((x) => headers.append(k, x));
         else if (v !== undefined) headers.set(k, v);
       }
-      const body = method === "GET" || method === "HEAD" ? undefined : await readBody(req);
-      const request = new Request(url, { method, headers, body: body && body.length > 0 ? new Uint8Array(body) : undefined, signal: abort.signal });
+      // The body is handed over as a stream, as Next does: a handler may answer before reading it.
+      const hasBody = method !== "GET" && method !== "HEAD" && (req.headers["content-length"] !== "0" || req.headers["transfer-encoding"] !== undefined);
+      const request = new Request(url, {
+        method, headers, signal: abort.signal,
+        ...(hasBody ? { body: Readable.toWeb(req) as ReadableStream<Uint8Array>, duplex: "half" } : {}),
+      } as RequestInit);
       const response = await handler(request, { params: Promise.resolve(found.params) });
       const outHeaders: Record<string, string | string[]> = {};
       response.headers.forEach((v, k) => {
@@ -131,6 +136,13 @@ export async function startApiServer(opts: { port?: number; host?: string } = {}
       });
       const cookies = response.headers.getSetCookie?.() ?? [];
       if (cookies.length) outHeaders["set-cookie"] = cookies;
+      // Answered before the body was read to the end (a refusal): this connection cannot carry another
+      // request, because the rest of that body is still on its way; close it after the answer.
+      const unread = hasBody && !req.complete;
+      if (unread) {
+        outHeaders.connection = "close";
+        res.once("finish", () => req.socket.destroy());
+      }
       res.writeHead(response.status, outHeaders);
       res.flushHeaders();
       if (!response.body || method === "HEAD") return void res.end();

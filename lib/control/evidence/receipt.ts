@@ -7,7 +7,13 @@ import { deriveEvidence, type Evidence, type EvidenceFacts, type ReceiptDecision
 
 const iso = (d: Date | null | undefined) => (d ? d.toISOString() : null);
 
-export interface ReceiptIssue { version: number; previousDigest: string | null; verifiedAt: Date }
+export interface ReceiptIssue {
+  version: number;
+  previousDigest: string | null;
+  verifiedAt: Date;
+  /** The team's audit-chain head when the receipt was issued (checked by `quiesce audit verify`). */
+  auditHead?: { eventId: string; hash: string; count: number } | null;
+}
 
 /** The receipt body for `facts` as of `issue.verifiedAt` (the model's `now` must be that instant). */
 export function buildReceipt(facts: EvidenceFacts, issue: ReceiptIssue) {
@@ -16,6 +22,7 @@ export function buildReceipt(facts: EvidenceFacts, issue: ReceiptIssue) {
   const c = ev.counts;
   const inFlight = ev.operations.filter((o) => o.inFlight);
   const body = {
+    ...(issue.auditHead ? { audit_head: { event_id: issue.auditHead.eventId, hash: issue.auditHead.hash, count: issue.auditHead.count } } : {}),
     barrier_id: b.id,
     run_id: b.runId,
     version: issue.version,

@@ -5,6 +5,7 @@ import { prisma } from "../../db/prisma";
 import type { Prisma } from "../../generated/prisma/client";
 import { verifyAuditChain } from "../audit";
 import { authorize } from "../authorize";
+import { escapeLike } from "../../security/text";
 import type { Principal } from "../principal";
 import { consoleTeam } from "./team";
 
@@ -19,8 +20,8 @@ export async function listConsoleAudit(p: Principal, filter: { action?: string; 
   const where: Prisma.AuditEventWhereInput = {
     teamId,
     ...(filter.action ? { action: filter.action } : {}),
-    ...(filter.actor ? { actor: { contains: filter.actor, mode: "insensitive" } } : {}),
-    ...(filter.target ? { target: { contains: filter.target, mode: "insensitive" } } : {}),
+    ...(filter.actor ? { actor: { contains: escapeLike(filter.actor), mode: "insensitive" } } : {}),
+    ...(filter.target ? { target: { contains: escapeLike(filter.target), mode: "insensitive" } } : {}),
   };
   const db = prisma();
   const [total, rows, actions] = await Promise.all([

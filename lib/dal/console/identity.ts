@@ -4,7 +4,7 @@ import "server-only";
 import { prisma } from "../../db/prisma";
 import { verifyPassword } from "../../auth/password";
 
-export interface SignInUser { id: string; email: string; name: string }
+export interface SignInUser { id: string; email: string; name: string; sessionVersion: number }
 
 // A fixed bcrypt hash (of a random string) compared against when the email is unknown, so a wrong
 // email costs the same time as a wrong password and sign-in timing does not reveal who has an account.
@@ -17,11 +17,13 @@ export async function verifyCredentials(email: string, password: string): Promis
     return null;
   }
   if (!(await verifyPassword(password, user.passwordHash))) return null;
-  return { id: user.id, email: user.email, name: user.name };
+  // A disabled user cannot sign in, even with the right password.
+  if (user.disabledAt) return null;
+  return { id: user.id, email: user.email, name: user.name, sessionVersion: user.sessionVersion };
 }
 
 /** For single sign-on: the identity provider vouches for the email; it must name an existing user. */
 export async function userForEmail(email: string): Promise<SignInUser | null> {
   const user = await prisma().user.findUnique({ where: { email: email.trim().toLowerCase() } });
-  return user ? { id: user.id, email: user.email, name: user.name } : null;
+  return user && !user.disabledAt ? { id: user.id, email: user.email, name: user.name, sessionVersion: user.sessionVersion } : null;
 }

@@ -8,6 +8,7 @@ import { authorize } from "../authorize";
 import type { Principal } from "../principal";
 import type { BreakerState, Harness, Lifecycle } from "../../control/types";
 import { consoleTeam } from "./team";
+import { escapeLike } from "../../security/text";
 
 export interface RunRow {
   id: string;
@@ -60,8 +61,8 @@ export async function listConsoleRuns(p: Principal, filter: RunsFilter): Promise
           OR: [
             { id: q },
             { rootRunId: q },
-            { taskId: { contains: q, mode: "insensitive" } },
-            { title: { contains: q, mode: "insensitive" } },
+            { taskId: { contains: escapeLike(q), mode: "insensitive" } },
+            { title: { contains: escapeLike(q), mode: "insensitive" } },
             { nativeSessionId: q },
           ],
         }

@@ -1,6 +1,42 @@
 // Auth.js endpoints: /api/auth/signin, /callback/<provider>, /session, /csrf, /signout.
+// A password sign-in (POST /api/auth/callback/credentials) is throttled per account and per source
+// address before the password is looked at (429 with the wait), and every attempt is audited.
 import NextAuth from "next-auth";
 import { authOptions } from "@/lib/auth/options";
+import { recordSignIn, signInWait } from "@/lib/dal/sign-in";
+import { clientAddress } from "@/lib/security/client-address";
 
 const handler = NextAuth(authOptions);
-export { handler as GET, handler as POST };
+
+const SESSION_COOKIE = /(^|,\s*)(__Secure-)?next-auth\.session-token(\.\d+)?=[^;]+/;
+
+async function POST(req: Request, ctx: { params: Promise<{ nextauth: string[] }> }): Promise<Response> {
+  const { nextauth } = await ctx.params;
+  if (nextauth.join("/") !== "callback/credentials") return handler(req, ctx);
+  const form = new URLSearchParams(await req.clone().text());
+  const email = (form.get("email") ?? "").trim().toLowerCase().slice(0, 320);
+  const address = clientAddress(req.headers);
+  const wait = await signInWait(email, address);
+  if (wait > 0) {
+    const url = new URL(`/signin?error=Throttled&retryAfter=${wait}`, req.url).toString();
+    return Response.json(
+      { url, error: { code: "rate_limited", message: `too many failed sign-ins: try again in ${wait} s` } },
+      { status: 429, headers: { "retry-after": String(wait), "cache-control": "no-store" } },
+    );
+  }
+  const res: Response = await handler(req, ctx);
+  const cookies = res.headers.getSetCookie?.() ?? [];
+  const ok = cookies.some((c) => SESSION_COOKIE.test(c));
+  const session = ok ? /^[^=]+=([^;]+)/.exec(cookies.find((c) => SESSION_COOKIE.test(c))!)?.[1] : undefined;
+  let userId: string | null = null;
+  if (session) {
+    const { decode } = await import("next-auth/jwt");
+    const token = await decode({ token: session, secret: authOptions.secret! }).catch(() => null);
+    userId = token?.sub ?? null;
+  }
+  const after = await recordSignIn({ email, address, ok, userId, provider: "credentials" });
+  if (!ok && after > 0) res.headers.set("retry-after", String(after));
+  return res;
+}
+
+export { handler as GET, POST };

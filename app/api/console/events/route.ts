@@ -1,9 +1,11 @@
 // Live console updates: server-sent events fed by the process's one LISTEN connection on
 // quiesce_control (lib/abort/listener.ts). Only the member's own team's events are forwarded, and each
-// event is only a hint to refetch — the pages re-read through the authorized dal. The stream ends
-// after a minute and the browser reconnects, so a removed member stops receiving within that minute.
-import { currentSession } from "@/lib/dal/session";
+// event is only a hint to refetch — the pages re-read through the authorized dal. The member's session
+// is re-checked every few seconds (lib/api/sse.ts): a removed member, a disabled user or an ended
+// session stops receiving at once. The stream also ends after a minute and the browser reconnects.
+import { currentSession, sessionRecheck } from "@/lib/dal/session";
 import { controlListener } from "@/lib/abort/listener";
+import { SSE_HEADERS, sseResponse } from "@/lib/api/sse";
 
 export const dynamic = "force-dynamic";
 
@@ -14,33 +16,22 @@ export async function GET(req: Request): Promise<Response> {
   const session = await currentSession();
   if (!session) return Response.json({ error: { code: "unauthenticated", message: "sign in" } }, { status: 401 });
   const teamId = session.principal.teamId;
-  const encoder = new TextEncoder();
-  let cleanup = () => {};
-  const stream = new ReadableStream<Uint8Array>({
-    async start(controller) {
-      let open = true;
-      const send = (text: string) => { if (open) { try { controller.enqueue(encoder.encode(text)); } catch { close(); } } };
-      const close = () => {
-        if (!open) return;
-        open = false;
-        cleanup();
-        try { controller.close(); } catch { /* already closed */ }
-      };
-      send(`retry: 2000\n: connected\n\n`);
-      const unsubscribe = await controlListener().subscribe("*", (e) => {
+  const recheck = await sessionRecheck();
+  try {
+    return await sseResponse({
+      req,
+      recheck,
+      keepAliveMs: PING_SECONDS * 1000,
+      maxMs: STREAM_SECONDS * 1000,
+      first: `retry: 2000\n: connected\n\n`,
+      subscribe: (send) => controlListener().subscribe("*", (e) => {
         if (e.kind === "resync") { send(`event: control\ndata: ${JSON.stringify({ kind: "resync" })}\n\n`); return; }
         if (e.teamId !== teamId) return;
         send(`event: control\ndata: ${JSON.stringify({ kind: e.kind, rootRunId: e.rootRunId, runIds: e.runIds, barrierId: e.barrierId })}\n\n`);
-      }).catch(() => null);
-      if (!unsubscribe) { send(`event: control\ndata: {"kind":"resync"}\n\n`); close(); return; }
-      const ping = setInterval(() => send(`: ping\n\n`), PING_SECONDS * 1000);
-      const end = setTimeout(close, STREAM_SECONDS * 1000);
-      cleanup = () => { clearInterval(ping); clearTimeout(end); unsubscribe(); };
-      req.signal.addEventListener("abort", close);
-    },
-    cancel() { cleanup(); },
-  });
-  return new Response(stream, {
-    headers: { "content-type": "text/event-stream; charset=utf-8", "cache-control": "no-store, no-transform", connection: "keep-alive", "x-accel-buffering": "no" },
-  });
+      }),
+    });
+  } catch {
+    // The listener is unreachable: tell the page to refetch and let the browser reconnect shortly.
+    return new Response(`retry: 2000\nevent: control\ndata: {"kind":"resync"}\n\n`, { headers: SSE_HEADERS });
+  }
 }

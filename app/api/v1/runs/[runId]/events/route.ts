@@ -5,11 +5,15 @@
 //   event: ready    — sent once LISTEN is active: nothing committed after it can be missed
 //   event: resync   — the server's listener reconnected: events may have been lost, re-check now
 //   ": keep-alive"  — a comment every 15 s so proxies keep the stream open
-// The stream ends when the client goes away, and after QUIESCE_SSE_MAX_SECONDS (default 600) so a
-// revoked key stops receiving events: the client reconnects, is re-authenticated, and re-checks.
+//   event: revoked  — the key was revoked or expired (checked every few seconds): the stream ends
+// The stream ends when the client goes away, when the key's authority is gone, and after
+// QUIESCE_SSE_MAX_SECONDS (default 600): the client reconnects and is re-authenticated.
 import { apiRoute } from "@/lib/api/route";
+import { sseResponse } from "@/lib/api/sse";
 import { getRunView } from "@/lib/dal/runs";
+import { authenticateKey } from "@/lib/dal/api-keys";
 import { controlListener } from "@/lib/abort/listener";
+import { bearerSecret } from "@/lib/keys";
 import type { WakeEvent } from "@/lib/abort/control-event";
 
 export const runtime = "nodejs";
@@ -20,59 +24,25 @@ const MAX_MS = Number(process.env.QUIESCE_SSE_MAX_SECONDS ?? 600) * 1000;
 export const GET = apiRoute({}, async ({ principal, params, req }) => {
   // Authorizes run.read and answers 404 for another team's run, exactly like GET /runs/{runId}.
   const run = await getRunView(principal, params.runId ?? "");
-  const encoder = new TextEncoder();
-  let controller: ReadableStreamDefaultController<Uint8Array> | null = null;
-  const pending: string[] = [];
-  let closed = false;
-  const send = (text: string) => {
-    if (closed) return;
-    if (!controller) { pending.push(text); return; }
-    try {
-      controller.enqueue(encoder.encode(text));
-    } catch {
-      cleanup();
-    }
-  };
-  const onWake = (e: WakeEvent) => {
-    if (e.kind === "resync") send(`event: resync\ndata: ${JSON.stringify({ rootRunId: run.rootRunId })}\n\n`);
-    else if (e.teamId === principal.teamId) send(`event: control\ndata: ${JSON.stringify(e)}\n\n`);
-  };
-  // Subscribe before answering: if the database is unreachable the client gets an error status,
-  // not an open stream that would never deliver anything.
-  const unsubscribe = await controlListener().subscribe(run.rootRunId, onWake);
-  const timers: NodeJS.Timeout[] = [];
-  function cleanup() {
-    if (closed) return;
-    closed = true;
-    unsubscribe();
-    for (const t of timers) clearTimeout(t);
-    req.signal.removeEventListener("abort", cleanup);
-    try { controller?.close(); } catch { /* already closed by the client */ }
-  }
-  req.signal.addEventListener("abort", cleanup, { once: true });
-  if (req.signal.aborted) cleanup();
-
+  const secret = bearerSecret(req.headers.get("authorization")) ?? "";
   const ready = { runId: run.runId, rootRunId: run.rootRunId, lifecycle: run.lifecycle, epoch: run.epoch };
-  const stream = new ReadableStream<Uint8Array>({
-    start(c) {
-      if (closed) { c.close(); return; }
-      controller = c;
-      c.enqueue(encoder.encode(`retry: 1000\nevent: ready\ndata: ${JSON.stringify(ready)}\n\n`));
-      for (const text of pending.splice(0)) send(text);
-      timers.push(setInterval(() => send(": keep-alive\n\n"), KEEPALIVE_MS));
-      timers.push(setTimeout(cleanup, MAX_MS));
+  return sseResponse({
+    req,
+    keepAliveMs: KEEPALIVE_MS,
+    maxMs: MAX_MS,
+    first: `retry: 1000\nevent: ready\ndata: ${JSON.stringify(ready)}\n\n`,
+    // The key must still be valid (not revoked or expired) and still able to read this run.
+    recheck: async () => {
+      const again = await authenticateKey(secret);
+      if (!again || again.teamId !== principal.teamId) return false;
+      await getRunView(again, run.runId);
+      return true;
     },
-    cancel() {
-      cleanup();
-    },
-  });
-  return new Response(stream, {
-    status: 200,
-    headers: {
-      "content-type": "text/event-stream; charset=utf-8",
-      "cache-control": "no-cache, no-store, no-transform",
-      connection: "keep-alive",
-      "x-accel-buffering": "no",
-    },
+    // Subscribed before answering: if the database is unreachable the client gets an error status,
+    // not an open stream that would never deliver anything.
+    subscribe: (send) => controlListener().subscribe(run.rootRunId, (e: WakeEvent) => {
+      if (e.kind === "resync") send(`event: resync\ndata: ${JSON.stringify({ rootRunId: run.rootRunId })}\n\n`);
+      else if (e.teamId === principal.teamId) send(`event: control\ndata: ${JSON.stringify(e)}\n\n`);
+    }),
   });
 });
