@@ -28,4 +28,3 @@ export const ReceiptDecisionBadge = ({ value, large }: { value: string; large?: 
   <span className={large ? "badge-large" : undefined}><Badge tone={RECEIPT_TONE[value] ?? "muted"} value={value} /></span>
 );
 export const ReconciliationBadge = ({ value }: { value: string }) => <Badge tone={RECON_TONE[value] ?? "muted"} value={value} />;
-export const NeutralBadge = ({ value, label }: { value: string; label?: string }) => <Badge tone="muted" label={label} value={value} />;

@@ -15,9 +15,3 @@ export function assertTeam(p: Principal, teamId: string, what: string): void {
   if (p.type === "system") return;
   if (p.teamId !== teamId) throw notFound(what);
 }
-
-/** The team a principal acts for; system principals must name it. */
-export function teamOf(p: Principal, explicitTeamId?: string): string | null {
-  if (p.type === "system") return explicitTeamId ?? null;
-  return p.teamId;
-}

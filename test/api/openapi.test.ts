@@ -66,7 +66,8 @@ test("every $ref resolves and every named schema compiles as JSON Schema 2020-12
   const ajv = addFormats(new Ajv2020({ strict: false }));
   ajv.addSchema({ $id: "doc", components: doc.components });
   for (const name of Object.keys(doc.components.schemas)) {
-    expect(() => ajv.getSchema(`doc#/components/schemas/${name}`), name).not.toThrow();
+    // getSchema answers undefined for a name it cannot find and throws on an unresolvable $ref inside
+    expect(ajv.getSchema(`doc#/components/schemas/${name}`), name).toBeTypeOf("function");
   }
 });
 

@@ -80,8 +80,11 @@ describe("reason codes", () => {
   test("missing_state: an ancestor named in the path is unreadable", async () => {
     const { team, key, chain } = await makeGateWorld(2);
     await prisma().run.update({ where: { id: chain[1]!.runId }, data: { path: [newId("run"), chain[1]!.runId] } });
-    expectDecision(await ask(key, chain[1]!), "deny", "missing_state");
-    expect(team).toBeTruthy();
+    const operationId = opKey();
+    expectDecision(await ask(key, chain[1]!, { operationId }), "deny", "missing_state");
+    // unreadable state writes no operation, so asking again cannot turn into an allow
+    expect(await opRow(team.teamId, operationId)).toBeNull();
+    expectDecision(await ask(key, chain[1]!, { operationId }), "deny", "missing_state");
   });
 
   test("killed on the run itself; parent_revoked for the grandchild of a killed grandparent", async () => {
