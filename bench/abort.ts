@@ -25,6 +25,7 @@ import { WorkerGuard, sseFeed } from "../lib/sdk/worker";
 import { gateRecheck, listenFeed, closeControlListener } from "../lib/abort";
 import { startApiServer } from "../test/support/api-server";
 import { newId } from "../lib/ids";
+import { setting } from "../lib/config";
 
 const SYSTEM = { type: "system", name: "bench" } as const;
 const RUNS = 10;
@@ -122,7 +123,7 @@ export async function runAbortBench(ctx: Pick<BenchContext, "log">, rounds: numb
 export const abortSection: BenchSection = {
   name: "abort",
   title: "abort-token latency, 100 concurrent running handlers (LISTEN and SSE)",
-  run: (ctx) => runAbortBench(ctx, Number(process.env.QUIESCE_BENCH_ABORT_ROUNDS ?? 5)),
+  run: (ctx) => runAbortBench(ctx, setting("QUIESCE_BENCH_ABORT_ROUNDS")),
 };
 
 // Standalone: on its own fresh database, like `npm run bench -- --only abort`.

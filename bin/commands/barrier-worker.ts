@@ -5,6 +5,7 @@ import { parseFlags, UsageError } from "../../lib/cli/args";
 import { runBarrierWorker, workerDefaults } from "../../lib/barrier/worker";
 import { listenConnection } from "../../lib/dal/barrier-engine";
 import { prisma } from "../../lib/db/prisma";
+import { setting } from "../../lib/config";
 
 const int = (v: string | undefined, name: string, fallback: number) => {
   if (v === undefined) return fallback;
@@ -32,7 +33,7 @@ export const barrierWorkerCommand: Command = {
     const log = values.quiet ? () => {} : (l: string) => console.log(`[barrier-worker] ${new Date().toISOString()} ${l}`);
     try {
       await runBarrierWorker({
-        workerId: values.id, teamId: values.team ?? process.env.QUIESCE_BARRIER_TEAM ?? null, claimMs, pollMs: int(values["poll-ms"], "poll-ms", d.pollMs),
+        workerId: values.id, teamId: values.team ?? setting("QUIESCE_BARRIER_TEAM") ?? null, claimMs, pollMs: int(values["poll-ms"], "poll-ms", d.pollMs),
         localSettleMs: int(values["local-settle-ms"], "local-settle-ms", d.localSettleMs),
         signal: ac.signal, log, listenClient: listenConnection,
       });

@@ -14,6 +14,7 @@ import { closeDbClients, openDatabaseHosted, redactUrl, type DatabaseHandle } fr
 import { childEnv, demoEnabled, parsePort, planChildren, PROVIDER_SIM_PORT } from "../../lib/start/plan";
 import { ensureAuthSecret } from "../../lib/start/secret";
 import { Supervisor } from "../../lib/start/supervisor";
+import { setting } from "../../lib/config";
 
 const ROOT = path.resolve(import.meta.dirname, "../..");
 const say = (line: string) => console.log(`${"[start]".padEnd(16)} ${line}`);
@@ -55,7 +56,7 @@ export const startCommand: Command = {
     if (positionals.length) throw new UsageError(`unexpected argument: ${positionals[0]}`);
     let port: number;
     try {
-      port = values.port !== undefined ? parsePort(values.port, "--port") : parsePort(process.env.PORT ?? "3000", "PORT");
+      port = values.port !== undefined ? parsePort(values.port, "--port") : setting("PORT");
     } catch (e) {
       throw new UsageError((e as Error).message);
     }
@@ -121,7 +122,7 @@ export const startCommand: Command = {
 
       if (!opts.dev && !shuttingDown) {
         const check = checkBuild(ROOT);
-        if (check.needed && process.env.QUIESCE_SKIP_BUILD === "1") {
+        if (check.needed && setting("QUIESCE_SKIP_BUILD")) {
           say(`QUIESCE_SKIP_BUILD=1: not building although ${check.reason}`);
         } else if (check.needed) {
           say(`building the web app (${check.reason}); this takes a minute or two …`);

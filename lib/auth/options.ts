@@ -8,15 +8,16 @@ import { z } from "zod";
 import { authSecret } from "./secret";
 import { oidcProvider } from "./oidc";
 import { userForEmail, verifyCredentials } from "../dal/console/identity";
+import { setting } from "../config";
 
 /** Session lifetime; the cookie is re-issued while in use (updateAge), so only idle sessions expire. */
-export const SESSION_MAX_AGE_SECONDS = Number(process.env.QUIESCE_SESSION_MAX_AGE ?? 8 * 60 * 60);
+export const SESSION_MAX_AGE_SECONDS = setting("QUIESCE_SESSION_MAX_AGE");
 
 const credentialsInput = z.object({ email: z.string().trim().email().max(320), password: z.string().min(1).max(200) });
 
 // Behind `next start -p N` without NEXTAUTH_URL, next-auth would assume localhost:3000 for its own
 // redirects; the console's sign-in and sign-out use redirect:false, but keep the default sane anyway.
-process.env.NEXTAUTH_URL ??= `http://localhost:${process.env.PORT ?? 3000}`;
+process.env.NEXTAUTH_URL ??= `http://localhost:${setting("PORT")}`;
 
 function providers(): NextAuthOptions["providers"] {
   const list: NextAuthOptions["providers"] = [

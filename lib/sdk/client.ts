@@ -11,6 +11,7 @@ import type {
 import type { BreakerResponse, KillResponse, LifecycleResponse } from "../schemas/control";
 import { QuiesceApiError, QuiesceConfigError, QuiesceUnreachableError } from "./errors";
 import { subscribe as subscribeEvents, type RunEvent } from "./events";
+import { setting } from "../config";
 
 export { QuiesceApiError, QuiesceConfigError, QuiesceUnreachableError };
 
@@ -49,10 +50,10 @@ export class QuiesceClient {
   private readonly fetchImpl: typeof fetch;
 
   constructor(options: QuiesceClientOptions = {}) {
-    const url = options.url ?? process.env.QUIESCE_URL;
+    const url = options.url ?? setting("QUIESCE_URL");
     if (!url) throw new QuiesceConfigError("no control plane URL: pass { url } or set QUIESCE_URL");
     this.url = url.replace(/\/+$/, "");
-    this.apiKey = options.apiKey ?? process.env.QUIESCE_API_KEY;
+    this.apiKey = options.apiKey ?? setting("QUIESCE_API_KEY");
     this.timeoutMs = options.timeoutMs ?? 5000;
     this.fetchImpl = options.fetch ?? globalThis.fetch.bind(globalThis);
   }

@@ -11,6 +11,7 @@ import {
 import type { Principal } from "../dal/principal";
 import type { KeyKind, Role } from "../control/types";
 import { defaultDemoKeysPath, readDemoKeys, writeDemoKeys, type DemoKeyRole, type DemoKeys } from "./demo-keys-file";
+import { setting } from "../config";
 
 export const DEMO_TEAM = { slug: "demo", name: "Demo team" } as const;
 export const OTHER_TEAM = { slug: "other", name: "Other team" } as const;
@@ -67,7 +68,7 @@ async function stillValid(secret: string | undefined, teamId: string, kind: KeyK
 
 export async function seedDemo(opts: { keysFile?: string; password?: string } = {}): Promise<SeedResult> {
   const keysFile = opts.keysFile ?? defaultDemoKeysPath();
-  const explicitPassword = opts.password ?? process.env.QUIESCE_DEMO_PASSWORD ?? null;
+  const explicitPassword = opts.password ?? setting("QUIESCE_DEMO_PASSWORD") ?? null;
   const prior = readDemoKeys(keysFile);
 
   const demo = await ensureTeam(SYSTEM, DEMO_TEAM);

@@ -3,6 +3,7 @@
 // register barrier-worker, provider-sim and demo as they land; start picks them up without changes.
 import path from "node:path";
 import type { DemoKeyRole } from "../seed/demo-keys-file";
+import { setting } from "../config";
 
 export const PROVIDER_SIM_PORT = 4700;
 
@@ -40,8 +41,7 @@ export type Env = Record<string, string | undefined>;
 
 export function demoEnabled(flagNoDemo: boolean | undefined, env: Env): boolean {
   if (flagNoDemo) return false;
-  const v = env.QUIESCE_DEMO?.trim().toLowerCase();
-  return !(v === "0" || v === "false" || v === "no" || v === "off");
+  return setting("QUIESCE_DEMO", env);
 }
 
 export function planChildren(root: string, registered: readonly string[], opts: StartOptions): ChildSpec[] {

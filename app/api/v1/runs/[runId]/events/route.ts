@@ -11,11 +11,12 @@ import { apiRoute } from "@/lib/api/route";
 import { getRunView } from "@/lib/dal/runs";
 import { controlListener } from "@/lib/abort/listener";
 import type { WakeEvent } from "@/lib/abort/control-event";
+import { setting } from "@/lib/config";
 
 export const runtime = "nodejs";
 
-const KEEPALIVE_MS = Number(process.env.QUIESCE_SSE_KEEPALIVE_MS ?? 15_000);
-const MAX_MS = Number(process.env.QUIESCE_SSE_MAX_SECONDS ?? 600) * 1000;
+const KEEPALIVE_MS = setting("QUIESCE_SSE_KEEPALIVE_MS");
+const MAX_MS = setting("QUIESCE_SSE_MAX_SECONDS") * 1000;
 
 export const GET = apiRoute({}, async ({ principal, params, req }) => {
   // Authorizes run.read and answers 404 for another team's run, exactly like GET /runs/{runId}.
