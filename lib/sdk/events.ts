@@ -4,8 +4,7 @@
 // backoff until `signal` aborts. After every reconnect it emits `resync` (events may have been lost
 // while disconnected) so the caller re-checks authority. Events are wake-up calls, not authority.
 import { createParser } from "eventsource-parser";
-import { ControlEventSchema } from "../abort/control-event";
-import type { ControlEvent } from "../dal/notify";
+import { ControlEventSchema, type ControlEvent } from "../schemas/control-event";
 import { QuiesceApiError, QuiesceUnreachableError } from "./errors";
 
 export interface EventsConnection {
