@@ -14,6 +14,7 @@ export default defineConfig({
     include: [
       "lib/control/**/*.test.ts",
       "lib/config/**/*.test.ts",
+      "lib/log/**/*.test.ts",
       "lib/adapters/**/*.test.ts",
       "lib/auth/**/*.test.ts",
       "lib/start/plan.test.ts",

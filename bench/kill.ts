@@ -12,7 +12,6 @@ import { ms, type BenchTable } from "./lib/report";
 import { percentile } from "./lib/measure";
 import { killRun } from "../lib/dal/kill";
 import { runBarrierWorker } from "../lib/barrier/worker";
-import { listenConnection } from "../lib/dal/barrier-engine";
 import { startSimProvider } from "../lib/providers/sim-server";
 import { newId } from "../lib/ids";
 
@@ -76,7 +75,7 @@ export const killSection: BenchSection = {
        VALUES ($1, $2, 'deploy-sim', 'simulated', $3, $4, 5000, 10000, 0, 'release-oncall')`,
       [newId("prov"), teamId, `${sim.url}/jobs/{providerJobId}/cancel`, `${sim.url}/jobs/{providerJobId}/effect`]);
     const ac = new AbortController();
-    const engine = runBarrierWorker({ teamId, signal: ac.signal, pollMs: 1000, listenClient: listenConnection });
+    const engine = runBarrierWorker({ teamId, signal: ac.signal, pollMs: 1000, listen: true });
     const principal = { type: "system", name: "bench" } as const;
     const dispatch: number[] = [];
     const receipt: number[] = [];

@@ -3,9 +3,9 @@
 import type { Command } from "./types";
 import { parseFlags, UsageError } from "../../lib/cli/args";
 import { runBarrierWorker, workerDefaults } from "../../lib/barrier/worker";
-import { listenConnection } from "../../lib/dal/barrier-engine";
 import { prisma } from "../../lib/db/prisma";
 import { setting } from "../../lib/config";
+import { lineLogger } from "../../lib/log";
 
 const int = (v: string | undefined, name: string, fallback: number) => {
   if (v === undefined) return fallback;
@@ -30,12 +30,12 @@ export const barrierWorkerCommand: Command = {
     const stop = () => ac.abort();
     process.once("SIGTERM", stop);
     process.once("SIGINT", stop);
-    const log = values.quiet ? () => {} : (l: string) => console.log(`[barrier-worker] ${new Date().toISOString()} ${l}`);
+    const log = values.quiet ? () => {} : lineLogger("barrier-engine");
     try {
       await runBarrierWorker({
         workerId: values.id, teamId: values.team ?? setting("QUIESCE_BARRIER_TEAM") ?? null, claimMs, pollMs: int(values["poll-ms"], "poll-ms", d.pollMs),
         localSettleMs: int(values["local-settle-ms"], "local-settle-ms", d.localSettleMs),
-        signal: ac.signal, log, listenClient: listenConnection,
+        signal: ac.signal, log, listen: true,
       });
     } finally {
       await prisma().$disconnect().catch(() => {});

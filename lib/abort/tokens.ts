@@ -12,6 +12,7 @@
 // running handler keeps going unless the token was opened with abortOnPause.
 import type { WakeEvent } from "./control-event";
 import { mayChangeAuthority } from "./control-event";
+import { backoffDelay, sleep } from "../wait";
 
 export interface RecheckAnswer { continue: boolean; reason: string }
 /** Asks the control plane about one running operation (heartbeat semantics). Throws when unreachable. */
@@ -183,7 +184,7 @@ export class AbortTokens {
         return await this.opts.recheck(operationId);
       } catch (err) {
         this.opts.log?.(`[abort] re-check of ${operationId} failed (${(err as Error).message}); attempt ${i + 1}/${attempts}`);
-        if (i < attempts - 1) await new Promise((r) => setTimeout(r, 200 * 2 ** i));
+        if (i < attempts - 1) await sleep(backoffDelay(i, { baseMs: 200, capMs: 5000 }));
       }
     }
     return null;

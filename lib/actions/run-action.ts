@@ -8,6 +8,7 @@ import type { z } from "zod";
 import { isAllowed, type Action } from "../control/authz";
 import { QuiesceError, type ErrorCode } from "../errors";
 import { currentSession, type ConsoleSession } from "../dal/session";
+import { logger } from "../log";
 
 export type ActionResult<T> = { ok: true; data: T } | { ok: false; code: ErrorCode; message: string };
 
@@ -47,7 +48,7 @@ export async function runAction<S extends z.ZodType, T>(
     return { ok: true, data };
   } catch (err) {
     if (err instanceof QuiesceError) return { ok: false, code: err.code, message: err.message };
-    console.error(`[action ${spec.name}]`, err);
+    logger("console").error({ err, action: spec.name }, "server action failed");
     return { ok: false, code: "internal", message: "internal error — reload to see the current state" };
   }
 }

@@ -2,12 +2,14 @@
 // bearer key into a Principal (re-read from the database on every call), parse body and query with
 // zod (400 naming the bad field, nothing changes), and map QuiesceError → { error: { code, message } }.
 import "server-only";
+import { randomUUID } from "node:crypto";
 import type { z } from "zod";
 import { QuiesceError, asQuiesceError } from "../errors";
 import { bearerSecret, hashKeySecret } from "../keys";
 import { authenticateKey } from "../dal/api-keys";
 import type { Principal } from "../dal/principal";
 import { zodToBadRequest } from "./zod-error";
+import { logger, requestIdFrom, type Logger } from "../log";
 
 export type KeyPrincipal = Extract<Principal, { type: "key" }>;
 
@@ -33,6 +35,9 @@ export interface RouteArgs<B, Q, A extends AuthMode> {
   query: Q extends z.ZodType ? z.output<Q> : undefined;
   params: Record<string, string>;
   req: Request;
+  /** The caller's x-request-id (or a fresh one); echoed on the response and on every log line. */
+  requestId: string;
+  log: Logger;
 }
 
 export type RouteResult = Response | { status?: number; json: unknown; headers?: Record<string, string> };
@@ -77,6 +82,17 @@ export function apiRoute<
 >(spec: RouteSpec<B, Q, A>, handler: (args: RouteArgs<B, Q, A>) => Promise<RouteResult>): RouteHandler {
   const auth: AuthMode = spec.auth ?? "key";
   return async (req, ctx) => {
+    const started = performance.now();
+    const requestId = requestIdFrom(req.headers.get("x-request-id"), randomUUID);
+    const url = new URL(req.url);
+    const log = logger("api").child({ requestId, method: req.method, path: url.pathname });
+    const done = (res: Response): Response => {
+      try { res.headers.set("x-request-id", requestId); } catch { /* an immutable (fetched) response keeps its headers */ }
+      const ms = Math.round(performance.now() - started);
+      if (res.status >= 500) log.error({ status: res.status, ms }, "request failed");
+      else log.debug({ status: res.status, ms }, "request");
+      return res;
+    };
     try {
       let principal: KeyPrincipal | null = null;
       let keyHash: string | null = null;
@@ -98,16 +114,16 @@ export function apiRoute<
       }
       let query: unknown = undefined;
       if (spec.query) {
-        const parsed = spec.query.safeParse(queryObject(new URL(req.url)));
+        const parsed = spec.query.safeParse(queryObject(url));
         if (!parsed.success) throw zodToBadRequest(parsed.error, "query");
         query = parsed.data;
       }
-      const result = await handler({ principal, keyHash, body, query, params, req } as RouteArgs<B, Q, A>);
-      if (result instanceof Response) return result;
-      return jsonResponse(result.status ?? 200, result.json, result.headers);
+      const result = await handler({ principal, keyHash, body, query, params, req, requestId, log } as RouteArgs<B, Q, A>);
+      if (result instanceof Response) return done(result);
+      return done(jsonResponse(result.status ?? 200, result.json, result.headers));
     } catch (err) {
-      if (!(err instanceof QuiesceError)) console.error("[api] unhandled error:", err);
-      return errorResponse(asQuiesceError(err));
+      if (!(err instanceof QuiesceError)) log.error({ err }, "unhandled error");
+      return done(errorResponse(asQuiesceError(err)));
     }
   };
 }

@@ -208,12 +208,3 @@ export async function queueJobsOfBarrier(p: Principal, barrierId: string): Promi
       WHERE b.id = $1 AND o.state = 'cancelled_not_started' AND o.provider_job_id IS NOT NULL
         AND (o.provider_name LIKE 'pg-boss:%' OR o.provider_name LIKE 'bullmq:%')`, barrierId);
 }
-
-/** A dedicated connection for LISTEN quiesce_control (never from a pool that would recycle it). */
-export async function listenConnection(): Promise<import("pg").Client> {
-  const { default: pg } = await import("pg");
-  const { databaseUrl } = await import("../db/url");
-  const c = new pg.Client({ connectionString: databaseUrl() });
-  await c.connect();
-  return c;
-}

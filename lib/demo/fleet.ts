@@ -5,7 +5,7 @@
 import { QuiesceClient } from "../sdk/client";
 import { WorkerGuard, sseFeed } from "../sdk/worker";
 import { SimProviderClient } from "../providers/sim-client";
-import { between, Outage, sleep } from "./backoff";
+import { between, Outage, pause } from "./backoff";
 import { startDemoQueues } from "./queues";
 import { playRelease } from "./story";
 
@@ -41,11 +41,11 @@ export async function runFleet(o: FleetOptions): Promise<void> {
   log(`fleet started against ${o.url} (provider ${o.simUrl}); a new release run every ${lo / 1000}–${hi / 1000} s, at most ${o.maxLive ?? 4} live`);
   for (let i = 0; i < (o.initial ?? 2); i++) launch();
   while (!o.signal.aborted) {
-    await sleep(between(lo, hi), o.signal);
+    await pause(between(lo, hi), o.signal);
     if (!o.signal.aborted && live.size < (o.maxLive ?? 4)) launch();
   }
   log("stopping: waiting for agents to finish their current step");
   // 5 s, so the whole stop (agents, then the queues) fits inside npm start's 10 s grace before SIGKILL.
-  await Promise.race([Promise.allSettled([...live]), sleep(5_000)]);
+  await Promise.race([Promise.allSettled([...live]), pause(5_000)]);
   await queues.stop();
 }

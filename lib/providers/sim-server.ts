@@ -18,6 +18,7 @@ import http from "node:http";
 import { randomBytes } from "node:crypto";
 import type { AddressInfo } from "node:net";
 import { z } from "zod";
+import { sleep } from "../wait";
 
 export const SIM_MODES = ["cancel_cleanly", "commit_during_cancel", "status_down", "slow", "reject", "drop"] as const;
 export type SimMode = (typeof SIM_MODES)[number];
@@ -50,7 +51,6 @@ const SetMode = z.strictObject({ mode: z.enum(SIM_MODES), delayMs: z.number().in
 
 export interface SimServer { url: string; port: number; close(): Promise<void>; jobs: Map<string, SimJob> }
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 export async function startSimProvider(opts: { port?: number; host?: string; log?: (line: string) => void } = {}): Promise<SimServer> {
   const jobs = new Map<string, SimJob>();

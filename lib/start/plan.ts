@@ -91,6 +91,8 @@ export function childEnv(base: Env, i: ChildEnvInput): Env {
     NEXTAUTH_URL: base.NEXTAUTH_URL ?? `http://localhost:${i.port}`,
     NEXTAUTH_SECRET: i.authSecret,
     QUIESCE_PROVIDER_SIM_URL: `http://127.0.0.1:${PROVIDER_SIM_PORT}`,
+    // `npm start` is read by a person: readable log lines unless asked otherwise.
+    QUIESCE_LOG_FORMAT: base.QUIESCE_LOG_FORMAT ?? "pretty",
   };
   const named: Record<DemoKeyRole, string> = {
     agent: "QUIESCE_AGENT_KEY", worker: "QUIESCE_WORKER_KEY", gateway: "QUIESCE_GATEWAY_KEY",
