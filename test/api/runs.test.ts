@@ -207,3 +207,21 @@ describe("authentication", () => {
     }
   });
 });
+
+describe("request ids", () => {
+  test("a well-formed x-request-id is echoed; a missing or malformed one is replaced by a fresh id", async () => {
+    const get = (headers: Record<string, string>) =>
+      fetch(`${w.server.url}/api/v1/runs`, { headers: { authorization: `Bearer ${w.a.keys.agent}`, ...headers } });
+    const mine = await get({ "x-request-id": "trace-abc.123" });
+    expect(mine.status).toBe(200);
+    expect(mine.headers.get("x-request-id")).toBe("trace-abc.123");
+    const fresh = await get({});
+    expect(fresh.headers.get("x-request-id")).toMatch(/^[0-9a-f-]{36}$/);
+    const bad = await get({ "x-request-id": "x".repeat(300) });
+    expect(bad.headers.get("x-request-id")).toMatch(/^[0-9a-f-]{36}$/);
+    // errors carry it too
+    const refused = await fetch(`${w.server.url}/api/v1/runs`, { headers: { "x-request-id": "no-key-1" } });
+    expect(refused.status).toBe(401);
+    expect(refused.headers.get("x-request-id")).toBe("no-key-1");
+  });
+});
