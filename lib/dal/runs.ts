@@ -15,6 +15,7 @@ import { notifyControl } from "./notify";
 import { actorOf, type Principal } from "./principal";
 import { assertTeam, authorize } from "./authorize";
 import { loadRunChain, lockRunTreeShared } from "./run-facts";
+import { runSearchWhere } from "./internal/run-search";
 
 type RunRow = Awaited<ReturnType<ReturnType<typeof prisma>["run"]["findUniqueOrThrow"]>>;
 
@@ -179,13 +180,7 @@ export async function listRuns(p: Principal, filter: ListRunsQuery & { teamId?: 
   const limit = filter.limit ?? 50;
   const cursor = filter.cursor ? decodeCursor(filter.cursor) : null;
   const and: object[] = [];
-  if (filter.q) {
-    and.push({ OR: [
-      { id: { contains: filter.q } },
-      { taskId: { contains: filter.q, mode: "insensitive" as const } },
-      { title: { contains: filter.q, mode: "insensitive" as const } },
-    ] });
-  }
+  if (filter.q) and.push(runSearchWhere(filter.q));
   if (cursor) and.push({ OR: [{ createdAt: { lt: cursor.at } }, { createdAt: cursor.at, id: { lt: cursor.id } }] });
   const rows = await prisma().run.findMany({
     where: {

@@ -96,7 +96,7 @@ export const ListRunsQuery = z.strictObject({
   /** Opaque: the nextCursor of the previous page. */
   cursor: z.string().min(1).max(500).optional(),
   lifecycle: LifecycleSchema.optional(),
-  /** Substring of run id, task id or title. */
+  /** A run id, root run id or native session id (exact), or part of a task id or title (any case). */
   q: z.string().trim().min(1).max(200).optional(),
   /** Only the children of this run. */
   parentRunId: Id.optional(),

@@ -168,6 +168,10 @@ describe("GET /api/v1/runs/{runId} and GET /api/v1/runs", () => {
     expect(paused.runs.map((r) => r.runId)).toEqual([made[1]]);
     const theirs = await w.client(w.b.keys.agent).listRuns({ q: tag });
     expect(theirs.runs).toEqual([]);
+    // q means the same as in the console: an id matches exactly, a name by substring in any case
+    expect((await agent.listRuns({ q: made[2]! })).runs.map((r) => r.runId)).toEqual([made[2]]);
+    expect((await agent.listRuns({ q: made[2]!.slice(0, -2) })).runs).toEqual([]);
+    expect((await agent.listRuns({ q: tag.toUpperCase() })).runs).toHaveLength(5);
     const bad = await raw(w.server.url, "GET", "/api/v1/runs?limit=0", { key: w.a.keys.agent });
     expect(bad.status).toBe(400);
     expect(bad.json.error.message).toContain("query.limit");
