@@ -8,7 +8,7 @@ import path from "node:path";
 import { prisma } from "../../lib/db/prisma";
 import { QuiesceClient } from "../../lib/sdk/client";
 import { startApiServer, type ApiServer } from "../support/api-server";
-import { makeKey, makeTeam, makeUser } from "../gate/fixtures";
+import { makeKey, makeTeam, makeUser } from "../support/fixtures";
 
 export const ROOT = path.resolve(import.meta.dirname, "../..");
 export const TSX = path.join(ROOT, "node_modules/.bin/tsx");

@@ -7,7 +7,7 @@ import { closePool } from "../../lib/db/pool";
 import { ACTIONS, isAllowed } from "../../lib/control/authz";
 import { KEY_KINDS, ROLES, type Role } from "../../lib/control/types";
 import { gateCheck } from "../../lib/gate";
-import { makeKey, makeRun, makeTeam, makeUser, opKey } from "./fixtures";
+import { makeKey, makeRun, makeTeam, makeUser, opKey } from "../support/fixtures";
 
 afterAll(async () => { await closePool(); await prisma().$disconnect(); });
 

@@ -6,7 +6,7 @@ import { prisma } from "../../lib/db/prisma";
 import { closePool } from "../../lib/db/pool";
 import { newId } from "../../lib/ids";
 import { admitCheck, gateCheck, heartbeatCheck, type GateOutcome } from "../../lib/gate";
-import { makeChain, makeGateWorld, makeKey, makeOperation, makeRun, makeTeam, opKey, type FixtureKey, type FixtureRun } from "./fixtures";
+import { makeChain, makeGateWorld, makeKey, makeOperation, makeRun, makeTeam, opKey, type FixtureKey, type FixtureRun } from "../support/fixtures";
 
 afterAll(async () => { await closePool(); await prisma().$disconnect(); });
 

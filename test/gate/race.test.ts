@@ -19,7 +19,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { prisma } from "../../lib/db/prisma";
 import { lockRunTreeExclusive } from "../../lib/dal/locks";
-import { makeChain, makeKey, makeRun, makeTeam } from "./fixtures";
+import { makeChain, makeKey, makeRun, makeTeam } from "../support/fixtures";
 import type { CallRecord } from "./race-worker";
 
 const WORKERS = 3;

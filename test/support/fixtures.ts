@@ -2,7 +2,7 @@
 // API keys (with their secret), run trees of any depth with their leases, and operations. Rows are
 // written directly with prisma() (not through lib/dal) so tests can build states the API would refuse
 // to create — a killed parent with a normal child, an expired ancestor lease, a half-open breaker.
-// Reusable by every helper: import from "test/gate/fixtures".
+// Reusable by every helper: import from "test/support/fixtures".
 import { prisma } from "../../lib/db/prisma";
 import { newId } from "../../lib/ids";
 import { hashKeySecret, newKeySecret } from "../../lib/keys";
