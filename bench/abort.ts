@@ -11,7 +11,7 @@
 import os from "node:os";
 import { performance } from "node:perf_hooks";
 import { pathToFileURL } from "node:url";
-import type { BenchContext, BenchSection } from "./run";
+import type { BenchContext, BenchSection } from "./lib/section";
 import { ms, markdown, type BenchTable } from "./lib/report";
 import { percentile } from "./lib/measure";
 import { ensureTeam } from "../lib/dal/admin-directory";

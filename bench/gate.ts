@@ -5,7 +5,7 @@
 // Target (issue 2): gate p50 within 2× of the INSERT … RETURNING baseline. Reported, never asserted.
 import os from "node:os";
 import pg from "pg";
-import type { BenchSection } from "./run";
+import type { BenchSection } from "./lib/section";
 import { measure, type Op, type Stats } from "./lib/measure";
 import { ms, ratio, type BenchTable } from "./lib/report";
 import { gateCheck } from "../lib/gate/index";

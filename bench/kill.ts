@@ -7,7 +7,7 @@
 import os from "node:os";
 import pg from "pg";
 import { performance } from "node:perf_hooks";
-import type { BenchSection } from "./run";
+import type { BenchSection } from "./lib/section";
 import { ms, type BenchTable } from "./lib/report";
 import { percentile } from "./lib/measure";
 import { killRun } from "../lib/dal/kill";

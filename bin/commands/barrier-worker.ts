@@ -3,7 +3,7 @@
 import type { Command } from "./types";
 import { parseFlags, UsageError } from "../../lib/cli/args";
 import { runBarrierWorker, workerDefaults } from "../../lib/barrier/worker";
-import { prisma } from "../../lib/db/prisma";
+import { closeDbClients } from "../../lib/start/database";
 import { setting } from "../../lib/config";
 import { lineLogger } from "../../lib/log";
 
@@ -38,7 +38,7 @@ export const barrierWorkerCommand: Command = {
         signal: ac.signal, log, listen: true,
       });
     } finally {
-      await prisma().$disconnect().catch(() => {});
+      await closeDbClients();
     }
     return 0;
   },

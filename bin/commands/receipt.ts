@@ -8,7 +8,7 @@ import { parseFlags, UsageError } from "../../lib/cli/args";
 import { clientFrom, onePositional, callApi } from "../../lib/cli/api";
 import { getReceipt, verifyReceipt } from "../../lib/dal/barriers";
 import { receiptYaml, verifyReceiptBody } from "../../lib/control/receipt";
-import { prisma } from "../../lib/db/prisma";
+import { closeDbClients } from "../../lib/start/database";
 
 type Body = Record<string, unknown> & {
   decision?: string; version?: number; run_id?: string; verified_at?: string; digest?: string;
@@ -73,7 +73,7 @@ export const receiptCommand: Command = {
       console.log(v.ok ? `digest verified: sha256:${v.digest} (v${v.version})` : `DIGEST MISMATCH (v${v.version}): stored ${v.digest}, recomputed ${v.recomputed}, canonical text ${v.canonicalMatches ? "matches" : "differs from"} the body`);
       return v.ok ? 0 : 1;
     } finally {
-      await prisma().$disconnect().catch(() => {});
+      await closeDbClients();
     }
   },
 };

@@ -6,7 +6,7 @@ import type { Command } from "./types";
 import { parseFlags, UsageError } from "../../lib/cli/args";
 import { assignReconciliation, listReconciliations, memberPrincipal, resolveReconciliation, userIdForEmail } from "../../lib/dal/reconciliations";
 import { findTeamBySlug } from "../../lib/dal/admin-directory";
-import { prisma } from "../../lib/db/prisma";
+import { closeDbClients } from "../../lib/start/database";
 
 const SYSTEM = { type: "system", name: "cli:reconcile" } as const;
 const USAGE = [
@@ -67,7 +67,7 @@ export const reconcileCommand: Command = {
       }
       throw new UsageError(sub ? `unknown subcommand: ${sub}` : "a subcommand is required: list, assign or resolve");
     } finally {
-      await prisma().$disconnect().catch(() => {});
+      await closeDbClients();
     }
   },
 };

@@ -15,6 +15,7 @@ import { childEnv, demoEnabled, parsePort, planChildren, PROVIDER_SIM_PORT } fro
 import { ensureAuthSecret } from "../../lib/start/secret";
 import { Supervisor } from "../../lib/start/supervisor";
 import { setting } from "../../lib/config";
+import { COMMAND_NAMES } from "./names";
 
 const ROOT = path.resolve(import.meta.dirname, "../..");
 const say = (line: string) => console.log(`${"[start]".padEnd(16)} ${line}`);
@@ -61,8 +62,7 @@ export const startCommand: Command = {
       throw new UsageError((e as Error).message);
     }
     const opts = { port, dev: values.dev ?? false, demo: demoEnabled(values["no-demo"], process.env) };
-    const { commands } = await import("./index");
-    const plan = planChildren(ROOT, Object.keys(commands), opts);
+    const plan = planChildren(ROOT, COMMAND_NAMES, opts);
 
     for (const p of [port, ...(plan.some((c) => c.name === "provider-sim") ? [PROVIDER_SIM_PORT] : [])]) {
       if (await portInUse(p)) {

@@ -95,7 +95,6 @@ function flag(fallback: boolean, c: Common): Setting<boolean> {
 
 const HTTP = ["http:", "https:"];
 const PG = ["postgres:", "postgresql:"];
-const SECOND = 1000;
 const DAY_S = 24 * 60 * 60;
 
 export const CONFIG = {

@@ -1,5 +1,6 @@
 // The one authorization check every exported dal function calls first (DESIGN.md §8, §10).
 // System principals (barrier engine, seeding, admin CLI) are trusted in-process callers.
+import "server-only";
 import { isAllowed, type Action } from "../control/authz";
 import { forbidden, notFound } from "../errors";
 import { callerOf, type Principal } from "./principal";

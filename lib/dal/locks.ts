@@ -4,6 +4,7 @@
 // EXCLUSIVELY before it changes anything. So a write committed before a decision is seen by it, and a
 // decision committed before a kill is seen by the kill (its operation is already `running`).
 // Row locks (FOR SHARE) on the hot root row would create MultiXacts under load; advisory locks do not.
+import "server-only";
 import type { Tx } from "../db/prisma";
 import { notFound } from "../errors";
 import { assertTeam } from "./authorize";

@@ -1,6 +1,7 @@
 // Control changes are announced on one PostgreSQL channel, inside the writing transaction, so the
 // notification is delivered exactly when (and only if) the change commits. Abort tokens, the
 // console's live views and the barrier engine LISTEN here instead of polling.
+import "server-only";
 import type { Tx } from "../db/prisma";
 import { CONTROL_CHANNEL, type ControlEvent } from "../schemas/control-event";
 

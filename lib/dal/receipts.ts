@@ -2,6 +2,7 @@
 // reconciliation writes and late reports call issueReceiptTx inside their own transaction, with the
 // barrier row locked, so a version number is taken exactly once and the receipt commits together
 // with the change that caused it. Old versions are never touched.
+import "server-only";
 import type { Tx } from "../db/prisma";
 import { newId } from "../ids";
 import { buildReceipt, type ReceiptFacts } from "../control/receipt";

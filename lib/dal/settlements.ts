@@ -2,6 +2,7 @@
 // Transaction-level helpers: callers pass the transaction that also carries their audit row /
 // authorization, so a settlement, its EffectReceipt or UncertainInterval + Reconciliation, and the
 // operation's final state commit together.
+import "server-only";
 import type { Tx } from "../db/prisma";
 import { newId } from "../ids";
 import { operationStateFor, type UncertainCause } from "../control/settlement";

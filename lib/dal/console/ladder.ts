@@ -1,6 +1,7 @@
 // The stop ladder shown to the operator (DESIGN.md §6; seed 001's five questions): each rung with its
 // evidence and time. Pure: barrier facts in, rungs out. "Requested" without an acknowledgment is shown
 // as pending or uncertain — never as stopped.
+import "server-only";
 import { describeObservedMeaning } from "../../control/barrier";
 
 export type RungStatus = "done" | "pending" | "uncertain" | "not_applicable";
