@@ -10,7 +10,7 @@ import { randomBytes } from "node:crypto";
 import type { QuiesceClient } from "../sdk/client";
 import type { CreateRunResponse } from "../schemas/runs";
 import { newId } from "../ids";
-import { SimProviderClient } from "../providers/sim-client";
+import type { SimProviderClient } from "../providers/sim-client";
 import type { SimMode } from "../providers/sim-server";
 import type { WorkerGuard } from "../sdk/worker";
 import { between, isTransient, pause, pick, withBackoff, type Outage } from "./backoff";
