@@ -20,6 +20,7 @@ export default defineConfig({
       "lib/start/plan.test.ts",
       "lib/start/secret.test.ts",
       "lib/wait.test.ts",
+      "test/docs/**/*.test.ts",
     ],
     testTimeout: 30_000,
   },
