@@ -1,4 +1,4 @@
-// Abort-token latency (issue 5): kill committed → the running handler's AbortSignal fired, for 100
+// Abort-token latency: kill committed → the running handler's AbortSignal fired, for 100
 // concurrent running handlers (a tree of 10 runs × 10 operations, each handler inside WorkerGuard.run
 // awaiting its signal), in two modes:
 //   listen — in-process: PostgreSQL LISTEN quiesce_control + the gate's heartbeat in one round trip

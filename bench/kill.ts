@@ -1,4 +1,4 @@
-// Kill at scale (issue 3): a tree of 100 runs (root → 9 children → 90 grandchildren) holding 10 000
+// Kill at scale: a tree of 100 runs (root → 9 children → 90 grandchildren) holding 10 000
 // queued operations and 50 running ones on the simulated deployment provider (quiet period 0).
 //   kill → dispatch stopped: killRun() returns — the barrier transaction committed (target < 1 s)
 //   kill → receipt:          the stop receipt is issued by the barrier engine (cancel + effect check

@@ -1,6 +1,6 @@
 // `npm run bench [-- --only gate] [--iterations 2000] [--warmup 200] [--concurrency 1,16] [--write-docs]`
 // Runs each registered section on a fresh, migrated database of its own and prints Markdown tables.
-// Figures are reported, never asserted: speed belongs here, not in tests (DESIGN.md §11).
+// Figures are reported, never asserted: speed belongs here, not in tests (docs/architecture.md#evidence-that-it-works).
 // Add a section: write bench/<name>.ts exporting a BenchSection, and add it to SECTIONS below.
 import path from "node:path";
 import { parseArgs } from "node:util";

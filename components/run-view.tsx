@@ -134,7 +134,7 @@ export function RunView({ initial, can }: { initial: RunViewData; can: Can }) {
   );
 }
 
-/** How long the pause may still last before the team's policy reclaims it (seed 004). */
+/** How long the pause may still last before the team's policy reclaims it (docs/architecture.md#control-state-the-agent-cannot-reach). */
 function PauseReclaim({ since, policy }: { since: string; policy: { seconds: number; action: string } }) {
   const at = new Date(new Date(since).getTime() + policy.seconds * 1000).toISOString();
   const action = policy.action === "kill" ? "killed" : `reclaimed (${human(policy.action)})`;
@@ -223,7 +223,7 @@ function BarrierPanel({ barrierId, live }: { barrierId: string; live: boolean })
   );
 }
 
-/** The harness's own names for this run (DESIGN.md §3): what an operator types into the harness to find it. */
+/** The harness's own names for this run (docs/architecture.md#data): what an operator types into the harness to find it. */
 function NativeIdentities({ run }: { run: { nativeSessionId: string | null; nativeAgentId: string | null; nativeThreadId: string | null; nativeTurnId: string | null; lastNativeState: string | null } }) {
   const ids: [string, string | null][] = [
     ["session", run.nativeSessionId], ["agent", run.nativeAgentId], ["thread", run.nativeThreadId], ["turn", run.nativeTurnId], ["last native state", run.lastNativeState],

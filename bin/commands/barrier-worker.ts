@@ -1,4 +1,4 @@
-// `quiesce barrier-worker`: the cancellation barrier engine as its own process (DESIGN.md §2, §6).
+// `quiesce barrier-worker`: the cancellation barrier engine as its own process (docs/architecture.md#, #the-cancellation-barrier).
 // Talks to PostgreSQL directly (DATABASE_URL, else the embedded server), as a trusted system principal.
 import type { Command } from "./types";
 import { parseFlags, UsageError } from "../../lib/cli/args";

@@ -1,4 +1,4 @@
-// `quiesce drill`: the cancellation drills against a running Quiesce (README.md) — the races from
+// `quiesce drill`: the cancellation drills against a running Quiesce (docs/evals.md) — the races from
 // the articles that need no process control, as drill runs in a team set aside for drills, with a
 // pass / fail per case and links to the evidence. Exit 0 all passed (skips allowed), 1 a case failed
 // or the target is unusable, 2 bad flags.

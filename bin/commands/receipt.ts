@@ -1,5 +1,5 @@
 // `quiesce receipt <barrierId> [--json|--yaml] [--verify] [--version n]`: print or verify a stop
-// receipt (DESIGN.md §7). Reads the database directly as a read-only system principal (the reviewer's
+// receipt (docs/architecture.md#the-stop-receipt). Reads the database directly as a read-only system principal (the reviewer's
 // tool next to the database); with --url/--key it reads the same receipt over the API instead
 // (GET /api/v1/barriers/{id}/receipt, any key of the team). --verify recomputes the sha256 over the
 // canonical JSON and exits 1 on a mismatch.

@@ -1,4 +1,4 @@
-// `quiesce reconcile list|assign|resolve`: work the `unknown` outcomes of stop barriers (DESIGN.md §6).
+// `quiesce reconcile list|assign|resolve`: work the `unknown` outcomes of stop barriers (docs/architecture.md#the-cancellation-barrier).
 // Reads and writes the database directly; writes act AS a named member (--as <email>), whose current
 // role is checked exactly as in the console: managers/admins assign; the assignee or a manager/admin
 // resolves. Resolving (and assigning, once a receipt exists) issues a new receipt version.

@@ -1,4 +1,4 @@
-// JSON and YAML downloads of a stop receipt (DESIGN.md §7): the stored body, byte-for-byte the one the
+// JSON and YAML downloads of a stop receipt (docs/architecture.md#the-stop-receipt): the stored body, byte-for-byte the one the
 // digest covers (plus its digest), for a review packet. Same authorization as the page.
 import "server-only";
 import { stringify } from "yaml";

@@ -1,4 +1,4 @@
-// The ONE path every console server action takes (DESIGN.md §10): parse with zod → resolve the
+// The ONE path every console server action takes (docs/architecture.md#conventions): parse with zod → resolve the
 // current principal from the database → authorize → call the dal → revalidate → a plain result.
 // Server actions are public endpoints (anyone can POST one), so nothing here trusts the page that
 // rendered the button: a control the role may not use is refused even when posted by hand.

@@ -1,4 +1,4 @@
-// The one wrapper every app/api/v1 route handler goes through (DESIGN.md §8, §10): authenticate the
+// The one wrapper every app/api/v1 route handler goes through (docs/architecture.md#, #conventions): authenticate the
 // bearer key into a Principal (re-read from the database on every call), parse body and query with
 // zod (400 naming the bad field, nothing changes), and map QuiesceError → { error: { code, message } }.
 import "server-only";
@@ -17,7 +17,7 @@ export type KeyPrincipal = Extract<Principal, { type: "key" }>;
  * auth:
  *  - "key" (default): the key is authenticated here; the handler gets `principal`.
  *  - "hash": the handler gets only `keyHash` — for the gate's hot path, whose single SQL statement
- *    authenticates the key itself in the same round trip (DESIGN.md §4).
+ *    authenticates the key itself in the same round trip (docs/architecture.md#the-gate).
  *  - "none": public (the OpenAPI document).
  */
 export type AuthMode = "key" | "hash" | "none";

@@ -1,4 +1,4 @@
-// next-auth (Auth.js v4) configuration for the console (DESIGN.md §8).
+// next-auth (Auth.js v4) configuration for the console (docs/architecture.md#security).
 // The session is a signed JWT cookie that names the user and nothing else that matters: team and role
 // are read from the database on every request (lib/dal/session.ts), so removing a member or changing a
 // role takes effect on the next click, not when the token expires.

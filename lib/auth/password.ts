@@ -1,4 +1,4 @@
-// Console passwords (DESIGN.md §8): bcrypt, so a leaked users table does not hand out sign-ins.
+// Console passwords (docs/architecture.md#security): bcrypt, so a leaked users table does not hand out sign-ins.
 // bcryptjs is pure JavaScript (no native build), which keeps `npm install` offline-safe.
 import bcrypt from "bcryptjs";
 import { setting } from "../config";

@@ -1,4 +1,4 @@
-// Contract between the operations API (lib/dal/operations.ts) and the barrier (issue 3):
+// Contract between the operations API (lib/dal/operations.ts) and the barrier:
 // a completion or effect report for an operation whose run tree is killed is denied to the caller but
 // never dropped — the barrier records it as evidence (a late effect turns its settlement into
 // completed_and_verified and restarts the quiet period).

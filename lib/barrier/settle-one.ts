@@ -1,4 +1,4 @@
-// Settling one in-flight operation (DESIGN.md §6 steps 1–3): ask the provider to cancel, check the
+// Settling one in-flight operation (docs/architecture.md#the-cancellation-barrier steps 1–3): ask the provider to cancel, check the
 // authoritative effect until the provider's settle deadline, and let lib/control/settlement decide.
 // Resumable: the cancel request time, the provider's answer and every check are durable, so an engine
 // that takes over continues from them (re-asking a provider to cancel is harmless; a cancel is idempotent).

@@ -1,4 +1,4 @@
-// The barrier engine process (`quiesce barrier-worker`, DESIGN.md §2, §6). Wakes on NOTIFY
+// The barrier engine process (`quiesce barrier-worker`, docs/architecture.md#, #the-cancellation-barrier). Wakes on NOTIFY
 // quiesce_control (a kill, a settlement, a late report), on the earliest quiet-period end or claim
 // expiry it knows of, and on a slow safety poll. Any number of these may run: barriers are claimed
 // with an expiring claim (FOR UPDATE SKIP LOCKED), so a crashed engine's barrier is taken over when

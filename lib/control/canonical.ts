@@ -1,4 +1,4 @@
-// Canonical JSON for stop receipts (DESIGN.md §7): object keys sorted by code point, no whitespace,
+// Canonical JSON for stop receipts (docs/architecture.md#the-stop-receipt): object keys sorted by code point, no whitespace,
 // arrays in their given order, `undefined` members dropped. Two parties who hold the same receipt
 // produce the same bytes, so a sha256 over this text is a digest anyone can recompute.
 // Pure: no clock, no I/O (hashing is a computation).

@@ -1,4 +1,4 @@
-// The stop receipt (DESIGN.md §7, seed 001): a pure builder over facts the data layer loaded, the
+// The stop receipt (docs/architecture.md#the-stop-receipt, docs/architecture.md#revocation-barriers-and-settlement): a pure builder over facts the data layer loaded, the
 // decision rule, canonical JSON + sha256 digest, and the YAML rendering. Field names are the
 // article's; extra fields extend it (settlements, late requests, version chain).
 import { stringify as toYamlText } from "yaml";
@@ -131,7 +131,7 @@ export function verifyReceiptBody(body: Record<string, unknown>): { ok: boolean;
 }
 
 /**
- * The reading order of a receipt: the article's field order (DESIGN.md §7), then ours. The digest is
+ * The reading order of a receipt: the article's field order (docs/architecture.md#the-stop-receipt), then ours. The digest is
  * over sorted canonical JSON, so order is presentation only — but PostgreSQL's jsonb stores keys in its
  * own order, so every body read back is put in this order before a person or a YAML file sees it.
  */

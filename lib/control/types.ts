@@ -11,7 +11,7 @@ export type Role = (typeof ROLES)[number];
 
 export const KEY_KINDS = ["agent", "worker", "gateway", "operator"] as const;
 export type KeyKind = (typeof KEY_KINDS)[number];
-/** Machine callers: they can read and ask, never write control state (seed 004). */
+/** Machine callers: they can read and ask, never write control state (docs/architecture.md#control-state-the-agent-cannot-reach). */
 export const MACHINE_KINDS = ["agent", "worker", "gateway"] as const satisfies readonly KeyKind[];
 
 export const HARNESSES = ["claude_code", "codex", "mcp", "custom"] as const;
@@ -28,7 +28,7 @@ export type OperationState = (typeof OPERATION_STATES)[number];
 export const DECISIONS = ["allow", "hold", "deny"] as const;
 export type Decision = (typeof DECISIONS)[number];
 
-/** Gate reason codes (DESIGN.md §4), first match wins in this order. */
+/** Gate reason codes (docs/architecture.md#the-gate), first match wins in this order. */
 export const GATE_REASONS = [
   "missing_state",
   "killed",

@@ -1,4 +1,4 @@
-// The one authorization check every exported dal function calls first (DESIGN.md §8, §10).
+// The one authorization check every exported dal function calls first (docs/architecture.md#, #conventions).
 // System principals (barrier engine, seeding, admin CLI) are trusted in-process callers.
 import "server-only";
 import { isAllowed, type Action } from "../control/authz";

@@ -1,4 +1,4 @@
-// Durable steps of the barrier engine (DESIGN.md §6). Callable only by system principals (the
+// Durable steps of the barrier engine (docs/architecture.md#the-cancellation-barrier). Callable only by system principals (the
 // `barrier-worker` process, the kill transaction's after-commit step). Every step is idempotent and
 // re-derivable from the rows, so an engine killed at any point is resumed by another instance once
 // its claim expires:

@@ -1,4 +1,4 @@
-// Reads of barriers and stop receipts (DESIGN.md §6, §7, §12): the barrier view with its stop ladder
+// Reads of barriers and stop receipts (docs/architecture.md#, #the-stop-receipt, #the-wire-contract): the barrier view with its stop ladder
 // (lib/control/ladder), receipt versions, and digest verification. Team-scoped: another team's
 // barrier answers 404.
 import "server-only";

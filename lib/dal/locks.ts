@@ -1,4 +1,4 @@
-// Serialization between control writes and gate decisions (DESIGN.md §4).
+// Serialization between control writes and gate decisions (docs/architecture.md#the-gate).
 // Every gate decision takes a transaction-level SHARED advisory lock keyed by the run tree's root
 // (inside the quiesce_gate SQL function); every lifecycle / breaker / kill write takes the same key
 // EXCLUSIVELY before it changes anything. So a write committed before a decision is seen by it, and a

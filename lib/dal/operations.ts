@@ -1,4 +1,4 @@
-// Operations (DESIGN.md §3, §12): registration of queued / scheduled / retry work and completion
+// Operations (docs/architecture.md#, #the-wire-contract): registration of queued / scheduled / retry work and completion
 // with its effect. Admission and heartbeats are the gate's single statement (lib/gate).
 //
 // Registration is checked against current authority with the gate's own pure rules (lib/control/gate):

@@ -1,4 +1,4 @@
-// Issuing stop receipts (DESIGN.md §7). Transaction-level: the engine (after the quiet period),
+// Issuing stop receipts (docs/architecture.md#the-stop-receipt). Transaction-level: the engine (after the quiet period),
 // reconciliation writes and late reports call issueReceiptTx inside their own transaction, with the
 // barrier row locked, so a version number is taken exactly once and the receipt commits together
 // with the change that caused it. Old versions are never touched.
@@ -34,7 +34,7 @@ export async function receiptFactsTx(tx: Tx, barrierId: string, verifiedAt: Date
   });
   const opIds = settlements.map((s) => s.operation.id);
   const [effects, intervals] = await Promise.all([
-    // Every effect of the stopped subtree, not only the in-flight ones: seed 001 wants an effect that
+    // Every effect of the stopped subtree, not only the in-flight ones: docs/architecture.md#revocation-barriers-and-settlement wants an effect that
     // completed before the stop in the review packet too, with its rollback owner.
     tx.effectReceipt.findMany({
       where: { operation: { runId: { in: runIds } } },

@@ -1,4 +1,4 @@
-// Runs and child runs (DESIGN.md §3, §12): registration with its lease, reads, lists.
+// Runs and child runs (docs/architecture.md#, #the-wire-contract): registration with its lease, reads, lists.
 // Registration is idempotent on the harness's native identity (session + agent + parent), because
 // harness hooks run as fresh processes and may register the same session more than once.
 import "server-only";
@@ -113,7 +113,7 @@ export async function createRun(p: Principal, input: CreateRunBody & { teamId?: 
         nativeSessionId: native.sessionId ?? null, nativeAgentId: native.agentId ?? null,
         nativeThreadId: native.threadId ?? null, nativeTurnId: native.turnId ?? null,
         title: input.title ?? null, epoch, createdBy: actor,
-        // A drill's children are drill runs too, whatever they say (quiesce drill, README.md).
+        // A drill's children are drill runs too, whatever they say (quiesce drill, docs/evals.md).
         isDrill: input.drill === true || parent?.isDrill === true,
       },
     });

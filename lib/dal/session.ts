@@ -1,4 +1,4 @@
-// The console's current principal (DESIGN.md §8, OWASP ASVS 8.3.2). The session cookie only names the
+// The console's current principal (docs/architecture.md#security, OWASP ASVS 8.3.2). The session cookie only names the
 // user; membership and role are read from the database on EVERY request, so a removed member or a
 // changed role takes effect on the next click. cache() makes it one lookup per request, not per call.
 import "server-only";

@@ -1,5 +1,5 @@
 // The one LISTEN client: a connection on the `quiesce_control` channel, fanned out to every
-// subscriber in the process — abort tokens, SSE streams and the barrier engine (DESIGN.md §9: no
+// subscriber in the process — abort tokens, SSE streams and the barrier engine (docs/architecture.md#integrations-fail-closed: no
 // polling interval). LISTEN needs a session of its own, so this is a dedicated pg.Client, not a pool
 // connection; it reads nothing but notifications. When the connection drops it reconnects with
 // backoff and tells every subscriber to re-check (`resync`), because notifications sent while it was

@@ -18,7 +18,7 @@ import { sideEffectCompletedBeforeStop } from "./cases/side-effect-completed-bef
 
 export * from "./types";
 
-/** In the articles' order: seed 001's six evals, seed 004's checks, seed 000's failure behaviours. */
+/** In the articles' order: the cancellation-barrier article's (docs/architecture.md#revocation-barriers-and-settlement) six evals, the operator-control article's (docs/architecture.md#control-state-the-agent-cannot-reach) checks, the stop-and-recover article's (docs/architecture.md#stopping-is-five-questions) failure behaviours. */
 export const DRILL_CASES: DrillCase[] = [
   queuedCallStartsAfterParentRevocation,
   providerCommitsDuringCancelRequest,

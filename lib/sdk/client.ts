@@ -1,4 +1,4 @@
-// Typed client for the machine API (DESIGN.md §12), used by workers, gateways and harness adapters.
+// Typed client for the machine API (docs/architecture.md#the-wire-contract), used by workers, gateways and harness adapters.
 // Reads QUIESCE_URL / QUIESCE_API_KEY (options override), enforces its own timeout, and throws
 // QuiesceApiError (the control plane said no) or QuiesceUnreachableError (no answer) — callers
 // must treat both as deny.
@@ -58,7 +58,7 @@ export class QuiesceClient {
     this.fetchImpl = options.fetch ?? globalThis.fetch.bind(globalThis);
   }
 
-  /** Low-level call; returns the parsed JSON and the status. Exposed for extensions (H4/H6 methods). */
+  /** Low-level call; returns the parsed JSON and the status. Exposed for extensions (methods added by later features). */
   async request<T>(method: string, path: string, body?: unknown, opts: { auth?: boolean; signal?: AbortSignal } = {}): Promise<{ status: number; json: T }> {
     const headers: Record<string, string> = { accept: "application/json" };
     if (opts.auth !== false) {

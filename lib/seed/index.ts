@@ -1,4 +1,4 @@
-// The demo data a first `npm start` sets up (DESIGN.md §1): team `demo` with one user per role, one API
+// The demo data a first `npm start` sets up (docs/architecture.md#who-uses-it): team `demo` with one user per role, one API
 // key of each kind, the simulated deployment provider, and a second team `other` so that cross-team
 // isolation has something to hide. Idempotent: a second run creates nothing, changes nothing and
 // returns no secrets (they exist only as hashes, and in .quiesce/demo-keys.json from the first run).

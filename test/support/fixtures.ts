@@ -17,7 +17,7 @@ export interface RunSpec {
   breakerChangedAt?: Date;
   breakerProbeOpId?: string | null;
   breakerFailures?: number;
-  /** defaults to the parent's epoch (as H2 creates children), else 1 */
+  /** defaults to the parent's epoch (as the runs API creates children), else 1 */
   epoch?: number;
   title?: string;
   lease?: { validUntil?: Date; revokedAt?: Date | null; scopes?: string[] };

@@ -63,7 +63,7 @@ async function until<T>(f: () => Promise<T>, ok: (v: T) => boolean, timeoutMs = 
   }
 }
 
-describe("seed 004 checks (real processes)", () => {
+describe("operator-control checks (real processes)", () => {
   test("pause from another pod holds the next call; restart survival: every worker restarted, still paused; resume runs it", async () => {
     const queue = `pause-${Date.now().toString(36)}`;
     await ensureGuardedQueue(boss, queue, { redeliveryDelaySeconds: 1 });

@@ -1,5 +1,5 @@
 // Where an adapter finds the control plane. Every adapter reads QUIESCE_URL and QUIESCE_API_KEY from
-// the environment (flags override) so one managed-settings line configures a whole fleet (DESIGN §9).
+// the environment (flags override) so one managed-settings line configures a whole fleet (docs/architecture.md#integrations-fail-closed).
 // QUIESCE_API_KEY_FILE lets an operator keep the key out of the agent's own environment.
 import { readFileSync } from "node:fs";
 

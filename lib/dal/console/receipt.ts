@@ -1,4 +1,4 @@
-// Read model for the receipt page (DESIGN.md §7): one version of a barrier's stop receipt, every
+// Read model for the receipt page (docs/architecture.md#the-stop-receipt): one version of a barrier's stop receipt, every
 // version that exists, and a server-side recomputation of the digest so the page can say "verified"
 // only when the stored body, the stored canonical text and the stored digest all agree.
 import "server-only";

@@ -1,4 +1,4 @@
-// Read model for the runs list (issue 4): lifecycle and breaker as separate fields, harness, task,
+// Read model for the runs list: lifecycle and breaker as separate fields, harness, task,
 // age, last heartbeat; filters, search and pagination. Team-scoped by construction: the where clause
 // always carries the principal's team, so another team's runs are never counted or returned.
 import "server-only";

@@ -1,4 +1,4 @@
-// GET /api/v1/runs/{runId}/events — server-sent events for remote SDK clients (DESIGN.md §9).
+// GET /api/v1/runs/{runId}/events — server-sent events for remote SDK clients (docs/architecture.md#integrations-fail-closed).
 // Fed by this process's one LISTEN connection (lib/abort/listener.ts); every control change of the
 // run's tree arrives as `event: control` with the notification as JSON. An event is a wake-up call,
 // not an authority: clients re-check through the heartbeat before aborting anything.
