@@ -25,6 +25,21 @@ export const OPERATION_STATES = [
 ] as const;
 export type OperationState = (typeof OPERATION_STATES)[number];
 
+/** Terminal states: an operation in one of these never runs (again). */
+export const FINISHED_OPERATION_STATES = [
+  "succeeded", "failed", "cancelled_not_started", "denied", "aborted_unknown",
+] as const satisfies readonly OperationState[];
+/** The outcomes an executor reports on `complete`; a retried report must repeat the recorded one. */
+export const REPORTED_OUTCOMES = ["succeeded", "failed", "aborted_unknown"] as const satisfies readonly OperationState[];
+export type ReportedOutcome = (typeof REPORTED_OUTCOMES)[number];
+
+export function isFinishedOperation(state: OperationState): boolean {
+  return (FINISHED_OPERATION_STATES as readonly string[]).includes(state);
+}
+export function isReportedOutcome(state: OperationState): state is ReportedOutcome {
+  return (REPORTED_OUTCOMES as readonly string[]).includes(state);
+}
+
 export const DECISIONS = ["allow", "hold", "deny"] as const;
 export type Decision = (typeof DECISIONS)[number];
 

@@ -11,7 +11,7 @@ import { QuiesceError, badRequest, notFound } from "../errors";
 import { decideAuthority } from "../control/gate";
 import { currentEpoch } from "../control/epoch";
 import { recordLateReport } from "../barrier/late-report";
-import type { OperationState } from "../control/types";
+import { isReportedOutcome, type OperationState } from "../control/types";
 import type { CompleteBody, CompleteResponse, RegisterOperationBody, RegisterOperationResponse } from "../schemas/operations";
 import { lockRunTreeExclusive } from "./locks";
 import { actorOf, type Principal } from "./principal";
@@ -109,7 +109,7 @@ export async function completeOperation(p: Principal, operationId: string, body:
 
     const receiptOf = async () => (await tx.effectReceipt.findFirst({ where: { operationId: op.id }, orderBy: { createdAt: "asc" }, select: { id: true } }))?.id ?? null;
     const breakerNow = async () => (await tx.run.findUniqueOrThrow({ where: { id: run.id }, select: { breaker: true } })).breaker;
-    if (op.state === "succeeded" || op.state === "failed" || op.state === "aborted_unknown") {
+    if (isReportedOutcome(op.state)) {
       // A retried report (the executor lost our answer) is answered with what was recorded.
       if (op.state !== body.outcome) throw new QuiesceError("conflict", `operation already ${op.state}`);
       return { late: false, response: { operationId, state: op.state, effectReceiptId: await receiptOf(), breaker: await breakerNow() } };

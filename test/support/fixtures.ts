@@ -7,6 +7,7 @@ import { prisma } from "../../lib/db/prisma";
 import { newId } from "../../lib/ids";
 import { hashKeySecret, newKeySecret } from "../../lib/keys";
 import type { BreakerState, KeyKind, Lifecycle, OperationKind, OperationState, Role } from "../../lib/control/types";
+import { isFinishedOperation } from "../../lib/control/types";
 
 export interface FixtureTeam { teamId: string; slug: string }
 export interface FixtureKey { keyId: string; secret: string; hash: string; teamId: string }
@@ -119,7 +120,7 @@ export interface OperationSpec {
 export async function makeOperation(run: FixtureRun, spec: OperationSpec): Promise<{ id: string; operationId: string }> {
   const id = newId("op");
   const operationId = spec.operationId ?? `opk-${id}`;
-  const finished = ["succeeded", "failed", "denied", "cancelled_not_started", "aborted_unknown"].includes(spec.state);
+  const finished = isFinishedOperation(spec.state);
   await prisma().operation.create({
     data: {
       id, teamId: run.teamId, operationId, runId: run.runId, leaseId: spec.leaseId === undefined ? run.leaseId : spec.leaseId,
