@@ -8,7 +8,7 @@ import { applyBreakerAction, breakerAfterOutcome, displayedBreaker, type Breaker
 import type { BreakerState } from "../control/types";
 import type { BreakerResponse } from "../schemas/control";
 import { appendAudit } from "./audit";
-import { lockRunOfTeam } from "./locks";
+import { lockRunOfTeam } from "./internal/locks";
 import { notifyControl } from "./notify";
 import { actorOf, type Principal } from "./principal";
 import { authorize } from "./authorize";

@@ -19,7 +19,7 @@ import { badRequest, notFound } from "../errors";
 import { barrierPolicy } from "../control/barrier";
 import { authorize, assertTeam } from "./authorize";
 import { actorOf, type Principal } from "./principal";
-import { lockRunTreeExclusive } from "./locks";
+import { lockRunTreeExclusive } from "./internal/locks";
 import { appendAudit } from "./audit";
 import { notifyControl } from "./notify";
 import { coveringBarrierTx } from "./settlements";

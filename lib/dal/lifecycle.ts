@@ -9,7 +9,7 @@ import { applyLifecycleRecord, type LifecycleAction } from "../control/lifecycle
 import type { Lifecycle } from "../control/types";
 import type { LifecycleResponse } from "../schemas/control";
 import { appendAudit } from "./audit";
-import { lockRunOfTeam } from "./locks";
+import { lockRunOfTeam } from "./internal/locks";
 import { notifyControl } from "./notify";
 import { actorOf, type Principal } from "./principal";
 import { authorize } from "./authorize";

@@ -13,10 +13,10 @@ import { currentEpoch } from "../control/epoch";
 import { recordLateReport } from "../barrier/late-report";
 import { isReportedOutcome, type OperationState } from "../control/types";
 import type { CompleteBody, CompleteResponse, RegisterOperationBody, RegisterOperationResponse } from "../schemas/operations";
-import { lockRunTreeExclusive } from "./locks";
+import { lockRunTreeExclusive } from "./internal/locks";
 import { actorOf, type Principal } from "./principal";
 import { assertTeam, authorize } from "./authorize";
-import { loadLeaseChain, loadRunChain, lockRunTreeShared, treeKilled } from "./run-facts";
+import { loadLeaseChain, loadRunChain, lockRunTreeShared, treeKilled } from "./internal/run-facts";
 import { applyBreakerOutcome } from "./breaker";
 
 /** Gate reasons that stop registration; breaker_open and paused only delay admission. */

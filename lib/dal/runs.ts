@@ -14,7 +14,7 @@ import { appendAudit } from "./audit";
 import { notifyControl } from "./notify";
 import { actorOf, type Principal } from "./principal";
 import { assertTeam, authorize } from "./authorize";
-import { loadRunChain, lockRunTreeShared } from "./run-facts";
+import { loadRunChain, lockRunTreeShared } from "./internal/run-facts";
 import { runSearchWhere } from "./internal/run-search";
 
 type RunRow = Awaited<ReturnType<ReturnType<typeof prisma>["run"]["findUniqueOrThrow"]>>;

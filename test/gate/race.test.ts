@@ -18,7 +18,7 @@ import { readMigrations } from "../../lib/db/migrate";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { prisma } from "../../lib/db/prisma";
-import { lockRunTreeExclusive } from "../../lib/dal/locks";
+import { lockRunTreeExclusive } from "../../lib/dal/internal/locks";
 import { makeChain, makeKey, makeRun, makeTeam } from "../support/fixtures";
 import type { CallRecord } from "./race-worker";
 

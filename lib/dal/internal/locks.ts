@@ -5,10 +5,10 @@
 // decision committed before a kill is seen by the kill (its operation is already `running`).
 // Row locks (FOR SHARE) on the hot root row would create MultiXacts under load; advisory locks do not.
 import "server-only";
-import type { Tx } from "../db/prisma";
-import { notFound } from "../errors";
-import { assertTeam } from "./authorize";
-import type { Principal } from "./principal";
+import type { Tx } from "../../db/prisma";
+import { notFound } from "../../errors";
+import { assertTeam } from "../authorize";
+import type { Principal } from "../principal";
 
 /** SQL expression for the lock key of a root run id; the gate function uses the same expression. */
 export const TREE_LOCK_SQL = "hashtextextended($1, 0)";
