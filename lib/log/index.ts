@@ -4,6 +4,7 @@
 // censored wherever they appear in a logged object (Authorization headers, API keys, passwords,
 // session secrets, connection strings).
 import { createRequire } from "node:module";
+import path from "node:path";
 import pino, { type DestinationStream, type Logger } from "pino";
 import { setting } from "../config";
 
@@ -38,7 +39,8 @@ export function createLogger(o: LoggerOptions = {}): Logger {
   if (o.destination) return pino(options, o.destination);
   if (format === "pretty") {
     // Synchronous pretty stream (no worker thread), loaded only when asked for.
-    const pretty = createRequire(import.meta.url)("pino-pretty") as (o: object) => DestinationStream;
+    // Resolved from the working directory, so it also works from a bundled server chunk.
+    const pretty = createRequire(path.join(process.cwd(), "package.json"))("pino-pretty") as (o: object) => DestinationStream;
     return pino(options, pretty({ sync: true, colorize: process.stdout.isTTY ?? false, ignore: "pid,hostname", translateTime: "SYS:HH:MM:ss.l" }));
   }
   return pino(options);
