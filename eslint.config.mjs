@@ -23,7 +23,7 @@ export default defineConfig([
   ...nextTs,
   globalIgnores([
     "lib/generated/**", ".next/**", "node_modules/**", ".quiesce/**", "test-results/**", "playwright-report/**",
-    "next-env.d.ts", "bench/results/**",
+    "next-env.d.ts", "bench/results/**", "out/**", "evals/reports/**",
   ]),
   {
     rules: {
