@@ -21,6 +21,7 @@ export default defineConfig({
       "lib/start/secret.test.ts",
       "lib/wait.test.ts",
       "test/docs/**/*.test.ts",
+      "test/lint/**/*.test.ts",
     ],
     testTimeout: 30_000,
   },
