@@ -104,7 +104,7 @@ export const CONFIG = {
   QUIESCE_DATA_DIR: text({ group: "server", doc: "Folder for the embedded database, the generated session secret and the demo keys." }, ".quiesce"),
   QUIESCE_DEMO: flag(true, { group: "server", doc: "`npm start` seeds demo data and runs the demo fleet; 0 turns both off (like --no-demo)." }),
   QUIESCE_SKIP_BUILD: flag(false, { group: "server", doc: "`npm start` serves the existing production build even when it is stale." }),
-  QUIESCE_SSE_KEEPALIVE_MS: int(100, 600_000, 15_000, { group: "server", doc: "Interval of keep-alive comments on the run event stream (ms)." }),
+  QUIESCE_SSE_KEEPALIVE_MS: int(10, 600_000, 15_000, { group: "server", doc: "Interval of keep-alive comments on the run event stream (ms)." }),
   QUIESCE_SSE_MAX_SECONDS: int(1, DAY_S, 600, { group: "server", doc: "A run event stream closes after this many seconds; clients reconnect." }),
 
   // Database and queues
@@ -144,6 +144,8 @@ export const CONFIG = {
   QUIESCE_OPERATOR_KEY: text({ group: "cli", doc: "Operator key for `quiesce drill`.", secret: true }),
   QUIESCE_AGENT_KEY: text({ group: "cli", doc: "Agent key for `quiesce drill`.", secret: true }),
   QUIESCE_WORKER_KEY: text({ group: "cli", doc: "Worker key for `quiesce demo`'s queue workers.", secret: true }),
+  QUIESCE_GATEWAY_KEY: text({ group: "cli", doc: "The demo gateway key (`npm start` passes it to its children).", secret: true }),
+  QUIESCE_OTHER_AGENT_KEY: text({ group: "cli", doc: "The demo's second team's agent key (`npm start` passes it to its children).", secret: true }),
 
   // Harness adapters
   QUIESCE_GATE_TIMEOUT_MS: int(1, 600_000, 5_000, { group: "adapters", doc: "Timeout of one gate call from the MCP gateway or Codex bridge (ms)." }),
@@ -158,6 +160,11 @@ export const CONFIG = {
   QUIESCE_EVAL_SERVER: oneOf(["auto", "next", "handlers"], "auto", { group: "dev", doc: "Which web server `npm run evals` starts." }),
   QUIESCE_EVALS_PG_PORT: port(54332, { group: "dev", doc: "Port of the evals' embedded PostgreSQL." }),
   QUIESCE_BENCH_ABORT_ROUNDS: int(1, 1000, 5, { group: "dev", doc: "Rounds of the abort-token benchmark." }),
+  QUIESCE_E2E_PORT: port(3200, { group: "dev", doc: "Port of the web app the browser tests start." }),
+  QUIESCE_E2E_SIM_PORT: port(4790, { group: "dev", doc: "Port of the simulated provider the browser tests start." }),
+  QUIESCE_E2E_SKIP_BUILD: flag(false, { group: "dev", doc: "Browser tests reuse the existing production build." }),
+  E2E_EXTERNAL: flag(false, { group: "dev", doc: "Browser tests run against a server started elsewhere (E2E_BASE_URL)." }),
+  CHROMIUM_PATH: text({ group: "dev", doc: "The Chromium binary the browser tests drive." }, "/usr/bin/chromium"),
   POD_NAME: text({ group: "dev", doc: "Name of an eval pod process (set by the evals)." }),
   POD_QUEUE: text({ group: "dev", doc: "Queue an eval pod consumes (set by the evals)." }),
   POD_QUEUE_CONCURRENCY: int(1, 1000, 1, { group: "dev", doc: "Concurrency of an eval pod's queue worker." }),
