@@ -134,7 +134,7 @@ export function RunView({ initial, can }: { initial: RunViewData; can: Can }) {
   );
 }
 
-/** How long the pause may still last before the team's policy reclaims it (docs/architecture.md#control-state-the-agent-cannot-reach). */
+/** How long the pause may still last before the team's policy reclaims it (docs/architecture.md#control-state). */
 function PauseReclaim({ since, policy }: { since: string; policy: { seconds: number; action: string } }) {
   const at = new Date(new Date(since).getTime() + policy.seconds * 1000).toISOString();
   const action = policy.action === "kill" ? "killed" : `reclaimed (${human(policy.action)})`;

@@ -1,4 +1,5 @@
-// The stop ladder shown to the operator (docs/architecture.md#the-cancellation-barrier): the stop-and-recover article's (docs/architecture.md#stopping-is-five-questions) five questions and the cancellation-barrier article's (docs/architecture.md#revocation-barriers-and-settlement)
+// The stop ladder shown to the operator (docs/architecture.md#the-cancellation-barrier): the stop article's
+// (docs/architecture.md#five-questions) five questions and the barrier article's (docs/architecture.md#barriers)
 // four meanings of "stopped", rung by rung, each with a status, a time and its evidence. Pure.
 //
 // A request that nobody acknowledged reads as pending (while the barrier works) or uncertain (after

@@ -1,4 +1,4 @@
-// Leases (docs/architecture.md#data, docs/architecture.md#revocation-barriers-and-settlement): authority held by a run. A child lease is derived from its parent's:
+// Leases (docs/architecture.md#data, docs/architecture.md#barriers): authority held by a run. A child lease is derived from its parent's:
 // its scopes are a subset of the parent's and its validUntil is never later than the parent's.
 //
 // Decisions (documented in docs/api.md):

@@ -1,4 +1,5 @@
-// The stop receipt (docs/architecture.md#the-stop-receipt, docs/architecture.md#revocation-barriers-and-settlement): a pure builder over facts the data layer loaded, the
+// The stop receipt (docs/architecture.md#the-stop-receipt, docs/architecture.md#barriers): a pure builder over facts
+// the data layer loaded, the
 // decision rule, canonical JSON + sha256 digest, and the YAML rendering. Field names are the
 // article's; extra fields extend it (settlements, late requests, version chain).
 import { stringify as toYamlText } from "yaml";

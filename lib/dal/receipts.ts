@@ -34,7 +34,7 @@ export async function receiptFactsTx(tx: Tx, barrierId: string, verifiedAt: Date
   });
   const opIds = settlements.map((s) => s.operation.id);
   const [effects, intervals] = await Promise.all([
-    // Every effect of the stopped subtree, not only the in-flight ones: docs/architecture.md#revocation-barriers-and-settlement wants an effect that
+    // Every effect of the stopped subtree, not only the in-flight ones: docs/architecture.md#barriers wants an effect that
     // completed before the stop in the review packet too, with its rollback owner.
     tx.effectReceipt.findMany({
       where: { operation: { runId: { in: runIds } } },

@@ -81,7 +81,7 @@ export async function settleTx(tx: Tx, s: SettleInput): Promise<boolean> {
 }
 
 /**
- * A late effect restarts the quiet period (docs/architecture.md#revocation-barriers-and-settlement: the quiet period catches delayed callbacks). A
+ * A late effect restarts the quiet period (docs/architecture.md#barriers: the quiet period catches delayed callbacks). A
  * barrier that already issued its receipt reopens into `quiet`; the engine issues the next version
  * when the restarted period ends. Barriers still settling have not started their quiet period.
  */

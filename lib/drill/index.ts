@@ -18,7 +18,9 @@ import { sideEffectCompletedBeforeStop } from "./cases/side-effect-completed-bef
 
 export * from "./types";
 
-/** In the articles' order: the cancellation-barrier article's (docs/architecture.md#revocation-barriers-and-settlement) six evals, the operator-control article's (docs/architecture.md#control-state-the-agent-cannot-reach) checks, the stop-and-recover article's (docs/architecture.md#stopping-is-five-questions) failure behaviours. */
+/** In the articles' order: the barrier article's (docs/architecture.md#barriers) six evals, the control article's
+ * (docs/architecture.md#control-state) checks, the stop article's (docs/architecture.md#five-questions) failure
+ * behaviours. */
 export const DRILL_CASES: DrillCase[] = [
   queuedCallStartsAfterParentRevocation,
   providerCommitsDuringCancelRequest,

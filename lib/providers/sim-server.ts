@@ -1,4 +1,5 @@
-// The simulated deployment provider (docs/architecture.md#, #the-cancellation-barrier; docs/architecture.md#revocation-barriers-and-settlement: "a provider stub that deliberately
+// The simulated deployment provider (docs/architecture.md#, #the-cancellation-barrier; docs/architecture.md#barriers:
+// "a provider stub that deliberately
 // commits during the cancellation race. Then break the status endpoint."). A separate HTTP process
 // (`quiesce provider-sim --port <n>`) whose behaviour tests, evals and the demo control per job:
 //

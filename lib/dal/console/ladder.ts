@@ -1,4 +1,5 @@
-// The stop ladder shown to the operator (docs/architecture.md#the-cancellation-barrier; the cancellation-barrier article's (docs/architecture.md#revocation-barriers-and-settlement) five questions): each rung with its
+// The stop ladder shown to the operator (docs/architecture.md#the-cancellation-barrier; the barrier article's
+// (docs/architecture.md#barriers) five questions): each rung with its
 // evidence and time. Pure: barrier facts in, rungs out. "Requested" without an acknowledgment is shown
 // as pending or uncertain — never as stopped.
 import "server-only";

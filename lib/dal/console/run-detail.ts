@@ -36,7 +36,7 @@ export interface RunDetail {
   uncertain: UncertainRow[];
   decisions: DecisionRow[];
   barriers: BarrierRef[];
-  /** The team's pause policy (docs/architecture.md#control-state-the-agent-cannot-reach): a pause that lasts longer is reclaimed by this action. */
+  /** The team's pause policy (docs/architecture.md#control-state): a pause that lasts longer is reclaimed by this action. */
   pausePolicy: { seconds: number; action: string };
 }
 
