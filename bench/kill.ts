@@ -14,6 +14,7 @@ import { killRun } from "../lib/dal/kill";
 import { runBarrierWorker } from "../lib/barrier/worker";
 import { startSimProvider } from "../lib/providers/sim-server";
 import { newId } from "../lib/ids";
+import { sleep } from "../lib/wait";
 
 const RUNS = 100;
 const QUEUED = 10_000;
@@ -103,7 +104,7 @@ export const killSection: BenchSection = {
             }
             break;
           }
-          await new Promise((res) => setTimeout(res, 20));
+          await sleep(20);
         }
         ctx.log(`kill round ${round + 1}/${rounds}: dispatch stopped ${ms(dispatch.at(-1)!)} ms, receipt ${receipt.at(-1)} ms`);
       }

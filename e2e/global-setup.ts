@@ -15,6 +15,7 @@ import { E2E_PORT } from "../playwright.config";
 import { populate } from "./support/populate";
 import { freshDatabase } from "../lib/db/fresh-database";
 import { setting } from "../lib/config";
+import { sleep } from "../lib/wait";
 
 const ROOT = path.resolve(import.meta.dirname, "..");
 const LOGS = path.join(ROOT, "test-results", "e2e-logs");
@@ -59,7 +60,7 @@ async function waitFor(url: string, what: string, child: ChildProcess, timeoutMs
       const res = await fetch(url, { redirect: "manual" });
       if (res.status < 500) return;
     } catch { /* not yet */ }
-    await new Promise((r) => setTimeout(r, 500));
+    await sleep(500);
   }
   throw new Error(`${what} did not answer at ${url} in time`);
 }

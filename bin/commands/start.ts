@@ -16,6 +16,7 @@ import { ensureAuthSecret } from "../../lib/start/secret";
 import { Supervisor } from "../../lib/start/supervisor";
 import { setting } from "../../lib/config";
 import { COMMAND_NAMES } from "./names";
+import { sleep } from "../../lib/wait";
 
 const ROOT = path.resolve(import.meta.dirname, "../..");
 const say = (line: string) => console.log(`${"[start]".padEnd(16)} ${line}`);
@@ -37,7 +38,7 @@ async function waitForHttp(url: string, gaveUp: () => boolean): Promise<boolean>
       return true;
     } catch { /* not listening yet */ }
     if (Date.now() - started > nextNote) { say(`still waiting for the web app at ${url} …`); nextNote += 15_000; }
-    await new Promise((r) => setTimeout(r, 500));
+    await sleep(500);
   }
   return false;
 }

@@ -9,6 +9,7 @@ import { prisma } from "../../lib/db/prisma";
 import { QuiesceClient } from "../../lib/sdk/client";
 import { startApiServer, type ApiServer } from "../support/api-server";
 import { makeKey, makeTeam, makeUser } from "../support/fixtures";
+import { sleep } from "../../lib/wait";
 
 export const ROOT = path.resolve(import.meta.dirname, "../..");
 export const TSX = path.join(ROOT, "node_modules/.bin/tsx");
@@ -64,7 +65,7 @@ export async function until<T>(probe: () => Promise<T | null | undefined | false
     const v = await probe();
     if (v) return v;
     if (Date.now() - start > limitMs) throw new Error(`gave up waiting for: ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
+    await sleep(100);
   }
 }
 

@@ -21,6 +21,7 @@ import { prisma } from "../../lib/db/prisma";
 import { lockRunTreeExclusive } from "../../lib/dal/internal/locks";
 import { makeChain, makeKey, makeRun, makeTeam } from "../support/fixtures";
 import type { CallRecord } from "./race-worker";
+import { sleep } from "../../lib/wait";
 
 const WORKERS = 3;
 const LOOPS_PER_WORKER = 2;
@@ -60,7 +61,7 @@ async function eachMakes(workers: Worker[], more: number): Promise<void> {
   while (workers.some((w, i) => w.calls < marks[i]! + more)) {
     if (Date.now() > deadline) throw new Error("workers stopped making progress");
     for (const w of workers) if (w.proc.exitCode !== null) throw new Error("a worker exited early");
-    await new Promise((r) => setTimeout(r, 20));
+    await sleep(20);
   }
 }
 

@@ -11,6 +11,7 @@ import { newId } from "../../lib/ids";
 import { QuiesceClient } from "../../lib/sdk/client";
 import { closeControlListener } from "../../lib/abort/listener";
 import { spawnCli, type Child } from "./support/spawn";
+import { sleep } from "../../lib/wait";
 
 const API_PORT = 3371;
 const SIM_PORT = 3372;
@@ -46,7 +47,7 @@ async function until<T>(f: () => Promise<T>, ok: (v: T) => boolean, timeoutMs = 
     const v = await f();
     if (ok(v)) return v;
     if (Date.now() > end) throw new Error(`condition not reached; last value ${JSON.stringify(v, (_k, x) => (typeof x === "bigint" ? String(x) : x))}`);
-    await new Promise((r) => setTimeout(r, 250));
+    await sleep(250);
   }
 }
 

@@ -17,6 +17,7 @@ import { QuiesceClient } from "../../lib/sdk/client";
 import { newId } from "../../lib/ids";
 import type { Principal } from "../../lib/dal/principal";
 import { startFlakyProxy, type FlakyProxy } from "./support/flaky-proxy";
+import { sleep } from "../../lib/wait";
 
 const SYSTEM: Principal = { type: "system", name: "test" };
 let w: World;
@@ -203,6 +204,6 @@ async function waitFor(cond: () => Promise<boolean>, timeoutMs = 20_000): Promis
   const end = Date.now() + timeoutMs;
   while (!(await cond())) {
     if (Date.now() > end) throw new Error("condition not reached");
-    await new Promise((r) => setTimeout(r, 25));
+    await sleep(25);
   }
 }

@@ -14,6 +14,7 @@ import { newId } from "../../lib/ids";
 import type { Enqueued } from "../../lib/queues/enqueue";
 import type { Principal } from "../../lib/dal/principal";
 import { spawnTsx, type Child } from "./support/spawn";
+import { sleep } from "../../lib/wait";
 
 const SYSTEM: Principal = { type: "system", name: "operator-console" };
 const HERE = import.meta.dirname;
@@ -59,7 +60,7 @@ async function until<T>(f: () => Promise<T>, ok: (v: T) => boolean, timeoutMs = 
     const v = await f();
     if (ok(v)) return v;
     if (Date.now() > end) throw new Error(`condition not reached; last value ${JSON.stringify(v, (_k, x) => (typeof x === "bigint" ? String(x) : x))}`);
-    await new Promise((r) => setTimeout(r, 100));
+    await sleep(100);
   }
 }
 
