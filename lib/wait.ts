@@ -96,6 +96,6 @@ export async function waitForValue<T>(fn: () => Promise<T>, ok: (v: T) => boolea
     async () => { last = await fn(); return ok(last) ? { v: last } : null; },
     timeoutMs,
     everyMs,
-  ).catch((err: Error) => { throw new Error(`${err.message}; last value ${JSON.stringify(last)}`); });
+  ).catch((err: Error) => { throw new Error(`${err.message}; last value ${JSON.stringify(last, (_k, x) => (typeof x === "bigint" ? String(x) : x))}`); });
   return hit.v;
 }

@@ -17,7 +17,7 @@ import { QuiesceClient } from "../../lib/sdk/client";
 import { newId } from "../../lib/ids";
 import type { Principal } from "../../lib/dal/principal";
 import { startFlakyProxy, type FlakyProxy } from "./support/flaky-proxy";
-import { sleep } from "../../lib/wait";
+import { waitFor as pollFor } from "../../lib/wait";
 
 const SYSTEM: Principal = { type: "system", name: "test" };
 let w: World;
@@ -200,10 +200,4 @@ describe("approved-artifact handoff (docs/architecture.md#five-questions): trans
   });
 });
 
-async function waitFor(cond: () => Promise<boolean>, timeoutMs = 20_000): Promise<void> {
-  const end = Date.now() + timeoutMs;
-  while (!(await cond())) {
-    if (Date.now() > end) throw new Error("condition not reached");
-    await sleep(25);
-  }
-}
+const waitFor = (cond: () => Promise<boolean>, timeoutMs = 20_000) => pollFor("condition", cond, timeoutMs, 25);
