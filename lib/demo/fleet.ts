@@ -8,6 +8,7 @@ import { SimProviderClient } from "../providers/sim-client";
 import { between, Outage, pause } from "./backoff";
 import { startDemoQueues } from "./queues";
 import { playRelease } from "./story";
+import { lineLogger } from "../log";
 
 export interface FleetOptions {
   url: string;
@@ -24,7 +25,7 @@ export interface FleetOptions {
 }
 
 export async function runFleet(o: FleetOptions): Promise<void> {
-  const log = o.log ?? ((m: string) => console.log(`[demo] ${m}`));
+  const log = o.log ?? lineLogger("demo");
   const agent = new QuiesceClient({ url: o.url, apiKey: o.agentKey, timeoutMs: 10_000 });
   const worker = new QuiesceClient({ url: o.url, apiKey: o.workerKey ?? o.agentKey, timeoutMs: 10_000 });
   const outage = new Outage(log);
