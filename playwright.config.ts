@@ -2,8 +2,9 @@
 // console, a real PostgreSQL database, the barrier engine and the simulated provider — all started
 // by e2e/global-setup.ts. Run with `npm run test:e2e` (also the last step of `npm test`).
 import { defineConfig } from "@playwright/test";
+import { setting } from "./lib/config";
 
-export const E2E_PORT = Number(process.env.QUIESCE_E2E_PORT ?? 3200);
+export const E2E_PORT = setting("QUIESCE_E2E_PORT");
 
 export default defineConfig({
   testDir: "e2e",
@@ -26,7 +27,7 @@ export default defineConfig({
     trace: "retain-on-failure",
     screenshot: "only-on-failure",
     launchOptions: {
-      executablePath: process.env.CHROMIUM_PATH ?? "/usr/bin/chromium",
+      executablePath: setting("CHROMIUM_PATH"),
       args: ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run"],
     },
   },

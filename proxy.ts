@@ -11,7 +11,7 @@ import { NextResponse, type NextRequest } from "next/server";
 import { newNonce, securityHeaders } from "./lib/security/headers";
 import { refreshedSessionToken } from "./lib/auth/session-refresh";
 import { authSecret } from "./lib/auth/secret";
-import { securityConfig } from "./lib/security/config";
+import { setting } from "./lib/config";
 
 const SESSION_COOKIE = /^(__Secure-)?next-auth\.session-token(\.\d+)?$/;
 const CONSOLE = /^\/(runs|barriers|receipts|reconciliations|audit|keys|people)(\/|$)/;
@@ -41,7 +41,7 @@ export async function proxy(req: NextRequest) {
   // The idle timeout slides while pages are used (lib/auth/session-refresh.ts).
   const session = req.cookies.getAll().find((c) => /^(__Secure-)?next-auth\.session-token$/.test(c.name));
   if (session) {
-    const idle = securityConfig().QUIESCE_SESSION_IDLE_SECONDS;
+    const idle = setting("QUIESCE_SESSION_IDLE_SECONDS");
     const fresh = await refreshedSessionToken(session.value, authSecret(), idle).catch(() => null);
     if (fresh) {
       res.cookies.set(session.name, fresh, { httpOnly: true, sameSite: "lax", path: "/", secure: session.name.startsWith("__Secure-"), maxAge: idle });

@@ -1,4 +1,4 @@
-// Abort-token latency (issue 5): kill committed → the running handler's AbortSignal fired, for 100
+// Abort-token latency: kill committed → the running handler's AbortSignal fired, for 100
 // concurrent running handlers (a tree of 10 runs × 10 operations, each handler inside WorkerGuard.run
 // awaiting its signal), in two modes:
 //   listen — in-process: PostgreSQL LISTEN quiesce_control + the gate's heartbeat in one round trip
@@ -11,7 +11,7 @@
 import os from "node:os";
 import { performance } from "node:perf_hooks";
 import { pathToFileURL } from "node:url";
-import type { BenchContext, BenchSection } from "./run";
+import type { BenchContext, BenchSection } from "./lib/section";
 import { ms, markdown, type BenchTable } from "./lib/report";
 import { percentile } from "./lib/measure";
 import { ensureTeam } from "../lib/dal/admin-directory";
@@ -25,6 +25,7 @@ import { WorkerGuard, sseFeed } from "../lib/sdk/worker";
 import { gateRecheck, listenFeed, closeControlListener } from "../lib/abort";
 import { startApiServer } from "../test/support/api-server";
 import { newId } from "../lib/ids";
+import { setting } from "../lib/config";
 
 const SYSTEM = { type: "system", name: "bench" } as const;
 const RUNS = 10;
@@ -122,7 +123,7 @@ export async function runAbortBench(ctx: Pick<BenchContext, "log">, rounds: numb
 export const abortSection: BenchSection = {
   name: "abort",
   title: "abort-token latency, 100 concurrent running handlers (LISTEN and SSE)",
-  run: (ctx) => runAbortBench(ctx, Number(process.env.QUIESCE_BENCH_ABORT_ROUNDS ?? 5)),
+  run: (ctx) => runAbortBench(ctx, setting("QUIESCE_BENCH_ABORT_ROUNDS")),
 };
 
 // Standalone: on its own fresh database, like `npm run bench -- --only abort`.

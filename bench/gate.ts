@@ -2,10 +2,10 @@
 // (node-postgres, one connection per worker, named prepared statements). Each gate call is a NEW
 // operation, so every decision does the full work: authenticate the key, take the shared tree lock,
 // read the ancestry, decide, insert the operation and the gate_decisions row.
-// Target (issue 2): gate p50 within 2× of the INSERT … RETURNING baseline. Reported, never asserted.
+// Target: gate p50 within 2× of the INSERT … RETURNING baseline. Reported, never asserted.
 import os from "node:os";
 import pg from "pg";
-import type { BenchSection } from "./run";
+import type { BenchSection } from "./lib/section";
 import { measure, type Op, type Stats } from "./lib/measure";
 import { ms, ratio, type BenchTable } from "./lib/report";
 import { gateCheck } from "../lib/gate/index";

@@ -1,4 +1,4 @@
-// Kill at scale (issue 3): a tree of 100 runs (root → 9 children → 90 grandchildren) holding 10 000
+// Kill at scale: a tree of 100 runs (root → 9 children → 90 grandchildren) holding 10 000
 // queued operations and 50 running ones on the simulated deployment provider (quiet period 0).
 //   kill → dispatch stopped: killRun() returns — the barrier transaction committed (target < 1 s)
 //   kill → receipt:          the stop receipt is issued by the barrier engine (cancel + effect check
@@ -7,14 +7,14 @@
 import os from "node:os";
 import pg from "pg";
 import { performance } from "node:perf_hooks";
-import type { BenchSection } from "./run";
+import type { BenchSection } from "./lib/section";
 import { ms, type BenchTable } from "./lib/report";
 import { percentile } from "./lib/measure";
 import { killRun } from "../lib/dal/kill";
 import { runBarrierWorker } from "../lib/barrier/worker";
-import { listenConnection } from "../lib/dal/barrier-engine";
 import { startSimProvider } from "../lib/providers/sim-server";
 import { newId } from "../lib/ids";
+import { sleep } from "../lib/wait";
 
 const RUNS = 100;
 const QUEUED = 10_000;
@@ -77,7 +77,7 @@ export const killSection: BenchSection = {
        VALUES ($1, $2, 'deploy-sim', 'simulated', $3, $4, 5000, 10000, 0, 'release-oncall')`,
       [newId("prov"), teamId, `${sim.url}/jobs/{providerJobId}/cancel`, `${sim.url}/jobs/{providerJobId}/effect`]);
     const ac = new AbortController();
-    const engine = runBarrierWorker({ teamId, signal: ac.signal, pollMs: 1000, listenClient: listenConnection });
+    const engine = runBarrierWorker({ teamId, signal: ac.signal, pollMs: 1000, listen: true });
     const principal = { type: "system", name: "bench" } as const;
     const dispatch: number[] = [];
     const receipt: number[] = [];
@@ -105,7 +105,7 @@ export const killSection: BenchSection = {
             }
             break;
           }
-          await new Promise((res) => setTimeout(res, 20));
+          await sleep(20);
         }
         ctx.log(`kill round ${round + 1}/${rounds}: dispatch stopped ${ms(dispatch.at(-1)!)} ms, receipt ${receipt.at(-1)} ms`);
       }

@@ -1,30 +1,18 @@
 // `npm run bench [-- --only gate] [--iterations 2000] [--warmup 200] [--concurrency 1,16] [--write-docs]`
 // Runs each registered section on a fresh, migrated database of its own and prints Markdown tables.
-// Figures are reported, never asserted: speed belongs here, not in tests (DESIGN.md §11).
+// Figures are reported, never asserted: speed belongs here, not in tests (docs/architecture.md#evidence-that-it-works).
 // Add a section: write bench/<name>.ts exporting a BenchSection, and add it to SECTIONS below.
 import path from "node:path";
 import { parseArgs } from "node:util";
 import { freshDatabase } from "./lib/fresh-database";
-import { markdown, saveResult, writeIntoDocs, type BenchTable } from "./lib/report";
+import { markdown, saveResult, writeIntoDocs } from "./lib/report";
 import { gateSection } from "./gate";
 import { killSection } from "./kill";
 import { abortSection } from "./abort";
 import { closeDbClients } from "../lib/start/database";
+import type { BenchSection } from "./lib/section";
 
-export interface BenchContext {
-  url: string;
-  server: string;
-  iterations: number;
-  warmup: number;
-  concurrencies: number[];
-  log(line: string): void;
-}
-
-export interface BenchSection {
-  name: string;
-  title: string;
-  run(ctx: BenchContext): Promise<{ tables: BenchTable[]; data: unknown }>;
-}
+export type { BenchContext, BenchSection } from "./lib/section";
 
 const SECTIONS: BenchSection[] = [gateSection, killSection, abortSection];
 
@@ -76,8 +64,8 @@ async function main() {
       const file = saveResult(path.join(ROOT, "bench/results"), section.name, { at: new Date().toISOString(), iterations, warmup, concurrencies, data }, md);
       log(`saved ${path.relative(ROOT, file)}`);
       if (values["write-docs"]) {
-        const ok = writeIntoDocs(path.join(ROOT, "README.md"), section.name, md);
-        log(ok ? `updated README.md (${section.name})` : `README.md has no markers for ${section.name}; not written`);
+        const ok = writeIntoDocs(path.join(ROOT, "docs", "benchmarks.md"), section.name, md);
+        log(ok ? `updated docs/benchmarks.md (${section.name})` : `docs/benchmarks.md has no markers for ${section.name}; not written`);
       }
     } catch (e) {
       failed = true;

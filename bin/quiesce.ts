@@ -4,6 +4,7 @@
 import { commands } from "./commands/index";
 import { UsageError } from "../lib/cli/args";
 import { QuiesceError } from "../lib/errors";
+import { assertConfig } from "../lib/config";
 
 /** Own entries only: `quiesce toString` is an unknown command, not Object.prototype.toString. */
 const lookup = (name: string | undefined) => (name !== undefined && Object.hasOwn(commands, name) ? commands[name] : undefined);
@@ -21,6 +22,7 @@ async function help(name?: string): Promise<string> {
 }
 
 async function main(argv: string[]): Promise<number> {
+  assertConfig(); // a malformed environment variable stops every command before it does anything
   const [name, ...rest] = argv;
   if (!name || name === "help" || name === "--help" || name === "-h") {
     console.log(await help(rest[0]));

@@ -1,4 +1,4 @@
-// Status badges. Lifecycle and breaker are two different state machines (seed 004), so they are two
+// Status badges. Lifecycle and breaker are two different state machines (docs/architecture.md#control-state), so they are two
 // badges everywhere, each labelled with what it is, never merged into one "status".
 import { human } from "./format";
 
@@ -28,4 +28,3 @@ export const ReceiptDecisionBadge = ({ value, large }: { value: string; large?: 
   <span className={large ? "badge-large" : undefined}><Badge tone={RECEIPT_TONE[value] ?? "muted"} value={value} /></span>
 );
 export const ReconciliationBadge = ({ value }: { value: string }) => <Badge tone={RECON_TONE[value] ?? "muted"} value={value} />;
-export const NeutralBadge = ({ value, label }: { value: string; label?: string }) => <Badge tone="muted" label={label} value={value} />;

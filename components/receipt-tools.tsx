@@ -3,7 +3,7 @@
 // receipt being issued (or re-issued after a reconciliation) without a reload.
 import { useRouter } from "next/navigation";
 import { useQuery } from "@tanstack/react-query";
-import { useEffect, useState } from "react";
+import { useEffect, useState, useSyncExternalStore } from "react";
 import type { ReceiptView } from "@/lib/dal/console/views";
 import { getJson } from "./providers";
 
@@ -11,10 +11,12 @@ export function PrintButton() {
   return <button type="button" className="btn" onClick={() => window.print()}>Print</button>;
 }
 
+const noSubscription = () => () => {};
+
 export function CopyLink({ path }: { path: string }) {
   const [copied, setCopied] = useState(false);
-  const [url, setUrl] = useState(path);
-  useEffect(() => setUrl(`${window.location.origin}${path}`), [path]);
+  // The server renders the path; the browser shows the full link (its origin is only known there).
+  const url = useSyncExternalStore(noSubscription, () => `${window.location.origin}${path}`, () => path);
   return (
     <span className="copy-link">
       <code className="mono">{url}</code>

@@ -223,7 +223,7 @@ function BarrierPanel({ barrierId, live }: { barrierId: string; live: boolean })
   );
 }
 
-/** The harness's own names for this run (DESIGN.md §3): what an operator types into the harness to find it. */
+/** The harness's own names for this run (docs/architecture.md#data): what an operator types into the harness to find it. */
 function NativeIdentities({ run }: { run: { nativeSessionId: string | null; nativeAgentId: string | null; nativeThreadId: string | null; nativeTurnId: string | null; lastNativeState: string | null } }) {
   const ids: [string, string | null][] = [
     ["session", run.nativeSessionId], ["agent", run.nativeAgentId], ["thread", run.nativeThreadId], ["turn", run.nativeTurnId], ["last native state", run.lastNativeState],

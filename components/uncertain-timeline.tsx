@@ -6,8 +6,10 @@ import { useNow } from "./time";
 import { absTime, human, duration } from "./format";
 
 export function UncertainTimeline({ items }: { items: UncertainRow[] }) {
-  const now = useNow() ?? Date.now();
+  const current = useNow();
   if (items.length === 0) return null;
+  // Before the client's clock is known (server render), an open interval runs to the last known instant.
+  const now = current ?? Math.max(...items.map((i) => new Date(i.endedAt ?? i.startedAt).getTime()));
   const start = Math.min(...items.map((i) => new Date(i.startedAt).getTime()));
   const end = Math.max(...items.map((i) => (i.endedAt ? new Date(i.endedAt).getTime() : now)), start + 1000);
   const span = end - start;

@@ -14,12 +14,14 @@ import pg from "pg";
 import { E2E_PORT } from "../playwright.config";
 import { populate } from "./support/populate";
 import { freshDatabase } from "../lib/db/fresh-database";
+import { setting } from "../lib/config";
+import { sleep } from "../lib/wait";
 
 const ROOT = path.resolve(import.meta.dirname, "..");
 const LOGS = path.join(ROOT, "test-results", "e2e-logs");
 const TSX = path.join(ROOT, "node_modules", ".bin", "tsx");
 const NEXT = path.join(ROOT, "node_modules", ".bin", "next");
-const SIM_PORT = Number(process.env.QUIESCE_E2E_SIM_PORT ?? 4790);
+const SIM_PORT = setting("QUIESCE_E2E_SIM_PORT");
 
 function cli(args: string[], env: NodeJS.ProcessEnv): string {
   const r = spawnSync(TSX, ["--conditions=react-server", "bin/quiesce.ts", ...args], { cwd: ROOT, env, encoding: "utf8" });
@@ -58,7 +60,7 @@ async function waitFor(url: string, what: string, child: ChildProcess, timeoutMs
       const res = await fetch(url, { redirect: "manual" });
       if (res.status < 500) return;
     } catch { /* not yet */ }
-    await new Promise((r) => setTimeout(r, 500));
+    await sleep(500);
   }
   throw new Error(`${what} did not answer at ${url} in time`);
 }
@@ -66,9 +68,9 @@ async function waitFor(url: string, what: string, child: ChildProcess, timeoutMs
 export default async function globalSetup() {
   // Iterating against servers you started yourself: E2E_EXTERNAL=1 with E2E_BASE_URL, E2E_DATABASE_URL,
   // E2E_PASSWORD, E2E_KEYS_FILE (and E2E_SIM_URL) set; nothing is started or torn down.
-  if (process.env.E2E_EXTERNAL === "1") return async () => {};
+  if (setting("E2E_EXTERNAL")) return async () => {};
   // Playwright cannot download a browser here (no network): it drives the system's Chromium.
-  const browser = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
+  const browser = setting("CHROMIUM_PATH");
   if (!existsSync(browser)) {
     throw new Error(`the browser journeys need Chromium at ${browser}: install it (Debian/Ubuntu: \`apt-get install -y chromium\`) or set CHROMIUM_PATH`);
   }
@@ -114,7 +116,7 @@ export default async function globalSetup() {
       [`http://127.0.0.1:${SIM_PORT}/cancel`, `http://127.0.0.1:${SIM_PORT}/status`]);
     await db.end();
 
-    if (process.env.QUIESCE_E2E_SKIP_BUILD !== "1") {
+    if (!setting("QUIESCE_E2E_SKIP_BUILD")) {
       console.log("[e2e] next build (a few minutes on a small machine)…");
       const b = spawnSync(NEXT, ["build"], { cwd: ROOT, env: { ...env, NODE_ENV: "production" }, encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] });
       if (b.status !== 0) throw new Error(`next build failed:\n${b.stdout}\n${b.stderr}`);

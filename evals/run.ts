@@ -1,5 +1,5 @@
 // `npm run evals [-- --only a,b] [--list] [--keep-db] [--json]` — the cancellation eval suite
-// (DESIGN.md §11, README.md): every race from the three articles as a real multi-process scenario
+// (docs/architecture.md#evidence-that-it-works, docs/evals.md): every race from the three articles as a real multi-process scenario
 // on a fresh database. Prints case · expected · observed · pass, writes evals/reports/<timestamp>.json
 // (logs of every process beside it), exits 1 on any mismatch or error, 2 on bad flags.
 import { mkdirSync, writeFileSync } from "node:fs";

@@ -1,4 +1,4 @@
-// API key secrets: shown once, stored only as a sha256 hash (DESIGN.md §8). High-entropy random
+// API key secrets: shown once, stored only as a sha256 hash (docs/architecture.md#security). High-entropy random
 // secrets need no slow hash; sha256 lets the gate look a key up by hash in its single statement.
 import { createHash, randomBytes } from "node:crypto";
 import type { KeyKind } from "./control/types";

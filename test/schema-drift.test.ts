@@ -1,5 +1,5 @@
-// The hand-written SQL migrations and prisma/schema.prisma must describe the same database (DESIGN.md
-// §3): tables, columns (type, nullability, default), enums, indexes/uniques/primary keys and foreign
+// The hand-written SQL migrations and prisma/schema.prisma must describe the same database (
+// docs/architecture.md#data): tables, columns (type, nullability, default), enums, indexes/uniques/primary keys and foreign
 // keys, compared between Prisma's own parse of the schema and pg_catalog of the migrated test database.
 // Also: the _prisma_migrations ledger, re-running migrate, and concurrent migrators.
 import { createHash } from "node:crypto";

@@ -3,6 +3,7 @@ import { sessionState } from "@/lib/dal/session";
 import { oidcConfigured } from "@/lib/auth/oidc";
 import { SignInForm } from "@/components/sign-in-form";
 import { safeCallbackUrl } from "@/lib/security/callback-url";
+import { setting } from "@/lib/config";
 
 export const dynamic = "force-dynamic";
 export const metadata = { title: "Sign in · Quiesce" };
@@ -17,10 +18,10 @@ export default async function SignInPage({ searchParams }: { searchParams: Promi
   return (
     <main className="signin">
       <SignInForm
-        oidcName={oidcConfigured() ? process.env.QUIESCE_OIDC_NAME ?? "single sign-on" : null}
+        oidcName={oidcConfigured() ? setting("QUIESCE_OIDC_NAME") : null}
         initialError={error}
         callbackUrl={callbackUrl}
-        demoHint={process.env.QUIESCE_DEMO !== "0"}
+        demoHint={setting("QUIESCE_DEMO")}
       />
     </main>
   );

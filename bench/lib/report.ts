@@ -1,5 +1,5 @@
 // Bench output: Markdown tables (printed, saved under bench/results/, and optionally written into
-// README.md between a section's markers).
+// docs/benchmarks.md between a section's markers).
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 

@@ -1,10 +1,11 @@
-// `quiesce barrier-worker`: the cancellation barrier engine as its own process (DESIGN.md §2, §6).
+// `quiesce barrier-worker`: the cancellation barrier engine as its own process (docs/architecture.md#, #the-cancellation-barrier).
 // Talks to PostgreSQL directly (DATABASE_URL, else the embedded server), as a trusted system principal.
 import type { Command } from "./types";
 import { parseFlags, UsageError } from "../../lib/cli/args";
 import { runBarrierWorker, workerDefaults } from "../../lib/barrier/worker";
-import { listenConnection } from "../../lib/dal/barrier-engine";
-import { prisma } from "../../lib/db/prisma";
+import { closeDbClients } from "../../lib/start/database";
+import { setting } from "../../lib/config";
+import { lineLogger } from "../../lib/log";
 
 const int = (v: string | undefined, name: string, fallback: number) => {
   if (v === undefined) return fallback;
@@ -29,15 +30,15 @@ export const barrierWorkerCommand: Command = {
     const stop = () => ac.abort();
     process.once("SIGTERM", stop);
     process.once("SIGINT", stop);
-    const log = values.quiet ? () => {} : (l: string) => console.log(`[barrier-worker] ${new Date().toISOString()} ${l}`);
+    const log = values.quiet ? () => {} : lineLogger("barrier-engine");
     try {
       await runBarrierWorker({
-        workerId: values.id, teamId: values.team ?? process.env.QUIESCE_BARRIER_TEAM ?? null, claimMs, pollMs: int(values["poll-ms"], "poll-ms", d.pollMs),
+        workerId: values.id, teamId: values.team ?? setting("QUIESCE_BARRIER_TEAM") ?? null, claimMs, pollMs: int(values["poll-ms"], "poll-ms", d.pollMs),
         localSettleMs: int(values["local-settle-ms"], "local-settle-ms", d.localSettleMs),
-        signal: ac.signal, log, listenClient: listenConnection,
+        signal: ac.signal, log, listen: true,
       });
     } finally {
-      await prisma().$disconnect().catch(() => {});
+      await closeDbClients();
     }
     return 0;
   },

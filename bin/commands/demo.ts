@@ -8,6 +8,7 @@ import { parseFlags, UsageError } from "../../lib/cli/args";
 import { defaultUrl } from "../../lib/cli/api";
 import { readDemoKeys } from "../../lib/seed/demo-keys-file";
 import { runFleet } from "../../lib/demo/fleet";
+import { setting } from "../../lib/config";
 
 const positiveInt = (v: string | undefined, name: string, fallback: number, min = 1) => {
   if (v === undefined) return fallback;
@@ -33,11 +34,11 @@ export const demoCommand: Command = {
     const maxLive = positiveInt(values["max-live"], "max-live", 4);
     const initial = positiveInt(values.initial, "initial", 2, 0);
     const file = readDemoKeys();
-    const agentKey = values.key ?? process.env.QUIESCE_API_KEY ?? file?.keys.agent?.secret;
+    const agentKey = values.key ?? setting("QUIESCE_API_KEY") ?? file?.keys.agent?.secret;
     if (!agentKey) throw new UsageError("no agent key: set QUIESCE_API_KEY or pass --key (npm start writes the demo keys to .quiesce/demo-keys.json)");
-    const workerKey = values["worker-key"] ?? process.env.QUIESCE_WORKER_KEY ?? file?.keys.worker?.secret ?? agentKey;
+    const workerKey = values["worker-key"] ?? setting("QUIESCE_WORKER_KEY") ?? file?.keys.worker?.secret ?? agentKey;
     const url = values.url ?? defaultUrl();
-    const simUrl = values.sim ?? process.env.QUIESCE_PROVIDER_SIM_URL ?? "http://127.0.0.1:4700";
+    const simUrl = values.sim ?? setting("QUIESCE_PROVIDER_SIM_URL") ?? "http://127.0.0.1:4700";
     for (const [name, u] of [["url", url], ["sim", simUrl]] as const) {
       try { new URL(u); } catch { throw new UsageError(`--${name}: not a URL: "${u}"`); }
     }

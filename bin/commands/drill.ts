@@ -1,4 +1,4 @@
-// `quiesce drill`: the cancellation drills against a running Quiesce (README.md) — the races from
+// `quiesce drill`: the cancellation drills against a running Quiesce (docs/evals.md) — the races from
 // the articles that need no process control, as drill runs in a team set aside for drills, with a
 // pass / fail per case and links to the evidence. Exit 0 all passed (skips allowed), 1 a case failed
 // or the target is unusable, 2 bad flags.
@@ -10,6 +10,7 @@ import { DRILL_CASES } from "../../lib/drill/index";
 import { DrillSetupError, runDrill, selectCases } from "../../lib/drill/drill-run";
 import { renderEvidence, renderTable } from "../../lib/drill/report";
 import { withDatabase } from "../../lib/start/database";
+import { setting } from "../../lib/config";
 
 const USAGE = [
   "npm run quiesce -- drill --url <base url> --key <operator key> [--agent-key <key>] [--sim-url <url>] [--provider deploy-sim]",
@@ -62,12 +63,12 @@ export const drillCommand: Command = {
       for (const c of DRILL_CASES) console.log(`${c.name.padEnd(44)} ${c.expected.padEnd(32)} seed ${c.seed}  needs: ${c.needs.join(", ")}`);
       return 0;
     }
-    const base = values.url ?? process.env.QUIESCE_URL;
+    const base = values.url ?? setting("QUIESCE_URL");
     if (!base) throw new UsageError("--url is required (or set QUIESCE_URL)");
-    const key = values.key ?? process.env.QUIESCE_OPERATOR_KEY;
+    const key = values.key ?? setting("QUIESCE_OPERATOR_KEY");
     if (!key?.trim()) throw new UsageError("--key is required: an operator key of the drill team (or set QUIESCE_OPERATOR_KEY)");
-    const agentKey = values["agent-key"] ?? process.env.QUIESCE_AGENT_KEY;
-    const simRaw = values["sim-url"] ?? process.env.QUIESCE_PROVIDER_SIM_URL;
+    const agentKey = values["agent-key"] ?? setting("QUIESCE_AGENT_KEY");
+    const simRaw = values["sim-url"] ?? setting("QUIESCE_PROVIDER_SIM_URL");
     const timeout = values.timeout === undefined ? 120 : Number(values.timeout);
     if (!Number.isInteger(timeout) || timeout < 5 || timeout > 3600) throw new UsageError(`--timeout: whole seconds 5–3600, got "${values.timeout}"`);
     let cases;

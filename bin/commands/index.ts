@@ -2,7 +2,9 @@
 // Entries load lazily so a process pays only for the command it runs (the Claude Code hook runs
 // once per tool call and must answer fast); `help` loads them all.
 import type { Command } from "./types";
+import type { CommandName } from "./names";
 
+// Keyed by name; `satisfies` makes a command missing here (or from ./names.ts) a type error.
 export const commands: Record<string, () => Promise<Command>> = {
   migrate: () => import("./migrate").then((m) => m.migrateCommand),
   seed: () => import("./seed").then((m) => m.seedCommand),
@@ -24,4 +26,4 @@ export const commands: Record<string, () => Promise<Command>> = {
   drill: () => import("./drill").then((m) => m.drillCommand),
   audit: () => import("./audit").then((m) => m.auditCommand),
   members: () => import("./members").then((m) => m.membersCommand),
-};
+} satisfies Record<CommandName, () => Promise<Command>>;

@@ -4,9 +4,9 @@
 // would corrupt stdout) or `npx tsx --conditions=react-server bin/quiesce.ts mcp-gateway …`.
 import type { Command } from "./types";
 import { parseFlags, requireFlag, UsageError } from "../../lib/cli/args";
-import { envInt } from "../../lib/adapters/common/config";
 import { adapterSetup, splitWrappedCommand } from "../../lib/cli/adapter-command";
 import { runGateway } from "../../lib/adapters/mcp-gateway/gateway";
+import { setting } from "../../lib/config";
 
 const USAGE = "quiesce mcp-gateway --run <runId> [--lease <parentLeaseId>] [--task <taskId>] [--url <url>] [--key <key>] -- <server command> [args…]";
 
@@ -24,7 +24,7 @@ export const mcpGatewayCommand: Command = {
     const { cfg, client } = adapterSetup({ url: values.url, key: values.key });
     return runGateway({
       cfg, client, parentRunId: runId, parentLeaseId: values.lease, taskId: values.task, command, args,
-      callTimeoutMs: envInt(process.env, "QUIESCE_MCP_CALL_TIMEOUT_MS", 3_600_000),
+      callTimeoutMs: setting("QUIESCE_MCP_CALL_TIMEOUT_MS"),
     });
   },
 };

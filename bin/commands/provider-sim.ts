@@ -3,6 +3,7 @@
 import type { Command } from "./types";
 import { parseFlags, UsageError } from "../../lib/cli/args";
 import { startSimProvider } from "../../lib/providers/sim-server";
+import { lineLogger, logger } from "../../lib/log";
 
 export const providerSimCommand: Command = {
   summary: "run the simulated deployment provider (cancels cleanly, commits during cancel, status down, slow)",
@@ -11,9 +12,9 @@ export const providerSimCommand: Command = {
     const { values } = parseFlags(argv, { port: { type: "string" }, host: { type: "string" }, quiet: { type: "boolean" } }, { positionals: false });
     const port = values.port === undefined ? 4700 : Number(values.port);
     if (!Number.isInteger(port) || port < 0 || port > 65535) throw new UsageError("--port: an integer 0–65535");
-    const log = values.quiet ? () => {} : (l: string) => console.log(`[provider-sim] ${l}`);
+    const log = values.quiet ? () => {} : lineLogger("provider-sim");
     const sim = await startSimProvider({ port, host: values.host ?? "127.0.0.1", log });
-    console.log(`[provider-sim] listening on ${sim.url}`);
+    logger("provider-sim").info(`listening on ${sim.url}`);
     await new Promise<void>((resolve) => {
       process.once("SIGTERM", () => resolve());
       process.once("SIGINT", () => resolve());

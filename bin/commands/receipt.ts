@@ -1,5 +1,5 @@
 // `quiesce receipt <barrierId> [--json|--yaml] [--verify] [--version n]`: print or verify a stop
-// receipt (DESIGN.md §7). Reads the database directly as a read-only system principal (the reviewer's
+// receipt (docs/architecture.md#the-stop-receipt). Reads the database directly as a read-only system principal (the reviewer's
 // tool next to the database); with --url/--key it reads the same receipt over the API instead
 // (GET /api/v1/barriers/{id}/receipt, any key of the team). --verify recomputes the sha256 over the
 // canonical JSON and exits 1 on a mismatch.
@@ -8,7 +8,7 @@ import { parseFlags, UsageError } from "../../lib/cli/args";
 import { clientFrom, onePositional, callApi } from "../../lib/cli/api";
 import { getReceipt, verifyReceipt } from "../../lib/dal/barriers";
 import { serializeReceipt, verifyReceipt as verifyReceiptBody } from "../../lib/control/evidence/receipt";
-import { prisma } from "../../lib/db/prisma";
+import { closeDbClients } from "../../lib/start/database";
 
 type Body = Record<string, unknown> & {
   decision?: string; version?: number; run_id?: string; verified_at?: string; digest?: string;
@@ -74,7 +74,7 @@ export const receiptCommand: Command = {
       console.log(v.ok ? `digest verified: sha256:${v.digest} (v${v.version})` : `DIGEST MISMATCH (v${v.version}): stored ${v.digest}, recomputed ${v.recomputed}: ${v.detail}`);
       return v.ok ? 0 : 1;
     } finally {
-      await prisma().$disconnect().catch(() => {});
+      await closeDbClients();
     }
   },
 };

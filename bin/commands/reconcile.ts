@@ -1,4 +1,4 @@
-// `quiesce reconcile list|assign|resolve`: work the `unknown` outcomes of stop barriers (DESIGN.md §6).
+// `quiesce reconcile list|assign|resolve`: work the `unknown` outcomes of stop barriers (docs/architecture.md#the-cancellation-barrier).
 // Reads and writes the database directly; writes act AS a named member (--as <email>), whose current
 // role is checked exactly as in the console: managers/admins assign; the assignee or a manager/admin
 // resolves. Resolving (and assigning, once a receipt exists) issues a new receipt version.
@@ -6,7 +6,7 @@ import type { Command } from "./types";
 import { parseFlags, UsageError } from "../../lib/cli/args";
 import { assignReconciliation, listReconciliations, memberPrincipal, resolveReconciliation, userIdForEmail } from "../../lib/dal/reconciliations";
 import { findTeamBySlug } from "../../lib/dal/admin-directory";
-import { prisma } from "../../lib/db/prisma";
+import { closeDbClients } from "../../lib/start/database";
 
 const SYSTEM = { type: "system", name: "cli:reconcile" } as const;
 const USAGE = [
@@ -67,7 +67,7 @@ export const reconcileCommand: Command = {
       }
       throw new UsageError(sub ? `unknown subcommand: ${sub}` : "a subcommand is required: list, assign or resolve");
     } finally {
-      await prisma().$disconnect().catch(() => {});
+      await closeDbClients();
     }
   },
 };

@@ -14,6 +14,9 @@ import { closeDbClients, openDatabaseHosted, redactUrl, type DatabaseHandle } fr
 import { childEnv, demoEnabled, parsePort, planChildren, PROVIDER_SIM_PORT } from "../../lib/start/plan";
 import { ensureAuthSecret } from "../../lib/start/secret";
 import { Supervisor } from "../../lib/start/supervisor";
+import { setting } from "../../lib/config";
+import { COMMAND_NAMES } from "./names";
+import { sleep } from "../../lib/wait";
 
 const ROOT = path.resolve(import.meta.dirname, "../..");
 const say = (line: string) => console.log(`${"[start]".padEnd(16)} ${line}`);
@@ -35,7 +38,7 @@ async function waitForHttp(url: string, gaveUp: () => boolean): Promise<boolean>
       return true;
     } catch { /* not listening yet */ }
     if (Date.now() - started > nextNote) { say(`still waiting for the web app at ${url} …`); nextNote += 15_000; }
-    await new Promise((r) => setTimeout(r, 500));
+    await sleep(500);
   }
   return false;
 }
@@ -55,14 +58,13 @@ export const startCommand: Command = {
     if (positionals.length) throw new UsageError(`unexpected argument: ${positionals[0]}`);
     let port: number;
     try {
-      port = values.port !== undefined ? parsePort(values.port, "--port") : parsePort(process.env.PORT ?? "3000", "PORT");
+      port = values.port !== undefined ? parsePort(values.port, "--port") : setting("PORT");
     } catch (e) {
       throw new UsageError((e as Error).message);
     }
     // Only this machine can reach the console unless HOST names another interface (e.g. 0.0.0.0).
-    const opts = { port, dev: values.dev ?? false, demo: demoEnabled(values["no-demo"], process.env), host: process.env.HOST?.trim() || "127.0.0.1" };
-    const { commands } = await import("./index");
-    const plan = planChildren(ROOT, Object.keys(commands), opts);
+    const opts = { port, dev: values.dev ?? false, demo: demoEnabled(values["no-demo"], process.env), host: setting("HOST") };
+    const plan = planChildren(ROOT, COMMAND_NAMES, opts);
 
     for (const p of [port, ...(plan.some((c) => c.name === "provider-sim") ? [PROVIDER_SIM_PORT] : [])]) {
       if (await portInUse(p)) {
@@ -122,7 +124,7 @@ export const startCommand: Command = {
 
       if (!opts.dev && !shuttingDown) {
         const check = checkBuild(ROOT);
-        if (check.needed && process.env.QUIESCE_SKIP_BUILD === "1") {
+        if (check.needed && setting("QUIESCE_SKIP_BUILD")) {
           say(`QUIESCE_SKIP_BUILD=1: not building although ${check.reason}`);
         } else if (check.needed) {
           say(`building the web app (${check.reason}); this takes a minute or two …`);

@@ -20,14 +20,14 @@ const drill = (name: string): EvalCase => {
 };
 
 export const EVAL_CASES: EvalCase[] = [
-  // seed 001 — cancellation_evals
+  // docs/architecture.md#barriers — cancellation_evals
   drill("queued_call_starts_after_parent_revocation"),
   drill("provider_commits_during_cancel_request"),
   cancellationWorkerCrashesMidBarrier,
   drill("delayed_retry_fires_after_revocation"),
   drill("provider_status_unavailable"),
   drill("child_run_misses_parent_notification"),
-  // seed 004 — what to actually check
+  // docs/architecture.md#control-state — what to actually check
   drill("pause_from_another_process"),
   killWithFullQueueEval,
   restartSurvival,
@@ -35,7 +35,7 @@ export const EVAL_CASES: EvalCase[] = [
   drill("kill_during_long_call"),
   drill("unauthorized_interrupt"),
   drill("missing_control_row"),
-  // seed 000 — failure behaviour and the approved-artifact handoff fixture
+  // docs/architecture.md#five-questions — failure behaviour and the approved-artifact handoff fixture
   drill("cancellation_requested_no_ack"),
   drill("approved_artifact_handoff"),
   drill("side_effect_completed_before_stop"),

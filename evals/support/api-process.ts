@@ -3,8 +3,9 @@
 // Used by `npm run evals` when there is no up-to-date build or QUIESCE_EVAL_SERVER=handlers.
 // Prints {"event":"ready","url":…} when listening; SIGTERM closes it.
 import { startApiServer } from "../../test/support/api-server";
+import { setting } from "../../lib/config";
 
-const port = Number(process.env.PORT ?? 0);
+const port = setting("PORT");
 const server = await startApiServer({ port, host: "127.0.0.1" });
 process.stdout.write(`${JSON.stringify({ event: "ready", url: server.url, pid: process.pid })}\n`);
 const stop = () => {

@@ -2,13 +2,14 @@
 // embedded PostgreSQL of its own: port 54332, data in .quiesce/evals-pgdata). Dropped afterwards unless
 // asked to keep it for inspection.
 import { freshDatabase as create, type FreshDatabase } from "../../lib/db/fresh-database";
+import { setting } from "../../lib/config";
 
 export type EvalDatabase = FreshDatabase;
 
 export function freshDatabase(log: (l: string) => void): Promise<EvalDatabase> {
   return create({
     prefix: "quiesce_evals",
-    embedded: { dataDir: ".quiesce/evals-pgdata", port: Number(process.env.QUIESCE_EVALS_PG_PORT ?? 54332) },
+    embedded: { dataDir: ".quiesce/evals-pgdata", port: setting("QUIESCE_EVALS_PG_PORT") },
     log,
   });
 }

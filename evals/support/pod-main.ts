@@ -7,11 +7,12 @@
 import { createInterface } from "node:readline";
 import { LocalExecutor } from "../../lib/drill/executor";
 import type { JobBehaviour, RunHandle } from "../../lib/drill/types";
+import { setting } from "../../lib/config";
 
-const name = process.env.POD_NAME ?? `pod-${process.pid}`;
+const name = setting("POD_NAME") ?? `pod-${process.pid}`;
 const emit = (o: Record<string, unknown>) => process.stdout.write(`${JSON.stringify({ pod: name, ...o })}\n`);
 const exec = new LocalExecutor({
-  url: process.env.QUIESCE_URL!, apiKey: process.env.QUIESCE_API_KEY!, label: `${name} (pid ${process.pid})`,
+  url: setting("QUIESCE_URL")!, apiKey: setting("QUIESCE_API_KEY")!, label: `${name} (pid ${process.pid})`,
   log: (l) => process.stderr.write(`${l}\n`),
 });
 
@@ -39,7 +40,7 @@ createInterface({ input: process.stdin }).on("line", (text) => {
 
 // POD_QUEUE: also consume that pg-boss queue (a real durable queue in the same PostgreSQL) through the
 // guard; each job's payload names its behaviour. Lines carry the job's operationId.
-const queue = process.env.POD_QUEUE;
+const queue = setting("POD_QUEUE");
 let stopQueue = async () => {};
 if (queue) {
   const { createPgBoss, ensureGuardedQueue, guardPgBossWork } = await import("../../lib/queues/pg-boss");
@@ -53,7 +54,7 @@ if (queue) {
     emit({ event: "started", operationId: ctx.stamp.operationId, via: "pg-boss" });
     return perform(payload.job, ctx);
   }, {
-    concurrency: Number(process.env.POD_QUEUE_CONCURRENCY ?? 1), stopSignal: stop.signal, pollingIntervalSeconds: 0.5,
+    concurrency: setting("POD_QUEUE_CONCURRENCY"), stopSignal: stop.signal, pollingIntervalSeconds: 0.5,
     onOutcome: (stamp, o) => emit({ event: "outcome", operationId: stamp?.operationId ?? null, via: "pg-boss", status: o.status, reason: (o as { reason?: string }).reason ?? null }),
   });
   stopQueue = async () => { stop.abort(); await boss.stop({ graceful: true, timeout: 10_000, wait: true }); };

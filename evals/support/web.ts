@@ -7,19 +7,19 @@ import path from "node:path";
 import { randomBytes } from "node:crypto";
 import { checkBuild } from "../../lib/start/build-check";
 import { ROOT, spawnProc, spawnTs, waitUntil, type Proc } from "./proc";
+import { setting } from "../../lib/config";
 
 export type WebKind = "next start" | "route handlers (evals/support/api-process.ts)";
 export interface WebChoice { kind: WebKind; reason: string }
 
-export function chooseWebServer(setting = process.env.QUIESCE_EVAL_SERVER): WebChoice {
+export function chooseWebServer(choice = setting("QUIESCE_EVAL_SERVER")): WebChoice {
   const handlers: WebKind = "route handlers (evals/support/api-process.ts)";
-  if (setting === "handlers") return { kind: handlers, reason: "QUIESCE_EVAL_SERVER=handlers" };
+  if (choice === "handlers") return { kind: handlers, reason: "QUIESCE_EVAL_SERVER=handlers" };
   const hasBuild = existsSync(path.join(ROOT, ".next", "BUILD_ID"));
-  if (setting === "next") {
+  if (choice === "next") {
     if (!hasBuild) throw new Error("QUIESCE_EVAL_SERVER=next but there is no production build (.next/BUILD_ID); run `npm run build`");
     return { kind: "next start", reason: "QUIESCE_EVAL_SERVER=next" };
   }
-  if (setting !== undefined && setting !== "" && setting !== "auto") throw new Error(`QUIESCE_EVAL_SERVER: "next", "handlers" or "auto", got "${setting}"`);
   if (!hasBuild) return { kind: handlers, reason: "no production build (.next/BUILD_ID is missing)" };
   const b = checkBuild(ROOT);
   // A stale build would evaluate yesterday's code: fall back to the handlers of the source tree.

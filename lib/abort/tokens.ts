@@ -1,5 +1,5 @@
 // Abort tokens: one AbortSignal per running operation, fired when the control plane says the
-// operation must stop (DESIGN.md §9, seed 004 "abort tokens for long calls").
+// operation must stop (docs/architecture.md#integrations-fail-closed, docs/architecture.md#control-state "abort tokens for long calls").
 //
 // A wake-up comes from a feed (PostgreSQL LISTEN in-process, server-sent events remotely); it is
 // never trusted by itself. The token re-checks authority through the heartbeat (the gate's third
@@ -12,6 +12,7 @@
 // running handler keeps going unless the token was opened with abortOnPause.
 import type { WakeEvent } from "./control-event";
 import { mayChangeAuthority } from "./control-event";
+import { backoffDelay, sleep } from "../wait";
 
 export interface RecheckAnswer { continue: boolean; reason: string }
 /** Asks the control plane about one running operation (heartbeat semantics). Throws when unreachable. */
@@ -183,7 +184,7 @@ export class AbortTokens {
         return await this.opts.recheck(operationId);
       } catch (err) {
         this.opts.log?.(`[abort] re-check of ${operationId} failed (${(err as Error).message}); attempt ${i + 1}/${attempts}`);
-        if (i < attempts - 1) await new Promise((r) => setTimeout(r, 200 * 2 ** i));
+        if (i < attempts - 1) await sleep(backoffDelay(i, { baseMs: 200, capMs: 5000 }));
       }
     }
     return null;

@@ -5,6 +5,7 @@ import "server-only";
 import { QuiesceError } from "../errors";
 import { currentSession, type ConsoleSession } from "../dal/session";
 import { findUnsafeText } from "../security/text";
+import { logger } from "../log";
 
 export function consoleGet<P>(handler: (ctx: { session: ConsoleSession; url: URL; params: P }) => Promise<unknown>) {
   return async (req: Request, ctx: { params: Promise<P> }): Promise<Response> => {
@@ -19,7 +20,7 @@ export function consoleGet<P>(handler: (ctx: { session: ConsoleSession; url: URL
       return Response.json(data, { headers: { "cache-control": "no-store" } });
     } catch (err) {
       if (err instanceof QuiesceError) return Response.json({ error: { code: err.code, message: err.message } }, { status: err.httpStatus });
-      console.error("[console route]", err);
+      logger("console").error({ err, path: new URL(req.url).pathname }, "console route failed");
       return Response.json({ error: { code: "internal", message: "internal error" } }, { status: 500 });
     }
   };

@@ -6,6 +6,7 @@ import { currentSession } from "../dal/session";
 import { getConsoleReceipt } from "../dal/console/receipt";
 import { serializeReceipt } from "../control/evidence/receipt";
 import { ReceiptVersionQuery } from "../schemas/console";
+import { logger } from "../log";
 
 export function receiptDownload(format: "json" | "yaml") {
   return async (req: Request, ctx: { params: Promise<{ barrierId: string }> }): Promise<Response> => {
@@ -29,7 +30,7 @@ export function receiptDownload(format: "json" | "yaml") {
       });
     } catch (err) {
       if (err instanceof QuiesceError) return Response.json(err.toBody(), { status: err.httpStatus });
-      console.error("[receipt download]", err);
+      logger("console").error({ err }, "receipt download failed");
       return Response.json({ error: { code: "internal", message: "internal error" } }, { status: 500 });
     }
   };

@@ -1,4 +1,4 @@
-// The ONE path every console server action takes (DESIGN.md §10): parse with zod → resolve the
+// The ONE path every console server action takes (docs/architecture.md#conventions): parse with zod → resolve the
 // current principal from the database → authorize → call the dal → revalidate → a plain result.
 // Server actions are public endpoints (anyone can POST one), so nothing here trusts the page that
 // rendered the button: a control the role may not use is refused even when posted by hand.
@@ -9,6 +9,7 @@ import { isAllowed, type Action } from "../control/authz";
 import { QuiesceError, type ErrorCode } from "../errors";
 import { currentSession, type ConsoleSession } from "../dal/session";
 import { findUnsafeText } from "../security/text";
+import { logger } from "../log";
 
 export type ActionResult<T> = { ok: true; data: T } | { ok: false; code: ErrorCode; message: string };
 
@@ -51,7 +52,7 @@ export async function runAction<S extends z.ZodType, T>(
     return { ok: true, data };
   } catch (err) {
     if (err instanceof QuiesceError) return { ok: false, code: err.code, message: err.message };
-    console.error(`[action ${spec.name}]`, err);
+    logger("console").error({ err, action: spec.name }, "server action failed");
     return { ok: false, code: "internal", message: "internal error — reload to see the current state" };
   }
 }

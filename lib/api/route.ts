@@ -1,7 +1,8 @@
-// The one wrapper every app/api/v1 route handler goes through (DESIGN.md §8, §10): authenticate the
+// The one wrapper every app/api/v1 route handler goes through (docs/architecture.md#, #conventions): authenticate the
 // bearer key into a Principal (re-read from the database on every call), parse body and query with
 // zod (400 naming the bad field, nothing changes), and map QuiesceError → { error: { code, message } }.
 import "server-only";
+import { randomUUID } from "node:crypto";
 import type { z } from "zod";
 import { QuiesceError, asQuiesceError, badRequest } from "../errors";
 import { bearerSecret, hashKeySecret } from "../keys";
@@ -11,6 +12,7 @@ import { zodToBadRequest } from "./zod-error";
 import { findUnsafeText } from "../security/text";
 import { clientAddress } from "../security/client-address";
 import { badKeyWait, recordBadKey } from "../dal/sign-in";
+import { logger, requestIdFrom, type Logger } from "../log";
 
 export type KeyPrincipal = Extract<Principal, { type: "key" }>;
 
@@ -18,7 +20,7 @@ export type KeyPrincipal = Extract<Principal, { type: "key" }>;
  * auth:
  *  - "key" (default): the key is authenticated here; the handler gets `principal`.
  *  - "hash": the handler gets only `keyHash` — for the gate's hot path, whose single SQL statement
- *    authenticates the key itself in the same round trip (DESIGN.md §4).
+ *    authenticates the key itself in the same round trip (docs/architecture.md#the-gate).
  *  - "none": public (the OpenAPI document).
  */
 export type AuthMode = "key" | "hash" | "none";
@@ -36,6 +38,9 @@ export interface RouteArgs<B, Q, A extends AuthMode> {
   query: Q extends z.ZodType ? z.output<Q> : undefined;
   params: Record<string, string>;
   req: Request;
+  /** The caller's x-request-id (or a fresh one); echoed on the response and on every log line. */
+  requestId: string;
+  log: Logger;
 }
 
 export type RouteResult = Response | { status?: number; json: unknown; headers?: Record<string, string> };
@@ -121,6 +126,22 @@ export function apiRoute<
   const auth: AuthMode = spec.auth ?? "key";
   return async (req, ctx) => {
     let address: string | null = null;
+    const started = performance.now();
+    const requestId = requestIdFrom(req.headers.get("x-request-id"), randomUUID);
+    let url: URL | null = null;
+    try {
+      url = new URL(req.url);
+    } catch {
+      /* answered as a 400 below */
+    }
+    const log = logger("api").child({ requestId, method: req.method, path: url?.pathname ?? "(malformed)" });
+    const done = (res: Response): Response => {
+      try { res.headers.set("x-request-id", requestId); } catch { /* an immutable (fetched) response keeps its headers */ }
+      const ms = Math.round(performance.now() - started);
+      if (res.status >= 500) log.error({ status: res.status, ms }, "request failed");
+      else log.debug({ status: res.status, ms }, "request");
+      return res;
+    };
     try {
       let principal: KeyPrincipal | null = null;
       let keyHash: string | null = null;
@@ -155,18 +176,19 @@ export function apiRoute<
       }
       let query: unknown = undefined;
       if (spec.query) {
-        const raw = queryObject(new URL(req.url));
+        if (!url) throw badRequest("url: malformed");
+        const raw = queryObject(url);
         const unsafe = findUnsafeText(raw, "query");
         if (unsafe) throw badRequest(`${unsafe.field}: ${unsafe.message}`);
         const parsed = spec.query.safeParse(raw);
         if (!parsed.success) throw zodToBadRequest(parsed.error, "query");
         query = parsed.data;
       }
-      const result = await handler({ principal, keyHash, body, query, params, req } as RouteArgs<B, Q, A>);
-      if (result instanceof Response) return result;
-      return jsonResponse(result.status ?? 200, result.json, result.headers);
+      const result = await handler({ principal, keyHash, body, query, params, req, requestId, log } as RouteArgs<B, Q, A>);
+      if (result instanceof Response) return done(result);
+      return done(jsonResponse(result.status ?? 200, result.json, result.headers));
     } catch (err) {
-      if (!(err instanceof QuiesceError)) console.error("[api] unhandled error:", err);
+      if (!(err instanceof QuiesceError)) log.error({ err }, "unhandled error");
       let e = asQuiesceError(err);
       // Every bad key counts against its source address (kept in PostgreSQL); past the free
       // allowance the answer becomes 429 with the wait.
@@ -174,7 +196,7 @@ export function apiRoute<
         const wait = await recordBadKey(address).catch(() => 0);
         if (wait > 0) e = rateLimited(wait);
       }
-      return errorResponse(e);
+      return done(errorResponse(e));
     }
   };
 }

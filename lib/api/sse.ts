@@ -4,7 +4,7 @@
 // `event: revoked` — as soon as it is gone (key revoked or expired, member removed, user disabled,
 // session ended). Keep-alive comments hold proxies open; an optional maximum age ends every stream.
 import "server-only";
-import { securityConfig } from "../security/config";
+import { setting } from "../config";
 
 export interface SseOptions {
   /** The request: a client disconnect ends the stream. */
@@ -56,7 +56,7 @@ export async function sseResponse(o: SseOptions): Promise<Response> {
   o.req.signal.addEventListener("abort", close, { once: true });
   if (o.req.signal.aborted) close();
 
-  const recheckMs = o.recheckMs ?? securityConfig().QUIESCE_SSE_RECHECK_MS;
+  const recheckMs = o.recheckMs ?? setting("QUIESCE_SSE_RECHECK_MS");
   let checking = false;
   const recheck = async () => {
     if (closed || checking) return;

@@ -4,24 +4,25 @@
 // to a Quiesce user (see lib/auth/options.ts): the identity provider proves who someone is, the
 // Quiesce database decides which team and role they have.
 import type { OAuthConfig } from "next-auth/providers/oauth";
+import { setting } from "../config";
 
 interface OidcProfile { sub: string; email?: string; email_verified?: boolean; name?: string; preferred_username?: string }
 
 export function oidcConfigured(env: NodeJS.ProcessEnv = process.env): boolean {
-  return Boolean(env.QUIESCE_OIDC_ISSUER && env.QUIESCE_OIDC_CLIENT_ID && env.QUIESCE_OIDC_CLIENT_SECRET);
+  return Boolean(setting("QUIESCE_OIDC_ISSUER", env) && setting("QUIESCE_OIDC_CLIENT_ID", env) && setting("QUIESCE_OIDC_CLIENT_SECRET", env));
 }
 
 export function oidcProvider(env: NodeJS.ProcessEnv = process.env): OAuthConfig<OidcProfile> | null {
   if (!oidcConfigured(env)) return null;
-  const issuer = env.QUIESCE_OIDC_ISSUER!.replace(/\/+$/, "");
+  const issuer = setting("QUIESCE_OIDC_ISSUER", env)!.replace(/\/+$/, "");
   return {
     id: "oidc",
-    name: env.QUIESCE_OIDC_NAME ?? "Single sign-on",
+    name: setting("QUIESCE_OIDC_NAME", env),
     type: "oauth",
     wellKnown: `${issuer}/.well-known/openid-configuration`,
     issuer,
-    clientId: env.QUIESCE_OIDC_CLIENT_ID!,
-    clientSecret: env.QUIESCE_OIDC_CLIENT_SECRET!,
+    clientId: setting("QUIESCE_OIDC_CLIENT_ID", env)!,
+    clientSecret: setting("QUIESCE_OIDC_CLIENT_SECRET", env)!,
     authorization: { params: { scope: "openid email profile" } },
     idToken: true,
     checks: ["pkce", "state"],

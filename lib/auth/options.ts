@@ -1,4 +1,4 @@
-// next-auth (Auth.js v4) configuration for the console (DESIGN.md §8).
+// next-auth (Auth.js v4) configuration for the console (docs/architecture.md#security).
 // The session is a signed JWT cookie that names the user and nothing else that matters: team and role
 // are read from the database on every request (lib/dal/session.ts), so removing a member or changing a
 // role takes effect on the next click, not when the token expires.
@@ -9,7 +9,7 @@ import { authSecret } from "./secret";
 import { oidcProvider } from "./oidc";
 import { userForEmail, verifyCredentials } from "../dal/console/identity";
 import { signOutUser } from "../dal/sign-in";
-import { securityConfig } from "../security/config";
+import { setting } from "../config";
 import { safeRedirect } from "../security/callback-url";
 
 /**
@@ -17,13 +17,13 @@ import { safeRedirect } from "../security/callback-url";
  * the absolute lifetime from sign-in (QUIESCE_SESSION_MAX_AGE, default 12 h) is checked on every
  * request against the sign-in time in the token, together with the user's session version.
  */
-export const SESSION_IDLE_SECONDS = securityConfig().QUIESCE_SESSION_IDLE_SECONDS;
+export const SESSION_IDLE_SECONDS = setting("QUIESCE_SESSION_IDLE_SECONDS");
 
 const credentialsInput = z.object({ email: z.string().trim().email().max(320), password: z.string().min(1).max(200) });
 
 // Behind `next start -p N` without NEXTAUTH_URL, next-auth would assume localhost:3000 for its own
 // redirects; the console's sign-in and sign-out use redirect:false, but keep the default sane anyway.
-process.env.NEXTAUTH_URL ??= `http://localhost:${process.env.PORT ?? 3000}`;
+process.env.NEXTAUTH_URL ??= `http://localhost:${setting("PORT")}`;
 
 function providers(): NextAuthOptions["providers"] {
   const list: NextAuthOptions["providers"] = [

@@ -1,9 +1,10 @@
-// Console passwords (DESIGN.md §8): bcrypt, so a leaked users table does not hand out sign-ins.
+// Console passwords (docs/architecture.md#security): bcrypt, so a leaked users table does not hand out sign-ins.
 // bcryptjs is pure JavaScript (no native build), which keeps `npm install` offline-safe.
 import bcrypt from "bcryptjs";
+import { setting } from "../config";
 
 /** Cost 10 ≈ 50–100 ms per hash: slow for an attacker, fine for one sign-in. */
-const ROUNDS = Number(process.env.QUIESCE_BCRYPT_ROUNDS ?? 10);
+const ROUNDS = setting("QUIESCE_BCRYPT_ROUNDS");
 /** bcrypt ignores bytes past 72; refuse them rather than silently accept a truncated password. */
 const MAX_BYTES = 72;
 

@@ -4,12 +4,13 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { randomBytes } from "node:crypto";
 import path from "node:path";
+import { setting } from "../config";
 
 // The same file `quiesce start` (lib/start/secret.ts) writes, so both agree without NEXTAUTH_SECRET.
 const FILE = "auth-secret";
 
-export function authSecret(dataDir = process.env.QUIESCE_DATA_DIR ?? ".quiesce"): string {
-  const fromEnv = process.env.NEXTAUTH_SECRET;
+export function authSecret(dataDir = setting("QUIESCE_DATA_DIR")): string {
+  const fromEnv = setting("NEXTAUTH_SECRET");
   if (fromEnv && fromEnv.length > 0) return fromEnv;
   const file = path.resolve(dataDir, FILE);
   if (existsSync(file)) {

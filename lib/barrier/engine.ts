@@ -1,4 +1,4 @@
-// One barrier, driven phase by phase from its durable row (DESIGN.md §6). Called by the worker loop
+// One barrier, driven phase by phase from its durable row (docs/architecture.md#the-cancellation-barrier). Called by the worker loop
 // with a claim held; the claim is renewed while work goes on, and a lost claim aborts the work (the
 // new holder continues from the rows; every write here is conditional, so nothing happens twice).
 import { cancelBarrierQueueJobs } from "./queue-cancel";

@@ -1,5 +1,5 @@
 // After the barrier commits, jobs already sitting in real queues (pg-boss / BullMQ) are cancelled
-// there too (DESIGN.md §9): the gate would deny them at dequeue anyway, but a cancelled job never
+// there too (docs/architecture.md#integrations-fail-closed): the gate would deny them at dequeue anyway, but a cancelled job never
 // wakes a worker. Best effort and idempotent: the kill's after-commit step and the engine's
 // revoking step both call it (a crash between commit and the call loses nothing).
 import { cancelQueueJobs } from "../queues/cancel";

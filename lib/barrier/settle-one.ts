@@ -1,4 +1,4 @@
-// Settling one in-flight operation (DESIGN.md §6 steps 1–3): ask the provider to cancel, check the
+// Settling one in-flight operation (docs/architecture.md#the-cancellation-barrier steps 1–3): ask the provider to cancel, check the
 // authoritative effect until the provider's settle deadline, and let lib/control/settlement decide.
 // Resumable: the cancel request time, the provider's answer and every check are durable, so an engine
 // that takes over continues from them (re-asking a provider to cancel is harmless; a cancel is idempotent).
@@ -9,6 +9,7 @@ import {
   markCancelRequested, recordRound, settleBySystem, settlementState, type WorkSettlement,
 } from "../dal/barrier-engine";
 import type { Principal } from "../dal/principal";
+import { sleep } from "../wait";
 
 export interface SettleContext {
   principal: Principal;
@@ -21,12 +22,8 @@ export interface SettleContext {
   log: (line: string) => void;
 }
 
-const sleep = (ms: number, signal: AbortSignal) => new Promise<void>((resolve) => {
-  if (signal.aborted || ms <= 0) return resolve();
-  const t = setTimeout(() => { signal.removeEventListener("abort", done); resolve(); }, ms);
-  const done = () => { clearTimeout(t); resolve(); };
-  signal.addEventListener("abort", done, { once: true });
-});
+/** Waits end quietly when the engine stops; the caller re-checks its signal. */
+const pause = (ms: number, stop: AbortSignal) => sleep(ms, undefined, stop);
 
 async function write(ctx: SettleContext, s: WorkSettlement, v: SettlementVerdict & { kind: "settle" }, check: EffectAnswer | null, rollbackOwner: string | null) {
   const at = new Date();
@@ -54,7 +51,7 @@ export async function settleOne(ctx: SettleContext, s: WorkSettlement, provider:
       if ((await settlementState(ctx.principal, s.id)) !== null) return;
       const v = decideSettlement({ hasProvider: false, providerResponse: null, check: null, executorReport: null, deadlinePassed: Date.now() >= deadline });
       if (v.kind === "settle") return write(ctx, s, v, null, null);
-      await sleep(Math.min(500, deadline - Date.now()), ctx.signal);
+      await pause(Math.min(500, deadline - Date.now()), ctx.signal);
     }
     return;
   }
@@ -83,6 +80,6 @@ export async function settleOne(ctx: SettleContext, s: WorkSettlement, provider:
       executorReport: null, deadlinePassed: Date.now() >= deadline,
     });
     if (v.kind === "settle") return write(ctx, s, v, check, provider.rollbackOwner);
-    await sleep(nextCheckDelayMs(attempt, deadline - Date.now()), ctx.signal);
+    await pause(nextCheckDelayMs(attempt, deadline - Date.now()), ctx.signal);
   }
 }

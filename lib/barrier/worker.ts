@@ -6,13 +6,14 @@
 // its claim expires. SIGTERM stops claiming, aborts in-flight work and gives claims back.
 import { randomBytes } from "node:crypto";
 import os from "node:os";
-import type pg from "pg";
-import { CONTROL_CHANNEL } from "../dal/notify";
 import { claimNextBarrier, nextWakeAt } from "../dal/barrier-engine";
 import { nextPauseReclaimAt, reclaimOverduePauses } from "../dal/pause-reclaim";
 import type { Principal } from "../dal/principal";
 import { processBarrier, type BarrierOutcome } from "./engine";
 import { recordPeriodicCheckpoints } from "../dal/audit-verify";
+import { setting } from "../config";
+import { ControlListener } from "../db/listen";
+import { Doorbell, sleep } from "../wait";
 
 export interface WorkerOptions {
   workerId?: string;
@@ -28,21 +29,16 @@ export interface WorkerOptions {
   teamId?: string | null;
   signal: AbortSignal;
   log?: (line: string) => void;
-  /** A function returning a dedicated client for LISTEN (not from a pool that recycles it). */
-  listenClient?: () => Promise<pg.Client>;
+  /** Wake on control notifications (the shared LISTEN client); without it, only the timers and the poll. */
+  listen?: boolean;
   onOutcome?: (barrierId: string, outcome: BarrierOutcome) => void;
 }
 
-const envInt = (name: string, fallback: number) => {
-  const v = Number(process.env[name]);
-  return Number.isFinite(v) && v >= 0 ? v : fallback;
-};
-
 export function workerDefaults() {
   return {
-    claimMs: envInt("QUIESCE_BARRIER_CLAIM_MS", 15_000),
-    pollMs: envInt("QUIESCE_BARRIER_POLL_MS", 5_000),
-    localSettleMs: envInt("QUIESCE_LOCAL_SETTLE_MS", 5_000),
+    claimMs: setting("QUIESCE_BARRIER_CLAIM_MS"),
+    pollMs: setting("QUIESCE_BARRIER_POLL_MS"),
+    localSettleMs: setting("QUIESCE_LOCAL_SETTLE_MS"),
   };
 }
 
@@ -54,30 +50,30 @@ export async function runBarrierWorker(o: WorkerOptions): Promise<void> {
   const log = o.log ?? (() => {});
   const principal: Principal = { type: "system", name: "barrier-engine" };
   const active = new Map<string, Promise<void>>();
-  let wake: () => void = () => {};
+  const bell = new Doorbell();
   let woken = false;
-  const poke = () => { woken = true; wake(); };
+  const poke = () => { woken = true; bell.ring(); };
+  o.signal.addEventListener("abort", poke, { once: true });
 
-  // LISTEN on a dedicated connection; on failure, reconnect later (the safety poll covers the gap).
-  let listener: pg.Client | null = null;
+  // Every control notification (and a resync after the LISTEN connection comes back) wakes the loop.
+  // If the first connection fails, the claim loop still runs on its timers and the safety poll, and
+  // the listener is retried each round.
+  const listener = o.listen ? new ControlListener({ log, applicationName: "quiesce-barrier-engine", idleCloseMs: 2_147_483_647 }) : null;
+  let listening = false;
   const listen = async () => {
-    if (!o.listenClient || o.signal.aborted) return;
+    if (!listener || listening || o.signal.aborted) return;
     try {
-      const c = await o.listenClient();
-      c.on("notification", () => poke());
-      c.on("error", () => { listener = null; c.end().catch(() => {}); setTimeout(() => void listen(), 1000); });
-      await c.query(`LISTEN ${CONTROL_CHANNEL}`);
-      listener = c;
+      await listener.subscribe("*", () => poke());
+      listening = true;
     } catch (err) {
-      log(`listen failed: ${(err as Error).message}; retrying`);
-      setTimeout(() => void listen(), 2000);
+      log(`listen failed: ${(err as Error).message}; the safety poll covers the gap`);
     }
   };
   await listen();
   log(`barrier engine ${workerId} started (claim ${claimMs} ms, poll ${pollMs} ms)`);
 
   // Periodic audit checkpoints (heads of every chain, kept apart from it) ride on the engine's loop.
-  const checkpointMs = envInt("QUIESCE_AUDIT_CHECKPOINT_SECONDS", 600) * 1000;
+  const checkpointMs = setting("QUIESCE_AUDIT_CHECKPOINT_SECONDS") * 1000;
   let lastCheckpoint = 0;
   try {
     while (!o.signal.aborted) {
@@ -121,17 +117,12 @@ export async function runBarrierWorker(o: WorkerOptions): Promise<void> {
         for (const t of [at, reclaimAt]) if (t) waitMs = Math.max(50, Math.min(waitMs, t.getTime() - Date.now() + 25));
       } catch { /* poll */ }
       if (woken) continue;
-      await new Promise<void>((resolve) => {
-        const done = () => { clearTimeout(t); o.signal.removeEventListener("abort", done); resolve(); };
-        const t = setTimeout(done, waitMs);
-        wake = done;
-        o.signal.addEventListener("abort", done, { once: true });
-      });
-      wake = () => {};
+      await sleep(waitMs, undefined, bell.signal);
+      await listen();
     }
   } finally {
     await Promise.allSettled(active.values());
-    if (listener) await (listener as pg.Client).end().catch(() => {});
+    await listener?.close();
     log(`barrier engine ${workerId} stopped`);
   }
 }

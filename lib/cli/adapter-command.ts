@@ -2,8 +2,9 @@
 // before `--`, the wrapped program after it, and the control plane's address and key — all turned
 // into a UsageError (exit 2, nothing started) when wrong.
 import { UsageError } from "./args";
-import { adapterConfig, AdapterConfigError, envInt, type AdapterConfig } from "../adapters/common/config";
+import { adapterConfig, AdapterConfigError, type AdapterConfig } from "../adapters/common/config";
 import { makeClient } from "../adapters/common/control";
+import { setting } from "../config";
 
 export function splitWrappedCommand(argv: string[], what: string): { flags: string[]; command: string; args: string[] } {
   const sep = argv.indexOf("--");
@@ -20,5 +21,5 @@ export function adapterSetup(flags: { url?: string; key?: string }): { cfg: Adap
     if (err instanceof AdapterConfigError) throw new UsageError(err.message);
     throw err;
   }
-  return { cfg, client: makeClient(cfg, envInt(process.env, "QUIESCE_GATE_TIMEOUT_MS", 5000)) };
+  return { cfg, client: makeClient(cfg, setting("QUIESCE_GATE_TIMEOUT_MS")) };
 }

@@ -4,6 +4,7 @@
 import { QuiesceClient } from "../sdk/client";
 import { QuiesceApiError, QuiesceConfigError, QuiesceUnreachableError } from "../sdk/errors";
 import { UsageError, type Options } from "./args";
+import { setting } from "../config";
 
 /** Flags every HTTP command accepts. */
 export const API_FLAGS = {
@@ -13,11 +14,11 @@ export const API_FLAGS = {
 } as const satisfies Options;
 
 export function defaultUrl(): string {
-  return process.env.QUIESCE_URL ?? `http://localhost:${process.env.PORT ?? 3000}`;
+  return setting("QUIESCE_URL") ?? `http://localhost:${setting("PORT")}`;
 }
 
 export function clientFrom(values: { url?: string; key?: string }): QuiesceClient {
-  const apiKey = values.key ?? process.env.QUIESCE_API_KEY;
+  const apiKey = values.key ?? setting("QUIESCE_API_KEY");
   if (!apiKey) {
     throw new UsageError("no API key: set QUIESCE_API_KEY or pass --key (operator keys: `npm run quiesce -- keys create --team <slug> --kind operator --user <email>`; the demo keys are in .quiesce/demo-keys.json)");
   }
@@ -28,7 +29,7 @@ export function clientFrom(values: { url?: string; key?: string }): QuiesceClien
     throw new UsageError(`--url: not a URL: "${url}"`);
   }
   try {
-    return new QuiesceClient({ url, apiKey, timeoutMs: Number(process.env.QUIESCE_TIMEOUT_MS ?? 10_000) });
+    return new QuiesceClient({ url, apiKey, timeoutMs: setting("QUIESCE_TIMEOUT_MS") });
   } catch (err) {
     if (err instanceof QuiesceConfigError) throw new UsageError(err.message);
     throw err;

@@ -1,4 +1,4 @@
-// Who may do what (DESIGN.md §1, §8). Pure: the data-access layer loads the principal's current
+// Who may do what (docs/architecture.md#, #security). Pure: the data-access layer loads the principal's current
 // role from the database and asks here; nothing else decides permissions.
 import type { KeyKind, Role } from "./types";
 

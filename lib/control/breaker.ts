@@ -1,4 +1,5 @@
-// Circuit breaker state machine (DESIGN.md §5, seed 004): closed → open (N failures within a window, or
+// Circuit breaker state machine (docs/architecture.md#lifecycle-and-breaker, docs/architecture.md#control-state):
+// closed → open (N failures within a window, or
 // an explicit trip); open → half_open after a cool-down; half_open admits exactly one probe; probe
 // success → closed, failure → open; explicit reset → closed. Written by runtime transitions and explicit
 // breaker actions only — never by lifecycle actions, and it never touches lifecycle.
@@ -101,7 +102,7 @@ export function applyBreakerAction(
 export type BreakerTransition = "tripped" | "probe_succeeded" | "probe_failed" | "counted" | "window_restarted" | null;
 
 /**
- * Called by the operations API when an operation completes (H2: after `complete`). Counts failures of
+ * Called by the operations API when an operation completes (after `complete`). Counts failures of
  * the run's own operations; resolves the probe on whichever run (the operation's or an ancestor's)
  * admitted it as its probe. Pass `own: false` for an ancestor so its failure window is not charged
  * with a descendant's failures.

@@ -1,4 +1,4 @@
-// Revocation epochs (DESIGN.md §3, seed 001): an integer per run that only increases. A kill bumps every
+// Revocation epochs (docs/architecture.md#data, docs/architecture.md#barriers): an integer per run that only increases. A kill bumps every
 // run of the tree by one in the kill transaction, so any work stamped before the kill carries a stale
 // epoch from then on. The gate compares a stamp with the highest epoch along the run's ancestry.
 
@@ -21,7 +21,7 @@ export function currentEpoch(chain: readonly { epoch: number }[]): number | null
 
 /**
  * A child run starts at its ancestry's current epoch, so a stamp that is current for the child is never
- * stale against an ancestor (H2 uses this when it registers a child run).
+ * stale against an ancestor (the runs API uses this when it registers a child run).
  */
 export function childInitialEpoch(parentChain: readonly { epoch: number }[]): number {
   return currentEpoch(parentChain) ?? INITIAL_EPOCH;

@@ -58,7 +58,7 @@ const factsArb: fc.Arbitrary<GateFacts> = fc.integer({ min: 1, max: 4 }).chain((
   return f;
 });
 
-describe("decideGate: the order of DESIGN §4", () => {
+describe("decideGate: the order of docs/architecture.md#the-gate", () => {
   test("each reason code, first match wins", () => {
     expect(decideGate(facts(2))).toMatchObject({ decision: "allow", reason: "allowed", effect: { kind: "insert", state: "running" }, currentEpoch: 1 });
     expect(decideGate(facts(2, { chain: null }))).toMatchObject({ decision: "deny", reason: "missing_state", effect: { kind: "none" }, currentEpoch: null });

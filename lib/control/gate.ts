@@ -1,4 +1,4 @@
-// The gate decision (DESIGN.md §4) as a pure function of facts. The SQL function quiesce_gate (prisma/
+// The gate decision (docs/architecture.md#the-gate) as a pure function of facts. The SQL function quiesce_gate (prisma/
 // migrations/20261129000100_gate_function) implements the same decision inside PostgreSQL; test/gate/
 // oracle.test.ts checks the two agree on generated states. Change both together.
 import { BREAKER_DEFAULTS, effectiveBreaker, type BreakerConfig } from "./breaker";
@@ -78,7 +78,7 @@ type Authority = { decision: Decision; reason: GateReason; probeClaims: string[]
 
 const deny = (reason: GateReason): Authority => ({ decision: "deny", reason, probeClaims: [] });
 
-/** Steps 1–9 of DESIGN.md §4 for the current authority, first match wins. */
+/** Steps 1–9 of docs/architecture.md#the-gate for the current authority, first match wins. */
 export function decideAuthority(f: GateFacts): Authority {
   const { chain, leaseChain, request, now } = f;
   // 1. fail closed on anything missing or unreadable, including a lease that is not this run's.

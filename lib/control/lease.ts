@@ -1,7 +1,7 @@
-// Leases (DESIGN.md §3, seed 001): authority held by a run. A child lease is derived from its parent's:
+// Leases (docs/architecture.md#data, docs/architecture.md#barriers): authority held by a run. A child lease is derived from its parent's:
 // its scopes are a subset of the parent's and its validUntil is never later than the parent's.
 //
-// Decisions (documented in README.md):
+// Decisions (documented in docs/api.md):
 // - Scopes asked beyond the parent's are REJECTED, not silently intersected: a caller that believes it
 //   holds a scope it does not should learn it at registration, not at its first denied call.
 // - A TTL longer than the parent has left is CLAMPED to the parent's validUntil: a shorter life is

@@ -1,4 +1,5 @@
-// Settlement rules for in-flight operations at a cancellation barrier (DESIGN.md §6, seed 001).
+// Settlement rules for in-flight operations at a cancellation barrier (docs/architecture.md#the-cancellation-barrier,
+// docs/architecture.md#barriers).
 // Pure: the barrier engine loads the facts (provider answers, effect checks, executor reports,
 // whether the provider's deadline passed) and asks here what the operation's settled state is.
 //

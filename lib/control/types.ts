@@ -11,7 +11,7 @@ export type Role = (typeof ROLES)[number];
 
 export const KEY_KINDS = ["agent", "worker", "gateway", "operator"] as const;
 export type KeyKind = (typeof KEY_KINDS)[number];
-/** Machine callers: they can read and ask, never write control state (seed 004). */
+/** Machine callers: they can read and ask, never write control state (docs/architecture.md#control-state). */
 export const MACHINE_KINDS = ["agent", "worker", "gateway"] as const satisfies readonly KeyKind[];
 
 export const HARNESSES = ["claude_code", "codex", "mcp", "custom"] as const;
@@ -25,10 +25,25 @@ export const OPERATION_STATES = [
 ] as const;
 export type OperationState = (typeof OPERATION_STATES)[number];
 
+/** Terminal states: an operation in one of these never runs (again). */
+export const FINISHED_OPERATION_STATES = [
+  "succeeded", "failed", "cancelled_not_started", "denied", "aborted_unknown",
+] as const satisfies readonly OperationState[];
+/** The outcomes an executor reports on `complete`; a retried report must repeat the recorded one. */
+export const REPORTED_OUTCOMES = ["succeeded", "failed", "aborted_unknown"] as const satisfies readonly OperationState[];
+export type ReportedOutcome = (typeof REPORTED_OUTCOMES)[number];
+
+export function isFinishedOperation(state: OperationState): boolean {
+  return (FINISHED_OPERATION_STATES as readonly string[]).includes(state);
+}
+export function isReportedOutcome(state: OperationState): state is ReportedOutcome {
+  return (REPORTED_OUTCOMES as readonly string[]).includes(state);
+}
+
 export const DECISIONS = ["allow", "hold", "deny"] as const;
 export type Decision = (typeof DECISIONS)[number];
 
-/** Gate reason codes (DESIGN.md §4), first match wins in this order. */
+/** Gate reason codes (docs/architecture.md#the-gate), first match wins in this order. */
 export const GATE_REASONS = [
   "missing_state",
   "killed",

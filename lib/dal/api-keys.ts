@@ -1,4 +1,4 @@
-// API keys (DESIGN.md §3, §8): the secret is shown once and stored only as its sha256 hash.
+// API keys (docs/architecture.md#, #security): the secret is shown once and stored only as its sha256 hash.
 // An operator key is a person's key: it carries the bound user's CURRENT membership role, read on
 // every call, so lowering the user's role (or removing the membership) disarms the key at once.
 import "server-only";

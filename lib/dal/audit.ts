@@ -1,6 +1,7 @@
-// Append-only, hash-chained audit trail (DESIGN.md §3, §8). Each row carries the previous row's hash
+// Append-only, hash-chained audit trail (docs/architecture.md#, #security). Each row carries the previous row's hash
 // (per team), so a removed or edited row breaks the chain. Call inside the transaction that makes the
 // change it records, so the change and its audit row commit together.
+import "server-only";
 import { createHash } from "node:crypto";
 import { canonicalJson } from "../control/canonical";
 import type { Tx } from "../db/prisma";

@@ -1,5 +1,6 @@
-// The one authorization check every exported dal function calls first (DESIGN.md §8, §10).
+// The one authorization check every exported dal function calls first (docs/architecture.md#, #conventions).
 // System principals (barrier engine, seeding, admin CLI) are trusted in-process callers.
+import "server-only";
 import { isAllowed, type Action } from "../control/authz";
 import { forbidden, notFound } from "../errors";
 import { callerOf, type Principal } from "./principal";
@@ -14,10 +15,4 @@ export function authorize(p: Principal, action: Action): void {
 export function assertTeam(p: Principal, teamId: string, what: string): void {
   if (p.type === "system") return;
   if (p.teamId !== teamId) throw notFound(what);
-}
-
-/** The team a principal acts for; system principals must name it. */
-export function teamOf(p: Principal, explicitTeamId?: string): string | null {
-  if (p.type === "system") return explicitTeamId ?? null;
-  return p.teamId;
 }

@@ -1,4 +1,4 @@
-// Durable steps of the barrier engine (DESIGN.md §6). Callable only by system principals (the
+// Durable steps of the barrier engine (docs/architecture.md#the-cancellation-barrier). Callable only by system principals (the
 // `barrier-worker` process, the kill transaction's after-commit step). Every step is idempotent and
 // re-derivable from the rows, so an engine killed at any point is resumed by another instance once
 // its claim expires:
@@ -221,13 +221,4 @@ export async function queueJobsOfBarrier(p: Principal, barrierId: string): Promi
        JOIN operations o ON o.run_id = c.id
       WHERE b.id = $1 AND o.state = 'cancelled_not_started' AND o.provider_job_id IS NOT NULL
         AND (o.provider_name LIKE 'pg-boss:%' OR o.provider_name LIKE 'bullmq:%')`, barrierId);
-}
-
-/** A dedicated connection for LISTEN quiesce_control (never from a pool that would recycle it). */
-export async function listenConnection(): Promise<import("pg").Client> {
-  const { default: pg } = await import("pg");
-  const { databaseUrl } = await import("../db/url");
-  const c = new pg.Client({ connectionString: databaseUrl() });
-  await c.connect();
-  return c;
 }

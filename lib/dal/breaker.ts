@@ -1,5 +1,5 @@
 // Explicit breaker actions (trip / reset) and the runtime transition after an operation's outcome
-// (DESIGN.md §5). Breaker writes touch ONLY the breaker columns, never lifecycle. Explicit actions take
+// (docs/architecture.md#lifecycle-and-breaker). Breaker writes touch ONLY the breaker columns, never lifecycle. Explicit actions take
 // the tree lock exclusively, audit and notify in the same transaction.
 import "server-only";
 import { prisma, type Tx } from "../db/prisma";
@@ -8,7 +8,7 @@ import { applyBreakerAction, breakerAfterOutcome, displayedBreaker, type Breaker
 import type { BreakerState } from "../control/types";
 import type { BreakerResponse } from "../schemas/control";
 import { appendAudit } from "./audit";
-import { lockRunOfTeam } from "./locks";
+import { lockRunOfTeam } from "./internal/locks";
 import { notifyControl } from "./notify";
 import { actorOf, type Principal } from "./principal";
 import { authorize } from "./authorize";

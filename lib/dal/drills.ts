@@ -1,4 +1,4 @@
-// A team set aside for cancellation drills (`quiesce drill setup`, README.md): teams.is_drill
+// A team set aside for cancellation drills (`quiesce drill setup`, docs/evals.md): teams.is_drill
 // marks it, so its runs, barriers and receipts are known to be rehearsals. System callers only (the
 // admin CLI); the change and its audit row commit together.
 import "server-only";

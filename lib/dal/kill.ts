@@ -1,4 +1,5 @@
-// Kill = the cancellation barrier transaction (DESIGN.md §6, seed 001 `cancellation_barrier`).
+// Kill = the cancellation barrier transaction (docs/architecture.md#the-cancellation-barrier,
+// docs/architecture.md#barriers `cancellation_barrier`).
 //
 // Scope decision: the barrier covers the KILLED run's subtree (the run and its descendants, by
 // runs.path), not the whole tree from the root. Killing a child stops that child's authority and
@@ -19,7 +20,7 @@ import { badRequest, notFound } from "../errors";
 import { barrierPolicy } from "../control/barrier";
 import { authorize, assertTeam } from "./authorize";
 import { actorOf, type Principal } from "./principal";
-import { lockRunTreeExclusive } from "./locks";
+import { lockRunTreeExclusive } from "./internal/locks";
 import { appendAudit } from "./audit";
 import { notifyControl } from "./notify";
 import { coveringBarrierTx } from "./settlements";
@@ -62,7 +63,7 @@ export async function killRun(p: Principal, runId: string, reason: string): Prom
     // ONE statement: every write of the barrier sees the same snapshot and commits together.
     // Cancelled work keeps its row; state_reason is the gate reason a late dequeue or retry will be
     // denied with: scheduled work and retries carry the old epoch (stale_epoch); queued work of the
-    // killed run is `killed`, of a descendant `parent_revoked` (seed 001's evals).
+    // killed run is `killed`, of a descendant `parent_revoked` (the barrier article's (docs/architecture.md#barriers) evals).
     const [counts] = await tx.$queryRawUnsafe<{ runs: number; leases: number; queued: number; scheduled: number; retries: number; in_flight: number; queue_jobs: QueueJob[] | null }[]>(
       `WITH r AS (
          UPDATE runs SET lifecycle = 'killed', epoch = epoch + 1, lifecycle_changed_at = clock_timestamp(),

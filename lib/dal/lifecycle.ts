@@ -1,4 +1,4 @@
-// Operator lifecycle actions: pause / resume (DESIGN.md §5). Kill is lib/dal/kill.ts (the barrier).
+// Operator lifecycle actions: pause / resume (docs/architecture.md#lifecycle-and-breaker). Kill is lib/dal/kill.ts (the barrier).
 // Each write: authorize → take the run tree's lock EXCLUSIVELY (so a gate decision either sees the
 // change or committed before it) → apply the pure transition → write ONLY the lifecycle columns →
 // audit row + NOTIFY in the same transaction. Lifecycle never touches the breaker columns.
@@ -9,7 +9,7 @@ import { applyLifecycleRecord, type LifecycleAction } from "../control/lifecycle
 import type { Lifecycle } from "../control/types";
 import type { LifecycleResponse } from "../schemas/control";
 import { appendAudit } from "./audit";
-import { lockRunOfTeam } from "./locks";
+import { lockRunOfTeam } from "./internal/locks";
 import { notifyControl } from "./notify";
 import { actorOf, type Principal } from "./principal";
 import { authorize } from "./authorize";

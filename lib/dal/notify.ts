@@ -1,17 +1,11 @@
 // Control changes are announced on one PostgreSQL channel, inside the writing transaction, so the
 // notification is delivered exactly when (and only if) the change commits. Abort tokens, the
 // console's live views and the barrier engine LISTEN here instead of polling.
+import "server-only";
 import type { Tx } from "../db/prisma";
+import { CONTROL_CHANNEL, type ControlEvent } from "../schemas/control-event";
 
-export const CONTROL_CHANNEL = "quiesce_control";
-
-export type ControlEvent = {
-  kind: "pause" | "resume" | "kill" | "epoch" | "breaker" | "barrier" | "settlement" | "receipt" | "run";
-  teamId: string;
-  rootRunId: string;
-  runIds?: string[];
-  barrierId?: string;
-};
+export { CONTROL_CHANNEL, type ControlEvent };
 
 export async function notifyControl(tx: Tx, event: ControlEvent): Promise<void> {
   // pg_notify payloads are limited to 8000 bytes; big trees send only the root.

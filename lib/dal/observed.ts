@@ -1,4 +1,5 @@
-// "Observed by target" (DESIGN.md §6; seed 000: "Record what the acknowledgment actually means"):
+// "Observed by target" (docs/architecture.md#the-cancellation-barrier; docs/architecture.md#five-questions: "Record
+// what the acknowledgment actually means"):
 // a harness adapter reports that the execution it controls saw the cancellation — signal_accepted,
 // turn_interrupted or process_terminated. Recorded on the barrier covering the run as a ladder rung;
 // every acknowledgment is kept, and the rung shows the strongest meaning (never upgraded by inference).

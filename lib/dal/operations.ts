@@ -1,4 +1,4 @@
-// Operations (DESIGN.md §3, §12): registration of queued / scheduled / retry work and completion
+// Operations (docs/architecture.md#, #the-wire-contract): registration of queued / scheduled / retry work and completion
 // with its effect. Admission and heartbeats are the gate's single statement (lib/gate).
 //
 // Registration is checked against current authority with the gate's own pure rules (lib/control/gate):
@@ -11,12 +11,12 @@ import { QuiesceError, badRequest, notFound } from "../errors";
 import { decideAuthority } from "../control/gate";
 import { currentEpoch } from "../control/epoch";
 import { recordLateReport } from "./internal/late-report";
-import type { OperationState } from "../control/types";
+import { isReportedOutcome, type OperationState } from "../control/types";
 import type { CompleteBody, CompleteResponse, RegisterOperationBody, RegisterOperationResponse } from "../schemas/operations";
-import { lockRunTreeExclusive } from "./locks";
+import { lockRunTreeExclusive } from "./internal/locks";
 import { actorOf, type Principal } from "./principal";
 import { assertTeam, authorize } from "./authorize";
-import { loadLeaseChain, loadRunChain, lockRunTreeShared, treeKilled } from "./run-facts";
+import { loadLeaseChain, loadRunChain, lockRunTreeShared, treeKilled } from "./internal/run-facts";
 import { applyBreakerOutcome } from "./breaker";
 
 /** Gate reasons that stop registration; breaker_open and paused only delay admission. */
@@ -117,7 +117,7 @@ export async function completeOperation(p: Principal, operationId: string, body:
 
     const receiptOf = async () => (await tx.effectReceipt.findFirst({ where: { operationId: op.id }, orderBy: { createdAt: "asc" }, select: { id: true } }))?.id ?? null;
     const breakerNow = async () => (await tx.run.findUniqueOrThrow({ where: { id: run.id }, select: { breaker: true } })).breaker;
-    if (op.state === "succeeded" || op.state === "failed" || op.state === "aborted_unknown") {
+    if (isReportedOutcome(op.state)) {
       // A retried report (the executor lost our answer) is answered with what was recorded.
       if (op.state !== body.outcome) throw new QuiesceError("conflict", `operation already ${op.state}`);
       return { late: false, response: { operationId, state: op.state, effectReceiptId: await receiptOf(), breaker: await breakerNow() } };

@@ -3,6 +3,7 @@
 // version number is taken exactly once and the receipt commits together with the change that caused
 // it. Old versions are never touched. The body comes from the evidence model over the whole subtree
 // (lib/control/evidence), loaded by the one facts loader (lib/dal/internal/evidence).
+import "server-only";
 import type { Tx } from "../db/prisma";
 import { newId } from "../ids";
 import { buildReceipt } from "../control/evidence/receipt";

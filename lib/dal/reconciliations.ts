@@ -1,4 +1,5 @@
-// Reconciliations: an `unknown` outcome handed to a named person (DESIGN.md §3, §6; seed 001: "Keep
+// Reconciliations: an `unknown` outcome handed to a named person (docs/architecture.md#, #the-cancellation-barrier;
+// docs/architecture.md#barriers: "Keep
 // the barrier open and assign reconciliation to a person"). Managers/admins assign; the assignee (or
 // a manager/admin) resolves with evidence. Either write re-issues the barrier's receipt as a new
 // version when one was already issued (the old versions stay readable).
@@ -14,11 +15,12 @@ import { settleTx } from "./settlements";
 import { issueReceiptTx, lockBarrierTx, reissueCoveringTx } from "./receipts";
 import { coveringBarriersTx } from "./internal/evidence";
 import type { ResolveReconciliationInput } from "../schemas/barriers";
+import { mayResolveReconciliation, OPEN_RECONCILIATION_STATUSES, type ReconciliationStatus } from "../control/reconciliation";
 
 export interface ReconciliationView {
   id: string; teamId: string; barrierId: string | null; runId: string; operationId: string; tool: string;
   providerName: string | null; providerJobId: string | null; cause: string | null;
-  status: "awaiting_assignee" | "assigned" | "resolved";
+  status: ReconciliationStatus;
   assignee: { userId: string; email: string; name: string } | null;
   assignedBy: string | null; assignedAt: string | null;
   resolution: "effect_present" | "effect_absent" | null; evidence: string | null; resolvedAt: string | null; resolvedBy: string | null;
@@ -55,7 +57,7 @@ async function toViews(rows: Row[]): Promise<ReconciliationView[]> {
 
 export interface ReconciliationFilter {
   teamId?: string;
-  status?: "open" | "resolved" | "all" | "awaiting_assignee" | "assigned";
+  status?: "open" | "all" | ReconciliationStatus;
   barrierId?: string;
   assigneeUserId?: string;
   limit?: number;
@@ -68,7 +70,7 @@ export async function listReconciliations(p: Principal, filter: ReconciliationFi
   const rows = await prisma().reconciliation.findMany({
     where: {
       ...(teamId ? { teamId } : {}),
-      ...(status === "open" ? { status: { not: "resolved" as const } } : status === "all" ? {} : { status }),
+      ...(status === "open" ? { status: { in: [...OPEN_RECONCILIATION_STATUSES] } } : status === "all" ? {} : { status }),
       ...(filter.barrierId ? { settlement: { barrierId: filter.barrierId } } : {}),
       ...(filter.assigneeUserId ? { assigneeUserId: filter.assigneeUserId } : {}),
     },
@@ -144,7 +146,7 @@ export async function resolveReconciliation(p: Principal, id: string, input: Res
   const evidence = typeof input.evidence === "string" ? input.evidence.trim() : JSON.stringify(input.evidence ?? null);
   if (!evidence || evidence === "null" || evidence === "{}") throw badRequest("evidence: required");
   const role = roleOf(p);
-  if (p.type !== "system" && role !== "manager" && role !== "admin" && (!r.assigneeUserId || userIdOf(p) !== r.assigneeUserId)) {
+  if (p.type !== "system" && !mayResolveReconciliation({ role, userId: userIdOf(p) }, r.assigneeUserId)) {
     throw forbidden("only the assignee or a manager/admin may resolve this reconciliation");
   }
   const op = r.operation;

@@ -1,4 +1,4 @@
-// Runs and child runs (DESIGN.md §3, §12): registration with its lease, reads, lists.
+// Runs and child runs (docs/architecture.md#, #the-wire-contract): registration with its lease, reads, lists.
 // Registration is idempotent on the harness's native identity (session + agent + parent), because
 // harness hooks run as fresh processes and may register the same session more than once.
 import "server-only";
@@ -14,8 +14,8 @@ import { appendAudit } from "./audit";
 import { notifyControl } from "./notify";
 import { actorOf, type Principal } from "./principal";
 import { assertTeam, authorize } from "./authorize";
-import { loadRunChain, lockRunTreeShared } from "./run-facts";
-import { escapeLike } from "../security/text";
+import { loadRunChain, lockRunTreeShared } from "./internal/run-facts";
+import { runSearchWhere } from "./internal/run-search";
 
 type RunRow = Awaited<ReturnType<ReturnType<typeof prisma>["run"]["findUniqueOrThrow"]>>;
 
@@ -113,7 +113,7 @@ export async function createRun(p: Principal, input: CreateRunBody & { teamId?: 
         nativeSessionId: native.sessionId ?? null, nativeAgentId: native.agentId ?? null,
         nativeThreadId: native.threadId ?? null, nativeTurnId: native.turnId ?? null,
         title: input.title ?? null, epoch, createdBy: actor,
-        // A drill's children are drill runs too, whatever they say (quiesce drill, README.md).
+        // A drill's children are drill runs too, whatever they say (quiesce drill, docs/evals.md).
         isDrill: input.drill === true || parent?.isDrill === true,
       },
     });
@@ -180,13 +180,7 @@ export async function listRuns(p: Principal, filter: ListRunsQuery & { teamId?: 
   const limit = filter.limit ?? 50;
   const cursor = filter.cursor ? decodeCursor(filter.cursor) : null;
   const and: object[] = [];
-  if (filter.q) {
-    and.push({ OR: [
-      { id: { contains: escapeLike(filter.q) } },
-      { taskId: { contains: escapeLike(filter.q), mode: "insensitive" as const } },
-      { title: { contains: escapeLike(filter.q), mode: "insensitive" as const } },
-    ] });
-  }
+  if (filter.q) and.push(runSearchWhere(filter.q));
   if (cursor) and.push({ OR: [{ createdAt: { lt: cursor.at } }, { createdAt: cursor.at, id: { lt: cursor.id } }] });
   const rows = await prisma().run.findMany({
     where: {

@@ -1,4 +1,4 @@
-// The console's current principal (DESIGN.md §8, OWASP ASVS 8.3.2). The session cookie only names the
+// The console's current principal (docs/architecture.md#security, OWASP ASVS 8.3.2). The session cookie only names the
 // user; membership and role are read from the database on EVERY request, so a removed member or a
 // changed role takes effect on the next click. cache() makes it one lookup per request, not per call.
 import "server-only";
@@ -11,7 +11,7 @@ import { prisma } from "../db/prisma";
 import type { Role } from "../control/types";
 import type { Principal } from "./principal";
 import { judgeSession, type SessionClaims } from "../security/session-policy";
-import { securityConfig } from "../security/config";
+import { setting } from "../config";
 
 /** Cookie naming the team the user is looking at (they may belong to several). Not a permission. */
 export const TEAM_COOKIE = "quiesce_team";
@@ -47,7 +47,7 @@ export async function resolveConsoleSession(claims: SessionClaims | null, wanted
   });
   // A deleted or disabled user, an ended session (sign-out, password change, removal) or one past its
   // absolute lifetime signs in nobody.
-  if (!judgeSession(claims, user, now, securityConfig().QUIESCE_SESSION_MAX_AGE).ok || !user) return { kind: "signed_out" };
+  if (!judgeSession(claims, user, now, setting("QUIESCE_SESSION_MAX_AGE")).ok || !user) return { kind: "signed_out" };
   const me = { id: user.id, email: user.email, name: user.name };
   const teams: TeamRef[] = user.memberships.map((m) => ({ id: m.team.id, slug: m.team.slug, name: m.team.name, role: m.role as Role }));
   if (teams.length === 0) return { kind: "no_team", user: me };

@@ -1,7 +1,8 @@
-// Settlement writes shared by the barrier engine, late reports and reconciliation (DESIGN.md §6).
+// Settlement writes shared by the barrier engine, late reports and reconciliation (docs/architecture.md#the-cancellation-barrier).
 // Transaction-level helpers: callers pass the transaction that also carries their audit row /
 // authorization, so a settlement, its EffectReceipt or UncertainInterval + Reconciliation, and the
 // operation's final state commit together.
+import "server-only";
 import type { Tx } from "../db/prisma";
 import { newId } from "../ids";
 import { operationStateFor, type UncertainCause } from "../control/settlement";
@@ -95,7 +96,7 @@ export async function settleTx(tx: Tx, s: SettleInput): Promise<boolean> {
 }
 
 /**
- * A late effect restarts the quiet period (seed 001: the quiet period catches delayed callbacks). A
+ * A late effect restarts the quiet period (docs/architecture.md#barriers: the quiet period catches delayed callbacks). A
  * barrier that already issued its receipt reopens into `quiet`; the engine issues the next version
  * when the restarted period ends. Barriers still settling have not started their quiet period.
  */

@@ -3,7 +3,7 @@
 // plus ending a user's sessions at sign-out.
 import "server-only";
 import { prisma } from "../db/prisma";
-import { securityConfig } from "../security/config";
+import { setting } from "../config";
 import { appendAudit } from "./audit";
 import { endUserSessions } from "./members";
 import { clearThrottle, recordThrottleFailure, throttleWait } from "./throttle";
@@ -20,7 +20,7 @@ export async function recordSignIn(input: { email: string; address: string; ok: 
   const email = input.email.trim().toLowerCase();
   let wait = 0;
   if (input.ok) await clearThrottle([accountKey(email)]);
-  else wait = await recordThrottleFailure([accountKey(email), addressKey(input.address)], securityConfig().QUIESCE_SIGNIN_FREE_FAILURES);
+  else wait = await recordThrottleFailure([accountKey(email), addressKey(input.address)], setting("QUIESCE_SIGNIN_FREE_FAILURES"));
   await prisma().$transaction(async (tx) => {
     await appendAudit(tx, {
       teamId: null, actor: input.userId ? `user:${input.userId}` : `anonymous@${input.address}`,
@@ -53,7 +53,7 @@ export function badKeyWait(address: string, now: number = Date.now()): number {
 
 /** Counts a bad API key from `address` (in PostgreSQL, shared by replicas); returns the wait it imposes. */
 export async function recordBadKey(address: string, now: Date = new Date()): Promise<number> {
-  const wait = await recordThrottleFailure([keyAddressKey(address)], securityConfig().QUIESCE_BAD_KEY_FREE_FAILURES, now);
+  const wait = await recordThrottleFailure([keyAddressKey(address)], setting("QUIESCE_BAD_KEY_FREE_FAILURES"), now);
   const stored = await throttleWait([keyAddressKey(address)], now);
   const longest = Math.max(wait, stored);
   if (longest > 0) {

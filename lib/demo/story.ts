@@ -1,4 +1,5 @@
-// One simulated release agent playing seed 001's story: "Claude Code starts a release task. One MCP
+// One simulated release agent playing the barrier article's (docs/architecture.md#barriers) story: "Claude Code starts
+// a release task. One MCP
 // call asks the deployment service for a preview. Another queues a database compatibility check. A
 // subagent prepares a ticket update." Plus the scheduled work a kill must also cancel (a delayed
 // re-check, a delayed ticket publish, retries of a failed check).
@@ -10,10 +11,10 @@ import { randomBytes } from "node:crypto";
 import type { QuiesceClient } from "../sdk/client";
 import type { CreateRunResponse } from "../schemas/runs";
 import { newId } from "../ids";
-import { SimProviderClient } from "../providers/sim-client";
+import type { SimProviderClient } from "../providers/sim-client";
 import type { SimMode } from "../providers/sim-server";
 import type { WorkerGuard } from "../sdk/worker";
-import { between, isTransient, pick, sleep, withBackoff, type Outage } from "./backoff";
+import { between, isTransient, pause, pick, withBackoff, type Outage } from "./backoff";
 import { DEMO_QUEUES, type DemoQueues } from "./queues";
 
 export interface StoryContext {
@@ -80,10 +81,10 @@ async function call(ctx: StoryContext, run: Run, tool: string, log: (m: string) 
     if (d.decision === "allow") break;
     if (d.decision === "deny") { log(`${tool} denied (${d.reason}); stopping this branch`); return false; }
     if (!said) { log(`${tool} held (${d.reason}); waiting`); said = true; }
-    await sleep(wait, ctx.signal);
+    await pause(wait, ctx.signal);
     wait = Math.min(wait * 2, 30_000);
   }
-  await sleep(between(300, 1500), ctx.signal);
+  await pause(between(300, 1500), ctx.signal);
   await withBackoff(() => ctx.agent.complete(operationId, { outcome: "succeeded" }), ctx.outage, ctx.signal).catch(() => {});
   return true;
 }
@@ -110,7 +111,7 @@ async function preview(ctx: StoryContext, root: Run, log: (m: string) => void): 
             return jobId;
           }
           if (j.state === "cancelled") throw new Error("the provider cancelled the reservation");
-          await sleep(2000, job.signal);
+          await pause(2000, job.signal);
           if (job.signal.aborted) throw job.signal.reason;
         }
       }, { signal: ctx.signal });
@@ -120,7 +121,7 @@ async function preview(ctx: StoryContext, root: Run, log: (m: string) => void): 
       if (!isTransient(err)) { log(`preview ${jobId} not run: ${(err as Error).message}`); return; }
       // Not admitted and not run (control plane unreachable): ask again later, like any agent.
       ctx.outage.failed(err);
-      await sleep(wait, ctx.signal);
+      await pause(wait, ctx.signal);
       wait = Math.min(wait * 2, 30_000);
     }
   }

@@ -18,7 +18,9 @@ import { sideEffectCompletedBeforeStop } from "./cases/side-effect-completed-bef
 
 export * from "./types";
 
-/** In the articles' order: seed 001's six evals, seed 004's checks, seed 000's failure behaviours. */
+/** In the articles' order: the barrier article's (docs/architecture.md#barriers) six evals, the control article's
+ * (docs/architecture.md#control-state) checks, the stop article's (docs/architecture.md#five-questions) failure
+ * behaviours. */
 export const DRILL_CASES: DrillCase[] = [
   queuedCallStartsAfterParentRevocation,
   providerCommitsDuringCancelRequest,

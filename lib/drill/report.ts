@@ -1,4 +1,4 @@
-// The table and the JSON report of an eval or drill run (README.md "Report format"). Pure.
+// The table and the JSON report of an eval or drill run (docs/evals.md#report-format). Pure.
 import type { CaseResult } from "./types";
 
 export interface RunReport {

@@ -13,7 +13,6 @@ export function must<T>(v: T | undefined | null, what: string): T {
 
 export const check = (name: string, ok: boolean, detail?: unknown): Check => ({ name, ok, ...(detail === undefined ? {} : { detail }) });
 
-export const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
 /** A unique operation id for this drill run. */
 export function opId(ctx: DrillContext, label: string): string {

@@ -1,4 +1,4 @@
-// The vocabulary of the cancellation drills (README.md): the races from the three source articles,
+// The vocabulary of the cancellation drills (docs/evals.md): the races from the three source articles,
 // written once, run by `npm run evals` (against processes it starts on fresh data) and by
 // `quiesce drill` (against a live deployment). A case talks to Quiesce only over HTTP through the
 // SDK; what it reports as "observed" is read back from the system (API answers, receipts, DB rows

@@ -1,4 +1,4 @@
-// The gate's hot path (DESIGN.md §4): ONE round trip per decision. Everything — key authentication by
+// The gate's hot path (docs/architecture.md#the-gate): ONE round trip per decision. Everything — key authentication by
 // hash, the shared tree lock, the ancestry read, the decision, the operation's transition and the
 // gate_decisions row — happens inside the SQL function quiesce_gate (prisma/migrations/
 // 20261129000100_gate_function). This module only validates input, calls it through a named prepared

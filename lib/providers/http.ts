@@ -1,4 +1,4 @@
-// The generic HTTP provider (DESIGN.md §6), configured per providers row:
+// The generic HTTP provider (docs/architecture.md#the-cancellation-barrier), configured per providers row:
 //
 //   cancel_url  POST, JSON body { operationId, providerJobId, runId, tool }
 //   status_url  GET, answers { effect: "present"|"absent", final?: boolean, providerOperationId?, committedAt?, detail? }

@@ -1,4 +1,5 @@
-// The simulated deployment provider (DESIGN.md §2, §6; seed 001: "a provider stub that deliberately
+// The simulated deployment provider (docs/architecture.md#, #the-cancellation-barrier; docs/architecture.md#barriers:
+// "a provider stub that deliberately
 // commits during the cancellation race. Then break the status endpoint."). A separate HTTP process
 // (`quiesce provider-sim --port <n>`) whose behaviour tests, evals and the demo control per job:
 //
@@ -18,6 +19,7 @@ import http from "node:http";
 import { randomBytes } from "node:crypto";
 import type { AddressInfo } from "node:net";
 import { z } from "zod";
+import { sleep } from "../wait";
 
 export const SIM_MODES = ["cancel_cleanly", "commit_during_cancel", "status_down", "slow", "reject", "drop"] as const;
 export type SimMode = (typeof SIM_MODES)[number];
@@ -50,7 +52,6 @@ const SetMode = z.strictObject({ mode: z.enum(SIM_MODES), delayMs: z.number().in
 
 export interface SimServer { url: string; port: number; close(): Promise<void>; jobs: Map<string, SimJob> }
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 export async function startSimProvider(opts: { port?: number; host?: string; log?: (line: string) => void } = {}): Promise<SimServer> {
   const jobs = new Map<string, SimJob>();

@@ -1,4 +1,4 @@
-// The provider interface of the cancellation barrier (DESIGN.md §6): Quiesce asks a provider to cancel
+// The provider interface of the cancellation barrier (docs/architecture.md#the-cancellation-barrier): Quiesce asks a provider to cancel
 // an in-flight operation, then asks the authoritative system whether the effect is there.
 // Neither answer is a settlement on its own; lib/control/settlement decides from both.
 import type { EffectObservation, ProviderResponse } from "../control/settlement";

@@ -8,11 +8,12 @@ import { Redis } from "ioredis";
 import { readStamp, type JobStamp } from "../sdk/worker/stamp";
 import { ControlUnavailableError, StillHeldError, type GuardOutcome, type JobContext, type WorkerGuard } from "../sdk/worker/guard";
 import { registerJob, retryInput, type EnqueueInput, type Enqueued, type JobData, type ProducerClient } from "./enqueue";
+import { setting } from "../config";
 
 export const BULLMQ_PREFIX = "bullmq:";
 
 export function redisUrl(): string {
-  return process.env.REDIS_URL ?? "redis://127.0.0.1:6379";
+  return setting("REDIS_URL");
 }
 
 /** A connection suitable for Workers (BullMQ requires maxRetriesPerRequest: null for blocking calls). */

@@ -1,4 +1,4 @@
-// Called by the barrier after a kill commits (DESIGN.md §6 "queued work is cancelled"): the
+// Called by the barrier after a kill commits (docs/architecture.md#the-cancellation-barrier "queued work is cancelled"): the
 // operations are already `cancelled_not_started` in Quiesce (the durable record, with their ids);
 // this removes the jobs from the queues that hold them, so a queue does not even deliver them.
 // It is a second line: a job the queue still delivers is denied at admission by the worker guard.

@@ -1,4 +1,4 @@
-// pg-boss 10 integration (DESIGN.md §9): its queue lives in the same PostgreSQL, in its own schema
+// pg-boss 10 integration (docs/architecture.md#integrations-fail-closed): its queue lives in the same PostgreSQL, in its own schema
 // ("pgboss"). Producers register each job as an operation and stamp it; `guardPgBossWork` wraps
 // `boss.work` so every job is admitted at dequeue, runs under an abort token, and a denied job is
 // acknowledged (completed, with the reason as output) without running. pg-boss never aborts a running

@@ -1,4 +1,4 @@
-// Wire shapes of the cancellation barrier (DESIGN.md §6, §7, §12): observed-by-target reports,
+// Wire shapes of the cancellation barrier (docs/architecture.md#, #the-stop-receipt, #the-wire-contract): observed-by-target reports,
 // barrier view, stop receipts, reconciliation writes. Shared by route handlers, console actions, SDK, CLI.
 import { z } from "zod";
 import { OBSERVED_MEANINGS } from "../control/barrier";

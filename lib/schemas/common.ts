@@ -1,4 +1,4 @@
-// Shared field schemas for the machine API (DESIGN.md §12). Times are ISO 8601 UTC.
+// Shared field schemas for the machine API (docs/architecture.md#the-wire-contract). Times are ISO 8601 UTC.
 import { z } from "zod";
 import { BREAKER_STATES, DECISIONS, GATE_REASONS, LIFECYCLES, OPERATION_STATES } from "../control/types";
 

@@ -1,4 +1,4 @@
-// The gate (DESIGN.md §4, §12): every protected action asks first.
+// The gate (docs/architecture.md#, #the-wire-contract): every protected action asks first.
 import { z } from "zod";
 import { DecisionSchema, Epoch, GateReasonSchema, Id, IsoTime, OperationStateSchema } from "./common";
 import { registerPath } from "./registry";

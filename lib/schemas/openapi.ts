@@ -1,4 +1,4 @@
-// Builds the OpenAPI 3.1 document from the registered paths and their zod schemas (DESIGN.md §12).
+// Builds the OpenAPI 3.1 document from the registered paths and their zod schemas (docs/architecture.md#the-wire-contract).
 // Each schema module registers its own paths at import time; import it here to publish it.
 import { z } from "zod";
 import { registeredPaths, type PathSpec } from "./registry";

@@ -3,6 +3,7 @@ import { z } from "zod";
 import { Epoch, GateReasonSchema, Id, IsoTime, OperationStateSchema, EmptyBody } from "./common";
 import { GateResponse } from "./gate";
 import { registerPath } from "./registry";
+import { REPORTED_OUTCOMES } from "../control/types";
 
 export const RegisterOperationBody = z.strictObject({
   runId: Id,
@@ -41,7 +42,7 @@ export const EffectInput = z.strictObject({
 export const CompleteBody = z.strictObject({
   /** aborted_unknown: the executor aborted a running call (kill, caller cancel, lost link) and cannot
    *  know whether its effect happened — evidence for the barrier, never proof either way (no effect). */
-  outcome: z.enum(["succeeded", "failed", "aborted_unknown"]),
+  outcome: z.enum(REPORTED_OUTCOMES),
   effect: EffectInput.optional(),
   detail: z.unknown().optional(),
 }).meta({ id: "CompleteOperationRequest" });

@@ -1,5 +1,5 @@
 // One registry of API paths, filled by each schema module at import time, so the OpenAPI document is
-// generated from the SAME zod schemas the route handlers parse with (DESIGN.md §12).
+// generated from the SAME zod schemas the route handlers parse with (docs/architecture.md#the-wire-contract).
 // Add an endpoint: call registerPath(...) in your lib/schemas/<area>.ts and import that module in
 // lib/schemas/openapi.ts.
 import type { z } from "zod";

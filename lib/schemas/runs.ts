@@ -1,4 +1,4 @@
-// Runs and child runs: register, read, list (DESIGN.md §12).
+// Runs and child runs: register, read, list (docs/architecture.md#the-wire-contract).
 import { z } from "zod";
 import { BreakerSchema, Id, IsoTime, LifecycleSchema } from "./common";
 import { registerPath } from "./registry";
@@ -27,7 +27,7 @@ export const CreateRunBody = z.strictObject({
   leaseTtlSeconds: z.number().int().min(1).max(MAX_LEASE_TTL_SECONDS)
     .describe(`lease lifetime in seconds (default ${DEFAULT_LEASE_TTL_SECONDS}); a child's is clamped to its parent's`).optional(),
   native: NativeIds.optional(),
-  /** Marks the run (and every child registered under it) as a drill run (`quiesce drill`, README.md). */
+  /** Marks the run (and every child registered under it) as a drill run (`quiesce drill`, docs/evals.md). */
   drill: z.boolean().describe("register a drill run: kept, but marked so consoles and reports can set it apart; children inherit it").optional(),
 }).meta({ id: "CreateRunRequest" });
 export type CreateRunBody = z.infer<typeof CreateRunBody>;
@@ -96,7 +96,7 @@ export const ListRunsQuery = z.strictObject({
   /** Opaque: the nextCursor of the previous page. */
   cursor: z.string().min(1).max(500).optional(),
   lifecycle: LifecycleSchema.optional(),
-  /** Substring of run id, task id or title. */
+  /** A run id, root run id or native session id (exact), or part of a task id or title (any case). */
   q: z.string().trim().min(1).max(200).optional(),
   /** Only the children of this run. */
   parentRunId: Id.optional(),

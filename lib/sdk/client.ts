@@ -1,4 +1,4 @@
-// Typed client for the machine API (DESIGN.md §12), used by workers, gateways and harness adapters.
+// Typed client for the machine API (docs/architecture.md#the-wire-contract), used by workers, gateways and harness adapters.
 // Reads QUIESCE_URL / QUIESCE_API_KEY (options override), enforces its own timeout, and throws
 // QuiesceApiError (the control plane said no) or QuiesceUnreachableError (no answer) — callers
 // must treat both as deny.
@@ -11,6 +11,7 @@ import type {
 import type { BreakerResponse, KillResponse, LifecycleResponse } from "../schemas/control";
 import { QuiesceApiError, QuiesceConfigError, QuiesceUnreachableError } from "./errors";
 import { subscribe as subscribeEvents, type RunEvent } from "./events";
+import { setting } from "../config";
 
 export { QuiesceApiError, QuiesceConfigError, QuiesceUnreachableError };
 
@@ -49,15 +50,15 @@ export class QuiesceClient {
   private readonly fetchImpl: typeof fetch;
 
   constructor(options: QuiesceClientOptions = {}) {
-    const url = options.url ?? process.env.QUIESCE_URL;
+    const url = options.url ?? setting("QUIESCE_URL");
     if (!url) throw new QuiesceConfigError("no control plane URL: pass { url } or set QUIESCE_URL");
     this.url = url.replace(/\/+$/, "");
-    this.apiKey = options.apiKey ?? process.env.QUIESCE_API_KEY;
+    this.apiKey = options.apiKey ?? setting("QUIESCE_API_KEY");
     this.timeoutMs = options.timeoutMs ?? 5000;
     this.fetchImpl = options.fetch ?? globalThis.fetch.bind(globalThis);
   }
 
-  /** Low-level call; returns the parsed JSON and the status. Exposed for extensions (H4/H6 methods). */
+  /** Low-level call; returns the parsed JSON and the status. Exposed for extensions (methods added by later features). */
   async request<T>(method: string, path: string, body?: unknown, opts: { auth?: boolean; signal?: AbortSignal } = {}): Promise<{ status: number; json: T }> {
     const headers: Record<string, string> = { accept: "application/json" };
     if (opts.auth !== false) {

@@ -1,4 +1,4 @@
-// Typed SDK errors. Adapters turn BOTH into a deny (fail closed, DESIGN.md §9): an HTTP error is the
+// Typed SDK errors. Adapters turn BOTH into a deny (fail closed, docs/architecture.md#integrations-fail-closed): an HTTP error is the
 // control plane saying no; an unreachable control plane is never a pass.
 
 /** The control plane answered with an error status and `{ error: { code, message } }`. */

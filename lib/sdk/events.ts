@@ -4,9 +4,9 @@
 // backoff until `signal` aborts. After every reconnect it emits `resync` (events may have been lost
 // while disconnected) so the caller re-checks authority. Events are wake-up calls, not authority.
 import { createParser } from "eventsource-parser";
-import { ControlEventSchema } from "../abort/control-event";
-import type { ControlEvent } from "../dal/notify";
+import { ControlEventSchema, type ControlEvent } from "../schemas/control-event";
 import { QuiesceApiError, QuiesceUnreachableError } from "./errors";
+import { backoffDelay, sleep } from "../wait";
 
 export interface EventsConnection {
   url: string;
@@ -28,7 +28,6 @@ export interface SubscribeOptions {
   onDisconnect?: (err: Error) => void;
 }
 
-const BACKOFF_MS = [250, 500, 1000, 2000, 5000];
 
 export async function subscribe(
   conn: EventsConnection,
@@ -62,8 +61,7 @@ export async function subscribe(
         if (first) { rejectReady(err); return; }
         opts.onDisconnect?.(err as Error);
       }
-      const delay = BACKOFF_MS[Math.min(attempt++, BACKOFF_MS.length - 1)] ?? 5000;
-      await sleep(delay, signal);
+      await sleep(backoffDelay(attempt++, { baseMs: 250, capMs: 5000 }), undefined, signal);
     }
   };
   void loop();
@@ -123,12 +121,4 @@ async function streamOnce(conn: EventsConnection, runId: string, signal: AbortSi
     clearTimeout(headerTimer);
     signal.removeEventListener("abort", onAbort);
   }
-}
-
-function sleep(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    const t = setTimeout(done, ms);
-    function done() { clearTimeout(t); signal.removeEventListener("abort", done); resolve(); }
-    signal.addEventListener("abort", done, { once: true });
-  });
 }

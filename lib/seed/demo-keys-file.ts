@@ -4,6 +4,7 @@
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { z } from "zod";
+import { setting } from "../config";
 
 export const DEMO_KEY_ROLES = ["agent", "worker", "gateway", "operator", "otherAgent"] as const;
 export type DemoKeyRole = (typeof DEMO_KEY_ROLES)[number];
@@ -18,7 +19,7 @@ const DemoKeysFile = z.object({
 export type DemoKeys = z.infer<typeof DemoKeysFile>;
 
 export function defaultDemoKeysPath(): string {
-  return path.resolve(process.env.QUIESCE_DATA_DIR ?? ".quiesce", "demo-keys.json");
+  return path.resolve(setting("QUIESCE_DATA_DIR"), "demo-keys.json");
 }
 
 /** null when the file is missing or unreadable: the seed then issues fresh keys. */

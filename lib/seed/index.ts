@@ -1,4 +1,4 @@
-// The demo data a first `npm start` sets up (DESIGN.md §1): team `demo` with one user per role, one API
+// The demo data a first `npm start` sets up (docs/architecture.md#who-uses-it): team `demo` with one user per role, one API
 // key of each kind, the simulated deployment provider, and a second team `other` so that cross-team
 // isolation has something to hide. Idempotent: a second run creates nothing, changes nothing and
 // returns no secrets (they exist only as hashes, and in .quiesce/demo-keys.json from the first run).
@@ -12,6 +12,7 @@ import type { Principal } from "../dal/principal";
 import { setTeamStopSettings } from "../dal/team-settings";
 import type { KeyKind, Role } from "../control/types";
 import { defaultDemoKeysPath, readDemoKeys, writeDemoKeys, type DemoKeyRole, type DemoKeys } from "./demo-keys-file";
+import { setting } from "../config";
 
 export const DEMO_TEAM = { slug: "demo", name: "Demo team" } as const;
 export const DEMO_PAUSE_POLICY_SECONDS = 900;
@@ -69,7 +70,7 @@ async function stillValid(secret: string | undefined, teamId: string, kind: KeyK
 
 export async function seedDemo(opts: { keysFile?: string; password?: string } = {}): Promise<SeedResult> {
   const keysFile = opts.keysFile ?? defaultDemoKeysPath();
-  const explicitPassword = opts.password ?? process.env.QUIESCE_DEMO_PASSWORD ?? null;
+  const explicitPassword = opts.password ?? setting("QUIESCE_DEMO_PASSWORD") ?? null;
   const prior = readDemoKeys(keysFile);
 
   const demo = await ensureTeam(SYSTEM, DEMO_TEAM);

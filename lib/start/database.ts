@@ -4,6 +4,7 @@
 import { spawn } from "node:child_process";
 import path from "node:path";
 import { EMBEDDED_DIR, EMBEDDED_PORT, startEmbeddedPostgres } from "../db/embedded";
+import { setting } from "../config";
 
 export const EMBEDDED_DATABASE = "quiesce";
 
@@ -28,7 +29,7 @@ export function redactUrl(url: string): string {
 }
 
 export async function openDatabase(log: (line: string) => void = () => {}): Promise<DatabaseHandle> {
-  const external = process.env.DATABASE_URL;
+  const external = setting("DATABASE_URL");
   if (external) {
     return { url: external, source: "external", owned: false, stop: async () => {} };
   }
@@ -70,7 +71,7 @@ export async function closeDbClients(): Promise<void> {
  * (lib/start/pg-host.ts) so that a terminal Ctrl-C does not stop it before everything else.
  */
 export async function openDatabaseHosted(log: (line: string) => void = () => {}): Promise<DatabaseHandle> {
-  if (process.env.DATABASE_URL) return openDatabase(log);
+  if (setting("DATABASE_URL")) return openDatabase(log);
   log(`starting embedded PostgreSQL on port ${EMBEDDED_PORT} (data: ${EMBEDDED_DIR}) …`);
   const host = spawn(process.execPath, ["--conditions=react-server", "--import", "tsx", path.join(import.meta.dirname, "pg-host.ts")], {
     detached: true, stdio: ["ignore", "inherit", "inherit", "ipc"], env: process.env,

@@ -7,6 +7,7 @@
 // on SIGTERM, or when the channel disconnects.
 import { startEmbeddedPostgres, type EmbeddedHandle } from "../db/embedded";
 import { EMBEDDED_DATABASE } from "./database";
+import { logger } from "../log";
 
 const send = (m: unknown) => new Promise<void>((r) => (process.send ? process.send(m, () => r()) : r()));
 let server: EmbeddedHandle | undefined;
@@ -15,7 +16,7 @@ let stopping = false;
 async function stop(code: number): Promise<never> {
   if (!stopping) {
     stopping = true;
-    await server?.stop().catch((e) => console.error(`[postgres] stop failed: ${e}`));
+    await server?.stop().catch((err) => logger("postgres").error({ err }, "stop failed"));
   }
   process.exit(code);
 }

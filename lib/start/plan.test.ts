@@ -34,7 +34,8 @@ test("for any registry, the plan is the web app plus exactly the registered comp
   }));
 });
 
-test("QUIESCE_DEMO=0 (or false/no/off) and --no-demo turn the demo off; anything else leaves it on", () => {
+test("QUIESCE_DEMO=0 (or false/no/off) and --no-demo turn the demo off; unset or 1/true/yes leaves it on; anything else is an error", () => {
+  expect(() => demoEnabled(undefined, { QUIESCE_DEMO: "maybe" })).toThrow(/QUIESCE_DEMO="maybe" is not valid/);
   for (const v of ["0", "false", "NO", " off "]) expect(demoEnabled(false, { QUIESCE_DEMO: v })).toBe(false);
   for (const v of [undefined, "1", "true", "yes"]) expect(demoEnabled(undefined, { QUIESCE_DEMO: v })).toBe(true);
   expect(demoEnabled(true, { QUIESCE_DEMO: "1" })).toBe(false);

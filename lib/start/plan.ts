@@ -3,6 +3,7 @@
 // register barrier-worker, provider-sim and demo as they land; start picks them up without changes.
 import path from "node:path";
 import type { DemoKeyRole } from "../seed/demo-keys-file";
+import { setting } from "../config";
 
 export const PROVIDER_SIM_PORT = 4700;
 
@@ -42,8 +43,7 @@ export type Env = Record<string, string | undefined>;
 
 export function demoEnabled(flagNoDemo: boolean | undefined, env: Env): boolean {
   if (flagNoDemo) return false;
-  const v = env.QUIESCE_DEMO?.trim().toLowerCase();
-  return !(v === "0" || v === "false" || v === "no" || v === "off");
+  return setting("QUIESCE_DEMO", env);
 }
 
 export function planChildren(root: string, registered: readonly string[], opts: StartOptions): ChildSpec[] {
@@ -93,6 +93,8 @@ export function childEnv(base: Env, i: ChildEnvInput): Env {
     NEXTAUTH_URL: base.NEXTAUTH_URL ?? `http://localhost:${i.port}`,
     NEXTAUTH_SECRET: i.authSecret,
     QUIESCE_PROVIDER_SIM_URL: `http://127.0.0.1:${PROVIDER_SIM_PORT}`,
+    // `npm start` is read by a person: readable log lines unless asked otherwise.
+    QUIESCE_LOG_FORMAT: base.QUIESCE_LOG_FORMAT ?? "pretty",
   };
   const named: Record<DemoKeyRole, string> = {
     agent: "QUIESCE_AGENT_KEY", worker: "QUIESCE_WORKER_KEY", gateway: "QUIESCE_GATEWAY_KEY",

@@ -4,13 +4,14 @@
 import { randomBytes } from "node:crypto";
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
+import { setting } from "../config";
 
 export function authSecretPath(): string {
-  return path.resolve(process.env.QUIESCE_DATA_DIR ?? ".quiesce", "auth-secret");
+  return path.resolve(setting("QUIESCE_DATA_DIR"), "auth-secret");
 }
 
 export function ensureAuthSecret(file = authSecretPath()): { secret: string; source: "env" | "file" | "generated" } {
-  const fromEnv = process.env.NEXTAUTH_SECRET ?? process.env.AUTH_SECRET;
+  const fromEnv = setting("NEXTAUTH_SECRET") ?? setting("AUTH_SECRET");
   if (fromEnv) return { secret: fromEnv, source: "env" };
   if (existsSync(file)) {
     const s = readFileSync(file, "utf8").trim();

@@ -8,7 +8,8 @@ import path from "node:path";
 import { prisma } from "../../lib/db/prisma";
 import { QuiesceClient } from "../../lib/sdk/client";
 import { startApiServer, type ApiServer } from "../support/api-server";
-import { makeKey, makeTeam, makeUser } from "../gate/fixtures";
+import { makeKey, makeTeam, makeUser } from "../support/fixtures";
+import { waitFor } from "../../lib/wait";
 
 export const ROOT = path.resolve(import.meta.dirname, "../..");
 export const TSX = path.join(ROOT, "node_modules/.bin/tsx");
@@ -58,14 +59,8 @@ export function runProcess(cmd: string, args: string[], input: string, env: Node
 }
 
 /** Waits until `probe` returns a truthy value (event-driven tests poll durable state, never sleep-and-assert). */
-export async function until<T>(probe: () => Promise<T | null | undefined | false> | T | null | undefined | false, what: string, limitMs = 60_000): Promise<T> {
-  const start = Date.now();
-  for (;;) {
-    const v = await probe();
-    if (v) return v;
-    if (Date.now() - start > limitMs) throw new Error(`gave up waiting for: ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
+export function until<T>(probe: () => Promise<T | null | undefined | false> | T | null | undefined | false, what: string, limitMs = 60_000): Promise<T> {
+  return waitFor(what, async () => probe(), limitMs, 100);
 }
 
 export function stopChild(child: ChildProcess): Promise<void> {

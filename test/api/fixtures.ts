@@ -2,12 +2,12 @@
 // two teams, users per role and one key of each kind created through lib/dal/api-keys (hashed at rest).
 import { prisma } from "../../lib/db/prisma";
 import { closePool } from "../../lib/db/pool";
-import { newId } from "../../lib/ids";
 import { createApiKey } from "../../lib/dal/api-keys";
 import type { Principal } from "../../lib/dal/principal";
-import type { KeyKind, Role } from "../../lib/control/types";
+import type { KeyKind } from "../../lib/control/types";
 import { QuiesceClient } from "../../lib/sdk/client";
 import { startApiServer, type ApiServer } from "../support/api-server";
+import { makeTeam as makeBaseTeam, makeUser } from "../support/fixtures";
 
 const SYSTEM: Principal = { type: "system", name: "test" };
 
@@ -19,15 +19,9 @@ export interface TestTeam {
 }
 
 export async function makeTeam(label: string): Promise<TestTeam> {
-  const teamId = newId("team");
-  await prisma().team.create({ data: { id: teamId, slug: `${label}-${teamId.slice(5, 13).toLowerCase()}`, name: label } });
+  const { teamId } = await makeBaseTeam(label);
   const users = {} as TestTeam["users"];
-  for (const role of ["admin", "operator", "viewer"] as const) {
-    const userId = newId("user");
-    await prisma().user.create({ data: { id: userId, email: `${role}.${userId.toLowerCase()}@api.test`, name: `${label} ${role}` } });
-    await prisma().membership.create({ data: { id: newId("mem"), teamId, userId, role: role as Role } });
-    users[role] = userId;
-  }
+  for (const role of ["admin", "operator", "viewer"] as const) users[role] = (await makeUser(teamId, role)).userId;
   const keys = {} as TestTeam["keys"];
   const keyIds: Record<string, string> = {};
   const specs: [keyof TestTeam["keys"], KeyKind, string | undefined][] = [

@@ -55,7 +55,12 @@ test("every $ref resolves and every named schema compiles as JSON Schema 2020-12
   const refs = new Set<string>();
   const walk = (v: unknown) => {
     if (Array.isArray(v)) v.forEach(walk);
-    else if (v && typeof v === "object") for (const [k, x] of Object.entries(v)) (k === "$ref" && typeof x === "string" ? refs.add(x) : walk(x));
+    else if (v && typeof v === "object") {
+      for (const [k, x] of Object.entries(v)) {
+        if (k === "$ref" && typeof x === "string") refs.add(x);
+        else walk(x);
+      }
+    }
   };
   walk(doc);
   expect(refs.size).toBeGreaterThan(10);
@@ -66,7 +71,8 @@ test("every $ref resolves and every named schema compiles as JSON Schema 2020-12
   const ajv = addFormats(new Ajv2020({ strict: false }));
   ajv.addSchema({ $id: "doc", components: doc.components });
   for (const name of Object.keys(doc.components.schemas)) {
-    expect(() => ajv.getSchema(`doc#/components/schemas/${name}`), name).not.toThrow();
+    // getSchema answers undefined for a name it cannot find and throws on an unresolvable $ref inside
+    expect(ajv.getSchema(`doc#/components/schemas/${name}`), name).toBeTypeOf("function");
   }
 });
 

@@ -168,6 +168,10 @@ describe("GET /api/v1/runs/{runId} and GET /api/v1/runs", () => {
     expect(paused.runs.map((r) => r.runId)).toEqual([made[1]]);
     const theirs = await w.client(w.b.keys.agent).listRuns({ q: tag });
     expect(theirs.runs).toEqual([]);
+    // q means the same as in the console: an id matches exactly, a name by substring in any case
+    expect((await agent.listRuns({ q: made[2]! })).runs.map((r) => r.runId)).toEqual([made[2]]);
+    expect((await agent.listRuns({ q: made[2]!.slice(0, -2) })).runs).toEqual([]);
+    expect((await agent.listRuns({ q: tag.toUpperCase() })).runs).toHaveLength(5);
     const bad = await raw(w.server.url, "GET", "/api/v1/runs?limit=0", { key: w.a.keys.agent });
     expect(bad.status).toBe(400);
     expect(bad.json.error.message).toContain("query.limit");
@@ -205,5 +209,23 @@ describe("authentication", () => {
       expect(r.secretHash).toMatch(/^[0-9a-f]{64}$/);
       for (const s of secrets) expect(JSON.stringify(r)).not.toContain(s);
     }
+  });
+});
+
+describe("request ids", () => {
+  test("a well-formed x-request-id is echoed; a missing or malformed one is replaced by a fresh id", async () => {
+    const get = (headers: Record<string, string>) =>
+      fetch(`${w.server.url}/api/v1/runs`, { headers: { authorization: `Bearer ${w.a.keys.agent}`, ...headers } });
+    const mine = await get({ "x-request-id": "trace-abc.123" });
+    expect(mine.status).toBe(200);
+    expect(mine.headers.get("x-request-id")).toBe("trace-abc.123");
+    const fresh = await get({});
+    expect(fresh.headers.get("x-request-id")).toMatch(/^[0-9a-f-]{36}$/);
+    const bad = await get({ "x-request-id": "x".repeat(300) });
+    expect(bad.headers.get("x-request-id")).toMatch(/^[0-9a-f-]{36}$/);
+    // errors carry it too
+    const refused = await fetch(`${w.server.url}/api/v1/runs`, { headers: { "x-request-id": "no-key-1" } });
+    expect(refused.status).toBe(401);
+    expect(refused.headers.get("x-request-id")).toBe("no-key-1");
   });
 });

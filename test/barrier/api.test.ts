@@ -6,7 +6,6 @@ import { prisma } from "../../lib/db/prisma";
 import { closePool } from "../../lib/db/pool";
 import { createApiKey } from "../../lib/dal/api-keys";
 import { runBarrierWorker } from "../../lib/barrier/worker";
-import { listenConnection } from "../../lib/dal/barrier-engine";
 import { QuiesceClient } from "../../lib/sdk/client";
 import { verifyReceipt as verifyReceiptBody } from "../../lib/control/evidence/receipt";
 import { BarrierViewSchema, StopReceiptSchema } from "../../lib/schemas/barriers";
@@ -32,7 +31,7 @@ beforeAll(async () => {
     managerlessOperator: (await createApiKey(system, { teamId: team.teamId, kind: "operator", name: "viewer", userId: team.users.viewer.id })).secret,
   };
   // The real engine, in this process, scoped to this test's team.
-  engine = runBarrierWorker({ teamId: team.teamId, signal: ac.signal, pollMs: 300, claimMs: 3000, localSettleMs: 500, listenClient: listenConnection });
+  engine = runBarrierWorker({ teamId: team.teamId, signal: ac.signal, pollMs: 300, claimMs: 3000, localSettleMs: 500, listen: true });
 }, 120_000);
 
 afterAll(async () => {

@@ -4,7 +4,6 @@ import { prisma } from "../../lib/db/prisma";
 import { closePool } from "../../lib/db/pool";
 import { killRun } from "../../lib/dal/kill";
 import { runBarrierWorker } from "../../lib/barrier/worker";
-import { listenConnection } from "../../lib/dal/barrier-engine";
 import { addOp, makeTeam, makeTree, receiptsOf, spawnCli, waitFor, type TeamFixture } from "./fixtures";
 
 let team: TeamFixture;
@@ -13,7 +12,7 @@ let engine: Promise<void>;
 
 beforeAll(async () => {
   team = await makeTeam();
-  engine = runBarrierWorker({ teamId: team.teamId, signal: ac.signal, pollMs: 300, localSettleMs: 300, listenClient: listenConnection });
+  engine = runBarrierWorker({ teamId: team.teamId, signal: ac.signal, pollMs: 300, localSettleMs: 300, listen: true });
 });
 afterAll(async () => {
   ac.abort();

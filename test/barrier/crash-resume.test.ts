@@ -1,4 +1,5 @@
-// seed 001's eval `cancellation_worker_crashes_mid_barrier → resume_from_durable_barrier`, with real
+// the barrier article's (docs/architecture.md#barriers) eval `cancellation_worker_crashes_mid_barrier →
+// resume_from_durable_barrier`, with real
 // processes: engine A is SIGKILLed while a slow provider holds its cancel request; two fresh engines
 // then race to finish the barrier from its durable rows. Exactly one receipt may result.
 import { afterAll, beforeAll, expect, test } from "vitest";

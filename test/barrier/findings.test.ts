@@ -16,7 +16,6 @@ import { createApiKey } from "../../lib/dal/api-keys";
 import { setTeamStopSettings } from "../../lib/dal/team-settings";
 import { gateCheck } from "../../lib/gate";
 import { runBarrierWorker } from "../../lib/barrier/worker";
-import { listenConnection } from "../../lib/dal/barrier-engine";
 import { serializeReceipt, verifyReceipt } from "../../lib/control/evidence/receipt";
 import { addOp, makeTeam, makeTree, receiptsOf, waitFor, type TeamFixture } from "./fixtures";
 
@@ -32,7 +31,7 @@ beforeAll(async () => {
   // A small quiet period keeps the test quick; it still applies to every barrier (finding 9).
   await setTeamStopSettings(SYSTEM, team.teamId, { quietPeriodMs: 300 });
   engine = runBarrierWorker({
-    teamId: team.teamId, signal: stop.signal, claimMs: 3000, pollMs: 200, localSettleMs: 400, listenClient: listenConnection,
+    teamId: team.teamId, signal: stop.signal, claimMs: 3000, pollMs: 200, localSettleMs: 400, listen: true,
   });
 });
 

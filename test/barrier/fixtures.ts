@@ -5,7 +5,8 @@ import path from "node:path";
 import { prisma } from "../../lib/db/prisma";
 import { newId } from "../../lib/ids";
 import type { Principal } from "../../lib/dal/principal";
-import type { Role } from "../../lib/control/types";
+import { ROLES, type Role } from "../../lib/control/types";
+import { makeRun, makeTeam as makeBaseTeam, makeUser } from "../support/fixtures";
 import { waitFor } from "../../lib/wait";
 
 export const ROOT = path.resolve(import.meta.dirname, "../..");
@@ -16,14 +17,10 @@ export interface TeamFixture {
 }
 
 export async function makeTeam(): Promise<TeamFixture> {
-  const teamId = newId("team");
-  await prisma().team.create({ data: { id: teamId, slug: teamId.toLowerCase(), name: `Team ${teamId}` } });
+  const { teamId } = await makeBaseTeam("Barrier team");
   const users = {} as TeamFixture["users"];
-  for (const role of ["viewer", "operator", "manager", "admin"] as const) {
-    const id = newId("user");
-    const email = `${role}-${id.slice(5, 13).toLowerCase()}@barrier.test`;
-    await prisma().user.create({ data: { id, email, name: `${role} ${id}` } });
-    await prisma().membership.create({ data: { id: newId("mem"), teamId, userId: id, role } });
+  for (const role of ROLES) {
+    const { userId: id, email } = await makeUser(teamId, role);
     users[role] = { id, email, principal: { type: "user", userId: id, email, teamId, role } };
   }
   return { teamId, users };
@@ -33,20 +30,10 @@ export interface RunNode { runId: string; leaseId: string; epoch: number }
 
 /** A root run with `children` child runs, each with a lease that descends from the root lease. */
 export async function makeTree(teamId: string, children = 0): Promise<{ root: RunNode; children: RunNode[] }> {
-  const rootId = newId("run");
-  const rootLease = newId("lease");
-  const validUntil = new Date(Date.now() + 3600_000);
-  await prisma().run.create({ data: { id: rootId, teamId, taskId: "release-payments", rootRunId: rootId, path: [rootId], title: "root" } });
-  await prisma().lease.create({ data: { id: rootLease, teamId, runId: rootId, path: [rootLease], scopes: ["*"], validUntil } });
+  const root = await makeRun(teamId, { title: "root" });
   const kids: RunNode[] = [];
-  for (let i = 0; i < children; i++) {
-    const id = newId("run");
-    const lease = newId("lease");
-    await prisma().run.create({ data: { id, teamId, taskId: "release-payments", parentRunId: rootId, rootRunId: rootId, path: [rootId, id], depth: 1, title: `child ${i}` } });
-    await prisma().lease.create({ data: { id: lease, teamId, runId: id, parentLeaseId: rootLease, path: [rootLease, lease], scopes: ["*"], validUntil } });
-    kids.push({ runId: id, leaseId: lease, epoch: 1 });
-  }
-  return { root: { runId: rootId, leaseId: rootLease, epoch: 1 }, children: kids };
+  for (let i = 0; i < children; i++) kids.push(await makeRun(teamId, { title: `child ${i}` }, root));
+  return { root, children: kids };
 }
 
 export async function addOp(teamId: string, run: RunNode, o: {

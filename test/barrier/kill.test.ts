@@ -1,4 +1,4 @@
-// The kill = barrier transaction (DESIGN.md §6) against the real database and the real gate function.
+// The kill = barrier transaction (docs/architecture.md#the-cancellation-barrier) against the real database and the real gate function.
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { prisma } from "../../lib/db/prisma";
 import { killRun } from "../../lib/dal/kill";

@@ -1,4 +1,4 @@
-// Every settlement path of DESIGN.md §6 against REAL processes: the simulated provider
+// Every settlement path of docs/architecture.md#the-cancellation-barrier against REAL processes: the simulated provider
 // (`quiesce provider-sim`) and the barrier engine (`quiesce barrier-worker`) run as their own
 // processes; kills go through the real kill transaction; the receipt CLI runs as a process too.
 import { afterAll, beforeAll, describe, expect, test } from "vitest";

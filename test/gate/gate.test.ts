@@ -6,7 +6,7 @@ import { prisma } from "../../lib/db/prisma";
 import { closePool } from "../../lib/db/pool";
 import { newId } from "../../lib/ids";
 import { admitCheck, gateCheck, heartbeatCheck, type GateOutcome } from "../../lib/gate";
-import { makeChain, makeGateWorld, makeKey, makeOperation, makeRun, makeTeam, opKey, type FixtureKey, type FixtureRun } from "./fixtures";
+import { makeChain, makeGateWorld, makeKey, makeOperation, makeRun, makeTeam, opKey, type FixtureKey, type FixtureRun } from "../support/fixtures";
 
 afterAll(async () => { await closePool(); await prisma().$disconnect(); });
 
@@ -80,8 +80,11 @@ describe("reason codes", () => {
   test("missing_state: an ancestor named in the path is unreadable", async () => {
     const { team, key, chain } = await makeGateWorld(2);
     await prisma().run.update({ where: { id: chain[1]!.runId }, data: { path: [newId("run"), chain[1]!.runId] } });
-    expectDecision(await ask(key, chain[1]!), "deny", "missing_state");
-    expect(team).toBeTruthy();
+    const operationId = opKey();
+    expectDecision(await ask(key, chain[1]!, { operationId }), "deny", "missing_state");
+    // unreadable state writes no operation, so asking again cannot turn into an allow
+    expect(await opRow(team.teamId, operationId)).toBeNull();
+    expectDecision(await ask(key, chain[1]!, { operationId }), "deny", "missing_state");
   });
 
   test("killed on the run itself; parent_revoked for the grandchild of a killed grandparent", async () => {

@@ -12,7 +12,7 @@ import { newId } from "../../lib/ids";
 import { admitCheck, gateCheck, heartbeatCheck } from "../../lib/gate";
 import { decideGate, type GateFacts, type GateMode, type LeaseFacts, type OperationFacts, type RunFacts } from "../../lib/control/gate";
 import { BREAKER_STATES, LIFECYCLES, OPERATION_STATES, type BreakerState, type Lifecycle, type OperationState } from "../../lib/control/types";
-import { makeKey, makeTeam, opKey, type FixtureKey, type FixtureRun, type FixtureTeam } from "./fixtures";
+import { makeKey, makeTeam, opKey, type FixtureKey, type FixtureRun, type FixtureTeam } from "../support/fixtures";
 
 afterAll(async () => { await closePool(); await prisma().$disconnect(); });
 

@@ -1,4 +1,4 @@
-// A race that really races (issue 2 item 7). Three separate OS processes, each with its own PostgreSQL
+// A race that really races. Three separate OS processes, each with its own PostgreSQL
 // connections, hammer quiesce_gate on one run tree (root → 2 children → grandchild) with fresh
 // operationIds while this test commits pause → resume cycles and then a kill, each as a control write
 // under the tree's EXCLUSIVE advisory lock. Asserted from the database afterwards:
@@ -10,7 +10,7 @@
 //  - every operation ends in exactly one state that matches the answer its caller got;
 //  - every call that started after a pause returned (and ended before the resume) was held, and every
 //    call that started after the kill returned was denied.
-// How to read it and why it fails without the lock: README.md "The race test".
+// How to read it and why it fails without the lock: docs/gate.md#the-race-test-testgateracetestts.
 import { afterAll, expect, test } from "vitest";
 import { spawn, type ChildProcess } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
@@ -18,9 +18,10 @@ import { readMigrations } from "../../lib/db/migrate";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { prisma } from "../../lib/db/prisma";
-import { lockRunTreeExclusive } from "../../lib/dal/locks";
-import { makeChain, makeKey, makeRun, makeTeam } from "./fixtures";
+import { lockRunTreeExclusive } from "../../lib/dal/internal/locks";
+import { makeChain, makeKey, makeRun, makeTeam } from "../support/fixtures";
 import type { CallRecord } from "./race-worker";
+import { sleep } from "../../lib/wait";
 
 const WORKERS = 3;
 const LOOPS_PER_WORKER = 2;
@@ -60,7 +61,7 @@ async function eachMakes(workers: Worker[], more: number): Promise<void> {
   while (workers.some((w, i) => w.calls < marks[i]! + more)) {
     if (Date.now() > deadline) throw new Error("workers stopped making progress");
     for (const w of workers) if (w.proc.exitCode !== null) throw new Error("a worker exited early");
-    await new Promise((r) => setTimeout(r, 20));
+    await sleep(20);
   }
 }
 
@@ -83,7 +84,7 @@ const allowIds = (tx: { $queryRawUnsafe: <R>(q: string, ...v: unknown[]) => Prom
 
 /**
  * Mutation check, opt-in: RACE_MUTANT=no-lock reinstalls quiesce_gate in THIS test database without its
- * shared tree lock, to show the assertions below catch the race the lock prevents (README.md).
+ * shared tree lock, to show the assertions below catch the race the lock prevents (docs/gate.md).
  */
 async function installMutant(): Promise<void> {
   if (process.env.RACE_MUTANT !== "no-lock") return;

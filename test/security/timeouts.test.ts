@@ -9,7 +9,7 @@ import { databaseUrl } from "../../lib/db/url";
 import { makeWorld, raw, type World } from "../api/fixtures";
 
 // Read when the pools are created (lazily, after this runs).
-process.env.QUIESCE_GATE_TIMEOUT_MS = "600";
+process.env.QUIESCE_GATE_DB_BUDGET_MS = "600";
 process.env.QUIESCE_DB_STATEMENT_TIMEOUT_MS = "800";
 process.env.QUIESCE_DB_ACQUIRE_TIMEOUT_MS = "700";
 process.env.QUIESCE_DB_POOL = "2";

@@ -100,7 +100,7 @@ describe("in-process abort tokens (LISTEN quiesce_control)", () => {
     const resynced = new Promise<void>((resolve) => {
       void listener.subscribe(root.runId, (e) => { if (e.kind === "resync") resolve(); });
     });
-    await pool().query("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'quiesce-abort-listener' AND datname = current_database()");
+    await pool().query("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'quiesce-control-listener' AND datname = current_database()");
     await resynced;
     // Live again: a kill after the reconnect still reaches the token.
     await killRun(SYSTEM, root.runId, "after reconnect");

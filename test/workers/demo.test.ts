@@ -11,6 +11,7 @@ import { newId } from "../../lib/ids";
 import { QuiesceClient } from "../../lib/sdk/client";
 import { closeControlListener } from "../../lib/abort/listener";
 import { spawnCli, type Child } from "./support/spawn";
+import { waitForValue } from "../../lib/wait";
 
 const API_PORT = 3371;
 const SIM_PORT = 3372;
@@ -40,15 +41,7 @@ afterAll(async () => {
   await closePool();
 }, 60_000);
 
-async function until<T>(f: () => Promise<T>, ok: (v: T) => boolean, timeoutMs = 90_000): Promise<T> {
-  const end = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await f();
-    if (ok(v)) return v;
-    if (Date.now() > end) throw new Error(`condition not reached; last value ${JSON.stringify(v, (_k, x) => (typeof x === "bigint" ? String(x) : x))}`);
-    await new Promise((r) => setTimeout(r, 250));
-  }
-}
+const until = <T>(f: () => Promise<T>, ok: (v: T) => boolean, timeoutMs = 90_000) => waitForValue(f, ok, timeoutMs, 250);
 
 describe("quiesce demo", () => {
   test("plays live release trees, survives an API outage, honours pause, and a kill ends in a receipt", async () => {

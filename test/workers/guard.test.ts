@@ -1,6 +1,6 @@
 // The worker guard against the real API (over HTTP) and the real database: admission at dequeue,
 // discards counted by reason, holds decided afresh, abort during a long call reported as unknown,
-// and the approved-artifact handoff fixture of seed 000 (transport loss after the side effect).
+// and the approved-artifact handoff fixture of docs/architecture.md#five-questions (transport loss after the side effect).
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { createHash } from "node:crypto";
 import { mkdtemp, readFile, writeFile, access } from "node:fs/promises";
@@ -17,6 +17,7 @@ import { QuiesceClient } from "../../lib/sdk/client";
 import { newId } from "../../lib/ids";
 import type { Principal } from "../../lib/dal/principal";
 import { startFlakyProxy, type FlakyProxy } from "./support/flaky-proxy";
+import { waitFor as pollFor } from "../../lib/wait";
 
 const SYSTEM: Principal = { type: "system", name: "test" };
 let w: World;
@@ -84,7 +85,7 @@ describe("admission at dequeue", () => {
 
   test("an epoch newer than the job's stamp: discarded and counted stale_epoch", async () => {
     const { run, stamp } = await queuedJob();
-    // The revocation epoch moved on after the job was stamped (seed 001: epoch 17 is stale once 18 exists).
+    // The revocation epoch moved on after the job was stamped (docs/architecture.md#barriers: epoch 17 is stale once 18 exists).
     await prisma().run.update({ where: { id: run.runId }, data: { epoch: { increment: 1 } } });
     const guard = guardFor(w.client(w.a.keys.worker));
     let ran = false;
@@ -144,7 +145,7 @@ describe("abort during a long call", () => {
   });
 });
 
-describe("approved-artifact handoff (seed 000): transport loss after the side effect", () => {
+describe("approved-artifact handoff (docs/architecture.md#five-questions): transport loss after the side effect", () => {
   async function handoff(loss: "before_server" | "after_server") {
     const dir = await mkdtemp(path.join(tmpdir(), "quiesce-handoff-"));
     const journal = fileJournal(path.join(dir, "receipts"));
@@ -199,10 +200,4 @@ describe("approved-artifact handoff (seed 000): transport loss after the side ef
   });
 });
 
-async function waitFor(cond: () => Promise<boolean>, timeoutMs = 20_000): Promise<void> {
-  const end = Date.now() + timeoutMs;
-  while (!(await cond())) {
-    if (Date.now() > end) throw new Error("condition not reached");
-    await new Promise((r) => setTimeout(r, 25));
-  }
-}
+const waitFor = (cond: () => Promise<boolean>, timeoutMs = 20_000) => pollFor("condition", cond, timeoutMs, 25);

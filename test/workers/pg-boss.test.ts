@@ -93,7 +93,7 @@ describe("pg-boss guard", () => {
     await until(async () => outcomes.length, (n) => n === jobs.length);
     expect(started).toBe(0);
     // Queued work is denied `killed`; a delayed job (scheduled) carries stale authority: `stale_epoch`
-    // (seed 001: delayed_retry_fires_after_revocation → deny_stale_epoch).
+    // (docs/architecture.md#barriers: delayed_retry_fires_after_revocation → deny_stale_epoch).
     expect(guard.counts.snapshot()).toEqual({ discarded_killed: 4, stale_epoch: 4 });
     await until(() => Promise.all(jobs.map((j) => jobState(queue, j.jobId))), (s) => s.every((x) => x === "completed"));
     await boss.offWork(queue);
@@ -135,7 +135,7 @@ describe("pg-boss guard", () => {
     await until(async () => guard.counts.get("retry_scheduled") ?? 0, (n) => n >= 1);
     expect(guard.counts.get("retry_scheduled")).toBe(1);
     expect((await op(first.operationId)).state).toBe("failed");
-    // The retry timer is queued authority in another form (seed 001): the kill cancels it, here too.
+    // The retry timer is queued authority in another form (docs/architecture.md#barriers): the kill cancels it, here too.
     await killRun(SYSTEM, auth.runId, "stop retries");
     expect((await op(retryId)).state).toBe("cancelled_not_started");
     await until(() => jobState(queue, retry!.providerJobId!), (s) => s === "cancelled");

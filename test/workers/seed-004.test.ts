@@ -14,6 +14,7 @@ import { newId } from "../../lib/ids";
 import type { Enqueued } from "../../lib/queues/enqueue";
 import type { Principal } from "../../lib/dal/principal";
 import { spawnTsx, type Child } from "./support/spawn";
+import { waitForValue } from "../../lib/wait";
 
 const SYSTEM: Principal = { type: "system", name: "operator-console" };
 const HERE = import.meta.dirname;
@@ -53,17 +54,9 @@ async function callFromAnotherPod(run: { runId: string; leaseId: string; epoch: 
 
 const opRow = (operationId: string) => prisma().operation.findUniqueOrThrow({ where: { teamId_operationId: { teamId: w.a.teamId, operationId } } });
 const decisionsOf = (operationId: string) => prisma().gateDecision.findMany({ where: { operationId }, orderBy: { at: "asc" } });
-async function until<T>(f: () => Promise<T>, ok: (v: T) => boolean, timeoutMs = 60_000): Promise<T> {
-  const end = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await f();
-    if (ok(v)) return v;
-    if (Date.now() > end) throw new Error(`condition not reached; last value ${JSON.stringify(v, (_k, x) => (typeof x === "bigint" ? String(x) : x))}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
+const until = <T>(f: () => Promise<T>, ok: (v: T) => boolean, timeoutMs = 60_000) => waitForValue(f, ok, timeoutMs, 100);
 
-describe("seed 004 checks (real processes)", () => {
+describe("operator-control checks (real processes)", () => {
   test("pause from another pod holds the next call; restart survival: every worker restarted, still paused; resume runs it", async () => {
     const queue = `pause-${Date.now().toString(36)}`;
     await ensureGuardedQueue(boss, queue, { redeliveryDelaySeconds: 1 });

@@ -5,11 +5,12 @@
 // its own deadline, QUIESCE_HOOK_TIMEOUT_MS (default 3000), well inside Claude Code's hook timeout.
 import { createHash } from "node:crypto";
 import type { Readable } from "node:stream";
-import { adapterConfig, envInt } from "../common/config";
+import { adapterConfig } from "../common/config";
 import { describeError, makeClient } from "../common/control";
 import { handleHookEvent, type HookResult } from "./handle";
 import { parseHookInput } from "./input";
 import { defaultStateDir, SessionStore } from "./state";
+import { setting } from "../../config";
 
 export const DEFAULT_HOOK_TIMEOUT_MS = 3000;
 const MAX_STDIN_BYTES = 4 * 1024 * 1024;
@@ -29,7 +30,7 @@ async function readAll(stream: Readable): Promise<string> {
 export async function runClaudeCodeHook(stdin: Readable, env: NodeJS.ProcessEnv = process.env): Promise<HookResult> {
   let timeoutMs = DEFAULT_HOOK_TIMEOUT_MS;
   try {
-    timeoutMs = envInt(env, "QUIESCE_HOOK_TIMEOUT_MS", DEFAULT_HOOK_TIMEOUT_MS);
+    timeoutMs = setting("QUIESCE_HOOK_TIMEOUT_MS", env);
   } catch (err) {
     return fail(err);
   }
@@ -44,9 +45,9 @@ export async function runClaudeCodeHook(stdin: Readable, env: NodeJS.ProcessEnv 
     const input = parseHookInput(await readAll(stdin));
     const cfg = adapterConfig({}, env);
     const store = new SessionStore(defaultStateDir(env), `${cfg.url}\n${createHash("sha256").update(cfg.apiKey).digest("hex")}`);
-    const leaseTtl = env.QUIESCE_LEASE_TTL_SECONDS ? envInt(env, "QUIESCE_LEASE_TTL_SECONDS", 0) : undefined;
+    const leaseTtl = setting("QUIESCE_LEASE_TTL_SECONDS", env);
     return handleHookEvent(
-      { client: makeClient(cfg, timeoutMs), store, taskId: env.QUIESCE_TASK_ID || undefined, leaseTtlSeconds: leaseTtl },
+      { client: makeClient(cfg, timeoutMs), store, taskId: setting("QUIESCE_TASK_ID", env), leaseTtlSeconds: leaseTtl },
       input,
     );
   })().catch(fail);

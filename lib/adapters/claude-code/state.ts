@@ -9,6 +9,7 @@ import { mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { z } from "zod";
+import { setting } from "../../config";
 
 export const Binding = z.object({
   runId: z.string().min(1),
@@ -18,7 +19,8 @@ export const Binding = z.object({
 export type Binding = z.infer<typeof Binding>;
 
 export function defaultStateDir(env: NodeJS.ProcessEnv = process.env): string {
-  if (env.QUIESCE_HOOK_STATE_DIR) return env.QUIESCE_HOOK_STATE_DIR;
+  const configured = setting("QUIESCE_HOOK_STATE_DIR", env);
+  if (configured) return configured;
   const base = env.XDG_STATE_HOME || path.join(os.homedir(), ".local", "state");
   return path.join(base, "quiesce", "claude-code");
 }

@@ -13,7 +13,7 @@ import type { Readable, Writable } from "node:stream";
 import type { QuiesceClient } from "../../sdk/client";
 import type { AdapterConfig } from "../common/config";
 import { describeError, QuiesceApiError, REVOKED_REASONS } from "../common/control";
-import { AbortedError, backoffDelay, sleep } from "../common/wait";
+import { AbortedError, backoffDelay, sleep } from "../../wait";
 import { classify, LineWriter, onLines, str, type RpcId, type RpcMessage } from "./jsonrpc";
 import { ThreadTracker, type ThreadState } from "./threads";
 

@@ -8,7 +8,7 @@ import type { QuiesceClient } from "../../sdk/client";
 import { subscribe } from "../../sdk/events";
 import type { AdapterConfig } from "../common/config";
 import { describeError } from "../common/control";
-import { Doorbell } from "../common/wait";
+import { Doorbell } from "../../wait";
 
 export interface RunBinding { runId: string; leaseId: string; epoch: number }
 

@@ -1,5 +1,5 @@
 // Where an adapter finds the control plane. Every adapter reads QUIESCE_URL and QUIESCE_API_KEY from
-// the environment (flags override) so one managed-settings line configures a whole fleet (DESIGN §9).
+// the environment (flags override) so one managed-settings line configures a whole fleet (docs/architecture.md#integrations-fail-closed).
 // QUIESCE_API_KEY_FILE lets an operator keep the key out of the agent's own environment.
 import { readFileSync } from "node:fs";
 
@@ -34,13 +34,4 @@ export function adapterConfig(flags: { url?: string; key?: string } = {}, env: N
   }
   if (!apiKey) throw new AdapterConfigError("QUIESCE_API_KEY is not set (or QUIESCE_API_KEY_FILE, or pass --key)");
   return { url: url.replace(/\/+$/, ""), apiKey };
-}
-
-/** A positive integer from the environment, or the default; a malformed value is a config error. */
-export function envInt(env: NodeJS.ProcessEnv, name: string, fallback: number): number {
-  const raw = env[name];
-  if (raw === undefined || raw.trim() === "") return fallback;
-  const n = Number(raw);
-  if (!Number.isInteger(n) || n <= 0) throw new AdapterConfigError(`${name} must be a positive integer (got "${raw}")`);
-  return n;
 }

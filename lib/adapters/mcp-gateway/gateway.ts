@@ -19,7 +19,7 @@ import { subscribe } from "../../sdk/events";
 import type { QuiesceClient } from "../../sdk/client";
 import type { AdapterConfig } from "../common/config";
 import { describeError, QuiesceApiError } from "../common/control";
-import { AbortedError, backoffDelay, Doorbell, sleep } from "../common/wait";
+import { AbortedError, backoffDelay, Doorbell, sleep } from "../../wait";
 import { Inflight } from "./inflight";
 import { refusalResult } from "./results";
 

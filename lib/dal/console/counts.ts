@@ -4,8 +4,9 @@ import { prisma } from "../../db/prisma";
 import { authorize } from "../authorize";
 import type { Principal } from "../principal";
 import { consoleTeam } from "./team";
+import { OPEN_RECONCILIATION_STATUSES } from "../../control/reconciliation";
 
 export async function countOpenReconciliations(p: Principal): Promise<number> {
   authorize(p, "run.read");
-  return prisma().reconciliation.count({ where: { teamId: consoleTeam(p), status: { in: ["awaiting_assignee", "assigned"] } } });
+  return prisma().reconciliation.count({ where: { teamId: consoleTeam(p), status: { in: [...OPEN_RECONCILIATION_STATUSES] } } });
 }

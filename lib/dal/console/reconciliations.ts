@@ -6,9 +6,10 @@ import { authorize } from "../authorize";
 import type { Principal } from "../principal";
 import type { Role } from "../../control/types";
 import { consoleTeam } from "./team";
+import { OPEN_RECONCILIATION_STATUSES, type ReconciliationStatus } from "../../control/reconciliation";
 
 export interface ReconciliationRow {
-  id: string; status: "awaiting_assignee" | "assigned" | "resolved"; createdAt: string;
+  id: string; status: ReconciliationStatus; createdAt: string;
   barrierId: string | null; runId: string; operationId: string; tool: string; providerName: string | null; providerJobId: string | null;
   settledReason: string | null; providerResponse: string | null; effectExpected: string | null;
   assignee: { id: string; email: string; name: string } | null; assignedBy: string | null; assignedAt: string | null;
@@ -24,7 +25,7 @@ export async function listConsoleReconciliations(p: Principal, filter: { status?
   const rows = await prisma().reconciliation.findMany({
     where: {
       teamId,
-      ...(status === "open" ? { status: { in: ["awaiting_assignee", "assigned"] } } : status === "resolved" ? { status: "resolved" } : {}),
+      ...(status === "open" ? { status: { in: [...OPEN_RECONCILIATION_STATUSES] } } : status === "resolved" ? { status: "resolved" } : {}),
       ...(filter.mine && p.type !== "system" && p.userId ? { assigneeUserId: p.userId } : {}),
     },
     orderBy: { createdAt: "asc" },

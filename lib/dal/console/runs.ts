@@ -1,4 +1,4 @@
-// Read model for the runs list (issue 4): lifecycle and breaker as separate fields, harness, task,
+// Read model for the runs list: lifecycle and breaker as separate fields, harness, task,
 // age, last heartbeat; filters, search and pagination. Team-scoped by construction: the where clause
 // always carries the principal's team, so another team's runs are never counted or returned.
 import "server-only";
@@ -8,7 +8,7 @@ import { authorize } from "../authorize";
 import type { Principal } from "../principal";
 import type { BreakerState, Harness, Lifecycle } from "../../control/types";
 import { consoleTeam } from "./team";
-import { escapeLike } from "../../security/text";
+import { runSearchWhere } from "../internal/run-search";
 
 export interface RunRow {
   id: string;
@@ -49,24 +49,13 @@ export async function listConsoleRuns(p: Principal, filter: RunsFilter): Promise
   const teamId = consoleTeam(p);
   const pageSize = Math.min(Math.max(filter.pageSize ?? 25, 5), 100);
   const page = Math.max(filter.page ?? 1, 1);
-  const q = filter.q?.trim();
   const where: Prisma.RunWhereInput = {
     teamId,
     ...(filter.lifecycle ? { lifecycle: filter.lifecycle } : {}),
     ...(filter.breaker ? { breaker: filter.breaker } : {}),
     ...(filter.harness ? { harness: filter.harness } : {}),
     ...(filter.rootsOnly ? { parentRunId: null } : {}),
-    ...(q
-      ? {
-          OR: [
-            { id: q },
-            { rootRunId: q },
-            { taskId: { contains: escapeLike(q), mode: "insensitive" } },
-            { title: { contains: escapeLike(q), mode: "insensitive" } },
-            { nativeSessionId: q },
-          ],
-        }
-      : {}),
+    ...runSearchWhere(filter.q),
   };
   const [total, rows] = await prisma().$transaction([
     prisma().run.count({ where }),

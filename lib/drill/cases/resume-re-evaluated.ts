@@ -1,7 +1,8 @@
 // Seed 004: "Resume. Un-pause and confirm the next call proceeds and is re-evaluated against current
 // policy. The snapshot from before the pause must not decide anything." Here the world changes during
 // the pause: the run's lease expires. Before the pause a call was allowed; after resume, deny.
-import { check, label, links, must, newRun, opId, registerWork, sleep } from "../support";
+import { check, label, links, must, newRun, opId, registerWork } from "../support";
+import { sleep } from "../../wait";
 import type { DrillCase } from "../types";
 
 const LEASE_TTL_SECONDS = 4;

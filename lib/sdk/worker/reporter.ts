@@ -1,4 +1,4 @@
-// Reporting outcomes to the control plane, and keeping the executor's own receipt (seed 000) when the
+// Reporting outcomes to the control plane, and keeping the executor's own receipt (docs/architecture.md#five-questions) when the
 // report cannot be delivered. Every outcome is a claim the guard can prove: an aborted handler is
 // `aborted_unknown`, a lost report is `uncertain` until a retry reconciles it from the receipt.
 import type { CompleteBody } from "../../schemas/operations";
@@ -64,7 +64,7 @@ export class Reporter {
   async aborted<R>(stamp: JobStamp, reason: string, error: Error): Promise<GuardOutcome<R>> {
     this.counts.add("aborted_unknown");
     const op = stamp.operationId;
-    // "It was stopped" and "it did not happen" are different claims (seed 004): the report says the
+    // "It was stopped" and "it did not happen" are different claims (docs/architecture.md#control-state): the report says the
     // outcome is unknown. Under a kill the API keeps it as barrier evidence (409) and the barrier
     // settles the operation against its provider.
     await this.reports.run(() => this.client.complete(op, { outcome: "aborted_unknown", detail: { abortedBy: reason, error: error.message } })).catch(() => {});

@@ -1,4 +1,4 @@
-// The stop receipt (DESIGN.md §7) at a stable link for review packets: /receipts/<barrierId>, or
+// The stop receipt (docs/architecture.md#the-stop-receipt) at a stable link for review packets: /receipts/<barrierId>, or
 // /receipts/<barrierId>?version=n for one version. Readable by every member (viewer included),
 // printable, downloadable as JSON and YAML; the digest is recomputed on the server on every view.
 import Link from "next/link";

@@ -2,7 +2,7 @@
 // (auth: "hash"), so a decision costs one database round trip.
 import { apiRoute } from "@/lib/api/route";
 import { gateRefusal } from "@/lib/api/gate-outcome";
-import { gateCheck } from "@/lib/gate";
+import { gateCheck } from "@/lib/dal/gate";
 import { GateBody } from "@/lib/schemas/gate";
 
 export const POST = apiRoute({ body: GateBody, auth: "hash" }, async ({ keyHash, body }) => {

@@ -1,5 +1,5 @@
 // GET /api/v1/barriers/{barrierId} — phase, the stop ladder rung by rung, counts, settlements and
-// receipt versions (DESIGN.md §6, §12).
+// receipt versions (docs/architecture.md#, #the-wire-contract).
 import { apiRoute } from "@/lib/api/route";
 import { getBarrierView } from "@/lib/dal/barriers";
 

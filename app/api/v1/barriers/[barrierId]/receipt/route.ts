@@ -1,4 +1,4 @@
-// GET /api/v1/barriers/{barrierId}/receipt[?version=n][&format=yaml] — the stop receipt (DESIGN.md §7):
+// GET /api/v1/barriers/{barrierId}/receipt[?version=n][&format=yaml] — the stop receipt (docs/architecture.md#the-stop-receipt):
 // the latest version unless one is named; 404 until the barrier issued one. JSON by default; YAML
 // with ?format=yaml or `Accept: application/yaml`. The digest covers the canonical JSON of the body.
 import { apiRoute } from "@/lib/api/route";

@@ -1,7 +1,7 @@
 // POST /api/v1/operations/{operationId}/admit — dequeue-time gate check (one round trip).
 import { apiRoute } from "@/lib/api/route";
 import { gateRefusal } from "@/lib/api/gate-outcome";
-import { admitCheck } from "@/lib/gate";
+import { admitCheck } from "@/lib/dal/gate";
 import { AdmitBody } from "@/lib/schemas/operations";
 
 export const POST = apiRoute({ body: AdmitBody, auth: "hash" }, async ({ keyHash, params }) => {

@@ -1,4 +1,4 @@
-// GET /api/v1/runs/{runId}/events — server-sent events for remote SDK clients (DESIGN.md §9).
+// GET /api/v1/runs/{runId}/events — server-sent events for remote SDK clients (docs/architecture.md#integrations-fail-closed).
 // Fed by this process's one LISTEN connection (lib/abort/listener.ts); every control change of the
 // run's tree arrives as `event: control` with the notification as JSON. An event is a wake-up call,
 // not an authority: clients re-check through the heartbeat before aborting anything.
@@ -15,11 +15,12 @@ import { authenticateKey } from "@/lib/dal/api-keys";
 import { controlListener } from "@/lib/abort/listener";
 import { bearerSecret } from "@/lib/keys";
 import type { WakeEvent } from "@/lib/abort/control-event";
+import { setting } from "@/lib/config";
 
 export const runtime = "nodejs";
 
-const KEEPALIVE_MS = Number(process.env.QUIESCE_SSE_KEEPALIVE_MS ?? 15_000);
-const MAX_MS = Number(process.env.QUIESCE_SSE_MAX_SECONDS ?? 600) * 1000;
+const KEEPALIVE_MS = setting("QUIESCE_SSE_KEEPALIVE_MS");
+const MAX_MS = setting("QUIESCE_SSE_MAX_SECONDS") * 1000;
 
 export const GET = apiRoute({}, async ({ principal, params, req }) => {
   // Authorizes run.read and answers 404 for another team's run, exactly like GET /runs/{runId}.

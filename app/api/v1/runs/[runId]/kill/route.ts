@@ -1,5 +1,5 @@
 // POST /api/v1/runs/{runId}/kill — operator keys only. Writes the cancellation barrier transaction
-// (DESIGN.md §6) and answers 202 with the barrier id: dispatch is stopped when this returns; the
+// (docs/architecture.md#the-cancellation-barrier) and answers 202 with the barrier id: dispatch is stopped when this returns; the
 // barrier engine settles in-flight work and issues the receipt. An open barrier is returned as is.
 import { apiRoute } from "@/lib/api/route";
 import { killRun } from "@/lib/dal/kill";

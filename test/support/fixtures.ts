@@ -2,11 +2,12 @@
 // API keys (with their secret), run trees of any depth with their leases, and operations. Rows are
 // written directly with prisma() (not through lib/dal) so tests can build states the API would refuse
 // to create — a killed parent with a normal child, an expired ancestor lease, a half-open breaker.
-// Reusable by every helper: import from "test/gate/fixtures".
+// Reusable by every helper: import from "test/support/fixtures".
 import { prisma } from "../../lib/db/prisma";
 import { newId } from "../../lib/ids";
 import { hashKeySecret, newKeySecret } from "../../lib/keys";
 import type { BreakerState, KeyKind, Lifecycle, OperationKind, OperationState, Role } from "../../lib/control/types";
+import { isFinishedOperation } from "../../lib/control/types";
 
 export interface FixtureTeam { teamId: string; slug: string }
 export interface FixtureKey { keyId: string; secret: string; hash: string; teamId: string }
@@ -17,7 +18,7 @@ export interface RunSpec {
   breakerChangedAt?: Date;
   breakerProbeOpId?: string | null;
   breakerFailures?: number;
-  /** defaults to the parent's epoch (as H2 creates children), else 1 */
+  /** defaults to the parent's epoch (as the runs API creates children), else 1 */
   epoch?: number;
   title?: string;
   lease?: { validUntil?: Date; revokedAt?: Date | null; scopes?: string[] };
@@ -119,7 +120,7 @@ export interface OperationSpec {
 export async function makeOperation(run: FixtureRun, spec: OperationSpec): Promise<{ id: string; operationId: string }> {
   const id = newId("op");
   const operationId = spec.operationId ?? `opk-${id}`;
-  const finished = ["succeeded", "failed", "denied", "cancelled_not_started", "aborted_unknown"].includes(spec.state);
+  const finished = isFinishedOperation(spec.state);
   await prisma().operation.create({
     data: {
       id, teamId: run.teamId, operationId, runId: run.runId, leaseId: spec.leaseId === undefined ? run.leaseId : spec.leaseId,

@@ -1,9 +1,10 @@
 // Loads the facts the pure gate decision (lib/control/gate) needs — the run's ancestry and its lease
 // chain — inside a caller's transaction, AFTER the caller took the tree lock. Used where the API must
 // apply the gate's authority rules outside the gate's own SQL function (operation registration).
-import type { Tx } from "../db/prisma";
-import type { LeaseFacts, RunFacts } from "../control/gate";
-import type { BreakerState, Lifecycle } from "../control/types";
+import "server-only";
+import type { Tx } from "../../db/prisma";
+import type { LeaseFacts, RunFacts } from "../../control/gate";
+import type { BreakerState, Lifecycle } from "../../control/types";
 
 export async function loadRunChain(tx: Tx, teamId: string, path: readonly string[]): Promise<(RunFacts | null)[]> {
   const rows = await tx.run.findMany({

@@ -1,13 +1,14 @@
-// Serialization between control writes and gate decisions (DESIGN.md §4).
+// Serialization between control writes and gate decisions (docs/architecture.md#the-gate).
 // Every gate decision takes a transaction-level SHARED advisory lock keyed by the run tree's root
 // (inside the quiesce_gate SQL function); every lifecycle / breaker / kill write takes the same key
 // EXCLUSIVELY before it changes anything. So a write committed before a decision is seen by it, and a
 // decision committed before a kill is seen by the kill (its operation is already `running`).
 // Row locks (FOR SHARE) on the hot root row would create MultiXacts under load; advisory locks do not.
-import type { Tx } from "../db/prisma";
-import { notFound } from "../errors";
-import { assertTeam } from "./authorize";
-import type { Principal } from "./principal";
+import "server-only";
+import type { Tx } from "../../db/prisma";
+import { notFound } from "../../errors";
+import { assertTeam } from "../authorize";
+import type { Principal } from "../principal";
 
 /** SQL expression for the lock key of a root run id; the gate function uses the same expression. */
 export const TREE_LOCK_SQL = "hashtextextended($1, 0)";

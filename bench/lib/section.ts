@@ -1,0 +1,17 @@
+// What a benchmark section is; bench/run.ts runs each and writes its tables into docs/benchmarks.md.
+import type { BenchTable } from "./report";
+
+export interface BenchContext {
+  url: string;
+  server: string;
+  iterations: number;
+  warmup: number;
+  concurrencies: number[];
+  log(line: string): void;
+}
+
+export interface BenchSection {
+  name: string;
+  title: string;
+  run(ctx: BenchContext): Promise<{ tables: BenchTable[]; data: unknown }>;
+}

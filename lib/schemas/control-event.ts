@@ -1,0 +1,35 @@
+// The control event: one definition of the notification every control change announces on the
+// `quiesce_control` PostgreSQL channel (lib/dal/notify.ts writes it inside the writing transaction;
+// the LISTEN client, abort tokens, the SSE streams and the SDK read it). Parsed with zod wherever it
+// arrives: a notification is only a wake-up call, never an authority — whoever receives one re-checks
+// the durable state before acting.
+import { z } from "zod";
+
+export const CONTROL_CHANNEL = "quiesce_control";
+
+export const CONTROL_EVENT_KINDS = ["pause", "resume", "kill", "epoch", "breaker", "barrier", "settlement", "receipt", "run"] as const;
+
+export const ControlEventSchema = z.object({
+  kind: z.enum(CONTROL_EVENT_KINDS),
+  teamId: z.string().min(1),
+  rootRunId: z.string().min(1),
+  runIds: z.array(z.string()).optional(),
+  barrierId: z.string().optional(),
+});
+export type ControlEvent = z.infer<typeof ControlEventSchema>;
+
+/**
+ * Emitted locally (never sent by PostgreSQL) after a listener or an SSE stream reconnects:
+ * notifications sent while it was down are lost, so every subscriber must re-check.
+ */
+export type ResyncEvent = { kind: "resync"; rootRunId?: string };
+export type WakeEvent = ControlEvent | ResyncEvent;
+
+export function parseControlEvent(text: string): ControlEvent | null {
+  try {
+    const parsed = ControlEventSchema.safeParse(JSON.parse(text));
+    return parsed.success ? parsed.data : null;
+  } catch {
+    return null;
+  }
+}

@@ -1,0 +1,28 @@
+// `npm run test:unit`: the pure tests only (domain rules, parsers, config), no database, no processes,
+// so a change to lib/control is checked in seconds. The full suite (vitest.config.ts) also runs these.
+import { defineConfig } from "vitest/config";
+import path from "node:path";
+
+export default defineConfig({
+  resolve: {
+    alias: {
+      "@": path.resolve(import.meta.dirname),
+      "server-only": path.resolve(import.meta.dirname, "node_modules/server-only/empty.js"),
+    },
+  },
+  test: {
+    include: [
+      "lib/control/**/*.test.ts",
+      "lib/config/**/*.test.ts",
+      "lib/log/**/*.test.ts",
+      "lib/adapters/**/*.test.ts",
+      "lib/auth/**/*.test.ts",
+      "lib/start/plan.test.ts",
+      "lib/start/secret.test.ts",
+      "lib/wait.test.ts",
+      "test/docs/**/*.test.ts",
+      "test/lint/**/*.test.ts",
+    ],
+    testTimeout: 30_000,
+  },
+});
