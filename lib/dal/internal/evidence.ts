@@ -1,6 +1,7 @@
 // Loads the facts of a barrier's subtree for the evidence model (lib/control/evidence). ONE loader:
 // the receipt issuer, the API's barrier view, the console's barrier page and the model-based test all
 // read through it, so they cannot count differently. Internal: callers authorize first.
+import "server-only";
 import type { Tx } from "../../db/prisma";
 import type { EvidenceFacts, OperationFact, ReconciliationFact, RunFact } from "../../control/evidence/model";
 import type { BarrierPhase } from "../../control/barrier";

@@ -14,6 +14,7 @@
 //    reopens so the engine issues a new version;
 //  - outcome "failed" / "aborted_unknown": recorded on the settlement as evidence; it proves nothing
 //    about the effect (a failed call may still have committed remotely).
+import "server-only";
 import type { Tx } from "../../db/prisma";
 import { newId } from "../../ids";
 import { coveringBarrierTx, restartQuietTx, settleTx } from "../settlements";
