@@ -5,7 +5,7 @@ import "server-only";
 import { prisma, type Tx } from "../db/prisma";
 import { newId } from "../ids";
 import { QuiesceError, badRequest, notFound } from "../errors";
-import { deriveChildLease, leasePath, newRootLease, type LeaseResult } from "../control/lease";
+import { DEFAULT_LEASE_MAX_LIFETIME_SECONDS, deriveChildLease, leasePath, newRootLease, type LeaseResult } from "../control/lease";
 import { childInitialEpoch } from "../control/epoch";
 import { displayedBreaker } from "../control/breaker";
 import type { BreakerState, Harness } from "../control/types";
@@ -61,7 +61,9 @@ export async function createRun(p: Principal, input: CreateRunBody & { teamId?: 
   return prisma().$transaction(async (tx) => {
     // Resolve the parent (a parent lease alone names its run).
     let parentRunId = input.parentRunId ?? null;
-    let parentLease = null as null | { id: string; runId: string; teamId: string; path: string[]; scopes: string[]; validUntil: Date; revokedAt: Date | null };
+    let parentLease = null as null | {
+      id: string; runId: string; teamId: string; path: string[]; scopes: string[]; validUntil: Date; maxValidUntil: Date | null; revokedAt: Date | null;
+    };
     if (input.parentLeaseId) {
       parentLease = await tx.lease.findUnique({ where: { id: input.parentLeaseId } });
       if (!parentLease || parentLease.teamId !== teamId) throw notFound("parent lease");
@@ -85,6 +87,8 @@ export async function createRun(p: Principal, input: CreateRunBody & { teamId?: 
     }
 
     const now = Date.now();
+    const team = await tx.team.findUnique({ where: { id: teamId }, select: { leaseMaxLifetimeSeconds: true } });
+    const policy = { maxLifetimeSeconds: team?.leaseMaxLifetimeSeconds ?? DEFAULT_LEASE_MAX_LIFETIME_SECONDS };
     const runId = newId("run");
     const leaseId = newId("lease");
     let lease: LeaseResult;
@@ -97,11 +101,14 @@ export async function createRun(p: Principal, input: CreateRunBody & { teamId?: 
         ?? await tx.lease.findFirst({ where: { runId: parent.id }, orderBy: { createdAt: "desc" } });
       if (!parentLease) throw new QuiesceError("conflict", "parentRunId: the parent run holds no lease");
       lease = deriveChildLease(
-        { id: parentLease.id, path: parentLease.path, scopes: parentLease.scopes, validUntil: parentLease.validUntil.getTime(), revokedAt: parentLease.revokedAt?.getTime() ?? null },
-        { scopes: input.scopes, ttlSeconds: input.leaseTtlSeconds }, now,
+        {
+          id: parentLease.id, path: parentLease.path, scopes: parentLease.scopes, validUntil: parentLease.validUntil.getTime(),
+          maxValidUntil: parentLease.maxValidUntil?.getTime() ?? null, revokedAt: parentLease.revokedAt?.getTime() ?? null,
+        },
+        { scopes: input.scopes, ttlSeconds: input.leaseTtlSeconds }, now, policy,
       );
     } else {
-      lease = newRootLease({ scopes: input.scopes, ttlSeconds: input.leaseTtlSeconds }, now);
+      lease = newRootLease({ scopes: input.scopes, ttlSeconds: input.leaseTtlSeconds }, now, policy);
     }
     if (!lease.ok) throw leaseRefusal(lease);
 
@@ -121,6 +128,7 @@ export async function createRun(p: Principal, input: CreateRunBody & { teamId?: 
       data: {
         id: leaseId, teamId, runId, parentLeaseId: parentLease?.id ?? null,
         path: leasePath(parentLease?.path ?? null, leaseId), scopes: lease.lease.scopes, validUntil,
+        ttlSeconds: lease.lease.ttlSeconds, maxValidUntil: new Date(lease.lease.maxValidUntil), createdAt: new Date(now),
       },
     });
     await appendAudit(tx, {

@@ -1,0 +1,86 @@
+// Lease renewal against the real gate function: an active run keeps its authority past its TTL, an idle
+// one is abandoned, the team's maximum lifetime bounds renewal, a hold (pause) renews, a kill does not,
+// and a child's calls keep its ancestors' leases alive.
+import { afterAll, beforeAll, expect, test } from "vitest";
+import { setTimeout as sleep } from "node:timers/promises";
+import { prisma } from "../../lib/db/prisma";
+import { newId } from "../../lib/ids";
+import { makeWorld, type World } from "../api/fixtures";
+
+let w: World;
+beforeAll(async () => { w = await makeWorld(); });
+afterAll(async () => { await w?.close(); });
+
+const leaseOf = (id: string) => prisma().lease.findUniqueOrThrow({ where: { id } });
+
+test("a run that keeps calling outlives its TTL; one that stops calling is abandoned (lease_expired)", async () => {
+  const agent = w.client(w.a.keys.agent);
+  const r = await agent.createRun({ taskId: "renew", leaseTtlSeconds: 2 });
+  const first = await leaseOf(r.leaseId);
+  expect(first.ttlSeconds).toBe(2);
+  expect(first.maxValidUntil!.getTime() - first.createdAt.getTime()).toBe(7 * 24 * 3600 * 1000);
+  const started = Date.now();
+  // Call every 400 ms for 3.5 s: more than one TTL, always renewed.
+  while (Date.now() - started < 3500) {
+    const t0 = Date.now();
+    const ans = await agent.gate({ runId: r.runId, leaseId: r.leaseId, epoch: r.epoch, operationId: newId("op"), tool: "Read" });
+    expect(ans.decision, ans.reason).toBe("allow");
+    const l = await leaseOf(r.leaseId);
+    // After an allowed call the lease reaches at least half a window past the call.
+    expect(l.validUntil.getTime()).toBeGreaterThanOrEqual(t0 + 1000 - 50);
+    await sleep(400);
+  }
+  expect((await leaseOf(r.leaseId)).validUntil.getTime()).toBeGreaterThan(first.validUntil.getTime());
+  // Silence for longer than a TTL: abandoned, for good.
+  await sleep(2300);
+  const late = await agent.gate({ runId: r.runId, leaseId: r.leaseId, epoch: r.epoch, operationId: newId("op"), tool: "Read" });
+  expect(late).toMatchObject({ decision: "deny", reason: "lease_expired" });
+  const after = await leaseOf(r.leaseId);
+  expect(after.validUntil.getTime()).toBeLessThan(Date.now());
+});
+
+test("renewal stops at the team's maximum lifetime", async () => {
+  await prisma().team.update({ where: { id: w.b.teamId }, data: { leaseMaxLifetimeSeconds: 3 } });
+  const agent = w.client(w.b.keys.agent);
+  const r = await agent.createRun({ taskId: "lifetime", leaseTtlSeconds: 2 });
+  const l0 = await leaseOf(r.leaseId);
+  expect(l0.maxValidUntil!.getTime() - l0.createdAt.getTime()).toBe(3000);
+  const decisions: string[] = [];
+  const started = Date.now();
+  while (Date.now() - started < 4500) {
+    const ans = await agent.gate({ runId: r.runId, leaseId: r.leaseId, epoch: r.epoch, operationId: newId("op"), tool: "Read" });
+    decisions.push(ans.reason);
+    expect((await leaseOf(r.leaseId)).validUntil.getTime()).toBeLessThanOrEqual(l0.maxValidUntil!.getTime());
+    await sleep(300);
+  }
+  expect(decisions[0]).toBe("allowed");
+  expect(decisions.at(-1)).toBe("lease_expired");
+  await prisma().team.update({ where: { id: w.b.teamId }, data: { leaseMaxLifetimeSeconds: 7 * 24 * 3600 } });
+});
+
+test("a hold renews, a deny does not; a child's calls renew its ancestors' leases too", async () => {
+  const agent = w.client(w.a.keys.agent);
+  const admin = w.client(w.a.keys.admin);
+  const root = await agent.createRun({ taskId: "chain", leaseTtlSeconds: 2 });
+  const child = await agent.createRun({ taskId: "chain", parentRunId: root.runId, leaseTtlSeconds: 2 });
+  await sleep(1200);
+  const before = await leaseOf(root.leaseId);
+  const ask = () => agent.gate({ runId: child.runId, leaseId: child.leaseId, epoch: child.epoch, operationId: newId("op"), tool: "Bash" });
+  expect((await ask()).decision).toBe("allow");
+  const [rootAfter, childAfter] = [await leaseOf(root.leaseId), await leaseOf(child.leaseId)];
+  expect(rootAfter.validUntil.getTime()).toBeGreaterThan(before.validUntil.getTime());
+  expect(childAfter.validUntil.getTime()).toBeLessThanOrEqual(rootAfter.validUntil.getTime());
+
+  await admin.pause(root.runId, "renewal test");
+  await sleep(1200);
+  const held = await leaseOf(child.leaseId);
+  expect((await ask()).decision).toBe("hold");
+  expect((await leaseOf(child.leaseId)).validUntil.getTime()).toBeGreaterThan(held.validUntil.getTime());
+
+  const killed = await admin.kill(root.runId, "renewal test");
+  expect(killed).toBeTruthy();
+  const dead = await leaseOf(child.leaseId);
+  await sleep(1200);
+  expect((await ask()).decision).toBe("deny");
+  expect((await leaseOf(child.leaseId)).validUntil.getTime()).toBe(dead.validUntil.getTime());
+});
