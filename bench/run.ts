@@ -9,6 +9,7 @@ import { markdown, saveResult, writeIntoDocs, type BenchTable } from "./lib/repo
 import { gateSection } from "./gate";
 import { killSection } from "./kill";
 import { abortSection } from "./abort";
+import { hookSection } from "./hook";
 import { closeDbClients } from "../lib/start/database";
 
 export interface BenchContext {
@@ -26,7 +27,7 @@ export interface BenchSection {
   run(ctx: BenchContext): Promise<{ tables: BenchTable[]; data: unknown }>;
 }
 
-const SECTIONS: BenchSection[] = [gateSection, killSection, abortSection];
+const SECTIONS: BenchSection[] = [gateSection, killSection, abortSection, hookSection];
 
 const ROOT = path.resolve(import.meta.dirname, "..");
 

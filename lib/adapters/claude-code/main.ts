@@ -26,7 +26,9 @@ async function readAll(stream: Readable): Promise<string> {
   return Buffer.concat(chunks).toString("utf8");
 }
 
-export async function runClaudeCodeHook(stdin: Readable, env: NodeJS.ProcessEnv = process.env): Promise<HookResult> {
+export async function runClaudeCodeHook(
+  stdin: Readable, env: NodeJS.ProcessEnv = process.env, opts: { managed?: string } = {},
+): Promise<HookResult> {
   let timeoutMs = DEFAULT_HOOK_TIMEOUT_MS;
   try {
     timeoutMs = envInt(env, "QUIESCE_HOOK_TIMEOUT_MS", DEFAULT_HOOK_TIMEOUT_MS);
@@ -42,7 +44,7 @@ export async function runClaudeCodeHook(stdin: Readable, env: NodeJS.ProcessEnv 
   });
   const work = (async (): Promise<HookResult> => {
     const input = parseHookInput(await readAll(stdin));
-    const cfg = adapterConfig({}, env);
+    const cfg = adapterConfig({ managed: opts.managed }, env);
     const store = new SessionStore(defaultStateDir(env), `${cfg.url}\n${createHash("sha256").update(cfg.apiKey).digest("hex")}`);
     const leaseTtl = env.QUIESCE_LEASE_TTL_SECONDS ? envInt(env, "QUIESCE_LEASE_TTL_SECONDS", 0) : undefined;
     return handleHookEvent(
