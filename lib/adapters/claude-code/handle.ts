@@ -3,7 +3,8 @@
 //   SessionStart   registers the session's run (idempotent on session_id) and caches the mapping
 //   SubagentStart  registers a child run under it, keyed by agent_id
 //   PreToolUse     asks the gate; tool_use_id is the operationId; inside a subagent the child run asks
-//   PostToolUse    reports completion (PostToolUseFailure: outcome failed)
+//   PostToolUse    reports completion (PostToolUseFailure: outcome failed; with is_interrupt: true the
+//                  tool was stopped part-way and its effect is unknown: outcome aborted_unknown)
 import path from "node:path";
 import type { QuiesceClient } from "../../sdk/client";
 import { QuiesceApiError, REVOKED_REASONS, reasonText } from "../common/control";
@@ -97,11 +98,15 @@ async function preToolUse(ctx: HookContext, input: PreToolUseInput): Promise<Hoo
 }
 
 async function postToolUse(ctx: HookContext, input: PostToolUseInput): Promise<HookResult> {
-  const outcome = input.hook_event_name === "PostToolUseFailure" ? "failed" : "succeeded";
+  const interrupted = input.hook_event_name === "PostToolUseFailure" && input.is_interrupt === true;
+  const outcome = interrupted ? "aborted_unknown" : input.hook_event_name === "PostToolUseFailure" ? "failed" : "succeeded";
   try {
     await ctx.client.complete(input.tool_use_id, {
       outcome,
-      detail: { harness: "claude_code", tool: input.tool_name, ...(input.agent_id ? { agentId: input.agent_id } : {}) },
+      detail: {
+        harness: "claude_code", tool: input.tool_name, ...(input.agent_id ? { agentId: input.agent_id } : {}),
+        ...(interrupted ? { abortedBy: "user_interrupt" } : {}),
+      },
     });
     return { exitCode: 0 };
   } catch (err) {
