@@ -139,6 +139,25 @@ export function needsRenewal(l: RenewableLease, now: number): boolean {
   return l.validUntil < now + l.ttlSeconds * 1000 * LEASE_RENEW_FRACTION && l.validUntil < (l.maxValidUntil ?? l.validUntil);
 }
 
+/**
+ * The lease of a run forked or resumed from another session (a child in the run tree, so the source's
+ * kill, pause and breaker reach it, but a ROOT lease): a fork continues work, it does not add
+ * authority, so its scopes stay within the source lease's; but its validity is its own, so resuming a
+ * session whose lease went idle works, while a revoked source (killed) cannot be forked.
+ */
+export function deriveForkLease(source: ParentLease, req: LeaseRequest, now: number, policy: LeasePolicy = DEFAULT_LEASE_POLICY): LeaseResult {
+  const bad = checkRequest(req);
+  if (bad) return bad;
+  if (source.revokedAt !== null) return { ok: false, code: "parent_revoked", field: "forkedFrom", message: "the source session's lease is revoked" };
+  const scopes = req.scopes === undefined ? [...source.scopes] : dedupe(req.scopes);
+  if (!scopesWithin(scopes, source.scopes)) {
+    const missing = scopes.filter((s) => !source.scopes.includes(s));
+    return { ok: false, code: "scope_not_held", field: "scopes", message: `the source session's lease does not hold: ${missing.join(", ")}` };
+  }
+  const root = newRootLease({ ttlSeconds: req.ttlSeconds }, now, policy);
+  return root.ok ? { ok: true, lease: { ...root.lease, scopes } } : root;
+}
+
 /** leases.path of a new lease: the parent's path followed by the new id. */
 export function leasePath(parentPath: readonly string[] | null, id: string): string[] {
   return [...(parentPath ?? []), id];

@@ -5,7 +5,9 @@ import "server-only";
 import { prisma, type Tx } from "../db/prisma";
 import { newId } from "../ids";
 import { QuiesceError, badRequest, notFound } from "../errors";
-import { DEFAULT_LEASE_MAX_LIFETIME_SECONDS, deriveChildLease, leasePath, newRootLease, type LeaseResult } from "../control/lease";
+import {
+  DEFAULT_LEASE_MAX_LIFETIME_SECONDS, deriveChildLease, deriveForkLease, leasePath, newRootLease, type LeaseResult,
+} from "../control/lease";
 import { childInitialEpoch } from "../control/epoch";
 import { displayedBreaker } from "../control/breaker";
 import type { BreakerState, Harness } from "../control/types";
@@ -70,6 +72,26 @@ export async function createRun(p: Principal, input: CreateRunBody & { teamId?: 
       if (parentRunId && parentLease.runId !== parentRunId) throw badRequest("parentLeaseId: not a lease of parentRunId");
       parentRunId = parentLease.runId;
     }
+    // A resumed or forked session continues its source's work: it becomes the source's child, so the
+    // source's kill, pause and breaker reach it (no escape by fork), and the lineage is recorded.
+    let forkSourceId: string | null = null;
+    const from = input.forkedFrom;
+    if (from && !(from.sessionId && !from.runId && !from.threadId && from.sessionId === native.sessionId)) {
+      if (input.parentRunId || input.parentLeaseId) throw badRequest("forkedFrom: cannot be combined with parentRunId or parentLeaseId");
+      if (!from.runId && !from.sessionId && !from.threadId) throw badRequest("forkedFrom: name a runId, sessionId or threadId");
+      const source = from.runId
+        ? await tx.run.findUnique({ where: { id: from.runId } })
+        : await tx.run.findFirst({
+          where: { teamId, ...(from.sessionId ? { nativeSessionId: from.sessionId, nativeAgentId: null } : { nativeThreadId: from.threadId! }) },
+          orderBy: { createdAt: "asc" },
+        });
+      if (from.runId && (!source || source.teamId !== teamId)) throw notFound("forkedFrom run");
+      // A source this team never registered was never governed: the new run is a root of its own.
+      if (source && source.teamId === teamId) {
+        forkSourceId = source.id;
+        parentRunId = source.id;
+      }
+    }
     const parent = parentRunId ? await tx.run.findUnique({ where: { id: parentRunId } }) : null;
     if (parentRunId && (!parent || parent.teamId !== teamId)) throw notFound("parent run");
     // Children take the tree lock SHARED: a concurrent kill (exclusive) either sees this child or this
@@ -95,12 +117,17 @@ export async function createRun(p: Principal, input: CreateRunBody & { teamId?: 
     let epoch = 1;
     if (parent) {
       const chain = await loadRunChain(tx, teamId, parent.path);
-      if (chain.some((r) => r?.lifecycle === "killed")) throw new QuiesceError("conflict", "parentRunId: the parent run is killed");
+      if (chain.some((r) => r?.lifecycle === "killed")) {
+        throw new QuiesceError("conflict", forkSourceId
+          ? "forkedFrom: the session this one was resumed or forked from is killed"
+          : "parentRunId: the parent run is killed");
+      }
       epoch = childInitialEpoch(chain.filter((r) => r !== null));
       parentLease ??= await tx.lease.findFirst({ where: { runId: parent.id, revokedAt: null }, orderBy: { createdAt: "desc" } })
         ?? await tx.lease.findFirst({ where: { runId: parent.id }, orderBy: { createdAt: "desc" } });
       if (!parentLease) throw new QuiesceError("conflict", "parentRunId: the parent run holds no lease");
-      lease = deriveChildLease(
+      const derive = forkSourceId ? deriveForkLease : deriveChildLease;
+      lease = derive(
         {
           id: parentLease.id, path: parentLease.path, scopes: parentLease.scopes, validUntil: parentLease.validUntil.getTime(),
           maxValidUntil: parentLease.maxValidUntil?.getTime() ?? null, revokedAt: parentLease.revokedAt?.getTime() ?? null,
@@ -118,7 +145,7 @@ export async function createRun(p: Principal, input: CreateRunBody & { teamId?: 
         path: [...(parent?.path ?? []), runId], depth: parent ? parent.depth + 1 : 0, harness,
         nativeSessionId: native.sessionId ?? null, nativeAgentId: native.agentId ?? null,
         nativeThreadId: native.threadId ?? null, nativeTurnId: native.turnId ?? null,
-        title: input.title ?? null, epoch, createdBy: actor,
+        title: input.title ?? null, epoch, createdBy: actor, forkedFromRunId: forkSourceId,
         // A drill's children are drill runs too, whatever they say (quiesce drill, README.md).
         isDrill: input.drill === true || parent?.isDrill === true,
       },
@@ -126,14 +153,15 @@ export async function createRun(p: Principal, input: CreateRunBody & { teamId?: 
     const validUntil = new Date(lease.lease.validUntil);
     await tx.lease.create({
       data: {
-        id: leaseId, teamId, runId, parentLeaseId: parentLease?.id ?? null,
-        path: leasePath(parentLease?.path ?? null, leaseId), scopes: lease.lease.scopes, validUntil,
+        id: leaseId, teamId, runId, parentLeaseId: forkSourceId ? null : parentLease?.id ?? null,
+        // A fork's lease is a root lease (its validity is its own); a child's extends its parent's chain.
+        path: leasePath(forkSourceId ? null : parentLease?.path ?? null, leaseId), scopes: lease.lease.scopes, validUntil,
         ttlSeconds: lease.lease.ttlSeconds, maxValidUntil: new Date(lease.lease.maxValidUntil), createdAt: new Date(now),
       },
     });
     await appendAudit(tx, {
       teamId, actor, action: "run.register", target: runId,
-      after: { taskId: input.taskId, parentRunId, rootRunId: run.rootRunId, leaseId, scopes: lease.lease.scopes, validUntil: validUntil.toISOString(), epoch, ...(run.isDrill ? { drill: true } : {}) },
+      after: { taskId: input.taskId, parentRunId, ...(forkSourceId ? { forkedFromRunId: forkSourceId } : {}), rootRunId: run.rootRunId, leaseId, scopes: lease.lease.scopes, validUntil: validUntil.toISOString(), epoch, ...(run.isDrill ? { drill: true } : {}) },
     });
     await notifyControl(tx, { kind: "run", teamId, rootRunId: run.rootRunId, runIds: [runId] });
     return {

@@ -11,6 +11,7 @@ import { QuiesceApiError, REVOKED_REASONS, reasonText } from "../common/control"
 import type { HookInput, PostToolUseInput, PreToolUseInput } from "./input";
 import { denyToolUse, stopClaude, STOP_PREFIX, type HookOutput } from "./output";
 import type { Binding, SessionStore } from "./state";
+import { transcriptLineage } from "./lineage";
 
 export interface HookContext {
   client: QuiesceClient;
@@ -26,20 +27,25 @@ export interface HookResult {
   stderr?: string;
 }
 
-type SessionRef = { session_id: string; cwd?: string };
+type SessionRef = { session_id: string; cwd?: string; transcript_path?: string; source?: string };
 type AgentRef = SessionRef & { agent_id: string; agent_type?: string };
 
 async function registerSession(ctx: HookContext, input: SessionRef): Promise<Binding & { created: boolean }> {
   const where = input.cwd ? ` in ${path.basename(input.cwd)}` : "";
+  // A resumed or forked session inherits the stop of the one it came from (lineage.ts).
+  const lineage = transcriptLineage(input.transcript_path, input.session_id);
   const r = await ctx.client.createRun({
     taskId: ctx.taskId ?? `claude-code:${input.session_id}`,
     title: `Claude Code session${where}`,
     harness: "claude_code",
     native: { sessionId: input.session_id },
+    ...(lineage.sourceSessionId ? { forkedFrom: { sessionId: lineage.sourceSessionId } } : {}),
     ...(ctx.leaseTtlSeconds ? { leaseTtlSeconds: ctx.leaseTtlSeconds } : {}),
   });
   const b = { runId: r.runId, leaseId: r.leaseId, epoch: r.epoch };
-  ctx.store.write(input.session_id, b);
+  // A resume whose transcript is not written yet cannot show its lineage: do not cache that answer,
+  // so the first tool call registers again with the transcript in place.
+  if (!(input.source === "resume" && !lineage.readable)) ctx.store.write(input.session_id, b);
   return { ...b, created: r.created };
 }
 
@@ -79,10 +85,19 @@ async function stopIfKilled(ctx: HookContext, runId: string): Promise<HookResult
   return { exitCode: 0 };
 }
 
+const FORK_OF_KILLED = "the session this one was resumed or forked from was killed";
+const isForkOfKilled = (err: unknown) => err instanceof QuiesceApiError && err.status === 409 && /forkedFrom/.test(err.message);
+
 async function preToolUse(ctx: HookContext, input: PreToolUseInput): Promise<HookResult> {
-  const b = input.agent_id
-    ? await agentBinding(ctx, { ...input, agent_id: input.agent_id })
-    : await sessionBinding(ctx, input);
+  let b: Binding;
+  try {
+    b = input.agent_id
+      ? await agentBinding(ctx, { ...input, agent_id: input.agent_id })
+      : await sessionBinding(ctx, input);
+  } catch (err) {
+    if (isForkOfKilled(err)) return { exitCode: 0, stdout: denyToolUse(`Quiesce denied ${input.tool_name}: ${FORK_OF_KILLED}.`, stopText(FORK_OF_KILLED)) };
+    throw err;
+  }
   const ans = await ctx.client.gate({
     runId: b.runId, leaseId: b.leaseId, epoch: b.epoch, operationId: input.tool_use_id, tool: input.tool_name,
   });
@@ -121,7 +136,14 @@ async function postToolUse(ctx: HookContext, input: PostToolUseInput): Promise<H
 export async function handleHookEvent(ctx: HookContext, input: HookInput): Promise<HookResult> {
   switch (input.hook_event_name) {
     case "SessionStart": {
-      const b = await registerSession(ctx, input);
+      let b: Binding & { created: boolean };
+      try {
+        b = await registerSession(ctx, input);
+      } catch (err) {
+        // Resumed or forked from a killed session: stop at once (every tool call would be refused anyway).
+        if (isForkOfKilled(err)) return { exitCode: 0, stdout: stopClaude(stopText(FORK_OF_KILLED)) };
+        throw err;
+      }
       return b.created ? { exitCode: 0 } : stopIfKilled(ctx, b.runId);
     }
     case "SubagentStart": {
