@@ -20,6 +20,8 @@ export interface ThreadState {
   killed: boolean;
   binding: Promise<RunBinding> | null;
   runId?: string;
+  /** thread/fork: the thread this one was forked from (its run's stop applies here too). */
+  forkedFrom?: string;
 }
 
 export interface TrackerDeps {
@@ -59,13 +61,25 @@ export class ThreadTracker {
   /** The thread's run, registered on first use (idempotent on the native thread id). */
   ensureRun(t: ThreadState, turnId?: string): Promise<RunBinding> {
     t.binding ??= (async () => {
-      const r = await this.d.client.createRun({
-        taskId: this.d.taskId ?? `codex:${t.threadId}`,
-        title: `Codex thread ${t.threadId}`,
-        harness: "codex",
-        ...(this.d.parentRunId ? { parentRunId: this.d.parentRunId } : {}),
-        native: { sessionId: t.threadId, threadId: t.threadId, ...(turnId ? { turnId } : {}) },
-      });
+      // A forked thread is registered as forked from its source's run (a child of it), not under --run.
+      const source = t.forkedFrom ? this.threads.get(t.forkedFrom) : undefined;
+      const sourceRunId = source?.binding ? (await source.binding.catch(() => null))?.runId : undefined;
+      let r;
+      try {
+        r = await this.d.client.createRun({
+          taskId: this.d.taskId ?? `codex:${t.threadId}`,
+          title: `Codex thread ${t.threadId}${t.forkedFrom ? ` (forked from ${t.forkedFrom})` : ""}`,
+          harness: "codex",
+          ...(t.forkedFrom
+            ? { forkedFrom: sourceRunId ? { runId: sourceRunId } : { threadId: t.forkedFrom } }
+            : this.d.parentRunId ? { parentRunId: this.d.parentRunId } : {}),
+          native: { sessionId: t.threadId, threadId: t.threadId, ...(turnId ? { turnId } : {}) },
+        });
+      } catch (err) {
+        // Forked from a killed thread: this thread is stopped too.
+        if (t.forkedFrom && /forkedFrom/.test((err as Error).message)) this.killed(t);
+        throw err;
+      }
       t.runId = r.runId;
       this.d.log(`thread ${t.threadId} → run ${r.runId}`);
       void this.watch(t, r.runId);
@@ -75,6 +89,19 @@ export class ThreadTracker {
       throw err;
     });
     return t.binding;
+  }
+
+  /** thread/fork answered: `threadId` continues `sourceThreadId`. */
+  forked(threadId: string, sourceThreadId: string): void {
+    const t = this.get(threadId);
+    t.forkedFrom = sourceThreadId;
+    if (this.get(sourceThreadId).killed) this.killed(t);
+  }
+
+  /** True once any thread of this session was found killed. */
+  anyKilled(): boolean {
+    for (const t of this.threads.values()) if (t.killed) return true;
+    return false;
   }
 
   /** The thread that owns an active turn (for a turn/completed that carries only `turn`). */

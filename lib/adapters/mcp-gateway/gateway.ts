@@ -19,7 +19,8 @@ import { subscribe } from "../../sdk/events";
 import type { QuiesceClient } from "../../sdk/client";
 import type { AdapterConfig } from "../common/config";
 import { describeError, QuiesceApiError } from "../common/control";
-import { AbortedError, backoffDelay, Doorbell, sleep } from "../common/wait";
+import { Doorbell } from "../common/wait";
+import { askGate } from "../../sdk/hold";
 import { Inflight } from "./inflight";
 import { refusalResult } from "./results";
 
@@ -130,22 +131,27 @@ export async function runGateway(o: GatewayOptions): Promise<number> {
       return refuse("control_plane_unavailable", describeError(err));
     }
     const seqAtGate = eventSeq;
-    for (let attempt = 0; ; attempt++) {
-      let ans;
-      try {
-        ans = await o.client.gate({ runId: b.runId, leaseId: b.leaseId, epoch: b.epoch, operationId, tool });
-      } catch (err) {
-        return refuse("control_plane_unavailable", describeError(err), b.runId);
-      }
-      if (ans.decision === "allow") break;
-      if (ans.decision === "deny") return refuse(ans.reason, undefined, b.runId);
-      try {
-        await sleep(backoffDelay(attempt), extra.signal, doorbell.signal);
-      } catch (err) {
-        if (err instanceof AbortedError) return refuse("cancelled", "the caller cancelled while the run was paused", b.runId);
-        throw err;
-      }
+    // While held by a pause, tell a client that asked for progress that the call is alive (clients
+    // time out long calls that report nothing).
+    const progressToken = req.params._meta?.progressToken;
+    let outcome;
+    try {
+      outcome = await askGate(() => o.client.gate({ runId: b.runId, leaseId: b.leaseId, epoch: b.epoch, operationId, tool }), {
+        signal: extra.signal,
+        wake: () => doorbell.signal,
+        onHold: (_ans, attempt) => {
+          if (progressToken === undefined) return;
+          void extra.sendNotification({
+            method: "notifications/progress",
+            params: { progressToken, progress: attempt + 1, message: "Quiesce: paused by operator; waiting to be resumed" },
+          }).catch(() => {});
+        },
+      });
+    } catch (err) {
+      return refuse("control_plane_unavailable", describeError(err), b.runId);
     }
+    if (outcome.kind === "cancelled") return refuse("cancelled", "the caller cancelled while the run was paused", b.runId);
+    if (outcome.answer.decision !== "allow") return refuse(outcome.answer.reason, undefined, b.runId);
 
     // 2. forward, abortable by the caller and by a kill
     const call = inflight.add(operationId, tool);
