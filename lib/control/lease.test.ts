@@ -99,8 +99,8 @@ test("an active chain is renewed to a full window, until the maximum lifetime", 
     { validUntil: NOW + H / 4, ttlSeconds: 3600, maxValidUntil: NOW + 10 * H, revokedAt: null },
   ];
   expect(renewChain(chain, NOW)).toEqual([NOW + H, NOW + H]);
-  // More than half the window left: nothing is rewritten.
-  expect(renewChain(chain.map((l) => ({ ...l, validUntil: NOW + 0.9 * H })), NOW)).toEqual([NOW + 0.9 * H, NOW + 0.9 * H]);
+  // More than 90% of the window left: nothing is rewritten.
+  expect(renewChain(chain.map((l) => ({ ...l, validUntil: NOW + 0.95 * H })), NOW)).toEqual([NOW + 0.95 * H, NOW + 0.95 * H]);
   // Near the maximum lifetime: capped there; a legacy lease (no maximum) never moves.
   expect(renewChain([{ ...chain[0]!, maxValidUntil: NOW + H / 2 }], NOW)).toEqual([NOW + H / 2]);
   expect(renewChain([{ ...chain[0]!, maxValidUntil: null }], NOW)).toEqual([NOW + H / 4]);

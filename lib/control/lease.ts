@@ -26,8 +26,9 @@ export const DEFAULT_LEASE_MAX_LIFETIME_SECONDS = 7 * 24 * 3600;
 /** The range a team's maximum lifetime may be set to. */
 export const MIN_LEASE_MAX_LIFETIME_SECONDS = 1;
 export const MAX_LEASE_MAX_LIFETIME_SECONDS = 30 * 24 * 3600;
-/** Renewal writes only when less than this fraction of the TTL is left (one write per half window). */
-export const LEASE_RENEW_FRACTION = 0.5;
+/** Renewal writes only when less than this fraction of the TTL is left: a run idle for up to this share of
+ * its TTL always keeps its lease, and renewal costs at most one write per tenth of a window. */
+export const LEASE_RENEW_FRACTION = 0.9;
 
 export interface LeaseGrant {
   scopes: string[];

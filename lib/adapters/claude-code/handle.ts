@@ -30,10 +30,18 @@ export interface HookResult {
 type SessionRef = { session_id: string; cwd?: string; transcript_path?: string; source?: string };
 type AgentRef = SessionRef & { agent_id: string; agent_type?: string };
 
-async function registerSession(ctx: HookContext, input: SessionRef): Promise<Binding & { created: boolean }> {
+async function registerSession(ctx: HookContext, input: SessionRef): Promise<(Binding & { created: boolean }) | null> {
   const where = input.cwd ? ` in ${path.basename(input.cwd)}` : "";
   // A resumed or forked session inherits the stop of the one it came from (lineage.ts).
-  const lineage = transcriptLineage(input.transcript_path, input.session_id);
+  const resumed = input.source === "resume" || input.source === "fork";
+  const fork = input.source === "fork" || (input.source === undefined && ctx.store.lineagePending(input.session_id));
+  const lineage = transcriptLineage(input.transcript_path, input.session_id, { fork });
+  if (resumed && !lineage.readable && input.source === "fork") {
+    // The fork's transcript is not written yet: register nothing now (a root run here would be an
+    // escape); the first tool call registers it, with its lineage, before anything runs.
+    ctx.store.markLineagePending(input.session_id);
+    return null;
+  }
   const r = await ctx.client.createRun({
     taskId: ctx.taskId ?? `claude-code:${input.session_id}`,
     title: `Claude Code session${where}`,
@@ -45,7 +53,8 @@ async function registerSession(ctx: HookContext, input: SessionRef): Promise<Bin
   const b = { runId: r.runId, leaseId: r.leaseId, epoch: r.epoch };
   // A resume whose transcript is not written yet cannot show its lineage: do not cache that answer,
   // so the first tool call registers again with the transcript in place.
-  if (!(input.source === "resume" && !lineage.readable)) ctx.store.write(input.session_id, b);
+  // A resume whose transcript is not readable is not cached: the next event looks again.
+  if (!(resumed && !lineage.readable)) ctx.store.write(input.session_id, b);
   return { ...b, created: r.created };
 }
 
@@ -67,7 +76,11 @@ async function registerAgent(ctx: HookContext, input: AgentRef): Promise<Binding
 
 /** The cached mapping, else the server's (idempotent registration returns the existing run). */
 async function sessionBinding(ctx: HookContext, input: SessionRef): Promise<Binding> {
-  return ctx.store.read(input.session_id) ?? (await registerSession(ctx, input));
+  const cached = ctx.store.read(input.session_id);
+  if (cached) return cached;
+  const b = await registerSession(ctx, { ...input, source: undefined });
+  if (!b) throw new Error("the session's lineage is not readable yet (fail closed)");
+  return b;
 }
 
 async function agentBinding(ctx: HookContext, input: AgentRef): Promise<Binding> {
@@ -136,9 +149,10 @@ async function postToolUse(ctx: HookContext, input: PostToolUseInput): Promise<H
 export async function handleHookEvent(ctx: HookContext, input: HookInput): Promise<HookResult> {
   switch (input.hook_event_name) {
     case "SessionStart": {
-      let b: Binding & { created: boolean };
+      let b: (Binding & { created: boolean }) | null;
       try {
         b = await registerSession(ctx, input);
+        if (!b) return { exitCode: 0 };
       } catch (err) {
         // Resumed or forked from a killed session: stop at once (every tool call would be refused anyway).
         if (isForkOfKilled(err)) return { exitCode: 0, stdout: stopClaude(stopText(FORK_OF_KILLED)) };

@@ -119,10 +119,10 @@ BEGIN
                    bool_or(x.revoked_at IS NOT NULL AND x.id = own.id) AS own_revoked,
                    bool_or(x.valid_until <= v_now) AS expired,
                    own.path,
-                   -- renewal is due when some lease of the chain has less than half its idle window left
+                   -- renewal is due when some lease of the chain has less than 90% of its idle window left
                    -- and can still grow (lib/control/lease.ts needsRenewal)
                    bool_or(x.revoked_at IS NULL AND x.max_valid_until IS NOT NULL AND x.valid_until < x.max_valid_until
-                           AND x.valid_until < v_now + make_interval(secs => x.ttl_seconds * 0.5)) AS renew
+                           AND x.valid_until < v_now + make_interval(secs => x.ttl_seconds * 0.9)) AS renew
               FROM leases own LEFT JOIN leases x ON x.id = ANY (own.path) AND x.team_id = v_team
              WHERE own.id = v_lease AND own.team_id = v_team
              GROUP BY own.id, own.path, own.run_id) l ON true
@@ -250,7 +250,7 @@ BEGIN
                         ORDER BY p.ord LOOP
             r_next := r_lease.valid_until;
             IF r_lease.revoked_at IS NULL AND r_lease.max_valid_until IS NOT NULL AND r_lease.valid_until < r_lease.max_valid_until
-               AND r_lease.valid_until < v_now + make_interval(secs => r_lease.ttl_seconds * 0.5) THEN
+               AND r_lease.valid_until < v_now + make_interval(secs => r_lease.ttl_seconds * 0.9) THEN
                 r_next := greatest(r_lease.valid_until,
                                    least(v_now + make_interval(secs => r_lease.ttl_seconds), r_lease.max_valid_until,
                                          coalesce(r_parent, 'infinity'::timestamptz)));
