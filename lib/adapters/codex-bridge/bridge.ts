@@ -24,7 +24,7 @@ import type { AdapterConfig } from "../common/config";
 import { describeError, QuiesceApiError, REVOKED_REASONS } from "../common/control";
 import { askGate } from "../../sdk/hold";
 import { classify, LineWriter, onLines, str, type RpcId, type RpcMessage } from "./jsonrpc";
-import { DIRECT_METHODS, enforcePolicy, POLICY_METHODS } from "./policy";
+import { DIRECT_METHODS, enforcePolicy, POLICY_METHODS, VETO_METHODS } from "./policy";
 import { ThreadTracker, type RunBinding, type ThreadState } from "./threads";
 
 export const APPROVAL_METHODS: Record<string, string> = {
@@ -179,11 +179,40 @@ export async function runBridge(o: BridgeOptions): Promise<number> {
   };
   const directOps = new Map<RpcId, OpenOp>();
 
+  /** Asks the gate about a server request the client would otherwise answer alone; null = allowed. */
+  const veto = async (msg: RpcMessage & { id: RpcId; method: string }): Promise<{ killed: boolean; why: string } | null> => {
+    const threadId = str(msg.params, "threadId") ?? str(msg.params, "conversationId");
+    const t = threadId ? tracker.get(threadId) : undefined;
+    if (t?.killed || (!t && tracker.anyKilled())) return { killed: true, why: "Quiesce: the run was killed by an operator" };
+    try {
+      const b = t ? await tracker.ensureRun(t, str(msg.params, "turnId")) : await bridgeRun();
+      const operationId = `codex-${threadId ?? bridgeId}-${msg.method.replaceAll("/", ".")}-${String(msg.id)}`;
+      const out = await askGate(() => o.client.gate({ runId: b.runId, leaseId: b.leaseId, epoch: b.epoch, operationId, tool: `codex.${msg.method}` }), {
+        wake: () => tracker.doorbell.signal, maxHoldMs: o.maxHoldMs ?? DEFAULT_CODEX_MAX_HOLD_MS,
+      });
+      if (out.kind === "decided" && out.answer.decision === "allow") return null;
+      const reason = out.answer?.reason ?? "cancelled";
+      const killed = out.kind === "decided" && REVOKED_REASONS.has(reason);
+      if (killed && t) tracker.killed(t);
+      return { killed, why: `Quiesce refused ${msg.method}: ${reason}` };
+    } catch (err) {
+      return { killed: false, why: `Quiesce could not ask the control plane (${describeError(err)}); refused (fail closed)` };
+    }
+  };
+
   const fromServer = (line: string) => {
     const c = classify(line);
     if (c.kind === "request" && APPROVAL_METHODS[c.msg.method]) {
       void decide(c.msg).then((decision) => toServer.send({ id: c.msg.id, result: { decision } }));
       return; // answered by the bridge, never shown to the client
+    }
+    if (c.kind === "request" && Object.hasOwn(VETO_METHODS, c.msg.method)) {
+      const msg = c.msg;
+      void veto(msg).then((refusal) => {
+        if (refusal === null) toClient.send(msg);
+        else toServer.send({ id: msg.id, ...VETO_METHODS[msg.method]!(refusal.killed, refusal.why) });
+      });
+      return;
     }
     if (c.kind === "response" && ownRequests.has(c.msg.id)) {
       const what = ownRequests.get(c.msg.id);

@@ -25,6 +25,32 @@ export const DIRECT_METHODS: ReadonlySet<string> = new Set([
   "review/start",
   "plugin/install", "plugin/uninstall", "skills/config/write", "marketplace/add", "marketplace/remove", "marketplace/upgrade",
   "modelProvider/config/write", "config/mcpServer/reload", "feedback/upload",
+  "config/value/write", "config/batchWrite", "externalAgentConfig/import", "modelProvider/default/set",
+  "experimentalFeature/enablement/set", "skills/extraRoots/set", "plugin/reconcile", "plugin/share/checkout",
+  "windowsSandbox/setupStart",
+]);
+
+/**
+ * Client requests forwarded as they are: reads of Codex's own state, session bookkeeping, account and
+ * model listings, and the turn controls the bridge watches itself (turn/steer on a killed thread is
+ * refused; turn/interrupt only ever stops work). Every request the protocol defines is in exactly one
+ * of POLICY_METHODS, DIRECT_METHODS and PASS_METHODS (test/adapters/codex-protocol.test.ts).
+ */
+export const PASS_METHODS: ReadonlySet<string> = new Set([
+  "initialize", "thread/archive", "thread/delete", "thread/unsubscribe", "thread/name/set", "thread/goal/set", "thread/goal/get",
+  "thread/goal/clear", "thread/metadata/update", "thread/attachment/add", "thread/attachment/list", "thread/attachmentOwner/list",
+  "thread/attachment/remove", "thread/section/move", "thread/unarchive", "thread/compact/start", "thread/list", "threadSection/list",
+  "threadSection/create", "threadSection/update", "threadSection/delete", "thread/loaded/list", "thread/read", "thread/turns/list",
+  "thread/items/list", "skills/list", "hooks/list", "plugin/list", "plugin/installed", "plugin/read", "plugin/skill/read",
+  "plugin/share/save", "plugin/share/updateTargets", "plugin/share/list", "plugin/share/delete", "app/read", "app/list", "app/installed",
+  "fs/unwatch", "turn/steer", "turn/interrupt", "model/list", "account/gatewayOAuth/read", "account/gatewayOAuth/login",
+  "account/gatewayOAuth/cancel", "modelProvider/list", "modelProvider/capabilities/read", "experimentalFeature/list",
+  "permissionProfile/list", "mcpServer/oauth/login", "mcpServerStatus/list", "windowsSandbox/readiness", "account/login/start",
+  "account/login/cancel", "account/logout", "account/securitySetup/read", "account/rateLimits/read",
+  "account/rateLimitResetCredit/consume", "account/usage/read", "account/workspaceMessages/read", "account/sendAddCreditsNudgeEmail",
+  "feedback/save", "command/exec/terminate", "command/exec/resize", "config/read", "externalAgentConfig/detect",
+  "externalAgentConfig/import/recordHistory", "externalAgentConfig/import/readHistories", "configRequirements/read", "account/read",
+  "getConversationSummary", "gitDiffToRemote", "getAuthStatus", "fuzzyFileSearch",
 ]);
 
 /** Configuration keys a client could use to relax approvals or the sandbox through `config`. */
@@ -47,3 +73,16 @@ export function enforcePolicy(method: string, params: unknown): Record<string, u
   if (method === "thread/fork" && typeof p.threadId === "string" && p.threadId) delete p.path;
   return p;
 }
+
+/**
+ * Server requests that would let an action happen on the client's word (MCP elicitations, permission
+ * escalations, the legacy v1 approvals, client-executed tools): the gate is asked first and may veto;
+ * allowed ones go on to the client as before. The refusal each one gets (`killed`: the run is stopped).
+ */
+export const VETO_METHODS: Readonly<Record<string, (killed: boolean, why: string) => { result?: unknown; error?: { code: number; message: string } }>> = {
+  "mcpServer/elicitation/request": (killed) => ({ result: { action: killed ? "cancel" : "decline", content: null, _meta: null } }),
+  "item/permissions/requestApproval": () => ({ result: { permissions: {}, scope: "turn" } }),
+  execCommandApproval: (killed, why) => ({ result: { decision: killed ? "abort" : { denied: { rejection: why } } } }),
+  applyPatchApproval: (killed, why) => ({ result: { decision: killed ? "abort" : { denied: { rejection: why } } } }),
+  "item/tool/call": (_killed, why) => ({ error: { code: -32000, message: why } }),
+};
