@@ -7,14 +7,26 @@
 //   deny, or no answer from the control plane → an isError tool result; nothing reaches upstream
 // A kill while calls run aborts them (the SDK sends notifications/cancelled upstream) and records
 // each as aborted_unknown unless the upstream's answer had already arrived.
-import { randomBytes } from "node:crypto";
+// Transports: toward the client stdio (default) or Streamable HTTP (`listen`: one MCP session per
+// client); toward the upstream a stdio command or a Streamable HTTP URL (`upstreamUrl`). Upstream
+// progress notifications are relayed with the client's own progress token, a call held by a pause
+// sends progress while it waits, tools/list_changed is relayed to every client, and results are
+// adapted to the protocol version each client negotiated (content.ts).
+import { randomBytes, randomUUID } from "node:crypto";
+import http from "node:http";
+import type { AddressInfo } from "node:net";
 import path from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
+import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
-import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError, type CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import {
+  CallToolRequestSchema, ErrorCode, isInitializeRequest, ListToolsRequestSchema, McpError, ToolListChangedNotificationSchema, type CallToolResult,
+} from "@modelcontextprotocol/sdk/types.js";
+import { adaptResult, negotiatedVersion } from "./content";
 import { subscribe } from "../../sdk/events";
 import type { QuiesceClient } from "../../sdk/client";
 import type { AdapterConfig } from "../common/config";
@@ -30,8 +42,15 @@ export interface GatewayOptions {
   parentRunId: string;
   parentLeaseId?: string;
   taskId?: string;
+  /** Upstream stdio server (command + args), or … */
   command: string;
   args: string[];
+  /** … an upstream Streamable HTTP endpoint (then command is ignored). */
+  upstreamUrl?: string;
+  /** Serve clients over Streamable HTTP on this host:port instead of stdio (port 0: any free port). */
+  listen?: { host: string; port: number };
+  /** Called with the HTTP endpoint once listening. */
+  onListening?: (url: string) => void;
   /** Upstream call timeout (the caller's own cancellation still applies). */
   callTimeoutMs?: number;
   /** Safety-net re-check of running calls while the event stream may be down. */
@@ -65,7 +84,9 @@ export async function runGateway(o: GatewayOptions): Promise<number> {
   const inflight = new Inflight(o.client, log);
 
   const upstream = new Client({ name: "quiesce-mcp-gateway", version: "0.1.0" }, { capabilities: {} });
-  const upstreamTransport = new StdioClientTransport({ command: o.command, args: o.args, env: upstreamEnv(), stderr: "inherit" });
+  const upstreamTransport: Transport = o.upstreamUrl
+    ? new StreamableHTTPClientTransport(new URL(o.upstreamUrl))
+    : new StdioClientTransport({ command: o.command, args: o.args, env: upstreamEnv(), stderr: "inherit" });
   await upstream.connect(upstreamTransport);
   const upstreamInfo = upstream.getServerVersion();
 
@@ -75,7 +96,7 @@ export async function runGateway(o: GatewayOptions): Promise<number> {
     binding ??= (async () => {
       const r = await o.client.createRun({
         taskId: o.taskId ?? `mcp-gateway:${o.parentRunId}`,
-        title: `MCP gateway → ${upstreamInfo?.name ?? path.basename(o.command)}`,
+        title: `MCP gateway → ${upstreamInfo?.name ?? (o.upstreamUrl ?? path.basename(o.command))}`,
         harness: "mcp",
         parentRunId: o.parentRunId,
         ...(o.parentLeaseId ? { parentLeaseId: o.parentLeaseId } : {}),
@@ -109,10 +130,26 @@ export async function runGateway(o: GatewayOptions): Promise<number> {
     if (inflight.size > 0) void inflight.check();
   }, o.recheckMs ?? 5000);
 
+  const servers = new Set<Server>();
+  // Upstream tool-list changes reach every connected client.
+  upstream.setNotificationHandler(ToolListChangedNotificationSchema, async () => {
+    for (const srv of servers) await srv.sendToolListChanged().catch(() => {});
+  });
+
+  /** One downstream MCP server (one per client session); `transport` is wrapped to learn the protocol version. */
+  const buildServer = (): { server: Server; version: () => string; watchInit: (t: Transport) => void } => {
+  let version = negotiatedVersion(undefined);
   const server = new Server(
     { name: "quiesce-mcp-gateway", version: "0.1.0" },
-    { capabilities: { tools: {} }, instructions: upstream.getInstructions() },
+    { capabilities: { tools: { listChanged: true } }, instructions: upstream.getInstructions() },
   );
+  const watchInit = (t: Transport) => {
+    const inner = t.onmessage;
+    t.onmessage = (msg, extra) => {
+      if (isInitializeRequest(msg)) version = negotiatedVersion(msg.params.protocolVersion);
+      inner?.(msg, extra);
+    };
+  };
 
   server.setRequestHandler(ListToolsRequestSchema, (req, extra) => upstream.listTools(req.params, { signal: extra.signal }));
 
@@ -167,12 +204,22 @@ export async function runGateway(o: GatewayOptions): Promise<number> {
       }
     };
     try {
-      const result = await upstream.callTool(req.params, undefined, {
+      // The client's progress token is the client's: upstream gets the SDK's own, and its progress is
+      // relayed back under the client's token.
+      const { _meta: meta, ...params } = req.params;
+      const { progressToken: _theirs, ...otherMeta } = meta ?? {};
+      const result = await upstream.callTool({ ...params, ...(Object.keys(otherMeta).length ? { _meta: otherMeta } : {}) }, undefined, {
         signal, timeout: o.callTimeoutMs ?? 3_600_000,
+        ...(progressToken !== undefined ? {
+          resetTimeoutOnProgress: true,
+          onprogress: (p: { progress: number; total?: number; message?: string }) => {
+            void extra.sendNotification({ method: "notifications/progress", params: { ...p, progressToken } }).catch(() => {});
+          },
+        } : {}),
       }) as CallToolResult;
       call.answered = true;
       await report(result.isError ? "failed" : "succeeded", {});
-      return result;
+      return adaptResult(result, version);
     } catch (err) {
       if (call.ctrl.signal.aborted) {
         await report("aborted_unknown", { abortedBy: "quiesce", reason: call.abortReason });
@@ -191,22 +238,96 @@ export async function runGateway(o: GatewayOptions): Promise<number> {
     }
   });
 
+  servers.add(server);
+  server.onclose = () => servers.delete(server);
+  return { server, version: () => version, watchInit };
+  };
+
   // ── lifetime: the gateway lives as long as both sides do ──
+  let finish!: (code: number) => void;
   const done = new Promise<number>((resolve) => {
+    finish = resolve;
     upstream.onclose = () => {
       log("upstream server exited");
       resolve(1);
     };
-    server.onclose = () => resolve(0);
   });
-  await server.connect(o.transport ?? new StdioServerTransport());
-  // The stdio transport does not notice its client going away; end of stdin is that moment.
-  if (!o.transport) process.stdin.once("end", () => void server.close());
+  let httpServer: http.Server | null = null;
+  if (o.listen) {
+    httpServer = await serveHttp(o.listen, buildServer, log);
+    const { port } = httpServer.address() as AddressInfo;
+    const url = `http://${o.listen.host}:${port}/mcp`;
+    log(`serving MCP over Streamable HTTP at ${url}`);
+    o.onListening?.(url);
+    process.once("SIGTERM", () => finish(0));
+    process.once("SIGINT", () => finish(0));
+  } else {
+    const { server, watchInit } = buildServer();
+    const transport = o.transport ?? new StdioServerTransport();
+    await server.connect(transport);
+    watchInit(transport);
+    const prev = server.onclose;
+    server.onclose = () => { prev?.(); finish(0); };
+    // The stdio transport does not notice its client going away; end of stdin is that moment.
+    if (!o.transport) process.stdin.once("end", () => void server.close());
+  }
   ensureRun().catch((err) => log(`registration deferred: ${describeError(err)}`));
   const code = await done;
   stop.abort();
   clearInterval(tick);
-  await Promise.allSettled([upstream.close(), server.close()]);
-  if (!o.transport) process.stdin.destroy(); // nothing more to read: let the process exit
+  await Promise.allSettled([upstream.close(), ...[...servers].map((srv) => srv.close())]);
+  if (httpServer) await new Promise<void>((r) => { httpServer!.closeAllConnections(); httpServer!.close(() => r()); });
+  if (!o.transport && !o.listen) process.stdin.destroy(); // nothing more to read: let the process exit
   return code;
+}
+
+/** Streamable HTTP toward clients: POST/GET/DELETE /mcp, one transport + server per MCP session. */
+async function serveHttp(
+  listen: { host: string; port: number },
+  buildServer: () => { server: Server; watchInit: (t: Transport) => void },
+  log: (m: string) => void,
+): Promise<http.Server> {
+  const sessions = new Map<string, StreamableHTTPServerTransport>();
+  const httpServer = http.createServer((req, res) => {
+    void (async () => {
+      if ((req.url ?? "").split("?")[0] !== "/mcp") {
+        res.writeHead(404).end();
+        return;
+      }
+      let body: unknown;
+      if (req.method === "POST") {
+        let raw = "";
+        for await (const chunk of req) raw += chunk;
+        try {
+          body = JSON.parse(raw);
+        } catch {
+          res.writeHead(400, { "content-type": "application/json" }).end(JSON.stringify({ jsonrpc: "2.0", error: { code: -32700, message: "Parse error" }, id: null }));
+          return;
+        }
+      }
+      const sid = req.headers["mcp-session-id"];
+      let transport = typeof sid === "string" ? sessions.get(sid) : undefined;
+      if (!transport) {
+        if (req.method !== "POST" || !isInitializeRequest(body)) {
+          res.writeHead(400, { "content-type": "application/json" }).end(JSON.stringify({ jsonrpc: "2.0", error: { code: -32000, message: "Bad Request: no valid session" }, id: null }));
+          return;
+        }
+        const t: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
+          sessionIdGenerator: () => randomUUID(),
+          onsessioninitialized: (id) => { sessions.set(id, t); },
+        });
+        t.onclose = () => { if (t.sessionId) sessions.delete(t.sessionId); };
+        const { server, watchInit } = buildServer();
+        await server.connect(t);
+        watchInit(t);
+        transport = t;
+      }
+      await transport.handleRequest(req, res, body);
+    })().catch((err) => {
+      log(`HTTP request failed: ${describeError(err)}`);
+      if (!res.headersSent) res.writeHead(500).end();
+    });
+  });
+  await new Promise<void>((resolve) => httpServer.listen(listen.port, listen.host, resolve));
+  return httpServer;
 }
