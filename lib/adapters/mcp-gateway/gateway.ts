@@ -137,110 +137,113 @@ export async function runGateway(o: GatewayOptions): Promise<number> {
   });
 
   /** One downstream MCP server (one per client session); `transport` is wrapped to learn the protocol version. */
-  const buildServer = (): { server: Server; version: () => string; watchInit: (t: Transport) => void } => {
-  let version = negotiatedVersion(undefined);
-  const server = new Server(
-    { name: "quiesce-mcp-gateway", version: "0.1.0" },
-    { capabilities: { tools: { listChanged: true } }, instructions: upstream.getInstructions() },
-  );
-  const watchInit = (t: Transport) => {
-    const inner = t.onmessage;
-    t.onmessage = (msg, extra) => {
-      if (isInitializeRequest(msg)) version = negotiatedVersion(msg.params.protocolVersion);
-      inner?.(msg, extra);
+  // Request ids are per client session: an HTTP session's calls carry its number in their operationId.
+  let sessions = 0;
+  const buildServer = (http = false): { server: Server; version: () => string; watchInit: (t: Transport) => void } => {
+    const tag = http ? `s${++sessions}-` : "";
+    let version = negotiatedVersion(undefined);
+    const server = new Server(
+      { name: "quiesce-mcp-gateway", version: "0.1.0" },
+      { capabilities: { tools: { listChanged: true } }, instructions: upstream.getInstructions() },
+    );
+    const watchInit = (t: Transport) => {
+      const inner = t.onmessage;
+      t.onmessage = (msg, extra) => {
+        if (isInitializeRequest(msg)) version = negotiatedVersion(msg.params.protocolVersion);
+        inner?.(msg, extra);
+      };
     };
-  };
 
-  server.setRequestHandler(ListToolsRequestSchema, (req, extra) => upstream.listTools(req.params, { signal: extra.signal }));
+    server.setRequestHandler(ListToolsRequestSchema, (req, extra) => upstream.listTools(req.params, { signal: extra.signal }));
 
-  server.setRequestHandler(CallToolRequestSchema, async (req, extra): Promise<CallToolResult> => {
-    const tool = req.params.name;
-    const operationId = `mcp-${instanceId}-${String(extra.requestId)}`;
-    const refuse = (reason: string, detail?: string, runId?: string) =>
-      refusalResult({ tool, operationId, runId, decision: "deny", reason, detail });
+    server.setRequestHandler(CallToolRequestSchema, async (req, extra): Promise<CallToolResult> => {
+      const tool = req.params.name;
+      const operationId = `mcp-${instanceId}-${tag}${String(extra.requestId)}`;
+      const refuse = (reason: string, detail?: string, runId?: string) =>
+        refusalResult({ tool, operationId, runId, decision: "deny", reason, detail });
 
-    // 1. the gate, holding while paused
-    let b: RunBinding;
-    try {
-      b = await ensureRun();
-    } catch (err) {
-      log(`cannot register with the control plane: ${describeError(err)}`);
-      return refuse("control_plane_unavailable", describeError(err));
-    }
-    const seqAtGate = eventSeq;
-    // While held by a pause, tell a client that asked for progress that the call is alive (clients
-    // time out long calls that report nothing).
-    const progressToken = req.params._meta?.progressToken;
-    let outcome;
-    try {
-      outcome = await askGate(() => o.client.gate({ runId: b.runId, leaseId: b.leaseId, epoch: b.epoch, operationId, tool }), {
-        signal: extra.signal,
-        wake: () => doorbell.signal,
-        onHold: (_ans, attempt) => {
-          if (progressToken === undefined) return;
-          void extra.sendNotification({
-            method: "notifications/progress",
-            params: { progressToken, progress: attempt + 1, message: "Quiesce: paused by operator; waiting to be resumed" },
-          }).catch(() => {});
-        },
-      });
-    } catch (err) {
-      return refuse("control_plane_unavailable", describeError(err), b.runId);
-    }
-    if (outcome.kind === "cancelled") return refuse("cancelled", "the caller cancelled while the run was paused", b.runId);
-    if (outcome.answer.decision !== "allow") return refuse(outcome.answer.reason, undefined, b.runId);
-
-    // 2. forward, abortable by the caller and by a kill
-    const call = inflight.add(operationId, tool);
-    // A control event between the gate's answer and now found no running call to check: check now.
-    if (eventSeq !== seqAtGate) void inflight.check();
-    const signal = AbortSignal.any([extra.signal, call.ctrl.signal]);
-    const report = async (outcome: "succeeded" | "failed" | "aborted_unknown", detail: Record<string, unknown>) => {
+      // 1. the gate, holding while paused
+      let b: RunBinding;
       try {
-        await o.client.complete(operationId, { outcome, detail: { harness: "mcp", tool, ...detail } });
+        b = await ensureRun();
       } catch (err) {
-        // 409: the run is killed and the report was kept as barrier evidence — that is the point.
-        if (!(err instanceof QuiesceApiError && err.status === 409)) log(`could not report ${outcome} for ${operationId}: ${describeError(err)}`);
+        log(`cannot register with the control plane: ${describeError(err)}`);
+        return refuse("control_plane_unavailable", describeError(err));
       }
-    };
-    try {
-      // The client's progress token is the client's: upstream gets the SDK's own, and its progress is
-      // relayed back under the client's token.
-      const { _meta: meta, ...params } = req.params;
-      const { progressToken: _theirs, ...otherMeta } = meta ?? {};
-      const result = await upstream.callTool({ ...params, ...(Object.keys(otherMeta).length ? { _meta: otherMeta } : {}) }, undefined, {
-        signal, timeout: o.callTimeoutMs ?? 3_600_000,
-        ...(progressToken !== undefined ? {
-          resetTimeoutOnProgress: true,
-          onprogress: (p: { progress: number; total?: number; message?: string }) => {
-            void extra.sendNotification({ method: "notifications/progress", params: { ...p, progressToken } }).catch(() => {});
+      const seqAtGate = eventSeq;
+      // While held by a pause, tell a client that asked for progress that the call is alive (clients
+      // time out long calls that report nothing).
+      const progressToken = req.params._meta?.progressToken;
+      let outcome;
+      try {
+        outcome = await askGate(() => o.client.gate({ runId: b.runId, leaseId: b.leaseId, epoch: b.epoch, operationId, tool }), {
+          signal: extra.signal,
+          wake: () => doorbell.signal,
+          onHold: (_ans, attempt) => {
+            if (progressToken === undefined) return;
+            void extra.sendNotification({
+              method: "notifications/progress",
+              params: { progressToken, progress: attempt + 1, message: "Quiesce: paused by operator; waiting to be resumed" },
+            }).catch(() => {});
           },
-        } : {}),
-      }) as CallToolResult;
-      call.answered = true;
-      await report(result.isError ? "failed" : "succeeded", {});
-      return adaptResult(result, version);
-    } catch (err) {
-      if (call.ctrl.signal.aborted) {
-        await report("aborted_unknown", { abortedBy: "quiesce", reason: call.abortReason });
-        return refusalResult({ tool, operationId, runId: b.runId, decision: "aborted", reason: call.abortReason ?? "killed" });
+        });
+      } catch (err) {
+        return refuse("control_plane_unavailable", describeError(err), b.runId);
       }
-      if (extra.signal.aborted) {
-        await report("aborted_unknown", { abortedBy: "caller" });
-        throw err;
-      }
-      // A JSON-RPC error answered by the upstream means it did not do the work (failed); a broken link
-      // or our own timeout means it may have (unknown).
-      await report(outcomeUnknown(err) ? "aborted_unknown" : "failed", { error: describeError(err) });
-      throw err;
-    } finally {
-      inflight.remove(operationId);
-    }
-  });
+      if (outcome.kind === "cancelled") return refuse("cancelled", "the caller cancelled while the run was paused", b.runId);
+      if (outcome.answer.decision !== "allow") return refuse(outcome.answer.reason, undefined, b.runId);
 
-  servers.add(server);
-  server.onclose = () => servers.delete(server);
-  return { server, version: () => version, watchInit };
+      // 2. forward, abortable by the caller and by a kill
+      const call = inflight.add(operationId, tool);
+      // A control event between the gate's answer and now found no running call to check: check now.
+      if (eventSeq !== seqAtGate) void inflight.check();
+      const signal = AbortSignal.any([extra.signal, call.ctrl.signal]);
+      const report = async (outcome: "succeeded" | "failed" | "aborted_unknown", detail: Record<string, unknown>) => {
+        try {
+          await o.client.complete(operationId, { outcome, detail: { harness: "mcp", tool, ...detail } });
+        } catch (err) {
+          // 409: the run is killed and the report was kept as barrier evidence — that is the point.
+          if (!(err instanceof QuiesceApiError && err.status === 409)) log(`could not report ${outcome} for ${operationId}: ${describeError(err)}`);
+        }
+      };
+      try {
+        // The client's progress token is the client's: upstream gets the SDK's own, and its progress is
+        // relayed back under the client's token.
+        const { _meta: meta, ...params } = req.params;
+        const { progressToken: _theirs, ...otherMeta } = meta ?? {};
+        const result = await upstream.callTool({ ...params, ...(Object.keys(otherMeta).length ? { _meta: otherMeta } : {}) }, undefined, {
+          signal, timeout: o.callTimeoutMs ?? 3_600_000,
+          ...(progressToken !== undefined ? {
+            resetTimeoutOnProgress: true,
+            onprogress: (p: { progress: number; total?: number; message?: string }) => {
+              void extra.sendNotification({ method: "notifications/progress", params: { ...p, progressToken } }).catch(() => {});
+            },
+          } : {}),
+        }) as CallToolResult;
+        call.answered = true;
+        await report(result.isError ? "failed" : "succeeded", {});
+        return adaptResult(result, version);
+      } catch (err) {
+        if (call.ctrl.signal.aborted) {
+          await report("aborted_unknown", { abortedBy: "quiesce", reason: call.abortReason });
+          return refusalResult({ tool, operationId, runId: b.runId, decision: "aborted", reason: call.abortReason ?? "killed" });
+        }
+        if (extra.signal.aborted) {
+          await report("aborted_unknown", { abortedBy: "caller" });
+          throw err;
+        }
+        // A JSON-RPC error answered by the upstream means it did not do the work (failed); a broken link
+        // or our own timeout means it may have (unknown).
+        await report(outcomeUnknown(err) ? "aborted_unknown" : "failed", { error: describeError(err) });
+        throw err;
+      } finally {
+        inflight.remove(operationId);
+      }
+    });
+
+    servers.add(server);
+    server.onclose = () => servers.delete(server);
+    return { server, version: () => version, watchInit };
   };
 
   // ── lifetime: the gateway lives as long as both sides do ──
@@ -284,7 +287,7 @@ export async function runGateway(o: GatewayOptions): Promise<number> {
 /** Streamable HTTP toward clients: POST/GET/DELETE /mcp, one transport + server per MCP session. */
 async function serveHttp(
   listen: { host: string; port: number },
-  buildServer: () => { server: Server; watchInit: (t: Transport) => void },
+  buildServer: (http: boolean) => { server: Server; watchInit: (t: Transport) => void },
   log: (m: string) => void,
 ): Promise<http.Server> {
   const sessions = new Map<string, StreamableHTTPServerTransport>();
@@ -317,7 +320,7 @@ async function serveHttp(
           onsessioninitialized: (id) => { sessions.set(id, t); },
         });
         t.onclose = () => { if (t.sessionId) sessions.delete(t.sessionId); };
-        const { server, watchInit } = buildServer();
+        const { server, watchInit } = buildServer(true);
         await server.connect(t);
         watchInit(t);
         transport = t;

@@ -99,9 +99,16 @@ describe("MCP gateway over Streamable HTTP", { timeout: 180_000 }, () => {
     }) as CallToolResult;
     expect(text(long)).toContain("completed");
     expect(progress).toEqual([1, 2, 3]);
+    // A second client session: its request ids start again at 0, its operations are its own.
+    const second = await connect(gw.url);
+    expect(text(await second.callTool({ name: "echo", arguments: { message: "second session" } }) as CallToolResult)).toContain("second session");
     const run = await until(() => prisma().run.findFirst({ where: { parentRunId: gw.parentRunId, harness: "mcp" } }), "gateway run");
-    const ops = await prisma().operation.findMany({ where: { runId: run.id }, orderBy: { createdAt: "asc" } });
-    expect(ops.map((o) => [o.tool, o.state])).toEqual([["echo", "succeeded"], ["trigger-long-running-operation", "succeeded"]]);
+    const ops = await until(async () => {
+      const o = await prisma().operation.findMany({ where: { runId: run.id }, orderBy: { createdAt: "asc" } });
+      return o.length === 3 && o.every((x) => x.state === "succeeded") ? o : null;
+    }, "three completed operations");
+    expect(ops.map((o) => o.tool)).toEqual(["echo", "trigger-long-running-operation", "echo"]);
+    expect(new Set(ops.map((o) => o.operationId)).size).toBe(3);
   });
 
   test("a call held by a pause sends progress while it waits, and runs after the resume", async (ctx) => {
