@@ -105,7 +105,18 @@ export async function createRun(p: Principal, input: CreateRunBody & { teamId?: 
         where: { teamId, nativeSessionId: native.sessionId, nativeAgentId: native.agentId ?? null, parentRunId },
         orderBy: { createdAt: "asc" },
       });
-      if (existing) return existingRegistration(tx, existing);
+      if (existing) {
+        // A harness re-registers its session at each new turn: the run keeps its newest native turn
+        // id, and every turn it announced stays in the audit trail.
+        if (native.turnId && existing.nativeTurnId !== native.turnId) {
+          await tx.run.update({ where: { id: existing.id }, data: { nativeTurnId: native.turnId } });
+          await appendAudit(tx, {
+            teamId, actor, action: "run.native_turn", target: existing.id,
+            before: { turnId: existing.nativeTurnId }, after: { turnId: native.turnId },
+          });
+        }
+        return existingRegistration(tx, existing);
+      }
     }
 
     const now = Date.now();

@@ -204,6 +204,18 @@ describe("full gating", { timeout: T }, () => {
     expect(peer.received().some((m) => m.method === "turn/interrupt")).toBe(false);
   });
 
+  test("every turn's native id is recorded, not only the first", async () => {
+    const peer = await startBridge();
+    const threadId = await startThread(peer);
+    const first = await startTurn(peer, threadId, "turn one");
+    const run = await threadRun(threadId);
+    expect(run.nativeTurnId).toBe(first);
+    const second = await startTurn(peer, threadId, "turn two");
+    await until(async () => (await prisma().run.findUniqueOrThrow({ where: { id: run.id } })).nativeTurnId === second, "second turn recorded");
+    const audit = await prisma().auditEvent.findMany({ where: { target: run.id, action: "run.native_turn" } });
+    expect(audit.map((a) => (a.after as { turnId: string }).turnId)).toEqual([second]);
+  });
+
   test("thread/fork: the fork's run is the source run's child with the lineage recorded, and a kill of the source reaches it", async () => {
     const peer = await startBridge();
     const threadId = await startThread(peer);

@@ -91,6 +91,25 @@ export class ThreadTracker {
     return t.binding;
   }
 
+  private turnsRecorded = new Set<string>();
+  private async recordTurn(t: ThreadState, turnId: string): Promise<void> {
+    if (this.turnsRecorded.has(turnId)) return;
+    this.turnsRecorded.add(turnId);
+    try {
+      const b = await t.binding;
+      if (!b) return;
+      const run = await this.d.client.getRun(b.runId);
+      await this.d.client.createRun({
+        taskId: this.d.taskId ?? `codex:${t.threadId}`,
+        harness: "codex",
+        ...(run.parentRunId ? { parentRunId: run.parentRunId } : {}),
+        native: { sessionId: t.threadId, threadId: t.threadId, turnId },
+      });
+    } catch (err) {
+      this.d.log(`could not record turn ${turnId} of thread ${t.threadId}: ${describeError(err)}`);
+    }
+  }
+
   /** thread/fork answered: `threadId` continues `sourceThreadId`. */
   forked(threadId: string, sourceThreadId: string): void {
     const t = this.get(threadId);
@@ -112,8 +131,12 @@ export class ThreadTracker {
 
   turnStarted(threadId: string, turnId: string): void {
     const t = this.get(threadId);
+    if (t.activeTurns.has(turnId)) return;
+    const known = t.binding !== null;
     t.activeTurns.add(turnId);
     this.ensureRun(t, turnId).catch((err) => this.d.log(`cannot register thread ${threadId}: ${describeError(err)}`));
+    // Every later turn is announced too (idempotent re-registration records the run's newest turn id).
+    if (known && !t.killed) void this.recordTurn(t, turnId);
     if (t.killed) this.interruptAll(t); // a turn that starts on a killed run is interrupted at once
   }
 
