@@ -92,6 +92,22 @@ describe("real Claude Code", { timeout: 240_000 }, () => {
     expect(op.operationId).toMatch(/^toolu_/);
   });
 
+  test("a subagent's tool call goes through its own child run (SubagentStart), under the session's run", async (ctx) => {
+    if (!claude) return ctx.skip();
+    fake.script([
+      { tool: "Agent", input: { description: "write a file", prompt: "write s1", subagent_type: "general-purpose" } },
+      write("s1.txt"),
+      { text: "sub done" },
+      { text: "Done." },
+    ]);
+    const r = await runClaude("delegate", { extra: ["--allowedTools", "Bash,Agent,Task"] });
+    expect(existsSync(file("s1.txt")), r.raw.slice(0, 1500)).toBe(true);
+    const parent = await sessionRun(r.sessionId!);
+    const child = await until(() => prisma().run.findFirst({ where: { teamId: w.teamId, parentRunId: parent.id, nativeAgentId: { not: null } } }), "subagent run");
+    expect(child).toMatchObject({ harness: "claude_code", nativeSessionId: r.sessionId });
+    expect(await prisma().operation.findFirst({ where: { runId: child.id, tool: "Bash" } })).not.toBeNull();
+  });
+
   test("a kill mid-session: the next tool call is denied, Claude is stopped, nothing more runs", async (ctx) => {
     if (!claude) return ctx.skip();
     let sessionId = "";
