@@ -2,8 +2,8 @@
 // of the parent's and its validUntil is never later than the parent's.
 //
 // Renewal (docs/adapters.md, "Leases: renewal and lifetime"): a lease's TTL is an IDLE window, not a
-// working limit. Every gate call, admission and heartbeat that finds the run's authority intact (allow
-// or hold) renews the whole lease chain to `now + ttl`, never past the lease's maxValidUntil (creation
+// working limit. Every gate call, admission and heartbeat that is allowed renews the whole lease chain
+// to `now + ttl`, never past the lease's maxValidUntil (creation
 // + the team's maximum lifetime, and never past its parent's). Expiry therefore means "abandoned": no
 // call for a whole TTL, or the team's maximum lifetime reached. The SQL gate (quiesce_gate) applies
 // `renewChain` below; test/adapters/lease-renewal.test.ts checks both agree.
@@ -122,7 +122,7 @@ export interface RenewableLease {
  * The chain's validUntil values after a renewal at `now` (root first, ending with the caller's lease).
  * A lease with less than LEASE_RENEW_FRACTION of its window left moves to `now + ttl`, capped by its own
  * maxValidUntil and by its parent's (new) validUntil, and never moves backwards; a revoked lease does not
- * move. Only applied when the gate found the authority intact (allow or hold).
+ * move. Only applied when the gate allows (a hold or a deny renews nothing).
  */
 export function renewChain(chain: readonly RenewableLease[], now: number): number[] {
   let parent = Infinity;

@@ -1,11 +1,12 @@
--- Lease renewal. A lease's TTL becomes an idle window: every gate call, admission and heartbeat that
--- finds the run's authority intact renews the lease chain, up to a maximum lifetime set by team policy.
+-- Lease renewal. A lease's TTL becomes an idle window: every gate call, admission and heartbeat that is
+-- allowed renews the lease chain, up to a maximum lifetime set by team policy. A hold (pause) does not
+-- renew: a pause is bounded by the team's pause policy and a resume is a fresh decision.
 --
 -- Changes to quiesce_gate against 20261129000100_gate_function (everything else is verbatim):
 --   1. DECLARE: l_path, l_renew, r_lease, r_parent, r_next.
 --   2. Statement 2's lease lateral also returns own.path (l_path) and `renew` (l_renew): some lease of the
 --      chain is due for renewal.
---   3. A new block just before the heartbeat bookkeeping: when l_renew and the decision is not deny,
+--   3. A new block just before the heartbeat bookkeeping: when l_renew and the decision is allow,
 --      walk the chain root first and move each due lease's valid_until (lib/control/lease.ts renewChain).
 
 ALTER TABLE "teams" ADD COLUMN "lease_max_lifetime_seconds" INTEGER NOT NULL DEFAULT 604800;
@@ -240,10 +241,10 @@ BEGIN
         WHEN 'insert_denied' THEN 'denied' WHEN 'deny_registered' THEN 'denied'
         ELSE o_state::text END;
 
-    -- Lease renewal: an intact authority (allow or hold) renews the chain, root first, each lease to
+    -- Lease renewal: an allowed call or heartbeat renews the chain, root first, each lease to
     -- now + its ttl, capped by its max_valid_until and its parent's new valid_until, never backwards
     -- (lib/control/lease.ts renewChain). A lease's expiry therefore means "abandoned".
-    IF l_renew AND a_decision <> 'deny' AND v_decision <> 'deny' THEN
+    IF l_renew AND a_decision = 'allow' AND v_decision = 'allow' THEN
         r_parent := NULL;
         FOR r_lease IN SELECT x.id, x.valid_until, x.ttl_seconds, x.max_valid_until, x.revoked_at
                          FROM unnest(l_path) WITH ORDINALITY p(id, ord) JOIN leases x ON x.id = p.id AND x.team_id = v_team
