@@ -2,7 +2,8 @@
 // setup (never into package.json: a user's `npm install` stays lean). When a binary cannot be
 // installed here the tests that need it skip and say why — except under CI, where that is a failure.
 import { execFile } from "node:child_process";
-import { existsSync, mkdirSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { setTimeout as sleep } from "node:timers/promises";
 import path from "node:path";
 import { promisify } from "node:util";
 
@@ -30,7 +31,21 @@ export async function ensureClient(name: ClientName): Promise<ClientBinary | Cli
   const p = PINNED[name];
   const dir = dirFor(name);
   const bin = path.join(dir, "node_modules/.bin", p.bin);
-  if (!existsSync(bin)) {
+  // Test files run in parallel: one installs (holding a lock directory), the others wait for it.
+  const lock = `${dir}.lock`;
+  const deadline = Date.now() + 600_000;
+  while (!existsSync(bin) && Date.now() < deadline) {
+    try {
+      mkdirSync(path.dirname(lock), { recursive: true });
+      mkdirSync(lock);
+    } catch {
+      // Someone else is installing; a lock older than 15 minutes belongs to a run that died.
+      try {
+        if (Date.now() - statSync(lock).mtimeMs > 15 * 60_000) rmSync(lock, { recursive: true, force: true });
+      } catch { /* gone already */ }
+      await sleep(1000);
+      continue;
+    }
     try {
       mkdirSync(dir, { recursive: true });
       writeFileSync(path.join(dir, "package.json"), '{ "private": true }\n');
@@ -39,6 +54,8 @@ export async function ensureClient(name: ClientName): Promise<ClientBinary | Cli
       });
     } catch (err) {
       return missing(`${p.pkg}@${p.version} could not be installed into ${dir}: ${(err as Error).message.split("\n")[0]}`);
+    } finally {
+      rmSync(lock, { recursive: true, force: true });
     }
   }
   if (!existsSync(bin)) return missing(`${p.pkg}@${p.version} installed no ${p.bin} binary`);
