@@ -84,3 +84,18 @@ test("a hold and a deny do not renew; a child's calls renew its ancestors' lease
   expect((await ask()).decision).toBe("deny");
   expect((await leaseOf(child.leaseId)).validUntil.getTime()).toBe(dead.validUntil.getTime());
 });
+
+test("heartbeats of a running operation renew the lease too", async () => {
+  const agent = w.client(w.a.keys.agent);
+  const r = await agent.createRun({ taskId: "renew-heartbeat", leaseTtlSeconds: 2 });
+  const operationId = newId("op");
+  expect((await agent.gate({ runId: r.runId, leaseId: r.leaseId, epoch: r.epoch, operationId, tool: "deploy" })).decision).toBe("allow");
+  const first = await leaseOf(r.leaseId);
+  const started = Date.now();
+  while (Date.now() - started < 3500) {
+    const hb = await agent.heartbeat(operationId);
+    expect(hb.continue, JSON.stringify(hb)).toBe(true);
+    await sleep(400);
+  }
+  expect((await leaseOf(r.leaseId)).validUntil.getTime()).toBeGreaterThan(first.validUntil.getTime() + 1000);
+});
