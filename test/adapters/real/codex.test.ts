@@ -154,6 +154,44 @@ describe("real codex app-server behind the bridge", { timeout: 240_000 }, () => 
     expect(item?.status).toBe("declined");
   });
 
+  test("thread/fork: the fork inherits the source's kill; direct fs/writeFile and command/exec are gated", async (ctx) => {
+    if (!codex) return ctx.skip();
+    const b = await startBridge();
+    const t = await b.request("thread/start", { cwd: dir });
+    const threadId = t.result.thread.id as string;
+    fake.script([{ text: "warm" }]);
+    await turn(b, threadId, "warm up");
+    const source = await until(() => prisma().run.findFirst({ where: { teamId: w.teamId, nativeThreadId: threadId } }), "source run");
+    const f = await b.request("thread/fork", { threadId });
+    expect(f.error, JSON.stringify(f.error)).toBeUndefined();
+    const forkId = f.result.thread.id as string;
+    expect(f.result.thread.forkedFromId).toBe(threadId);
+    fake.script([{ text: "fork warm" }]);
+    await turn(b, forkId, "warm the fork");
+    const fork = await until(() => prisma().run.findFirst({ where: { teamId: w.teamId, nativeThreadId: forkId } }), "fork run");
+    expect(fork).toMatchObject({ parentRunId: source.id, forkedFromRunId: source.id });
+
+    const allowed = path.join(dir, "direct-ok.txt");
+    const ok = await b.request("fs/writeFile", { path: allowed, dataBase64: Buffer.from("ok").toString("base64") });
+    expect(ok.error, JSON.stringify(ok.error)).toBeUndefined();
+    expect(existsSync(allowed)).toBe(true);
+
+    await w.operator.kill(source.id, "kill the source thread");
+    const file = path.join(dir, "fork-escape.txt");
+    fake.script([{ cmd: `echo escape > ${file}`, escalate: true }, { text: "done" }]);
+    const r = await b.request("turn/start", { threadId: forkId, input: [{ type: "text", text: "escape" }] });
+    if (!r.error) await b.waitFor((m) => m.method === "turn/completed" && m.params?.turn?.id === r.result.turn.id, "fork turn end");
+    expect(existsSync(file)).toBe(false);
+    const denied = path.join(dir, "direct-denied.txt");
+    const refused = await b.request("fs/writeFile", { path: denied, dataBase64: Buffer.from("no").toString("base64") });
+    expect(refused.error?.message).toMatch(/Quiesce/);
+    expect(existsSync(denied)).toBe(false);
+    const touched = path.join(dir, "exec-denied.txt");
+    const exec = await b.request("command/exec", { command: ["touch", touched] });
+    expect(exec.error?.message).toMatch(/Quiesce/);
+    expect(existsSync(touched)).toBe(false);
+  });
+
   test("a kill mid-turn: the bridge interrupts the turn and the command never runs", async (ctx) => {
     if (!codex) return ctx.skip();
     const b = await startBridge();
