@@ -9,7 +9,7 @@ import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:
 import os from "node:os";
 import path from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
-import { afterAll, beforeAll, describe, expect, test } from "vitest";
+import { afterAll, beforeAll, beforeEach, describe, expect, test } from "vitest";
 import { prisma } from "../../../lib/db/prisma";
 import { closePool } from "../../../lib/db/pool";
 import { buildHookBundle, hookSettings } from "../../../lib/cli/hook-install";
@@ -35,6 +35,7 @@ beforeAll(async () => {
   settingsFile = path.join(dir, "settings.json");
   writeFileSync(settingsFile, JSON.stringify({ hooks: hookSettings(hook) }));
 }, 600_000);
+beforeEach(() => { fake?.clear(); });
 afterAll(async () => {
   if (!claude) return;
   await fake?.close();
@@ -95,10 +96,10 @@ describe("real Claude Code", { timeout: 240_000 }, () => {
   test("a subagent's tool call goes through its own child run (SubagentStart), under the session's run", async (ctx) => {
     if (!claude) return ctx.skip();
     fake.script([
-      { tool: "Agent", input: { description: "write a file", prompt: "write s1", subagent_type: "general-purpose" } },
-      write("s1.txt"),
-      { text: "sub done" },
-      { text: "Done." },
+      { tool: "Agent", input: { description: "write a file", prompt: "subagent: write s1", subagent_type: "general-purpose" }, conversation: "delegate" },
+      { ...write("s1.txt"), conversation: "subagent: write s1" },
+      { text: "sub done", conversation: "subagent: write s1" },
+      { text: "Done.", conversation: "delegate" },
     ]);
     const r = await runClaude("delegate", { extra: ["--allowedTools", "Bash,Agent,Task"] });
     expect(existsSync(file("s1.txt")), r.raw.slice(0, 1500)).toBe(true);

@@ -8,7 +8,7 @@ import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:
 import os from "node:os";
 import path from "node:path";
 import { createInterface } from "node:readline";
-import { afterAll, beforeAll, describe, expect, test } from "vitest";
+import { afterAll, beforeAll, beforeEach, describe, expect, test } from "vitest";
 import { prisma } from "../../../lib/db/prisma";
 import { closePool } from "../../../lib/db/pool";
 import { makeWorld, ROOT, stopChild, until, type World } from "../support";
@@ -31,6 +31,7 @@ beforeAll(async () => {
   dir = mkdtempSync(path.join(ROOT, ".quiesce", "real-codex-"));
   writeFileSync(path.join(dir, "config.toml"), codexConfig(fake.url));
 }, 600_000);
+beforeEach(() => { fake?.clear(); });
 afterAll(async () => {
   if (!codex) return;
   await Promise.allSettled(bridges.map((b) => b.close()));

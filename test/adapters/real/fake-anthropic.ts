@@ -5,17 +5,29 @@
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 
-/** One model turn; `before` runs first (the test acts between two model calls, e.g. a kill). */
+/**
+ * One model turn; `before` runs first (the test acts between two model calls, e.g. a kill).
+ * `conversation`: only a request whose first user message contains this text takes the step (a
+ * subagent's conversation starts with its own prompt), so interleaved conversations stay in order.
+ */
 export type ModelStep = (
   | { tool: string; input: Record<string, unknown>; id?: string }
   | { text: string }
-) & { before?: () => Promise<void> };
+) & { before?: () => Promise<void>; conversation?: string };
+
+function firstUserText(body: any): string {
+  const c = body?.messages?.[0]?.content;
+  if (typeof c === "string") return c;
+  return Array.isArray(c) ? c.map((b: any) => (typeof b?.text === "string" ? b.text : "")).join("\n") : "";
+}
 
 export interface FakeAnthropic {
   url: string;
   requests: { path: string; body: any }[];
   /** Queue the next model turns (one per /v1/messages call that carries the main conversation). */
   script(steps: ModelStep[]): void;
+  /** Forgets unplayed steps (each test starts from an empty script). */
+  clear(): void;
   close(): Promise<void>;
 }
 
@@ -74,7 +86,12 @@ export async function startFakeAnthropic(): Promise<FakeAnthropic> {
       }
       // Side requests (titles, summaries: no tools offered) get text and do not consume the script.
       const main = Array.isArray(body.tools) && body.tools.length > 0;
-      const step: ModelStep = main ? (queue.shift() ?? { text: "Done." }) : { text: "ok" };
+      let step: ModelStep = { text: "ok" };
+      if (main) {
+        const first = firstUserText(body);
+        const i = queue.findIndex((st) => st.conversation === undefined || first.includes(st.conversation));
+        step = i >= 0 ? queue.splice(i, 1)[0]! : { text: "Done." };
+      }
       void (step.before ?? (async () => {}))().then(() => {
         if (body.stream) sse(res, body.model ?? "claude-fake", step);
         else json(res, body.model ?? "claude-fake", step);
@@ -87,6 +104,7 @@ export async function startFakeAnthropic(): Promise<FakeAnthropic> {
     url: `http://127.0.0.1:${port}`,
     requests,
     script: (steps) => queue.push(...steps),
+    clear: () => { queue.length = 0; },
     close: () => new Promise((r) => { server.closeAllConnections(); server.close(() => r()); }),
   };
 }

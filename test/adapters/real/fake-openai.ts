@@ -10,6 +10,8 @@ export interface FakeOpenAI {
   url: string;
   requests: any[];
   script(steps: CodexStep[]): void;
+  /** Forgets unplayed steps (each test starts from an empty script). */
+  clear(): void;
   close(): Promise<void>;
 }
 
@@ -52,6 +54,7 @@ export async function startFakeOpenAI(): Promise<FakeOpenAI> {
     url: `http://127.0.0.1:${port}`,
     requests,
     script: (steps) => queue.push(...steps),
+    clear: () => { queue.length = 0; },
     close: () => new Promise((r) => { server.closeAllConnections(); server.close(() => r()); }),
   };
 }
