@@ -12,7 +12,7 @@ export const hookCommand: Command = {
   summary: "harness hook: `hook claude-code` gates Claude Code tool calls; `hook install` writes the bundled hook + settings",
   usage: [
     "quiesce hook claude-code [--managed <file>]   (env: QUIESCE_URL, QUIESCE_API_KEY[_FILE], QUIESCE_HOOK_TIMEOUT_MS, QUIESCE_HOOK_STATE_DIR)",
-    "quiesce hook install [--dir <dir>] [--settings <file>] [--managed <file>] [--timeout <seconds>]",
+    "quiesce hook install [--dir <dir>] [--settings <file>] [--managed <file>] [--timeout <seconds>] [--url <url>] [--key-file <file>]",
   ].join("\n"),
   async run(argv) {
     if (argv[0] === "install") return install(argv.slice(1));
@@ -35,7 +35,16 @@ export const hookCommand: Command = {
 async function install(argv: string[]): Promise<number> {
   const { values } = parseFlags(argv, {
     dir: { type: "string" }, settings: { type: "string" }, managed: { type: "string" }, timeout: { type: "string" },
+    url: { type: "string" }, "key-file": { type: "string" },
   }, { positionals: false });
+  if (values.url !== undefined) {
+    try {
+      const u = new URL(values.url);
+      if (u.protocol !== "http:" && u.protocol !== "https:") throw new Error("not http(s)");
+    } catch {
+      throw new UsageError(`--url: an http(s) URL, got "${values.url}"`);
+    }
+  }
   const timeoutSeconds = values.timeout === undefined ? undefined : Number(values.timeout);
   if (timeoutSeconds !== undefined && (!Number.isInteger(timeoutSeconds) || timeoutSeconds < 5 || timeoutSeconds > 600)) {
     throw new UsageError(`--timeout: whole seconds between 5 and 600, got "${values.timeout}"`);
@@ -43,7 +52,7 @@ async function install(argv: string[]): Promise<number> {
   const { installHook } = await import("../../lib/cli/hook-install");
   const r = await installHook({
     dir: values.dir ?? path.join(os.homedir(), ".quiesce", "hook"),
-    settings: values.settings, managed: values.managed, timeoutSeconds,
+    settings: values.settings, managed: values.managed, timeoutSeconds, url: values.url, keyFile: values["key-file"],
   });
   process.stdout.write(`hook:     ${r.hookPath}\nsettings: ${r.settingsPath}\ncommand:  ${r.command}\n`);
   return 0;

@@ -65,7 +65,11 @@ export async function buildHookBundle(outFile: string): Promise<void> {
 
 export interface InstallResult { hookPath: string; settingsPath: string; command: string }
 
-export async function installHook(o: { dir: string; settings?: string; managed?: string; timeoutSeconds?: number }): Promise<InstallResult> {
+export async function installHook(o: {
+  dir: string; settings?: string; managed?: string; timeoutSeconds?: number;
+  /** Written into the settings' `env` block (managed settings then configure every session). */
+  url?: string; keyFile?: string;
+}): Promise<InstallResult> {
   const dir = path.resolve(o.dir);
   const hookPath = path.join(dir, HOOK_FILE);
   await buildHookBundle(hookPath);
@@ -77,6 +81,10 @@ export async function installHook(o: { dir: string; settings?: string; managed?:
     existing = parsed as Record<string, unknown>;
   }
   const next = mergeSettings(existing, hookSettings(hookPath, o));
+  if (o.url || o.keyFile) {
+    const env = (next.env && typeof next.env === "object" ? next.env : {}) as Record<string, string>;
+    next.env = { ...env, ...(o.url ? { QUIESCE_URL: o.url } : {}), ...(o.keyFile ? { QUIESCE_API_KEY_FILE: o.keyFile } : {}) };
+  }
   mkdirSync(path.dirname(settingsPath), { recursive: true });
   const tmp = `${settingsPath}.${process.pid}.tmp`;
   writeFileSync(tmp, `${JSON.stringify(next, null, 2)}\n`);

@@ -17,7 +17,9 @@ let hookPath: string;
 beforeAll(async () => {
   w = await makeWorld();
   dir = tempDir("hook-install");
-  const r = await runProcess(TSX, ["--conditions=react-server", "bin/quiesce.ts", "hook", "install", "--dir", path.join(dir, "opt"), "--settings", path.join(dir, "settings.json")], "", process.env);
+  writeFileSync(path.join(dir, "settings.json"), JSON.stringify({ model: "keep-me", hooks: { Stop: [{ hooks: [{ type: "command", command: "true" }] }] } }));
+  const r = await runProcess(TSX, ["--conditions=react-server", "bin/quiesce.ts", "hook", "install", "--dir", path.join(dir, "opt"),
+    "--settings", path.join(dir, "settings.json"), "--url", "https://quiesce.example", "--key-file", "/etc/quiesce/agent.key"], "", process.env);
   expect(r.code, r.stderr).toBe(0);
   // Move the bundle somewhere with no node_modules anywhere above it but /tmp.
   mkdirSync(path.join(dir, "elsewhere"));
@@ -45,8 +47,12 @@ describe("quiesce hook install", () => {
     const settings = JSON.parse(readFileSync(path.join(dir, "settings.json"), "utf8"));
     const expected = hookCommand(path.join(dir, "opt", HOOK_FILE));
     expect(expected.endsWith(" || exit 2")).toBe(true);
-    expect(Object.keys(settings.hooks).sort()).toEqual([...HOOK_EVENTS].sort());
+    expect(Object.keys(settings.hooks).sort()).toEqual([...HOOK_EVENTS, "Stop"].sort());
     for (const e of HOOK_EVENTS) expect(settings.hooks[e][0].hooks[0].command).toBe(expected);
+    // Existing settings are kept; the env block says where the control plane and the key are.
+    expect(settings.model).toBe("keep-me");
+    expect(settings.hooks.Stop).toEqual([{ hooks: [{ type: "command", command: "true" }] }]);
+    expect(settings.env).toEqual({ QUIESCE_URL: "https://quiesce.example", QUIESCE_API_KEY_FILE: "/etc/quiesce/agent.key" });
     // The bundle is self-contained: no import of anything outside node's built-ins.
     const js = readFileSync(hookPath, "utf8");
     expect(js).not.toMatch(/from\s*["'](?!node:)[^"'./][^"']*["']/);
