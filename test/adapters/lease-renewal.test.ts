@@ -5,7 +5,11 @@ import { afterAll, beforeAll, expect, test } from "vitest";
 import { setTimeout as sleep } from "node:timers/promises";
 import { prisma } from "../../lib/db/prisma";
 import { newId } from "../../lib/ids";
+import fc from "fast-check";
+import { gateCheck } from "../../lib/gate";
+import { renewChain, type RenewableLease } from "../../lib/control/lease";
 import { makeWorld, type World } from "../api/fixtures";
+import { makeChain, makeKey, makeTeam } from "../gate/fixtures";
 
 let w: World;
 beforeAll(async () => { w = await makeWorld(); });
@@ -99,3 +103,43 @@ test("heartbeats of a running operation renew the lease too", async () => {
   }
   expect((await leaseOf(r.leaseId)).validUntil.getTime()).toBeGreaterThan(first.validUntil.getTime() + 1000);
 });
+
+// The SQL gate and lib/control/lease.ts renewChain agree: random chains (TTL, maximum lifetime, how
+// much of the window is left, revoked or not) are asked once through the real gate function, and every
+// lease's new validUntil is what renewChain computes for the decision's own clock reading.
+test("the gate's renewal matches renewChain on random chains", async () => {
+  const team = await makeTeam("renewal-oracle");
+  const key = await makeKey(team.teamId, { kind: "agent" });
+  const level = fc.record({
+    ttlSeconds: fc.integer({ min: 1, max: 7200 }),
+    leftFraction: fc.double({ min: 0.05, max: 1, noNaN: true }),
+    lifetimeLeftSeconds: fc.integer({ min: 1, max: 20_000 }),
+    legacy: fc.boolean(),
+  });
+  await fc.assert(fc.asyncProperty(fc.array(level, { minLength: 1, maxLength: 4 }), async (levels) => {
+    const chain = await makeChain(team.teamId, levels.map(() => ({})));
+    const now = Date.now();
+    // Leases as registration would leave them: each within its parent's validUntil and maximum.
+    let parent: { validUntil: number; max: number } | null = null;
+    const before: RenewableLease[] = [];
+    for (const [i, lv] of levels.entries()) {
+      const max = Math.min(now + lv.lifetimeLeftSeconds * 1000, parent?.max ?? Infinity);
+      const validUntil = Math.min(now + Math.max(1000, lv.ttlSeconds * 1000 * lv.leftFraction), max, parent?.validUntil ?? Infinity);
+      const l = { validUntil, ttlSeconds: lv.ttlSeconds, maxValidUntil: lv.legacy ? null : max, revokedAt: null };
+      await prisma().lease.update({
+        where: { id: chain[i]!.leaseId },
+        data: { validUntil: new Date(validUntil), ttlSeconds: lv.ttlSeconds, maxValidUntil: l.maxValidUntil === null ? null : new Date(l.maxValidUntil) },
+      });
+      before.push({ ...l, validUntil: (await prisma().lease.findUniqueOrThrow({ where: { id: chain[i]!.leaseId } })).validUntil.getTime() });
+      parent = { validUntil, max: l.maxValidUntil ?? validUntil };
+    }
+    const leaf = chain.at(-1)!;
+    const operationId = newId("op");
+    const ans = await gateCheck({ keyHash: key.hash, runId: leaf.runId, leaseId: leaf.leaseId, epoch: leaf.epoch, operationId, tool: "t" });
+    expect(ans).toMatchObject({ decision: "allow" });
+    const at = (await prisma().gateDecision.findFirstOrThrow({ where: { operationId } })).at.getTime();
+    const expected = renewChain(before, at);
+    const after = await Promise.all(chain.map(async (r) => (await prisma().lease.findUniqueOrThrow({ where: { id: r.leaseId } })).validUntil.getTime()));
+    after.forEach((v, i) => expect(Math.abs(v - expected[i]!), `lease ${i}: ${v} vs ${expected[i]}`).toBeLessThanOrEqual(1));
+  }), { numRuns: 25 });
+}, 120_000);
