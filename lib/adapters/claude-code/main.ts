@@ -7,6 +7,7 @@ import { createHash } from "node:crypto";
 import type { Readable } from "node:stream";
 import { adapterConfig, envInt } from "../common/config";
 import { describeError, makeClient } from "../common/control";
+import { nodeFetch } from "../common/node-fetch";
 import { handleHookEvent, type HookResult } from "./handle";
 import { parseHookInput } from "./input";
 import { defaultStateDir, SessionStore } from "./state";
@@ -48,7 +49,8 @@ export async function runClaudeCodeHook(
     const store = new SessionStore(defaultStateDir(env), `${cfg.url}\n${createHash("sha256").update(cfg.apiKey).digest("hex")}`);
     const leaseTtl = env.QUIESCE_LEASE_TTL_SECONDS ? envInt(env, "QUIESCE_LEASE_TTL_SECONDS", 0) : undefined;
     return handleHookEvent(
-      { client: makeClient(cfg, timeoutMs), store, taskId: env.QUIESCE_TASK_ID || undefined, leaseTtlSeconds: leaseTtl },
+      // One request per process: node:http answers it without loading undici (see node-fetch.ts).
+      { client: makeClient(cfg, timeoutMs, { fetch: nodeFetch }), store, taskId: env.QUIESCE_TASK_ID || undefined, leaseTtlSeconds: leaseTtl },
       input,
     );
   })().catch(fail);
