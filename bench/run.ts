@@ -9,12 +9,13 @@ import { markdown, saveResult, writeIntoDocs } from "./lib/report";
 import { gateSection } from "./gate";
 import { killSection } from "./kill";
 import { abortSection } from "./abort";
+import { hookSection } from "./hook";
 import { closeDbClients } from "../lib/start/database";
 import type { BenchSection } from "./lib/section";
 
 export type { BenchContext, BenchSection } from "./lib/section";
 
-const SECTIONS: BenchSection[] = [gateSection, killSection, abortSection];
+const SECTIONS: BenchSection[] = [gateSection, killSection, abortSection, hookSection];
 
 const ROOT = path.resolve(import.meta.dirname, "..");
 

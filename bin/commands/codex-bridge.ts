@@ -4,12 +4,13 @@
 import type { Command } from "./types";
 import { parseFlags, UsageError } from "../../lib/cli/args";
 import { adapterSetup, splitWrappedCommand } from "../../lib/cli/adapter-command";
+import { setting } from "../../lib/config";
 import { runBridge } from "../../lib/adapters/codex-bridge/bridge";
 
 const USAGE = "quiesce codex-bridge [--run <parentRunId>] [--task <taskId>] [--url <url>] [--key <key>] -- <codex app-server command> [args…]";
 
 export const codexBridgeCommand: Command = {
-  summary: "Codex app-server bridge: approvals from the gate, turn/interrupt on kill",
+  summary: "Codex app-server bridge: every action asked of the gate (approval policy + sandbox imposed), turn/interrupt on kill",
   usage: USAGE,
   async run(argv) {
     const { flags, command, args } = splitWrappedCommand(argv, "app-server command (e.g. -- codex app-server)");
@@ -19,6 +20,7 @@ export const codexBridgeCommand: Command = {
     if (positionals.length) throw new UsageError(`unexpected argument: ${positionals[0]}`);
     if (values.run !== undefined && !values.run.trim()) throw new UsageError("--run: empty");
     const { cfg, client } = adapterSetup({ url: values.url, key: values.key });
-    return runBridge({ cfg, client, parentRunId: values.run, taskId: values.task, command, args });
+    const maxHoldMs = setting("QUIESCE_CODEX_MAX_HOLD_MS");
+    return runBridge({ cfg, client, parentRunId: values.run, taskId: values.task, command, args, maxHoldMs });
   },
 };

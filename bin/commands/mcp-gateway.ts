@@ -1,29 +1,53 @@
-// `quiesce mcp-gateway --run <id> [--lease <id>] [--task <id>] -- <server command…>`: a gated stdio MCP
-// server in front of an upstream stdio MCP server (lib/adapters/mcp-gateway). stdout is the MCP
-// channel: everything this command logs goes to stderr. Run it with `npm run --silent` (npm's banner
-// would corrupt stdout) or `npx tsx --conditions=react-server bin/quiesce.ts mcp-gateway …`.
+// `quiesce mcp-gateway --run <id> [--lease <id>] [--task <id>] [--listen <host:port>] (-- <server command…> | --upstream-url <url>)`:
+// a gated MCP server in front of an upstream MCP server (lib/adapters/mcp-gateway). Toward the client:
+// stdio (default) or Streamable HTTP (--listen, endpoint /mcp). Toward the upstream: a stdio command
+// after `--`, or a Streamable HTTP endpoint (--upstream-url). On stdio, stdout is the MCP channel:
+// everything this command logs goes to stderr. Run it with `npm run --silent` (npm's banner would
+// corrupt stdout) or `node bin/quiesce-adapter.mjs mcp-gateway …`.
 import type { Command } from "./types";
 import { parseFlags, requireFlag, UsageError } from "../../lib/cli/args";
 import { adapterSetup, splitWrappedCommand } from "../../lib/cli/adapter-command";
 import { runGateway } from "../../lib/adapters/mcp-gateway/gateway";
 import { setting } from "../../lib/config";
 
-const USAGE = "quiesce mcp-gateway --run <runId> [--lease <parentLeaseId>] [--task <taskId>] [--url <url>] [--key <key>] -- <server command> [args…]";
+const USAGE = "quiesce mcp-gateway --run <runId> [--lease <parentLeaseId>] [--task <taskId>] [--listen <host:port>] [--url <url>] [--key <key>] " +
+  "(-- <server command> [args…] | --upstream-url <http(s) URL>)";
+
+function parseListen(v: string): { host: string; port: number } {
+  const m = /^(.+):(\d{1,5})$/.exec(v.trim());
+  const port = m ? Number(m[2]) : NaN;
+  if (!m || port > 65535) throw new UsageError(`--listen: host:port, got "${v}"`);
+  return { host: m[1]!.replace(/^\[(.*)\]$/, "$1"), port };
+}
 
 export const mcpGatewayCommand: Command = {
-  summary: "stdio MCP gateway: proxies an MCP server's tools and gates every tools/call",
+  summary: "MCP gateway (stdio or Streamable HTTP, both ways): proxies an MCP server's tools and gates every tools/call",
   usage: USAGE,
   async run(argv) {
-    const { flags, command, args } = splitWrappedCommand(argv, "upstream server command");
+    const hasCommand = argv.includes("--");
+    const { flags, command, args } = hasCommand ? splitWrappedCommand(argv, "upstream server command") : { flags: argv, command: "", args: [] };
     const { values, positionals } = parseFlags(flags, {
       run: { type: "string" }, lease: { type: "string" }, task: { type: "string" },
-      url: { type: "string" }, key: { type: "string" },
+      url: { type: "string" }, key: { type: "string" }, listen: { type: "string" }, "upstream-url": { type: "string" },
     });
     if (positionals.length) throw new UsageError(`unexpected argument: ${positionals[0]}`);
     const runId = requireFlag(values.run, "run");
+    const upstreamUrl = values["upstream-url"];
+    if (upstreamUrl !== undefined) {
+      if (hasCommand) throw new UsageError("give either --upstream-url or an upstream command after `--`, not both");
+      try {
+        const u = new URL(upstreamUrl);
+        if (u.protocol !== "http:" && u.protocol !== "https:") throw new Error("not http(s)");
+      } catch {
+        throw new UsageError(`--upstream-url: an http(s) URL, got "${upstreamUrl}"`);
+      }
+    } else if (!hasCommand) {
+      throw new UsageError("the upstream server command goes after `--` (or pass --upstream-url)");
+    }
+    const listen = values.listen === undefined ? undefined : parseListen(values.listen);
     const { cfg, client } = adapterSetup({ url: values.url, key: values.key });
     return runGateway({
-      cfg, client, parentRunId: runId, parentLeaseId: values.lease, taskId: values.task, command, args,
+      cfg, client, parentRunId: runId, parentLeaseId: values.lease, taskId: values.task, command, args, upstreamUrl, listen,
       callTimeoutMs: setting("QUIESCE_MCP_CALL_TIMEOUT_MS"),
     });
   },

@@ -160,6 +160,8 @@ export const CONFIG = {
 
   // Harness adapters
   QUIESCE_GATE_TIMEOUT_MS: int(1, 600_000, 5_000, { group: "adapters", doc: "Timeout of one gate call from the MCP gateway or Codex bridge (ms)." }),
+  QUIESCE_CODEX_MAX_HOLD_MS: int(1_000, DAY_S * 1000, 300_000, { group: "adapters", doc: "Longest time the Codex bridge holds an approval while the run is paused before it answers `decline` (ms)." }),
+  QUIESCE_MANAGED_CONFIG: text({ group: "adapters", doc: "Managed adapter configuration file, used when neither managed location exists (it supplies the URL and key file, and wins over the user's environment)." }),
   QUIESCE_HOOK_TIMEOUT_MS: int(1, 600_000, 3_000, { group: "adapters", doc: "Deadline of one Claude Code hook invocation (ms); it blocks when passed." }),
   QUIESCE_HOOK_STATE_DIR: text({ group: "adapters", doc: "Where the Claude Code hook keeps session state. Default: $XDG_STATE_HOME/quiesce." }),
   QUIESCE_LEASE_TTL_SECONDS: optionalInt(1, DAY_S, { group: "adapters", doc: "Lease lifetime the hook asks for. Unset: the server's default." }),

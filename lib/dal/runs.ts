@@ -5,7 +5,9 @@ import "server-only";
 import { prisma, type Tx } from "../db/prisma";
 import { newId } from "../ids";
 import { QuiesceError, badRequest, notFound } from "../errors";
-import { deriveChildLease, leasePath, newRootLease, type LeaseResult } from "../control/lease";
+import {
+  DEFAULT_LEASE_MAX_LIFETIME_SECONDS, deriveChildLease, deriveForkLease, leasePath, newRootLease, type LeaseResult,
+} from "../control/lease";
 import { childInitialEpoch } from "../control/epoch";
 import { displayedBreaker } from "../control/breaker";
 import type { BreakerState, Harness } from "../control/types";
@@ -62,12 +64,34 @@ export async function createRun(p: Principal, input: CreateRunBody & { teamId?: 
   return prisma().$transaction(async (tx) => {
     // Resolve the parent (a parent lease alone names its run).
     let parentRunId = input.parentRunId ?? null;
-    let parentLease = null as null | { id: string; runId: string; teamId: string; path: string[]; scopes: string[]; validUntil: Date; revokedAt: Date | null };
+    let parentLease = null as null | {
+      id: string; runId: string; teamId: string; path: string[]; scopes: string[]; validUntil: Date; maxValidUntil: Date | null; revokedAt: Date | null;
+    };
     if (input.parentLeaseId) {
       parentLease = await tx.lease.findUnique({ where: { id: input.parentLeaseId } });
       if (!parentLease || parentLease.teamId !== teamId) throw notFound("parent lease");
       if (parentRunId && parentLease.runId !== parentRunId) throw badRequest("parentLeaseId: not a lease of parentRunId");
       parentRunId = parentLease.runId;
+    }
+    // A resumed or forked session continues its source's work: it becomes the source's child, so the
+    // source's kill, pause and breaker reach it (no escape by fork), and the lineage is recorded.
+    let forkSourceId: string | null = null;
+    const from = input.forkedFrom;
+    if (from && !(from.sessionId && !from.runId && !from.threadId && from.sessionId === native.sessionId)) {
+      if (input.parentRunId || input.parentLeaseId) throw badRequest("forkedFrom: cannot be combined with parentRunId or parentLeaseId");
+      if (!from.runId && !from.sessionId && !from.threadId) throw badRequest("forkedFrom: name a runId, sessionId or threadId");
+      const source = from.runId
+        ? await tx.run.findUnique({ where: { id: from.runId } })
+        : await tx.run.findFirst({
+          where: { teamId, ...(from.sessionId ? { nativeSessionId: from.sessionId, nativeAgentId: null } : { nativeThreadId: from.threadId! }) },
+          orderBy: { createdAt: "asc" },
+        });
+      if (from.runId && (!source || source.teamId !== teamId)) throw notFound("forkedFrom run");
+      // A source this team never registered was never governed: the new run is a root of its own.
+      if (source && source.teamId === teamId) {
+        forkSourceId = source.id;
+        parentRunId = source.id;
+      }
     }
     const parent = parentRunId ? await tx.run.findUnique({ where: { id: parentRunId } }) : null;
     if (parentRunId && (!parent || parent.teamId !== teamId)) throw notFound("parent run");
@@ -82,27 +106,48 @@ export async function createRun(p: Principal, input: CreateRunBody & { teamId?: 
         where: { teamId, nativeSessionId: native.sessionId, nativeAgentId: native.agentId ?? null, parentRunId },
         orderBy: { createdAt: "asc" },
       });
-      if (existing) return existingRegistration(tx, existing);
+      if (existing) {
+        // A harness re-registers its session at each new turn: the run keeps its newest native turn
+        // id, and every turn it announced stays in the audit trail.
+        if (native.turnId && existing.nativeTurnId !== native.turnId) {
+          await tx.run.update({ where: { id: existing.id }, data: { nativeTurnId: native.turnId } });
+          await appendAudit(tx, {
+            teamId, actor, action: "run.native_turn", target: existing.id,
+            before: { turnId: existing.nativeTurnId }, after: { turnId: native.turnId },
+          });
+        }
+        return existingRegistration(tx, existing);
+      }
     }
 
     const now = Date.now();
+    const team = await tx.team.findUnique({ where: { id: teamId }, select: { leaseMaxLifetimeSeconds: true } });
+    const policy = { maxLifetimeSeconds: team?.leaseMaxLifetimeSeconds ?? DEFAULT_LEASE_MAX_LIFETIME_SECONDS };
     const runId = newId("run");
     const leaseId = newId("lease");
     let lease: LeaseResult;
     let epoch = 1;
     if (parent) {
       const chain = await loadRunChain(tx, teamId, parent.path);
-      if (chain.some((r) => r?.lifecycle === "killed")) throw new QuiesceError("conflict", "parentRunId: the parent run is killed");
+      if (chain.some((r) => r?.lifecycle === "killed")) {
+        throw new QuiesceError("conflict", forkSourceId
+          ? "forkedFrom: the session this one was resumed or forked from is killed"
+          : "parentRunId: the parent run is killed");
+      }
       epoch = childInitialEpoch(chain.filter((r) => r !== null));
       parentLease ??= await tx.lease.findFirst({ where: { runId: parent.id, revokedAt: null }, orderBy: { createdAt: "desc" } })
         ?? await tx.lease.findFirst({ where: { runId: parent.id }, orderBy: { createdAt: "desc" } });
       if (!parentLease) throw new QuiesceError("conflict", "parentRunId: the parent run holds no lease");
-      lease = deriveChildLease(
-        { id: parentLease.id, path: parentLease.path, scopes: parentLease.scopes, validUntil: parentLease.validUntil.getTime(), revokedAt: parentLease.revokedAt?.getTime() ?? null },
-        { scopes: input.scopes, ttlSeconds: input.leaseTtlSeconds }, now,
+      const derive = forkSourceId ? deriveForkLease : deriveChildLease;
+      lease = derive(
+        {
+          id: parentLease.id, path: parentLease.path, scopes: parentLease.scopes, validUntil: parentLease.validUntil.getTime(),
+          maxValidUntil: parentLease.maxValidUntil?.getTime() ?? null, revokedAt: parentLease.revokedAt?.getTime() ?? null,
+        },
+        { scopes: input.scopes, ttlSeconds: input.leaseTtlSeconds }, now, policy,
       );
     } else {
-      lease = newRootLease({ scopes: input.scopes, ttlSeconds: input.leaseTtlSeconds }, now);
+      lease = newRootLease({ scopes: input.scopes, ttlSeconds: input.leaseTtlSeconds }, now, policy);
     }
     if (!lease.ok) throw leaseRefusal(lease);
 
@@ -112,7 +157,7 @@ export async function createRun(p: Principal, input: CreateRunBody & { teamId?: 
         path: [...(parent?.path ?? []), runId], depth: parent ? parent.depth + 1 : 0, harness,
         nativeSessionId: native.sessionId ?? null, nativeAgentId: native.agentId ?? null,
         nativeThreadId: native.threadId ?? null, nativeTurnId: native.turnId ?? null,
-        title: input.title ?? null, epoch, createdBy: actor,
+        title: input.title ?? null, epoch, createdBy: actor, forkedFromRunId: forkSourceId,
         // A drill's children are drill runs too, whatever they say (quiesce drill, docs/evals.md).
         isDrill: input.drill === true || parent?.isDrill === true,
       },
@@ -120,13 +165,15 @@ export async function createRun(p: Principal, input: CreateRunBody & { teamId?: 
     const validUntil = new Date(lease.lease.validUntil);
     await tx.lease.create({
       data: {
-        id: leaseId, teamId, runId, parentLeaseId: parentLease?.id ?? null,
-        path: leasePath(parentLease?.path ?? null, leaseId), scopes: lease.lease.scopes, validUntil,
+        id: leaseId, teamId, runId, parentLeaseId: forkSourceId ? null : parentLease?.id ?? null,
+        // A fork's lease is a root lease (its validity is its own); a child's extends its parent's chain.
+        path: leasePath(forkSourceId ? null : parentLease?.path ?? null, leaseId), scopes: lease.lease.scopes, validUntil,
+        ttlSeconds: lease.lease.ttlSeconds, maxValidUntil: new Date(lease.lease.maxValidUntil), createdAt: new Date(now),
       },
     });
     await appendAudit(tx, {
       teamId, actor, action: "run.register", target: runId,
-      after: { taskId: input.taskId, parentRunId, rootRunId: run.rootRunId, leaseId, scopes: lease.lease.scopes, validUntil: validUntil.toISOString(), epoch, ...(run.isDrill ? { drill: true } : {}) },
+      after: { taskId: input.taskId, parentRunId, ...(forkSourceId ? { forkedFromRunId: forkSourceId } : {}), rootRunId: run.rootRunId, leaseId, scopes: lease.lease.scopes, validUntil: validUntil.toISOString(), epoch, ...(run.isDrill ? { drill: true } : {}) },
     });
     await notifyControl(tx, { kind: "run", teamId, rootRunId: run.rootRunId, runIds: [runId] });
     return {

@@ -25,8 +25,16 @@ export const CreateRunBody = z.strictObject({
   parentLeaseId: Id.optional(),
   scopes: z.array(z.string().trim().min(1).max(200)).max(100).optional(),
   leaseTtlSeconds: z.number().int().min(1).max(MAX_LEASE_TTL_SECONDS)
-    .describe(`lease lifetime in seconds (default ${DEFAULT_LEASE_TTL_SECONDS}); a child's is clamped to its parent's`).optional(),
+    .describe(`the lease's idle window in seconds (default ${DEFAULT_LEASE_TTL_SECONDS}): every intact gate call renews it, up to the team's maximum lifetime; a child's is clamped to its parent's`).optional(),
   native: NativeIds.optional(),
+  forkedFrom: z.strictObject({
+    runId: Id.optional(),
+    sessionId: z.string().min(1).max(300).optional(),
+    threadId: z.string().min(1).max(300).optional(),
+  }).describe(
+    "the session (native session id), thread (native thread id) or run this one was resumed or forked from: when that run is " +
+    "known to this team, the new run becomes its child (its kill, pause and breaker apply) and records the lineage; a killed source answers 409",
+  ).optional(),
   /** Marks the run (and every child registered under it) as a drill run (`quiesce drill`, docs/evals.md). */
   drill: z.boolean().describe("register a drill run: kept, but marked so consoles and reports can set it apart; children inherit it").optional(),
 }).meta({ id: "CreateRunRequest" });

@@ -89,6 +89,15 @@ describe("session, tool calls, subagents", () => {
     expect((await hook(preToolUse(s, failing))).code).toBe(0);
     expect((await hook({ ...postToolUse(s, failing, "PostToolUseFailure"), error: "exit 1" })).code).toBe(0);
     expect(await opRow(w.teamId, failing)).toMatchObject({ state: "failed" });
+
+    // An interrupted tool (the user pressed Esc part-way) may have had its effect: unknown, not failed.
+    const interrupted = toolUseId();
+    expect((await hook(preToolUse(s, interrupted))).code).toBe(0);
+    const post2 = await hook({ ...postToolUse(s, interrupted, "PostToolUseFailure"), error: "Interrupted by user", is_interrupt: true });
+    expect(post2.code).toBe(0);
+    expect(await opRow(w.teamId, interrupted)).toMatchObject({
+      state: "aborted_unknown", outcomeDetail: { harness: "claude_code", abortedBy: "user_interrupt" },
+    });
   });
 
   test("SubagentStart registers a child run keyed by agent_id; the subagent's tool call goes through it", async () => {

@@ -66,7 +66,7 @@ class Peer {
   }
 }
 
-async function startBridge(opts: { interrupt?: "ignore"; url?: string } = {}): Promise<Peer> {
+async function startBridge(opts: { interrupt?: "ignore"; url?: string; env?: Record<string, string> } = {}): Promise<Peer> {
   const parent = await w.agent.createRun({ taskId: "codex-bridge-test", title: "Codex session" });
   const dir = tempDir("codex");
   dirs.push(dir);
@@ -76,7 +76,7 @@ async function startBridge(opts: { interrupt?: "ignore"; url?: string } = {}): P
     cwd: ROOT, stdio: ["pipe", "pipe", "pipe"],
     env: {
       ...process.env, QUIESCE_URL: opts.url ?? w.api.url, QUIESCE_API_KEY: w.agentKey,
-      FIXTURE_LOG: path.join(dir, "app-server.log"), FIXTURE_EFFECT_DIR: dir, FIXTURE_INTERRUPT: opts.interrupt ?? "",
+      FIXTURE_LOG: path.join(dir, "app-server.log"), FIXTURE_EFFECT_DIR: dir, FIXTURE_INTERRUPT: opts.interrupt ?? "", ...opts.env,
     },
   });
   const peer = new Peer(child, dir, parent.runId);
@@ -147,14 +147,89 @@ describe("approvals from the gate", { timeout: T }, () => {
     expect(decisions(peer)).toEqual(["accept"]);
   });
 
-  test("control plane unreachable: the approval is cancelled (fail closed)", async () => {
+  test("control plane unreachable: the approval is declined (fail closed; this action only, the turn goes on)", async () => {
     const port = await closedPort();
     const peer = await startBridge({ url: `http://127.0.0.1:${port}` });
     const threadId = await startThread(peer);
     await startTurn(peer, threadId, "run: rm -rf /");
     await peer.waitFor((m) => m.method === "item/completed");
-    expect(decisions(peer)).toEqual(["cancel"]);
+    expect(decisions(peer)).toEqual(["decline"]);
     expect(existsSync(path.join(peer.dir, "item_3.effect"))).toBe(false);
+  });
+});
+
+describe("full gating", { timeout: T }, () => {
+  test("thread/start, thread/fork and turn/start reach the app-server with approval policy untrusted and a read-only sandbox, whatever the client asked", async () => {
+    const peer = await startBridge();
+    const t = await peer.request("thread/start", { cwd: "/work", approvalPolicy: "never", sandbox: "danger-full-access", approvalsReviewer: "auto_review", config: { approval_policy: "never", model: "m" } });
+    const threadId = t.result.thread.id as string;
+    await peer.request("turn/start", { threadId, input: [{ type: "text", text: "hello" }], approvalPolicy: "never", sandboxPolicy: { type: "dangerFullAccess" } });
+    await peer.request("thread/fork", { threadId, approvalPolicy: "on-request", sandbox: "workspace-write" });
+    const got = peer.received();
+    const start = got.find((m) => m.method === "thread/start")!.params;
+    expect(start).toMatchObject({ approvalPolicy: "untrusted", sandbox: "read-only", approvalsReviewer: "user", config: { model: "m" } });
+    expect(start.config.approval_policy).toBeUndefined();
+    expect(got.find((m) => m.method === "turn/start")!.params).toMatchObject({ approvalPolicy: "untrusted", sandboxPolicy: { type: "readOnly", networkAccess: false } });
+    expect(got.find((m) => m.method === "thread/fork")!.params).toMatchObject({ approvalPolicy: "untrusted", sandbox: "read-only" });
+  });
+
+  test("direct client calls go through the gate: allowed before a kill, refused (never forwarded) after it", async () => {
+    const peer = await startBridge();
+    const file = path.join(peer.dir, "direct.txt");
+    const ok = await peer.request("fs/writeFile", { path: file, dataBase64: Buffer.from("one").toString("base64") });
+    expect(ok.error).toBeUndefined();
+    expect(readFileSync(file, "utf8")).toBe("one");
+    const op = await until(() => prisma().operation.findFirst({ where: { teamId: w.teamId, tool: "codex.fs/writeFile", state: "succeeded" } }), "direct op recorded");
+    expect(op.runId).not.toBe(peer.parentRunId);
+    await w.operator.kill(peer.parentRunId, "stop codex direct calls");
+    const refused = await peer.request("fs/writeFile", { path: file, dataBase64: Buffer.from("two").toString("base64") });
+    expect(refused.error?.message).toMatch(/Quiesce: fs\/writeFile refused/);
+    const exec = await peer.request("command/exec", { command: ["rm", "-rf", "/tmp/x"] });
+    expect(exec.error?.message).toMatch(/Quiesce: command\/exec/);
+    expect(readFileSync(file, "utf8")).toBe("one");
+    expect(peer.received().filter((m) => m.method === "fs/writeFile")).toHaveLength(1);
+    expect(peer.received().some((m) => m.method === "command/exec")).toBe(false);
+  });
+
+  test("a hold longer than QUIESCE_CODEX_MAX_HOLD_MS declines the one action; the turn is not cancelled", async () => {
+    const peer = await startBridge({ env: { QUIESCE_CODEX_MAX_HOLD_MS: "1500" } });
+    const threadId = await startThread(peer);
+    await startTurn(peer, threadId, "warm up");
+    await threadRun(threadId);
+    await w.operator.pause(peer.parentRunId, "hold codex");
+    await startTurn(peer, threadId, "run: deploy");
+    await until(() => decisions(peer).length > 0, "the held approval's answer");
+    expect(decisions(peer)).toEqual(["decline"]);
+    expect(existsSync(path.join(peer.dir, "item_4.effect"))).toBe(false);
+    expect(peer.received().some((m) => m.method === "turn/interrupt")).toBe(false);
+  });
+
+  test("every turn's native id is recorded, not only the first", async () => {
+    const peer = await startBridge();
+    const threadId = await startThread(peer);
+    const first = await startTurn(peer, threadId, "turn one");
+    const run = await threadRun(threadId);
+    expect(run.nativeTurnId).toBe(first);
+    const second = await startTurn(peer, threadId, "turn two");
+    await until(async () => (await prisma().run.findUniqueOrThrow({ where: { id: run.id } })).nativeTurnId === second, "second turn recorded");
+    const audit = await prisma().auditEvent.findMany({ where: { target: run.id, action: "run.native_turn" } });
+    expect(audit.map((a) => (a.after as { turnId: string }).turnId)).toEqual([second]);
+  });
+
+  test("thread/fork: the fork's run is the source run's child with the lineage recorded, and a kill of the source reaches it", async () => {
+    const peer = await startBridge();
+    const threadId = await startThread(peer);
+    await startTurn(peer, threadId, "warm up");
+    const source = await threadRun(threadId);
+    const f = await peer.request("thread/fork", { threadId });
+    const forkId = f.result.thread.id as string;
+    await startTurn(peer, forkId, "warm up the fork");
+    const fork = await threadRun(forkId);
+    expect(fork).toMatchObject({ parentRunId: source.id, forkedFromRunId: source.id, nativeThreadId: forkId });
+    await w.operator.kill(source.id, "kill the source thread");
+    await startTurn(peer, forkId, "run: escape").catch(() => undefined);
+    await until(() => decisions(peer).length > 0 || peer.received().some((m) => m.method === "turn/interrupt" && m.params.threadId === forkId), "the fork is stopped");
+    expect(decisions(peer)).not.toContain("accept");
   });
 });
 

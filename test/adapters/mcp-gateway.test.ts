@@ -7,7 +7,7 @@ import net from "node:net";
 import path from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
-import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import { ToolListChangedNotificationSchema, type CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { prisma } from "../../lib/db/prisma";
 import { closePool } from "../../lib/db/pool";
@@ -70,10 +70,18 @@ describe("proxy and gate", { timeout: T }, () => {
 
   test("tools/list is the upstream's; the gateway registers itself as an mcp child run of --run", async () => {
     const { tools } = await g.client.listTools();
-    expect(tools.map((t) => t.name).sort()).toEqual(["crash", "echo", "fail", "slow"]);
+    expect(tools.map((t) => t.name).sort()).toEqual(["announce", "crash", "echo", "fail", "slow"]);
     const run = await gatewayRun(g.parentRunId);
     expect(run).toMatchObject({ harness: "mcp", parentRunId: g.parentRunId, lifecycle: "normal" });
     expect(run.nativeSessionId).toMatch(/^mcp-gateway-/);
+  });
+
+  test("an upstream tools/list_changed reaches the client", async () => {
+    let changed = 0;
+    g.client.setNotificationHandler(ToolListChangedNotificationSchema, async () => { changed++; });
+    const r = await g.client.callTool({ name: "announce", arguments: {} }) as CallToolResult;
+    expect(text(r)).toBe("announced");
+    await until(() => changed > 0, "tools/list_changed relayed");
   });
 
   test("an allowed call reaches upstream, returns its result, and is completed (succeeded / failed)", async () => {
@@ -154,7 +162,7 @@ describe("fail closed", { timeout: T }, () => {
   test("control plane unreachable: every call is refused with isError and nothing reaches upstream; tools/list still works", async () => {
     const port = await closedPort();
     const g = await startGateway({ url: `http://127.0.0.1:${port}` });
-    expect((await g.client.listTools()).tools).toHaveLength(4);
+    expect((await g.client.listTools()).tools).toHaveLength(5);
     const r = await g.client.callTool({ name: "echo", arguments: { text: "x" } }) as CallToolResult;
     expect(r.isError).toBe(true);
     expect(text(r)).toMatch(/Quiesce denied echo: control_plane_unavailable/);

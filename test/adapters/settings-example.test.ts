@@ -1,5 +1,6 @@
 // The shipped managed-settings example must register the hook for every event the adapter handles,
-// with the plain-node entry (not `npm run`, whose banner would corrupt stdout), and a Claude Code
+// with the bundled single-file hook in the fail-closed `|| exit 2` form (not `npm run`, whose banner
+// would corrupt stdout; test/adapters/hook-install.test.ts runs that form), and a Claude Code
 // timeout comfortably above the hook's own deadline (a timed-out hook is treated as allow).
 import { readFileSync } from "node:fs";
 import path from "node:path";
@@ -16,7 +17,7 @@ test("examples/claude-code/settings.json registers every handled event, fail-clo
     if (event.startsWith("P")) expect(groups[0]!.matcher).toBe("*");
     const h = groups[0]!.hooks[0]!;
     expect(h).toMatchObject({ type: "command" });
-    expect(h.command).toMatch(/^node \S+\/bin\/quiesce-hook\.mjs claude-code$/);
+    expect(h.command).toMatch(/^node \S+\/quiesce-hook\.mjs claude-code \|\| exit 2$/);
     expect(h.timeout * 1000).toBeGreaterThanOrEqual(deadlineMs * 5); // seconds vs ms: room for node startup
   }
 });

@@ -54,6 +54,8 @@ export function runProcess(cmd: string, args: string[], input: string, env: Node
     child.stderr.on("data", (d) => (stderr += d));
     child.once("error", reject);
     child.once("close", (code) => resolve({ code, stdout, stderr }));
+    // A command that exits without reading stdin (e.g. `node` not found) must not fail the test with EPIPE.
+    child.stdin.on("error", () => {});
     child.stdin.end(input);
   });
 }

@@ -3,13 +3,15 @@
 //   SessionStart   registers the session's run (idempotent on session_id) and caches the mapping
 //   SubagentStart  registers a child run under it, keyed by agent_id
 //   PreToolUse     asks the gate; tool_use_id is the operationId; inside a subagent the child run asks
-//   PostToolUse    reports completion (PostToolUseFailure: outcome failed)
+//   PostToolUse    reports completion (PostToolUseFailure: outcome failed; with is_interrupt: true the
+//                  tool was stopped part-way and its effect is unknown: outcome aborted_unknown)
 import path from "node:path";
 import type { QuiesceClient } from "../../sdk/client";
 import { QuiesceApiError, REVOKED_REASONS, reasonText } from "../common/control";
 import type { HookInput, PostToolUseInput, PreToolUseInput } from "./input";
 import { denyToolUse, stopClaude, STOP_PREFIX, type HookOutput } from "./output";
 import type { Binding, SessionStore } from "./state";
+import { transcriptLineage } from "./lineage";
 
 export interface HookContext {
   client: QuiesceClient;
@@ -25,20 +27,34 @@ export interface HookResult {
   stderr?: string;
 }
 
-type SessionRef = { session_id: string; cwd?: string };
+type SessionRef = { session_id: string; cwd?: string; transcript_path?: string; source?: string };
 type AgentRef = SessionRef & { agent_id: string; agent_type?: string };
 
-async function registerSession(ctx: HookContext, input: SessionRef): Promise<Binding & { created: boolean }> {
+async function registerSession(ctx: HookContext, input: SessionRef): Promise<(Binding & { created: boolean }) | null> {
   const where = input.cwd ? ` in ${path.basename(input.cwd)}` : "";
+  // A resumed or forked session inherits the stop of the one it came from (lineage.ts).
+  const resumed = input.source === "resume" || input.source === "fork";
+  const fork = input.source === "fork" || (input.source === undefined && ctx.store.lineagePending(input.session_id));
+  const lineage = transcriptLineage(input.transcript_path, input.session_id, { fork });
+  if (resumed && !lineage.readable && input.source === "fork") {
+    // The fork's transcript is not written yet: register nothing now (a root run here would be an
+    // escape); the first tool call registers it, with its lineage, before anything runs.
+    ctx.store.markLineagePending(input.session_id);
+    return null;
+  }
   const r = await ctx.client.createRun({
     taskId: ctx.taskId ?? `claude-code:${input.session_id}`,
     title: `Claude Code session${where}`,
     harness: "claude_code",
     native: { sessionId: input.session_id },
+    ...(lineage.sourceSessionId ? { forkedFrom: { sessionId: lineage.sourceSessionId } } : {}),
     ...(ctx.leaseTtlSeconds ? { leaseTtlSeconds: ctx.leaseTtlSeconds } : {}),
   });
   const b = { runId: r.runId, leaseId: r.leaseId, epoch: r.epoch };
-  ctx.store.write(input.session_id, b);
+  // A resume whose transcript is not written yet cannot show its lineage: do not cache that answer,
+  // so the first tool call registers again with the transcript in place.
+  // A resume whose transcript is not readable is not cached: the next event looks again.
+  if (!(resumed && !lineage.readable)) ctx.store.write(input.session_id, b);
   return { ...b, created: r.created };
 }
 
@@ -60,7 +76,11 @@ async function registerAgent(ctx: HookContext, input: AgentRef): Promise<Binding
 
 /** The cached mapping, else the server's (idempotent registration returns the existing run). */
 async function sessionBinding(ctx: HookContext, input: SessionRef): Promise<Binding> {
-  return ctx.store.read(input.session_id) ?? (await registerSession(ctx, input));
+  const cached = ctx.store.read(input.session_id);
+  if (cached) return cached;
+  const b = await registerSession(ctx, { ...input, source: undefined });
+  if (!b) throw new Error("the session's lineage is not readable yet (fail closed)");
+  return b;
 }
 
 async function agentBinding(ctx: HookContext, input: AgentRef): Promise<Binding> {
@@ -78,10 +98,19 @@ async function stopIfKilled(ctx: HookContext, runId: string): Promise<HookResult
   return { exitCode: 0 };
 }
 
+const FORK_OF_KILLED = "the session this one was resumed or forked from was killed";
+const isForkOfKilled = (err: unknown) => err instanceof QuiesceApiError && err.status === 409 && /forkedFrom/.test(err.message);
+
 async function preToolUse(ctx: HookContext, input: PreToolUseInput): Promise<HookResult> {
-  const b = input.agent_id
-    ? await agentBinding(ctx, { ...input, agent_id: input.agent_id })
-    : await sessionBinding(ctx, input);
+  let b: Binding;
+  try {
+    b = input.agent_id
+      ? await agentBinding(ctx, { ...input, agent_id: input.agent_id })
+      : await sessionBinding(ctx, input);
+  } catch (err) {
+    if (isForkOfKilled(err)) return { exitCode: 0, stdout: denyToolUse(`Quiesce denied ${input.tool_name}: ${FORK_OF_KILLED}.`, stopText(FORK_OF_KILLED)) };
+    throw err;
+  }
   const ans = await ctx.client.gate({
     runId: b.runId, leaseId: b.leaseId, epoch: b.epoch, operationId: input.tool_use_id, tool: input.tool_name,
   });
@@ -97,11 +126,15 @@ async function preToolUse(ctx: HookContext, input: PreToolUseInput): Promise<Hoo
 }
 
 async function postToolUse(ctx: HookContext, input: PostToolUseInput): Promise<HookResult> {
-  const outcome = input.hook_event_name === "PostToolUseFailure" ? "failed" : "succeeded";
+  const interrupted = input.hook_event_name === "PostToolUseFailure" && input.is_interrupt === true;
+  const outcome = interrupted ? "aborted_unknown" : input.hook_event_name === "PostToolUseFailure" ? "failed" : "succeeded";
   try {
     await ctx.client.complete(input.tool_use_id, {
       outcome,
-      detail: { harness: "claude_code", tool: input.tool_name, ...(input.agent_id ? { agentId: input.agent_id } : {}) },
+      detail: {
+        harness: "claude_code", tool: input.tool_name, ...(input.agent_id ? { agentId: input.agent_id } : {}),
+        ...(interrupted ? { abortedBy: "user_interrupt" } : {}),
+      },
     });
     return { exitCode: 0 };
   } catch (err) {
@@ -116,7 +149,15 @@ async function postToolUse(ctx: HookContext, input: PostToolUseInput): Promise<H
 export async function handleHookEvent(ctx: HookContext, input: HookInput): Promise<HookResult> {
   switch (input.hook_event_name) {
     case "SessionStart": {
-      const b = await registerSession(ctx, input);
+      let b: (Binding & { created: boolean }) | null;
+      try {
+        b = await registerSession(ctx, input);
+        if (!b) return { exitCode: 0 };
+      } catch (err) {
+        // Resumed or forked from a killed session: stop at once (every tool call would be refused anyway).
+        if (isForkOfKilled(err)) return { exitCode: 0, stdout: stopClaude(stopText(FORK_OF_KILLED)) };
+        throw err;
+      }
       return b.created ? { exitCode: 0 } : stopIfKilled(ctx, b.runId);
     }
     case "SubagentStart": {

@@ -43,6 +43,8 @@ export const PostToolUseInput = z.looseObject({
   tool_use_id: z.string().min(1).max(200),
   tool_response: z.unknown().optional(),
   error: z.unknown().optional(),
+  /** PostToolUseFailure: true when the user interrupted the tool (its effect is unknown). */
+  is_interrupt: z.boolean().optional(),
 });
 
 export type SessionStartInput = z.infer<typeof SessionStartInput>;

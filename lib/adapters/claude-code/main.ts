@@ -7,6 +7,7 @@ import { createHash } from "node:crypto";
 import type { Readable } from "node:stream";
 import { adapterConfig } from "../common/config";
 import { describeError, makeClient } from "../common/control";
+import { nodeFetch } from "../common/node-fetch";
 import { handleHookEvent, type HookResult } from "./handle";
 import { parseHookInput } from "./input";
 import { defaultStateDir, SessionStore } from "./state";
@@ -27,7 +28,9 @@ async function readAll(stream: Readable): Promise<string> {
   return Buffer.concat(chunks).toString("utf8");
 }
 
-export async function runClaudeCodeHook(stdin: Readable, env: NodeJS.ProcessEnv = process.env): Promise<HookResult> {
+export async function runClaudeCodeHook(
+  stdin: Readable, env: NodeJS.ProcessEnv = process.env, opts: { managed?: string } = {},
+): Promise<HookResult> {
   let timeoutMs = DEFAULT_HOOK_TIMEOUT_MS;
   try {
     timeoutMs = setting("QUIESCE_HOOK_TIMEOUT_MS", env);
@@ -43,11 +46,12 @@ export async function runClaudeCodeHook(stdin: Readable, env: NodeJS.ProcessEnv 
   });
   const work = (async (): Promise<HookResult> => {
     const input = parseHookInput(await readAll(stdin));
-    const cfg = adapterConfig({}, env);
+    const cfg = adapterConfig({ managed: opts.managed }, env);
     const store = new SessionStore(defaultStateDir(env), `${cfg.url}\n${createHash("sha256").update(cfg.apiKey).digest("hex")}`);
     const leaseTtl = setting("QUIESCE_LEASE_TTL_SECONDS", env);
     return handleHookEvent(
-      { client: makeClient(cfg, timeoutMs), store, taskId: setting("QUIESCE_TASK_ID", env), leaseTtlSeconds: leaseTtl },
+      // One request per process: node:http answers it without loading undici (see node-fetch.ts).
+      { client: makeClient(cfg, timeoutMs, { fetch: nodeFetch }), store, taskId: setting("QUIESCE_TASK_ID", env), leaseTtlSeconds: leaseTtl },
       input,
     );
   })().catch(fail);

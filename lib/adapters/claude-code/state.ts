@@ -51,6 +51,22 @@ export class SessionStore {
     }
   }
 
+  /** A resumed / forked session whose lineage could not be read yet: later events must look again. */
+  markLineagePending(sessionId: string): void {
+    const file = path.join(path.dirname(this.file(sessionId)), "lineage-pending");
+    mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 });
+    writeFileSync(file, "fork\n", { mode: 0o600 });
+  }
+
+  lineagePending(sessionId: string): boolean {
+    try {
+      readFileSync(path.join(path.dirname(this.file(sessionId)), "lineage-pending"));
+      return true;
+    } catch {
+      return false;
+    }
+  }
+
   write(sessionId: string, binding: Binding, agentId?: string): void {
     const file = this.file(sessionId, agentId);
     mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 });

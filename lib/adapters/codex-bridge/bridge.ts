@@ -1,9 +1,18 @@
 // `quiesce codex-bridge [--run <id>] -- <codex app-server command…>`: sits between an app-server client
 // (this process's stdin/stdout) and `codex app-server` (a child on stdio), forwarding every message
 // unchanged except:
+//   - thread/start, thread/resume, thread/fork and turn/start get the approval policy and sandbox that
+//     make Codex ask about every command, file change and MCP tool call ("untrusted", read-only);
+//     whatever the client asked for is replaced (codexPolicy.ts).
 //   - item/commandExecution/requestApproval and item/fileChange/requestApproval are answered by the
-//     bridge from the gate: "accept" on allow, "cancel" on deny or on any failure; while paused the
-//     answer waits (the turn waits with it). Never "acceptForSession": every action asks again.
+//     bridge from the gate: "accept" on allow; "decline" (refuse this one action, the turn goes on)
+//     on a hold that lasts longer than QUIESCE_CODEX_MAX_HOLD_MS, a refusal that is not a kill, or
+//     any failure; "cancel" (and turn/interrupt) on a kill. Never "acceptForSession".
+//   - calls the client makes directly (fs/*, command/exec*, thread/shellCommand, mcpServer/tool/call,
+//     …, see DIRECT_METHODS) are asked of the gate on the bridge's own run first; refused ones never
+//     reach the app-server.
+//   - thread/fork: the new thread's run is registered as forked from the source thread's run, so it
+//     inherits the source's kill (no escape by fork).
 //   - on kill: turn/interrupt {threadId, turnId} for each active turn; a client's new turn/start or
 //     turn/steer on a killed thread is refused without reaching the app-server.
 // Message shapes: codex-rs/app-server/README.md ("Approvals", "Turn events", "Interrupt an active turn").
@@ -13,9 +22,10 @@ import type { Readable, Writable } from "node:stream";
 import type { QuiesceClient } from "../../sdk/client";
 import type { AdapterConfig } from "../common/config";
 import { describeError, QuiesceApiError, REVOKED_REASONS } from "../common/control";
-import { AbortedError, backoffDelay, sleep } from "../../wait";
+import { askGate } from "../../sdk/hold";
 import { classify, LineWriter, onLines, str, type RpcId, type RpcMessage } from "./jsonrpc";
-import { ThreadTracker, type ThreadState } from "./threads";
+import { DIRECT_METHODS, enforcePolicy, POLICY_METHODS, VETO_METHODS } from "./policy";
+import { ThreadTracker, type RunBinding, type ThreadState } from "./threads";
 
 export const APPROVAL_METHODS: Record<string, string> = {
   "item/commandExecution/requestApproval": "codex.commandExecution",
@@ -32,8 +42,12 @@ export interface BridgeOptions {
   clientIn?: Readable;
   clientOut?: Writable;
   recheckMs?: number;
+  /** A hold longer than this declines the approval (the turn goes on without the action). */
+  maxHoldMs?: number;
   log?: (m: string) => void;
 }
+
+export const DEFAULT_CODEX_MAX_HOLD_MS = 5 * 60_000;
 
 interface OpenOp { operationId: string; threadId: string; turnId: string; tool: string }
 
@@ -82,14 +96,14 @@ export async function runBridge(o: BridgeOptions): Promise<number> {
     }
   };
 
-  /** Decides one approval request; the answer is always accept or cancel. */
-  const decide = async (req: RpcMessage & { id: RpcId; method: string }): Promise<"accept" | "cancel"> => {
+  /** Decides one approval request: accept, decline (this action only) or cancel (a kill). */
+  const decide = async (req: RpcMessage & { id: RpcId; method: string }): Promise<"accept" | "decline" | "cancel"> => {
     const threadId = str(req.params, "threadId");
     const turnId = str(req.params, "turnId");
     const itemId = str(req.params, "itemId");
     if (!threadId || !turnId || !itemId) {
-      log(`${req.method} without threadId/turnId/itemId: cancelling`);
-      return "cancel";
+      log(`${req.method} without threadId/turnId/itemId: declining`);
+      return "decline";
     }
     const t = tracker.get(threadId);
     if (t.killed) return "cancel";
@@ -99,24 +113,90 @@ export async function runBridge(o: BridgeOptions): Promise<number> {
     held.set(req.id, { threadId, cancel: () => stopWaiting.abort() });
     try {
       const b = await tracker.ensureRun(t, turnId);
-      for (let attempt = 0; ; attempt++) {
-        const ans = await o.client.gate({ runId: b.runId, leaseId: b.leaseId, epoch: b.epoch, operationId, tool });
-        if (ans.decision === "allow") {
-          openOps.set(itemId, { operationId, threadId, turnId, tool });
-          return "accept";
-        }
-        if (ans.decision === "deny") {
-          log(`${tool} ${itemId} denied: ${ans.reason}`);
-          if (REVOKED_REASONS.has(ans.reason)) tracker.killed(t);
-          return "cancel";
-        }
-        await sleep(backoffDelay(attempt), stopWaiting.signal, tracker.doorbell.signal);
+      const out = await askGate(() => o.client.gate({ runId: b.runId, leaseId: b.leaseId, epoch: b.epoch, operationId, tool }), {
+        signal: stopWaiting.signal, wake: () => tracker.doorbell.signal, maxHoldMs: o.maxHoldMs ?? DEFAULT_CODEX_MAX_HOLD_MS,
+      });
+      if (out.kind === "cancelled") return "cancel"; // the thread was killed while held
+      if (out.kind === "held_too_long") {
+        log(`${tool} ${itemId} held for ${out.heldMs} ms (paused): declining`);
+        return "decline";
       }
+      if (out.answer.decision === "allow") {
+        openOps.set(itemId, { operationId, threadId, turnId, tool });
+        return "accept";
+      }
+      log(`${tool} ${itemId} denied: ${out.answer.reason}`);
+      if (REVOKED_REASONS.has(out.answer.reason)) {
+        tracker.killed(t);
+        return "cancel";
+      }
+      return "decline";
     } catch (err) {
-      if (!(err instanceof AbortedError)) log(`${tool} ${itemId}: ${describeError(err)}; cancelling (fail closed)`);
-      return "cancel";
+      if (t.killed) return "cancel";
+      log(`${tool} ${itemId}: ${describeError(err)}; declining (fail closed)`);
+      return "decline";
     } finally {
       held.delete(req.id);
+    }
+  };
+
+  // ── direct client calls: gated on the bridge's own run ──
+  let ownRun: Promise<RunBinding> | null = null;
+  const bridgeRun = (): Promise<RunBinding> => {
+    ownRun ??= o.client.createRun({
+      taskId: o.taskId ?? `codex-bridge:${o.parentRunId ?? "root"}`,
+      title: "Codex app-server client (direct calls)",
+      harness: "codex",
+      ...(o.parentRunId ? { parentRunId: o.parentRunId } : {}),
+      native: { sessionId: `codex-bridge-${bridgeId}` },
+    }).then((r) => ({ runId: r.runId, leaseId: r.leaseId, epoch: r.epoch }), (err) => {
+      ownRun = null;
+      throw err;
+    });
+    return ownRun;
+  };
+  const bridgeId = `${process.pid}-${Date.now().toString(36)}`;
+  let directSeq = 0;
+  const gateDirect = async (msg: RpcMessage & { id: RpcId; method: string }): Promise<string | null> => {
+    // A kill of any thread of this session stops the client's direct calls too.
+    if (tracker.anyKilled()) return "a run of this Codex session was killed by an operator";
+    const threadId = str(msg.params, "threadId");
+    try {
+      const b = threadId ? await tracker.ensureRun(tracker.get(threadId)) : await bridgeRun();
+      const operationId = `codex-direct-${bridgeId}-${++directSeq}`;
+      const out = await askGate(() => o.client.gate({ runId: b.runId, leaseId: b.leaseId, epoch: b.epoch, operationId, tool: `codex.${msg.method}` }), {
+        wake: () => tracker.doorbell.signal, maxHoldMs: o.maxHoldMs ?? DEFAULT_CODEX_MAX_HOLD_MS,
+      });
+      if (out.kind === "decided" && out.answer.decision === "allow") {
+        // Finished when the app-server answers (fromServer); the answer's error decides the outcome.
+        directOps.set(msg.id, { operationId, threadId: threadId ?? "", turnId: "", tool: `codex.${msg.method}` });
+        return null;
+      }
+      return out.kind === "held_too_long" ? "paused by operator, retry later" : `refused (${out.answer?.reason ?? "cancelled"})`;
+    } catch (err) {
+      return `the control plane could not be asked (${describeError(err)}); refused (fail closed)`;
+    }
+  };
+  const directOps = new Map<RpcId, OpenOp>();
+
+  /** Asks the gate about a server request the client would otherwise answer alone; null = allowed. */
+  const veto = async (msg: RpcMessage & { id: RpcId; method: string }): Promise<{ killed: boolean; why: string } | null> => {
+    const threadId = str(msg.params, "threadId") ?? str(msg.params, "conversationId");
+    const t = threadId ? tracker.get(threadId) : undefined;
+    if (t?.killed || (!t && tracker.anyKilled())) return { killed: true, why: "Quiesce: the run was killed by an operator" };
+    try {
+      const b = t ? await tracker.ensureRun(t, str(msg.params, "turnId")) : await bridgeRun();
+      const operationId = `codex-${threadId ?? bridgeId}-${msg.method.replaceAll("/", ".")}-${String(msg.id)}`;
+      const out = await askGate(() => o.client.gate({ runId: b.runId, leaseId: b.leaseId, epoch: b.epoch, operationId, tool: `codex.${msg.method}` }), {
+        wake: () => tracker.doorbell.signal, maxHoldMs: o.maxHoldMs ?? DEFAULT_CODEX_MAX_HOLD_MS,
+      });
+      if (out.kind === "decided" && out.answer.decision === "allow") return null;
+      const reason = out.answer?.reason ?? "cancelled";
+      const killed = out.kind === "decided" && REVOKED_REASONS.has(reason);
+      if (killed && t) tracker.killed(t);
+      return { killed, why: `Quiesce refused ${msg.method}: ${reason}` };
+    } catch (err) {
+      return { killed: false, why: `Quiesce could not ask the control plane (${describeError(err)}); refused (fail closed)` };
     }
   };
 
@@ -126,11 +206,30 @@ export async function runBridge(o: BridgeOptions): Promise<number> {
       void decide(c.msg).then((decision) => toServer.send({ id: c.msg.id, result: { decision } }));
       return; // answered by the bridge, never shown to the client
     }
+    if (c.kind === "request" && Object.hasOwn(VETO_METHODS, c.msg.method)) {
+      const msg = c.msg;
+      void veto(msg).then((refusal) => {
+        if (refusal === null) toClient.send(msg);
+        else toServer.send({ id: msg.id, ...VETO_METHODS[msg.method]!(refusal.killed, refusal.why) });
+      });
+      return;
+    }
     if (c.kind === "response" && ownRequests.has(c.msg.id)) {
       const what = ownRequests.get(c.msg.id);
       ownRequests.delete(c.msg.id);
       if (c.msg.error) log(`${what} failed: ${c.msg.error.message}`);
       return;
+    }
+    if (c.kind === "response" && directOps.has(c.msg.id)) {
+      const op = directOps.get(c.msg.id)!;
+      directOps.delete(c.msg.id);
+      void complete(op, c.msg.error ? "failed" : "succeeded", c.msg.error ? { error: c.msg.error.message } : {});
+    }
+    if (c.kind === "response" && clientForks.has(c.msg.id)) {
+      const source = clientForks.get(c.msg.id)!;
+      clientForks.delete(c.msg.id);
+      const forked = str(c.msg.result, "thread", "id");
+      if (forked) tracker.forked(forked, source);
     }
     if (c.kind === "response" && clientTurnStarts.has(c.msg.id)) {
       const threadId = clientTurnStarts.get(c.msg.id)!;
@@ -171,8 +270,28 @@ export async function runBridge(o: BridgeOptions): Promise<number> {
     }
   };
 
+  const clientForks = new Map<RpcId, string>(); // client's thread/fork id → source threadId
   const fromClient = (line: string) => {
     const c = classify(line);
+    if (c.kind === "request" && POLICY_METHODS.has(c.msg.method)) {
+      c.msg.params = enforcePolicy(c.msg.method, c.msg.params);
+      if (c.msg.method === "thread/fork") {
+        const source = str(c.msg.params, "threadId");
+        if (source && tracker.get(source).killed) {
+          toClient.send({ id: c.msg.id, error: { code: -32000, message: "Quiesce: the thread to fork was killed by an operator" } });
+          return;
+        }
+        if (source) clientForks.set(c.msg.id, source);
+      }
+    }
+    if (c.kind === "request" && DIRECT_METHODS.has(c.msg.method)) {
+      const msg = c.msg;
+      void gateDirect(msg).then((refusal) => {
+        if (refusal === null) toServer.send(msg);
+        else toClient.send({ id: msg.id, error: { code: -32000, message: `Quiesce: ${msg.method} ${refusal}` } });
+      });
+      return;
+    }
     if (c.kind === "request" && (c.msg.method === "turn/start" || c.msg.method === "turn/steer")) {
       const threadId = str(c.msg.params, "threadId");
       const t: ThreadState | undefined = threadId ? tracker.get(threadId) : undefined;

@@ -20,6 +20,8 @@ export interface ThreadState {
   killed: boolean;
   binding: Promise<RunBinding> | null;
   runId?: string;
+  /** thread/fork: the thread this one was forked from (its run's stop applies here too). */
+  forkedFrom?: string;
 }
 
 export interface TrackerDeps {
@@ -59,13 +61,25 @@ export class ThreadTracker {
   /** The thread's run, registered on first use (idempotent on the native thread id). */
   ensureRun(t: ThreadState, turnId?: string): Promise<RunBinding> {
     t.binding ??= (async () => {
-      const r = await this.d.client.createRun({
-        taskId: this.d.taskId ?? `codex:${t.threadId}`,
-        title: `Codex thread ${t.threadId}`,
-        harness: "codex",
-        ...(this.d.parentRunId ? { parentRunId: this.d.parentRunId } : {}),
-        native: { sessionId: t.threadId, threadId: t.threadId, ...(turnId ? { turnId } : {}) },
-      });
+      // A forked thread is registered as forked from its source's run (a child of it), not under --run.
+      const source = t.forkedFrom ? this.threads.get(t.forkedFrom) : undefined;
+      const sourceRunId = source?.binding ? (await source.binding.catch(() => null))?.runId : undefined;
+      let r;
+      try {
+        r = await this.d.client.createRun({
+          taskId: this.d.taskId ?? `codex:${t.threadId}`,
+          title: `Codex thread ${t.threadId}${t.forkedFrom ? ` (forked from ${t.forkedFrom})` : ""}`,
+          harness: "codex",
+          ...(t.forkedFrom
+            ? { forkedFrom: sourceRunId ? { runId: sourceRunId } : { threadId: t.forkedFrom } }
+            : this.d.parentRunId ? { parentRunId: this.d.parentRunId } : {}),
+          native: { sessionId: t.threadId, threadId: t.threadId, ...(turnId ? { turnId } : {}) },
+        });
+      } catch (err) {
+        // Forked from a killed thread: this thread is stopped too.
+        if (t.forkedFrom && /forkedFrom/.test((err as Error).message)) this.killed(t);
+        throw err;
+      }
       t.runId = r.runId;
       this.d.log(`thread ${t.threadId} → run ${r.runId}`);
       void this.watch(t, r.runId);
@@ -77,6 +91,38 @@ export class ThreadTracker {
     return t.binding;
   }
 
+  private turnsRecorded = new Set<string>();
+  private async recordTurn(t: ThreadState, turnId: string): Promise<void> {
+    if (this.turnsRecorded.has(turnId)) return;
+    this.turnsRecorded.add(turnId);
+    try {
+      const b = await t.binding;
+      if (!b) return;
+      const run = await this.d.client.getRun(b.runId);
+      await this.d.client.createRun({
+        taskId: this.d.taskId ?? `codex:${t.threadId}`,
+        harness: "codex",
+        ...(run.parentRunId ? { parentRunId: run.parentRunId } : {}),
+        native: { sessionId: t.threadId, threadId: t.threadId, turnId },
+      });
+    } catch (err) {
+      this.d.log(`could not record turn ${turnId} of thread ${t.threadId}: ${describeError(err)}`);
+    }
+  }
+
+  /** thread/fork answered: `threadId` continues `sourceThreadId`. */
+  forked(threadId: string, sourceThreadId: string): void {
+    const t = this.get(threadId);
+    t.forkedFrom = sourceThreadId;
+    if (this.get(sourceThreadId).killed) this.killed(t);
+  }
+
+  /** True once any thread of this session was found killed. */
+  anyKilled(): boolean {
+    for (const t of this.threads.values()) if (t.killed) return true;
+    return false;
+  }
+
   /** The thread that owns an active turn (for a turn/completed that carries only `turn`). */
   threadOfTurn(turnId: string): string | undefined {
     for (const t of this.threads.values()) if (t.activeTurns.has(turnId) || t.interrupts.has(turnId)) return t.threadId;
@@ -85,8 +131,12 @@ export class ThreadTracker {
 
   turnStarted(threadId: string, turnId: string): void {
     const t = this.get(threadId);
+    if (t.activeTurns.has(turnId)) return;
+    const known = t.binding !== null;
     t.activeTurns.add(turnId);
     this.ensureRun(t, turnId).catch((err) => this.d.log(`cannot register thread ${threadId}: ${describeError(err)}`));
+    // Every later turn is announced too (idempotent re-registration records the run's newest turn id).
+    if (known && !t.killed) void this.recordTurn(t, turnId);
     if (t.killed) this.interruptAll(t); // a turn that starts on a killed run is interrupted at once
   }
 

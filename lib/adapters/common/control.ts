@@ -5,8 +5,8 @@ import { QuiesceClient } from "../../sdk/client";
 import { QuiesceApiError, QuiesceConfigError, QuiesceUnreachableError } from "../../sdk/errors";
 import type { AdapterConfig } from "./config";
 
-export function makeClient(cfg: AdapterConfig, timeoutMs: number): QuiesceClient {
-  return new QuiesceClient({ url: cfg.url, apiKey: cfg.apiKey, timeoutMs });
+export function makeClient(cfg: AdapterConfig, timeoutMs: number, opts: { fetch?: typeof fetch } = {}): QuiesceClient {
+  return new QuiesceClient({ url: cfg.url, apiKey: cfg.apiKey, timeoutMs, ...(opts.fetch ? { fetch: opts.fetch } : {}) });
 }
 
 /** Reasons after which nothing this run does will ever be allowed again (kill / revocation). */

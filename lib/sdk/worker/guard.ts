@@ -9,6 +9,7 @@
 // Outcomes are stated as what can be proven: a handler interrupted by an abort is `aborted_unknown`
 // ("it may have run"), never "did not execute"; a report lost in transport is `uncertain` until a
 // retry of the same operationId reconciles it from the executor's own receipt (docs/architecture.md#five-questions).
+import { askGate } from "../hold";
 import type { GateResponse } from "../../schemas/gate";
 import { AbortTokens, type Recheck } from "../../abort/tokens";
 import { QuiesceApiError } from "../errors";
@@ -52,44 +53,38 @@ export class WorkerGuard {
     // Watch the run BEFORE asking, so a change committed between the answer and the abort token
     // being armed is not missed (it sets `woke`, and the token re-checks at once).
     let woke = false;
-    let wakeHold: (() => void) | null = null;
+    // Rung by the feed: ends a hold's wait at once (askGate reads the signal before each ask).
+    let bell = new AbortController();
     let unwatch: () => void;
     try {
-      unwatch = await this.opts.feed.watch(stamp.runId, () => { woke = true; wakeHold?.(); });
+      unwatch = await this.opts.feed.watch(stamp.runId, () => {
+        woke = true;
+        const old = bell;
+        bell = new AbortController();
+        old.abort();
+      });
     } catch (err) {
       throw new ControlUnavailableError(`cannot watch run ${stamp.runId}: ${(err as Error).message}`, err);
     }
     try {
-      // 1. Admit (hold → wait for a change and ask again).
-      const heldSince = Date.now();
-      let countedHold = false;
-      for (;;) {
-        woke = false;
-        const d = await this.admit(op);
-        if (d.decision === "allow") break;
-        if (d.decision === "deny") {
-          if (d.reason === "already_applied") {
-            this.counts.add("already_applied");
-            const prior = await this.opts.journal?.get(op);
-            if (prior && prior.state !== "reported") await this.opts.journal?.put({ ...prior, state: "reported", updatedAt: new Date().toISOString() });
-            return { status: "already_applied", reconciled: false, operation: d.operation };
-          }
-          return this.discard(d.reason);
+      // 1. Admit (hold → wait for a change, or the recheck interval, and ask again; the SDK's one hold loop).
+      const held = await askGate(() => this.admit(op), {
+        signal: runOpts.signal,
+        wake: () => bell.signal,
+        maxHoldMs: this.opts.holdMaxMs ?? 10 * 60_000,
+        backoff: () => this.opts.holdRecheckMs ?? 30_000,
+        onHold: (_answer, attempt) => { if (attempt === 0) this.counts.add("held"); },
+      });
+      if (held.kind !== "decided") throw new StillHeldError(op);
+      const d = held.answer;
+      if (d.decision === "deny") {
+        if (d.reason === "already_applied") {
+          this.counts.add("already_applied");
+          const prior = await this.opts.journal?.get(op);
+          if (prior && prior.state !== "reported") await this.opts.journal?.put({ ...prior, state: "reported", updatedAt: new Date().toISOString() });
+          return { status: "already_applied", reconciled: false, operation: d.operation };
         }
-        if (!countedHold) { this.counts.add("held"); countedHold = true; }
-        const maxMs = this.opts.holdMaxMs ?? 10 * 60_000;
-        const left = heldSince + maxMs - Date.now();
-        if (left <= 0 || runOpts.signal?.aborted) throw new StillHeldError(op);
-        if (!woke) {
-          await new Promise<void>((resolve) => {
-            const t = setTimeout(done, Math.min(this.opts.holdRecheckMs ?? 30_000, left));
-            const onStop = () => done();
-            runOpts.signal?.addEventListener("abort", onStop, { once: true });
-            wakeHold = done;
-            function done() { clearTimeout(t); runOpts.signal?.removeEventListener("abort", onStop); resolve(); }
-          });
-          wakeHold = null;
-        }
+        return this.discard(d.reason);
       }
 
       // 2. Allowed. If this operationId already produced an effect (a retry after transport loss),

@@ -1,0 +1,211 @@
+// The Codex bridge in front of the REAL `codex app-server` (pinned, installed into
+// .quiesce/cache/clients), its model a scripted fake Responses API on 127.0.0.1 (a custom
+// model_providers entry), every other destination sent to a dead proxy. Real API server and database.
+// Whatever approval mode the client asks for, the bridge imposes its own, so the command is asked
+// about and decided by the gate. Skips with a message when the binary cannot be installed (not in CI).
+import { spawn, type ChildProcessWithoutNullStreams } from "node:child_process";
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import path from "node:path";
+import { createInterface } from "node:readline";
+import { afterAll, beforeAll, beforeEach, describe, expect, test } from "vitest";
+import { prisma } from "../../../lib/db/prisma";
+import { closePool } from "../../../lib/db/pool";
+import { makeWorld, ROOT, stopChild, until, type World } from "../support";
+import { ensureClient, noEgressEnv, type ClientBinary } from "./clients";
+import { codexConfig, startFakeOpenAI, type FakeOpenAI } from "./fake-openai";
+
+let codex: ClientBinary | null = null;
+let w: World;
+let fake: FakeOpenAI;
+let dir: string;
+const bridges: Bridge[] = [];
+
+beforeAll(async () => {
+  const c = await ensureClient("codex");
+  if (!c.available) return;
+  codex = c;
+  w = await makeWorld();
+  fake = await startFakeOpenAI();
+  // Not under /tmp: Codex refuses to create its helper aliases there.
+  dir = mkdtempSync(path.join(ROOT, ".quiesce", "real-codex-"));
+  writeFileSync(path.join(dir, "config.toml"), codexConfig(fake.url));
+}, 600_000);
+beforeEach(() => { fake?.clear(); });
+afterAll(async () => {
+  if (!codex) return;
+  await Promise.allSettled(bridges.map((b) => b.close()));
+  await fake?.close();
+  await w?.api.close();
+  if (dir) rmSync(dir, { recursive: true, force: true });
+  await closePool();
+  await prisma().$disconnect();
+});
+
+type Msg = { id?: number | string; method?: string; params?: any; result?: any; error?: { code: number; message: string } };
+
+class Bridge {
+  readonly seen: Msg[] = [];
+  private next = 1;
+  private waiters: { pred: (m: Msg) => boolean; resolve: (m: Msg) => void }[] = [];
+  stderr = "";
+  constructor(readonly child: ChildProcessWithoutNullStreams, readonly parentRunId: string) {
+    createInterface({ input: child.stdout }).on("line", (line) => {
+      let m: Msg;
+      try { m = JSON.parse(line) as Msg; } catch { return; }
+      this.seen.push(m);
+      this.waiters = this.waiters.filter((wt) => (wt.pred(m) ? (wt.resolve(m), false) : true));
+    });
+    child.stderr.on("data", (d) => (this.stderr += d));
+  }
+  waitFor(pred: (m: Msg) => boolean, what = "message"): Promise<Msg> {
+    const hit = this.seen.find(pred);
+    if (hit) return Promise.resolve(hit);
+    return new Promise((resolve, reject) => {
+      const t = setTimeout(() => reject(new Error(`no ${what} within 60 s; bridge stderr:\n${this.stderr.slice(-3000)}`)), 60_000);
+      this.waiters.push({ pred, resolve: (m) => { clearTimeout(t); resolve(m); } });
+    });
+  }
+  async request(method: string, params: unknown): Promise<Msg> {
+    const id = this.next++;
+    this.child.stdin.write(`${JSON.stringify({ method, id, params })}\n`);
+    return this.waitFor((m) => m.id === id && m.method === undefined, `answer to ${method}`);
+  }
+  notify(method: string) {
+    this.child.stdin.write(`${JSON.stringify({ method })}\n`);
+  }
+  async close() {
+    this.child.stdin.end();
+    await stopChild(this.child);
+  }
+}
+
+async function startBridge(env: Record<string, string> = {}): Promise<Bridge> {
+  const parent = await w.agent.createRun({ taskId: "real-codex", title: "Codex session" });
+  const work = path.join(dir, `work-${bridges.length}`);
+  mkdirSync(work, { recursive: true });
+  const child = spawn(process.execPath, ["bin/quiesce-adapter.mjs", "codex-bridge", "--run", parent.runId, "--", codex!.bin, "app-server"], {
+    cwd: ROOT, stdio: ["pipe", "pipe", "pipe"],
+    env: {
+      ...noEgressEnv(dir), CODEX_HOME: dir, FAKE_OPENAI_KEY: "sk-fake",
+      QUIESCE_URL: w.api.url, QUIESCE_API_KEY: w.agentKey, ...env,
+    },
+  });
+  const b = new Bridge(child, parent.runId);
+  bridges.push(b);
+  await b.request("initialize", { clientInfo: { name: "quiesce_real_test", title: "Quiesce", version: "0.0.1" } });
+  b.notify("initialized");
+  return b;
+}
+
+async function turn(b: Bridge, threadId: string, text: string): Promise<Msg> {
+  const r = await b.request("turn/start", { threadId, input: [{ type: "text", text }], approvalPolicy: "never", sandboxPolicy: { type: "dangerFullAccess" } });
+  expect(r.error, JSON.stringify(r.error)).toBeUndefined();
+  const turnId = r.result.turn.id as string;
+  return b.waitFor((m) => m.method === "turn/completed" && m.params?.turn?.id === turnId, `turn/completed ${turnId}`);
+}
+
+const commandItems = (b: Bridge) => b.seen.filter((m) => m.method === "item/completed" && m.params?.item?.type === "commandExecution").map((m) => m.params.item);
+
+describe("real codex app-server behind the bridge", { timeout: 240_000 }, () => {
+  for (const mode of [
+    { approvalPolicy: "never", sandbox: "danger-full-access" },
+    { approvalPolicy: "on-request", sandbox: "workspace-write" },
+    { approvalPolicy: "untrusted", sandbox: "read-only" },
+  ]) {
+    test(`client asks ${mode.approvalPolicy} / ${mode.sandbox}: the command is still asked about and the gate decides (allowed)`, async (ctx) => {
+      if (!codex) return ctx.skip();
+      const b = await startBridge();
+      const file = path.join(dir, `mode-${mode.approvalPolicy}.txt`);
+      fake.script([{ cmd: `echo real > ${file}`, escalate: true }, { text: "done" }]);
+      const t = await b.request("thread/start", { cwd: dir, ...mode });
+      expect(t.error, JSON.stringify(t.error)).toBeUndefined();
+      const threadId = t.result.thread.id as string;
+      await turn(b, threadId, "write the file");
+      const run = await until(() => prisma().run.findFirst({ where: { teamId: w.teamId, nativeThreadId: threadId } }), "thread run");
+      expect(run.parentRunId).toBe(b.parentRunId);
+      expect(await prisma().gateDecision.findFirst({ where: { runId: run.id, decision: "allow" } })).not.toBeNull();
+      // No approval request ever reached the client: the bridge answered it.
+      expect(b.seen.some((m) => m.method?.endsWith("requestApproval"))).toBe(false);
+      expect(commandItems(b).at(-1)?.status).toBe("completed");
+      expect(existsSync(file)).toBe(true);
+      const done = await until(async () => {
+        const o = await prisma().operation.findFirst({ where: { runId: run.id, tool: "codex.commandExecution" } });
+        return o?.state === "succeeded" ? o : null;
+      }, "command reported succeeded");
+      expect(done.operationId).toContain(threadId);
+    });
+  }
+
+  test("paused longer than QUIESCE_CODEX_MAX_HOLD_MS: the command is declined and does not run", async (ctx) => {
+    if (!codex) return ctx.skip();
+    const b = await startBridge({ QUIESCE_CODEX_MAX_HOLD_MS: "1500" });
+    const file = path.join(dir, "paused.txt");
+    const t = await b.request("thread/start", { cwd: dir });
+    const threadId = t.result.thread.id as string;
+    fake.script([{ text: "warm" }]);
+    await turn(b, threadId, "warm up");
+    const run = await until(() => prisma().run.findFirst({ where: { teamId: w.teamId, nativeThreadId: threadId } }), "thread run");
+    await w.operator.pause(b.parentRunId, "pause real codex");
+    fake.script([{ cmd: `echo paused > ${file}`, escalate: true }, { text: "done" }]);
+    await turn(b, threadId, "write while paused");
+    expect(existsSync(file)).toBe(false);
+    expect(await prisma().gateDecision.findFirst({ where: { runId: run.id, decision: "hold" } })).not.toBeNull();
+    const item = commandItems(b).at(-1);
+    expect(item?.status).toBe("declined");
+  });
+
+  test("thread/fork: the fork inherits the source's kill; direct fs/writeFile and command/exec are gated", async (ctx) => {
+    if (!codex) return ctx.skip();
+    const b = await startBridge();
+    const t = await b.request("thread/start", { cwd: dir });
+    const threadId = t.result.thread.id as string;
+    fake.script([{ text: "warm" }]);
+    await turn(b, threadId, "warm up");
+    const source = await until(() => prisma().run.findFirst({ where: { teamId: w.teamId, nativeThreadId: threadId } }), "source run");
+    const f = await b.request("thread/fork", { threadId });
+    expect(f.error, JSON.stringify(f.error)).toBeUndefined();
+    const forkId = f.result.thread.id as string;
+    expect(f.result.thread.forkedFromId).toBe(threadId);
+    fake.script([{ text: "fork warm" }]);
+    await turn(b, forkId, "warm the fork");
+    const fork = await until(() => prisma().run.findFirst({ where: { teamId: w.teamId, nativeThreadId: forkId } }), "fork run");
+    expect(fork).toMatchObject({ parentRunId: source.id, forkedFromRunId: source.id });
+
+    const allowed = path.join(dir, "direct-ok.txt");
+    const ok = await b.request("fs/writeFile", { path: allowed, dataBase64: Buffer.from("ok").toString("base64") });
+    expect(ok.error, JSON.stringify(ok.error)).toBeUndefined();
+    expect(existsSync(allowed)).toBe(true);
+
+    await w.operator.kill(source.id, "kill the source thread");
+    const file = path.join(dir, "fork-escape.txt");
+    fake.script([{ cmd: `echo escape > ${file}`, escalate: true }, { text: "done" }]);
+    const r = await b.request("turn/start", { threadId: forkId, input: [{ type: "text", text: "escape" }] });
+    if (!r.error) await b.waitFor((m) => m.method === "turn/completed" && m.params?.turn?.id === r.result.turn.id, "fork turn end");
+    expect(existsSync(file)).toBe(false);
+    const denied = path.join(dir, "direct-denied.txt");
+    const refused = await b.request("fs/writeFile", { path: denied, dataBase64: Buffer.from("no").toString("base64") });
+    expect(refused.error?.message).toMatch(/Quiesce/);
+    expect(existsSync(denied)).toBe(false);
+    const touched = path.join(dir, "exec-denied.txt");
+    const exec = await b.request("command/exec", { command: ["touch", touched] });
+    expect(exec.error?.message).toMatch(/Quiesce/);
+    expect(existsSync(touched)).toBe(false);
+  });
+
+  test("a kill mid-turn: the bridge interrupts the turn and the command never runs", async (ctx) => {
+    if (!codex) return ctx.skip();
+    const b = await startBridge();
+    const file = path.join(dir, "killed.txt");
+    const t = await b.request("thread/start", { cwd: dir });
+    const threadId = t.result.thread.id as string;
+    fake.script([{ text: "warm" }]);
+    await turn(b, threadId, "warm up");
+    await until(() => prisma().run.findFirst({ where: { teamId: w.teamId, nativeThreadId: threadId } }), "thread run");
+    fake.script([{ cmd: `echo killed > ${file}`, escalate: true, before: async () => { await w.operator.kill(b.parentRunId, "kill real codex"); } }, { text: "done" }]);
+    const done = await turn(b, threadId, "write after kill");
+    expect(["interrupted", "completed", "failed"]).toContain(done.params.turn.status);
+    expect(existsSync(file)).toBe(false);
+    const refused = await b.request("turn/start", { threadId, input: [{ type: "text", text: "again" }] });
+    expect(refused.error?.message).toMatch(/killed/);
+  });
+});
