@@ -169,6 +169,7 @@ export const CONFIG = {
   QUIESCE_MCP_CALL_TIMEOUT_MS: int(1, 24 * 3_600_000, 3_600_000, { group: "adapters", doc: "Longest an upstream MCP tool call may run (ms)." }),
 
   // Tests, evals and benchmarks
+  QUIESCE_CLIENT_CACHE: text({ group: "dev", doc: "Where the real-client tests install the pinned `claude`, `codex` and MCP reference server. Default: ~/.cache/quiesce/clients." }),
   TEST_DATABASE_URL: url(PG, { group: "dev", doc: "Server on which the test suite creates (and drops) its database.", secret: true }),
   QUIESCE_EVAL_SERVER: oneOf(["auto", "next", "handlers"], "auto", { group: "dev", doc: "Which web server `npm run evals` starts." }),
   QUIESCE_EVALS_PG_PORT: port(54332, { group: "dev", doc: "Port of the evals' embedded PostgreSQL." }),

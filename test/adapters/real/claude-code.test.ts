@@ -1,4 +1,4 @@
-// The Claude Code hook against the REAL `claude` binary (pinned, installed into .quiesce/cache/clients),
+// The Claude Code hook against the REAL `claude` binary (pinned, installed into the client cache, see clients.ts),
 // driven in print mode against a scripted fake Messages API on 127.0.0.1 (ANTHROPIC_BASE_URL), with
 // every other destination sent to a dead proxy. The hook is the bundled single file that
 // `quiesce hook install` writes, registered through settings in the documented `|| exit 2` form.

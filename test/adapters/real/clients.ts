@@ -1,15 +1,16 @@
-// The real harness binaries, pinned, installed from npm into a git-ignored cache folder during test
-// setup (never into package.json: a user's `npm install` stays lean). When a binary cannot be
+// The real harness binaries, pinned, installed from npm into a per-user cache folder during test setup
+// (~/.cache/quiesce/clients, or QUIESCE_CLIENT_CACHE; each pinned version has its own folder, so every
+// checkout on the machine — CI's fresh clone included — shares one download of about 800 MB) (never into package.json: a user's `npm install` stays lean). When a binary cannot be
 // installed here the tests that need it skip and say why — except under CI, where that is a failure.
 import { execFile } from "node:child_process";
 import { existsSync, mkdirSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { setTimeout as sleep } from "node:timers/promises";
+import os from "node:os";
 import path from "node:path";
 import { promisify } from "node:util";
 
 const run = promisify(execFile);
-const ROOT = path.resolve(import.meta.dirname, "../../..");
-export const CLIENT_CACHE = path.join(ROOT, ".quiesce/cache/clients");
+export const CLIENT_CACHE = process.env.QUIESCE_CLIENT_CACHE || path.join(os.homedir(), ".cache/quiesce/clients");
 
 export const PINNED = {
   claude: { pkg: "@anthropic-ai/claude-code", version: "2.1.332", bin: "claude" },

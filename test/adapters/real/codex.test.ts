@@ -1,5 +1,5 @@
 // The Codex bridge in front of the REAL `codex app-server` (pinned, installed into
-// .quiesce/cache/clients), its model a scripted fake Responses API on 127.0.0.1 (a custom
+// the client cache, see clients.ts), its model a scripted fake Responses API on 127.0.0.1 (a custom
 // model_providers entry), every other destination sent to a dead proxy. Real API server and database.
 // Whatever approval mode the client asks for, the bridge imposes its own, so the command is asked
 // about and decided by the gate. Skips with a message when the binary cannot be installed (not in CI).

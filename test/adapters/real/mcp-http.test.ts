@@ -1,5 +1,5 @@
 // The MCP gateway over Streamable HTTP in BOTH directions, in front of the real reference server
-// (@modelcontextprotocol/server-everything, pinned, installed into .quiesce/cache/clients) running in
+// (@modelcontextprotocol/server-everything, pinned, installed into the client cache, see clients.ts) running in
 // its streamableHttp mode; clients are the official SDK's Client and a raw HTTP client speaking an
 // older protocol version. Real API server and database.
 import { spawn, type ChildProcess } from "node:child_process";
