@@ -68,6 +68,9 @@ module.exports = {
           // password hashing, next-auth's options (the session reader needs them) and provider types
           "^lib/auth/(password|options)\\.ts$",
           "^lib/providers/types\\.ts$",
+          // the kill's outbound step after commit: removing not-yet-started jobs from pg-boss / BullMQ
+          // (imports only the queue clients and the database URL; the barrier engine repeats it)
+          "^lib/queues/(cancel|names)\\.ts$",
           // pure input and session rules shared with the API layer
           "^lib/security/(text|session-policy)\\.ts$",
           "^node_modules/",
