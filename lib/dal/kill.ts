@@ -24,7 +24,9 @@ import { lockRunTreeExclusive } from "./internal/locks";
 import { appendAudit } from "./audit";
 import { notifyControl } from "./notify";
 import { coveringBarrierTx } from "./settlements";
+import { cancelQueueJobs } from "../queues/cancel";
 
+type QueueJob = { providerName: string; providerJobId: string };
 
 export interface KillResult { barrierId: string; created: boolean }
 
@@ -50,7 +52,7 @@ export async function killRun(p: Principal, runId: string, reason: string): Prom
     if (chain.some((r) => r.lifecycle === "killed")) {
       // The run is already killed (itself or by an ancestor's barrier): return that barrier.
       const existing = await coveringBarrierTx(tx, runId);
-      if (existing) return { barrierId: existing.id, created: false };
+      if (existing) return { barrierId: existing.id, created: false, queueJobs: [] as QueueJob[] };
     }
     const self = chain.find((r) => r.id === runId);
     if (!self) throw notFound("run");
@@ -62,7 +64,7 @@ export async function killRun(p: Principal, runId: string, reason: string): Prom
     // Cancelled work keeps its row; state_reason is the gate reason a late dequeue or retry will be
     // denied with: scheduled work and retries carry the old epoch (stale_epoch); queued work of the
     // killed run is `killed`, of a descendant `parent_revoked` (the barrier article's (docs/architecture.md#barriers) evals).
-    const [counts] = await tx.$queryRawUnsafe<{ runs: number; leases: number; queued: number; scheduled: number; retries: number; in_flight: number }[]>(
+    const [counts] = await tx.$queryRawUnsafe<{ runs: number; leases: number; queued: number; scheduled: number; retries: number; in_flight: number; queue_jobs: QueueJob[] | null }[]>(
       `WITH r AS (
          UPDATE runs SET lifecycle = 'killed', epoch = epoch + 1, lifecycle_changed_at = clock_timestamp(),
                 lifecycle_changed_by = $3, lifecycle_reason = $4
@@ -95,7 +97,9 @@ export async function killRun(p: Principal, runId: string, reason: string): Prom
                 clock_timestamp(), clock_timestamp()
          RETURNING runs_killed, leases_revoked, queued_cancelled, scheduled_cancelled, retries_cancelled, in_flight)
        SELECT b.runs_killed AS runs, b.leases_revoked AS leases, b.queued_cancelled AS queued, b.scheduled_cancelled AS scheduled,
-              b.retries_cancelled AS retries, b.in_flight
+              b.retries_cancelled AS retries, b.in_flight,
+              (SELECT json_agg(json_build_object('providerName', provider_name, 'providerJobId', provider_job_id)) FROM o
+                WHERE provider_job_id IS NOT NULL AND (provider_name LIKE 'pg-boss:%' OR provider_name LIKE 'bullmq:%')) AS queue_jobs
          FROM b`,
       runIds, barrierId, actor, why, runId, run.teamId, newEpoch, new Date(),
       JSON.stringify(barrierPolicy({ rootLeaseId: rootLease?.id ?? null, newEpoch })));
@@ -105,8 +109,12 @@ export async function killRun(p: Principal, runId: string, reason: string): Prom
       after: { lifecycle: "killed", epoch: newEpoch, barrierId, runsKilled: counts?.runs, leasesRevoked: counts?.leases, inFlight: counts?.in_flight, reason: why },
     });
     await notifyControl(tx, { kind: "kill", teamId: run.teamId, rootRunId: run.rootRunId, runIds, barrierId });
-    return { barrierId, created: true };
+    return { barrierId, created: true, queueJobs: counts?.queue_jobs ?? [] };
   }, { timeout: 120_000, maxWait: 30_000 });
 
+  if (result.queueJobs.length) {
+    // Outbound after commit; failures are retried by the barrier engine's revoking step.
+    await cancelQueueJobs(result.queueJobs).catch(() => {});
+  }
   return { barrierId: result.barrierId, created: result.created };
 }
