@@ -39,6 +39,6 @@ export const EVAL_CASES: EvalCase[] = [
   drill("cancellation_requested_no_ack"),
   drill("approved_artifact_handoff"),
   drill("side_effect_completed_before_stop"),
-  // issue 10 — stop evidence over the whole subtree
+  // stop evidence over the whole subtree (docs/evidence.md)
   ...EVIDENCE_CASES,
 ];
