@@ -106,33 +106,45 @@ export async function isReadWrite(client: pg.Client): Promise<boolean> {
   return r.rows[0]?.transaction_read_only === "off";
 }
 
-/** Last host found to be the primary, per connection string: tried first next time. */
+/** Last host found to be the primary, per connection string (reported by primaryIndex). */
 const lastPrimary = new Map<string, number>();
 
-/** Finds the first host that satisfies target_session_attrs, probing with short-lived connections. */
+/**
+ * Finds a host that satisfies target_session_attrs. All hosts are probed at once with short-lived
+ * connections (a dead host or a pooler in front of one must not delay finding the live primary);
+ * the first acceptable answer wins. A probe is bounded by the caller's connect timeout.
+ */
 export async function findTarget(p: ParsedConnection, key: string, extra: pg.ClientConfig = {}): Promise<HostPort> {
-  const start = lastPrimary.get(key) ?? 0;
-  const order = p.hosts.map((_, i) => (start + i) % p.hosts.length);
   const errors: string[] = [];
-  for (const i of order) {
-    const h = p.hosts[i]!;
-    const probe = new pg.Client({ ...p.base, ...pick(extra), host: h.host, port: h.port, application_name: "quiesce-primary-probe" });
+  const timeout = Math.min(extra.connectionTimeoutMillis || 5000, 5000);
+  const probes = p.hosts.map(async (h, i) => {
+    const probe = new pg.Client({ ...p.base, ...pick(extra), connectionTimeoutMillis: timeout, query_timeout: timeout, host: h.host, port: h.port, application_name: "quiesce-primary-probe" });
     probe.on("error", () => {});
     try {
       await probe.connect();
-      if (p.targetSessionAttrs === "any" || (await isReadWrite(probe))) {
-        lastPrimary.set(key, i);
-        return h;
-      }
-      errors.push(`${h.host}:${h.port} is read-only (standby)`);
+      if (p.targetSessionAttrs === "any" || (await isReadWrite(probe))) return { h, i };
+      throw new Error(`${h.host}:${h.port} is read-only (standby)`);
     } catch (e) {
-      errors.push(`${h.host}:${h.port}: ${(e as Error).message}`);
+      const msg = (e as Error).message;
+      errors.push(msg.startsWith(h.host) ? msg : `${h.host}:${h.port}: ${msg}`);
+      throw e;
     } finally {
-      await probe.end().catch(() => {});
+      void probe.end().catch(() => {});
     }
+  });
+  try {
+    const { h, i } = await Promise.any(probes);
+    lastPrimary.set(key, i);
+    return h;
+  } catch {
+    lastPrimary.delete(key);
+    throw new Error(`no ${p.targetSessionAttrs === "read-write" ? "read-write " : ""}PostgreSQL host reachable (${errors.join("; ")})`);
   }
-  lastPrimary.delete(key);
-  throw new Error(`no ${p.targetSessionAttrs === "read-write" ? "read-write " : ""}PostgreSQL host reachable (${errors.join("; ")})`);
+}
+
+/** Index of the host last found to be the primary for this connection string (drills, logs). */
+export function primaryIndex(connectionString: string): number | undefined {
+  return lastPrimary.get(connectionString);
 }
 
 /** Connection settings a probe shares with the real connection (credentials, TLS, connect timeout). */

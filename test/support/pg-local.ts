@@ -123,7 +123,7 @@ export function removeServer(s: LocalServer): void {
 export interface LocalBouncer { port: number; url(db: string): string; stop(): void }
 
 /** PgBouncer in transaction mode in front of `target` (every database, trust auth). */
-export async function startPgBouncer(target: { host: string; port: number }, opts: { poolSize?: number } = {}): Promise<LocalBouncer> {
+export async function startPgBouncer(target: { host: string; port: number }, opts: { poolSize?: number; queryWaitTimeoutS?: number } = {}): Promise<LocalBouncer> {
   const dir = tempDir("quiesce-bouncer-");
   const port = await freePort();
   const ini = [
@@ -140,6 +140,10 @@ export async function startPgBouncer(target: { host: string; port: number }, opt
     "max_client_conn = 500",
     "ignore_startup_parameters = extra_float_digits,statement_timeout,lock_timeout,idle_in_transaction_session_timeout,options",
     "server_reset_query =",
+    // Fail fast when the server behind is gone (a failover): the client's own timeout then decides.
+    "server_connect_timeout = 2",
+    "server_login_retry = 1",
+    `query_wait_timeout = ${opts.queryWaitTimeoutS ?? 3}`,
     `logfile = ${dir}/pgbouncer.log`,
     `pidfile = ${dir}/pgbouncer.pid`,
   ].join("\n");
@@ -163,6 +167,17 @@ export async function startPgBouncer(target: { host: string; port: number }, opt
       setTimeout(() => fs.rmSync(dir, { recursive: true, force: true }), 500).unref();
     },
   };
+}
+
+/** Every descendant of `pid` (children first-level, then theirs), from /proc. */
+export function descendants(pid: number): number[] {
+  const out: number[] = [];
+  let children: number[] = [];
+  try {
+    children = execFileSync("ps", ["-o", "pid=", "--ppid", String(pid)], { encoding: "utf8" }).split("\n").map((l) => Number(l.trim())).filter((n) => n > 0);
+  } catch { /* none */ }
+  for (const c of children) out.push(c, ...descendants(c));
+  return out;
 }
 
 export async function waitFor(check: () => Promise<boolean>, timeoutMs: number, what: string): Promise<void> {
