@@ -9,7 +9,7 @@
 //      failed, no gate answers allow for a killed tree, the barriers finish on the new primary;
 //   3. figures: time until gates answer again, gate latency before/during/after, denials during.
 // Writes evals/reports/ha-<stamp>.json and the figures to docs/ha-drill.md; exits 1 on any failed check.
-import { mkdirSync, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { randomBytes } from "node:crypto";
 import pg from "pg";
@@ -154,9 +154,14 @@ async function main(): Promise<number> {
               count(*) - count(DISTINCT (barrier_id, operation_id)) AS dup FROM settlements WHERE barrier_id = ANY($1)`, [raceBarriers]);
     const s0 = settlements[0]!;
     check("engines racing: no settlement done twice", Number(s0.dup) === 0 && Number(s0.settled) === Number(s0.n) && Number(s0.n) === RACE_KILLS, `${s0.n} settlements, ${s0.settled} settled, ${s0.dup} duplicates`);
-    const claimed = await dbq<{ claimed_by: string | null; n: string }>("SELECT claimed_by, count(*) AS n FROM barriers WHERE id = ANY($1) GROUP BY 1", [raceBarriers]);
-    figures.raceClaims = Object.fromEntries(claimed.map((c) => [c.claimed_by ?? "none", Number(c.n)]));
-    log(`race: receipts in ${figures.raceReceiptsSeconds} s, last claims ${JSON.stringify(figures.raceClaims)}`);
+    // Which engine issued each receipt (their logs): both must have worked, together exactly once each.
+    const issued = Object.fromEntries(engines.map((e) => {
+      const text = readFileSync(path.join(logDir, `${e.name}.log`), "utf8");
+      return [e.name, raceBarriers.filter((b) => text.includes(`${b}: receipt v1`)).length];
+    }));
+    figures.raceReceiptsIssuedBy = issued;
+    const total = Object.values(issued).reduce((a, b) => a + b, 0);
+    check("engines racing: both engines worked, each receipt issued once", Object.values(issued).every((n) => n > 0) && total === RACE_KILLS, JSON.stringify(issued));
 
     // ---- 2. Failover in the middle of a kill -----------------------------------------------
     log("failover in the middle of a kill …");
@@ -248,8 +253,22 @@ async function main(): Promise<number> {
       const n = (await dbq<{ n: string }>("SELECT count(DISTINCT barrier_id) AS n FROM stop_receipts WHERE barrier_id = ANY($1)", [ackedBarriers]))[0]?.n;
       return Number(n) === ackedBarriers.length;
     }, 120_000, 500).then(
-      () => check("failover: the barrier resumes on the new primary and issues its receipts", true, `${ackedBarriers.length} receipts`),
+      async () => {
+        const after = (await dbq<{ n: string }>("SELECT count(*) AS n FROM stop_receipts WHERE barrier_id = ANY($1) AND created_at > to_timestamp($2::float8 / 1000)", [ackedBarriers, killAt]))[0]?.n;
+        check("failover: the barrier resumes on the new primary and issues its receipts", true, `${ackedBarriers.length} receipts, ${after} of them issued after the primary died`);
+      },
       (e: Error) => check("failover: the barrier resumes on the new primary and issues its receipts", false, e.message),
+    );
+
+    // The caller of a failed kill retries it: now it is acknowledged, committed and receipted.
+    const retried = await pool(failed, 10, (a, i) => operator(i).kill(a.runId, "ha drill: retry after failover"));
+    const retriedBarriers = retried.map((k) => k.barrierId);
+    await waitUntil("the retried kills' receipts", async () => {
+      const n = (await dbq<{ n: string }>("SELECT count(DISTINCT barrier_id) AS n FROM stop_receipts WHERE barrier_id = ANY($1)", [retriedBarriers]))[0]?.n;
+      return Number(n) === retriedBarriers.length;
+    }, 120_000, 500).then(
+      () => check("failover: every failed kill, retried by its caller, is acknowledged and receipted", true, `${retried.length} retried`),
+      (e: Error) => check("failover: every failed kill, retried by its caller, is acknowledged and receipted", false, e.message),
     );
 
     // The job that was running through the failover: its heartbeats failed, so it was aborted
@@ -300,7 +319,7 @@ async function main(): Promise<number> {
 
 function renderDoc(r: { startedAt: string; ok: boolean; checks: Check[]; figures: Record<string, unknown> }): string {
   const f = r.figures as {
-    secondsUntilGatesAnswer?: number; raceReceiptsSeconds?: number;
+    secondsUntilGatesAnswer?: number; raceReceiptsSeconds?: number; raceReceiptsIssuedBy?: Record<string, number>;
     gateLatencyMs?: Record<string, { n: number; p50: number; p95: number; max: number }>;
     duringFailover?: { requests: number; denied: number; errors: number; allowed: number; outcomes: Record<string, number> };
     kills?: { sent: number; acknowledged: number; failed: number; failedButCommitted: number };
@@ -320,7 +339,7 @@ function renderDoc(r: { startedAt: string; ok: boolean; checks: Check[]; figures
     `- Time until gates answer again after the primary was SIGKILLed: **${f.secondsUntilGatesAnswer ?? "n/a"} s**`,
     `- Requests to the gate during the failover: ${f.duringFailover?.requests ?? "n/a"}, denied ${f.duringFailover?.denied ?? "n/a"}, errors ${f.duringFailover?.errors ?? "n/a"}, allowed ${f.duringFailover?.allowed ?? "n/a"} (${JSON.stringify(f.duringFailover?.outcomes ?? {})})`,
     `- Kills sent around the failover: ${f.kills?.sent ?? "n/a"}, answered 202: ${f.kills?.acknowledged ?? "n/a"}, reported failed: ${f.kills?.failed ?? "n/a"} (of which committed anyway: ${f.kills?.failedButCommitted ?? "n/a"})`,
-    `- 200 racing kills, both engines: all receipts in ${f.raceReceiptsSeconds ?? "n/a"} s`,
+    `- 200 racing kills, both engines: all receipts in ${f.raceReceiptsSeconds ?? "n/a"} s, issued by ${JSON.stringify(f.raceReceiptsIssuedBy ?? {})}`,
     "",
     "| gate latency (ms) | n | p50 | p95 | max |",
     "| --- | --- | --- | --- | --- |",

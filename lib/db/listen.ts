@@ -4,7 +4,7 @@
 // connection; it reads nothing but notifications. When the connection drops it reconnects with
 // backoff and tells every subscriber to re-check (`resync`), because notifications sent while it was
 // down are gone. While it is down, abort tokens still learn of a kill from the gate heartbeat: the
-// guards' periodic heartbeat and the resync re-check (docs/deploy.md#what-happens-when-a-process-dies).
+// guards' periodic heartbeat and the resync re-check (docs/deploy.md#what-happens-when-each-one-dies).
 import type pg from "pg";
 import { CONTROL_CHANNEL, parseControlEvent, type ControlEvent, type WakeEvent } from "../schemas/control-event";
 import { backoffDelay } from "../wait";
