@@ -164,7 +164,7 @@ export async function startPgBouncer(target: { host: string; port: number }, opt
         const pid = Number(fs.readFileSync(path.join(dir, "pgbouncer.pid"), "utf8"));
         process.kill(pid, "SIGTERM");
       } catch { /* gone */ }
-      setTimeout(() => fs.rmSync(dir, { recursive: true, force: true }), 500).unref();
+      fs.rmSync(dir, { recursive: true, force: true });
     },
   };
 }
