@@ -9,6 +9,7 @@ import { PrismaClient } from "@/lib/generated/prisma/client";
 import { newClient, newPool, parseMultiHost } from "@/lib/db/hosts";
 import { ControlListener } from "@/lib/db/listen";
 import { listenUrl } from "@/lib/db/url";
+import { setting } from "@/lib/config";
 import { CONTROL_CHANNEL, type WakeEvent } from "@/lib/schemas/control-event";
 import { removeServer, startPrimary, startStandby, waitFor, type LocalServer } from "../support/pg-local";
 
@@ -32,6 +33,13 @@ describe("parsing", () => {
   test("a single-host string is left to node-postgres", () => {
     expect(parseMultiHost("postgresql://u@h:5432/db")).toBeNull();
     expect(parseMultiHost("postgresql://u@h:5432/db?sslmode=disable")).toBeNull();
+  });
+
+  test("DATABASE_URL accepts both multi-host forms and still refuses what is not PostgreSQL", () => {
+    for (const v of ["postgresql://u:p@h1:5432,h2:5433/db?target_session_attrs=read-write", "host=h1,h2 port=5432 dbname=db target_session_attrs=read-write", "postgres://u@h/db"]) {
+      expect(setting("DATABASE_URL", { DATABASE_URL: v })).toBe(v);
+    }
+    for (const v of ["mysql://u@h1,h2/db", "dbname=db", "not a url"]) expect(() => setting("DATABASE_URL", { DATABASE_URL: v })).toThrow(/DATABASE_URL/);
   });
 
   test("an unsupported target_session_attrs is an error, not a silent 'any'", () => {
