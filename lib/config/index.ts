@@ -93,6 +93,23 @@ function flag(fallback: boolean, c: Common): Setting<boolean> {
   return define(schema, "1/true/yes/on or 0/false/no/off", fallback, fallback ? "1" : "0", c);
 }
 
+/**
+ * A PostgreSQL connection string: a URL, including libpq's multi-host form
+ * (`postgresql://u@h1:5432,h2:5433/db?target_session_attrs=read-write`), or the keyword form
+ * (`host=h1,h2 port=5432,5433 dbname=db target_session_attrs=read-write`); see lib/db/hosts.ts.
+ */
+function pgConnection(c: Common): Setting<string | undefined> {
+  const schema = z.string().refine((s) => {
+    const t = s.trim();
+    if (/^postgres(ql)?:\/\/[^/?]*,/i.test(t)) return /^postgres(ql)?:\/\/(?:[^@/]*@)?[^/?\s]+(?:\/[^?\s]*)?(?:\?\S*)?$/i.test(t);
+    if (/^postgres(ql)?:/i.test(t)) {
+      try { return PG.includes(new URL(t).protocol); } catch { return false; }
+    }
+    return /^(\s*\w+\s*=\s*('(?:[^'\\]|\\.)*'|\S+))+\s*$/.test(t) && /\bhost\s*=/.test(t);
+  });
+  return define<string | undefined>(schema, "a PostgreSQL URL (postgres, postgresql; several hosts allowed) or a libpq keyword string", undefined, null, c);
+}
+
 const HTTP = ["http:", "https:"];
 const PG = ["postgres:", "postgresql:"];
 const DAY_S = 24 * 60 * 60;
@@ -110,7 +127,9 @@ export const CONFIG = {
   HOST: text({ group: "server", doc: "Interface `npm start` binds the web app to." }, "127.0.0.1"),
 
   // Database and queues
-  DATABASE_URL: url(PG, { group: "database", doc: "PostgreSQL connection string. Unset: the embedded server `npm start` runs.", secret: true }),
+  DATABASE_URL: pgConnection({ group: "database", doc: "PostgreSQL connection string; several hosts with `target_session_attrs=read-write` connect to the primary only (docs/deploy.md). Unset: the embedded server `npm start` runs.", secret: true }),
+  QUIESCE_DB_POOLER: oneOf(["none", "session", "transaction"], "none", { group: "database", doc: "What DATABASE_URL points at: PostgreSQL itself or a session pooler (`none`, `session`), or a transaction pooler such as PgBouncer in transaction mode, which LISTEN cannot use (then set QUIESCE_LISTEN_URL)." }),
+  QUIESCE_LISTEN_URL: pgConnection({ group: "database", doc: "Session connection for LISTEN/NOTIFY (direct to PostgreSQL or a session pooler). Default: DATABASE_URL, refused when QUIESCE_DB_POOLER=transaction.", secret: true }),
   QUIESCE_DB_POOL: int(1, 1000, 10, { group: "database", doc: "Connections per process in the database pool." }),
   QUIESCE_DB_STATEMENT_TIMEOUT_MS: int(1, 600_000, 15_000, { group: "database", doc: "Statement timeout on every connection (ms)." }),
   QUIESCE_DB_LOCK_TIMEOUT_MS: int(1, 600_000, 5_000, { group: "database", doc: "Lock-wait timeout on every connection (ms)." }),

@@ -7,6 +7,7 @@ import "server-only";
 import type pg from "pg";
 import { gatePool } from "../db/pool";
 import { newId } from "../ids";
+import { setting } from "../config";
 import { QuiesceError, badRequest } from "../errors";
 import { BREAKER_DEFAULTS } from "../control/breaker";
 import { auditGateProbeClaims } from "../dal/internal/breaker-audit";
@@ -71,7 +72,10 @@ function checkHash(v: unknown): string {
 
 /**
  * Runs quiesce_gate once. `via` defaults to the shared pool; the bench passes a dedicated client.
- * The named statement is parsed once per connection and then only bound and executed.
+ * The named statement is parsed once per connection and then only bound and executed — except
+ * behind a transaction pooler (QUIESCE_DB_POOLER=transaction), where the next transaction may run
+ * on a server connection that never saw the statement: there it is sent unnamed every time
+ * (docs/deploy.md#pgbouncer).
  */
 export async function callGateFunction(
   source: "gate" | "admit" | "heartbeat",
@@ -79,7 +83,7 @@ export async function callGateFunction(
   via: Queryable = gatePool(),
 ): Promise<RawAnswer> {
   const res = await (via as pg.Pool).query<{ r: RawAnswer }>({
-    name: GATE_STATEMENT_NAME,
+    ...(setting("QUIESCE_DB_POOLER") === "transaction" ? {} : { name: GATE_STATEMENT_NAME }),
     text: GATE_STATEMENT,
     values: [
       source, args.keyHash, args.runId ?? null, args.leaseId ?? null, args.epoch ?? null, args.operationId,
