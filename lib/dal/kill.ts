@@ -24,6 +24,7 @@ import { appendAudit } from "./audit";
 import { notifyControl } from "./notify";
 import { coveringBarrierTx } from "./settlements";
 import { cancelQueueJobs } from "../queues/cancel";
+import { emitEventTx } from "./internal/events";
 
 type QueueJob = { providerName: string; providerJobId: string };
 
@@ -106,6 +107,12 @@ export async function killRun(p: Principal, runId: string, reason: string): Prom
       teamId: run.teamId, actor, action: "run.kill", target: runId,
       before: { lifecycle: self.lifecycle, epoch: self.epoch },
       after: { lifecycle: "killed", epoch: newEpoch, barrierId, runsKilled: counts?.runs, leasesRevoked: counts?.leases, inFlight: counts?.in_flight, reason: why },
+    });
+    // The kill transaction also stops dispatch (every lease revoked, queued work cancelled): both events commit with it.
+    await emitEventTx(tx, { teamId: run.teamId, type: "run.killed", runId, data: { barrier_id: barrierId, by: actor, reason: why, runs_killed: counts?.runs ?? 0, epoch: newEpoch } });
+    await emitEventTx(tx, {
+      teamId: run.teamId, type: "barrier.dispatch_stopped", runId, subject: barrierId,
+      data: { barrier_id: barrierId, leases_revoked: counts?.leases ?? 0, queued_cancelled: counts?.queued ?? 0, in_flight: counts?.in_flight ?? 0 },
     });
     await notifyControl(tx, { kind: "kill", teamId: run.teamId, rootRunId: run.rootRunId, runIds, barrierId });
     return { barrierId, created: true, queueJobs: counts?.queue_jobs ?? [] };

@@ -1,0 +1,43 @@
+-- Signed receipts and outbound stop events.
+
+-- Every receipt version is signed when it is issued: the DSSE envelope (an in-toto Statement whose
+-- predicate is the receipt body) is kept with the row, with the id of the key that signed it.
+ALTER TABLE "stop_receipts" ADD COLUMN "envelope" JSONB;
+ALTER TABLE "stop_receipts" ADD COLUMN "key_id" TEXT;
+
+-- A team's webhook endpoints: where CloudEvents go, which event types, and the HMAC secret.
+CREATE TABLE "webhook_endpoints" (
+    "id" TEXT NOT NULL,
+    "team_id" TEXT NOT NULL,
+    "url" TEXT NOT NULL,
+    "secret" TEXT NOT NULL,
+    "event_types" TEXT[],
+    "enabled" BOOLEAN NOT NULL DEFAULT true,
+    "created_by" TEXT NOT NULL,
+    "created_at" TIMESTAMPTZ(3) NOT NULL DEFAULT CURRENT_TIMESTAMP,
+    CONSTRAINT "webhook_endpoints_pkey" PRIMARY KEY ("id")
+);
+CREATE INDEX "webhook_endpoints_team_id_idx" ON "webhook_endpoints"("team_id");
+ALTER TABLE "webhook_endpoints" ADD CONSTRAINT "webhook_endpoints_team_id_fkey" FOREIGN KEY ("team_id") REFERENCES "teams"("id") ON DELETE CASCADE ON UPDATE CASCADE;
+
+-- The outbox: one row per (event, endpoint), written in the same transaction as the control write
+-- that caused the event. Delivered in id order per (endpoint, ordering key = the run), at least once.
+CREATE TABLE "webhook_deliveries" (
+    "id" BIGSERIAL NOT NULL,
+    "event_id" TEXT NOT NULL,
+    "endpoint_id" TEXT NOT NULL,
+    "team_id" TEXT NOT NULL,
+    "type" TEXT NOT NULL,
+    "ordering_key" TEXT NOT NULL,
+    "event" JSONB NOT NULL,
+    "status" TEXT NOT NULL DEFAULT 'pending',
+    "attempts" INTEGER NOT NULL DEFAULT 0,
+    "next_attempt_at" TIMESTAMPTZ(3) NOT NULL DEFAULT CURRENT_TIMESTAMP,
+    "last_error" TEXT,
+    "created_at" TIMESTAMPTZ(3) NOT NULL DEFAULT CURRENT_TIMESTAMP,
+    "delivered_at" TIMESTAMPTZ(3),
+    CONSTRAINT "webhook_deliveries_pkey" PRIMARY KEY ("id")
+);
+CREATE INDEX "webhook_deliveries_status_next_attempt_at_idx" ON "webhook_deliveries"("status", "next_attempt_at");
+CREATE INDEX "webhook_deliveries_endpoint_id_ordering_key_id_idx" ON "webhook_deliveries"("endpoint_id", "ordering_key", "id");
+ALTER TABLE "webhook_deliveries" ADD CONSTRAINT "webhook_deliveries_endpoint_id_fkey" FOREIGN KEY ("endpoint_id") REFERENCES "webhook_endpoints"("id") ON DELETE CASCADE ON UPDATE CASCADE;
