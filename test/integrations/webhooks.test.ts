@@ -101,7 +101,7 @@ describe("webhooks", () => {
     // Before the outage: delivered straight away.
     const first = (await makeTree(team.teamId)).root.runId;
     await lifeOf(first);
-    await waitFor("the first run's events", () => receiver.received.filter((r) => r.event.subject === first || r.event.data.run_id === first).length >= EXPECTED_TYPES.length, 30_000, 100);
+    await waitFor("the first run's events", async () => receiver.received.filter((r) => r.event.subject === first || r.event.data.run_id === first).length >= EXPECTED_TYPES.length, 30_000, 100);
 
     // Outage: the port is closed for the first half, then the receiver answers 503 for the second.
     await receiver.down();
