@@ -25,12 +25,21 @@ import { notifyControl } from "./notify";
 import { coveringBarrierTx } from "./settlements";
 import { cancelQueueJobs } from "../queues/cancel";
 import { emitEventTx } from "./internal/events";
+import { withSpan } from "../integrations/tracing";
 
 type QueueJob = { providerName: string; providerJobId: string };
 
 export interface KillResult { barrierId: string; created: boolean }
 
-export async function killRun(p: Principal, runId: string, reason: string): Promise<KillResult> {
+export async function killRun(p: Principal, runId: string, reason: string, traceparent?: string | null): Promise<KillResult> {
+  return withSpan("quiesce.kill", { "quiesce.run_id": runId }, async (span) => {
+    const r = await killRunTraced(p, runId, reason);
+    span?.setAttributes({ "quiesce.barrier_id": r.barrierId, "quiesce.barrier_created": r.created });
+    return r;
+  }, traceparent);
+}
+
+async function killRunTraced(p: Principal, runId: string, reason: string): Promise<KillResult> {
   authorize(p, "run.kill");
   const why = typeof reason === "string" ? reason.trim() : "";
   if (!why) throw badRequest("reason: a reason is required");

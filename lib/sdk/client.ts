@@ -22,6 +22,12 @@ export interface QuiesceClientOptions {
   /** Per-request timeout; default 5000 ms. */
   timeoutMs?: number;
   fetch?: typeof fetch;
+  /**
+   * W3C trace context sent as `traceparent` on every call, so the control plane's spans (gate
+   * decisions, kills) join the agent's trace: a header value, or a function returning the current one
+   * (e.g. from the agent's own OpenTelemetry context). Default: env TRACEPARENT, when set.
+   */
+  traceparent?: string | (() => string | null | undefined);
 }
 
 export interface ListRunsParams {
@@ -47,6 +53,7 @@ export class QuiesceClient {
   readonly timeoutMs: number;
   private readonly apiKey: string | undefined;
   private readonly fetchImpl: typeof fetch;
+  private readonly traceparent: QuiesceClientOptions["traceparent"];
 
   constructor(options: QuiesceClientOptions = {}) {
     const url = options.url ?? process.env.QUIESCE_URL;
@@ -55,6 +62,7 @@ export class QuiesceClient {
     this.apiKey = options.apiKey ?? process.env.QUIESCE_API_KEY;
     this.timeoutMs = options.timeoutMs ?? 5000;
     this.fetchImpl = options.fetch ?? globalThis.fetch.bind(globalThis);
+    this.traceparent = options.traceparent ?? (process.env.TRACEPARENT || undefined);
   }
 
   /** Low-level call; returns the parsed JSON and the status. Exposed for extensions (H4/H6 methods). */
@@ -65,6 +73,8 @@ export class QuiesceClient {
       headers.authorization = `Bearer ${this.apiKey}`;
     }
     if (body !== undefined) headers["content-type"] = "application/json";
+    const tp = typeof this.traceparent === "function" ? this.traceparent() : this.traceparent;
+    if (tp) headers.traceparent = tp;
     const timeout = AbortSignal.timeout(this.timeoutMs);
     const signal = opts.signal ? AbortSignal.any([timeout, opts.signal]) : timeout;
     let res: Response;
