@@ -1,11 +1,9 @@
 // Stop events as CloudEvents 1.0 (structured JSON) and the webhook signature over them. Pure.
 import { createHmac, timingSafeEqual } from "node:crypto";
 
-export const EVENT_TYPES = [
-  "run.paused", "run.resumed", "run.killed", "barrier.dispatch_stopped", "barrier.complete", "receipt.issued",
-  "reconciliation.assigned", "reconciliation.resolved", "breaker.opened", "breaker.closed",
-] as const;
-export type EventType = (typeof EVENT_TYPES)[number];
+import { EVENT_TYPES, type EventType } from "./event-types";
+
+export { EVENT_TYPES, type EventType };
 
 /** The CloudEvents `type` of a stop event: reverse-DNS prefixed, e.g. dev.quiesce.run.killed. */
 export const ceType = (t: EventType) => `dev.quiesce.${t}`;
