@@ -18,7 +18,7 @@ import { createWebhookEndpoint, listWebhookDeliveries, retryWebhookDelivery } fr
 import { deliverDueOnce } from "../../lib/integrations/webhook-worker";
 import { SIGNATURE_HEADER, verifyWebhookSignature, type CloudEvent } from "../../lib/integrations/events";
 import { QuiesceError } from "../../lib/errors";
-import { makeTeam, makeTree, spawnCli, waitFor, type Proc, type TeamFixture } from "../barrier/fixtures";
+import { addOp, makeTeam, makeTree, spawnCli, waitFor, type Proc, type TeamFixture } from "../barrier/fixtures";
 
 const OUTAGE_MS = Number(process.env.WEBHOOK_OUTAGE_MS ?? 8_000);
 
@@ -208,4 +208,21 @@ describe("webhooks", () => {
     }
     expect(await count()).toBe(n);
   });
+});
+
+test("an unknown outcome's automatic owner is announced as reconciliation.assigned in the same transaction", async () => {
+  const t = await makeTeam();
+  await createWebhookEndpoint(t.users.admin.principal, { url: "https://hooks.example.com/x", eventTypes: ["reconciliation.assigned"] });
+  const { root } = await makeTree(t.teamId);
+  const op = await addOp(t.teamId, root, { state: "running", operationId: "op-unknown-owner" });
+  await prisma().operation.update({ where: { id: op.rowId }, data: { state: "aborted_unknown" } });
+  const rows = await prisma().webhookDelivery.findMany({ where: { teamId: t.teamId } });
+  expect(rows).toHaveLength(1);
+  const rec = await prisma().reconciliation.findUniqueOrThrow({ where: { operationId: op.rowId } });
+  expect(rows[0]!.event).toMatchObject({
+    specversion: "1.0", id: rows[0]!.eventId, type: "dev.quiesce.reconciliation.assigned", subject: rec.id, source: `/quiesce/teams/${t.teamId}`,
+    datacontenttype: "application/json",
+    data: { run_id: root.runId, reconciliation_id: rec.id, operation_id: "op-unknown-owner", assignee_user_id: t.users.admin.id, by: "system:default-owner (team admin)" },
+  });
+  expect(Number.isNaN(Date.parse((rows[0]!.event as { time: string }).time))).toBe(false);
 });
