@@ -27,11 +27,11 @@ test("sign → verify round-trips; another key is unknown; any flipped byte fail
     // A different key presented under the signer's key id: the signature does not verify.
     expect(verifyEnvelope(env, new Map([[signer.keyId, b.publicKey]]))).toMatchObject({ ok: false, kind: "bad_signature" });
     const payload = Buffer.from(env.payload, "base64");
-    payload[at % payload.length] ^= flip;
+    payload[at % payload.length]! ^= flip;
     const tampered = verifyEnvelope({ ...env, payload: payload.toString("base64") }, trusted);
     expect(tampered.ok).toBe(false);
     const sig = Buffer.from(env.signatures[0]!.sig, "base64");
-    sig[at % sig.length] ^= flip;
+    sig[at % sig.length]! ^= flip;
     expect(verifyEnvelope({ ...env, signatures: [{ keyid: signer.keyId, sig: sig.toString("base64") }] }, trusted).ok).toBe(false);
   }), { numRuns: 150 });
 });
