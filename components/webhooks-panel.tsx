@@ -2,7 +2,7 @@
 // Webhook endpoints (add: the secret is shown once; remove) and dead letters with a retry button.
 import { useRouter } from "next/navigation";
 import { useState, type FormEvent } from "react";
-import { createWebhookAction, deleteWebhookAction, retryWebhookDeliveryAction } from "@/app/(console)/webhooks/actions";
+import { createWebhookAction, deleteWebhookAction, retryWebhookDeliveryAction, rotateWebhookSecretAction } from "@/app/(console)/webhooks/actions";
 import type { WebhookDeliveryView, WebhookEndpointView } from "@/lib/dal/webhooks";
 import { EVENT_TYPES } from "@/lib/integrations/event-types";
 import { Time } from "./time";
@@ -39,7 +39,7 @@ export function WebhooksPanel({ endpoints, dead, pendingCount }: { endpoints: We
     <>
       {created ? (
         <div className="secret-box" role="alert">
-          <strong>Endpoint {created.url} added.</strong> Copy its signing secret now — it is shown once.
+          <strong>Signing secret for {created.url}.</strong> Copy it now — it is shown once.
           <div className="secret-row">
             <code className="mono secret" data-testid="new-webhook-secret">{created.secret}</code>
             <button type="button" className="btn btn-small btn-ghost" onClick={() => setCreated(null)}>Done</button>
@@ -75,7 +75,15 @@ export function WebhooksPanel({ endpoints, dead, pendingCount }: { endpoints: We
                     <td className="mono">{e.url}<div className="sub">{e.id}</div></td>
                     <td className="small">{e.eventTypes.join(", ")}</td>
                     <td><Time iso={e.createdAt} mode="relative" /></td>
-                    <td><button type="button" className="btn btn-small btn-danger-outline" onClick={() => act(deleteWebhookAction({ endpointId: e.id }))}>Remove</button></td>
+                    <td>
+                      <button type="button" className="btn btn-small" onClick={async () => {
+                        setError(null);
+                        const r = await rotateWebhookSecretAction({ endpointId: e.id });
+                        if (!r.ok) { setError(r.message); return; }
+                        setCreated({ url: e.url, secret: r.data.secret });
+                      }}>New secret</button>{" "}
+                      <button type="button" className="btn btn-small btn-danger-outline" onClick={() => act(deleteWebhookAction({ endpointId: e.id }))}>Remove</button>
+                    </td>
                   </tr>
                 ))}
               </tbody>

@@ -13,6 +13,7 @@ const USAGE = [
   `npm run quiesce -- webhooks add --team <slug> --url <http(s) url> --events <type,type|*> [--secret <text>] [--json]`,
   "       npm run quiesce -- webhooks list --team <slug> [--json]",
   "       npm run quiesce -- webhooks remove <endpointId>",
+  "       npm run quiesce -- webhooks rotate-secret <endpointId>        prints the new secret once",
   "       npm run quiesce -- webhooks dead --team <slug> [--json]      dead letters (delivery gave up)",
   "       npm run quiesce -- webhooks retry <deliveryId>               put a dead letter back in the queue",
   `  event types: ${EVENT_TYPES.join(", ")}`,
@@ -57,6 +58,16 @@ export const webhooksCommand: Command = {
         return 0;
       });
     }
+    if (sub === "rotate-secret") {
+      const { positionals } = parseFlags(rest, {});
+      if (positionals.length !== 1) throw new UsageError("one endpoint id");
+      return withDatabase(async () => {
+        const r = await (await dal()).rotateWebhookSecret(SYSTEM, positionals[0]!);
+        console.error(`endpoint ${r.id} has a new secret; it is shown once:`);
+        console.log(r.secret);
+        return 0;
+      });
+    }
     if (sub === "remove" || sub === "retry") {
       const { positionals } = parseFlags(rest, {});
       if (positionals.length !== 1) throw new UsageError(sub === "remove" ? "one endpoint id" : "one delivery id");
@@ -66,6 +77,6 @@ export const webhooksCommand: Command = {
         return 0;
       });
     }
-    throw new UsageError(sub ? `unknown subcommand "webhooks ${sub}"` : "a subcommand is required: add, list, remove, dead or retry");
+    throw new UsageError(sub ? `unknown subcommand "webhooks ${sub}"` : "a subcommand is required: add, list, remove, rotate-secret, dead or retry");
   },
 };

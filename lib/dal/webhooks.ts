@@ -72,6 +72,21 @@ export async function deleteWebhookEndpoint(p: Principal, id: string): Promise<v
   });
 }
 
+/** A new signing secret for an endpoint, returned once; deliveries from now on are signed with it. */
+export async function rotateWebhookSecret(p: Principal, id: string, secret?: string): Promise<{ id: string; secret: string }> {
+  authorize(p, "key.manage");
+  if (secret !== undefined && (secret.length < 16 || secret.length > 200)) throw badRequest("secret: 16 to 200 characters");
+  const e = await prisma().webhookEndpoint.findUnique({ where: { id } });
+  if (!e) throw notFound("webhook endpoint");
+  assertTeam(p, e.teamId, "webhook endpoint");
+  const next = secret ?? `whsec_${randomBytes(24).toString("base64url")}`;
+  await prisma().$transaction(async (tx) => {
+    await tx.webhookEndpoint.update({ where: { id }, data: { secret: next } });
+    await appendAudit(tx, { teamId: e.teamId, actor: actorOf(p), action: "webhook.rotate_secret", target: id });
+  });
+  return { id, secret: next };
+}
+
 /** Deliveries of the team's endpoints by status (dead letters: `dead`), newest first. */
 export async function listWebhookDeliveries(p: Principal, status: "pending" | "delivered" | "dead", teamId?: string, limit = 100): Promise<WebhookDeliveryView[]> {
   authorize(p, "key.manage");

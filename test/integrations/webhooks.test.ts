@@ -226,3 +226,30 @@ test("an unknown outcome's automatic owner is announced as reconciliation.assign
   });
   expect(Number.isNaN(Date.parse((rows[0]!.event as { time: string }).time))).toBe(false);
 });
+
+test("the CLI manages endpoints: add prints the secret once, list, rotate-secret, dead, remove; bad input exits 2", async () => {
+  const { runCli } = await import("../cli/run-cli");
+  const t = await makeTeam();
+  const slug = t.teamId.toLowerCase();
+  const add = await runCli(["webhooks", "add", "--team", slug, "--url", "https://hooks.example.com/q", "--events", "run.killed,receipt.issued"]);
+  expect(add.code, add.stderr).toBe(0);
+  expect(add.stdout.trim()).toMatch(/^whsec_[A-Za-z0-9_-]{32}$/);
+  const list = await runCli(["webhooks", "list", "--team", slug, "--json"]);
+  const [e] = JSON.parse(list.stdout) as { id: string; url: string; eventTypes: string[] }[];
+  expect(e).toMatchObject({ url: "https://hooks.example.com/q", eventTypes: ["run.killed", "receipt.issued"] });
+  expect(list.stdout).not.toContain(add.stdout.trim());
+  const rot = await runCli(["webhooks", "rotate-secret", e!.id]);
+  expect(rot.code, rot.stderr).toBe(0);
+  const row = await prisma().webhookEndpoint.findUniqueOrThrow({ where: { id: e!.id } });
+  expect(row.secret).toBe(rot.stdout.trim());
+  expect(row.secret).not.toBe(add.stdout.trim());
+  expect((await runCli(["webhooks", "dead", "--team", slug])).stdout).toContain("no dead letters");
+  const bad = await runCli(["webhooks", "add", "--team", slug, "--url", "file:///etc/passwd", "--events", "run.killed"]);
+  expect(bad.code).toBe(2);
+  expect(bad.stderr).toContain("url: only http and https");
+  const badType = await runCli(["webhooks", "add", "--team", slug, "--url", "https://x.example.com", "--events", "run.exploded"]);
+  expect(badType.code).toBe(2);
+  expect(await prisma().webhookEndpoint.count({ where: { teamId: t.teamId } })).toBe(1);
+  expect((await runCli(["webhooks", "remove", e!.id])).code).toBe(0);
+  expect(await prisma().webhookEndpoint.count({ where: { teamId: t.teamId } })).toBe(0);
+}, 120_000);

@@ -3,7 +3,7 @@
 // and put dead letters back in the queue. The same permission as API keys: both hand out secrets.
 import { runAction } from "@/lib/actions/run-action";
 import { WebhookDeliveryIdInput, WebhookEndpointIdInput, WebhookFormInput } from "@/lib/schemas/webhooks";
-import { createWebhookEndpoint, deleteWebhookEndpoint, retryWebhookDelivery } from "@/lib/dal/webhooks";
+import { createWebhookEndpoint, deleteWebhookEndpoint, retryWebhookDelivery, rotateWebhookSecret } from "@/lib/dal/webhooks";
 
 export async function createWebhookAction(raw: unknown) {
   return runAction({ name: "createWebhook", input: WebhookFormInput, action: "key.manage", revalidate: () => ["/webhooks"] }, raw, async ({ session, input }) => {
@@ -23,5 +23,11 @@ export async function retryWebhookDeliveryAction(raw: unknown) {
   return runAction({ name: "retryWebhookDelivery", input: WebhookDeliveryIdInput, action: "key.manage", revalidate: () => ["/webhooks"] }, raw, async ({ session, input }) => {
     await retryWebhookDelivery(session.principal, input.deliveryId);
     return { id: input.deliveryId };
+  });
+}
+
+export async function rotateWebhookSecretAction(raw: unknown) {
+  return runAction({ name: "rotateWebhookSecret", input: WebhookEndpointIdInput, action: "key.manage", revalidate: () => ["/webhooks"] }, raw, async ({ session, input }) => {
+    return rotateWebhookSecret(session.principal, input.endpointId);
   });
 }
