@@ -1,9 +1,11 @@
 // Delivers the webhook outbox: at least once (a crash after the receiver answered but before the row
 // is marked means a second send with the same event id; receivers de-duplicate on it), in order per
 // run and endpoint, with exponential backoff and a dead-letter state after the last attempt.
-import { claimDueDeliveries, markDelivered, markFailed } from "../dal/internal/webhook-outbox";
+import { claimDueDeliveries, markDelivered, markFailed } from "../dal/webhook-outbox";
 import { integrationsConfig } from "./config";
 import { retryDelayMs, signWebhook, SIGNATURE_HEADER } from "./events";
+
+const SYSTEM = { type: "system", name: "webhook-worker" } as const;
 
 export interface WebhookWorkerOptions {
   retryBaseMs?: number; retryMaxMs?: number; maxAttempts?: number; timeoutMs?: number; pollMs?: number; batch?: number;
@@ -14,7 +16,7 @@ export interface WebhookWorkerOptions {
 /** One pass: claims what is due and sends it. Returns how many were attempted. */
 export async function deliverDueOnce(opts: WebhookWorkerOptions = {}): Promise<number> {
   const cfg = { ...integrationsConfig().webhook, ...opts };
-  const due = await claimDueDeliveries(opts.batch ?? 50, cfg.timeoutMs + 5_000, opts.teamId ?? null);
+  const due = await claimDueDeliveries(SYSTEM, opts.batch ?? 50, cfg.timeoutMs + 5_000, opts.teamId ?? null);
   await Promise.all(due.map(async (d) => {
     const body = JSON.stringify(d.event);
     let error: string | null = null;
@@ -34,8 +36,8 @@ export async function deliverDueOnce(opts: WebhookWorkerOptions = {}): Promise<n
     } catch (e) {
       error = (e as Error).name === "TimeoutError" ? `no answer within ${cfg.timeoutMs} ms` : `${(e as Error).message}${(e as { cause?: Error }).cause ? `: ${(e as { cause?: Error }).cause!.message}` : ""}`;
     }
-    if (error === null) await markDelivered(d.id);
-    else await markFailed(d.id, d.attempts, error, retryDelayMs(d.attempts + 1, cfg.retryBaseMs, cfg.retryMaxMs), cfg.maxAttempts);
+    if (error === null) await markDelivered(SYSTEM, d.id);
+    else await markFailed(SYSTEM, d.id, d.attempts, error, retryDelayMs(d.attempts + 1, cfg.retryBaseMs, cfg.retryMaxMs), cfg.maxAttempts);
   }));
   return due.length;
 }

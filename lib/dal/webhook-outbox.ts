@@ -1,7 +1,13 @@
-// The webhook worker's side of the outbox. Internal: only lib/integrations/webhook-worker calls it.
+// The webhook worker's side of the outbox (lib/integrations/webhook-worker): system principals only.
 // A delivery is claimed by pushing its next_attempt_at past the send timeout (a lease), so two workers
 // never send the same row at once, and a worker that dies mid-send leaves it to be sent again later.
-import { prisma } from "../../db/prisma";
+import { prisma } from "../db/prisma";
+import { forbidden } from "../errors";
+import type { Principal } from "./principal";
+
+function systemOnly(p: Principal): void {
+  if (p.type !== "system") throw forbidden("the webhook outbox is worked by the system only");
+}
 
 export interface DueDelivery { id: bigint; eventId: string; event: unknown; attempts: number; url: string; secret: string }
 
@@ -9,7 +15,8 @@ export interface DueDelivery { id: bigint; eventId: string; event: unknown; atte
  * Claims due deliveries, at most one per (endpoint, run) — the oldest pending one — so events of a
  * run reach an endpoint in the order they were written; different runs and endpoints go in parallel.
  */
-export async function claimDueDeliveries(limit: number, leaseMs: number, teamId: string | null = null): Promise<DueDelivery[]> {
+export async function claimDueDeliveries(p: Principal, limit: number, leaseMs: number, teamId: string | null = null): Promise<DueDelivery[]> {
+  systemOnly(p);
   return prisma().$queryRawUnsafe<DueDelivery[]>(
     `WITH heads AS (
        SELECT DISTINCT ON (endpoint_id, ordering_key) id, next_attempt_at
@@ -23,12 +30,14 @@ export async function claimDueDeliveries(limit: number, leaseMs: number, teamId:
     limit, leaseMs, teamId);
 }
 
-export async function markDelivered(id: bigint): Promise<void> {
+export async function markDelivered(p: Principal, id: bigint): Promise<void> {
+  systemOnly(p);
   await prisma().webhookDelivery.update({ where: { id }, data: { status: "delivered", deliveredAt: new Date(), attempts: { increment: 1 }, lastError: null } });
 }
 
 /** A failed attempt: back off, or dead-letter once `maxAttempts` are used. */
-export async function markFailed(id: bigint, attempts: number, error: string, retryInMs: number, maxAttempts: number): Promise<void> {
+export async function markFailed(p: Principal, id: bigint, attempts: number, error: string, retryInMs: number, maxAttempts: number): Promise<void> {
+  systemOnly(p);
   const n = attempts + 1;
   await prisma().webhookDelivery.update({
     where: { id },
