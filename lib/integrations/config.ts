@@ -48,7 +48,8 @@ export function integrationsConfig(env: Record<string, string | undefined> = pro
   if (e.PORT) for (const h of ["localhost", "127.0.0.1", "[::1]", "0.0.0.0"]) selfOrigins.add(`http://${h}:${e.PORT}`);
   const otelOff = /^(true|1)$/i.test(e.OTEL_SDK_DISABLED ?? "") || e.OTEL_TRACES_EXPORTER === "none";
   return {
-    signingKeyDir: path.resolve(e.QUIESCE_SIGNING_KEY_DIR ?? path.join(e.QUIESCE_DATA_DIR, "signing")),
+    // A runtime folder, not part of the build: keep Next from tracing the whole project through it.
+    signingKeyDir: path.resolve(/*turbopackIgnore: true*/ e.QUIESCE_SIGNING_KEY_DIR ?? path.join(e.QUIESCE_DATA_DIR, "signing")),
     metricsToken: e.QUIESCE_METRICS_TOKEN ?? null,
     selfOrigins: [...selfOrigins],
     webhook: {
