@@ -140,6 +140,17 @@ describe("signed stop receipts", () => {
     expect((await runCli(["verify", oldEnv, "--keys", keysFile], env)).code).toBe(0);
     expect((await runCli(["verify", newEnv, "--keys", keysFile], env)).code).toBe(0);
     expect((await runCli(["verify", newEnv, "--key", oldPem], env)).code).toBe(5);
+    // --keys-url: the same document fetched over HTTP (as served at /.well-known/quiesce/keys.json).
+    const http = await import("node:http");
+    const srv = http.createServer((_req, res) => { res.writeHead(200, { "content-type": "application/json" }).end(keysJson.stdout); });
+    await new Promise<void>((r) => srv.listen(0, "127.0.0.1", r));
+    try {
+      const url = `http://127.0.0.1:${(srv.address() as import("node:net").AddressInfo).port}/.well-known/quiesce/keys.json`;
+      const viaUrl = await runCli(["verify", oldEnv, "--keys-url", url], env);
+      expect(viaUrl.code, viaUrl.stderr).toBe(0);
+    } finally {
+      await new Promise((r) => srv.close(r));
+    }
     // The server-side check on the receipt page still accepts the old one.
     expect((await getConsoleReceipt(team.users.viewer.principal, before, 1))!.signature.valid).toBe(true);
   }, 120_000);
