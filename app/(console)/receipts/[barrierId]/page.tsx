@@ -76,7 +76,7 @@ export default async function ReceiptPage({ params, searchParams }: { params: Pr
           <p className="small">The digest is sha256 over the canonical JSON of the body without its <code>digest</code> member: object keys sorted, no whitespace. The exact text:</p>
           <pre className="canonical">{r.canonical}</pre>
           <p className="small">Save it as a file with no trailing newline and run <code>sha256sum</code> on it: the result must equal the digest above.</p>
-          <p className="small">The signature: download the signed envelope and the public key (<code>/.well-known/quiesce/keys.json</code>), then run <code>npm run quiesce -- verify stop-receipt-…​.dsse.json --keys keys.json</code> — offline.</p>
+          <p className="small">The signature: download the signed envelope and the public key (<code>/.well-known/quiesce/keys.json</code>), then run <code>npm run quiesce -- verify stop-receipt-….dsse.json --keys keys.json</code> — offline.</p>
         </details>
       </section>
 
