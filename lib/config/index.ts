@@ -23,6 +23,7 @@ export const GROUPS = {
   cli: "Command line, SDK and workers",
   adapters: "Harness adapters",
   demo: "Demo fleet and drills",
+  integrations: "Signed receipts, webhooks, metrics and tracing",
   dev: "Tests, evals and benchmarks",
 } as const;
 export type Group = keyof typeof GROUPS;
@@ -186,6 +187,18 @@ export const CONFIG = {
   QUIESCE_LEASE_TTL_SECONDS: optionalInt(1, DAY_S, { group: "adapters", doc: "Lease lifetime the hook asks for. Unset: the server's default." }),
   QUIESCE_TASK_ID: text({ group: "adapters", doc: "Task id the hook's runs are registered under." }),
   QUIESCE_MCP_CALL_TIMEOUT_MS: int(1, 24 * 3_600_000, 3_600_000, { group: "adapters", doc: "Longest an upstream MCP tool call may run (ms)." }),
+
+  // Signed receipts, webhooks, metrics and tracing (the OTEL_* variables are OpenTelemetry's own)
+  QUIESCE_SIGNING_KEY_DIR: text({ group: "integrations", doc: "Folder of the receipt-signing Ed25519 keys (0600). Default: $QUIESCE_DATA_DIR/signing." }),
+  QUIESCE_METRICS_TOKEN: define<string | undefined>(z.string().min(16), "text of at least 16 characters", undefined, null, {
+    group: "integrations", doc: "Bearer token for `/metrics`. Unset: the endpoint answers 404.", secret: true,
+  }),
+  QUIESCE_PUBLIC_URL: url(HTTP, { group: "integrations", doc: "This deployment's public URL; a webhook endpoint may not point at it." }),
+  QUIESCE_WEBHOOK_RETRY_BASE_MS: int(1, 3_600_000, 1_000, { group: "integrations", doc: "First webhook retry delay; it doubles per attempt (ms)." }),
+  QUIESCE_WEBHOOK_RETRY_MAX_MS: int(1, DAY_S * 1000, 300_000, { group: "integrations", doc: "Longest webhook retry delay (ms)." }),
+  QUIESCE_WEBHOOK_MAX_ATTEMPTS: int(1, 1000, 15, { group: "integrations", doc: "Delivery attempts before a webhook event becomes a dead letter." }),
+  QUIESCE_WEBHOOK_TIMEOUT_MS: int(100, 600_000, 10_000, { group: "integrations", doc: "Timeout of one webhook delivery (ms)." }),
+  QUIESCE_WEBHOOK_POLL_MS: int(10, 600_000, 500, { group: "integrations", doc: "How often the webhook worker looks for due deliveries besides NOTIFY (ms)." }),
 
   // Tests, evals and benchmarks
   QUIESCE_CLIENT_CACHE: text({ group: "dev", doc: "Where the real-client tests install the pinned `claude`, `codex` and MCP reference server. Default: ~/.cache/quiesce/clients." }),

@@ -25,12 +25,22 @@ import { appendAudit } from "./audit";
 import { notifyControl } from "./notify";
 import { coveringBarrierTx } from "./settlements";
 import { cancelQueueJobs } from "../queues/cancel";
+import { emitEventTx } from "./internal/events";
+import { withSpan } from "../integrations/tracing";
 
 type QueueJob = { providerName: string; providerJobId: string };
 
 export interface KillResult { barrierId: string; created: boolean }
 
-export async function killRun(p: Principal, runId: string, reason: string): Promise<KillResult> {
+export async function killRun(p: Principal, runId: string, reason: string, traceparent?: string | null): Promise<KillResult> {
+  return withSpan("quiesce.kill", { "quiesce.run_id": runId }, async (span) => {
+    const r = await killRunTraced(p, runId, reason);
+    span?.setAttributes({ "quiesce.barrier_id": r.barrierId, "quiesce.barrier_created": r.created });
+    return r;
+  }, traceparent);
+}
+
+async function killRunTraced(p: Principal, runId: string, reason: string): Promise<KillResult> {
   authorize(p, "run.kill");
   const why = typeof reason === "string" ? reason.trim() : "";
   if (!why) throw badRequest("reason: a reason is required");
@@ -107,6 +117,12 @@ export async function killRun(p: Principal, runId: string, reason: string): Prom
       teamId: run.teamId, actor, action: "run.kill", target: runId,
       before: { lifecycle: self.lifecycle, epoch: self.epoch },
       after: { lifecycle: "killed", epoch: newEpoch, barrierId, runsKilled: counts?.runs, leasesRevoked: counts?.leases, inFlight: counts?.in_flight, reason: why },
+    });
+    // The kill transaction also stops dispatch (every lease revoked, queued work cancelled): both events commit with it.
+    await emitEventTx(tx, { teamId: run.teamId, type: "run.killed", runId, data: { barrier_id: barrierId, by: actor, reason: why, runs_killed: counts?.runs ?? 0, epoch: newEpoch } });
+    await emitEventTx(tx, {
+      teamId: run.teamId, type: "barrier.dispatch_stopped", runId, subject: barrierId,
+      data: { barrier_id: barrierId, leases_revoked: counts?.leases ?? 0, queued_cancelled: counts?.queued ?? 0, in_flight: counts?.in_flight ?? 0 },
     });
     await notifyControl(tx, { kind: "kill", teamId: run.teamId, rootRunId: run.rootRunId, runIds, barrierId });
     return { barrierId, created: true, queueJobs: counts?.queue_jobs ?? [] };
