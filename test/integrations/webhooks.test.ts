@@ -230,7 +230,7 @@ test("an unknown outcome's automatic owner is announced as reconciliation.assign
 test("the CLI manages endpoints: add prints the secret once, list, rotate-secret, dead, remove; bad input exits 2", async () => {
   const { runCli } = await import("../cli/run-cli");
   const t = await makeTeam();
-  const slug = t.teamId.toLowerCase();
+  const { slug } = await prisma().team.findUniqueOrThrow({ where: { id: t.teamId }, select: { slug: true } });
   const add = await runCli(["webhooks", "add", "--team", slug, "--url", "https://hooks.example.com/q", "--events", "run.killed,receipt.issued"]);
   expect(add.code, add.stderr).toBe(0);
   expect(add.stdout.trim()).toMatch(/^whsec_[A-Za-z0-9_-]{32}$/);
