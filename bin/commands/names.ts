@@ -21,5 +21,6 @@ export const COMMAND_NAMES = [
   "drill",
   "audit",
   "members",
+  "api",
 ] as const;
 export type CommandName = (typeof COMMAND_NAMES)[number];

@@ -1,0 +1,60 @@
+// HTTP load through autocannon (a maintained load generator): keep-alive connections, a fixed number of
+// requests, every response checked. Latencies are taken from autocannon's per-response event in
+// fractional milliseconds (its own histogram keeps whole milliseconds, too coarse for a 1 ms path).
+import { performance } from "node:perf_hooks";
+import autocannon from "autocannon";
+import { percentile, type Stats } from "./measure";
+
+export interface LoadSpec {
+  name: string;
+  url: string;
+  method?: "GET" | "POST";
+  headers?: Record<string, string>;
+  /** A fresh body for every request (for example a new operation id). */
+  body?: () => string;
+  connections: number;
+  amount: number;
+  /** Expected status (default: any 2xx). */
+  status?: number;
+}
+
+function once(spec: LoadSpec, amount: number): Promise<{ samples: number[]; seconds: number; bad: number; errors: number; lastBad?: string }> {
+  return new Promise((resolve, reject) => {
+    const samples: number[] = [];
+    let bad = 0;
+    let lastBad: string | undefined;
+    const started = performance.now();
+    const headers = { ...(spec.body ? { "content-type": "application/json" } : {}), ...spec.headers };
+    const instance = autocannon({
+      url: spec.url, connections: spec.connections, pipelining: 1, amount, timeout: 30,
+      requests: [{
+        method: spec.method ?? "GET", headers,
+        ...(spec.body ? { setupRequest: (req: autocannon.Request) => ({ ...req, body: spec.body!() }) } : {}),
+      }],
+    }, (err, result) => {
+      if (err) return reject(err);
+      resolve({ samples, seconds: (performance.now() - started) / 1000, bad, errors: result.errors + result.timeouts, lastBad });
+    });
+    instance.on("response", (_client, status: number, _bytes, ms: number) => {
+      const ok = spec.status === undefined ? status >= 200 && status < 300 : status === spec.status;
+      if (ok) samples.push(ms);
+      else { bad++; lastBad = String(status); }
+    });
+  });
+}
+
+/** Warm-up (uncounted), then `amount` requests; throws when any answer is not the expected status. */
+export async function load(spec: LoadSpec, warmup: number): Promise<Stats> {
+  if (warmup > 0) await once(spec, warmup);
+  const r = await once(spec, spec.amount);
+  if (r.bad > 0 || r.errors > 0) {
+    throw new Error(`${spec.name}: ${r.bad} unexpected statuses (last ${r.lastBad}), ${r.errors} errors/timeouts of ${spec.amount}`);
+  }
+  const sorted = r.samples.sort((a, b) => a - b);
+  return {
+    name: spec.name, concurrency: spec.connections, count: sorted.length,
+    p50: percentile(sorted, 50), p99: percentile(sorted, 99),
+    mean: sorted.reduce((s, x) => s + x, 0) / sorted.length,
+    perSecond: sorted.length / r.seconds,
+  };
+}
