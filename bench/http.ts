@@ -116,7 +116,9 @@ export const httpSection: BenchSection = {
       void basePort;
       servers.push(baseline);
       const apiPort = await freePort();
-      servers.push(await startProcess("api", ["--conditions=react-server", "--import", "tsx", "bin/quiesce.ts", "api", "--port", String(apiPort)], env, apiPort, "/api/v1/openapi.json"));
+      // QUIESCE_BENCH_CPU_PROF=<dir>: the API process writes a V8 CPU profile there (for finding what to cut).
+      const prof = process.env.QUIESCE_BENCH_CPU_PROF ? ["--cpu-prof", `--cpu-prof-dir=${process.env.QUIESCE_BENCH_CPU_PROF}`] : [];
+      servers.push(await startProcess("api", [...prof, "--conditions=react-server", "--import", "tsx", "bin/quiesce.ts", "api", "--port", String(apiPort)], env, apiPort, "/api/v1/openapi.json"));
       if (existsSync(path.join(ROOT, ".next", "BUILD_ID"))) {
         const nextPort = await freePort();
         servers.push(await startProcess("next", [path.join(ROOT, "node_modules/next/dist/bin/next"), "start", "-p", String(nextPort), "-H", "127.0.0.1"], env, nextPort, "/api/v1/openapi.json"));
