@@ -13,10 +13,10 @@ import { existsSync } from "node:fs";
 import { spawn, type ChildProcess } from "node:child_process";
 import type { BenchSection } from "./lib/section";
 import type { Stats } from "./lib/measure";
-import { load } from "./lib/load";
+import { load, raceKill, type RaceResult } from "./lib/load";
 import { ms, ratio, type BenchTable } from "./lib/report";
 import { createApiKey } from "../lib/dal/api-keys";
-import { ensureTeam } from "../lib/dal/admin-directory";
+import { ensureMembership, ensureTeam, ensureUser } from "../lib/dal/admin-directory";
 import { createRun } from "../lib/dal/runs";
 import { newId } from "../lib/ids";
 
@@ -24,6 +24,7 @@ const SYSTEM = { type: "system", name: "bench" } as const;
 const ROOT = path.resolve(import.meta.dirname, "..");
 const GATE_RATIO = 0.6;
 const GATE_P50_MS = 1.5;
+const RACE_RATE = 300;
 
 async function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -70,6 +71,13 @@ async function stop(p: Proc | undefined): Promise<void> {
   if (p.child.exitCode === null) p.child.kill("SIGKILL");
 }
 
+/** An operator user of the bench team, for the kill (operator keys act for their user's role). */
+async function benchOperator(teamId: string): Promise<string> {
+  const { user } = await ensureUser(SYSTEM, { email: `bench-operator-${process.pid}@bench.invalid`, name: "Bench operator", passwordHash: null });
+  await ensureMembership(SYSTEM, { teamId, userId: user.id, role: "operator" });
+  return user.id;
+}
+
 /** Resident memory of a process (Linux /proc), in MB; null elsewhere. */
 export async function rssMb(pid: number | undefined): Promise<number | null> {
   if (!pid) return null;
@@ -99,6 +107,7 @@ export const httpSection: BenchSection = {
     };
     const servers: Proc[] = [];
     const stats: Record<string, Stats> = {};
+    let race: RaceResult | undefined;
     const rss: Record<string, number | null> = {};
     try {
       const basePort = await freePort();
@@ -151,6 +160,21 @@ export const httpSection: BenchSection = {
         }
       }
       for (const s of servers) rss[s.name] = await rssMb(s.child.pid);
+      // A kill lands during ~300 decisions/s on one run tree (root and its children), through the API process.
+      const api = servers.find((s) => s.name === "api")!;
+      const operator = await createApiKey(SYSTEM, { teamId: team.id, kind: "operator", name: "bench http operator", userId: await benchOperator(team.id) });
+      const root = await createRun(SYSTEM, { taskId: "bench-race-root", teamId: team.id, leaseTtlSeconds: 3600 });
+      const tree = [root];
+      for (let i = 0; i < 7; i++) tree.push(await createRun(SYSTEM, { taskId: `bench-race-${i}`, teamId: team.id, parentRunId: root.runId, parentLeaseId: root.leaseId }));
+      let t = 0;
+      race = await raceKill({
+        url: `${api.url}/api/v1/gate`, headers: auth, rate: RACE_RATE, seconds: 6, connections: 16,
+        body: () => { const r = tree[t++ % tree.length]!; return JSON.stringify({ runId: r.runId, leaseId: r.leaseId, epoch: r.epoch, operationId: newId("op"), tool: "bench.noop" }); },
+        kill: async () => {
+          const res = await fetch(`${api.url}/api/v1/runs/${root.runId}/kill`, { method: "POST", headers: { authorization: `Bearer ${operator.secret}`, "content-type": "application/json" }, body: JSON.stringify({ reason: "bench: kill under load" }) });
+          if (!res.ok) throw new Error(`kill answered ${res.status}: ${await res.text()}`);
+        },
+      });
     } finally {
       for (const s of servers) await stop(s);
     }
@@ -173,10 +197,13 @@ export const httpSection: BenchSection = {
         if (c === 1) notes.push(`${name}, concurrency 1: gate p50 ${ms(gate.p50)} ms → ${gate.p50 <= GATE_P50_MS ? "PASS" : "MISS"} (target ≤ ${GATE_P50_MS} ms)`);
       }
     }
+    if (race) {
+      notes.push(`kill under load (API process, ${race.rate.toFixed(0)} decisions/s offered at ${RACE_RATE}/s over a root and 7 children): ${race.before} calls sent before the kill (${race.beforeAllow} allow), kill call ${ms(race.killMs)} ms, ${race.after} calls sent after it returned, ${race.afterAllow} of them allow → ${race.afterAllow === 0 && race.after > 0 ? "PASS" : "FAIL"} (target: none)`);
+    }
     notes.push(`resident memory after the run (MB): ${Object.entries(rss).map(([n, v]) => `${n} ${v ?? "n/a"}`).join(", ")}`);
     notes.push(`autocannon, keep-alive, ${ctx.iterations} requests at concurrency 1 and ${ctx.iterations * 2} above (run registration: a quarter of that), after up to ${ctx.warmup} warm-up requests; each server a process of its own with a pool of ${env.QUIESCE_DB_POOL}; gate requests rotate over ${maxC} runs, each with a new operation id.`);
     notes.push(`Node ${process.version}; ${os.cpus().length} CPUs shared by the load generator, the servers and PostgreSQL; load average ${os.loadavg().map((l) => l.toFixed(1)).join(" ")} at the end.`);
     const table: BenchTable = { title: this.title, columns: ["concurrency", "measure", "p50 ms", "p99 ms", "per second", "per second ÷ baseline"], rows, notes };
-    return { tables: [table], data: { stats, rss } };
+    return { tables: [table], data: { stats, rss, race } };
   },
 };

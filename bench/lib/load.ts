@@ -64,3 +64,50 @@ export async function load(spec: LoadSpec, warmup: number): Promise<Stats> {
     perSecond: sorted.length / r.seconds,
   };
 }
+
+export interface RaceResult { total: number; before: number; beforeAllow: number; after: number; afterAllow: number; rate: number; killMs: number }
+
+/**
+ * Gate calls at a fixed overall rate on the run tree while `kill()` lands halfway: every call's send
+ * time is taken when autocannon builds it (no later than it is sent; one request in flight per
+ * connection), its answer from the response body. A call built after the kill returned (so after its
+ * commit) must not be `allow`.
+ */
+export function raceKill(spec: { url: string; headers: Record<string, string>; body: () => string; rate: number; seconds: number; connections: number; kill: () => Promise<void> }): Promise<RaceResult> {
+  return new Promise((resolve, reject) => {
+    const calls: { sentAt: number; decision: string }[] = [];
+    let killStarted = Infinity;
+    let killReturned = Infinity;
+    let killError: unknown;
+    const instance = autocannon({
+      url: spec.url, connections: spec.connections, pipelining: 1, overallRate: spec.rate, duration: spec.seconds, timeout: 30,
+      requests: [{
+        method: "POST", headers: { "content-type": "application/json", ...spec.headers },
+        setupRequest: (req: autocannon.Request, context: object) => {
+          (context as { sentAt?: number }).sentAt = performance.now();
+          return { ...req, body: spec.body() };
+        },
+        onResponse: (status: number, body: string, context: object) => {
+          let decision = `status ${status}`;
+          try { decision = status === 200 ? (JSON.parse(body) as { decision: string }).decision : decision; } catch { /* kept as status */ }
+          calls.push({ sentAt: (context as { sentAt: number }).sentAt, decision });
+        },
+      }],
+    }, (err) => {
+      if (err) return reject(err);
+      if (killError) return reject(killError);
+      const before = calls.filter((c) => c.sentAt < killStarted);
+      const after = calls.filter((c) => c.sentAt > killReturned);
+      resolve({
+        total: calls.length, before: before.length, beforeAllow: before.filter((c) => c.decision === "allow").length,
+        after: after.length, afterAllow: after.filter((c) => c.decision === "allow").length,
+        rate: calls.length / spec.seconds, killMs: killReturned - killStarted,
+      });
+    });
+    setTimeout(() => {
+      killStarted = performance.now();
+      spec.kill().then(() => { killReturned = performance.now(); }, (e) => { killError = e; });
+    }, (spec.seconds * 1000) / 2).unref();
+    void instance;
+  });
+}
