@@ -18,8 +18,9 @@ type Seg = { kind: "static"; value: string } | { kind: "param"; name: string } |
 interface RouteEntry { file: string; segs: Seg[]; module?: Promise<Record<string, unknown>> }
 
 const APP_DIR = path.resolve(import.meta.dirname, "../../app");
-/** Bodies up to this size are read whole before the handler runs (cheaper than a web stream); larger or
- * chunked ones are handed over as a stream, so lib/api/route.ts can refuse them before reading. */
+/** Bodies declared up to this size are passed on through a light stream (smallBodyStream); larger or
+ * chunked ones through Readable.toWeb, which reads only as the handler pulls, so lib/api/route.ts can
+ * refuse them before reading. */
 const BUFFERED_BODY_BYTES = 64 * 1024;
 const METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS"];
 
@@ -85,12 +86,21 @@ function sendJson(res: http.ServerResponse, status: number, body: unknown): void
 
 export interface ApiServer { url: string; close(): Promise<void> }
 
-function readSmallBody(req: http.IncomingMessage): Promise<Buffer> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    req.on("data", (c: Buffer) => chunks.push(c));
-    req.once("end", () => resolve(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks)));
-    req.once("error", reject);
+/**
+ * A small body as a web stream fed straight from the socket's events: cheaper than Readable.toWeb, and
+ * never awaited here, so a handler that refuses the request (bad key, too large) still answers before
+ * the body has arrived. Bounded by BUFFERED_BODY_BYTES (the declared length), so nothing piles up.
+ */
+function smallBodyStream(req: http.IncomingMessage): ReadableStream<Uint8Array> {
+  return new ReadableStream<Uint8Array>({
+    start(controller) {
+      req.on("data", (c: Buffer) => controller.enqueue(new Uint8Array(c.buffer, c.byteOffset, c.byteLength)));
+      req.once("end", () => controller.close());
+      req.once("error", (err) => controller.error(err));
+    },
+    cancel() {
+      req.resume();
+    },
   });
 }
 
@@ -153,7 +163,7 @@ export async function startApiServer(opts: ApiServerOptions = {}): Promise<ApiSe
       const small = hasBody && req.headers["transfer-encoding"] === undefined && Number.isInteger(declared) && declared <= BUFFERED_BODY_BYTES;
       const request = new Request(url, {
         method, headers, signal: abort.signal,
-        ...(small ? { body: await readSmallBody(req) }
+        ...(small ? { body: smallBodyStream(req), duplex: "half" }
           : hasBody ? { body: Readable.toWeb(req) as ReadableStream<Uint8Array>, duplex: "half" } : {}),
       } as RequestInit);
       const response = await handler(request, { params: Promise.resolve(found.params) });
