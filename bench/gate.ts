@@ -68,6 +68,7 @@ export const gateSection: BenchSection = {
     const denials = { n: 0 } as { n: number; last?: string };
     const make = ops(workers, keyHash, denials);
     const results: Record<number, Record<"select" | "insert" | "gate", Stats>> = {};
+    const ab: { fk: Stats[]; noFk: Stats[] } = { fk: [], noFk: [] };
     try {
       for (const c of ctx.concurrencies) {
         const ws = workers.slice(0, c);
@@ -77,6 +78,23 @@ export const gateSection: BenchSection = {
         const insert = await measure("INSERT … RETURNING", ws.map(make.insert), n, ctx.warmup);
         const gate = await measure("gate decision", ws.map(make.gate), n, ctx.warmup);
         results[c] = { select, insert, gate };
+      }
+      // A candidate measured in the same run (issue 17): the operations → runs foreign key takes a
+      // FOR KEY SHARE lock on the run row for every inserted operation. Interleaved A/B at the widest
+      // concurrency: with the key, without it, with it again (re-added NOT VALID: new rows are still
+      // checked, the old ones are not rescanned), without it again. The database is thrown away after.
+      const ws = workers.slice(0, maxC);
+      const admin = new pg.Client({ connectionString: ctx.url });
+      await admin.connect();
+      try {
+        for (let round = 0; round < 2; round++) {
+          ab.fk.push(await measure("gate decision, operations → runs FK", ws.map(make.gate), ctx.iterations, ctx.warmup));
+          await admin.query("ALTER TABLE operations DROP CONSTRAINT operations_run_id_fkey");
+          ab.noFk.push(await measure("gate decision, no FK", ws.map(make.gate), ctx.iterations, ctx.warmup));
+          await admin.query(`ALTER TABLE operations ADD CONSTRAINT operations_run_id_fkey FOREIGN KEY (run_id) REFERENCES runs(id) ON DELETE RESTRICT ON UPDATE CASCADE NOT VALID`);
+        }
+      } finally {
+        await admin.end();
       }
     } finally {
       await Promise.all(workers.map((w) => w.client.end()));
@@ -94,6 +112,9 @@ export const gateSection: BenchSection = {
       const x = r.gate.p50 / r.insert.p50;
       verdicts.push(`concurrency ${c}: gate p50 ${ms(r.gate.p50)} ms = ${ratio(x)} INSERT p50 → ${x <= TARGET_RATIO ? "PASS" : "MISS"} (target ≤ ${TARGET_RATIO}×)`);
     }
+    const mean = (xs: Stats[], f: (s: Stats) => number) => xs.reduce((a, s) => a + f(s), 0) / xs.length;
+    const fkRate = mean(ab.fk, (s) => s.perSecond), noFkRate = mean(ab.noFk, (s) => s.perSecond);
+    verdicts.push(`candidate, concurrency ${maxC}, interleaved A/B/A/B: with the operations → runs FK ${Math.round(fkRate)}/s (p50 ${ms(mean(ab.fk, (s) => s.p50))} ms), without ${Math.round(noFkRate)}/s (p50 ${ms(mean(ab.noFk, (s) => s.p50))} ms) → ${ratio(noFkRate / fkRate)} (${ab.fk.concat(ab.noFk).map((s) => Math.round(s.perSecond)).join(", ")} per round)`);
     const table: BenchTable = {
       title: this.title,
       columns: ["concurrency", "measure", "p50 ms", "p99 ms", "per second", "p50 ÷ INSERT p50", "p50 ÷ SELECT p50"],
@@ -104,6 +125,6 @@ export const gateSection: BenchSection = {
         `PostgreSQL ${version} on ${ctx.server}; Node ${process.version}; ${os.cpus().length} CPUs; load average ${os.loadavg().map((l) => l.toFixed(1)).join(" ")} at the end.`,
       ],
     };
-    return { tables: [table], data: results };
+    return { tables: [table], data: { results, ab } };
   },
 };

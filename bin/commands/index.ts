@@ -29,4 +29,5 @@ export const commands: Record<string, () => Promise<Command>> = {
   drill: () => import("./drill").then((m) => m.drillCommand),
   audit: () => import("./audit").then((m) => m.auditCommand),
   members: () => import("./members").then((m) => m.membersCommand),
+  api: () => import("./api").then((m) => m.apiCommand),
 } satisfies Record<CommandName, () => Promise<Command>>;

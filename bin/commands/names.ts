@@ -24,5 +24,6 @@ export const COMMAND_NAMES = [
   "webhook-worker",
   "webhooks",
   "verify",
+  "api",
 ] as const;
 export type CommandName = (typeof COMMAND_NAMES)[number];

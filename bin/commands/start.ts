@@ -63,12 +63,14 @@ export const startCommand: Command = {
       throw new UsageError((e as Error).message);
     }
     // Only this machine can reach the console unless HOST names another interface (e.g. 0.0.0.0).
-    const opts = { port, dev: values.dev ?? false, demo: demoEnabled(values["no-demo"], process.env), host: setting("HOST") };
+    const apiPort = setting("QUIESCE_API_PORT");
+    const opts = { port, dev: values.dev ?? false, demo: demoEnabled(values["no-demo"], process.env), host: setting("HOST"), apiPort };
     const plan = planChildren(ROOT, COMMAND_NAMES, opts);
+    const withApi = plan.some((c) => c.name === "api");
 
-    for (const p of [port, ...(plan.some((c) => c.name === "provider-sim") ? [PROVIDER_SIM_PORT] : [])]) {
+    for (const p of [port, ...(withApi ? [apiPort] : []), ...(plan.some((c) => c.name === "provider-sim") ? [PROVIDER_SIM_PORT] : [])]) {
       if (await portInUse(p)) {
-        console.error(`error: port ${p} is already in use (another \`npm start\`?). ${p === port ? "Pass --port <n> or set PORT." : "Stop whatever holds it."}`);
+        console.error(`error: port ${p} is already in use (another \`npm start\`?). ${p === port ? "Pass --port <n> or set PORT." : p === apiPort ? "Set QUIESCE_API_PORT." : "Stop whatever holds it."}`);
         return 1;
       }
     }
@@ -123,7 +125,7 @@ export const startCommand: Command = {
       const { ensureSigningKey } = await import("../../lib/integrations/keystore");
       say(`receipt-signing key ${ensureSigningKey()}`);
       const keys = Object.fromEntries(seeded.keys.map((k) => [k.role, k.secret]));
-      const env = childEnv(process.env, { databaseUrl: db.url, port, authSecret: secret.secret, keys });
+      const env = childEnv(process.env, { databaseUrl: db.url, port, authSecret: secret.secret, keys, ...(withApi ? { apiPort } : {}) });
 
       if (!opts.dev && !shuttingDown) {
         const check = checkBuild(ROOT);
@@ -145,11 +147,13 @@ export const startCommand: Command = {
       if (shuttingDown) return await done;
 
       for (const c of plan.filter((x) => !x.afterWeb)) sup.spawn(c.name, c.command, c.args, env, ROOT);
-      const webUp = await waitForHttp(`http://127.0.0.1:${port}/`, () => shuttingDown);
+      const webUp = await waitForHttp(`http://127.0.0.1:${port}/`, () => shuttingDown)
+        && (!withApi || await waitForHttp(`http://127.0.0.1:${apiPort}/api/v1/openapi.json`, () => shuttingDown));
       if (webUp) {
         for (const c of plan.filter((x) => x.afterWeb)) sup.spawn(c.name, c.command, c.args, env, ROOT);
         const running = plan.map((c) => c.name).join(", ");
         console.log(`\n  Quiesce is up: http://localhost:${port}   (running: ${running})`);
+        if (withApi) console.log(`  Machine API for agents: http://127.0.0.1:${apiPort}/api/v1   (QUIESCE_URL)`);
         console.log(`  Demo sign-ins and keys: ${seeded.keysFile}   ·   Ctrl-C stops everything\n`);
         const missing = ["barrier-worker", "provider-sim", "demo"].filter((n) => !plan.some((c) => c.name === n));
         if (missing.length) say(`not started (not registered${opts.demo ? "" : " or turned off"}): ${missing.join(", ")}`);

@@ -118,6 +118,7 @@ const DAY_S = 24 * 60 * 60;
 export const CONFIG = {
   // Web server and console
   PORT: port(3000, { group: "server", doc: "Port of the web app and API (`npm start --port` overrides)." }),
+  QUIESCE_API_PORT: port(3001, { group: "server", doc: "Port of the machine API's own process (`quiesce api`, started by `npm start`); agents call the API here (docs/deploy.md#the-api-process)." }),
   NEXTAUTH_URL: url(HTTP, { group: "server", doc: "Public base URL of the console, for sign-in redirects and secure cookies. Default: http://localhost:$PORT." }),
   QUIESCE_DATA_DIR: text({ group: "server", doc: "Folder for the embedded database, the generated session secret and the demo keys." }, ".quiesce"),
   QUIESCE_DEMO: flag(true, { group: "server", doc: "`npm start` seeds demo data and runs the demo fleet; 0 turns both off (like --no-demo)." }),

@@ -111,3 +111,15 @@ const OPENAPI_SPEC: PathSpec = {
   method: "get", path: "/api/v1/openapi.json", operationId: "openapi", tags: ["meta"], auth: false,
   summary: "This document", responses: { 200: { description: "OpenAPI 3.1 document" } },
 };
+
+let served: string | undefined;
+
+/**
+ * The document as served by `GET /api/v1/openapi.json`: built and serialized once per process, on first
+ * use (every schema module has registered its paths by then), and answered from memory afterwards. It
+ * changes only with the code, so rebuilding it per request bought nothing (docs/benchmarks.md#http).
+ */
+export function servedOpenApiJson(): string {
+  served ??= JSON.stringify(buildOpenApiDocument());
+  return served;
+}

@@ -60,3 +60,15 @@ test("every child gets the database, the control plane URL, the auth secret and 
   expect(env.QUIESCE_GATEWAY_KEY).toBeUndefined();
   expect(childEnv({ NEXTAUTH_URL: "https://q.example" }, { databaseUrl: "x", port: 1, authSecret: "y", keys: {} }).NEXTAUTH_URL).toBe("https://q.example");
 });
+
+test("the API process runs on QUIESCE_API_PORT's port, is essential like the web app, and agents are pointed at it", () => {
+  const plan = planChildren(ROOT, ["api", "barrier-worker"], { port: 3000, dev: false, demo: true, apiPort: 3901, host: "0.0.0.0" });
+  expect(plan.map((c) => c.name)).toEqual(["web", "api", "barrier-worker"]);
+  const api = plan.find((c) => c.name === "api")!;
+  expect(api.args.slice(-5)).toEqual(["api", "--port", "3901", "--host", "0.0.0.0"]);
+  expect(plan.filter((c) => c.essential).map((c) => c.name)).toEqual(["web", "api"]);
+  const env = childEnv({}, { databaseUrl: "x", port: 3000, apiPort: 3901, authSecret: "y", keys: {} });
+  expect(env.QUIESCE_URL).toBe("http://127.0.0.1:3901");
+  expect(env.QUIESCE_API_PORT).toBe("3901");
+  expect(env.NEXTAUTH_URL).toBe("http://localhost:3000");
+});

@@ -13,6 +13,8 @@ export interface StartOptions {
   demo: boolean;
   /** Interface the web app listens on: 127.0.0.1 unless HOST says otherwise. */
   host?: string;
+  /** Port of the API process (`quiesce api`); QUIESCE_API_PORT by default. */
+  apiPort?: number;
 }
 
 export interface ChildSpec {
@@ -27,6 +29,8 @@ export interface ChildSpec {
 
 /** Companion commands in start order; `demo` is optional and comes last. */
 export const COMPANIONS: { name: string; args: string[]; afterWeb: boolean; optional: boolean }[] = [
+  // The machine API in a process of its own (agents' hot path; docs/deploy.md#the-api-process).
+  { name: "api", args: [], afterWeb: false, optional: false },
   { name: "barrier-worker", args: [], afterWeb: false, optional: false },
   { name: "webhook-worker", args: [], afterWeb: false, optional: false },
   { name: "provider-sim", args: ["--port", String(PROVIDER_SIM_PORT)], afterWeb: false, optional: false },
@@ -63,12 +67,14 @@ export function planChildren(root: string, registered: readonly string[], opts: 
   for (const c of COMPANIONS) {
     if (!registered.includes(c.name)) continue;
     if (c.name === "demo" && !opts.demo) continue;
+    const args = c.name === "api" ? ["--port", String(opts.apiPort ?? setting("QUIESCE_API_PORT")), "--host", opts.host ?? "127.0.0.1"] : c.args;
     children.push({
       name: c.name,
       command: node,
-      args: ["--conditions=react-server", ...watchdog, "--import", "tsx", cli, c.name, ...c.args],
+      args: ["--conditions=react-server", ...watchdog, "--import", "tsx", cli, c.name, ...args],
       afterWeb: c.afterWeb,
-      essential: false,
+      // Without the API process no agent can ask the gate: like the web app, it takes everything down.
+      essential: c.name === "api",
     });
   }
   return children;
@@ -77,6 +83,8 @@ export function planChildren(root: string, registered: readonly string[], opts: 
 export interface ChildEnvInput {
   databaseUrl: string;
   port: number;
+  /** When the API process runs: the control plane address agents, workers and the demo call. */
+  apiPort?: number;
   authSecret: string;
   keys: Partial<Record<DemoKeyRole, string>>;
 }
@@ -90,7 +98,8 @@ export function childEnv(base: Env, i: ChildEnvInput): Env {
     ...base,
     DATABASE_URL: i.databaseUrl,
     PORT: String(i.port),
-    QUIESCE_URL: `http://127.0.0.1:${i.port}`,
+    QUIESCE_URL: `http://127.0.0.1:${i.apiPort ?? i.port}`,
+    ...(i.apiPort !== undefined ? { QUIESCE_API_PORT: String(i.apiPort) } : {}),
     NEXTAUTH_URL: base.NEXTAUTH_URL ?? `http://localhost:${i.port}`,
     NEXTAUTH_SECRET: i.authSecret,
     QUIESCE_PROVIDER_SIM_URL: `http://127.0.0.1:${PROVIDER_SIM_PORT}`,

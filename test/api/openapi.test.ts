@@ -9,6 +9,7 @@ import { Validator } from "@seriousme/openapi-schema-validator";
 import Ajv2020 from "ajv/dist/2020.js";
 import addFormats from "ajv-formats";
 import { makeWorld, raw, type World } from "./fixtures";
+import { buildOpenApiDocument } from "../../lib/schemas/openapi";
 
 let w: World;
 let doc: any;
@@ -34,6 +35,15 @@ test("is served without a key and is a valid OpenAPI 3.1 document", async () => 
   const res = await v.validate(structuredClone(doc));
   expect(res.errors ?? [], JSON.stringify(res.errors, null, 1)).toEqual([]);
   expect(res.valid).toBe(true);
+});
+
+test("the served document is the one built from the schemas, byte for byte, on every request", async () => {
+  const expected = JSON.stringify(buildOpenApiDocument());
+  for (let i = 0; i < 3; i++) {
+    const r = await raw(w.server.url, "GET", "/api/v1/openapi.json", { key: null });
+    expect(r.status).toBe(200);
+    expect(r.text).toBe(expected);
+  }
 });
 
 test("lists every method of every route file under app/api/v1, and nothing that does not exist", async () => {
