@@ -58,7 +58,7 @@ export const BarrierViewSchema = z.object({
 
 export const ReceiptQuery = z.object({
   version: z.coerce.number().int().min(1).max(PG_INT_MAX).optional(),
-  format: z.enum(["json", "yaml"]).optional(),
+  format: z.enum(["json", "yaml", "dsse"]).optional(),
 });
 
 const Count = z.number().int().min(0);

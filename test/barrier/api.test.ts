@@ -1,5 +1,6 @@
 // The barrier's HTTP surface through the real route handlers (test/support/api-server) and the SDK:
 // POST /runs/{id}/kill, POST /runs/{id}/observed, GET /barriers/{id}, GET /barriers/{id}/receipt.
+import { isEnvelope, readStatement, type DsseEnvelope } from "../../lib/control/evidence/signing";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { parse } from "yaml";
 import { prisma } from "../../lib/db/prisma";
@@ -124,6 +125,11 @@ describe("barrier API", () => {
     expect(parse(yaml1.text).stop_receipt).toEqual(receipt);
     const yaml2 = await call("GET", `/api/v1/barriers/${barrierId}/receipt`, keys.agent, undefined, { accept: "application/yaml" });
     expect(yaml2.text).toBe(yaml1.text);
+    // The signed form over the machine API: a DSSE envelope whose statement names this receipt's digest.
+    const dsse = await call("GET", `/api/v1/barriers/${barrierId}/receipt?format=dsse`, keys.agent);
+    expect(dsse.status).toBe(200);
+    expect(isEnvelope(dsse.json)).toBe(true);
+    expect(readStatement(dsse.json as DsseEnvelope)?.subject[0]?.digest.sha256).toBe(receipt.digest);
     expect((await call("GET", `/api/v1/barriers/${barrierId}/receipt?version=1`, keys.agent)).json.digest).toBe(receipt.digest);
     expect((await call("GET", `/api/v1/barriers/${barrierId}/receipt?version=2`, keys.agent)).status).toBe(404);
     const badVersion = await call("GET", `/api/v1/barriers/${barrierId}/receipt?version=zero`, keys.agent);

@@ -1,16 +1,23 @@
-// GET /api/v1/barriers/{barrierId}/receipt[?version=n][&format=yaml] — the stop receipt (docs/architecture.md#the-stop-receipt):
+// GET /api/v1/barriers/{barrierId}/receipt[?version=n][&format=yaml|dsse] — the stop receipt (docs/architecture.md#the-stop-receipt):
 // the latest version unless one is named; 404 until the barrier issued one. JSON by default; YAML
-// with ?format=yaml or `Accept: application/yaml`. The digest covers the canonical JSON of the body.
+// with ?format=yaml or `Accept: application/yaml`; the signed DSSE envelope (what `quiesce verify`
+// checks offline) with ?format=dsse. The digest covers the canonical JSON of the body.
 import { apiRoute } from "@/lib/api/route";
 import { getReceipt } from "@/lib/dal/barriers";
 import { serializeReceipt } from "@/lib/control/evidence/receipt";
 import { ReceiptQuery } from "@/lib/schemas/barriers";
+import { envelopeText } from "@/lib/actions/receipt-download";
+import { QuiesceError } from "@/lib/errors";
 
 export const dynamic = "force-dynamic";
 
 export const GET = apiRoute({ query: ReceiptQuery }, async ({ principal, params, query, req }) => {
   const r = await getReceipt(principal, params.barrierId ?? "", query.version);
   const headers = { "x-receipt-version": String(r.version), "x-receipt-digest": r.digest, "cache-control": "no-store" };
+  if (query.format === "dsse") {
+    if (!r.envelope) throw new QuiesceError("not_found", "this receipt version was issued before receipts were signed");
+    return new Response(envelopeText(r.envelope), { status: 200, headers: { ...headers, "content-type": "application/json; charset=utf-8" } });
+  }
   const accept = req.headers.get("accept") ?? "";
   const yaml = query.format === "yaml" || (query.format === undefined && /application\/(x-)?yaml|text\/yaml/.test(accept));
   // The one serializer: the console's downloads send the same bytes.
