@@ -2,6 +2,7 @@
 import { createHmac, timingSafeEqual } from "node:crypto";
 
 import { EVENT_TYPES, type EventType } from "./event-types";
+import { backoffDelay } from "../wait";
 
 export { EVENT_TYPES, type EventType };
 
@@ -46,7 +47,8 @@ export function verifyWebhookSignature(secret: string, body: string, header: str
 
 /** Exponential backoff with a cap: attempt 1 failed → base, then ×2 each time. */
 export function retryDelayMs(attempts: number, baseMs: number, maxMs: number): number {
-  return Math.min(maxMs, baseMs * 2 ** Math.max(0, Math.min(attempts - 1, 30)));
+  // The one backoff schedule (lib/wait), counted from the first attempt.
+  return backoffDelay(attempts - 1, { baseMs, capMs: maxMs });
 }
 
 /**

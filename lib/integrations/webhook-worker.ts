@@ -3,6 +3,7 @@
 // run and endpoint, with exponential backoff and a dead-letter state after the last attempt.
 import { claimDueDeliveries, markDelivered, markFailed } from "../dal/webhook-outbox";
 import { integrationsConfig } from "./config";
+import { sleep } from "../wait";
 import { retryDelayMs, signWebhook, SIGNATURE_HEADER } from "./events";
 
 const SYSTEM = { type: "system", name: "webhook-worker" } as const;
@@ -48,6 +49,7 @@ export async function runWebhookWorker(signal: AbortSignal, opts: WebhookWorkerO
   while (!signal.aborted) {
     let n = 0;
     try { n = await deliverDueOnce(opts); } catch (e) { onError(e); }
-    if (n === 0) await new Promise<void>((r) => { const t = setTimeout(r, pollMs); signal.addEventListener("abort", () => { clearTimeout(t); r(); }, { once: true }); });
+    // lib/wait's sleep unhooks its listener after every wait (a bare addEventListener here leaked one per idle pass).
+    if (n === 0) await sleep(pollMs, undefined, signal);
   }
 }
