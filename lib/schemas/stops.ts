@@ -84,3 +84,17 @@ registerPath({
   summary: "Lift a pause scope (a kill scope is for good: 409)", callers: OPERATOR, body: ReasonBody,
   responses: { 200: { description: "lifted", schema: StopView } }, errors: [400, 403, 404, 409],
 });
+
+export const FinishRunResponse = z.object({
+  runId: z.string(),
+  finishedAt: IsoTime,
+  /** runs of the subtree newly marked finished by this call (0 when it was already finished) */
+  finished: z.number().int(),
+}).meta({ id: "FinishRunResponse" });
+export type FinishRunResponse = z.infer<typeof FinishRunResponse>;
+
+registerPath({
+  method: "post", path: "/api/v1/runs/{runId}/finish", operationId: "finishRun", tags: ["runs"],
+  summary: "The run ended (session end, end of a thread, SDK finish): it and its subtree show as finished; idempotent",
+  callers: "machine keys (agent, worker, gateway)", responses: { 200: { description: "finished", schema: FinishRunResponse } }, errors: [403, 404],
+});

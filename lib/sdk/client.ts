@@ -9,7 +9,7 @@ import type {
   CompleteBody, CompleteResponse, HeartbeatResponse, RegisterOperationBody, RegisterOperationResponse,
 } from "../schemas/operations";
 import type { BreakerResponse, KillResponse, LifecycleResponse } from "../schemas/control";
-import type { CreateStopBody, StopDryRunResponse, StopView } from "../schemas/stops";
+import type { CreateStopBody, FinishRunResponse, StopDryRunResponse, StopView } from "../schemas/stops";
 import { QuiesceApiError, QuiesceConfigError, QuiesceUnreachableError } from "./errors";
 import { subscribe as subscribeEvents, type RunEvent } from "./events";
 import { setting } from "../config";
@@ -146,6 +146,11 @@ export class QuiesceClient {
   }
   breaker(runId: string, action: "trip" | "reset", reason: string): Promise<BreakerResponse> {
     return this.call("POST", `/api/v1/runs/${enc(runId)}/breaker`, { action, reason });
+  }
+
+  /** The run ended (session end, end of a thread): it and its subtree show as finished. Idempotent. */
+  finish(runId: string): Promise<FinishRunResponse> {
+    return this.call("POST", `/api/v1/runs/${enc(runId)}/finish`, {});
   }
 
   // ── fleet stop (docs/fleet-stop.md; operator keys only) ──

@@ -192,6 +192,23 @@ describe("fleet stop API", () => {
     expect(actions).toEqual(expect.arrayContaining(["fleet.kill", "fleet.receipt"]));
   }, 120_000);
 
+  test("run completion: finish marks the run and its subtree finished (machine keys; idempotent); a kill scope starts no barrier for it", async () => {
+    const root = await makeTask("fin");
+    const kid = await makeTask("fin", {}, root);
+    const live = await makeTask("fin");
+    expect((await call("POST", `/api/v1/runs/${root.runId}/finish`, keys.viewer, {})).status).toBe(403);
+    expect((await call("POST", `/api/v1/runs/${root.runId}/finish`, keys.otherAdmin, {})).status).toBe(404);
+    const f = await call("POST", `/api/v1/runs/${root.runId}/finish`, keys.agent, {});
+    expect(f.status).toBe(200);
+    expect(f.json).toMatchObject({ runId: root.runId, finished: 2 });
+    expect((await call("POST", `/api/v1/runs/${root.runId}/finish`, keys.agent, {})).json).toMatchObject({ finished: 0, finishedAt: f.json.finishedAt });
+    expect((await prisma().run.findUniqueOrThrow({ where: { id: kid.runId } })).finishedAt).not.toBeNull();
+    const dry = await call("POST", "/api/v1/stops", keys.operator, { action: "kill", filter: { taskPrefix: "fin-" }, reason: "x", dryRun: true });
+    expect(dry.json).toMatchObject({ matched: 1, barrierTargets: 1, sample: [{ runId: live.runId, status: "active" }] });
+    const byStatus = await call("POST", "/api/v1/stops", keys.operator, { action: "kill", filter: { taskPrefix: "fin-", status: ["finished"] }, reason: "x", dryRun: true });
+    expect(byStatus.json).toMatchObject({ matched: 0 });
+  });
+
   test("a fleet with one unknown outcome is stop_incomplete, and says how many reconciliations are open", async () => {
     const quiet = await makeTask("inc");
     const busy = await makeTask("inc");
