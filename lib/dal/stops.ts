@@ -13,7 +13,8 @@ import { barrierTargets, buildFleetReceipt, filterToJson, runStatus, type StopAc
 import type { Harness, Lifecycle } from "../control/types";
 import type { CreateStopBody, StopDryRunResponse, StopFilterInput, StopView } from "../schemas/stops";
 import { authorize, assertTeam } from "./authorize";
-import { actorOf, type Principal } from "./principal";
+import { actorOf, callerOf, type Principal } from "./principal";
+import { isAllowed } from "../control/authz";
 import { lockTeamScopesExclusive } from "./internal/locks";
 import { appendAudit } from "./audit";
 import { killRun } from "./kill";
@@ -143,13 +144,15 @@ async function bounded<T>(items: readonly T[], limit: number, fn: (x: T) => Prom
  * and safe to call from several places (the fan-out, GET, the barrier engine after a receipt).
  */
 export async function advanceStop(p: Principal, stopId: string): Promise<void> {
-  authorize(p, "fleet.stop");
+  // Any member may look at a fleet stop; only one who may stop moves its fan-out on.
+  authorize(p, "run.read");
   const scope = await prisma().stopScope.findUnique({ where: { id: stopId }, select: { teamId: true, action: true, reason: true, completedAt: true } });
   if (!scope) throw notFound("stop");
   assertTeam(p, scope.teamId, "stop");
   if (scope.action !== "kill" || scope.completedAt) return;
   // One fan-out per scope in this process (a second replica repeating one is harmless: a kill of a
   // killed tree answers its existing barrier).
+  if (p.type !== "system" && !isAllowed(callerOf(p), "fleet.stop")) return issueFleetReceiptIfDue(stopId).then(() => undefined);
   if (fanningOut.has(stopId)) return;
   fanningOut.add(stopId);
   try {
@@ -228,9 +231,9 @@ export async function onBarrierReceipt(p: Principal, barrierId: string): Promise
   for (const r of rows) await issueFleetReceiptIfDue(r.scopeId);
 }
 
-/** Progress of a fleet stop (and its fleet receipt once issued). */
+/** Progress of a fleet stop (and its fleet receipt once issued): any member of the team may read it. */
 export async function getStop(p: Principal, stopId: string): Promise<StopView> {
-  authorize(p, "fleet.stop");
+  authorize(p, "run.read");
   const s = await prisma().stopScope.findUnique({ where: { id: stopId } });
   if (!s) throw notFound("stop");
   assertTeam(p, s.teamId, "stop");
