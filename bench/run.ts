@@ -10,12 +10,13 @@ import { gateSection } from "./gate";
 import { killSection } from "./kill";
 import { abortSection } from "./abort";
 import { hookSection } from "./hook";
+import { fleetSection } from "./fleet";
 import { closeDbClients } from "../lib/start/database";
 import type { BenchSection } from "./lib/section";
 
 export type { BenchContext, BenchSection } from "./lib/section";
 
-const SECTIONS: BenchSection[] = [gateSection, killSection, abortSection, hookSection];
+const SECTIONS: BenchSection[] = [gateSection, killSection, abortSection, hookSection, fleetSection];
 
 const ROOT = path.resolve(import.meta.dirname, "..");
 
