@@ -28,7 +28,11 @@ import { coveringBarrierTx } from "./settlements";
 
 export interface KillResult { barrierId: string; created: boolean }
 
-export async function killRun(p: Principal, runId: string, reason: string): Promise<KillResult> {
+/**
+ * `opts.onBehalfOf`: only for the system principal (the barrier engine fanning out a fleet stop): the
+ * person who asked for the stop is recorded as the barrier's requester and the audit actor.
+ */
+export async function killRun(p: Principal, runId: string, reason: string, opts: { onBehalfOf?: string } = {}): Promise<KillResult> {
   authorize(p, "run.kill");
   const why = typeof reason === "string" ? reason.trim() : "";
   if (!why) throw badRequest("reason: a reason is required");
@@ -36,7 +40,7 @@ export async function killRun(p: Principal, runId: string, reason: string): Prom
   const run = await prisma().run.findUnique({ where: { id: runId }, select: { id: true, teamId: true, rootRunId: true } });
   if (!run) throw notFound("run");
   assertTeam(p, run.teamId, "run");
-  const actor = actorOf(p);
+  const actor = p.type === "system" && opts.onBehalfOf ? opts.onBehalfOf : actorOf(p);
 
   const result = await prisma().$transaction(async (tx) => {
     await lockRunTreeExclusive(tx, run.rootRunId);

@@ -1,6 +1,7 @@
 // Fleet stop (docs/fleet-stop.md): one durable stop scope per decision, read by the gate inside its
-// statement, then one cancellation barrier per matching tree (kill), fanned out in bounded parallel,
-// and a fleet receipt once every barrier has its receipt.
+// statement, then one cancellation barrier per matching tree (kill), fanned out by the barrier engine in
+// bounded parallel from the durable target rows (so a crash loses nothing and a request does no work
+// after it answered), and a fleet receipt once every barrier has its receipt.
 //
 // Serialization: the scope is written under the team's stop-scope lock held EXCLUSIVELY (every gate
 // call holds it shared), so no decision that begins after the commit is `allow`, and every operation a
@@ -13,12 +14,11 @@ import { barrierTargets, buildFleetReceipt, filterToJson, runStatus, type StopAc
 import type { Harness, Lifecycle } from "../control/types";
 import type { CreateStopBody, StopDryRunResponse, StopFilterInput, StopView } from "../schemas/stops";
 import { authorize, assertTeam } from "./authorize";
-import { actorOf, callerOf, type Principal } from "./principal";
-import { isAllowed } from "../control/authz";
+import { actorOf, type Principal } from "./principal";
 import { lockTeamScopesExclusive } from "./internal/locks";
 import { appendAudit } from "./audit";
+import { notifyControl } from "./notify";
 import { killRun } from "./kill";
-import { logger } from "../log";
 
 /** Barriers started at once by one fan-out (each is its own transaction under its tree's lock). */
 export const FANOUT_CONCURRENCY = 8;
@@ -98,13 +98,13 @@ export async function previewStop(p: Principal, body: CreateStopBody): Promise<S
  * moment this commits) and, for a kill, the barrier targets; then fans the barriers out in the
  * background. Returns the scope's view as committed.
  */
-export async function createStop(p: Principal, body: CreateStopBody, opts: { fanOut?: "background" | "await" } = {}): Promise<StopView> {
+export async function createStop(p: Principal, body: CreateStopBody): Promise<StopView> {
   authorize(p, "fleet.stop");
   const teamId = teamOf(p);
   const { filter, reason } = validate(body);
   const actor = actorOf(p);
   const stopId = newId("scope");
-  await prisma().$transaction(async (tx) => {
+  const targetCount = await prisma().$transaction(async (tx) => {
     await lockTeamScopesExclusive(tx, teamId);
     const cols = scopeColumns(filter);
     await tx.$executeRawUnsafe(
@@ -117,17 +117,19 @@ export async function createStop(p: Principal, body: CreateStopBody, opts: { fan
     const covered = await coveredRunsTx(tx, teamId, filter);
     const targets = body.action === "kill" ? barrierTargets(covered.map((r) => ({ runId: r.id, path: r.path }))) : [];
     await tx.stopScope.update({ where: { id: stopId }, data: { matched: covered.length } });
-    if (targets.length > 0) await tx.stopScopeTarget.createMany({ data: targets.map((runId) => ({ scopeId: stopId, runId })) });
+    if (targets.length > 0) {
+      await tx.stopScopeTarget.createMany({ data: targets.map((runId) => ({ scopeId: stopId, runId })) });
+      // Wakes the barrier engine, which fans the barriers out from the target rows.
+      await notifyControl(tx, { kind: "kill", teamId, rootRunId: targets[0]!, runIds: targets.slice(0, 100) });
+    }
     await appendAudit(tx, {
       teamId, actor, action: `fleet.${body.action}`, target: stopId,
       after: { filter: filterToJson(filter) as never, reason, matched: covered.length, barrierTargets: targets.length },
     });
+    return targets.length;
   }, { timeout: 120_000, maxWait: 30_000 });
-
-  if (body.action === "kill") {
-    const work = advanceStop(p, stopId).catch((err: unknown) => logger().error({ err, stopId }, "fleet stop fan-out failed (GET /api/v1/stops/{id} resumes it)"));
-    if (opts.fanOut === "await") await work;
-  }
+  // A kill that matched nothing is complete at once: its (empty) fleet receipt is issued before answering.
+  if (body.action === "kill" && targetCount === 0) await issueFleetReceiptIfDue(stopId);
   return getStop(p, stopId);
 }
 
@@ -139,47 +141,54 @@ async function bounded<T>(items: readonly T[], limit: number, fn: (x: T) => Prom
 }
 
 /**
- * Moves a kill scope on: starts the barriers not yet started (bounded parallel; each is the ordinary
- * kill, audited as such), then issues the fleet receipt if every barrier has its receipt. Idempotent
- * and safe to call from several places (the fan-out, GET, the barrier engine after a receipt).
+ * The barrier engine's part (each wake): for the kill scopes with targets not yet started, start their
+ * barriers (bounded parallel; each the ordinary kill, on behalf of the person who asked for the stop,
+ * audited as such), then issue the fleet receipts that are due. Idempotent; several engines may run it
+ * (a kill of a killed tree answers its existing barrier). Returns how many barriers it started.
  */
-export async function advanceStop(p: Principal, stopId: string): Promise<void> {
-  // Any member may look at a fleet stop; only one who may stop moves its fan-out on.
-  authorize(p, "run.read");
-  const scope = await prisma().stopScope.findUnique({ where: { id: stopId }, select: { teamId: true, action: true, reason: true, completedAt: true } });
-  if (!scope) throw notFound("stop");
-  assertTeam(p, scope.teamId, "stop");
-  if (scope.action !== "kill" || scope.completedAt) return;
-  // One fan-out per scope in this process (a second replica repeating one is harmless: a kill of a
-  // killed tree answers its existing barrier).
-  if (p.type !== "system" && !isAllowed(callerOf(p), "fleet.stop")) return issueFleetReceiptIfDue(stopId).then(() => undefined);
-  if (fanningOut.has(stopId)) return;
-  fanningOut.add(stopId);
-  try {
-    await fanOut(p, stopId, scope.reason);
-  } finally {
-    fanningOut.delete(stopId);
+export async function advancePendingStops(p: Principal, teamId: string | null = null): Promise<number> {
+  authorize(p, "fleet.stop");
+  const scopes = await prisma().$queryRawUnsafe<{ id: string; reason: string; requested_by: string }[]>(
+    `SELECT s.id, s.reason, s.requested_by FROM stop_scopes s
+      WHERE s.action = 'kill' AND s.completed_at IS NULL AND ($1::text IS NULL OR s.team_id = $1)
+      ORDER BY s.created_at LIMIT 20`, teamId);
+  let started = 0;
+  for (const s of scopes) {
+    if (fanningOut.has(s.id)) continue;
+    fanningOut.add(s.id);
+    try {
+      started += await fanOut(p, s.id, s.reason, s.requested_by);
+    } finally {
+      fanningOut.delete(s.id);
+    }
+    await issueFleetReceiptIfDue(s.id);
   }
-  await issueFleetReceiptIfDue(stopId);
+  return started;
 }
 
 const fanningOut = new Set<string>();
 
-async function fanOut(p: Principal, stopId: string, reason: string): Promise<void> {
+async function fanOut(p: Principal, stopId: string, reason: string, requestedBy: string): Promise<number> {
   const pending = await prisma().stopScopeTarget.findMany({ where: { scopeId: stopId, barrierId: null, error: null }, select: { runId: true } });
-  // Each barrier is the ordinary kill, with the requester's own authority, audited as such.
   await bounded(pending, FANOUT_CONCURRENCY, async ({ runId }) => {
     try {
-      const k = await killRun(p, runId, `fleet stop ${stopId}: ${reason}`.slice(0, 2000));
+      const k = await killRun(p, runId, `fleet stop ${stopId}: ${reason}`.slice(0, 2000), { onBehalfOf: requestedBy });
       await prisma().stopScopeTarget.update({ where: { scopeId_runId: { scopeId: stopId, runId } }, data: { barrierId: k.barrierId } });
     } catch (err) {
       await prisma().stopScopeTarget.update({ where: { scopeId_runId: { scopeId: stopId, runId } }, data: { error: err instanceof Error ? err.message : String(err) } });
     }
   });
+  return pending.length;
 }
 
 /** The fleet receipt, exactly once, when every target has a barrier with a receipt. */
 async function issueFleetReceiptIfDue(stopId: string): Promise<boolean> {
+  // Cheap check first, without the row lock: called after every barrier receipt of a large fleet.
+  const [due] = await prisma().$queryRawUnsafe<{ pending: boolean }[]>(
+    `SELECT EXISTS (SELECT 1 FROM stop_scope_targets t WHERE t.scope_id = $1
+              AND ((t.barrier_id IS NULL AND t.error IS NULL)
+                OR (t.barrier_id IS NOT NULL AND NOT EXISTS (SELECT 1 FROM stop_receipts r WHERE r.barrier_id = t.barrier_id)))) AS pending`, stopId);
+  if (due?.pending) return false;
   return prisma().$transaction(async (tx) => {
     await tx.$queryRawUnsafe(`SELECT id FROM stop_scopes WHERE id = $1 FOR UPDATE`, stopId);
     const s = await tx.stopScope.findUniqueOrThrow({ where: { id: stopId } });

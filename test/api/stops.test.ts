@@ -104,6 +104,8 @@ describe("fleet stop API", () => {
     expect(foreign.json).toMatchObject({ matched: 0, barrierTargets: 0 });
     const foreignKill = await call("POST", "/api/v1/stops", keys.otherAdmin, { action: "kill", filter: { runIds: [a.runId] }, reason: "x" });
     expect(foreignKill.status).toBe(202);
+    // a kill that matched nothing is complete at once, with an empty fleet receipt
+    expect(foreignKill.json).toMatchObject({ matched: 0, barriers: { total: 0 }, receipt: { decision: "stopped_and_quiet" } });
     expect(await decisionOf(a)).toBe("allow:allowed");
     // and their scope is not ours to read
     expect((await call("GET", `/api/v1/stops/${foreignKill.json.stopId}`, keys.operator)).status).toBe(404);
@@ -178,6 +180,10 @@ describe("fleet stop API", () => {
       const rc = await call("GET", `/api/v1/barriers/${e.barrierId}/receipt`, keys.operator);
       expect(rc.json.digest).toBe(e.digest);
     }
+    // the engine started each barrier on behalf of the admin who asked for the stop
+    const requesters = await prisma().barrier.findMany({ where: { id: { in: body.runs.map((e) => e.barrierId) } }, select: { requestedBy: true } });
+    expect(requesters).toHaveLength(6);
+    for (const b of requesters) expect(b.requestedBy.startsWith(`user:${team.users.admin.id} via key:`)).toBe(true);
     // the finished and the already-killed runs got no new barrier
     const barriersOf = async (runId: string) => prisma().barrier.count({ where: { runId } });
     expect(await barriersOf(finished.runId)).toBe(0);

@@ -1,10 +1,7 @@
-// The fleet-stop page's live progress (docs/fleet-stop.md): moves an interrupted fan-out on, then reads.
+// The fleet-stop page's live progress (docs/fleet-stop.md). Read-only: the barrier engine does the work.
 import { consoleGet } from "@/lib/actions/console-route";
-import { advanceStop, getStop } from "@/lib/dal/stops";
+import { getStop } from "@/lib/dal/stops";
 
 export const dynamic = "force-dynamic";
 
-export const GET = consoleGet<{ stopId: string }>(async ({ session, params }) => {
-  await advanceStop(session.principal, params.stopId);
-  return getStop(session.principal, params.stopId);
-});
+export const GET = consoleGet<{ stopId: string }>(async ({ session, params }) => getStop(session.principal, params.stopId));
