@@ -126,7 +126,9 @@ export function fleetDecision(runs: readonly Pick<FleetRunReceipt, "decision">[]
 /** The fleet receipt body and its digest over the one canonical serializer (RFC 8785). */
 export function buildFleetReceipt(i: FleetReceiptInput): FleetReceipt {
   const decision = fleetDecision(i.runs);
-  const runs = [...i.runs].sort((a, b) => (a.runId < b.runId ? -1 : a.runId > b.runId ? 1 : 0));
+  // A total order (run, then barrier, digest, decision, link), so the digest never depends on input order.
+  const key = (r: FleetRunReceipt) => [r.runId, r.barrierId, r.digest, r.decision, r.link].join("\u0000");
+  const runs = [...i.runs].sort((a, b) => (key(a) < key(b) ? -1 : key(a) > key(b) ? 1 : 0));
   const body = {
     kind: "fleet_stop_receipt",
     scopeId: i.scopeId,
