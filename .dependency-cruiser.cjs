@@ -68,6 +68,12 @@ module.exports = {
           // password hashing, next-auth's options (the session reader needs them) and provider types
           "^lib/auth/(password|options)\\.ts$",
           "^lib/providers/types\\.ts$",
+          // the kill's outbound step after commit: removing not-yet-started jobs from pg-boss / BullMQ
+          // (imports only the queue clients and the database URL; the barrier engine repeats it)
+          "^lib/queues/(cancel|names)\\.ts$",
+          // cross-cutting reporting the dal feeds, like lib/log: CloudEvent building and signing,
+          // the receipt-signing key store, trace spans and metric registries (never the webhook worker)
+          "^lib/integrations/(events|event-types|keystore|tracing|metrics|config|keys-document)\\.ts$",
           // pure input and session rules shared with the API layer
           "^lib/security/(text|session-policy)\\.ts$",
           "^node_modules/",

@@ -14,7 +14,7 @@ import { authSecret } from "./lib/auth/secret";
 import { setting } from "./lib/config";
 
 const SESSION_COOKIE = /^(__Secure-)?next-auth\.session-token(\.\d+)?$/;
-const CONSOLE = /^\/(runs|barriers|receipts|reconciliations|audit|keys|people)(\/|$)/;
+const CONSOLE = /^\/(runs|barriers|receipts|reconciliations|audit|keys|webhooks|people)(\/|$)/;
 
 function isHttps(req: NextRequest): boolean {
   return req.nextUrl.protocol === "https:" || req.headers.get("x-forwarded-proto")?.split(",")[0]?.trim() === "https";

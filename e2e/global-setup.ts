@@ -126,6 +126,10 @@ export default async function globalSetup() {
     if (commandExists("provider-sim")) children.push(start("provider-sim", TSX, ["--conditions=react-server", "bin/quiesce.ts", "provider-sim", "--port", String(SIM_PORT)], env));
     if (commandExists("barrier-worker")) children.push(start("barrier-worker", TSX, ["--conditions=react-server", "bin/quiesce.ts", "barrier-worker"], env));
     else console.warn("[e2e] no barrier-worker command registered: kills will not reach a receipt");
+    // Webhooks: a short, injected retry schedule so a dead letter appears within seconds.
+    if (commandExists("webhook-worker")) children.push(start("webhook-worker", TSX, ["--conditions=react-server", "bin/quiesce.ts", "webhook-worker"], {
+      ...env, QUIESCE_WEBHOOK_RETRY_BASE_MS: "200", QUIESCE_WEBHOOK_RETRY_MAX_MS: "500", QUIESCE_WEBHOOK_MAX_ATTEMPTS: "3", QUIESCE_WEBHOOK_POLL_MS: "200",
+    }));
     await waitFor(`${baseUrl}/signin`, "next start", web);
 
     const keys = JSON.parse(readFileSync(keysFile, "utf8")) as { keys: Record<string, { secret: string }> };

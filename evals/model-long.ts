@@ -1,4 +1,4 @@
-// `npm run evals -- --long [--model-runs n] [--seed s --path p]`: the model-based test of issue 10 in
+// `npm run evals -- --long [--model-runs n] [--seed s --path p]`: the model-based test of the stop evidence (docs/evidence.md) in
 // its long mode — 10 000 random sequences (default) against a fresh database and the in-process
 // barrier engine, I1–I5 after every one (test/support/model-harness.ts; `npm test` runs 300). On a
 // failure fast-check prints the seed and the shrunk path; pass them back to replay exactly that case.

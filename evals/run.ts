@@ -33,6 +33,11 @@ function withTimeout(c: EvalCase, stack: Stack): Promise<CaseResult> {
 }
 
 async function main(): Promise<number> {
+  // The HA drill has its own entry point (evals/ha.ts): `npm run evals -- --ha` is `npm run evals:ha`.
+  if (process.argv.includes("--ha")) {
+    const { spawnSync } = await import("node:child_process");
+    return spawnSync(process.execPath, ["--conditions=react-server", "--import", "tsx", path.join(ROOT, "evals", "ha.ts")], { stdio: "inherit" }).status ?? 1;
+  }
   let values;
   try {
     ({ values } = parseArgs({ options: {

@@ -18,6 +18,7 @@ export default async function ConsoleLayout({ children }: { children: ReactNode 
     { href: "/reconciliations", label: "Reconciliations", badge: open },
     ...(isAllowed(caller, "audit.read") ? [{ href: "/audit", label: "Audit log" }] : []),
     ...(isAllowed(caller, "key.manage") ? [{ href: "/keys", label: "API keys" }] : []),
+    ...(isAllowed(caller, "key.manage") ? [{ href: "/webhooks", label: "Webhooks" }] : []),
     ...(isAllowed(caller, "member.manage") ? [{ href: "/people", label: "People" }] : []),
   ];
   return (

@@ -16,6 +16,8 @@ const USAGE = [
   "npm run quiesce -- keys create --team <slug> --kind agent|worker|gateway|operator [--user <email>] [--name <text>] [--scopes a,b] [--expires-in 30d]",
   "       npm run quiesce -- keys list --team <slug> [--all] [--json]",
   "       npm run quiesce -- keys revoke <keyId> [--json]",
+  "       npm run quiesce -- keys public [--json | --pem]      the receipt-signing public keys (as served at /.well-known/quiesce/keys.json)",
+  "       npm run quiesce -- keys rotate                       a new receipt-signing key becomes current; old public keys stay",
 ].join("\n");
 
 function parseScopes(text: string | undefined): string[] {
@@ -95,14 +97,36 @@ async function revoke(argv: string[]): Promise<number> {
   });
 }
 
+/** The deployment's receipt-signing keys (files under the data folder; no database needed). */
+async function signingPublic(argv: string[]): Promise<number> {
+  const { values } = parseFlags(argv, { json: { type: "boolean" }, pem: { type: "boolean" } }, { positionals: false });
+  if (values.json && values.pem) throw new UsageError("--json and --pem: choose one");
+  const { publicKeys, keysDocument } = await import("../../lib/integrations/keys-document");
+  const keys = publicKeys();
+  if (values.json) { console.log(JSON.stringify(keysDocument(), null, 2)); return 0; }
+  if (values.pem) { process.stdout.write(keys.find((k) => k.current)!.public_key_pem); return 0; }
+  for (const k of keys) console.log(`${k.keyid}${k.current ? "  (current)" : ""}  created ${k.created_at}\n${k.public_key_pem.trimEnd()}\n`);
+  return 0;
+}
+
+async function signingRotate(argv: string[]): Promise<number> {
+  parseFlags(argv, {}, { positionals: false });
+  const { rotateSigningKey } = await import("../../lib/integrations/keystore");
+  const { keyId, previous } = rotateSigningKey();
+  console.log(`new receipt-signing key ${keyId} is current${previous ? `; ${previous} stays published for receipts it signed` : ""}`);
+  return 0;
+}
+
 export const keysCommand: Command = {
-  summary: "create, list or revoke API keys (create prints only the secret)",
+  summary: "create, list or revoke API keys (create prints only the secret); receipt-signing keys: public, rotate",
   usage: USAGE,
   async run(argv) {
     const [sub, ...rest] = argv;
     if (sub === "create") return create(rest);
     if (sub === "list") return list(rest);
     if (sub === "revoke") return revoke(rest);
-    throw new UsageError(sub ? `unknown subcommand "keys ${sub}"` : "a subcommand is required: create, list or revoke");
+    if (sub === "public") return signingPublic(rest);
+    if (sub === "rotate") return signingRotate(rest);
+    throw new UsageError(sub ? `unknown subcommand "keys ${sub}"` : "a subcommand is required: create, list, revoke, public or rotate");
   },
 };

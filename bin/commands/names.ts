@@ -23,5 +23,8 @@ export const COMMAND_NAMES = [
   "drill",
   "audit",
   "members",
+  "webhook-worker",
+  "webhooks",
+  "verify",
 ] as const;
 export type CommandName = (typeof COMMAND_NAMES)[number];

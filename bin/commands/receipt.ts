@@ -72,7 +72,8 @@ export const receiptCommand: Command = {
       if (!values.verify) return 0;
       const v = await verifyReceipt(system, barrierId, r.version);
       console.log(v.ok ? `digest verified: sha256:${v.digest} (v${v.version})` : `DIGEST MISMATCH (v${v.version}): stored ${v.digest}, recomputed ${v.recomputed}: ${v.detail}`);
-      return v.ok ? 0 : 1;
+      console.log(r.signature.valid ? `signature valid (key ${r.signature.keyId})` : `signature NOT valid: ${r.signature.detail}`);
+      return v.ok && (r.signature.valid || !r.envelope) ? 0 : 1;
     } finally {
       await closeDbClients();
     }

@@ -119,6 +119,9 @@ export const startCommand: Command = {
       for (const line of formatSeedReport(seeded, { consoleUrl: `http://localhost:${port}` })) console.log(line);
       await closeDbClients();
       const secret = ensureAuthSecret();
+      // The receipt-signing key exists before anything can issue a receipt (generated on the first start).
+      const { ensureSigningKey } = await import("../../lib/integrations/keystore");
+      say(`receipt-signing key ${ensureSigningKey()}`);
       const keys = Object.fromEntries(seeded.keys.map((k) => [k.role, k.secret]));
       const env = childEnv(process.env, { databaseUrl: db.url, port, authSecret: secret.secret, keys });
 

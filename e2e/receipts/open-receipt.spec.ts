@@ -1,7 +1,10 @@
 // A reviewer (viewer role) opens a receipt link from a review packet: sign-in first, then straight to
 // the receipt; the decision, the verified digest, JSON and YAML downloads and the print layout.
 import { createHash } from "node:crypto";
-import { readFileSync } from "node:fs";
+import { spawnSync } from "node:child_process";
+import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
 import { expect, test } from "@playwright/test";
 import { parse as parseYaml } from "yaml";
 import { e2e, USERS } from "../support/env";
@@ -31,6 +34,7 @@ test("a reviewer opens a receipt link, checks the digest and downloads JSON and 
   await expect(page.getByRole("heading", { level: 1 })).toContainText(receipt.decision.replaceAll("_", " "));
   await expect(page.getByRole("heading", { name: "✓ Digest verified" })).toBeVisible();
   await expect(page.getByLabel("sha256 digest")).toHaveText(`sha256:${receipt.digest}`);
+  await expect(page.getByTestId("receipt-signature")).toHaveText(/^✓ signature valid \(key ed25519:[0-9a-f]{32}\)$/);
   await expect(page.getByText(run.runId).first()).toBeVisible();
   await expect(page.locator(".copy-link code")).toHaveText(`${e2e.baseUrl}/receipts/${barrierId}`);
 
@@ -41,6 +45,16 @@ test("a reviewer opens a receipt link, checks the digest and downloads JSON and 
   const [yaml] = await Promise.all([page.waitForEvent("download"), page.getByRole("link", { name: "Download YAML" }).click()]);
   // Same shape as the API's YAML (one serializer): the body under `stop_receipt`.
   expect(parseYaml(readFileSync((await yaml.path())!, "utf8")).stop_receipt).toEqual(body);
+
+  // The signed envelope, verified OFFLINE by the CLI with only the published public key.
+  const [dsse] = await Promise.all([page.waitForEvent("download"), page.getByRole("link", { name: "Download signed envelope" }).click()]);
+  expect(dsse.suggestedFilename()).toBe(`stop-receipt-${barrierId}-v1.dsse.json`);
+  const keys = await (await page.request.get("/.well-known/quiesce/keys.json")).json() as { keys: { public_key_pem: string; current: boolean }[] };
+  const dir = mkdtempSync(path.join(tmpdir(), "quiesce-e2e-verify-"));
+  writeFileSync(path.join(dir, "pub.pem"), keys.keys.find((k) => k.current)!.public_key_pem);
+  const verify = spawnSync(process.execPath, ["--conditions=react-server", "--import", "tsx", "bin/quiesce.ts", "verify", (await dsse.path())!, "--key", path.join(dir, "pub.pem")], { encoding: "utf8" });
+  expect(verify.status, verify.stderr).toBe(0);
+  expect(verify.stdout).toContain(`receipt ${barrierId} v1 digest sha256:${receipt.digest}, signature valid`);
 
   // A viewer reads; a viewer gets no controls on the run either.
   await expect(page.getByRole("button", { name: "Kill…" })).toHaveCount(0);

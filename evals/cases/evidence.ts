@@ -1,4 +1,4 @@
-// Stop evidence over a whole subtree (issue 10), as real multi-process scenarios on the eval stack:
+// Stop evidence over a whole subtree (docs/evidence.md), as real multi-process scenarios on the eval stack:
 // the web app answers the API, the barrier-worker process settles and issues receipts, the harness
 // plays the agent and the operator. What a receipt claims must be what the facts show.
 import { prisma } from "../../lib/db/prisma";

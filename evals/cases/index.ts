@@ -41,6 +41,6 @@ export const EVAL_CASES: EvalCase[] = [
   drill("side_effect_completed_before_stop"),
   // docs/fleet-stop.md — a fleet stop while matching runs keep being created
   drill("fleet_stop_with_runs_created_during_the_stop"),
-  // issue 10 — stop evidence over the whole subtree
+  // stop evidence over the whole subtree (docs/evidence.md)
   ...EVIDENCE_CASES,
 ];

@@ -8,7 +8,12 @@ import { serializeReceipt } from "../control/evidence/receipt";
 import { ReceiptVersionQuery } from "../schemas/console";
 import { logger } from "../log";
 
-export function receiptDownload(format: "json" | "yaml") {
+/** The signed form: the DSSE envelope as stored at issue time (verify it with `quiesce verify`). */
+export function envelopeText(envelope: unknown): string {
+  return `${JSON.stringify(envelope, null, 2)}\n`;
+}
+
+export function receiptDownload(format: "json" | "yaml" | "dsse") {
   return async (req: Request, ctx: { params: Promise<{ barrierId: string }> }): Promise<Response> => {
     const session = await currentSession();
     if (!session) return Response.json({ error: { code: "unauthenticated", message: "sign in" } }, { status: 401 });
@@ -18,6 +23,16 @@ export function receiptDownload(format: "json" | "yaml") {
     try {
       const r = await getConsoleReceipt(session.principal, barrierId, q.data.version);
       if (!r) return Response.json({ error: { code: "not_found", message: "no receipt has been issued for this barrier yet" } }, { status: 404 });
+      if (format === "dsse") {
+        if (!r.envelope) return Response.json({ error: { code: "not_found", message: "this receipt version was issued before receipts were signed" } }, { status: 404 });
+        return new Response(envelopeText(r.envelope), {
+          headers: {
+            "content-type": "application/json; charset=utf-8",
+            "content-disposition": `attachment; filename="stop-receipt-${barrierId}-v${r.version}.dsse.json"`,
+            "cache-control": "no-store",
+          },
+        });
+      }
       const name = `stop-receipt-${barrierId}-v${r.version}.${format}`;
       // The one serializer: the API serves the same bytes for the same version.
       const text = serializeReceipt(r.body, format);

@@ -3,6 +3,7 @@
 // new holder continues from the rows; every write here is conditional, so nothing happens twice).
 import { cancelBarrierQueueJobs } from "./queue-cancel";
 import { settleOne, type SettleContext } from "./settle-one";
+import { withSpan } from "../integrations/tracing";
 import {
   completeBarrier, enterQuiet, enterSettling, loadBarrierWork, releaseClaim, renewClaim,
 } from "../dal/barrier-engine";
@@ -39,6 +40,8 @@ async function pool<T>(items: T[], limit: number, fn: (x: T) => Promise<void>): 
   await Promise.all(workers);
 }
 
+const step = <T>(name: string, barrierId: string, fn: () => Promise<T>) => withSpan(`quiesce.barrier.${name}`, { "quiesce.barrier_id": barrierId }, fn);
+
 export async function processBarrier(barrierId: string, o: EngineOptions): Promise<BarrierOutcome> {
   const lost = new AbortController();
   const signal = AbortSignal.any([o.signal, lost.signal]);
@@ -54,7 +57,7 @@ export async function processBarrier(barrierId: string, o: EngineOptions): Promi
       if (!work) return { kind: "lost" };
       if (work.phase === "revoking") {
         await cancelBarrierQueueJobs(o.principal, barrierId).catch((e) => o.log(`queue cancel failed (will not block the barrier): ${(e as Error).message}`));
-        if (!(await enterSettling(o.principal, barrierId, o.workerId))) return { kind: "lost" };
+        if (!(await step("dispatch_stopped", barrierId, () => enterSettling(o.principal, barrierId, o.workerId)))) return { kind: "lost" };
         o.log(`${barrierId}: settling ${work.settlements.length} in-flight operation(s)`);
         continue;
       }
@@ -64,9 +67,11 @@ export async function processBarrier(barrierId: string, o: EngineOptions): Promi
           localSettleMs: o.localSettleMs, signal, log: (l) => o.log(`${barrierId}: ${l}`),
         };
         const pending = work.settlements.filter((s) => s.settledState === null);
-        await pool(pending, o.concurrency, (s) => settleOne(ctx, s, s.providerName ? work.providers[s.providerName] : undefined));
+        await step("settling", barrierId, () => pool(pending, o.concurrency, (s) =>
+          withSpan("quiesce.settlement", { "quiesce.barrier_id": barrierId, "quiesce.operation_id": s.operationId, "quiesce.provider": s.providerName ?? "" },
+            () => settleOne(ctx, s, s.providerName ? work.providers[s.providerName] : undefined))));
         if (signal.aborted) break;
-        const q = await enterQuiet(o.principal, barrierId, o.workerId);
+        const q = await step("quiet", barrierId, () => enterQuiet(o.principal, barrierId, o.workerId));
         if (q === "lost") return { kind: "lost" };
         if (q === "subtree") {
           // Another barrier of the tree is still settling an operation under this one: the completion
@@ -78,7 +83,7 @@ export async function processBarrier(barrierId: string, o: EngineOptions): Promi
         continue;
       }
       if (work.phase === "quiet") {
-        const r = await completeBarrier(o.principal, barrierId, o.workerId);
+        const r = await step("complete", barrierId, () => completeBarrier(o.principal, barrierId, o.workerId));
         if (r === "lost") return { kind: "lost" };
         if (r === "pending") continue;
         if (r === "waiting") {

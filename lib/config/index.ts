@@ -23,6 +23,7 @@ export const GROUPS = {
   cli: "Command line, SDK and workers",
   adapters: "Harness adapters",
   demo: "Demo fleet and drills",
+  integrations: "Signed receipts, webhooks, metrics and tracing",
   dev: "Tests, evals and benchmarks",
 } as const;
 export type Group = keyof typeof GROUPS;
@@ -93,6 +94,23 @@ function flag(fallback: boolean, c: Common): Setting<boolean> {
   return define(schema, "1/true/yes/on or 0/false/no/off", fallback, fallback ? "1" : "0", c);
 }
 
+/**
+ * A PostgreSQL connection string: a URL, including libpq's multi-host form
+ * (`postgresql://u@h1:5432,h2:5433/db?target_session_attrs=read-write`), or the keyword form
+ * (`host=h1,h2 port=5432,5433 dbname=db target_session_attrs=read-write`); see lib/db/hosts.ts.
+ */
+function pgConnection(c: Common): Setting<string | undefined> {
+  const schema = z.string().refine((s) => {
+    const t = s.trim();
+    if (/^postgres(ql)?:\/\/[^/?]*,/i.test(t)) return /^postgres(ql)?:\/\/(?:[^@/]*@)?[^/?\s]+(?:\/[^?\s]*)?(?:\?\S*)?$/i.test(t);
+    if (/^postgres(ql)?:/i.test(t)) {
+      try { return PG.includes(new URL(t).protocol); } catch { return false; }
+    }
+    return /^(\s*\w+\s*=\s*('(?:[^'\\]|\\.)*'|\S+))+\s*$/.test(t) && /\bhost\s*=/.test(t);
+  });
+  return define<string | undefined>(schema, "a PostgreSQL URL (postgres, postgresql; several hosts allowed) or a libpq keyword string", undefined, null, c);
+}
+
 const HTTP = ["http:", "https:"];
 const PG = ["postgres:", "postgresql:"];
 const DAY_S = 24 * 60 * 60;
@@ -110,7 +128,9 @@ export const CONFIG = {
   HOST: text({ group: "server", doc: "Interface `npm start` binds the web app to." }, "127.0.0.1"),
 
   // Database and queues
-  DATABASE_URL: url(PG, { group: "database", doc: "PostgreSQL connection string. Unset: the embedded server `npm start` runs.", secret: true }),
+  DATABASE_URL: pgConnection({ group: "database", doc: "PostgreSQL connection string; several hosts with `target_session_attrs=read-write` connect to the primary only (docs/deploy.md). Unset: the embedded server `npm start` runs.", secret: true }),
+  QUIESCE_DB_POOLER: oneOf(["none", "session", "transaction"], "none", { group: "database", doc: "What DATABASE_URL points at: PostgreSQL itself or a session pooler (`none`, `session`), or a transaction pooler such as PgBouncer in transaction mode, which LISTEN cannot use (then set QUIESCE_LISTEN_URL)." }),
+  QUIESCE_LISTEN_URL: pgConnection({ group: "database", doc: "Session connection for LISTEN/NOTIFY (direct to PostgreSQL or a session pooler). Default: DATABASE_URL, refused when QUIESCE_DB_POOLER=transaction.", secret: true }),
   QUIESCE_DB_POOL: int(1, 1000, 10, { group: "database", doc: "Connections per process in the database pool." }),
   QUIESCE_DB_STATEMENT_TIMEOUT_MS: int(1, 600_000, 15_000, { group: "database", doc: "Statement timeout on every connection (ms)." }),
   QUIESCE_DB_LOCK_TIMEOUT_MS: int(1, 600_000, 5_000, { group: "database", doc: "Lock-wait timeout on every connection (ms)." }),
@@ -167,6 +187,18 @@ export const CONFIG = {
   QUIESCE_LEASE_TTL_SECONDS: optionalInt(1, DAY_S, { group: "adapters", doc: "Lease lifetime the hook asks for. Unset: the server's default." }),
   QUIESCE_TASK_ID: text({ group: "adapters", doc: "Task id the hook's runs are registered under." }),
   QUIESCE_MCP_CALL_TIMEOUT_MS: int(1, 24 * 3_600_000, 3_600_000, { group: "adapters", doc: "Longest an upstream MCP tool call may run (ms)." }),
+
+  // Signed receipts, webhooks, metrics and tracing (the OTEL_* variables are OpenTelemetry's own)
+  QUIESCE_SIGNING_KEY_DIR: text({ group: "integrations", doc: "Folder of the receipt-signing Ed25519 keys (0600). Default: $QUIESCE_DATA_DIR/signing." }),
+  QUIESCE_METRICS_TOKEN: define<string | undefined>(z.string().min(16), "text of at least 16 characters", undefined, null, {
+    group: "integrations", doc: "Bearer token for `/metrics`. Unset: the endpoint answers 404.", secret: true,
+  }),
+  QUIESCE_PUBLIC_URL: url(HTTP, { group: "integrations", doc: "This deployment's public URL; a webhook endpoint may not point at it." }),
+  QUIESCE_WEBHOOK_RETRY_BASE_MS: int(1, 3_600_000, 1_000, { group: "integrations", doc: "First webhook retry delay; it doubles per attempt (ms)." }),
+  QUIESCE_WEBHOOK_RETRY_MAX_MS: int(1, DAY_S * 1000, 300_000, { group: "integrations", doc: "Longest webhook retry delay (ms)." }),
+  QUIESCE_WEBHOOK_MAX_ATTEMPTS: int(1, 1000, 15, { group: "integrations", doc: "Delivery attempts before a webhook event becomes a dead letter." }),
+  QUIESCE_WEBHOOK_TIMEOUT_MS: int(100, 600_000, 10_000, { group: "integrations", doc: "Timeout of one webhook delivery (ms)." }),
+  QUIESCE_WEBHOOK_POLL_MS: int(10, 600_000, 500, { group: "integrations", doc: "How often the webhook worker looks for due deliveries besides NOTIFY (ms)." }),
 
   // Tests, evals and benchmarks
   QUIESCE_CLIENT_CACHE: text({ group: "dev", doc: "Where the real-client tests install the pinned `claude`, `codex` and MCP reference server. Default: ~/.cache/quiesce/clients." }),

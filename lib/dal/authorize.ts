@@ -16,3 +16,9 @@ export function assertTeam(p: Principal, teamId: string, what: string): void {
   if (p.type === "system") return;
   if (p.teamId !== teamId) throw notFound(what);
 }
+
+/** The team a call acts on: the principal's own, or for the system principal the one it names. */
+export function teamOf(p: Principal, explicitTeamId?: string): string | null {
+  if (p.type === "system") return explicitTeamId ?? null;
+  return p.teamId;
+}

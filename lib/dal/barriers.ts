@@ -10,6 +10,8 @@ import { inReadingOrder, verifyReceipt as verifyReceiptRecord, type ReceiptCheck
 import { authorize, assertTeam } from "./authorize";
 import type { Principal } from "./principal";
 import { loadEvidenceFactsTx } from "./internal/evidence";
+import { verifyEnvelope } from "../control/evidence/signing";
+import { publicKeys } from "../integrations/keystore";
 
 const iso = (d: Date | null | undefined) => (d ? d.toISOString() : null);
 
@@ -71,6 +73,25 @@ export interface ReceiptRecord {
   body: Record<string, unknown>; canonical: string;
   versions: { version: number; decision: string; digest: string; createdAt: string }[];
   check: ReceiptCheck;
+  /** The DSSE envelope signed at issue time (null for receipts issued before signing existed). */
+  envelope: unknown;
+  /** The envelope checked against this deployment's published public keys and the recorded digest. */
+  signature: SignatureCheck;
+}
+
+export interface SignatureCheck { valid: boolean; keyId: string | null; detail: string }
+
+/** A stored envelope against the deployment's public keys: the signature verifies and signs this digest. */
+export function checkStoredSignature(envelope: unknown, digest: string): SignatureCheck {
+  if (!envelope) return { valid: false, keyId: null, detail: "this version was issued before receipts were signed" };
+  let keys: Map<string, string>;
+  try { keys = new Map(publicKeys().map((k) => [k.keyid, k.public_key_pem] as const)); } catch (e) {
+    return { valid: false, keyId: null, detail: `the signing keys cannot be read: ${(e as Error).message}` };
+  }
+  const c = verifyEnvelope(envelope, keys);
+  if (!c.ok) return { valid: false, keyId: null, detail: c.detail };
+  if (c.statement.subject[0]?.digest.sha256 !== digest) return { valid: false, keyId: c.keyId, detail: "the signed statement names a different digest" };
+  return { valid: true, keyId: c.keyId, detail: "Ed25519 signature over the DSSE envelope verifies with a published key" };
 }
 
 /** null while no receipt has been issued; 404 for another team's barrier or a version that does not exist. */
@@ -89,6 +110,8 @@ export async function findReceipt(p: Principal, barrierId: string, version?: num
     verifiedAt: r.verifiedAt.toISOString(), createdAt: r.createdAt.toISOString(), body, canonical: r.canonical,
     versions: versions.map((v) => ({ version: v.version, decision: v.decision, digest: v.digest, createdAt: v.createdAt.toISOString() })),
     check: verifyReceiptRecord({ body, canonical: r.canonical, digest: r.digest }),
+    envelope: r.envelope ?? null,
+    signature: checkStoredSignature(r.envelope, r.digest),
   };
 }
 

@@ -10,6 +10,7 @@ import type { BreakerResponse } from "../schemas/control";
 import { appendAudit } from "./audit";
 import { lockRunOfTeam } from "./internal/locks";
 import { notifyControl } from "./notify";
+import { emitEventTx } from "./internal/events";
 import { actorOf, type Principal } from "./principal";
 import { authorize } from "./authorize";
 
@@ -52,6 +53,9 @@ export async function setBreaker(p: Principal, runId: string, action: BreakerAct
         teamId: r.teamId, actor, action: `breaker.${action}`, target: runId,
         before: { breaker: before.state, failures: before.failures }, after: { breaker: record.state, failures: record.failures, reason: why, held: record.held ?? false },
       });
+      if (record.state !== before.state && (record.state === "open" || record.state === "closed")) {
+        await emitEventTx(tx, { teamId: r.teamId, type: record.state === "open" ? "breaker.opened" : "breaker.closed", runId, data: { breaker: record.state, by: actor, reason: why } });
+      }
       await notifyControl(tx, { kind: "breaker", teamId: r.teamId, rootRunId: r.rootRunId, runIds: [runId] });
     }
     return {
@@ -88,6 +92,12 @@ export async function applyBreakerOutcome(
           before: { breaker: before.state, failures: before.failures },
           after: { breaker: next.record.state, failures: next.record.failures, operationId: o.operationId, reportedBy: o.actor },
         });
+        if (next.record.state === "open" || next.record.state === "closed") {
+          await emitEventTx(tx, {
+            teamId: o.teamId, type: next.record.state === "open" ? "breaker.opened" : "breaker.closed", runId: r.id,
+            data: { breaker: next.record.state, failures: next.record.failures, operation_id: o.operationId, by: "system:breaker" },
+          });
+        }
       }
     }
     if (r.id === ownId) own = displayedBreaker(next.record, now);

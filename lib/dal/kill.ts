@@ -24,7 +24,11 @@ import { lockRunTreeExclusive } from "./internal/locks";
 import { appendAudit } from "./audit";
 import { notifyControl } from "./notify";
 import { coveringBarrierTx } from "./settlements";
+import { cancelQueueJobs } from "../queues/cancel";
+import { emitEventTx } from "./internal/events";
+import { withSpan } from "../integrations/tracing";
 
+type QueueJob = { providerName: string; providerJobId: string };
 
 export interface KillResult { barrierId: string; created: boolean }
 
@@ -32,7 +36,15 @@ export interface KillResult { barrierId: string; created: boolean }
  * `opts.onBehalfOf`: only for the system principal (the barrier engine fanning out a fleet stop): the
  * person who asked for the stop is recorded as the barrier's requester and the audit actor.
  */
-export async function killRun(p: Principal, runId: string, reason: string, opts: { onBehalfOf?: string } = {}): Promise<KillResult> {
+export async function killRun(p: Principal, runId: string, reason: string, traceparent?: string | null, opts: { onBehalfOf?: string } = {}): Promise<KillResult> {
+  return withSpan("quiesce.kill", { "quiesce.run_id": runId }, async (span) => {
+    const r = await killRunTraced(p, runId, reason, opts);
+    span?.setAttributes({ "quiesce.barrier_id": r.barrierId, "quiesce.barrier_created": r.created });
+    return r;
+  }, traceparent);
+}
+
+async function killRunTraced(p: Principal, runId: string, reason: string, opts: { onBehalfOf?: string }): Promise<KillResult> {
   authorize(p, "run.kill");
   const why = typeof reason === "string" ? reason.trim() : "";
   if (!why) throw badRequest("reason: a reason is required");
@@ -54,7 +66,7 @@ export async function killRun(p: Principal, runId: string, reason: string, opts:
     if (chain.some((r) => r.lifecycle === "killed")) {
       // The run is already killed (itself or by an ancestor's barrier): return that barrier.
       const existing = await coveringBarrierTx(tx, runId);
-      if (existing) return { barrierId: existing.id, created: false };
+      if (existing) return { barrierId: existing.id, created: false, queueJobs: [] as QueueJob[] };
     }
     const self = chain.find((r) => r.id === runId);
     if (!self) throw notFound("run");
@@ -66,7 +78,7 @@ export async function killRun(p: Principal, runId: string, reason: string, opts:
     // Cancelled work keeps its row; state_reason is the gate reason a late dequeue or retry will be
     // denied with: scheduled work and retries carry the old epoch (stale_epoch); queued work of the
     // killed run is `killed`, of a descendant `parent_revoked` (the barrier article's (docs/architecture.md#barriers) evals).
-    const [counts] = await tx.$queryRawUnsafe<{ runs: number; leases: number; queued: number; scheduled: number; retries: number; in_flight: number }[]>(
+    const [counts] = await tx.$queryRawUnsafe<{ runs: number; leases: number; queued: number; scheduled: number; retries: number; in_flight: number; queue_jobs: QueueJob[] | null }[]>(
       `WITH r AS (
          UPDATE runs SET lifecycle = 'killed', epoch = epoch + 1, lifecycle_changed_at = clock_timestamp(),
                 lifecycle_changed_by = $3, lifecycle_reason = $4
@@ -99,7 +111,9 @@ export async function killRun(p: Principal, runId: string, reason: string, opts:
                 clock_timestamp(), clock_timestamp()
          RETURNING runs_killed, leases_revoked, queued_cancelled, scheduled_cancelled, retries_cancelled, in_flight)
        SELECT b.runs_killed AS runs, b.leases_revoked AS leases, b.queued_cancelled AS queued, b.scheduled_cancelled AS scheduled,
-              b.retries_cancelled AS retries, b.in_flight
+              b.retries_cancelled AS retries, b.in_flight,
+              (SELECT json_agg(json_build_object('providerName', provider_name, 'providerJobId', provider_job_id)) FROM o
+                WHERE provider_job_id IS NOT NULL AND (provider_name LIKE 'pg-boss:%' OR provider_name LIKE 'bullmq:%')) AS queue_jobs
          FROM b`,
       runIds, barrierId, actor, why, runId, run.teamId, newEpoch, new Date(),
       JSON.stringify(barrierPolicy({ rootLeaseId: rootLease?.id ?? null, newEpoch })));
@@ -108,9 +122,19 @@ export async function killRun(p: Principal, runId: string, reason: string, opts:
       before: { lifecycle: self.lifecycle, epoch: self.epoch },
       after: { lifecycle: "killed", epoch: newEpoch, barrierId, runsKilled: counts?.runs, leasesRevoked: counts?.leases, inFlight: counts?.in_flight, reason: why },
     });
+    // The kill transaction also stops dispatch (every lease revoked, queued work cancelled): both events commit with it.
+    await emitEventTx(tx, { teamId: run.teamId, type: "run.killed", runId, data: { barrier_id: barrierId, by: actor, reason: why, runs_killed: counts?.runs ?? 0, epoch: newEpoch } });
+    await emitEventTx(tx, {
+      teamId: run.teamId, type: "barrier.dispatch_stopped", runId, subject: barrierId,
+      data: { barrier_id: barrierId, leases_revoked: counts?.leases ?? 0, queued_cancelled: counts?.queued ?? 0, in_flight: counts?.in_flight ?? 0 },
+    });
     await notifyControl(tx, { kind: "kill", teamId: run.teamId, rootRunId: run.rootRunId, runIds, barrierId });
-    return { barrierId, created: true };
+    return { barrierId, created: true, queueJobs: counts?.queue_jobs ?? [] };
   }, { timeout: 120_000, maxWait: 30_000 });
 
+  if (result.queueJobs.length) {
+    // Outbound after commit; failures are retried by the barrier engine's revoking step.
+    await cancelQueueJobs(result.queueJobs).catch(() => {});
+  }
   return { barrierId: result.barrierId, created: result.created };
 }

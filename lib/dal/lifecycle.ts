@@ -13,6 +13,7 @@ import { lockRunOfTeam } from "./internal/locks";
 import { notifyControl } from "./notify";
 import { actorOf, type Principal } from "./principal";
 import { authorize } from "./authorize";
+import { emitEventTx } from "./internal/events";
 
 async function applyAction(p: Principal, runId: string, action: Exclude<LifecycleAction, "kill">, reason: string): Promise<LifecycleResponse> {
   authorize(p, action === "pause" ? "run.pause" : "run.resume");
@@ -42,6 +43,7 @@ async function applyAction(p: Principal, runId: string, action: Exclude<Lifecycl
       teamId: r.teamId, actor, action: `run.${action}`, target: runId,
       before: { lifecycle: before.lifecycle }, after: { lifecycle: rec.lifecycle, reason: why },
     });
+    await emitEventTx(tx, { teamId: r.teamId, type: action === "pause" ? "run.paused" : "run.resumed", runId, data: { lifecycle: rec.lifecycle, by: actor, reason: why } });
     await notifyControl(tx, { kind: action, teamId: r.teamId, rootRunId: r.rootRunId, runIds: [runId] });
     return { runId, lifecycle: rec.lifecycle, changedAt: new Date(rec.changedAt).toISOString(), changedBy: rec.changedBy, reason: rec.reason, changed: true };
   });

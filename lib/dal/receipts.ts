@@ -11,6 +11,9 @@ import { notifyControl } from "./notify";
 import { appendAudit } from "./audit";
 import { coveringBarriersTx, loadEvidenceFactsTx } from "./internal/evidence";
 import { recordAuditCheckpointTx } from "./audit-verify";
+import { emitEventTx } from "./internal/events";
+import { signStatement, statementFor, STOP_RECEIPT_PREDICATE } from "../control/evidence/signing";
+import { currentSigner } from "../integrations/keystore";
 
 /**
  * Issues the next receipt version. The caller holds the barrier row lock (SELECT … FOR UPDATE) and has
@@ -23,8 +26,12 @@ export async function issueReceiptTx(tx: Tx, barrierId: string, verifiedAt = new
   // The audit head this receipt was issued at, also kept as a checkpoint apart from the chain.
   const auditHead = await recordAuditCheckpointTx(tx, facts.teamId, "receipt");
   const { body, canonical, digest, decision, evidence } = buildReceipt(facts, { version, previousDigest: previous?.digest ?? null, verifiedAt, auditHead });
+  // Signed at issue time with the deployment key: the in-toto subject is the receipt digest, the
+  // predicate the body as issued (digest included), so the envelope alone can be verified offline.
+  const signer = currentSigner();
+  const envelope = signStatement(statementFor(STOP_RECEIPT_PREDICATE, { name: `stop-receipt/${barrierId}/v${version}`, sha256: digest }, body), signer);
   await tx.stopReceipt.create({
-    data: { id: newId("rcpt"), barrierId, version, canonical, body: body as never, decision, verifiedAt, digest },
+    data: { id: newId("rcpt"), barrierId, version, canonical, body: body as never, decision, verifiedAt, digest, envelope: envelope as never, keyId: signer.keyId },
   });
   await tx.barrier.update({
     where: { id: barrierId },
@@ -34,6 +41,13 @@ export async function issueReceiptTx(tx: Tx, barrierId: string, verifiedAt = new
     },
   });
   await appendAudit(tx, { teamId: facts.teamId, actor, action: "barrier.receipt", target: barrierId, after: { version, decision, digest } });
+  if (version === 1) {
+    await emitEventTx(tx, { teamId: facts.teamId, type: "barrier.complete", runId: facts.barrier.runId, subject: barrierId, data: { barrier_id: barrierId, decision } });
+  }
+  await emitEventTx(tx, {
+    teamId: facts.teamId, type: "receipt.issued", runId: facts.barrier.runId, subject: barrierId,
+    data: { barrier_id: barrierId, version, decision, digest, previous_digest: previous?.digest ?? null, key_id: signer.keyId },
+  });
   await notifyControl(tx, { kind: "receipt", teamId: facts.teamId, rootRunId: facts.rootRunId, barrierId });
   return { version, decision, digest };
 }

@@ -14,6 +14,7 @@ import { notifyControl } from "./notify";
 import { settleTx } from "./settlements";
 import type { issueReceiptTx} from "./receipts";
 import { lockBarrierTx, reissueCoveringTx } from "./receipts";
+import { emitEventTx } from "./internal/events";
 import { coveringBarriersTx } from "./internal/evidence";
 import type { ResolveReconciliationInput } from "../schemas/barriers";
 import { mayResolveReconciliation, OPEN_RECONCILIATION_STATUSES, type ReconciliationStatus } from "../control/reconciliation";
@@ -130,6 +131,10 @@ export async function assignReconciliation(p: Principal, id: string, assigneeUse
       teamId: r.teamId, actor: actorOf(p), action: "reconciliation.assign", target: id,
       before: { assigneeUserId: cur.assigneeUserId, status: cur.status }, after: { assigneeUserId, status: "assigned" },
     });
+    await emitEventTx(tx, {
+      teamId: r.teamId, type: "reconciliation.assigned", runId: r.operation.runId, subject: id,
+      data: { reconciliation_id: id, operation_id: r.operation.operationId, assignee_user_id: assigneeUserId, by: actorOf(p), barrier_id: barrierId },
+    });
     const version = await reissue(tx, r.operation.runId, barrierId, actorOf(p));
     const root = await tx.run.findUniqueOrThrow({ where: { id: r.operation.runId }, select: { rootRunId: true } });
     await notifyControl(tx, { kind: "settlement", teamId: r.teamId, rootRunId: root.rootRunId, ...(barrierId ? { barrierId } : {}) });
@@ -170,6 +175,10 @@ export async function resolveReconciliation(p: Principal, id: string, input: Res
     await appendAudit(tx, {
       teamId: r.teamId, actor, action: "reconciliation.resolve", target: id,
       before: { status: cur.status }, after: { status: "resolved", resolution: input.resolution, evidence },
+    });
+    await emitEventTx(tx, {
+      teamId: r.teamId, type: "reconciliation.resolved", runId: op.runId, subject: id,
+      data: { reconciliation_id: id, operation_id: op.operationId, resolution: input.resolution, by: actor, barrier_id: barrierId },
     });
     const version = await reissue(tx, op.runId, barrierId, actor);
     const root = await tx.run.findUniqueOrThrow({ where: { id: op.runId }, select: { rootRunId: true } });

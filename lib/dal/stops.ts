@@ -172,7 +172,7 @@ async function fanOut(p: Principal, stopId: string, reason: string, requestedBy:
   const pending = await prisma().stopScopeTarget.findMany({ where: { scopeId: stopId, barrierId: null, error: null }, select: { runId: true } });
   await bounded(pending, FANOUT_CONCURRENCY, async ({ runId }) => {
     try {
-      const k = await killRun(p, runId, `fleet stop ${stopId}: ${reason}`.slice(0, 2000), { onBehalfOf: requestedBy });
+      const k = await killRun(p, runId, `fleet stop ${stopId}: ${reason}`.slice(0, 2000), null, { onBehalfOf: requestedBy });
       await prisma().stopScopeTarget.update({ where: { scopeId_runId: { scopeId: stopId, runId } }, data: { barrierId: k.barrierId } });
     } catch (err) {
       await prisma().stopScopeTarget.update({ where: { scopeId_runId: { scopeId: stopId, runId } }, data: { error: err instanceof Error ? err.message : String(err) } });

@@ -3,11 +3,13 @@
 // polling interval). LISTEN needs a session of its own, so this is a dedicated pg.Client, not a pool
 // connection; it reads nothing but notifications. When the connection drops it reconnects with
 // backoff and tells every subscriber to re-check (`resync`), because notifications sent while it was
-// down are gone.
-import pg from "pg";
+// down are gone. While it is down, abort tokens still learn of a kill from the gate heartbeat: the
+// guards' periodic heartbeat and the resync re-check (docs/deploy.md#what-happens-when-each-one-dies).
+import type pg from "pg";
 import { CONTROL_CHANNEL, parseControlEvent, type ControlEvent, type WakeEvent } from "../schemas/control-event";
 import { backoffDelay } from "../wait";
-import { databaseUrl } from "./url";
+import { listenUrl } from "./url";
+import { newClient } from "./hosts";
 
 export type WakeHandler = (e: WakeEvent) => void;
 /** `"*"` receives every event of every team (the caller filters); otherwise a root run id. */
@@ -90,8 +92,9 @@ export class ControlListener {
   }
 
   private async connect(): Promise<void> {
-    const client = new pg.Client({
-      connectionString: this.opts.connectionString ?? databaseUrl(),
+    // A multi-host string connects to the primary (lib/db/hosts.ts); after a failover the
+    // reconnect below finds the new one. A transaction pooler is refused (lib/db/url.ts).
+    const client = newClient(this.opts.connectionString ?? listenUrl(), {
       keepAlive: true,
       application_name: this.opts.applicationName ?? "quiesce-control-listener",
     });

@@ -5,7 +5,7 @@
 import { createHash, randomUUID } from "node:crypto";
 import { readdirSync, readFileSync, existsSync } from "node:fs";
 import path from "node:path";
-import pg from "pg";
+import { newClient } from "./hosts";
 
 const LOCK_KEY = 727_274_001; // arbitrary, constant: serializes concurrent migrators
 export const MIGRATIONS_DIR = path.resolve(import.meta.dirname, "../../prisma/migrations");
@@ -26,7 +26,9 @@ export function readMigrations(dir = MIGRATIONS_DIR): MigrationFile[] {
 export interface MigrateResult { applied: string[]; alreadyApplied: number }
 
 export async function migrate(databaseUrl: string, log: (line: string) => void = () => {}): Promise<MigrateResult> {
-  const client = new pg.Client({ connectionString: databaseUrl });
+  // A session of its own (the migration lock is a session lock): never through a transaction pooler.
+  // A multi-host string migrates the primary (lib/db/hosts.ts).
+  const client = newClient(databaseUrl);
   await client.connect();
   try {
     await client.query("SELECT pg_advisory_lock($1)", [LOCK_KEY]);

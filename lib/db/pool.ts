@@ -2,8 +2,9 @@
 // (the gate function) and for LISTEN/NOTIFY. Everything else goes through Prisma in lib/dal.
 // Every connection carries a statement timeout, a lock timeout and a pool-acquire timeout, so a slow
 // database fails requests in bounded time instead of stalling everything.
-import pg from "pg";
+import type pg from "pg";
 import { databaseUrl } from "./url";
+import { newPool } from "./hosts";
 import { setting } from "../config";
 
 const globalForPool = globalThis as unknown as { quiescePool?: pg.Pool; quiesceGatePool?: pg.Pool };
@@ -21,7 +22,7 @@ export function connectionTimeouts(budgetMs?: number): Pick<pg.PoolConfig, "stat
 
 export function pool(): pg.Pool {
   if (!globalForPool.quiescePool) {
-    globalForPool.quiescePool = new pg.Pool({ connectionString: databaseUrl(), max: setting("QUIESCE_DB_POOL"), ...connectionTimeouts() });
+    globalForPool.quiescePool = newPool(databaseUrl(), { max: setting("QUIESCE_DB_POOL"), ...connectionTimeouts() });
   }
   return globalForPool.quiescePool;
 }
@@ -34,8 +35,8 @@ export function pool(): pg.Pool {
 export function gatePool(): pg.Pool {
   if (!globalForPool.quiesceGatePool) {
     const budget = setting("QUIESCE_GATE_DB_BUDGET_MS");
-    globalForPool.quiesceGatePool = new pg.Pool({
-      connectionString: databaseUrl(), max: setting("QUIESCE_DB_POOL"), ...connectionTimeouts(budget), query_timeout: budget + 500,
+    globalForPool.quiesceGatePool = newPool(databaseUrl(), {
+      max: setting("QUIESCE_DB_POOL"), ...connectionTimeouts(budget), query_timeout: budget + 500,
     });
   }
   return globalForPool.quiesceGatePool;

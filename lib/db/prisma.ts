@@ -4,14 +4,16 @@ import { PrismaPg } from "@prisma/adapter-pg";
 import { PrismaClient } from "../generated/prisma/client";
 import { databaseUrl } from "./url";
 import { connectionTimeouts } from "./pool";
+import { newPool } from "./hosts";
 import { setting } from "../config";
 
 const globalForPrisma = globalThis as unknown as { quiescePrisma?: PrismaClient };
 
 export function prisma(): PrismaClient {
   if (!globalForPrisma.quiescePrisma) {
-    // Statement, lock and pool-acquire timeouts on every connection (lib/db/pool.ts).
-    const adapter = new PrismaPg({ connectionString: databaseUrl(), max: setting("QUIESCE_DB_POOL"), ...connectionTimeouts() });
+    // Statement, lock and pool-acquire timeouts on every connection (lib/db/pool.ts); a multi-host
+    // connection string connects to the primary only (lib/db/hosts.ts).
+    const adapter = new PrismaPg(newPool(databaseUrl(), { max: setting("QUIESCE_DB_POOL"), ...connectionTimeouts() }));
     globalForPrisma.quiescePrisma = new PrismaClient({ adapter });
   }
   return globalForPrisma.quiescePrisma;

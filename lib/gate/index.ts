@@ -7,10 +7,13 @@ import "server-only";
 import type pg from "pg";
 import { gatePool } from "../db/pool";
 import { newId } from "../ids";
+import { setting } from "../config";
 import { QuiesceError, badRequest } from "../errors";
 import { BREAKER_DEFAULTS } from "../control/breaker";
 import { auditGateProbeClaims } from "../dal/internal/breaker-audit";
 import type { Decision, GateReason, OperationState } from "../control/types";
+import { recordGateDecision } from "../integrations/metrics";
+import { gateSpan } from "../integrations/tracing";
 
 export interface EffectReceiptView {
   effectReceiptId: string;
@@ -71,7 +74,10 @@ function checkHash(v: unknown): string {
 
 /**
  * Runs quiesce_gate once. `via` defaults to the shared pool; the bench passes a dedicated client.
- * The named statement is parsed once per connection and then only bound and executed.
+ * The named statement is parsed once per connection and then only bound and executed — except
+ * behind a transaction pooler (QUIESCE_DB_POOLER=transaction), where the next transaction may run
+ * on a server connection that never saw the statement: there it is sent unnamed every time
+ * (docs/deploy.md#pgbouncer).
  */
 export async function callGateFunction(
   source: "gate" | "admit" | "heartbeat",
@@ -79,7 +85,7 @@ export async function callGateFunction(
   via: Queryable = gatePool(),
 ): Promise<RawAnswer> {
   const res = await (via as pg.Pool).query<{ r: RawAnswer }>({
-    name: GATE_STATEMENT_NAME,
+    ...(setting("QUIESCE_DB_POOLER") === "transaction" ? {} : { name: GATE_STATEMENT_NAME }),
     text: GATE_STATEMENT,
     values: [
       source, args.keyHash, args.runId ?? null, args.leaseId ?? null, args.epoch ?? null, args.operationId,
@@ -139,23 +145,34 @@ function mapDecision(r: RawAnswer): GateOutcome {
 }
 
 /** POST /api/v1/gate: ask before a protected action. */
-export async function gateCheck(i: GateInput, via?: Queryable): Promise<GateOutcome> {
+export async function gateCheck(i: GateInput, via?: Queryable, traceparent?: string | null): Promise<GateOutcome> {
   if (!Number.isSafeInteger(i.epoch) || i.epoch < 0 || i.epoch > 2_147_483_647) throw badRequest("epoch: must be a non-negative integer");
   const args = {
     keyHash: checkHash(i.keyHash), runId: checkId("runId", i.runId), leaseId: checkId("leaseId", i.leaseId),
     epoch: i.epoch, operationId: checkId("operationId", i.operationId), tool: checkId("tool", i.tool),
   };
-  const r = await orUnavailable(() => callGateFunction("gate", args, via));
-  return r ? mapDecision(r) : CONTROL_UNAVAILABLE;
+  const started = performance.now();
+  // gateSpan is a plain call when tracing is off (the default): no span, no context work.
+  const out = await gateSpan("quiesce.gate", traceparent, { "quiesce.run_id": args.runId, "quiesce.operation_id": args.operationId, "quiesce.tool": args.tool }, async () => {
+    const r = await orUnavailable(() => callGateFunction("gate", args, via));
+    return r ? mapDecision(r) : CONTROL_UNAVAILABLE;
+  });
+  if (out.ok) recordGateDecision("gate", out.decision, out.reason, started);
+  return out;
 }
 
 /** POST /api/v1/operations/{id}/admit: the dequeue-time check of registered work. */
-export async function admitCheck(i: OperationInput, via?: Queryable): Promise<AdmitOutcome> {
+export async function admitCheck(i: OperationInput, via?: Queryable, traceparent?: string | null): Promise<AdmitOutcome> {
   const args = { keyHash: checkHash(i.keyHash), operationId: checkId("operationId", i.operationId) };
-  const r = await orUnavailable(() => callGateFunction("admit", args, via));
-  if (!r) return CONTROL_UNAVAILABLE;
-  if (!r.ok && r.code === "not_found") return { ok: false, code: "not_found", message: r.message ?? "operation not found" };
-  return mapDecision(r);
+  const started = performance.now();
+  const out = await gateSpan("quiesce.admit", traceparent, { "quiesce.operation_id": args.operationId }, async (): Promise<AdmitOutcome> => {
+    const r = await orUnavailable(() => callGateFunction("admit", args, via));
+    if (!r) return CONTROL_UNAVAILABLE;
+    if (!r.ok && r.code === "not_found") return { ok: false, code: "not_found", message: r.message ?? "operation not found" };
+    return mapDecision(r);
+  });
+  if (out.ok) recordGateDecision("admit", out.decision, out.reason, started);
+  return out;
 }
 
 /** POST /api/v1/operations/{id}/heartbeat: continue while allowed or merely paused. */

@@ -8,13 +8,9 @@ import { Redis } from "ioredis";
 import { readStamp, type JobStamp } from "../sdk/worker/stamp";
 import { ControlUnavailableError, StillHeldError, type GuardOutcome, type JobContext, type WorkerGuard } from "../sdk/worker/guard";
 import { registerJob, retryInput, type EnqueueInput, type Enqueued, type JobData, type ProducerClient } from "./enqueue";
-import { setting } from "../config";
 
-export const BULLMQ_PREFIX = "bullmq:";
-
-export function redisUrl(): string {
-  return setting("REDIS_URL");
-}
+import { BULLMQ_PREFIX, redisUrl } from "./names";
+export { BULLMQ_PREFIX, redisUrl };
 
 /** A connection suitable for Workers (BullMQ requires maxRetriesPerRequest: null for blocking calls). */
 export function redisConnection(url = redisUrl()): Redis {

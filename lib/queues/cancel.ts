@@ -10,8 +10,7 @@ import PgBoss from "pg-boss";
 import { Queue } from "bullmq";
 import { Redis } from "ioredis";
 import { databaseUrl } from "../db/url";
-import { PGBOSS_PREFIX, PGBOSS_SCHEMA } from "./pg-boss";
-import { BULLMQ_PREFIX, redisUrl } from "./bullmq";
+import { BULLMQ_PREFIX, PGBOSS_PREFIX, PGBOSS_SCHEMA, redisUrl } from "./names";
 
 export interface QueueJobRef { providerName: string; providerJobId: string }
 /** One line per queue: how many jobs were asked for and what happened to them. */

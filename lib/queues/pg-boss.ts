@@ -16,8 +16,8 @@ import { type GuardOutcome, type JobContext, type WorkerGuard } from "../sdk/wor
 import { registerJob, retryInput, type EnqueueInput, type Enqueued, type JobData, type ProducerClient } from "./enqueue";
 import { randomUUID } from "node:crypto";
 
-export const PGBOSS_PREFIX = "pg-boss:";
-export const PGBOSS_SCHEMA = "pgboss";
+import { PGBOSS_PREFIX, PGBOSS_SCHEMA } from "./names";
+export { PGBOSS_PREFIX, PGBOSS_SCHEMA };
 
 /** A pg-boss instance on Quiesce's database, in its own schema. Call start() before use. */
 export function createPgBoss(opts: { connectionString?: string; max?: number; supervise?: boolean } = {}): PgBoss {

@@ -24,6 +24,12 @@ export interface QuiesceClientOptions {
   /** Per-request timeout; default 5000 ms. */
   timeoutMs?: number;
   fetch?: typeof fetch;
+  /**
+   * W3C trace context sent as `traceparent` on every call, so the control plane's spans (gate
+   * decisions, kills) join the agent's trace: a header value, or a function returning the current one
+   * (e.g. from the agent's own OpenTelemetry context). Default: env TRACEPARENT, when set.
+   */
+  traceparent?: string | (() => string | null | undefined);
 }
 
 export interface ListRunsParams {
@@ -49,6 +55,7 @@ export class QuiesceClient {
   readonly timeoutMs: number;
   private readonly apiKey: string | undefined;
   private readonly fetchImpl: typeof fetch;
+  private readonly traceparent: QuiesceClientOptions["traceparent"];
 
   constructor(options: QuiesceClientOptions = {}) {
     const url = options.url ?? setting("QUIESCE_URL");
@@ -57,6 +64,7 @@ export class QuiesceClient {
     this.apiKey = options.apiKey ?? setting("QUIESCE_API_KEY");
     this.timeoutMs = options.timeoutMs ?? 5000;
     this.fetchImpl = options.fetch ?? globalThis.fetch.bind(globalThis);
+    this.traceparent = options.traceparent ?? (process.env.TRACEPARENT || undefined);
   }
 
   /** Low-level call; returns the parsed JSON and the status. Exposed for extensions (methods added by later features). */
@@ -67,6 +75,8 @@ export class QuiesceClient {
       headers.authorization = `Bearer ${this.apiKey}`;
     }
     if (body !== undefined) headers["content-type"] = "application/json";
+    const tp = typeof this.traceparent === "function" ? this.traceparent() : this.traceparent;
+    if (tp) headers.traceparent = tp;
     const timeout = AbortSignal.timeout(this.timeoutMs);
     const signal = opts.signal ? AbortSignal.any([timeout, opts.signal]) : timeout;
     let res: Response;

@@ -10,8 +10,8 @@ test("the web app always runs; companions run only when registered, in start ord
   expect(none[0]!.args.slice(-5)).toEqual(["start", "-p", "3000", "-H", "127.0.0.1"]);
   expect(none[0]!.essential).toBe(true);
 
-  const all = planChildren(ROOT, ["demo", "provider-sim", "barrier-worker", "hook"], { port: 4100, dev: false, demo: true });
-  expect(all.map((c) => c.name)).toEqual(["web", "barrier-worker", "provider-sim", "demo"]);
+  const all = planChildren(ROOT, ["demo", "provider-sim", "webhook-worker", "barrier-worker", "hook"], { port: 4100, dev: false, demo: true });
+  expect(all.map((c) => c.name)).toEqual(["web", "barrier-worker", "webhook-worker", "provider-sim", "demo"]);
   const sim = all.find((c) => c.name === "provider-sim")!;
   expect(sim.args.slice(-3)).toEqual(["provider-sim", "--port", String(PROVIDER_SIM_PORT)]);
   expect(sim.args).toContain("--conditions=react-server");

@@ -28,6 +28,7 @@ export interface ChildSpec {
 /** Companion commands in start order; `demo` is optional and comes last. */
 export const COMPANIONS: { name: string; args: string[]; afterWeb: boolean; optional: boolean }[] = [
   { name: "barrier-worker", args: [], afterWeb: false, optional: false },
+  { name: "webhook-worker", args: [], afterWeb: false, optional: false },
   { name: "provider-sim", args: ["--port", String(PROVIDER_SIM_PORT)], afterWeb: false, optional: false },
   { name: "demo", args: [], afterWeb: true, optional: true },
 ];

@@ -1,4 +1,4 @@
-// The nine findings of issue 10, each as a test that failed before the evidence model: against the
+// The nine findings against the first receipts (docs/evidence.md), each as a test that failed before the evidence model: against the
 // real PostgreSQL (triggers, gate function, kill transaction) and the real barrier engine loop running
 // in this process (the same code `quiesce barrier-worker` runs).
 import { createHash } from "node:crypto";
@@ -45,7 +45,7 @@ afterAll(async () => {
 const latest = async (barrierId: string, version = 1) =>
   waitFor(`receipt v${version} of ${barrierId}`, async () => (await receiptsOf(barrierId)).find((r) => r.version === version) ?? null, 30_000, 100);
 
-describe("issue 10 findings", () => {
+describe("stop-evidence findings", () => {
   test("1: child killed, then root: the root's receipt accounts for the child's call (never 'stopped and quiet' while it is unsettled)", async () => {
     const { root, children } = await makeTree(team.teamId, 1);
     await addOp(team.teamId, children[0]!, { state: "running", tool: "bash", operationId: `f1-${root.runId}` });

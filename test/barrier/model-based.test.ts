@@ -1,4 +1,4 @@
-// The model-based test of issue 10 (test/support/model-harness.ts): random trees and command sequences
+// The model-based test of the stop evidence (docs/evidence.md; test/support/model-harness.ts): random trees and command sequences
 // against real PostgreSQL and the real barrier engine, then I1–I5 for every barrier. 300 sequences here;
 // `npm run evals -- --long` runs 10 000. On failure fast-check prints the seed and the shrunk path:
 // replay with QUIESCE_MODEL_SEED=<seed> QUIESCE_MODEL_PATH=<path>.

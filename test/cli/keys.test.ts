@@ -54,7 +54,7 @@ test("bad input exits 2 with a message naming the problem, and creates no key", 
     [["keys", "create", "--team", slug, "--kind", "agent", "--scopes", "run.kill,launch.missiles"], /unknown scope "launch.missiles"/],
     [["keys", "create", "--team", slug, "--kind", "agent", "--expires-in", "soon"], /--expires-in: expected a duration/],
     [["keys", "create", "--team", slug, "--kind", "agent", "--colour", "red"], /Unknown option '--colour'/],
-    [["keys", "rotate"], /unknown subcommand "keys rotate"/],
+    [["keys", "frobnicate"], /unknown subcommand "keys frobnicate"/],
   ];
   const results = await runCliAll(cases.map(([args]) => args));
   results.forEach((r, i) => {

@@ -51,7 +51,7 @@ const scopeArb = fc.record({
   action: fc.constantFrom(...STOP_ACTIONS),
   lifted: fc.constantFrom(false, false, false, true),
   also: fc.oneof(
-    fc.constant<{ k: "none" }>({ k: "none" }),
+    { arbitrary: fc.constant<{ k: "none" }>({ k: "none" }), weight: 4 },
     fc.record({ k: fc.constant<"harness">("harness"), v: fc.subarray([...HARNESSES], { minLength: 1 }) }),
     fc.record({ k: fc.constant<"agent">("agent"), v: fc.subarray(["agent-a", "agent-b", "someone"], { minLength: 1 }) }),
     fc.record({ k: fc.constant<"status">("status"), v: fc.subarray([...RUN_STATUSES], { minLength: 1 }) }),
@@ -74,7 +74,8 @@ const caseArb = fc.record({
     expired: fc.boolean(),
     onTarget: fc.constantFrom(true, true, true, true, true, false),
   }), { nil: null, freq: 2 }),
-  scopes: fc.array(scopeArb, { maxLength: 2 }),
+  // half the cases carry one or two scopes
+  scopes: fc.oneof(fc.constant([]), fc.array(scopeArb, { minLength: 1, maxLength: 2 })),
 });
 
 type Case = typeof caseArb extends fc.Arbitrary<infer T> ? T : never;
@@ -211,8 +212,8 @@ test("quiesce_gate agrees with decideGate on generated states", async () => {
   // The generator reaches (nearly) every reason code; print what this run covered.
   console.info(`oracle: ${compared} cases, reasons ${[...reasons].sort().join(", ")}; mode:reason pairs ${seen.size}; with live scopes: ${[...scoped].sort().join(", ")}`);
   expect(reasons.size).toBeGreaterThanOrEqual(9);
-  // scopes were live on cases that were held, killed and allowed (a scope that did not match)
-  expect([...scoped]).toEqual(expect.arrayContaining(["paused", "killed", "allowed"]));
+  // scopes were live on cases that a scope held and a scope killed
+  expect([...scoped]).toEqual(expect.arrayContaining(["paused", "killed"]));
 }, 120_000);
 
 async function loadChain(runs: FixtureRun[]): Promise<RunFacts[]> {

@@ -79,8 +79,8 @@ function sendJson(res: http.ServerResponse, status: number, body: unknown): void
 
 export interface ApiServer { url: string; close(): Promise<void> }
 
-export async function startApiServer(opts: { port?: number; host?: string } = {}): Promise<ApiServer> {
-  const routes: RouteEntry[] = findRouteFiles(path.join(APP_DIR, "api"))
+export async function startApiServer(opts: { port?: number; host?: string; /** More app/ folders to serve, e.g. "metrics". */ also?: string[] } = {}): Promise<ApiServer> {
+  const routes: RouteEntry[] = ["api", ...(opts.also ?? [])].flatMap((d) => findRouteFiles(path.join(APP_DIR, d)))
     .map((file) => ({ file, segs: toSegments(file) }))
     .sort(compareRoutes);
   const load = (r: RouteEntry) => (r.module ??= import(pathToFileURL(r.file).href) as Promise<Record<string, unknown>>);

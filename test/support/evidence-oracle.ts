@@ -1,4 +1,4 @@
-// An independent statement of the invariants of issue 10 over the facts of a subtree, written
+// An independent statement of the stop-evidence invariants (docs/evidence.md) over the facts of a subtree, written
 // separately from lib/control/evidence (not by calling it), so a test that compares the two catches a
 // model that drifts from the rules. Used by the pure property test and the model-based test.
 import type { EvidenceFacts } from "../../lib/control/evidence/model";

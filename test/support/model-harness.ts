@@ -1,4 +1,4 @@
-// The model-based test of issue 10: fast-check commands against the REAL PostgreSQL (kill transaction,
+// The model-based test of the stop evidence (docs/evidence.md): fast-check commands against the REAL PostgreSQL (kill transaction,
 // triggers, gate rows) and the REAL barrier engine (claimNextBarrier + processBarrier + pause reclaim:
 // the code `quiesce barrier-worker` runs each wake, driven here in this process).
 //

@@ -18,6 +18,8 @@ export interface ConsoleReceipt {
   digest: string; canonical: string; body: Record<string, unknown>;
   check: { verified: boolean; recomputed: string; detail: string };
   versions: ReceiptVersionRef[];
+  envelope: unknown;
+  signature: { valid: boolean; keyId: string | null; detail: string };
 }
 
 /** A barrier the reader may see (404 otherwise), whether or not a receipt exists yet. */
@@ -41,5 +43,6 @@ export async function getConsoleReceipt(p: Principal, barrierId: string, version
     verifiedAt: r.verifiedAt, createdAt: r.createdAt, digest: r.digest, canonical: r.canonical, body: r.body,
     check: { verified: r.check.ok, recomputed: r.check.recomputed, detail: r.check.detail },
     versions: [...r.versions].reverse(),
+    envelope: r.envelope, signature: r.signature,
   };
 }

@@ -27,6 +27,8 @@ beforeAll(async () => {
   w = await makeWorld();
   fake = await startFakeOpenAI();
   // Not under /tmp: Codex refuses to create its helper aliases there.
+  // A fresh clone has no .quiesce/ yet.
+  mkdirSync(path.join(ROOT, ".quiesce"), { recursive: true });
   dir = mkdtempSync(path.join(ROOT, ".quiesce", "real-codex-"));
   writeFileSync(path.join(dir, "config.toml"), codexConfig(fake.url));
 }, 600_000);

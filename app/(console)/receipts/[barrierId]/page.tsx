@@ -56,6 +56,7 @@ export default async function ReceiptPage({ params, searchParams }: { params: Pr
         <div className="receipt-actions no-print">
           <a className="btn" href={`/receipts/${barrierId}/receipt.json${q}`} download>Download JSON</a>
           <a className="btn" href={`/receipts/${barrierId}/receipt.yaml${q}`} download>Download YAML</a>
+          {r.envelope ? <a className="btn" href={`/receipts/${barrierId}/receipt.dsse.json${q}`} download>Download signed envelope</a> : null}
           <PrintButton />
         </div>
       </header>
@@ -66,12 +67,16 @@ export default async function ReceiptPage({ params, searchParams }: { params: Pr
       <section className={`digest ${r.check.verified ? "digest-ok" : "digest-bad"}`} aria-labelledby="digest-title">
         <h2 id="digest-title">{r.check.verified ? "✓ Digest verified" : "✗ Digest does NOT verify"}</h2>
         <p className="mono digest-value" aria-label="sha256 digest">sha256:{r.digest}</p>
+        <p className={r.signature.valid ? "signature-ok" : "signature-bad"} data-testid="receipt-signature">
+          {r.signature.valid ? <>✓ signature valid (key <span className="mono">{r.signature.keyId}</span>)</> : <>✗ signature not valid: {r.signature.detail}</>}
+        </p>
         <p className="small">{r.check.detail} (recomputed on the server when this page was rendered{r.check.verified ? "" : `; recomputed: ${r.check.recomputed}`}).</p>
         <details>
           <summary>Check it yourself</summary>
           <p className="small">The digest is sha256 over the canonical JSON of the body without its <code>digest</code> member: object keys sorted, no whitespace. The exact text:</p>
           <pre className="canonical">{r.canonical}</pre>
           <p className="small">Save it as a file with no trailing newline and run <code>sha256sum</code> on it: the result must equal the digest above.</p>
+          <p className="small">The signature: download the signed envelope and the public key (<code>/.well-known/quiesce/keys.json</code>), then run <code>npm run quiesce -- verify stop-receipt-….dsse.json --keys keys.json</code> — offline.</p>
         </details>
       </section>
 

@@ -4,9 +4,11 @@ import { apiRoute } from "@/lib/api/route";
 import { gateRefusal } from "@/lib/api/gate-outcome";
 import { gateCheck } from "@/lib/dal/gate";
 import { GateBody } from "@/lib/schemas/gate";
+import { validTraceparent } from "@/lib/integrations/tracing";
 
-export const POST = apiRoute({ body: GateBody, auth: "hash" }, async ({ keyHash, body }) => {
-  const r = await gateCheck({ keyHash, ...body });
+export const POST = apiRoute({ body: GateBody, auth: "hash" }, async ({ keyHash, body, req }) => {
+  // An agent's W3C traceparent links the gate span into its trace (ignored when tracing is off).
+  const r = await gateCheck({ keyHash, ...body }, undefined, validTraceparent(req.headers.get("traceparent")));
   if (!r.ok) throw gateRefusal(r);
   const { ok: _ok, ...answer } = r;
   return { json: answer };

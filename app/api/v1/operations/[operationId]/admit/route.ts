@@ -3,9 +3,10 @@ import { apiRoute } from "@/lib/api/route";
 import { gateRefusal } from "@/lib/api/gate-outcome";
 import { admitCheck } from "@/lib/dal/gate";
 import { AdmitBody } from "@/lib/schemas/operations";
+import { validTraceparent } from "@/lib/integrations/tracing";
 
-export const POST = apiRoute({ body: AdmitBody, auth: "hash" }, async ({ keyHash, params }) => {
-  const r = await admitCheck({ keyHash, operationId: params.operationId! });
+export const POST = apiRoute({ body: AdmitBody, auth: "hash" }, async ({ keyHash, params, req }) => {
+  const r = await admitCheck({ keyHash, operationId: params.operationId! }, undefined, validTraceparent(req.headers.get("traceparent")));
   if (!r.ok) throw gateRefusal(r);
   const { ok: _ok, ...answer } = r;
   return { json: answer };

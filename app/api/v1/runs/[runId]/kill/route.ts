@@ -4,10 +4,11 @@
 import { apiRoute } from "@/lib/api/route";
 import { killRun } from "@/lib/dal/kill";
 import { ReasonBody } from "@/lib/schemas/control";
+import { validTraceparent } from "@/lib/integrations/tracing";
 
 export const dynamic = "force-dynamic";
 
-export const POST = apiRoute({ body: ReasonBody }, async ({ principal, body, params }) => {
-  const r = await killRun(principal, params.runId ?? "", body.reason);
+export const POST = apiRoute({ body: ReasonBody }, async ({ principal, body, params, req }) => {
+  const r = await killRun(principal, params.runId ?? "", body.reason, validTraceparent(req.headers.get("traceparent")));
   return { status: 202, json: { barrierId: r.barrierId, created: r.created } };
 });

@@ -1,0 +1,21 @@
+import { describe, expect, test } from "vitest";
+import { asQuiesceError, isDatabaseUnavailable } from "./errors";
+
+describe("a database outage is a 503, a bug is a 500", () => {
+  test("connection and failover errors, also wrapped in a cause chain", () => {
+    const pgErr = Object.assign(new Error("terminating connection due to administrator command"), { code: "57P01" });
+    expect(isDatabaseUnavailable(pgErr)).toBe(true);
+    expect(isDatabaseUnavailable(Object.assign(new Error("x"), { code: "25006" }))).toBe(true);
+    expect(isDatabaseUnavailable(new Error("wrapped", { cause: new Error("connect ECONNREFUSED 127.0.0.1:5432") }))).toBe(true);
+    expect(isDatabaseUnavailable(new Error("no read-write PostgreSQL host reachable (a: refused)"))).toBe(true);
+    expect(asQuiesceError(new Error("Connection terminated unexpectedly")).httpStatus).toBe(503);
+  });
+
+  test("anything else stays an internal error that leaks nothing", () => {
+    expect(isDatabaseUnavailable(new TypeError("cannot read properties of undefined"))).toBe(false);
+    expect(isDatabaseUnavailable(Object.assign(new Error("duplicate key"), { code: "23505" }))).toBe(false);
+    const e = asQuiesceError(new Error("secret detail"));
+    expect(e.httpStatus).toBe(500);
+    expect(e.message).toBe("internal error");
+  });
+});

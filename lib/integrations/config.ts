@@ -1,0 +1,42 @@
+// The integrations' settings (signing keys, webhooks, metrics, tracing), derived from the one
+// configuration table (lib/config) plus OpenTelemetry's own OTEL_* variables. Read per call (cheap), so
+// a test or a rotated setting takes effect without a restart.
+import path from "node:path";
+import { setting } from "../config";
+
+export interface IntegrationsConfig {
+  signingKeyDir: string;
+  metricsToken: string | null;
+  /** Origins that are this deployment (a webhook may not point at them). */
+  selfOrigins: string[];
+  webhook: { retryBaseMs: number; retryMaxMs: number; maxAttempts: number; timeoutMs: number; pollMs: number };
+  tracing: { enabled: boolean; serviceName: string };
+}
+
+export function integrationsConfig(env: Record<string, string | undefined> = process.env): IntegrationsConfig {
+  const selfOrigins = new Set<string>();
+  for (const u of [setting("QUIESCE_PUBLIC_URL", env), setting("NEXTAUTH_URL", env), setting("QUIESCE_URL", env)]) {
+    try { if (u) selfOrigins.add(new URL(u).origin); } catch { /* not a URL: nothing to compare with */ }
+  }
+  if (env.PORT) {
+    const port = setting("PORT", env);
+    for (const h of ["localhost", "127.0.0.1", "[::1]", "0.0.0.0"]) selfOrigins.add(`http://${h}:${port}`);
+  }
+  const e = env;
+  const otelOff = /^(true|1)$/i.test(e.OTEL_SDK_DISABLED ?? "") || e.OTEL_TRACES_EXPORTER === "none";
+  return {
+    // A runtime folder, not part of the build: keep Next from tracing the whole project through it.
+    signingKeyDir: path.resolve(/*turbopackIgnore: true*/ setting("QUIESCE_SIGNING_KEY_DIR", env) ?? path.join(setting("QUIESCE_DATA_DIR", env), "signing")),
+    metricsToken: setting("QUIESCE_METRICS_TOKEN", env) ?? null,
+    selfOrigins: [...selfOrigins],
+    webhook: {
+      retryBaseMs: setting("QUIESCE_WEBHOOK_RETRY_BASE_MS", env), retryMaxMs: setting("QUIESCE_WEBHOOK_RETRY_MAX_MS", env),
+      maxAttempts: setting("QUIESCE_WEBHOOK_MAX_ATTEMPTS", env), timeoutMs: setting("QUIESCE_WEBHOOK_TIMEOUT_MS", env),
+      pollMs: setting("QUIESCE_WEBHOOK_POLL_MS", env),
+    },
+    tracing: {
+      enabled: !otelOff && !!(e.OTEL_EXPORTER_OTLP_ENDPOINT || e.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT || e.OTEL_TRACES_EXPORTER === "otlp"),
+      serviceName: e.OTEL_SERVICE_NAME ?? "quiesce",
+    },
+  };
+}
