@@ -11,12 +11,13 @@ import { killSection } from "./kill";
 import { abortSection } from "./abort";
 import { hookSection } from "./hook";
 import { httpSection } from "./http";
+import { fleetSection } from "./fleet";
 import { closeDbClients } from "../lib/start/database";
 import type { BenchSection } from "./lib/section";
 
 export type { BenchContext, BenchSection } from "./lib/section";
 
-const SECTIONS: BenchSection[] = [gateSection, httpSection, killSection, abortSection, hookSection];
+const SECTIONS: BenchSection[] = [gateSection, httpSection, killSection, abortSection, hookSection, fleetSection];
 
 const ROOT = path.resolve(import.meta.dirname, "..");
 

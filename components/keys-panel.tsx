@@ -86,14 +86,14 @@ export function KeysPanel({ keys, members, me }: { keys: ApiKeyView[]; members: 
               <thead><tr><th scope="col">Name</th><th scope="col">Kind</th><th scope="col">Member</th><th scope="col">Created</th><th scope="col">Expires</th><th scope="col">Last used</th><th scope="col">Status</th><th scope="col"><span className="sr-only">Actions</span></th></tr></thead>
               <tbody>
                 {keys.map((k) => (
-                  <tr key={k.id} className={k.revokedAt ? "row-dim" : undefined}>
+                  <tr key={k.id} className={k.status !== "active" ? "row-dim" : undefined}>
                     <td>{k.name}<div className="sub mono">{k.id}</div></td>
                     <td>{k.kind}</td>
                     <td>{k.userId ? names.get(k.userId) ?? k.userId : "—"}</td>
                     <td><Time iso={k.createdAt} mode="relative" /></td>
                     <td><Time iso={k.expiresAt} mode="relative" empty="never" /></td>
                     <td><Time iso={k.lastUsedAt} mode="relative" empty="never" /></td>
-                    <td>{k.revokedAt ? <span className="text-danger">revoked <Time iso={k.revokedAt} mode="relative" /></span> : "active"}</td>
+                    <td>{k.revokedAt ? <span className="text-danger">revoked <Time iso={k.revokedAt} mode="relative" /></span> : k.status === "expired" ? <span className="text-danger">expired <Time iso={k.expiresAt} mode="relative" /></span> : "active"}</td>
                     <td>{k.revokedAt ? null : <button type="button" className="btn btn-small btn-danger-outline" onClick={() => setRevoking(k)}>Revoke</button>}</td>
                   </tr>
                 ))}

@@ -1,6 +1,8 @@
 "use client";
 // A confirmation that cannot be clicked through: every control action needs a written reason (it goes
 // to the audit trail and the receipt). Native <dialog>: focus moves in, Esc closes, focus returns.
+// A failed action (a refusal, a 500, or no answer at all) shows its error, keeps the reason and offers
+// a retry; the dialog never suggests that the action happened.
 import { useEffect, useId, useRef, useState, type FormEvent, type ReactNode } from "react";
 
 export interface ReasonDialogProps {
@@ -20,11 +22,12 @@ export function ReasonDialog({ open, title, children, confirmLabel, danger, onCa
   const [reason, setReason] = useState("");
   const [error, setError] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
+  const [failed, setFailed] = useState(false);
 
   useEffect(() => {
     const d = ref.current;
     if (!d) return;
-    if (open && !d.open) { setReason(""); setError(null); setBusy(false); d.showModal(); }
+    if (open && !d.open) { setReason(""); setError(null); setBusy(false); setFailed(false); d.showModal(); }
     if (!open && d.open) d.close();
   }, [open]);
 
@@ -33,9 +36,15 @@ export function ReasonDialog({ open, title, children, confirmLabel, danger, onCa
     if (!reason.trim()) { setError("A reason is required."); return; }
     setBusy(true);
     setError(null);
-    const err = await onConfirm(reason.trim());
+    let err: string | null;
+    try {
+      err = await onConfirm(reason.trim());
+    } catch (e) {
+      // A network error or a server action that failed outright: nothing is known to have happened.
+      err = `no answer from the control plane (${e instanceof Error ? e.message : String(e)})`;
+    }
     setBusy(false);
-    if (err) setError(err);
+    if (err) { setError(`Not done: ${err}. Your reason is kept; you can try again.`); setFailed(true); }
   }
 
   return (
@@ -51,7 +60,7 @@ export function ReasonDialog({ open, title, children, confirmLabel, danger, onCa
         <div className="dialog-actions">
           <button type="button" className="btn" onClick={onCancel} disabled={busy}>Cancel</button>
           <button type="submit" className={`btn ${danger ? "btn-danger" : "btn-primary"}`} disabled={busy || !reason.trim()}>
-            {busy ? "Working…" : confirmLabel}
+            {busy ? "Working…" : failed ? `Retry: ${confirmLabel}` : confirmLabel}
           </button>
         </div>
       </form>

@@ -75,10 +75,10 @@ export function RunView({ initial, can }: { initial: RunViewData; can: Can }) {
                   {d.inFlight.map((o) => (
                     <tr key={o.id}>
                       <td className="mono">{o.tool}</td>
-                      <td className="mono" title={o.operationId}>{o.operationId.length > 24 ? `${o.operationId.slice(0, 24)}…` : o.operationId}<div className="sub">{human(o.kind)} · epoch {o.epochStamp}{o.runId !== run.id ? <> · run {shortId(o.runId)}</> : null}</div></td>
+                      <td className="mono" title={o.operationId}>{o.operationId.length > 24 ? `${o.operationId.slice(0, 24)}…` : o.operationId}<div className="sub">running{o.kind === "call" ? "" : ` (registered as ${human(o.kind)} work)`} · epoch {o.epochStamp}{o.runId !== run.id ? <> · run {shortId(o.runId)}</> : null}</div></td>
                       <td><Time iso={o.startedAt} mode="relative" /></td>
                       <td><HeartbeatAge iso={o.lastHeartbeatAt} /></td>
-                      <td className="mono">{o.providerName ? `${o.providerName}${o.providerJobId ? ` / ${o.providerJobId}` : ""}` : "—"}</td>
+                      <td className="mono wrap-any">{o.providerName ? `${o.providerName}${o.providerJobId ? ` / ${o.providerJobId}` : ""}` : "—"}</td>
                     </tr>
                   ))}
                 </tbody>

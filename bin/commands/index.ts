@@ -13,6 +13,8 @@ export const commands: Record<string, () => Promise<Command>> = {
   pause: () => import("./pause").then((m) => m.pauseCommand),
   resume: () => import("./resume").then((m) => m.resumeCommand),
   kill: () => import("./kill").then((m) => m.killCommand),
+  stop: () => import("./stop").then((m) => m.stopCommand),
+  stops: () => import("./stops").then((m) => m.stopsCommand),
   breaker: () => import("./breaker").then((m) => m.breakerCommand),
   start: () => import("./start").then((m) => m.startCommand),
   hook: () => import("./hook").then((m) => m.hookCommand),

@@ -8,6 +8,8 @@ export const COMMAND_NAMES = [
   "pause",
   "resume",
   "kill",
+  "stop",
+  "stops",
   "breaker",
   "start",
   "hook",

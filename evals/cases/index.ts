@@ -39,6 +39,8 @@ export const EVAL_CASES: EvalCase[] = [
   drill("cancellation_requested_no_ack"),
   drill("approved_artifact_handoff"),
   drill("side_effect_completed_before_stop"),
+  // docs/fleet-stop.md — a fleet stop while matching runs keep being created
+  drill("fleet_stop_with_runs_created_during_the_stop"),
   // stop evidence over the whole subtree (docs/evidence.md)
   ...EVIDENCE_CASES,
 ];

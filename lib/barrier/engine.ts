@@ -8,6 +8,7 @@ import {
   completeBarrier, enterQuiet, enterSettling, loadBarrierWork, releaseClaim, renewClaim,
 } from "../dal/barrier-engine";
 import type { Principal } from "../dal/principal";
+import { onBarrierReceipt } from "../dal/stops";
 
 export interface EngineOptions {
   principal: Principal;
@@ -91,6 +92,8 @@ export async function processBarrier(barrierId: string, o: EngineOptions): Promi
           return { kind: "waiting", until: work.quietUntil };
         }
         o.log(`${barrierId}: receipt v${r.version} ${r.decision}`);
+        // A fleet stop waiting on this barrier may now issue its fleet receipt (docs/fleet-stop.md).
+        await onBarrierReceipt(o.principal, barrierId).catch((err: unknown) => o.log(`${barrierId}: fleet receipt check failed: ${String(err)}`));
         return { kind: "done", version: r.version, decision: r.decision };
       }
       return { kind: "lost" }; // complete: nothing to do

@@ -8,6 +8,7 @@ import { randomBytes } from "node:crypto";
 import os from "node:os";
 import { claimNextBarrier, nextWakeAt } from "../dal/barrier-engine";
 import { nextPauseReclaimAt, reclaimOverduePauses } from "../dal/pause-reclaim";
+import { advancePendingStops } from "../dal/stops";
 import type { Principal } from "../dal/principal";
 import { processBarrier, type BarrierOutcome } from "./engine";
 import { recordPeriodicCheckpoints } from "../dal/audit-verify";
@@ -83,6 +84,13 @@ export async function runBarrierWorker(o: WorkerOptions): Promise<void> {
         for (const r of await reclaimOverduePauses(principal, o.teamId ?? null)) log(`pause reclaim: killed ${r.runId} (paused since ${r.pausedSince.toISOString()}, policy ${r.policySeconds} s) → ${r.barrierId}`);
       } catch (err) {
         log(`pause reclaim failed: ${(err as Error).message}`);
+      }
+      // Fleet stops: start the barriers of kill scopes not yet fanned out (docs/fleet-stop.md).
+      try {
+        const n = await advancePendingStops(principal, o.teamId ?? null);
+        if (n > 0) log(`fleet stop: started ${n} barrier(s)`);
+      } catch (err) {
+        log(`fleet stop fan-out failed: ${(err as Error).message}`);
       }
       if (checkpointMs > 0 && !o.teamId && Date.now() - lastCheckpoint >= checkpointMs) {
         lastCheckpoint = Date.now();

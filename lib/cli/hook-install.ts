@@ -9,7 +9,7 @@ import path from "node:path";
 
 export const HOOK_FILE = "quiesce-hook.mjs";
 /** Events the hook is registered for; tool events match every tool. */
-export const HOOK_EVENTS = ["SessionStart", "SubagentStart", "PreToolUse", "PostToolUse", "PostToolUseFailure"] as const;
+export const HOOK_EVENTS = ["SessionStart", "SubagentStart", "PreToolUse", "PostToolUse", "PostToolUseFailure", "SessionEnd"] as const;
 const TOOL_EVENTS: ReadonlySet<string> = new Set(["PreToolUse", "PostToolUse", "PostToolUseFailure"]);
 /** Claude Code's per-hook timeout (seconds): well above the hook's own deadline (QUIESCE_HOOK_TIMEOUT_MS). */
 export const DEFAULT_HOOK_TIMEOUT_SECONDS = 30;

@@ -11,6 +11,7 @@ export const ACTIONS = [
   "run.pause",
   "run.resume",
   "run.kill",
+  "fleet.stop",          // stop scopes: pause / kill every run of the team matching a filter
   "breaker.trip",
   "breaker.reset",
   "reconciliation.assign",
@@ -24,8 +25,8 @@ export type Action = (typeof ACTIONS)[number];
 const READ: Action[] = ["run.read"];
 const ROLE_ACTIONS: Record<Role, readonly Action[]> = {
   viewer: [...READ, "reconciliation.resolve"],
-  operator: [...READ, "reconciliation.resolve", "run.pause", "run.resume", "run.kill", "breaker.trip", "breaker.reset", "audit.read"],
-  manager: [...READ, "reconciliation.resolve", "run.pause", "run.resume", "run.kill", "breaker.trip", "breaker.reset", "audit.read", "reconciliation.assign"],
+  operator: [...READ, "reconciliation.resolve", "run.pause", "run.resume", "run.kill", "fleet.stop", "breaker.trip", "breaker.reset", "audit.read"],
+  manager: [...READ, "reconciliation.resolve", "run.pause", "run.resume", "run.kill", "fleet.stop", "breaker.trip", "breaker.reset", "audit.read", "reconciliation.assign"],
   admin: ACTIONS,
 };
 
@@ -54,5 +55,5 @@ export function isAllowed(caller: Caller, action: Action): boolean {
 }
 
 export function isControlWrite(action: Action): boolean {
-  return ["run.pause", "run.resume", "run.kill", "breaker.trip", "breaker.reset", "reconciliation.assign", "reconciliation.resolve", "key.manage", "member.manage"].includes(action);
+  return ["run.pause", "run.resume", "run.kill", "fleet.stop", "breaker.trip", "breaker.reset", "reconciliation.assign", "reconciliation.resolve", "key.manage", "member.manage"].includes(action);
 }

@@ -3,6 +3,7 @@
 // oracle.test.ts checks the two agree on generated states. Change both together.
 import { BREAKER_DEFAULTS, effectiveBreaker, type BreakerConfig } from "./breaker";
 import { currentEpoch } from "./epoch";
+import { scopeAuthority, type ScopeFacts, type ScopeRunFacts } from "./fleet";
 import { GATE_REASONS, type BreakerState, type Decision, type GateReason, type Lifecycle, type OperationState } from "./types";
 
 export type GateMode = "gate" | "admit" | "heartbeat";
@@ -46,6 +47,9 @@ export interface GateFacts {
   /** The existing operation with the request's operationId in the caller's team, if any. */
   operation: OperationFacts | null;
   breakerConfig?: Pick<BreakerConfig, "coolDownMs" | "probeTimeoutMs">;
+  /** The team's live stop scopes (docs/fleet-stop.md) and the filterable facts of the same chain. */
+  scopes?: readonly ScopeFacts[];
+  scopeChain?: readonly ScopeRunFacts[];
 }
 
 /** What happens to the operation row in the same transaction as the decision. */
@@ -92,6 +96,9 @@ export function decideAuthority(f: GateFacts): Authority {
   // 2. killed: an ancestor's kill is the cause for everything below it.
   const killedAt = runs.findIndex((r) => r.lifecycle === "killed");
   if (killedAt >= 0) return deny(killedAt === runs.length - 1 ? "killed" : "parent_revoked");
+  // 2b. a live kill scope matching the run or an ancestor: killed, for good (docs/fleet-stop.md).
+  const scoped = f.scopes && f.scopeChain ? scopeAuthority(f.scopes, f.scopeChain) : null;
+  if (scoped === "kill") return deny("killed");
   // 3. revoked lease: an ancestor lease first (it revokes all it delegated), then the run's own.
   if (leases.slice(0, -1).some((l) => l.revokedAt !== null)) return deny("parent_revoked");
   if (own.revokedAt !== null) return deny("lease_revoked");
@@ -111,7 +118,7 @@ export function decideAuthority(f: GateFacts): Authority {
     if (e.state === "probe_available") probeClaims.push(r.runId);
   }
   // 8. paused anywhere above: hold (the caller asks again; nothing is recorded on the operation).
-  if (runs.some((r) => r.lifecycle === "paused")) return { decision: "hold", reason: "paused", probeClaims: [] };
+  if (runs.some((r) => r.lifecycle === "paused") || scoped === "pause") return { decision: "hold", reason: "paused", probeClaims: [] };
   // 9. allow.
   return { decision: "allow", reason: "allowed", probeClaims };
 }

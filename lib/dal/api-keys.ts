@@ -23,6 +23,8 @@ export interface ApiKeyView {
   expiresAt: string | null;
   revokedAt: string | null;
   lastUsedAt: string | null;
+  /** At read time: a key past its expiry is refused like a revoked one, and listed as such. */
+  status: "active" | "expired" | "revoked";
 }
 
 export interface CreateApiKeyInput {
@@ -44,6 +46,7 @@ function view(k: KeyRow): ApiKeyView {
     id: k.id, teamId: k.teamId, kind: k.kind as KeyKind, name: k.name, userId: k.userId, scopes: k.scopes,
     createdAt: k.createdAt.toISOString(), expiresAt: k.expiresAt?.toISOString() ?? null,
     revokedAt: k.revokedAt?.toISOString() ?? null, lastUsedAt: k.lastUsedAt?.toISOString() ?? null,
+    status: k.revokedAt ? "revoked" : k.expiresAt && k.expiresAt.getTime() <= Date.now() ? "expired" : "active",
   };
 }
 

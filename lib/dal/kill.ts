@@ -32,15 +32,19 @@ type QueueJob = { providerName: string; providerJobId: string };
 
 export interface KillResult { barrierId: string; created: boolean }
 
-export async function killRun(p: Principal, runId: string, reason: string, traceparent?: string | null): Promise<KillResult> {
+/**
+ * `opts.onBehalfOf`: only for the system principal (the barrier engine fanning out a fleet stop): the
+ * person who asked for the stop is recorded as the barrier's requester and the audit actor.
+ */
+export async function killRun(p: Principal, runId: string, reason: string, traceparent?: string | null, opts: { onBehalfOf?: string } = {}): Promise<KillResult> {
   return withSpan("quiesce.kill", { "quiesce.run_id": runId }, async (span) => {
-    const r = await killRunTraced(p, runId, reason);
+    const r = await killRunTraced(p, runId, reason, opts);
     span?.setAttributes({ "quiesce.barrier_id": r.barrierId, "quiesce.barrier_created": r.created });
     return r;
   }, traceparent);
 }
 
-async function killRunTraced(p: Principal, runId: string, reason: string): Promise<KillResult> {
+async function killRunTraced(p: Principal, runId: string, reason: string, opts: { onBehalfOf?: string }): Promise<KillResult> {
   authorize(p, "run.kill");
   const why = typeof reason === "string" ? reason.trim() : "";
   if (!why) throw badRequest("reason: a reason is required");
@@ -48,7 +52,7 @@ async function killRunTraced(p: Principal, runId: string, reason: string): Promi
   const run = await prisma().run.findUnique({ where: { id: runId }, select: { id: true, teamId: true, rootRunId: true } });
   if (!run) throw notFound("run");
   assertTeam(p, run.teamId, "run");
-  const actor = actorOf(p);
+  const actor = p.type === "system" && opts.onBehalfOf ? opts.onBehalfOf : actorOf(p);
 
   const result = await prisma().$transaction(async (tx) => {
     await lockRunTreeExclusive(tx, run.rootRunId);

@@ -15,6 +15,7 @@ import { missingControlRow } from "./cases/missing-control-row";
 import { cancellationRequestedNoAck } from "./cases/cancellation-requested-no-ack";
 import { approvedArtifactHandoff } from "./cases/approved-artifact-handoff";
 import { sideEffectCompletedBeforeStop } from "./cases/side-effect-completed-before-stop";
+import { fleetStopDuringCreation } from "./cases/fleet-stop-during-creation";
 
 export * from "./types";
 
@@ -36,6 +37,8 @@ export const DRILL_CASES: DrillCase[] = [
   cancellationRequestedNoAck,
   approvedArtifactHandoff,
   sideEffectCompletedBeforeStop,
+  // docs/fleet-stop.md — one scope stops a fleet, including runs created during the stop
+  fleetStopDuringCreation,
 ];
 
 /** Which of a case's needs the context cannot meet. */

@@ -3,6 +3,7 @@
 import { z } from "zod";
 import { BREAKER_STATES, HARNESSES, KEY_KINDS, LIFECYCLES, ROLES } from "../control/types";
 import { Id, PG_INT_MAX, Reason } from "./common";
+import { StopFilterSchema } from "./stops";
 
 const optionalEnum = <T extends readonly [string, ...string[]]>(values: T) =>
   z.preprocess((v) => (v === "" || v === null ? undefined : v), z.enum(values).optional());
@@ -55,3 +56,13 @@ export const MemberRefInput = z.strictObject({ userId: Id });
 export const MemberRoleInput = z.strictObject({ userId: Id, role: z.enum(ROLES) });
 export const MemberDisabledInput = z.strictObject({ userId: Id, disabled: z.boolean() });
 export const SwitchTeamInput = z.strictObject({ slug: z.string().trim().min(1).max(100) });
+
+/** A fleet stop from the console (docs/fleet-stop.md): selected runs, all matching the list's filters, or the whole team. */
+export const FleetStopInput = z.strictObject({
+  action: z.enum(["pause", "kill"]),
+  filter: StopFilterSchema.default({}),
+  reason: Reason,
+  dryRun: z.boolean().default(false),
+  /** "Stop everything" (an empty filter) must be confirmed by typing the team's name. */
+  confirmTeam: z.string().max(200).optional(),
+});

@@ -8,6 +8,7 @@ import "./gate";
 import "./operations";
 import "./control";
 import "./barriers";
+import "./stops";
 
 type Json = Record<string, unknown>;
 

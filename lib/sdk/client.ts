@@ -9,6 +9,7 @@ import type {
   CompleteBody, CompleteResponse, HeartbeatResponse, RegisterOperationBody, RegisterOperationResponse,
 } from "../schemas/operations";
 import type { BreakerResponse, KillResponse, LifecycleResponse } from "../schemas/control";
+import type { CreateStopBody, FinishRunResponse, StopDryRunResponse, StopView } from "../schemas/stops";
 import { QuiesceApiError, QuiesceConfigError, QuiesceUnreachableError } from "./errors";
 import { subscribe as subscribeEvents, type RunEvent } from "./events";
 import { setting } from "../config";
@@ -155,6 +156,25 @@ export class QuiesceClient {
   }
   breaker(runId: string, action: "trip" | "reset", reason: string): Promise<BreakerResponse> {
     return this.call("POST", `/api/v1/runs/${enc(runId)}/breaker`, { action, reason });
+  }
+
+  /** The run ended (session end, end of a thread): it and its subtree show as finished. Idempotent. */
+  finish(runId: string): Promise<FinishRunResponse> {
+    return this.call("POST", `/api/v1/runs/${enc(runId)}/finish`, {});
+  }
+
+  // ── fleet stop (docs/fleet-stop.md; operator keys only) ──
+  /** Pause or kill every run of the team matching the filter; `dryRun: true` answers count and sample. */
+  createStop(body: z.input<typeof CreateStopBody> & { dryRun: true }): Promise<StopDryRunResponse>;
+  createStop(body: z.input<typeof CreateStopBody>): Promise<StopView | StopDryRunResponse>;
+  createStop(body: z.input<typeof CreateStopBody>): Promise<StopView | StopDryRunResponse> {
+    return this.call("POST", "/api/v1/stops", body);
+  }
+  getStop(stopId: string): Promise<StopView> {
+    return this.call("GET", `/api/v1/stops/${enc(stopId)}`);
+  }
+  resumeStop(stopId: string, reason: string): Promise<StopView> {
+    return this.call("POST", `/api/v1/stops/${enc(stopId)}/resume`, { reason });
   }
 
   // ── barrier and receipt ──

@@ -113,6 +113,19 @@ describe("session, tool calls, subagents", () => {
     expect(await opRow(w.teamId, id)).toMatchObject({ runId: child.id, state: "running" });
   });
 
+  test("SessionEnd marks the session's run and its subagents' runs finished (a fleet stop leaves them alone)", async () => {
+    const s = sid();
+    await hook(sessionStart(s));
+    await hook(subagentStart(s, "agent-end"));
+    const parent = await sessionRunId(s);
+    expect((await prisma().run.findUniqueOrThrow({ where: { id: parent } })).finishedAt).toBeNull();
+    const end = await hook({ ...common(s), hook_event_name: "SessionEnd", reason: "exit" });
+    expect(end).toMatchObject({ code: 0, stdout: "" });
+    const rows = await prisma().run.findMany({ where: { teamId: w.teamId, nativeSessionId: s } });
+    expect(rows).toHaveLength(2);
+    for (const r of rows) expect(r.finishedAt).not.toBeNull();
+  });
+
   test("with no cached mapping (state lost, or no SubagentStart seen) the hook finds the runs on the server", async () => {
     const s = sid();
     await hook(sessionStart(s));

@@ -6,6 +6,8 @@ import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { prisma } from "../../lib/db/prisma";
 import { closeControlListener } from "../../lib/abort/listener";
 import { runDrill, selectCases } from "../../lib/drill/drill-run";
+import { runBarrierWorker } from "../../lib/barrier/worker";
+import { setTeamStopSettings } from "../../lib/dal/team-settings";
 import { QuiesceClient } from "../../lib/sdk/client";
 import { makeWorld, type World } from "../api/fixtures";
 import { runCliAll, CLI_TEST_TIMEOUT } from "../cli/run-cli";
@@ -18,6 +20,20 @@ afterAll(async () => {
 });
 
 describe("quiesce drill", () => {
+  test("fleet stop with runs created during the stop: passes against the API (real gate, real barrier engine)", async () => {
+    // The real barrier engine, in this process, for this team (short quiet period), for the fleet receipt.
+    await setTeamStopSettings({ type: "system", name: "test" }, w.a.teamId, { quietPeriodMs: 200 });
+    const ac = new AbortController();
+    const engine = runBarrierWorker({ teamId: w.a.teamId, signal: ac.signal, pollMs: 200, claimMs: 3000, localSettleMs: 300, listen: true });
+    const report = await runDrill({ url: w.server.url, operatorKey: w.a.keys.operator, agentKey: w.a.keys.agent, provider: "deploy-sim", receiptTimeoutMs: 60_000, log: () => {} },
+      selectCases(["fleet_stop_with_runs_created_during_the_stop"]));
+    const c = report.cases[0]!;
+    expect({ status: c.status, observed: c.observed, failed: c.checks.filter((k) => !k.ok), note: c.note }).toMatchObject({ status: "pass", observed: "deny_killed", failed: [] });
+    ac.abort();
+    await engine;
+    expect(c.facts).toMatchObject({ createdAfterCommit: expect.any(Number) });
+  }, 120_000);
+
   test("runs the cases against the API, marks its runs as drill runs, links the receipt", async () => {
     const cases = selectCases(["queued_call_starts_after_parent_revocation", "unauthorized_interrupt", "missing_control_row"]);
     const report = await runDrill({ url: w.server.url, operatorKey: w.a.keys.operator, agentKey: w.a.keys.agent, provider: "deploy-sim", receiptTimeoutMs: 30_000, log: () => {} }, cases);

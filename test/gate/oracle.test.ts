@@ -2,7 +2,9 @@
 // expiry / existing operation states) are written to the real database; the SQL gate (quiesce_gate)
 // must answer exactly what the pure lib/control decideGate answers on the same facts — decision, reason,
 // current epoch, the operation's resulting state and the breaker probe claims. Each case is then asked
-// a second time (a replay, facts re-read from the database) and compared again.
+// a second time (a replay, facts re-read from the database) and compared again. Cases also carry stop
+// scopes (docs/fleet-stop.md) whose filters are confined to the case by a case-unique task prefix, so the
+// scopes of earlier cases in the shared team never match a later one.
 import { afterAll, beforeAll, expect, test } from "vitest";
 import fc from "fast-check";
 import { prisma } from "../../lib/db/prisma";
@@ -11,7 +13,8 @@ import { closePool } from "../../lib/db/pool";
 import { newId } from "../../lib/ids";
 import { admitCheck, gateCheck, heartbeatCheck } from "../../lib/gate";
 import { decideGate, type GateFacts, type GateMode, type LeaseFacts, type OperationFacts, type RunFacts } from "../../lib/control/gate";
-import { BREAKER_STATES, LIFECYCLES, OPERATION_STATES, type BreakerState, type Lifecycle, type OperationState } from "../../lib/control/types";
+import { STOP_ACTIONS, RUN_STATUSES, type ScopeFacts, type ScopeRunFacts, type StopFilter } from "../../lib/control/fleet";
+import { BREAKER_STATES, HARNESSES, LIFECYCLES, OPERATION_STATES, type BreakerState, type Lifecycle, type OperationState } from "../../lib/control/types";
 import { makeKey, makeTeam, opKey, type FixtureKey, type FixtureRun, type FixtureTeam } from "../support/fixtures";
 
 afterAll(async () => { await closePool(); await prisma().$disconnect(); });
@@ -38,6 +41,25 @@ const nodeArb = fc.record({
   epoch: fc.integer({ min: 1, max: 3 }),
   leaseRevoked: fc.constantFrom(false, false, false, false, true),
   leaseExpired: fc.constantFrom(false, false, false, false, true),
+  harness: fc.constantFrom(...HARNESSES),
+  agent: fc.constantFrom(null, "agent-a", "agent-b"),
+  finished: fc.constantFrom(false, false, true),
+  createdAgo: fc.constantFrom(3600 * 1000, 60 * 1000),
+});
+// A stop scope: always confined to the case (task prefix), plus at most one more narrowing member.
+const scopeArb = fc.record({
+  action: fc.constantFrom(...STOP_ACTIONS),
+  lifted: fc.constantFrom(false, false, false, true),
+  also: fc.oneof(
+    { arbitrary: fc.constant<{ k: "none" }>({ k: "none" }), weight: 4 },
+    fc.record({ k: fc.constant<"harness">("harness"), v: fc.subarray([...HARNESSES], { minLength: 1 }) }),
+    fc.record({ k: fc.constant<"agent">("agent"), v: fc.subarray(["agent-a", "agent-b", "someone"], { minLength: 1 }) }),
+    fc.record({ k: fc.constant<"status">("status"), v: fc.subarray([...RUN_STATUSES], { minLength: 1 }) }),
+    fc.record({ k: fc.constant<"node">("node"), v: fc.integer({ min: 0, max: 3 }) }),
+    fc.record({ k: fc.constant<"after">("after"), v: fc.constant(30 * 60 * 1000) }),
+    fc.record({ k: fc.constant<"before">("before"), v: fc.constant(30 * 60 * 1000) }),
+    fc.record({ k: fc.constant<"otherPrefix">("otherPrefix") }),
+  ),
 });
 const caseArb = fc.record({
   nodes: fc.array(nodeArb, { minLength: 1, maxLength: 4 }),
@@ -52,6 +74,8 @@ const caseArb = fc.record({
     expired: fc.boolean(),
     onTarget: fc.constantFrom(true, true, true, true, true, false),
   }), { nil: null, freq: 2 }),
+  // half the cases carry one or two scopes
+  scopes: fc.oneof(fc.constant([]), fc.array(scopeArb, { minLength: 1, maxLength: 2 })),
 });
 
 type Case = typeof caseArb extends fc.Arbitrary<infer T> ? T : never;
@@ -60,6 +84,7 @@ test("quiesce_gate agrees with decideGate on generated states", async () => {
   let compared = 0;
   const seen = new Set<string>();
   const reasons = new Set<string>();
+  const scoped = new Set<string>();
   await fc.assert(fc.asyncProperty(caseArb, async (c: Case) => {
     const now = Date.now();
     const key = c.mode === "admit" ? workerKey : agentKey;
@@ -69,6 +94,8 @@ test("quiesce_gate agrees with decideGate on generated states", async () => {
     const leases: LeaseFacts[] = [];
     const teamId = c.target === "other-team" ? other.teamId : team.teamId;
     const runRows: Prisma.RunCreateManyInput[] = [];
+    const scopeRuns: ScopeRunFacts[] = [];
+    const taskId = `oracle-${newId("run")}-`;
     const leaseRows: Prisma.LeaseCreateManyInput[] = [];
     for (const n of c.nodes) {
       const parent = runs[runs.length - 1];
@@ -79,7 +106,8 @@ test("quiesce_gate agrees with decideGate on generated states", async () => {
       const validUntil = n.leaseExpired ? now - 60 * S : now + 3600 * S;
       const revokedAt = n.leaseRevoked ? now - S : null;
       runRows.push({
-        id: runId, teamId, taskId: "oracle", parentRunId: parent?.runId ?? null, rootRunId: parent?.rootRunId ?? runId, path, depth: path.length - 1,
+        id: runId, teamId, taskId, harness: n.harness, nativeAgentId: n.agent, createdAt: new Date(now - n.createdAgo),
+        finishedAt: n.finished ? new Date(now - 1000) : null, parentRunId: parent?.runId ?? null, rootRunId: parent?.rootRunId ?? runId, path, depth: path.length - 1,
         lifecycle: n.lifecycle, breaker: n.breaker, breakerChangedAt: new Date(changedAt), breakerProbeOpId: probe, epoch: n.epoch,
         breakerHeld: n.held && n.breaker === "open",
       });
@@ -90,6 +118,29 @@ test("quiesce_gate agrees with decideGate on generated states", async () => {
       runs.push({ runId, leaseId, teamId, rootRunId: parent?.rootRunId ?? runId, parentRunId: parent?.runId ?? null, path, leasePath, depth: path.length - 1, epoch: n.epoch });
       facts.push({ runId, lifecycle: n.lifecycle, breaker: n.breaker, breakerChangedAt: changedAt, breakerProbeOpId: probe, breakerHeld: n.held && n.breaker === "open", epoch: n.epoch });
       leases.push({ leaseId, runId, validUntil, revokedAt });
+      scopeRuns.push({ runId, harness: n.harness, nativeAgentId: n.agent, createdBy: null, taskId, createdAt: now - n.createdAgo, lifecycle: n.lifecycle, finishedAt: n.finished ? now - 1000 : null });
+    }
+    // the case's stop scopes (lifted ones must be ignored by both sides)
+    const liveScopes: ScopeFacts[] = [];
+    for (const sc of c.scopes) {
+      const filter: StopFilter = { taskPrefix: sc.also.k === "otherPrefix" ? `${taskId}x` : taskId };
+      if (sc.also.k === "harness") filter.harness = sc.also.v;
+      if (sc.also.k === "agent") filter.agent = sc.also.v;
+      if (sc.also.k === "status") filter.status = sc.also.v;
+      if (sc.also.k === "node") filter.runIds = [runRows[Math.min(sc.also.v, runRows.length - 1)]!.id];
+      if (sc.also.k === "after") filter.createdAfter = now - sc.also.v;
+      if (sc.also.k === "before") filter.createdBefore = now - sc.also.v;
+      await prisma().stopScope.create({
+        data: {
+          id: newId("scope"), teamId, action: sc.action, filter: {}, reason: "oracle", requestedBy: "oracle",
+          fTaskPrefix: filter.taskPrefix, fHarness: filter.harness ? [...filter.harness] : undefined, fAgent: filter.agent ? [...filter.agent] : undefined,
+          fStatus: filter.status ? [...filter.status] : undefined, fRunIds: filter.runIds ? [...filter.runIds] : undefined,
+          fCreatedAfter: filter.createdAfter === undefined ? undefined : new Date(filter.createdAfter),
+          fCreatedBefore: filter.createdBefore === undefined ? undefined : new Date(filter.createdBefore),
+          liftedAt: sc.lifted ? new Date(now) : undefined,
+        },
+      });
+      if (!sc.lifted) liveScopes.push({ action: sc.action, filter });
     }
     await prisma().run.createMany({ data: runRows });
     await prisma().lease.createMany({ data: leaseRows });
@@ -120,7 +171,10 @@ test("quiesce_gate agrees with decideGate on generated states", async () => {
     const chain = c.target === "other-team" || reqRunIdx < 0 ? null : facts.slice(0, reqRunIdx + 1);
     const leaseChain = c.lease === "missing" || c.target === "other-team" ? null : leases.slice(0, leaseIdx + 1);
 
-    const f: GateFacts = { now: Date.now(), mode, request: { runId: reqRunId, leaseId, epoch, operationId }, chain, leaseChain, operation: op };
+    const f: GateFacts = {
+      now: Date.now(), mode, request: { runId: reqRunId, leaseId, epoch, operationId }, chain, leaseChain, operation: op,
+      scopes: liveScopes, scopeChain: chain ? scopeRuns.slice(0, reqRunIdx + 1) : [],
+    };
     const expected = decideGate(f);
     const got = mode === "gate"
       ? await gateCheck({ keyHash: key.hash, runId, leaseId, epoch, operationId, tool: "t" })
@@ -151,12 +205,15 @@ test("quiesce_gate agrees with decideGate on generated states", async () => {
     }
     compared++;
     seen.add(`${mode}:${expected.reason}`);
+    if (liveScopes.length > 0) scoped.add(expected.reason);
     reasons.add(expected.reason);
   }), { numRuns: 150 });
   expect(compared).toBeGreaterThanOrEqual(150);
   // The generator reaches (nearly) every reason code; print what this run covered.
-  console.info(`oracle: ${compared} cases, reasons ${[...reasons].sort().join(", ")}; mode:reason pairs ${seen.size}`);
+  console.info(`oracle: ${compared} cases, reasons ${[...reasons].sort().join(", ")}; mode:reason pairs ${seen.size}; with live scopes: ${[...scoped].sort().join(", ")}`);
   expect(reasons.size).toBeGreaterThanOrEqual(9);
+  // scopes were live on cases that a scope held and a scope killed
+  expect([...scoped]).toEqual(expect.arrayContaining(["paused", "killed"]));
 }, 120_000);
 
 async function loadChain(runs: FixtureRun[]): Promise<RunFacts[]> {

@@ -18,7 +18,8 @@ import { readMigrations } from "../../lib/db/migrate";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { prisma } from "../../lib/db/prisma";
-import { lockRunTreeExclusive } from "../../lib/dal/internal/locks";
+import { lockRunTreeExclusive, lockTeamScopesExclusive } from "../../lib/dal/internal/locks";
+import { newId } from "../../lib/ids";
 import { makeChain, makeKey, makeRun, makeTeam } from "../support/fixtures";
 import type { CallRecord } from "./race-worker";
 import { sleep } from "../../lib/wait";
@@ -67,9 +68,13 @@ async function eachMakes(workers: Worker[], more: number): Promise<void> {
 
 type Ts = string; // clock_timestamp()::text, microsecond precision
 
-async function controlWrite<T>(root: string, body: (tx: Parameters<Parameters<ReturnType<typeof prisma>["$transaction"]>[0]>[0]) => Promise<T>) {
+type Tx = Parameters<Parameters<ReturnType<typeof prisma>["$transaction"]>[0]>[0];
+
+/** A control write under the tree's exclusive lock, or (`{ team }`) under the team's stop-scope lock. */
+async function controlWrite<T>(lock: string | { team: string }, body: (tx: Tx) => Promise<T>) {
   return prisma().$transaction(async (tx) => {
-    await lockRunTreeExclusive(tx, root);
+    if (typeof lock === "string") await lockRunTreeExclusive(tx, lock);
+    else await lockTeamScopesExclusive(tx, lock.team);
     const locked = (await tx.$queryRawUnsafe<{ t: Ts }[]>("SELECT clock_timestamp()::text AS t"))[0]!.t;
     const result = await body(tx);
     // the last statement before COMMIT: the commit point is after this instant
@@ -191,4 +196,85 @@ test("pause and kill committed while three processes hammer the gate: no allow s
   expect([...decisions].sort()).toEqual(["allow", "deny", "hold"]);
   const overlapping = windows.reduce((n, w) => n + calls.filter((c) => c.t0 < w.pauseReturned && c.t1 > w.pauseReturned).length, 0);
   console.info(`race: ${calls.length} gate calls from ${WORKERS} processes, ${kill.result.length} running at kill, ${overlapping} calls in flight across the ${PAUSE_CYCLES} pause commits`);
+}, Number(process.env.RACE_TIMEOUT_MS ?? 180_000));
+
+// The same race for stop scopes (docs/fleet-stop.md): the scope is ONE row written under the team's
+// EXCLUSIVE stop-scope lock, never a change to any run. A pause scope naming only the root (it applies
+// to the subtree through the ancestry) is committed and lifted in cycles, then a whole-team kill scope.
+test("pause and kill SCOPES committed while three processes hammer the gate: no allow slips past either", async () => {
+  const team = await makeTeam("race-scope");
+  const key = await makeKey(team.teamId, { kind: "worker" });
+  const [root, child, grandchild] = await makeChain(team.teamId, [{}, {}, {}]);
+  const sibling = await makeRun(team.teamId, {}, root);
+  const treeRuns = [root!, child!, sibling, grandchild!];
+  const tree = treeRuns.map((r) => r.runId);
+  const cfg = { keyHash: key.hash, runs: treeRuns.map((r) => ({ runId: r.runId, leaseId: r.leaseId, epoch: r.epoch })) };
+  const workers = Array.from({ length: WORKERS }, (_, i) => startWorker(`s${i}`, cfg));
+  await eachMakes(workers, 20);
+
+  const scopeRow = (action: "pause" | "kill", runIds?: string[]) => ({
+    id: newId("scope"), teamId: team.teamId, action, filter: runIds ? { runIds } : {}, fRunIds: runIds, reason: "race test", requestedBy: "race-test",
+  });
+  const windows: { pauseCommit: Ts; pauseReturned: number; resumeStarted: number; resumeLocked: Ts; atPause: string[]; atResume: string[] }[] = [];
+  for (let k = 0; k < PAUSE_CYCLES; k++) {
+    const row = scopeRow("pause", [root!.runId]);
+    const pause = await controlWrite({ team: team.teamId }, async (tx) => {
+      const seen = await allowIds(tx, tree);
+      await tx.stopScope.create({ data: row });
+      return seen;
+    });
+    const pauseReturned = Date.now();
+    await eachMakes(workers, 10);
+    const resumeStarted = Date.now();
+    const resume = await controlWrite({ team: team.teamId }, async (tx) => {
+      const seen = await allowIds(tx, tree);
+      await tx.stopScope.update({ where: { id: row.id }, data: { liftedAt: new Date(), liftedBy: "race-test" } });
+      return seen;
+    });
+    windows.push({ pauseCommit: pause.commit, pauseReturned, resumeStarted, resumeLocked: resume.locked, atPause: pause.result, atResume: resume.result });
+    await eachMakes(workers, 10);
+  }
+  const kill = await controlWrite({ team: team.teamId }, async (tx) => {
+    const running = await tx.operation.findMany({ where: { runId: { in: tree }, state: "running" }, select: { operationId: true } });
+    await tx.stopScope.create({ data: scopeRow("kill") });
+    return running.map((r) => r.operationId).sort();
+  });
+  const killReturned = Date.now();
+  await eachMakes(workers, 10);
+  for (const w of workers) w.proc.stdin!.end("stop\n");
+  await Promise.all(workers.map((w) => w.done));
+  const calls: CallRecord[] = workers.flatMap((w) => JSON.parse(readFileSync(w.out, "utf8")) as CallRecord[]);
+
+  for (const w of windows) expect.soft(w.atResume).toEqual(w.atPause);
+  for (const w of windows) {
+    const [row] = await prisma().$queryRawUnsafe<{ n: bigint }[]>(
+      "SELECT count(*) AS n FROM gate_decisions WHERE run_id = ANY($1) AND decision = 'allow' AND at > $2::timestamptz(3) AND at < $3::timestamptz(3)",
+      tree, w.pauseCommit, w.resumeLocked);
+    expect.soft(Number(row!.n)).toBe(0);
+  }
+  const [lateRow] = await prisma().$queryRawUnsafe<{ late: bigint }[]>(
+    "SELECT count(*) AS late FROM gate_decisions WHERE run_id = ANY($1) AND decision = 'allow' AND at > $2::timestamptz(3)", tree, kill.commit);
+  expect.soft(Number(lateRow!.late)).toBe(0);
+  // nothing became running that the scope's lock did not see (the barriers it fans out to will see them)
+  const runningAfter = (await prisma().operation.findMany({ where: { runId: { in: tree }, state: "running" }, select: { operationId: true } })).map((r) => r.operationId).sort();
+  expect.soft(runningAfter).toEqual(kill.result);
+
+  const ops = await prisma().operation.findMany({ where: { runId: { in: tree } }, select: { operationId: true, state: true } });
+  const byOp = new Map(ops.map((o) => [o.operationId, o.state]));
+  for (const c of calls) {
+    const want = c.decision === "allow" ? "running" : c.decision === "deny" ? "denied" : undefined;
+    expect.soft({ op: c.operationId, state: byOp.get(c.operationId) }).toEqual({ op: c.operationId, state: want });
+  }
+  for (const w of windows) {
+    const inside = calls.filter((c) => c.t0 > w.pauseReturned && c.t1 < w.resumeStarted);
+    expect.soft(inside.length).toBeGreaterThan(0);
+    for (const c of inside) expect.soft(c.decision).toBe("hold");
+  }
+  const afterKill = calls.filter((c) => c.t0 > killReturned);
+  expect.soft(afterKill.length).toBeGreaterThan(0);
+  for (const c of afterKill) expect.soft({ decision: c.decision, reason: c.reason }).toEqual({ decision: "deny", reason: "killed" });
+  // no run was touched: the scope alone stopped them
+  expect((await prisma().run.findMany({ where: { id: { in: tree } } })).every((r) => r.lifecycle === "normal")).toBe(true);
+  expect([...new Set(calls.map((c) => c.decision))].sort()).toEqual(["allow", "deny", "hold"]);
+  console.info(`race (scopes): ${calls.length} gate calls from ${WORKERS} processes, ${kill.result.length} running at the kill scope`);
 }, Number(process.env.RACE_TIMEOUT_MS ?? 180_000));

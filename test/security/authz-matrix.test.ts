@@ -23,7 +23,7 @@ const ROOT = path.resolve(import.meta.dirname, "../..");
 const SYSTEM: Principal = { type: "system", name: "matrix" };
 
 // ── What each operation needs. The ONLY hand-kept part; keyed by the OpenAPI operationId. ────────────
-type Target = { runId: string; leaseId: string; epoch: number; operationId: string; runningOpId: string; barrierId: string };
+type Target = { runId: string; leaseId: string; epoch: number; operationId: string; runningOpId: string; barrierId: string; stopId: string };
 interface Entry {
   /** null: public. */
   action: Action | null;
@@ -52,6 +52,10 @@ const ENTRIES: Record<string, Entry> = {
   gate: { action: "gate.ask", crossTeam: "deny", body: (t, u) => ({ runId: t.runId, leaseId: t.leaseId, epoch: t.epoch, operationId: `g-${u}`, tool: "t" }) },
   getBarrier: { action: "run.read", crossTeam: 404 },
   getReceipt: { action: "run.read", crossTeam: 404 },
+  finishRun: { action: "operation.report", crossTeam: 404, body: () => ({}) },
+  createStop: { action: "fleet.stop", crossTeam: "none", body: () => ({ action: "pause", filter: { taskPrefix: "matrix-nothing-" }, reason: "matrix", dryRun: true }) },
+  getStop: { action: "run.read", crossTeam: 404 },
+  resumeStop: { action: "fleet.stop", crossTeam: 404, body: () => ({ reason: "matrix" }) },
 };
 
 // ── Routes from the files ──────────────────────────────────────────────────────────────────────────
@@ -85,7 +89,8 @@ async function makeTarget(team: TestTeam): Promise<Target> {
   await agent.gate({ runId: run.runId, leaseId: run.leaseId, epoch: run.epoch, operationId: `r-${run.runId}`, tool: "t" });
   const doomed = await agent.createRun({ taskId: "matrix-barrier" });
   const { barrierId } = await w.client(team.keys.admin).kill(doomed.runId, "matrix barrier");
-  return { runId: run.runId, leaseId: run.leaseId, epoch: run.epoch, operationId: `q-${run.runId}`, runningOpId: `r-${run.runId}`, barrierId };
+  const stop = await w.client(team.keys.admin).createStop({ action: "pause", filter: { taskPrefix: "matrix-nothing-" }, reason: "matrix stop" });
+  return { runId: run.runId, leaseId: run.leaseId, epoch: run.epoch, operationId: `q-${run.runId}`, runningOpId: `r-${run.runId}`, barrierId, stopId: (stop as { stopId: string }).stopId };
 }
 
 /** Everything of both teams that a request could change. */
@@ -144,7 +149,7 @@ beforeAll(async () => {
 afterAll(async () => { await w?.close(); });
 
 function fillPath(p: string, t: Target, opId: string): string {
-  return p.replace("{runId}", t.runId).replace("{barrierId}", t.barrierId).replace("{operationId}", opId);
+  return p.replace("{runId}", t.runId).replace("{barrierId}", t.barrierId).replace("{operationId}", opId).replace("{stopId}", t.stopId);
 }
 
 async function call(method: string, url: string, who: Who, body: unknown, stream: boolean): Promise<{ status: number; json: any }> {

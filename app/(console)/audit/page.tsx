@@ -61,7 +61,7 @@ export default async function AuditPage({ searchParams }: { searchParams: Promis
             {data.actions.map((a) => <option key={a} value={a}>{a}</option>)}
           </select>
         </label>
-        <label className="select"><span>Actor</span><input name="actor" defaultValue={f.actor ?? ""} placeholder="user id, key id…" /></label>
+        <label className="select"><span>Actor</span><input name="actor" defaultValue={f.actor ?? ""} placeholder="e-mail, user id, key id…" /></label>
         <label className="select"><span>Target</span><input name="target" defaultValue={f.target ?? ""} placeholder="run id, key id…" /></label>
         <button className="btn" type="submit">Filter</button>
         {filtered ? <Link className="btn btn-ghost" href="/audit">Clear</Link> : null}

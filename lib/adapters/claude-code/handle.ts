@@ -3,6 +3,7 @@
 //   SessionStart   registers the session's run (idempotent on session_id) and caches the mapping
 //   SubagentStart  registers a child run under it, keyed by agent_id
 //   PreToolUse     asks the gate; tool_use_id is the operationId; inside a subagent the child run asks
+//   SessionEnd     marks the session's run finished (docs/fleet-stop.md#run-completion)
 //   PostToolUse    reports completion (PostToolUseFailure: outcome failed; with is_interrupt: true the
 //                  tool was stopped part-way and its effect is unknown: outcome aborted_unknown)
 import path from "node:path";
@@ -181,7 +182,12 @@ export async function handleHookEvent(ctx: HookContext, input: HookInput): Promi
     case "PostToolUseFailure":
       return postToolUse(ctx, input);
     default:
-      // Not registered for other events; nothing to gate.
+      // SessionEnd: the session's run (and its subagents' runs) finished; a fleet stop leaves it alone.
+      // Best effort: the session is over, nothing is gated, so a failed report never blocks the exit.
+      if (input.event === "SessionEnd") {
+        const b = ctx.store.read(input.session_id);
+        if (b) await ctx.client.finish(b.runId).catch(() => undefined);
+      }
       return { exitCode: 0 };
   }
 }

@@ -310,6 +310,7 @@ export async function runBridge(o: BridgeOptions): Promise<number> {
   void onLines(clientIn, fromClient).then(() => child.stdin.end());
   const code = await exited;
   tracker.close();
+  await tracker.finishAll();
   clientIn.destroy(); // the app-server is gone: stop reading the client so the process can exit
   return code;
 }

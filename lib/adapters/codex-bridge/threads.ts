@@ -211,4 +211,13 @@ export class ThreadTracker {
     this.stop.abort();
     clearInterval(this.tick);
   }
+
+  /**
+   * The app-server is gone, so every thread it served has ended: their runs show as finished
+   * (docs/fleet-stop.md#run-completion). Best effort, bounded by the client's timeout.
+   */
+  async finishAll(): Promise<void> {
+    const runIds = [...this.threads.values()].flatMap((t) => (t.runId && !t.killed ? [t.runId] : []));
+    await Promise.all(runIds.map((runId) => this.d.client.finish(runId).catch((err: unknown) => this.d.log(`cannot mark run ${runId} finished: ${describeError(err)}`))));
+  }
 }

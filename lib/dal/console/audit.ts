@@ -17,10 +17,23 @@ export async function listConsoleAudit(p: Principal, filter: { action?: string; 
   const teamId = consoleTeam(p);
   const pageSize = 50;
   const page = Math.max(filter.page ?? 1, 1);
+  // The actor column holds ids (user:…, key:…); the page shows e-mails. Either may be typed: an e-mail
+  // (or part of one) of a team member also matches that member's rows.
+  const byEmail = filter.actor
+    ? await prisma().user.findMany({
+      where: { email: { contains: escapeLike(filter.actor), mode: "insensitive" }, memberships: { some: { teamId } } },
+      select: { id: true }, take: 50,
+    })
+    : [];
   const where: Prisma.AuditEventWhereInput = {
     teamId,
     ...(filter.action ? { action: filter.action } : {}),
-    ...(filter.actor ? { actor: { contains: escapeLike(filter.actor), mode: "insensitive" } } : {}),
+    ...(filter.actor ? {
+      OR: [
+        { actor: { contains: escapeLike(filter.actor), mode: "insensitive" } },
+        ...byEmail.map((u) => ({ actor: { contains: `user:${u.id}` } })),
+      ],
+    } : {}),
     ...(filter.target ? { target: { contains: escapeLike(filter.target), mode: "insensitive" } } : {}),
   };
   const db = prisma();

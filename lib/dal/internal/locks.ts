@@ -29,3 +29,15 @@ export async function lockRunOfTeam(tx: Tx, p: Principal, runId: string): Promis
   await lockRunTreeExclusive(tx, found.rootRunId);
   return found;
 }
+
+/** SQL arguments of a team's stop-scope lock (two-int advisory key space); the gate uses the same. */
+export const TEAM_SCOPE_LOCK_SQL = "7114, hashtext($1)";
+
+/**
+ * A stop-scope writer's lock (docs/fleet-stop.md): every gate call takes the team's key SHARED after its
+ * tree key, so a scope that commits under this EXCLUSIVE key is seen by every decision that begins after
+ * the commit, and every decision that committed before it is visible to the scope's barriers.
+ */
+export async function lockTeamScopesExclusive(tx: Tx, teamId: string): Promise<void> {
+  await tx.$executeRawUnsafe(`SELECT pg_advisory_xact_lock(${TEAM_SCOPE_LOCK_SQL})`, teamId);
+}

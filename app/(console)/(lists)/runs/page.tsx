@@ -2,6 +2,7 @@ import { requireSession } from "@/lib/dal/session";
 import { runsView } from "@/lib/dal/console/views";
 import { RunsQuery } from "@/lib/schemas/console";
 import { RunsTable } from "@/components/runs-table";
+import { isAllowed } from "@/lib/control/authz";
 
 export const metadata = { title: "Runs" };
 
@@ -16,5 +17,6 @@ export default async function RunsPage({ searchParams }: { searchParams: Promise
     const v = raw[k];
     if (typeof v === "string" && v) qs.set(k, v);
   }
-  return <RunsTable initial={initial} initialQuery={qs.toString()} />;
+  const canStop = isAllowed({ type: "user", role: s.principal.role }, "fleet.stop");
+  return <RunsTable initial={initial} initialQuery={qs.toString()} canStop={canStop} teamName={s.team.name} />;
 }

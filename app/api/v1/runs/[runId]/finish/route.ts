@@ -1,0 +1,10 @@
+// POST /api/v1/runs/{runId}/finish — the harness says the run ended (docs/fleet-stop.md#run-completion).
+import { apiRoute } from "@/lib/api/route";
+import { finishRun } from "@/lib/dal/run-finish";
+import { EmptyBody } from "@/lib/schemas/common";
+
+export const dynamic = "force-dynamic";
+
+export const POST = apiRoute({ body: EmptyBody }, async ({ principal, params }) => ({
+  status: 200, json: await finishRun(principal, params.runId ?? ""),
+}));
