@@ -79,7 +79,7 @@ export const gateSection: BenchSection = {
         const gate = await measure("gate decision", ws.map(make.gate), n, ctx.warmup);
         results[c] = { select, insert, gate };
       }
-      // A candidate measured in the same run (issue 17): the operations → runs foreign key takes a
+      // A candidate measured in the same run: the operations → runs foreign key takes a
       // FOR KEY SHARE lock on the run row for every inserted operation. Interleaved A/B at the widest
       // concurrency: with the key, without it, with it again (re-added NOT VALID: new rows are still
       // checked, the old ones are not rescanned), without it again. The database is thrown away after.

@@ -4,7 +4,7 @@
 //  - the API process (`quiesce api`: the route modules on node:http, docs/deploy.md#the-api-process);
 //  - Next (`next start`), when a production build exists (`npm run build`), for the comparison that
 //    decided the API process.
-// Targets (issue 17): gate throughput at the widest concurrency ≥ 0.6× the baseline; gate p50 at
+// Targets: gate throughput at the widest concurrency ≥ 0.6× the baseline; gate p50 at
 // concurrency 1 ≤ 1.5 ms. Reported, never asserted.
 import os from "node:os";
 import path from "node:path";
