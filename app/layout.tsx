@@ -5,7 +5,7 @@ import "./globals.css";
 
 export const metadata: Metadata = {
   title: { default: "Quiesce", template: "%s · Quiesce" },
-  description: "Make \"stop the agent\" true: revoke, cancel, settle, prove.",
+  description: 'Make "stop the agent" true: revoke, cancel, settle, prove.',
 };
 
 export default async function RootLayout({ children }: { children: ReactNode }) {

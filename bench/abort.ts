@@ -48,16 +48,39 @@ async function round(mode: Mode, teamId: string, client: QuiesceClient, workerKe
   const abortedAt: number[] = [];
   let started = 0;
   let allStarted!: () => void;
-  const ready = new Promise<void>((r) => { allStarted = r; });
+  const ready = new Promise<void>((r) => {
+    allStarted = r;
+  });
   const jobs: Promise<unknown>[] = [];
   for (const r of runs) {
     for (let j = 0; j < PER_RUN; j++) {
       const operationId = newId("op");
-      await registerOperation(SYSTEM, { teamId, runId: r.runId, leaseId: r.leaseId, epoch: r.epoch, operationId, kind: "queued", tool: "bench.long_call" });
-      jobs.push(guard.run({ runId: r.runId, leaseId: r.leaseId, epoch: r.epoch, operationId }, (ctx) => new Promise((_, reject) => {
-        ctx.signal.addEventListener("abort", () => { abortedAt.push(wallNow()); reject(ctx.signal.reason); }, { once: true });
-        if (++started === RUNS * PER_RUN) allStarted();
-      })));
+      await registerOperation(SYSTEM, {
+        teamId,
+        runId: r.runId,
+        leaseId: r.leaseId,
+        epoch: r.epoch,
+        operationId,
+        kind: "queued",
+        tool: "bench.long_call",
+      });
+      jobs.push(
+        guard.run(
+          { runId: r.runId, leaseId: r.leaseId, epoch: r.epoch, operationId },
+          (ctx) =>
+            new Promise((_, reject) => {
+              ctx.signal.addEventListener(
+                "abort",
+                () => {
+                  abortedAt.push(wallNow());
+                  reject(ctx.signal.reason);
+                },
+                { once: true },
+              );
+              if (++started === RUNS * PER_RUN) allStarted();
+            }),
+        ),
+      );
     }
   }
   await ready;
@@ -88,17 +111,29 @@ export async function runAbortBench(ctx: Pick<BenchContext, "log">, rounds: numb
         fromCommit.push(...r.fromCommit);
         fromCall.push(...r.fromCall);
         notAborted += r.notAborted;
-        ctx.log(`abort ${mode}: round ${i + 1}/${rounds} p99 ${ms(percentile([...r.fromCommit].sort((a, b) => a - b), 99))} ms`);
+        ctx.log(
+          `abort ${mode}: round ${i + 1}/${rounds} p99 ${ms(
+            percentile(
+              [...r.fromCommit].sort((a, b) => a - b),
+              99,
+            ),
+          )} ms`,
+        );
       }
       fromCommit.sort((a, b) => a - b);
       fromCall.sort((a, b) => a - b);
       const p99 = percentile(fromCommit, 99);
       rows.push([
         mode === "listen" ? "in-process (LISTEN + gate heartbeat)" : "remote (SSE + HTTP heartbeat)",
-        String(RUNS * PER_RUN), String(fromCommit.length),
-        ms(percentile(fromCommit, 50)), ms(p99), ms(fromCommit[fromCommit.length - 1] ?? NaN),
-        ms(percentile(fromCall, 50)), ms(percentile(fromCall, 99)),
-        p99 < TARGET_P99_MS ? "yes" : "no", String(notAborted),
+        String(RUNS * PER_RUN),
+        String(fromCommit.length),
+        ms(percentile(fromCommit, 50)),
+        ms(p99),
+        ms(fromCommit[fromCommit.length - 1] ?? NaN),
+        ms(percentile(fromCall, 50)),
+        ms(percentile(fromCall, 99)),
+        p99 < TARGET_P99_MS ? "yes" : "no",
+        String(notAborted),
       ]);
       data[mode] = { fromCommit, fromCall, notAborted };
     }
@@ -108,13 +143,27 @@ export async function runAbortBench(ctx: Pick<BenchContext, "log">, rounds: numb
   }
   const table: BenchTable = {
     title: "Abort-token latency: kill committed → running handler's signal aborted (ms)",
-    columns: ["mode", "concurrent handlers", "samples", "p50", "p99", "max", "p50 from kill call", "p99 from kill call", `p99 < ${TARGET_P99_MS} ms`, "not aborted"],
+    columns: [
+      "mode",
+      "concurrent handlers",
+      "samples",
+      "p50",
+      "p99",
+      "max",
+      "p50 from kill call",
+      "p99 from kill call",
+      `p99 < ${TARGET_P99_MS} ms`,
+      "not aborted",
+    ],
     rows,
     notes: [
       `${RUNS} runs (a root and ${RUNS - 1} children) × ${PER_RUN} running operations, each handler inside WorkerGuard.run awaiting its AbortSignal; ${rounds} measured rounds after one warm-up round.`,
       "Committed = the barrier's dispatch_stopped_at (set inside the kill transaction just before COMMIT); 'from kill call' includes the kill transaction itself.",
       "Wake-ups are re-checked before aborting: one heartbeat per run (authority is per run), not per handler. Heartbeat-based designs take one heartbeat interval (seconds to minutes).",
-      `Node ${process.version}; ${os.cpus().length} CPUs; load average ${os.loadavg().map((x) => x.toFixed(1)).join(" ")} at the end.`,
+      `Node ${process.version}; ${os.cpus().length} CPUs; load average ${os
+        .loadavg()
+        .map((x) => x.toFixed(1))
+        .join(" ")} at the end.`,
     ],
   };
   return { tables: [table], data };

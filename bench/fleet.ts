@@ -22,20 +22,28 @@ async function buildFleet(db: pg.Client, teamId: string, task: string, roots: nu
   const ids = Array.from({ length: roots }, () => newId("run"));
   await db.query(
     `INSERT INTO runs (id, team_id, task_id, root_run_id, path, depth, title)
-     SELECT r.id, $1, $2, r.id, ARRAY[r.id], 0, 'bench fleet' FROM unnest($3::text[]) AS r(id)`, [teamId, task, ids]);
+     SELECT r.id, $1, $2, r.id, ARRAY[r.id], 0, 'bench fleet' FROM unnest($3::text[]) AS r(id)`,
+    [teamId, task, ids],
+  );
   await db.query(
     `INSERT INTO leases (id, team_id, run_id, path, scopes, valid_until)
-     SELECT 'lease_' || r.id, $1, r.id, ARRAY['lease_' || r.id], '{*}', now() + interval '1 hour' FROM unnest($2::text[]) AS r(id)`, [teamId, ids]);
+     SELECT 'lease_' || r.id, $1, r.id, ARRAY['lease_' || r.id], '{*}', now() + interval '1 hour' FROM unnest($2::text[]) AS r(id)`,
+    [teamId, ids],
+  );
   await db.query(
     `INSERT INTO operations (id, team_id, operation_id, run_id, lease_id, epoch_stamp, kind, tool, state)
      SELECT 'op_' || r.id || '_' || g, $1, 'q-' || r.id || '-' || g, r.id, 'lease_' || r.id, 1, 'queued', 'checks.compat', 'queued'
-       FROM unnest($2::text[]) AS r(id), generate_series(1, $3) AS g`, [teamId, ids, QUEUED_PER_ROOT]);
+       FROM unnest($2::text[]) AS r(id), generate_series(1, $3) AS g`,
+    [teamId, ids, QUEUED_PER_ROOT],
+  );
   await db.query("ANALYZE runs; ANALYZE operations");
   return ids;
 }
 
 async function receiptsIssued(db: pg.Client, barrierIds: string[]): Promise<number> {
-  const r = await db.query<{ n: string }>("SELECT count(DISTINCT barrier_id)::text AS n FROM stop_receipts WHERE barrier_id = ANY ($1)", [barrierIds]);
+  const r = await db.query<{ n: string }>("SELECT count(DISTINCT barrier_id)::text AS n FROM stop_receipts WHERE barrier_id = ANY ($1)", [
+    barrierIds,
+  ]);
   return Number(r.rows[0]!.n);
 }
 
@@ -63,7 +71,12 @@ export const fleetSection: BenchSection = {
       let receiptAt = 0;
       for (;;) {
         const v = await getStop(principal, stop.stopId);
-        if (v.receipt) { receiptAt = performance.now() - t0; if (v.receipt.decision !== "stopped_and_quiet" || v.barriers.complete !== roots) throw new Error(`unexpected fleet outcome: ${JSON.stringify(v.barriers)}`); break; }
+        if (v.receipt) {
+          receiptAt = performance.now() - t0;
+          if (v.receipt.decision !== "stopped_and_quiet" || v.barriers.complete !== roots)
+            throw new Error(`unexpected fleet outcome: ${JSON.stringify(v.barriers)}`);
+          break;
+        }
         await sleep(50);
       }
       ctx.log(`fleet: ${roots} roots, scope committed ${ms(committed)} ms, fleet receipt ${ms(receiptAt)} ms`);
@@ -89,7 +102,10 @@ export const fleetSection: BenchSection = {
         ],
         notes: [
           "the fleet's barriers fan out 8 at a time after the scope commits; the single kills run one after another, as a script calling the API would",
-          `${os.cpus().length} CPU(s), load average ${os.loadavg().map((x) => x.toFixed(1)).join(" / ")} when done, ${ctx.server}; engine in the bench process, quiet period 0`,
+          `${os.cpus().length} CPU(s), load average ${os
+            .loadavg()
+            .map((x) => x.toFixed(1))
+            .join(" / ")} when done, ${ctx.server}; engine in the bench process, quiet period 0`,
           "scale with --iterations (roots = iterations / 4, 50–10 000)",
         ],
       };

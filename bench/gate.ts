@@ -18,7 +18,13 @@ import { newId } from "../lib/ids";
 const SYSTEM = { type: "system", name: "bench" } as const;
 const TARGET_RATIO = 2;
 
-interface Worker { client: pg.Client; runId: string; leaseId: string; epoch: number; pkRunId: string }
+interface Worker {
+  client: pg.Client;
+  runId: string;
+  leaseId: string;
+  epoch: number;
+  pkRunId: string;
+}
 
 async function setup(url: string, workers: number) {
   const team = (await ensureTeam(SYSTEM, { slug: `bench-${process.pid}`, name: "Bench" })).team;
@@ -27,11 +33,15 @@ async function setup(url: string, workers: number) {
   const admin = new pg.Client({ connectionString: url });
   await admin.connect();
   // The INSERT baseline's table: bench-only, in the bench's throwaway database.
-  await admin.query(`CREATE TABLE bench_baseline (id BIGSERIAL PRIMARY KEY, k TEXT NOT NULL, v TEXT, at TIMESTAMPTZ(3) NOT NULL DEFAULT now())`);
+  await admin.query(
+    `CREATE TABLE bench_baseline (id BIGSERIAL PRIMARY KEY, k TEXT NOT NULL, v TEXT, at TIMESTAMPTZ(3) NOT NULL DEFAULT now())`,
+  );
   // Both the INSERT baseline and the gate commit a write, so the commit settings shape both figures.
-  const settings = (await admin.query<{ v: string; sc: string; fs: string }>(
-    "SELECT current_setting('server_version') AS v, current_setting('synchronous_commit') AS sc, current_setting('fsync') AS fs",
-  )).rows[0]!;
+  const settings = (
+    await admin.query<{ v: string; sc: string; fs: string }>(
+      "SELECT current_setting('server_version') AS v, current_setting('synchronous_commit') AS sc, current_setting('fsync') AS fs",
+    )
+  ).rows[0]!;
   const version = `${settings.v} (synchronous_commit=${settings.sc}, fsync=${settings.fs})`;
   await admin.end();
   const list: Worker[] = [];
@@ -46,16 +56,36 @@ async function setup(url: string, workers: number) {
 }
 
 function ops(workers: Worker[], keyHash: string, denials: { n: number; last?: string }) {
-  const select = (w: Worker): Op => async () => {
-    await w.client.query({ name: "bench_select", text: "SELECT id, team_id, lifecycle, epoch FROM runs WHERE id = $1", values: [w.pkRunId] });
-  };
-  const insert = (w: Worker): Op => async () => {
-    await w.client.query({ name: "bench_insert", text: "INSERT INTO bench_baseline (k, v) VALUES ($1, $2) RETURNING id", values: [w.runId, "x"] });
-  };
-  const gate = (w: Worker): Op => async () => {
-    const out = await gateCheck({ keyHash, runId: w.runId, leaseId: w.leaseId, epoch: w.epoch, operationId: newId("op"), tool: "bench.noop" }, w.client);
-    if (!out.ok || out.decision !== "allow") { denials.n++; denials.last = JSON.stringify(out); }
-  };
+  const select =
+    (w: Worker): Op =>
+    async () => {
+      await w.client.query({
+        name: "bench_select",
+        text: "SELECT id, team_id, lifecycle, epoch FROM runs WHERE id = $1",
+        values: [w.pkRunId],
+      });
+    };
+  const insert =
+    (w: Worker): Op =>
+    async () => {
+      await w.client.query({
+        name: "bench_insert",
+        text: "INSERT INTO bench_baseline (k, v) VALUES ($1, $2) RETURNING id",
+        values: [w.runId, "x"],
+      });
+    };
+  const gate =
+    (w: Worker): Op =>
+    async () => {
+      const out = await gateCheck(
+        { keyHash, runId: w.runId, leaseId: w.leaseId, epoch: w.epoch, operationId: newId("op"), tool: "bench.noop" },
+        w.client,
+      );
+      if (!out.ok || out.decision !== "allow") {
+        denials.n++;
+        denials.last = JSON.stringify(out);
+      }
+    };
   return { select, insert, gate };
 }
 
@@ -91,7 +121,9 @@ export const gateSection: BenchSection = {
           ab.fk.push(await measure("gate decision, operations → runs FK", ws.map(make.gate), ctx.iterations, ctx.warmup));
           await admin.query("ALTER TABLE operations DROP CONSTRAINT operations_run_id_fkey");
           ab.noFk.push(await measure("gate decision, no FK", ws.map(make.gate), ctx.iterations, ctx.warmup));
-          await admin.query(`ALTER TABLE operations ADD CONSTRAINT operations_run_id_fkey FOREIGN KEY (run_id) REFERENCES runs(id) ON DELETE RESTRICT ON UPDATE CASCADE NOT VALID`);
+          await admin.query(
+            `ALTER TABLE operations ADD CONSTRAINT operations_run_id_fkey FOREIGN KEY (run_id) REFERENCES runs(id) ON DELETE RESTRICT ON UPDATE CASCADE NOT VALID`,
+          );
         }
       } finally {
         await admin.end();
@@ -99,22 +131,38 @@ export const gateSection: BenchSection = {
     } finally {
       await Promise.all(workers.map((w) => w.client.end()));
     }
-    if (denials.n > 0) throw new Error(`${denials.n} gate calls did not answer allow (last: ${denials.last}); the figures would not measure the allow path`);
+    if (denials.n > 0)
+      throw new Error(`${denials.n} gate calls did not answer allow (last: ${denials.last}); the figures would not measure the allow path`);
 
     const rows: string[][] = [];
     const verdicts: string[] = [];
     for (const c of ctx.concurrencies) {
       const r = results[c]!;
       for (const s of [r.select, r.insert, r.gate]) {
-        rows.push([String(c), s.name, ms(s.p50), ms(s.p99), Math.round(s.perSecond).toLocaleString("en-US"),
-          ratio(s.p50 / r.insert.p50), ratio(s.p50 / r.select.p50)]);
+        rows.push([
+          String(c),
+          s.name,
+          ms(s.p50),
+          ms(s.p99),
+          Math.round(s.perSecond).toLocaleString("en-US"),
+          ratio(s.p50 / r.insert.p50),
+          ratio(s.p50 / r.select.p50),
+        ]);
       }
       const x = r.gate.p50 / r.insert.p50;
-      verdicts.push(`concurrency ${c}: gate p50 ${ms(r.gate.p50)} ms = ${ratio(x)} INSERT p50 → ${x <= TARGET_RATIO ? "PASS" : "MISS"} (target ≤ ${TARGET_RATIO}×)`);
+      verdicts.push(
+        `concurrency ${c}: gate p50 ${ms(r.gate.p50)} ms = ${ratio(x)} INSERT p50 → ${x <= TARGET_RATIO ? "PASS" : "MISS"} (target ≤ ${TARGET_RATIO}×)`,
+      );
     }
     const mean = (xs: Stats[], f: (s: Stats) => number) => xs.reduce((a, s) => a + f(s), 0) / xs.length;
-    const fkRate = mean(ab.fk, (s) => s.perSecond), noFkRate = mean(ab.noFk, (s) => s.perSecond);
-    verdicts.push(`candidate, concurrency ${maxC}, interleaved A/B/A/B: with the operations → runs FK ${Math.round(fkRate)}/s (p50 ${ms(mean(ab.fk, (s) => s.p50))} ms), without ${Math.round(noFkRate)}/s (p50 ${ms(mean(ab.noFk, (s) => s.p50))} ms) → ${ratio(noFkRate / fkRate)} (${ab.fk.concat(ab.noFk).map((s) => Math.round(s.perSecond)).join(", ")} per round)`);
+    const fkRate = mean(ab.fk, (s) => s.perSecond),
+      noFkRate = mean(ab.noFk, (s) => s.perSecond);
+    verdicts.push(
+      `candidate, concurrency ${maxC}, interleaved A/B/A/B: with the operations → runs FK ${Math.round(fkRate)}/s (p50 ${ms(mean(ab.fk, (s) => s.p50))} ms), without ${Math.round(noFkRate)}/s (p50 ${ms(mean(ab.noFk, (s) => s.p50))} ms) → ${ratio(noFkRate / fkRate)} (${ab.fk
+        .concat(ab.noFk)
+        .map((s) => Math.round(s.perSecond))
+        .join(", ")} per round)`,
+    );
     const table: BenchTable = {
       title: this.title,
       columns: ["concurrency", "measure", "p50 ms", "p99 ms", "per second", "p50 ÷ INSERT p50", "p50 ÷ SELECT p50"],
@@ -122,7 +170,10 @@ export const gateSection: BenchSection = {
       notes: [
         ...verdicts,
         `${ctx.iterations} calls at concurrency 1, ${ctx.iterations * 2} at higher concurrency, after ${ctx.warmup} warm-up calls; one connection per worker, named prepared statements for all three.`,
-        `PostgreSQL ${version} on ${ctx.server}; Node ${process.version}; ${os.cpus().length} CPUs; load average ${os.loadavg().map((l) => l.toFixed(1)).join(" ")} at the end.`,
+        `PostgreSQL ${version} on ${ctx.server}; Node ${process.version}; ${os.cpus().length} CPUs; load average ${os
+          .loadavg()
+          .map((l) => l.toFixed(1))
+          .join(" ")} at the end.`,
       ],
     };
     return { tables: [table], data: { results, ab } };

@@ -50,11 +50,24 @@ export const hookSection: BenchSection = {
       const key = await createApiKey(SYSTEM, { teamId: team.id, kind: "agent", name: "bench-hook" });
       const bundle = path.join(dir, "quiesce-hook.mjs");
       await buildHookBundle(bundle);
-      const env: NodeJS.ProcessEnv = { ...process.env, HOME: dir, QUIESCE_URL: api.url, QUIESCE_API_KEY: key.secret, QUIESCE_HOOK_STATE_DIR: path.join(dir, "state") };
+      const env: NodeJS.ProcessEnv = {
+        ...process.env,
+        HOME: dir,
+        QUIESCE_URL: api.url,
+        QUIESCE_API_KEY: key.secret,
+        QUIESCE_HOOK_STATE_DIR: path.join(dir, "state"),
+      };
       const session = `bench-${Date.now().toString(36)}`;
       const common = { session_id: session, transcript_path: `/tmp/${session}.jsonl`, cwd: dir };
       await runShell(hookCommand(bundle), JSON.stringify({ ...common, hook_event_name: "SessionStart", source: "startup" }), env);
-      const pre = (i: number) => JSON.stringify({ ...common, hook_event_name: "PreToolUse", tool_name: "Bash", tool_input: { command: "true" }, tool_use_id: `toolu_bench_${i}` });
+      const pre = (i: number) =>
+        JSON.stringify({
+          ...common,
+          hook_event_name: "PreToolUse",
+          tool_name: "Bash",
+          tool_input: { command: "true" },
+          tool_use_id: `toolu_bench_${i}`,
+        });
       // Process starts are slow; a tenth of the gate bench's iterations is plenty for a median.
       const n = Math.max(20, Math.min(200, Math.round(ctx.iterations / 10)));
       const warm = Math.min(5, ctx.warmup);
@@ -70,7 +83,8 @@ export const hookSection: BenchSection = {
         return performance.now() - t0;
       });
       const tsxEntry = await sample(Math.max(10, Math.round(n / 4)), 1, (i) =>
-        runShell(`node ${path.join(ROOT, "bin/quiesce-hook.mjs")} claude-code || exit 2`, pre(100_000 + i), env));
+        runShell(`node ${path.join(ROOT, "bin/quiesce-hook.mjs")} claude-code || exit 2`, pre(100_000 + i), env),
+      );
       const row = (name: string, xs: number[]) => {
         const p50 = percentile(xs, 50);
         return [name, String(xs.length), ms(p50), ms(percentile(xs, 99)), ratio(p50 / percentile(baseline, 50))];
@@ -80,8 +94,10 @@ export const hookSection: BenchSection = {
         title: "Claude Code hook, one PreToolUse per fresh process (ms)",
         columns: ["command", "calls", "p50", "p99", "p50 ÷ baseline p50"],
         rows: [
-          row("`node -e 0` (baseline)", baseline), row("gate HTTP round trip alone (warm client)", rtt),
-          row("bundled hook (`quiesce hook install`)", bundled), row("tsx entry (bin/quiesce-hook.mjs)", tsxEntry),
+          row("`node -e 0` (baseline)", baseline),
+          row("gate HTTP round trip alone (warm client)", rtt),
+          row("bundled hook (`quiesce hook install`)", bundled),
+          row("tsx entry (bin/quiesce-hook.mjs)", tsxEntry),
         ],
         notes: [
           `Target: bundled hook p50 ≤ ${TARGET_P50_MS} ms; measured ${ms(hookP50)} ms (${hookP50 <= TARGET_P50_MS ? "met" : "NOT met"} on this machine, load ${os.loadavg()[0]!.toFixed(1)}).`,

@@ -37,7 +37,11 @@ async function freePort(): Promise<number> {
   });
 }
 
-interface Proc { name: string; url: string; child: ChildProcess }
+interface Proc {
+  name: string;
+  url: string;
+  child: ChildProcess;
+}
 
 async function waitFor(url: string, child: ChildProcess, name: string, output: () => string): Promise<void> {
   const deadline = Date.now() + 120_000;
@@ -46,7 +50,9 @@ async function waitFor(url: string, child: ChildProcess, name: string, output: (
     try {
       const r = await fetch(url);
       if (r.ok) return;
-    } catch { /* not listening yet */ }
+    } catch {
+      /* not listening yet */
+    }
     await new Promise((r) => setTimeout(r, 250));
   }
   throw new Error(`${name} did not answer ${url} within 120 s:\n${output()}`);
@@ -55,7 +61,9 @@ async function waitFor(url: string, child: ChildProcess, name: string, output: (
 async function startProcess(name: string, args: string[], env: Record<string, string>, port: number, probe: string): Promise<Proc> {
   const child = spawn(process.execPath, args, { cwd: ROOT, env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "pipe"] });
   let out = "";
-  const keep = (b: Buffer) => { out = (out + b.toString()).slice(-4000); };
+  const keep = (b: Buffer) => {
+    out = (out + b.toString()).slice(-4000);
+  };
   child.stdout!.on("data", keep);
   child.stderr!.on("data", keep);
   const url = `http://127.0.0.1:${port}`;
@@ -73,7 +81,11 @@ async function stop(p: Proc | undefined): Promise<void> {
 
 /** An operator user of the bench team, for the kill (operator keys act for their user's role). */
 async function benchOperator(teamId: string): Promise<string> {
-  const { user } = await ensureUser(SYSTEM, { email: `bench-operator-${process.pid}@bench.invalid`, name: "Bench operator", passwordHash: null });
+  const { user } = await ensureUser(SYSTEM, {
+    email: `bench-operator-${process.pid}@bench.invalid`,
+    name: "Bench operator",
+    passwordHash: null,
+  });
   await ensureMembership(SYSTEM, { teamId, userId: user.id, role: "operator" });
   return user.id;
 }
@@ -99,11 +111,16 @@ export const httpSection: BenchSection = {
     const team = (await ensureTeam(SYSTEM, { slug: `bench-http-${process.pid}`, name: "Bench HTTP" })).team;
     const key = await createApiKey(SYSTEM, { teamId: team.id, kind: "agent", name: "bench http agent" });
     const runs: Awaited<ReturnType<typeof createRun>>[] = [];
-    for (let i = 0; i < maxC; i++) runs.push(await createRun(SYSTEM, { taskId: `bench-http-${i}`, teamId: team.id, leaseTtlSeconds: 3600 }));
+    for (let i = 0; i < maxC; i++)
+      runs.push(await createRun(SYSTEM, { taskId: `bench-http-${i}`, teamId: team.id, leaseTtlSeconds: 3600 }));
     const auth = { authorization: `Bearer ${key.secret}` };
     const env: Record<string, string> = {
-      DATABASE_URL: ctx.url, QUIESCE_DB_POOL: process.env.QUIESCE_DB_POOL ?? String(maxC + 4), QUIESCE_LOG_LEVEL: "warn",
-      NEXTAUTH_SECRET: "bench-only-secret-0123456789abcdef", NEXTAUTH_URL: "http://localhost:3000", NODE_ENV: "production",
+      DATABASE_URL: ctx.url,
+      QUIESCE_DB_POOL: process.env.QUIESCE_DB_POOL ?? String(maxC + 4),
+      QUIESCE_LOG_LEVEL: "warn",
+      NEXTAUTH_SECRET: "bench-only-secret-0123456789abcdef",
+      NEXTAUTH_URL: "http://localhost:3000",
+      NODE_ENV: "production",
     };
     const servers: Proc[] = [];
     const stats: Record<string, Stats> = {};
@@ -113,11 +130,21 @@ export const httpSection: BenchSection = {
       const basePort = await freePort();
       // The baseline prints its own port; give it a fixed one instead to keep startup uniform.
       const baseline = await (async () => {
-        const child = spawn(process.execPath, ["--import", "tsx", "bench/lib/baseline-server.ts"], { cwd: ROOT, env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "pipe"] });
+        const child = spawn(process.execPath, ["--import", "tsx", "bench/lib/baseline-server.ts"], {
+          cwd: ROOT,
+          env: { ...process.env, ...env },
+          stdio: ["ignore", "pipe", "pipe"],
+        });
         const port = await new Promise<number>((resolve, reject) => {
           let out = "";
-          child.stdout!.on("data", (b: Buffer) => { out += b.toString(); const m = /listening (\d+)/.exec(out); if (m) resolve(Number(m[1])); });
-          child.stderr!.on("data", (b: Buffer) => { out += b.toString(); });
+          child.stdout!.on("data", (b: Buffer) => {
+            out += b.toString();
+            const m = /listening (\d+)/.exec(out);
+            if (m) resolve(Number(m[1]));
+          });
+          child.stderr!.on("data", (b: Buffer) => {
+            out += b.toString();
+          });
           child.once("exit", (code) => reject(new Error(`baseline server exited (${code}): ${out}`)));
         });
         return { name: "baseline", url: `http://127.0.0.1:${port}`, child } as Proc;
@@ -127,10 +154,26 @@ export const httpSection: BenchSection = {
       const apiPort = await freePort();
       // QUIESCE_BENCH_CPU_PROF=<dir>: the API process writes a V8 CPU profile there (for finding what to cut).
       const prof = process.env.QUIESCE_BENCH_CPU_PROF ? ["--cpu-prof", `--cpu-prof-dir=${process.env.QUIESCE_BENCH_CPU_PROF}`] : [];
-      servers.push(await startProcess("api", [...prof, "--conditions=react-server", "--import", "tsx", "bin/quiesce.ts", "api", "--port", String(apiPort)], env, apiPort, "/api/v1/openapi.json"));
+      servers.push(
+        await startProcess(
+          "api",
+          [...prof, "--conditions=react-server", "--import", "tsx", "bin/quiesce.ts", "api", "--port", String(apiPort)],
+          env,
+          apiPort,
+          "/api/v1/openapi.json",
+        ),
+      );
       if (existsSync(path.join(ROOT, ".next", "BUILD_ID"))) {
         const nextPort = await freePort();
-        servers.push(await startProcess("next", [path.join(ROOT, "node_modules/next/dist/bin/next"), "start", "-p", String(nextPort), "-H", "127.0.0.1"], env, nextPort, "/api/v1/openapi.json"));
+        servers.push(
+          await startProcess(
+            "next",
+            [path.join(ROOT, "node_modules/next/dist/bin/next"), "start", "-p", String(nextPort), "-H", "127.0.0.1"],
+            env,
+            nextPort,
+            "/api/v1/openapi.json",
+          ),
+        );
       } else {
         ctx.log("no production build (.next/BUILD_ID): Next is not measured; run `npm run build` first to include it");
       }
@@ -143,35 +186,101 @@ export const httpSection: BenchSection = {
       const parent = runs[0]!;
       const runBody = () => {
         const n = task++;
-        return JSON.stringify(n % 10 === 9
-          ? { taskId: `bench-child-${n}`, parentRunId: parent.runId, parentLeaseId: parent.leaseId }
-          : { taskId: `bench-reg-${n}` });
+        return JSON.stringify(
+          n % 10 === 9
+            ? { taskId: `bench-child-${n}`, parentRunId: parent.runId, parentLeaseId: parent.leaseId }
+            : { taskId: `bench-reg-${n}` },
+        );
       };
       for (const c of ctx.concurrencies) {
         const amount = ctx.iterations * (c === 1 ? 1 : 2);
         const warm = Math.min(ctx.warmup, amount);
         ctx.log(`concurrency ${c}: ${amount} requests per measure …`);
-        stats[`${c}:baseline`] = await load({ name: "baseline: INSERT … RETURNING (node:http)", url: `${baseline.url}/`, method: "POST", body: () => "{}", connections: c, amount }, warm);
+        stats[`${c}:baseline`] = await load(
+          {
+            name: "baseline: INSERT … RETURNING (node:http)",
+            url: `${baseline.url}/`,
+            method: "POST",
+            body: () => "{}",
+            connections: c,
+            amount,
+          },
+          warm,
+        );
         for (const s of servers.filter((x) => x !== baseline)) {
-          stats[`${c}:${s.name}:gate`] = await load({ name: `${s.name}: POST /api/v1/gate`, url: `${s.url}/api/v1/gate`, method: "POST", headers: auth, body: gateBody, connections: c, amount }, warm);
-          stats[`${c}:${s.name}:read`] = await load({ name: `${s.name}: GET /api/v1/runs/{id}`, url: `${s.url}/api/v1/runs/${parent.runId}`, headers: auth, connections: c, amount }, warm);
-          stats[`${c}:${s.name}:openapi`] = await load({ name: `${s.name}: GET /api/v1/openapi.json`, url: `${s.url}/api/v1/openapi.json`, connections: c, amount }, warm);
-          stats[`${c}:${s.name}:register`] = await load({ name: `${s.name}: POST /api/v1/runs (a tenth children)`, url: `${s.url}/api/v1/runs`, method: "POST", headers: auth, body: runBody, connections: c, amount: Math.ceil(amount / 4), status: 201 }, Math.min(warm, 50));
+          stats[`${c}:${s.name}:gate`] = await load(
+            {
+              name: `${s.name}: POST /api/v1/gate`,
+              url: `${s.url}/api/v1/gate`,
+              method: "POST",
+              headers: auth,
+              body: gateBody,
+              connections: c,
+              amount,
+            },
+            warm,
+          );
+          stats[`${c}:${s.name}:read`] = await load(
+            {
+              name: `${s.name}: GET /api/v1/runs/{id}`,
+              url: `${s.url}/api/v1/runs/${parent.runId}`,
+              headers: auth,
+              connections: c,
+              amount,
+            },
+            warm,
+          );
+          stats[`${c}:${s.name}:openapi`] = await load(
+            { name: `${s.name}: GET /api/v1/openapi.json`, url: `${s.url}/api/v1/openapi.json`, connections: c, amount },
+            warm,
+          );
+          stats[`${c}:${s.name}:register`] = await load(
+            {
+              name: `${s.name}: POST /api/v1/runs (a tenth children)`,
+              url: `${s.url}/api/v1/runs`,
+              method: "POST",
+              headers: auth,
+              body: runBody,
+              connections: c,
+              amount: Math.ceil(amount / 4),
+              status: 201,
+            },
+            Math.min(warm, 50),
+          );
         }
       }
       for (const s of servers) rss[s.name] = await rssMb(s.child.pid);
       // A kill lands during ~300 decisions/s on one run tree (root and its children), through the API process.
       const api = servers.find((s) => s.name === "api")!;
-      const operator = await createApiKey(SYSTEM, { teamId: team.id, kind: "operator", name: "bench http operator", userId: await benchOperator(team.id) });
+      const operator = await createApiKey(SYSTEM, {
+        teamId: team.id,
+        kind: "operator",
+        name: "bench http operator",
+        userId: await benchOperator(team.id),
+      });
       const root = await createRun(SYSTEM, { taskId: "bench-race-root", teamId: team.id, leaseTtlSeconds: 3600 });
       const tree = [root];
-      for (let i = 0; i < 7; i++) tree.push(await createRun(SYSTEM, { taskId: `bench-race-${i}`, teamId: team.id, parentRunId: root.runId, parentLeaseId: root.leaseId }));
+      for (let i = 0; i < 7; i++)
+        tree.push(
+          await createRun(SYSTEM, { taskId: `bench-race-${i}`, teamId: team.id, parentRunId: root.runId, parentLeaseId: root.leaseId }),
+        );
       let t = 0;
       race = await raceKill({
-        url: `${api.url}/api/v1/gate`, headers: auth, rate: RACE_RATE, seconds: 6, connections: 16,
-        body: () => { const r = tree[t++ % tree.length]!; return JSON.stringify({ runId: r.runId, leaseId: r.leaseId, epoch: r.epoch, operationId: newId("op"), tool: "bench.noop" }); },
+        url: `${api.url}/api/v1/gate`,
+        headers: auth,
+        rate: RACE_RATE,
+        seconds: 6,
+        connections: 16,
+        body: () => {
+          const r = tree[t++ % tree.length]!;
+          return JSON.stringify({ runId: r.runId, leaseId: r.leaseId, epoch: r.epoch, operationId: newId("op"), tool: "bench.noop" });
+        },
         kill: async () => {
-          const res = await fetch(`${api.url}/api/v1/runs/${root.runId}/kill`, { method: "POST", headers: { authorization: `Bearer ${operator.secret}`, "content-type": "application/json" }, body: JSON.stringify({ reason: "bench: kill under load" }) });
+          const res = await fetch(`${api.url}/api/v1/runs/${root.runId}/kill`, {
+            method: "POST",
+            headers: { authorization: `Bearer ${operator.secret}`, "content-type": "application/json" },
+            body: JSON.stringify({ reason: "bench: kill under load" }),
+          });
           if (!res.ok) throw new Error(`kill answered ${res.status}: ${await res.text()}`);
         },
       });
@@ -185,25 +294,55 @@ export const httpSection: BenchSection = {
       const base = stats[`${c}:baseline`]!;
       for (const [k, s] of Object.entries(stats)) {
         if (!k.startsWith(`${c}:`)) continue;
-        rows.push([String(c), s.name, ms(s.p50), ms(s.p99), Math.round(s.perSecond).toLocaleString("en-US"), ratio(s.perSecond / base.perSecond)]);
+        rows.push([
+          String(c),
+          s.name,
+          ms(s.p50),
+          ms(s.p99),
+          Math.round(s.perSecond).toLocaleString("en-US"),
+          ratio(s.perSecond / base.perSecond),
+        ]);
       }
       for (const name of servers.map((s) => s.name).filter((n) => n !== "baseline")) {
         const gate = stats[`${c}:${name}:gate`];
         if (!gate) continue;
         if (c === maxC) {
           const x = gate.perSecond / base.perSecond;
-          notes.push(`${name}, concurrency ${c}: gate ${Math.round(gate.perSecond)}/s = ${ratio(x)} the baseline → ${x >= GATE_RATIO ? "PASS" : "MISS"} (target ≥ ${GATE_RATIO}×)`);
+          notes.push(
+            `${name}, concurrency ${c}: gate ${Math.round(gate.perSecond)}/s = ${ratio(x)} the baseline → ${x >= GATE_RATIO ? "PASS" : "MISS"} (target ≥ ${GATE_RATIO}×)`,
+          );
         }
-        if (c === 1) notes.push(`${name}, concurrency 1: gate p50 ${ms(gate.p50)} ms → ${gate.p50 <= GATE_P50_MS ? "PASS" : "MISS"} (target ≤ ${GATE_P50_MS} ms)`);
+        if (c === 1)
+          notes.push(
+            `${name}, concurrency 1: gate p50 ${ms(gate.p50)} ms → ${gate.p50 <= GATE_P50_MS ? "PASS" : "MISS"} (target ≤ ${GATE_P50_MS} ms)`,
+          );
       }
     }
     if (race) {
-      notes.push(`kill under load (API process, ${race.rate.toFixed(0)} decisions/s offered at ${RACE_RATE}/s over a root and 7 children): ${race.before} calls sent before the kill (${race.beforeAllow} allow), kill call ${ms(race.killMs)} ms, ${race.after} calls sent after it returned, ${race.afterAllow} of them allow → ${race.afterAllow === 0 && race.after > 0 ? "PASS" : "FAIL"} (target: none)`);
+      notes.push(
+        `kill under load (API process, ${race.rate.toFixed(0)} decisions/s offered at ${RACE_RATE}/s over a root and 7 children): ${race.before} calls sent before the kill (${race.beforeAllow} allow), kill call ${ms(race.killMs)} ms, ${race.after} calls sent after it returned, ${race.afterAllow} of them allow → ${race.afterAllow === 0 && race.after > 0 ? "PASS" : "FAIL"} (target: none)`,
+      );
     }
-    notes.push(`resident memory after the run (MB): ${Object.entries(rss).map(([n, v]) => `${n} ${v ?? "n/a"}`).join(", ")}`);
-    notes.push(`autocannon, keep-alive, ${ctx.iterations} requests at concurrency 1 and ${ctx.iterations * 2} above (run registration: a quarter of that), after up to ${ctx.warmup} warm-up requests; each server a process of its own with a pool of ${env.QUIESCE_DB_POOL}; gate requests rotate over ${maxC} runs, each with a new operation id.`);
-    notes.push(`Node ${process.version}; ${os.cpus().length} CPUs shared by the load generator, the servers and PostgreSQL; load average ${os.loadavg().map((l) => l.toFixed(1)).join(" ")} at the end.`);
-    const table: BenchTable = { title: this.title, columns: ["concurrency", "measure", "p50 ms", "p99 ms", "per second", "per second ÷ baseline"], rows, notes };
+    notes.push(
+      `resident memory after the run (MB): ${Object.entries(rss)
+        .map(([n, v]) => `${n} ${v ?? "n/a"}`)
+        .join(", ")}`,
+    );
+    notes.push(
+      `autocannon, keep-alive, ${ctx.iterations} requests at concurrency 1 and ${ctx.iterations * 2} above (run registration: a quarter of that), after up to ${ctx.warmup} warm-up requests; each server a process of its own with a pool of ${env.QUIESCE_DB_POOL}; gate requests rotate over ${maxC} runs, each with a new operation id.`,
+    );
+    notes.push(
+      `Node ${process.version}; ${os.cpus().length} CPUs shared by the load generator, the servers and PostgreSQL; load average ${os
+        .loadavg()
+        .map((l) => l.toFixed(1))
+        .join(" ")} at the end.`,
+    );
+    const table: BenchTable = {
+      title: this.title,
+      columns: ["concurrency", "measure", "p50 ms", "p99 ms", "per second", "per second ÷ baseline"],
+      rows,
+      notes,
+    };
     return { tables: [table], data: { stats, rss, race } };
   },
 };

@@ -36,20 +36,29 @@ export async function buildTree(db: pg.Client, teamId: string, simUrl: string, r
     `INSERT INTO runs (id, team_id, task_id, parent_run_id, root_run_id, path, depth, title)
      SELECT r.id, $1, 'bench-kill', r.parent, $2, string_to_array(r.path, ','), cardinality(string_to_array(r.path, ',')) - 1, 'bench'
        FROM unnest($3::text[], $4::text[], $5::text[]) AS r(id, parent, path)`,
-    [teamId, root, runs.map((r) => r.id), runs.map((r) => r.parent), runs.map((r) => r.path.join(","))]);
+    [teamId, root, runs.map((r) => r.id), runs.map((r) => r.parent), runs.map((r) => r.path.join(","))],
+  );
   await db.query(
     `INSERT INTO leases (id, team_id, run_id, path, scopes, valid_until)
      SELECT 'lease_' || r.id, $1, r.id, ARRAY['lease_' || r.id], '{*}', now() + interval '1 hour' FROM unnest($2::text[]) AS r(id)`,
-    [teamId, runs.map((r) => r.id)]);
+    [teamId, runs.map((r) => r.id)],
+  );
   await db.query(
     `INSERT INTO operations (id, team_id, operation_id, run_id, lease_id, epoch_stamp, kind, tool, state)
      SELECT 'op_q' || $3 || '_' || g, $1, 'queued-' || $3 || '-' || g, ids[1 + g % cardinality(ids)], 'lease_' || ids[1 + g % cardinality(ids)], 1,
             'queued', 'checks.compat', 'queued'
        FROM generate_series(0, $4 - 1) AS g, (SELECT $2::text[] AS ids) AS t`,
-    [teamId, runs.map((r) => r.id), `${round}${root.slice(-6)}`, QUEUED]);
-  const sim = await Promise.all(Array.from({ length: RUNNING }, (_, i) => fetch(`${simUrl}/jobs`, {
-    method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ jobId: `bench-${root}-${i}`, mode: "cancel_cleanly" }),
-  })));
+    [teamId, runs.map((r) => r.id), `${round}${root.slice(-6)}`, QUEUED],
+  );
+  const sim = await Promise.all(
+    Array.from({ length: RUNNING }, (_, i) =>
+      fetch(`${simUrl}/jobs`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ jobId: `bench-${root}-${i}`, mode: "cancel_cleanly" }),
+      }),
+    ),
+  );
   if (sim.some((r) => !r.ok)) throw new Error("provider-sim refused a job");
   const leaves = runs.slice(-90);
   await db.query(
@@ -57,7 +66,8 @@ export async function buildTree(db: pg.Client, teamId: string, simUrl: string, r
      SELECT 'op_r' || $3 || '_' || g, $1, 'running-' || $3 || '-' || g, ids[1 + g % cardinality(ids)], 'lease_' || ids[1 + g % cardinality(ids)], 1,
             'call', 'deployment.reserve_preview', 'running', 'deploy-sim', 'bench-' || $4 || '-' || g, now()
        FROM generate_series(0, $5 - 1) AS g, (SELECT $2::text[] AS ids) AS t`,
-    [teamId, leaves.map((r) => r.id), `${round}${root.slice(-6)}`, root, RUNNING]);
+    [teamId, leaves.map((r) => r.id), `${round}${root.slice(-6)}`, root, RUNNING],
+  );
   return root;
 }
 
@@ -75,7 +85,8 @@ export const killSection: BenchSection = {
     await db.query(
       `INSERT INTO providers (id, team_id, name, kind, cancel_url, status_url, timeout_ms, settle_deadline_ms, quiet_period_seconds, rollback_owner)
        VALUES ($1, $2, 'deploy-sim', 'simulated', $3, $4, 5000, 10000, 0, 'release-oncall')`,
-      [newId("prov"), teamId, `${sim.url}/jobs/{providerJobId}/cancel`, `${sim.url}/jobs/{providerJobId}/effect`]);
+      [newId("prov"), teamId, `${sim.url}/jobs/{providerJobId}/cancel`, `${sim.url}/jobs/{providerJobId}/effect`],
+    );
     const ac = new AbortController();
     const engine = runBarrierWorker({ teamId, signal: ac.signal, pollMs: 1000, listen: true });
     const principal = { type: "system", name: "bench" } as const;
@@ -92,9 +103,17 @@ export const killSection: BenchSection = {
         const { barrierId } = await killRun(principal, root, "bench");
         dispatch.push(performance.now() - p0);
         for (;;) {
-          const r = await db.query<{ verified_at: Date; decision: string; last_settled_at: Date | null; queued_cancelled: number; in_flight: number }>(
+          const r = await db.query<{
+            verified_at: Date;
+            decision: string;
+            last_settled_at: Date | null;
+            queued_cancelled: number;
+            in_flight: number;
+          }>(
             `SELECT s.verified_at, s.decision, b.last_settled_at, b.queued_cancelled, b.in_flight
-               FROM stop_receipts s JOIN barriers b ON b.id = s.barrier_id WHERE s.barrier_id = $1 AND s.version = 1`, [barrierId]);
+               FROM stop_receipts s JOIN barriers b ON b.id = s.barrier_id WHERE s.barrier_id = $1 AND s.version = 1`,
+            [barrierId],
+          );
           const row = r.rows[0];
           if (row) {
             receipt.push(row.verified_at.getTime() - t0);
@@ -128,7 +147,10 @@ export const killSection: BenchSection = {
       notes: [
         `target: dispatch stopped < ${TARGET_DISPATCH_MS} ms — ${Math.max(...dispatch) < TARGET_DISPATCH_MS ? "met" : "NOT met"} (max ${ms(Math.max(...dispatch))} ms)`,
         "every round: decision stopped_and_quiet, 10 000 operations cancelled_not_started, 50 settlements cancelled_without_effect",
-        `${os.cpus().length} CPU(s), load average ${os.loadavg().map((x) => x.toFixed(1)).join(" / ")} when done, ${ctx.server}; engine and simulated provider in the bench process`,
+        `${os.cpus().length} CPU(s), load average ${os
+          .loadavg()
+          .map((x) => x.toFixed(1))
+          .join(" / ")} when done, ${ctx.server}; engine and simulated provider in the bench process`,
       ],
     };
     return { tables: [table], data: { rounds, dispatch, settle, receipt, details } };

@@ -31,10 +31,14 @@ async function main() {
   try {
     ({ values } = parseArgs({
       options: {
-        only: { type: "string" }, iterations: { type: "string", default: "2000" }, warmup: { type: "string", default: "200" },
-        concurrency: { type: "string", default: "1,16" }, "write-docs": { type: "boolean" },
+        only: { type: "string" },
+        iterations: { type: "string", default: "2000" },
+        warmup: { type: "string", default: "200" },
+        concurrency: { type: "string", default: "1,16" },
+        "write-docs": { type: "boolean" },
       },
-      strict: true, allowPositionals: false,
+      strict: true,
+      allowPositionals: false,
     }));
   } catch (e) {
     fail((e as Error).message);
@@ -44,7 +48,8 @@ async function main() {
   if (!Number.isInteger(iterations) || iterations < 10) fail(`--iterations: a whole number ≥ 10, got "${values.iterations}"`);
   if (!Number.isInteger(warmup) || warmup < 0) fail(`--warmup: a whole number ≥ 0, got "${values.warmup}"`);
   const concurrencies = values.concurrency!.split(",").map((s) => Number(s.trim()));
-  if (concurrencies.some((c) => !Number.isInteger(c) || c < 1 || c > 256)) fail(`--concurrency: comma-separated whole numbers 1–256, got "${values.concurrency}"`);
+  if (concurrencies.some((c) => !Number.isInteger(c) || c < 1 || c > 256))
+    fail(`--concurrency: comma-separated whole numbers 1–256, got "${values.concurrency}"`);
   const only = values.only?.split(",");
   const unknown = only?.filter((n) => !SECTIONS.some((s) => s.name === n));
   if (unknown?.length) fail(`--only: unknown section(s) ${unknown.join(", ")} (have: ${SECTIONS.map((s) => s.name).join(", ")})`);
@@ -64,7 +69,12 @@ async function main() {
       const { tables, data } = await section.run({ url: db.url, server: db.server, iterations, warmup, concurrencies, log });
       const md = tables.map(markdown).join("\n\n");
       console.log(`\n${md}\n`);
-      const file = saveResult(path.join(ROOT, "bench/results"), section.name, { at: new Date().toISOString(), iterations, warmup, concurrencies, data }, md);
+      const file = saveResult(
+        path.join(ROOT, "bench/results"),
+        section.name,
+        { at: new Date().toISOString(), iterations, warmup, concurrencies, data },
+        md,
+      );
       log(`saved ${path.relative(ROOT, file)}`);
       if (values["write-docs"]) {
         const ok = writeIntoDocs(path.join(ROOT, "docs", "benchmarks.md"), section.name, md);

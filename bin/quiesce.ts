@@ -11,14 +11,22 @@ const lookup = (name: string | undefined) => (name !== undefined && Object.hasOw
 
 async function help(name?: string): Promise<string> {
   const one = lookup(name);
-  if (one) { const c = await one(); return `${c.summary}\n\nusage: ${c.usage}`; }
+  if (one) {
+    const c = await one();
+    return `${c.summary}\n\nusage: ${c.usage}`;
+  }
   const width = Math.max(...Object.keys(commands).map((n) => n.length), 4);
   const loaded = await Promise.all(Object.entries(commands).map(async ([n, load]) => [n, await load()] as const));
-  const lines = loaded
-    .sort(([a], [b]) => a.localeCompare(b))
-    .map(([n, c]) => `  ${n.padEnd(width)}  ${c.summary}`);
-  return ["usage: npm run quiesce -- <command> [flags]", "", "commands:", `  ${"help".padEnd(width)}  show this list, or \`help <command>\``, ...lines,
-    "", "Machine and operator commands read QUIESCE_URL and QUIESCE_API_KEY (flags --url/--key override)."].join("\n");
+  const lines = loaded.sort(([a], [b]) => a.localeCompare(b)).map(([n, c]) => `  ${n.padEnd(width)}  ${c.summary}`);
+  return [
+    "usage: npm run quiesce -- <command> [flags]",
+    "",
+    "commands:",
+    `  ${"help".padEnd(width)}  show this list, or \`help <command>\``,
+    ...lines,
+    "",
+    "Machine and operator commands read QUIESCE_URL and QUIESCE_API_KEY (flags --url/--key override).",
+  ].join("\n");
 }
 
 async function main(argv: string[]): Promise<number> {
@@ -26,7 +34,10 @@ async function main(argv: string[]): Promise<number> {
   const [name, ...rest] = argv;
   if (!name || name === "help" || name === "--help" || name === "-h") {
     console.log(await help(rest[0]));
-    if (rest[0] && !lookup(rest[0])) { console.error(`unknown command: ${rest[0]}`); return 2; }
+    if (rest[0] && !lookup(rest[0])) {
+      console.error(`unknown command: ${rest[0]}`);
+      return 2;
+    }
     return 0;
   }
   const load = lookup(name);

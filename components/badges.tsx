@@ -19,12 +19,18 @@ function Badge({ tone, label, value, title }: { tone: string; label?: string; va
   );
 }
 
-export const LifecycleBadge = ({ value }: { value: string }) => <Badge tone={LIFECYCLE_TONE[value] ?? "muted"} label="lifecycle" value={value} />;
+export const LifecycleBadge = ({ value }: { value: string }) => (
+  <Badge tone={LIFECYCLE_TONE[value] ?? "muted"} label="lifecycle" value={value} />
+);
 export const BreakerBadge = ({ value }: { value: string }) => <Badge tone={BREAKER_TONE[value] ?? "muted"} label="breaker" value={value} />;
 export const DecisionBadge = ({ value }: { value: string }) => <Badge tone={DECISION_TONE[value] ?? "muted"} value={value} />;
-export const SettledBadge = ({ value }: { value: string | null }) => <Badge tone={value ? SETTLED_TONE[value] ?? "muted" : "muted"} value={value ?? "settling"} />;
+export const SettledBadge = ({ value }: { value: string | null }) => (
+  <Badge tone={value ? (SETTLED_TONE[value] ?? "muted") : "muted"} value={value ?? "settling"} />
+);
 export const PhaseBadge = ({ value }: { value: string }) => <Badge tone={PHASE_TONE[value] ?? "muted"} label="phase" value={value} />;
 export const ReceiptDecisionBadge = ({ value, large }: { value: string; large?: boolean }) => (
-  <span className={large ? "badge-large" : undefined}><Badge tone={RECEIPT_TONE[value] ?? "muted"} value={value} /></span>
+  <span className={large ? "badge-large" : undefined}>
+    <Badge tone={RECEIPT_TONE[value] ?? "muted"} value={value} />
+  </span>
 );
 export const ReconciliationBadge = ({ value }: { value: string }) => <Badge tone={RECON_TONE[value] ?? "muted"} value={value} />;

@@ -30,23 +30,49 @@ export function BarrierView({ initial, follow }: { initial: BarrierViewData; fol
   return (
     <article aria-labelledby="barrier-title">
       <StaleNotice error={q.isError ? q.error : null} />
-      <nav className="crumbs" aria-label="Breadcrumb"><Link href="/runs">Runs</Link> / <Link href={`/runs/${b.runId}`}>{b.runTitle ?? shortId(b.runId)}</Link> / barrier</nav>
+      <nav className="crumbs" aria-label="Breadcrumb">
+        <Link href="/runs">Runs</Link> / <Link href={`/runs/${b.runId}`}>{b.runTitle ?? shortId(b.runId)}</Link> / barrier
+      </nav>
       <header className="run-head">
         <div>
-          <h1 id="barrier-title">{b.phase === "complete" ? "Barrier complete" : "Stopping…"} <span className="mono muted small">{b.id}</span></h1>
+          <h1 id="barrier-title">
+            {b.phase === "complete" ? "Barrier complete" : "Stopping…"} <span className="mono muted small">{b.id}</span>
+          </h1>
           <div className="meta">
-            <span>run <Link href={`/runs/${b.runId}`} className="mono">{b.runId}</Link></span>
-            <span>requested <Time iso={b.requestedAt} /> by {b.labels[b.requestedBy] ?? b.requestedBy}</span>
+            <span>
+              run{" "}
+              <Link href={`/runs/${b.runId}`} className="mono">
+                {b.runId}
+              </Link>
+            </span>
+            <span>
+              requested <Time iso={b.requestedAt} /> by {b.labels[b.requestedBy] ?? b.requestedBy}
+            </span>
             <span>new epoch {b.newEpoch}</span>
           </div>
           <p className="reason">“{b.reason}”</p>
-          <div className="state-row"><PhaseBadge value={b.phase} />{b.decision ? <ReceiptDecisionBadge value={b.decision} /> : null}
-            {b.quietUntil && b.phase !== "complete" ? <span className="state-why">quiet period until <Time iso={b.quietUntil} /></span> : null}
+          <div className="state-row">
+            <PhaseBadge value={b.phase} />
+            {b.decision ? <ReceiptDecisionBadge value={b.decision} /> : null}
+            {b.quietUntil && b.phase !== "complete" ? (
+              <span className="state-why">
+                quiet period until <Time iso={b.quietUntil} />
+              </span>
+            ) : null}
           </div>
         </div>
         <div className="controls">
-          {issued ? <Link className="btn btn-primary" href={`/receipts/${b.id}`}>Open stop receipt{b.receipts.length > 1 ? ` (v${b.receipts[0]!.version})` : ""}</Link>
-            : <span className="muted" role="status">{follow ? "Following the barrier — the receipt opens when it is issued." : "The receipt is issued when the barrier completes."}</span>}
+          {issued ? (
+            <Link className="btn btn-primary" href={`/receipts/${b.id}`}>
+              Open stop receipt{b.receipts.length > 1 ? ` (v${b.receipts[0]!.version})` : ""}
+            </Link>
+          ) : (
+            <span className="muted" role="status">
+              {follow
+                ? "Following the barrier — the receipt opens when it is issued."
+                : "The receipt is issued when the barrier completes."}
+            </span>
+          )}
         </div>
       </header>
 
@@ -63,25 +89,83 @@ export function BarrierView({ initial, follow }: { initial: BarrierViewData; fol
       <section aria-labelledby="ladder-title" className={`card ${b.phase === "complete" ? "" : "barrier-live"}`}>
         <h2 id="ladder-title">Stop ladder</h2>
         <Ladder rungs={b.ladder} startedAt={b.requestedAt} />
-        <ul className="plain-list small" aria-label="What the evidence shows">{b.sentences.map((x, i) => <li key={i}>{x}</li>)}</ul>
+        <ul className="plain-list small" aria-label="What the evidence shows">
+          {b.sentences.map((x, i) => (
+            <li key={i}>{x}</li>
+          ))}
+        </ul>
       </section>
 
       <section aria-labelledby="settlements-title" className="card">
-        <h2 id="settlements-title">Settlements <span className="muted">({b.settlements.length})</span></h2>
-        {b.settlements.length === 0 ? <EmptyState title="Nothing was in flight">No call of the subtree was running or unknown, so there was nothing to settle.</EmptyState> : (
+        <h2 id="settlements-title">
+          Settlements <span className="muted">({b.settlements.length})</span>
+        </h2>
+        {b.settlements.length === 0 ? (
+          <EmptyState title="Nothing was in flight">
+            No call of the subtree was running or unknown, so there was nothing to settle.
+          </EmptyState>
+        ) : (
           <div className="table-wrap">
             <table className="table compact">
-              <thead><tr><th scope="col">Operation</th><th scope="col">Provider</th><th scope="col">Cancel</th><th scope="col">Effect expected / observed</th><th scope="col">Settled</th><th scope="col">Why</th><th scope="col">Reconciliation</th></tr></thead>
+              <thead>
+                <tr>
+                  <th scope="col">Operation</th>
+                  <th scope="col">Provider</th>
+                  <th scope="col">Cancel</th>
+                  <th scope="col">Effect expected / observed</th>
+                  <th scope="col">Settled</th>
+                  <th scope="col">Why</th>
+                  <th scope="col">Reconciliation</th>
+                </tr>
+              </thead>
               <tbody>
                 {b.settlements.map((s) => (
                   <tr key={s.id}>
-                    <td><span className="mono">{s.tool}</span><div className="sub mono" title={s.operationId}>{s.operationId.length > 26 ? `${s.operationId.slice(0, 26)}…` : s.operationId}</div></td>
-                    <td className="mono">{s.providerName ?? "—"}{s.providerJobId ? <div className="sub">{s.providerJobId}</div> : null}</td>
-                    <td>{s.providerResponse ? human(s.providerResponse) : s.cancelRequestedAt ? "requested" : "—"}<div className="sub">{s.cancelRequestedAt ? <Time iso={s.cancelRequestedAt} mode="absolute" /> : null}</div></td>
-                    <td>{human(s.effectExpected)} / {human(s.effectObserved)}<div className="sub">{s.effectCheckedAt ? <>checked <Time iso={s.effectCheckedAt} mode="absolute" /></> : s.attempts ? `${s.attempts} attempts` : null}</div></td>
-                    <td><SettledBadge value={s.settledState} />{s.settledBy ? <div className="sub">by {s.settledBy}</div> : null}</td>
+                    <td>
+                      <span className="mono">{s.tool}</span>
+                      <div className="sub mono" title={s.operationId}>
+                        {s.operationId.length > 26 ? `${s.operationId.slice(0, 26)}…` : s.operationId}
+                      </div>
+                    </td>
+                    <td className="mono">
+                      {s.providerName ?? "—"}
+                      {s.providerJobId ? <div className="sub">{s.providerJobId}</div> : null}
+                    </td>
+                    <td>
+                      {s.providerResponse ? human(s.providerResponse) : s.cancelRequestedAt ? "requested" : "—"}
+                      <div className="sub">{s.cancelRequestedAt ? <Time iso={s.cancelRequestedAt} mode="absolute" /> : null}</div>
+                    </td>
+                    <td>
+                      {human(s.effectExpected)} / {human(s.effectObserved)}
+                      <div className="sub">
+                        {s.effectCheckedAt ? (
+                          <>
+                            checked <Time iso={s.effectCheckedAt} mode="absolute" />
+                          </>
+                        ) : s.attempts ? (
+                          `${s.attempts} attempts`
+                        ) : null}
+                      </div>
+                    </td>
+                    <td>
+                      <SettledBadge value={s.settledState} />
+                      {s.settledBy ? <div className="sub">by {s.settledBy}</div> : null}
+                    </td>
                     <td className="why">{s.settledReason ?? (s.lastError ? `last error: ${s.lastError}` : "—")}</td>
-                    <td>{s.reconciliation ? <><ReconciliationBadge value={s.reconciliation.status} /><div className="sub">{s.reconciliation.assignee ?? "no owner"}{s.reconciliation.resolution ? ` · ${human(s.reconciliation.resolution)}` : ""}{s.reconciliation.resolvedBy ? ` · by ${s.reconciliation.resolvedBy}` : ""}</div></> : "—"}</td>
+                    <td>
+                      {s.reconciliation ? (
+                        <>
+                          <ReconciliationBadge value={s.reconciliation.status} />
+                          <div className="sub">
+                            {s.reconciliation.assignee ?? "no owner"}
+                            {s.reconciliation.resolution ? ` · ${human(s.reconciliation.resolution)}` : ""}
+                            {s.reconciliation.resolvedBy ? ` · by ${s.reconciliation.resolvedBy}` : ""}
+                          </div>
+                        </>
+                      ) : (
+                        "—"
+                      )}
+                    </td>
                   </tr>
                 ))}
               </tbody>
@@ -95,7 +179,10 @@ export function BarrierView({ initial, follow }: { initial: BarrierViewData; fol
           <h2 id="receipts-title">Receipt versions</h2>
           <ul className="plain-list">
             {b.receipts.map((r) => (
-              <li key={r.version}><Link href={`/receipts/${b.id}?version=${r.version}`}>version {r.version}</Link> <ReceiptDecisionBadge value={r.decision} /> issued <Time iso={r.createdAt} /> <span className="mono muted small">sha256 {r.digest.slice(0, 16)}…</span></li>
+              <li key={r.version}>
+                <Link href={`/receipts/${b.id}?version=${r.version}`}>version {r.version}</Link> <ReceiptDecisionBadge value={r.decision} />{" "}
+                issued <Time iso={r.createdAt} /> <span className="mono muted small">sha256 {r.digest.slice(0, 16)}…</span>
+              </li>
             ))}
           </ul>
         </section>
@@ -105,5 +192,10 @@ export function BarrierView({ initial, follow }: { initial: BarrierViewData; fol
 }
 
 function Stat({ label, value }: { label: string; value: number }) {
-  return <div className="stat"><div className="stat-value">{value}</div><div className="stat-label">{label}</div></div>;
+  return (
+    <div className="stat">
+      <div className="stat-value">{value}</div>
+      <div className="stat-label">{label}</div>
+    </div>
+  );
 }

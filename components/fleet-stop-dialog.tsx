@@ -29,14 +29,33 @@ export function FleetStopDialog({ open, action, filter, label, confirmTeam, onCa
     if (!open) return;
     let live = true;
     fleetStopAction({ action, filter: JSON.parse(filterKey) as StopFilterInput, reason: "dry run", dryRun: true })
-      .then((r) => { if (live) setCount(r.ok ? `${r.data.matched} run${r.data.matched === 1 ? "" : "s"}${action === "kill" ? ` in ${r.data.barrierTargets} tree${r.data.barrierTargets === 1 ? "" : "s"}` : ""}` : `unknown (${r.message})`); })
-      .catch((e: unknown) => { if (live) setCount(`unknown (${e instanceof Error ? e.message : String(e)})`); });
-    return () => { live = false; };
+      .then((r) => {
+        if (live)
+          setCount(
+            r.ok
+              ? `${r.data.matched} run${r.data.matched === 1 ? "" : "s"}${action === "kill" ? ` in ${r.data.barrierTargets} tree${r.data.barrierTargets === 1 ? "" : "s"}` : ""}`
+              : `unknown (${r.message})`,
+          );
+      })
+      .catch((e: unknown) => {
+        if (live) setCount(`unknown (${e instanceof Error ? e.message : String(e)})`);
+      });
+    return () => {
+      live = false;
+    };
   }, [open, action, filterKey]);
 
-  const title = confirmTeam ? (action === "kill" ? "Stop everything: kill every run of the team" : "Pause every run of the team") : `${action === "kill" ? "Kill" : "Pause"} ${label}`;
+  const title = confirmTeam
+    ? action === "kill"
+      ? "Stop everything: kill every run of the team"
+      : "Pause every run of the team"
+    : `${action === "kill" ? "Kill" : "Pause"} ${label}`;
   return (
-    <ReasonDialog open={open} title={title} danger={action === "kill"} onCancel={onCancel}
+    <ReasonDialog
+      open={open}
+      title={title}
+      danger={action === "kill"}
+      onCancel={onCancel}
       confirmLabel={action === "kill" ? "Kill them and start the barriers" : "Pause them"}
       onConfirm={async (reason) => {
         if (confirmTeam && typed.trim() !== confirmTeam) return `type the team's name ("${confirmTeam}") to confirm`;
@@ -45,14 +64,28 @@ export function FleetStopDialog({ open, action, filter, label, confirmTeam, onCa
         if (r.data.stopId) router.push(`/stops/${r.data.stopId}`);
         onCancel();
         return null;
-      }}>
-      <p data-testid="fleet-dry-run">This covers <strong>{count}</strong> now{action === "pause" ? ", and every matching run created later until the pause is lifted" : ", and refuses every matching run created later, for good"}.</p>
-      {action === "kill"
-        ? <p><strong>Kill is final.</strong> One scope stops dispatch for all of them the moment it commits; then one barrier per tree revokes, cancels queued work and settles in-flight calls, and a fleet receipt is issued when every barrier has its receipt.</p>
-        : <p>Their next gate calls hold; calls already running continue. The pause can be lifted from the fleet-stop page.</p>}
+      }}
+    >
+      <p data-testid="fleet-dry-run">
+        This covers <strong>{count}</strong> now
+        {action === "pause"
+          ? ", and every matching run created later until the pause is lifted"
+          : ", and refuses every matching run created later, for good"}
+        .
+      </p>
+      {action === "kill" ? (
+        <p>
+          <strong>Kill is final.</strong> One scope stops dispatch for all of them the moment it commits; then one barrier per tree revokes,
+          cancels queued work and settles in-flight calls, and a fleet receipt is issued when every barrier has its receipt.
+        </p>
+      ) : (
+        <p>Their next gate calls hold; calls already running continue. The pause can be lifted from the fleet-stop page.</p>
+      )}
       {confirmTeam ? (
         <label className="field">
-          <span>Type the team&rsquo;s name, <strong>{confirmTeam}</strong>, to confirm</span>
+          <span>
+            Type the team&rsquo;s name, <strong>{confirmTeam}</strong>, to confirm
+          </span>
           <input name="confirmTeam" value={typed} onChange={(e) => setTyped(e.target.value)} autoComplete="off" />
         </label>
       ) : null}

@@ -24,40 +24,96 @@ export function FleetStopView({ initial }: { initial: StopView }) {
   return (
     <section aria-labelledby="stop-title" className="stack">
       <div className="page-head">
-        <h1 id="stop-title">Fleet {s.action === "kill" ? "kill" : "pause"} <span className="mono">{shortId(s.stopId)}</span></h1>
-        <p className="muted">{s.reason} — by {s.requestedBy}, <Time iso={s.createdAt} mode="relative" /></p>
+        <h1 id="stop-title">
+          Fleet {s.action === "kill" ? "kill" : "pause"} <span className="mono">{shortId(s.stopId)}</span>
+        </h1>
+        <p className="muted">
+          {s.reason} — by {s.requestedBy}, <Time iso={s.createdAt} mode="relative" />
+        </p>
       </div>
       {query.isError ? <StaleNotice error={query.error} /> : null}
       <dl className="facts" aria-label="Progress">
-        <div><dt>Filter</dt><dd className="mono">{filter}</dd></div>
-        <div><dt>Matched</dt><dd data-testid="stop-matched">{s.matched}</dd></div>
-        <div><dt>Dispatch</dt><dd data-testid="stop-dispatch">{s.dispatchStopped ? "stopped" : `resumed ${s.liftedAt ?? ""}`}</dd></div>
+        <div>
+          <dt>Filter</dt>
+          <dd className="mono">{filter}</dd>
+        </div>
+        <div>
+          <dt>Matched</dt>
+          <dd data-testid="stop-matched">{s.matched}</dd>
+        </div>
+        <div>
+          <dt>Dispatch</dt>
+          <dd data-testid="stop-dispatch">{s.dispatchStopped ? "stopped" : `resumed ${s.liftedAt ?? ""}`}</dd>
+        </div>
         {s.action === "kill" ? (
           <>
-            <div><dt>Barriers complete</dt><dd data-testid="stop-complete">{b.complete} of {b.total} ({b.started} started)</dd></div>
-            <div><dt>stop_incomplete</dt><dd>{b.stopIncomplete}</dd></div>
-            <div><dt>Failed to start</dt><dd>{b.failed}</dd></div>
-            <div><dt>Open reconciliations</dt><dd>{s.openReconciliations}</dd></div>
+            <div>
+              <dt>Barriers complete</dt>
+              <dd data-testid="stop-complete">
+                {b.complete} of {b.total} ({b.started} started)
+              </dd>
+            </div>
+            <div>
+              <dt>stop_incomplete</dt>
+              <dd>{b.stopIncomplete}</dd>
+            </div>
+            <div>
+              <dt>Failed to start</dt>
+              <dd>{b.failed}</dd>
+            </div>
+            <div>
+              <dt>Open reconciliations</dt>
+              <dd>{s.openReconciliations}</dd>
+            </div>
           </>
         ) : null}
       </dl>
       {s.action === "kill" ? (
         s.receipt ? (
-          <div className={`notice ${s.receipt.decision === "stopped_and_quiet" ? "notice-ok" : "notice-error"}`} role="status" data-testid="fleet-receipt">
+          <div
+            className={`notice ${s.receipt.decision === "stopped_and_quiet" ? "notice-ok" : "notice-error"}`}
+            role="status"
+            data-testid="fleet-receipt"
+          >
             Fleet receipt: <strong>{s.receipt.decision}</strong>, issued <Time iso={s.receipt.issuedAt} mode="relative" />.
             <div className="mono sub">sha256:{s.receipt.digest}</div>
           </div>
-        ) : <p role="status" aria-live="polite">Waiting for every barrier&rsquo;s receipt…</p>
+        ) : (
+          <p role="status" aria-live="polite">
+            Waiting for every barrier&rsquo;s receipt…
+          </p>
+        )
       ) : null}
       {s.runs.length > 0 ? (
         <table className="table">
           <caption className="sr-only">Barriers of this fleet stop</caption>
-          <thead><tr><th scope="col">Run</th><th scope="col">Barrier</th><th scope="col">Phase</th><th scope="col">Receipt</th></tr></thead>
+          <thead>
+            <tr>
+              <th scope="col">Run</th>
+              <th scope="col">Barrier</th>
+              <th scope="col">Phase</th>
+              <th scope="col">Receipt</th>
+            </tr>
+          </thead>
           <tbody>
             {s.runs.map((r) => (
               <tr key={r.runId}>
-                <td><Link href={`/runs/${r.runId}`} className="mono">{shortId(r.runId)}</Link></td>
-                <td>{r.barrierId ? <Link href={`/barriers/${r.barrierId}`} className="mono">{shortId(r.barrierId)}</Link> : r.error ? <span className="notice-error">{r.error}</span> : "starting…"}</td>
+                <td>
+                  <Link href={`/runs/${r.runId}`} className="mono">
+                    {shortId(r.runId)}
+                  </Link>
+                </td>
+                <td>
+                  {r.barrierId ? (
+                    <Link href={`/barriers/${r.barrierId}`} className="mono">
+                      {shortId(r.barrierId)}
+                    </Link>
+                  ) : r.error ? (
+                    <span className="notice-error">{r.error}</span>
+                  ) : (
+                    "starting…"
+                  )}
+                </td>
                 <td>{r.phase ?? "—"}</td>
                 <td>{r.decision && r.barrierId ? <Link href={`/receipts/${r.barrierId}`}>{r.decision}</Link> : "—"}</td>
               </tr>

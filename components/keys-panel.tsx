@@ -33,11 +33,16 @@ export function KeysPanel({ keys, members, me }: { keys: ApiKeyView[]; members: 
     setBusy(true);
     setError(null);
     const r = await createKeyAction({
-      name: String(f.get("name") ?? ""), kind, userId: kind === "operator" ? String(f.get("userId") ?? "") : "",
+      name: String(f.get("name") ?? ""),
+      kind,
+      userId: kind === "operator" ? String(f.get("userId") ?? "") : "",
       expiresInDays: String(f.get("expiresInDays") ?? ""),
     });
     setBusy(false);
-    if (!r.ok) { setError(r.message); return; }
+    if (!r.ok) {
+      setError(r.message);
+      return;
+    }
     setCreated(r.data);
     setCopied(false);
     (e.target as HTMLFormElement).reset();
@@ -48,53 +53,139 @@ export function KeysPanel({ keys, members, me }: { keys: ApiKeyView[]; members: 
     <>
       {created ? (
         <div className="secret-box" role="alert">
-          <strong>New {created.kind} key “{created.name}”.</strong> Copy the secret now — it is shown once and stored only as a hash.
+          <strong>
+            New {created.kind} key “{created.name}”.
+          </strong>{" "}
+          Copy the secret now — it is shown once and stored only as a hash.
           <div className="secret-row">
-            <code className="mono secret" data-testid="new-key-secret">{created.secret}</code>
-            <button type="button" className="btn btn-small" onClick={async () => { await navigator.clipboard?.writeText(created.secret).catch(() => {}); setCopied(true); }}>{copied ? "Copied" : "Copy"}</button>
-            <button type="button" className="btn btn-small btn-ghost" onClick={() => setCreated(null)}>Done</button>
+            <code className="mono secret" data-testid="new-key-secret">
+              {created.secret}
+            </code>
+            <button
+              type="button"
+              className="btn btn-small"
+              onClick={async () => {
+                await navigator.clipboard?.writeText(created.secret).catch(() => {});
+                setCopied(true);
+              }}
+            >
+              {copied ? "Copied" : "Copy"}
+            </button>
+            <button type="button" className="btn btn-small btn-ghost" onClick={() => setCreated(null)}>
+              Done
+            </button>
           </div>
         </div>
       ) : null}
       <section className="card" aria-labelledby="create-title">
         <h2 id="create-title">Create a key</h2>
         <form onSubmit={create} className="form-grid">
-          <label className="field"><span>Name</span><input name="name" required maxLength={100} placeholder="e.g. build-agent-fleet" /></label>
-          <label className="field"><span>Kind</span>
+          <label className="field">
+            <span>Name</span>
+            <input name="name" required maxLength={100} placeholder="e.g. build-agent-fleet" />
+          </label>
+          <label className="field">
+            <span>Kind</span>
             <select name="kind" value={kind} onChange={(e) => setKind(e.target.value)}>
-              {Object.keys(KIND_HELP).map((k) => <option key={k} value={k}>{k}</option>)}
+              {Object.keys(KIND_HELP).map((k) => (
+                <option key={k} value={k}>
+                  {k}
+                </option>
+              ))}
             </select>
           </label>
           {kind === "operator" ? (
-            <label className="field"><span>For member</span>
+            <label className="field">
+              <span>For member</span>
               <select name="userId" defaultValue={me}>
-                {members.map((m) => <option key={m.id} value={m.id}>{m.email} ({m.role})</option>)}
+                {members.map((m) => (
+                  <option key={m.id} value={m.id}>
+                    {m.email} ({m.role})
+                  </option>
+                ))}
               </select>
             </label>
           ) : null}
-          <label className="field"><span>Expires in (days, optional)</span><input name="expiresInDays" type="number" min={1} max={3650} /></label>
-          <button type="submit" className="btn btn-primary" disabled={busy}>{busy ? "Creating…" : "Create key"}</button>
+          <label className="field">
+            <span>Expires in (days, optional)</span>
+            <input name="expiresInDays" type="number" min={1} max={3650} />
+          </label>
+          <button type="submit" className="btn btn-primary" disabled={busy}>
+            {busy ? "Creating…" : "Create key"}
+          </button>
         </form>
-        <p className="small muted">{kind}: {KIND_HELP[kind]}</p>
-        {error ? <div className="notice notice-error" role="alert">{error}</div> : null}
+        <p className="small muted">
+          {kind}: {KIND_HELP[kind]}
+        </p>
+        {error ? (
+          <div className="notice notice-error" role="alert">
+            {error}
+          </div>
+        ) : null}
       </section>
       <section className="card" aria-labelledby="keys-title">
-        <h2 id="keys-title">Keys <span className="muted">({keys.length})</span></h2>
-        {keys.length === 0 ? <EmptyState title="No keys yet">Create one above; agents and workers use it as <code>QUIESCE_API_KEY</code>.</EmptyState> : (
+        <h2 id="keys-title">
+          Keys <span className="muted">({keys.length})</span>
+        </h2>
+        {keys.length === 0 ? (
+          <EmptyState title="No keys yet">
+            Create one above; agents and workers use it as <code>QUIESCE_API_KEY</code>.
+          </EmptyState>
+        ) : (
           <div className="table-wrap">
             <table className="table compact">
-              <thead><tr><th scope="col">Name</th><th scope="col">Kind</th><th scope="col">Member</th><th scope="col">Created</th><th scope="col">Expires</th><th scope="col">Last used</th><th scope="col">Status</th><th scope="col"><span className="sr-only">Actions</span></th></tr></thead>
+              <thead>
+                <tr>
+                  <th scope="col">Name</th>
+                  <th scope="col">Kind</th>
+                  <th scope="col">Member</th>
+                  <th scope="col">Created</th>
+                  <th scope="col">Expires</th>
+                  <th scope="col">Last used</th>
+                  <th scope="col">Status</th>
+                  <th scope="col">
+                    <span className="sr-only">Actions</span>
+                  </th>
+                </tr>
+              </thead>
               <tbody>
                 {keys.map((k) => (
                   <tr key={k.id} className={k.status !== "active" ? "row-dim" : undefined}>
-                    <td>{k.name}<div className="sub mono">{k.id}</div></td>
+                    <td>
+                      {k.name}
+                      <div className="sub mono">{k.id}</div>
+                    </td>
                     <td>{k.kind}</td>
-                    <td>{k.userId ? names.get(k.userId) ?? k.userId : "—"}</td>
-                    <td><Time iso={k.createdAt} mode="relative" /></td>
-                    <td><Time iso={k.expiresAt} mode="relative" empty="never" /></td>
-                    <td><Time iso={k.lastUsedAt} mode="relative" empty="never" /></td>
-                    <td>{k.revokedAt ? <span className="text-danger">revoked <Time iso={k.revokedAt} mode="relative" /></span> : k.status === "expired" ? <span className="text-danger">expired <Time iso={k.expiresAt} mode="relative" /></span> : "active"}</td>
-                    <td>{k.revokedAt ? null : <button type="button" className="btn btn-small btn-danger-outline" onClick={() => setRevoking(k)}>Revoke</button>}</td>
+                    <td>{k.userId ? (names.get(k.userId) ?? k.userId) : "—"}</td>
+                    <td>
+                      <Time iso={k.createdAt} mode="relative" />
+                    </td>
+                    <td>
+                      <Time iso={k.expiresAt} mode="relative" empty="never" />
+                    </td>
+                    <td>
+                      <Time iso={k.lastUsedAt} mode="relative" empty="never" />
+                    </td>
+                    <td>
+                      {k.revokedAt ? (
+                        <span className="text-danger">
+                          revoked <Time iso={k.revokedAt} mode="relative" />
+                        </span>
+                      ) : k.status === "expired" ? (
+                        <span className="text-danger">
+                          expired <Time iso={k.expiresAt} mode="relative" />
+                        </span>
+                      ) : (
+                        "active"
+                      )}
+                    </td>
+                    <td>
+                      {k.revokedAt ? null : (
+                        <button type="button" className="btn btn-small btn-danger-outline" onClick={() => setRevoking(k)}>
+                          Revoke
+                        </button>
+                      )}
+                    </td>
                   </tr>
                 ))}
               </tbody>

@@ -12,12 +12,19 @@ export function Ladder({ rungs, startedAt }: { rungs: Rung[]; startedAt: string 
     <ol className="ladder" aria-label="Stop ladder">
       {rungs.map((r) => (
         <li key={r.id} className={`rung rung-${r.status}`} data-rung={r.id} data-status={r.status}>
-          <span className="rung-icon" aria-hidden>{ICON[r.status]}</span>
+          <span className="rung-icon" aria-hidden>
+            {ICON[r.status]}
+          </span>
           <div className="rung-main">
             <div className="rung-head">
               <span className="rung-label">{r.label}</span>
               <span className="rung-status">{WORD[r.status]}</span>
-              {r.at ? <span className="rung-time"><Time iso={r.at} mode="absolute" />{r.id !== "cancellation_requested" ? <span className="muted"> (+{duration(startedAt, r.at)})</span> : null}</span> : null}
+              {r.at ? (
+                <span className="rung-time">
+                  <Time iso={r.at} mode="absolute" />
+                  {r.id !== "cancellation_requested" ? <span className="muted"> (+{duration(startedAt, r.at)})</span> : null}
+                </span>
+              ) : null}
             </div>
             <div className="rung-detail">{r.detail}</div>
           </div>

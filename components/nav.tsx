@@ -22,9 +22,14 @@ export function Nav({ user, team, teams, links }: NavProps) {
   const [signingOut, setSigningOut] = useState(false);
   return (
     <header className="topbar">
-      <a className="skip-link" href="#main">Skip to content</a>
+      <a className="skip-link" href="#main">
+        Skip to content
+      </a>
       <Link href="/runs" className="brand" aria-label="Quiesce home">
-        <span className="brand-mark" aria-hidden>◼</span> Quiesce
+        <span className="brand-mark" aria-hidden>
+          ◼
+        </span>{" "}
+        Quiesce
       </Link>
       <nav aria-label="Main">
         <ul className="nav-links">
@@ -34,7 +39,11 @@ export function Nav({ user, team, teams, links }: NavProps) {
               <li key={l.href}>
                 <Link href={l.href} aria-current={active ? "page" : undefined} className={active ? "active" : undefined}>
                   {l.label}
-                  {l.badge ? <span className="count" aria-label={`${l.badge} open`}>{l.badge}</span> : null}
+                  {l.badge ? (
+                    <span className="count" aria-label={`${l.badge} open`}>
+                      {l.badge}
+                    </span>
+                  ) : null}
                 </Link>
               </li>
             );
@@ -43,7 +52,8 @@ export function Nav({ user, team, teams, links }: NavProps) {
       </nav>
       <div className="topbar-right">
         <span className={`live live-${live}`} role="status" title="Live updates from the control plane">
-          <span className="live-dot" aria-hidden />{live === "live" ? "Live" : live === "connecting" ? "Connecting…" : "Reconnecting…"}
+          <span className="live-dot" aria-hidden />
+          {live === "live" ? "Live" : live === "connecting" ? "Connecting…" : "Reconnecting…"}
         </span>
         {teams.length > 1 ? (
           <label className="team-switch">
@@ -51,21 +61,41 @@ export function Nav({ user, team, teams, links }: NavProps) {
             <select
               value={team.slug}
               disabled={pending}
-              onChange={(e) => start(async () => { await switchTeamAction({ slug: e.target.value }); router.refresh(); })}
+              onChange={(e) =>
+                start(async () => {
+                  await switchTeamAction({ slug: e.target.value });
+                  router.refresh();
+                })
+              }
             >
-              {teams.map((t) => <option key={t.slug} value={t.slug}>{t.name} ({t.role})</option>)}
+              {teams.map((t) => (
+                <option key={t.slug} value={t.slug}>
+                  {t.name} ({t.role})
+                </option>
+              ))}
             </select>
           </label>
         ) : (
-          <span className="team" title={`team ${team.slug}`}>{team.name}</span>
+          <span className="team" title={`team ${team.slug}`}>
+            {team.name}
+          </span>
         )}
-        <span className={`role role-${team.role}`} title="Your role in this team">{team.role}</span>
-        <span className="user" title={user.name}>{user.email}</span>
+        <span className={`role role-${team.role}`} title="Your role in this team">
+          {team.role}
+        </span>
+        <span className="user" title={user.name}>
+          {user.email}
+        </span>
         <button
           type="button"
           className="btn btn-small btn-ghost"
           disabled={signingOut}
-          onClick={async () => { setSigningOut(true); await signOut({ redirect: false }); router.push("/signin"); router.refresh(); }}
+          onClick={async () => {
+            setSigningOut(true);
+            await signOut({ redirect: false });
+            router.push("/signin");
+            router.refresh();
+          }}
         >
           {signingOut ? "Signing out…" : "Sign out"}
         </button>

@@ -24,9 +24,23 @@ export function PeoplePanel({ members, me }: { members: MemberView[]; me: string
 
   return (
     <div>
-      {error ? <p role="alert" className="error">{error}</p> : null}
+      {error ? (
+        <p role="alert" className="error">
+          {error}
+        </p>
+      ) : null}
       <table className="table">
-        <thead><tr><th>Email</th><th>Name</th><th>Role</th><th>Status</th><th><span className="sr-only">Actions</span></th></tr></thead>
+        <thead>
+          <tr>
+            <th>Email</th>
+            <th>Name</th>
+            <th>Role</th>
+            <th>Status</th>
+            <th>
+              <span className="sr-only">Actions</span>
+            </th>
+          </tr>
+        </thead>
         <tbody>
           {members.map((m) => (
             <tr key={m.userId}>
@@ -39,19 +53,36 @@ export function PeoplePanel({ members, me }: { members: MemberView[]; me: string
                   disabled={busy === m.userId}
                   onChange={(e) => act(m.userId, () => setMemberRoleAction({ userId: m.userId, role: e.target.value }))}
                 >
-                  {ROLES.map((r) => <option key={r} value={r}>{r}</option>)}
+                  {ROLES.map((r) => (
+                    <option key={r} value={r}>
+                      {r}
+                    </option>
+                  ))}
                 </select>
               </td>
               <td>{m.disabled ? "disabled" : "active"}</td>
               <td>
-                {m.userId === me ? <span className="muted">you</span> : (
+                {m.userId === me ? (
+                  <span className="muted">you</span>
+                ) : (
                   <>
-                    <button type="button" className="btn" disabled={busy === m.userId}
-                      onClick={() => act(m.userId, () => setUserDisabledAction({ userId: m.userId, disabled: !m.disabled }))}>
+                    <button
+                      type="button"
+                      className="btn"
+                      disabled={busy === m.userId}
+                      onClick={() => act(m.userId, () => setUserDisabledAction({ userId: m.userId, disabled: !m.disabled }))}
+                    >
                       {m.disabled ? "Enable" : "Disable"}
                     </button>{" "}
-                    <button type="button" className="btn danger" disabled={busy === m.userId}
-                      onClick={() => { if (window.confirm(`Remove ${m.email} from the team?`)) void act(m.userId, () => removeMemberAction({ userId: m.userId })); }}>
+                    <button
+                      type="button"
+                      className="btn danger"
+                      disabled={busy === m.userId}
+                      onClick={() => {
+                        if (window.confirm(`Remove ${m.email} from the team?`))
+                          void act(m.userId, () => removeMemberAction({ userId: m.userId }));
+                      }}
+                    >
                       Remove
                     </button>
                   </>

@@ -18,19 +18,27 @@ function LiveEvents({ children }: { children: ReactNode }) {
     const source = new EventSource("/api/console/events");
     source.onopen = () => setStatus("live");
     source.onerror = () => setStatus("reconnecting");
-    const onControl = () => { void client.invalidateQueries(); };
+    const onControl = () => {
+      void client.invalidateQueries();
+    };
     source.addEventListener("control", onControl);
-    return () => { source.removeEventListener("control", onControl); source.close(); };
+    return () => {
+      source.removeEventListener("control", onControl);
+      source.close();
+    };
   }, [client]);
   return <LiveContext.Provider value={status}>{children}</LiveContext.Provider>;
 }
 
 export function Providers({ children }: { children: ReactNode }) {
-  const [client] = useState(() => new QueryClient({
-    defaultOptions: {
-      queries: { refetchInterval: POLL_MS, refetchOnWindowFocus: true, staleTime: 1000, retry: 2 },
-    },
-  }));
+  const [client] = useState(
+    () =>
+      new QueryClient({
+        defaultOptions: {
+          queries: { refetchInterval: POLL_MS, refetchOnWindowFocus: true, staleTime: 1000, retry: 2 },
+        },
+      }),
+  );
   return (
     <QueryClientProvider client={client}>
       <LiveEvents>{children}</LiveEvents>
@@ -39,7 +47,13 @@ export function Providers({ children }: { children: ReactNode }) {
 }
 
 export class FetchError extends Error {
-  constructor(readonly status: number, readonly code: string, message: string) { super(message); }
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    message: string,
+  ) {
+    super(message);
+  }
 }
 
 /** GET a console endpoint; a 4xx/5xx becomes a FetchError carrying the server's code and message. */

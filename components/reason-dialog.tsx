@@ -27,13 +27,22 @@ export function ReasonDialog({ open, title, children, confirmLabel, danger, onCa
   useEffect(() => {
     const d = ref.current;
     if (!d) return;
-    if (open && !d.open) { setReason(""); setError(null); setBusy(false); setFailed(false); d.showModal(); }
+    if (open && !d.open) {
+      setReason("");
+      setError(null);
+      setBusy(false);
+      setFailed(false);
+      d.showModal();
+    }
     if (!open && d.open) d.close();
   }, [open]);
 
   async function submit(e: FormEvent) {
     e.preventDefault();
-    if (!reason.trim()) { setError("A reason is required."); return; }
+    if (!reason.trim()) {
+      setError("A reason is required.");
+      return;
+    }
     setBusy(true);
     setError(null);
     let err: string | null;
@@ -44,7 +53,10 @@ export function ReasonDialog({ open, title, children, confirmLabel, danger, onCa
       err = `no answer from the control plane (${e instanceof Error ? e.message : String(e)})`;
     }
     setBusy(false);
-    if (err) { setError(`Not done: ${err}. Your reason is kept; you can try again.`); setFailed(true); }
+    if (err) {
+      setError(`Not done: ${err}. Your reason is kept; you can try again.`);
+      setFailed(true);
+    }
   }
 
   return (
@@ -54,11 +66,26 @@ export function ReasonDialog({ open, title, children, confirmLabel, danger, onCa
         {children ? <div className="dialog-body">{children}</div> : null}
         <label className="field">
           <span>Reason (required, recorded in the audit trail)</span>
-          <textarea name="reason" rows={3} required value={reason} onChange={(e) => setReason(e.target.value)} maxLength={2000} autoFocus aria-invalid={error ? true : undefined} />
+          <textarea
+            name="reason"
+            rows={3}
+            required
+            value={reason}
+            onChange={(e) => setReason(e.target.value)}
+            maxLength={2000}
+            autoFocus
+            aria-invalid={error ? true : undefined}
+          />
         </label>
-        {error ? <div className="notice notice-error" role="alert">{error}</div> : null}
+        {error ? (
+          <div className="notice notice-error" role="alert">
+            {error}
+          </div>
+        ) : null}
         <div className="dialog-actions">
-          <button type="button" className="btn" onClick={onCancel} disabled={busy}>Cancel</button>
+          <button type="button" className="btn" onClick={onCancel} disabled={busy}>
+            Cancel
+          </button>
           <button type="submit" className={`btn ${danger ? "btn-danger" : "btn-primary"}`} disabled={busy || !reason.trim()}>
             {busy ? "Working…" : failed ? `Retry: ${confirmLabel}` : confirmLabel}
           </button>

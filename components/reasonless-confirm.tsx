@@ -2,8 +2,20 @@
 // A plain confirmation dialog (for actions whose record needs no reason, such as revoking a key).
 import { useEffect, useId, useRef, useState } from "react";
 
-export function ReasonlessConfirm({ open, title, body, confirmLabel, onCancel, onConfirm }: {
-  open: boolean; title: string; body: string; confirmLabel: string; onCancel: () => void; onConfirm: () => Promise<string | null>;
+export function ReasonlessConfirm({
+  open,
+  title,
+  body,
+  confirmLabel,
+  onCancel,
+  onConfirm,
+}: {
+  open: boolean;
+  title: string;
+  body: string;
+  confirmLabel: string;
+  onCancel: () => void;
+  onConfirm: () => Promise<string | null>;
 }) {
   const ref = useRef<HTMLDialogElement>(null);
   const titleId = useId();
@@ -12,7 +24,10 @@ export function ReasonlessConfirm({ open, title, body, confirmLabel, onCancel, o
   useEffect(() => {
     const d = ref.current;
     if (!d) return;
-    if (open && !d.open) { setError(null); d.showModal(); }
+    if (open && !d.open) {
+      setError(null);
+      d.showModal();
+    }
     if (!open && d.open) d.close();
   }, [open]);
   return (
@@ -20,10 +35,28 @@ export function ReasonlessConfirm({ open, title, body, confirmLabel, onCancel, o
       <div className="stack">
         <h2 id={titleId}>{title}</h2>
         <p>{body}</p>
-        {error ? <div className="notice notice-error" role="alert">{error}</div> : null}
+        {error ? (
+          <div className="notice notice-error" role="alert">
+            {error}
+          </div>
+        ) : null}
         <div className="dialog-actions">
-          <button type="button" className="btn" onClick={onCancel} disabled={busy} autoFocus>Cancel</button>
-          <button type="button" className="btn btn-danger" disabled={busy} onClick={async () => { setBusy(true); const e = await onConfirm(); setBusy(false); setError(e); }}>{busy ? "Working…" : confirmLabel}</button>
+          <button type="button" className="btn" onClick={onCancel} disabled={busy} autoFocus>
+            Cancel
+          </button>
+          <button
+            type="button"
+            className="btn btn-danger"
+            disabled={busy}
+            onClick={async () => {
+              setBusy(true);
+              const e = await onConfirm();
+              setBusy(false);
+              setError(e);
+            }}
+          >
+            {busy ? "Working…" : confirmLabel}
+          </button>
         </div>
       </div>
     </dialog>

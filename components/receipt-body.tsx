@@ -8,14 +8,37 @@ type Obj = Record<string, unknown>;
 /** Actor strings ("user:…") resolved to people for the reader; the canonical value stays visible. */
 type Labels = Record<string, string>;
 const isObj = (v: unknown): v is Obj => typeof v === "object" && v !== null && !Array.isArray(v);
-const KNOWN = new Set(["barrier_id", "run_id", "authority", "work", "effects", "last_settled_at", "quiet_period_seconds", "quiet_until", "verified_at", "decision", "reconciliation", "effect_receipts", "digest", "in_flight", "summary", "human_settlements"]);
+const KNOWN = new Set([
+  "barrier_id",
+  "run_id",
+  "authority",
+  "work",
+  "effects",
+  "last_settled_at",
+  "quiet_period_seconds",
+  "quiet_until",
+  "verified_at",
+  "decision",
+  "reconciliation",
+  "effect_receipts",
+  "digest",
+  "in_flight",
+  "summary",
+  "human_settlements",
+]);
 
 function scalar(v: unknown, labels: Labels, key?: string): ReactNode {
   if (v === null || v === undefined) return <span className="muted">—</span>;
-  if (typeof v === "string" && labels[v] && labels[v] !== v) return <span>{labels[v]} <span className="muted mono small">({v})</span></span>;
+  if (typeof v === "string" && labels[v] && labels[v] !== v)
+    return (
+      <span>
+        {labels[v]} <span className="muted mono small">({v})</span>
+      </span>
+    );
   if (typeof v === "string" && key && /_at$/.test(key) && !Number.isNaN(Date.parse(v))) return <time dateTime={v}>{absTime(v)}</time>;
   if (typeof v === "boolean") return v ? "yes" : "no";
-  if (typeof v === "number" || typeof v === "string") return <span className={typeof v === "string" && /^[a-z]+_[A-Za-z0-9_-]{6,}$/.test(v) ? "mono" : undefined}>{String(v)}</span>;
+  if (typeof v === "number" || typeof v === "string")
+    return <span className={typeof v === "string" && /^[a-z]+_[A-Za-z0-9_-]{6,}$/.test(v) ? "mono" : undefined}>{String(v)}</span>;
   if (Array.isArray(v)) return v.length === 0 ? <span className="muted">none</span> : <ArrayTable rows={v} labels={labels} />;
   if (isObj(v)) return <Fields obj={v} labels={labels} />;
   return String(v);
@@ -24,7 +47,16 @@ function scalar(v: unknown, labels: Labels, key?: string): ReactNode {
 /** Inside a table cell a nested object reads better as short "key value" lines than as a table. */
 function cell(v: unknown, labels: Labels, key: string): ReactNode {
   if (isObj(v)) {
-    return <span className="kv">{Object.entries(v).map(([k, x]) => <span key={k}><span className="muted">{k.replaceAll("_", " ")}</span> {isObj(x) || Array.isArray(x) ? <code className="json">{JSON.stringify(x)}</code> : scalar(x, labels, k)}</span>)}</span>;
+    return (
+      <span className="kv">
+        {Object.entries(v).map(([k, x]) => (
+          <span key={k}>
+            <span className="muted">{k.replaceAll("_", " ")}</span>{" "}
+            {isObj(x) || Array.isArray(x) ? <code className="json">{JSON.stringify(x)}</code> : scalar(x, labels, k)}
+          </span>
+        ))}
+      </span>
+    );
   }
   if (Array.isArray(v)) return <code className="json">{JSON.stringify(v)}</code>;
   return scalar(v, labels, key);
@@ -34,20 +66,46 @@ function Fields({ obj, labels }: { obj: Obj; labels: Labels }) {
   return (
     <dl className="fields">
       {Object.entries(obj).map(([k, v]) => (
-        <div key={k} className="field-row"><dt className="mono">{k}</dt><dd>{scalar(v, labels, k)}</dd></div>
+        <div key={k} className="field-row">
+          <dt className="mono">{k}</dt>
+          <dd>{scalar(v, labels, k)}</dd>
+        </div>
       ))}
     </dl>
   );
 }
 
 function ArrayTable({ rows, labels }: { rows: unknown[]; labels: Labels }) {
-  if (!rows.every(isObj)) return <ul className="plain-list">{rows.map((r, i) => <li key={i}>{scalar(r, labels)}</li>)}</ul>;
+  if (!rows.every(isObj))
+    return (
+      <ul className="plain-list">
+        {rows.map((r, i) => (
+          <li key={i}>{scalar(r, labels)}</li>
+        ))}
+      </ul>
+    );
   const cols = [...new Set(rows.flatMap((r) => Object.keys(r as Obj)))];
   return (
     <div className="table-wrap">
       <table className="table compact">
-        <thead><tr>{cols.map((c) => <th key={c} scope="col" className="mono">{c}</th>)}</tr></thead>
-        <tbody>{rows.map((r, i) => <tr key={i}>{cols.map((c) => <td key={c}>{cell((r as Obj)[c], labels, c)}</td>)}</tr>)}</tbody>
+        <thead>
+          <tr>
+            {cols.map((c) => (
+              <th key={c} scope="col" className="mono">
+                {c}
+              </th>
+            ))}
+          </tr>
+        </thead>
+        <tbody>
+          {rows.map((r, i) => (
+            <tr key={i}>
+              {cols.map((c) => (
+                <td key={c}>{cell((r as Obj)[c], labels, c)}</td>
+              ))}
+            </tr>
+          ))}
+        </tbody>
       </table>
     </div>
   );
@@ -55,7 +113,12 @@ function ArrayTable({ rows, labels }: { rows: unknown[]; labels: Labels }) {
 
 function Section({ title, children }: { title: string; children: ReactNode }) {
   const id = `receipt-${title.toLowerCase().replace(/[^a-z]+/g, "-")}`;
-  return <section className="receipt-section" aria-labelledby={id}><h2 id={id}>{title}</h2>{children}</section>;
+  return (
+    <section className="receipt-section" aria-labelledby={id}>
+      <h2 id={id}>{title}</h2>
+      {children}
+    </section>
+  );
 }
 
 export function ReceiptBody({ body, labels = {} }: { body: Obj; labels?: Labels }) {
@@ -71,31 +134,64 @@ export function ReceiptBody({ body, labels = {} }: { body: Obj; labels?: Labels 
         <Section title="Work">{obj(body.work)}</Section>
         <Section title="Effects">
           {obj(body.effects)}
-          {unknown > 0 ? <p className="text-danger small">{unknown} outcome{unknown === 1 ? " is" : "s are"} unknown: nobody can yet say whether the effect happened.</p> : null}
+          {unknown > 0 ? (
+            <p className="text-danger small">
+              {unknown} outcome{unknown === 1 ? " is" : "s are"} unknown: nobody can yet say whether the effect happened.
+            </p>
+          ) : null}
         </Section>
         <Section title="Timing">
-          <Fields obj={{ last_settled_at: body.last_settled_at, quiet_period_seconds: body.quiet_period_seconds, quiet_until: body.quiet_until, verified_at: body.verified_at }} labels={labels} />
+          <Fields
+            obj={{
+              last_settled_at: body.last_settled_at,
+              quiet_period_seconds: body.quiet_period_seconds,
+              quiet_until: body.quiet_until,
+              verified_at: body.verified_at,
+            }}
+            labels={labels}
+          />
         </Section>
       </div>
       {Array.isArray(body.summary) && body.summary.length > 0 ? (
         <Section title="Summary">
-          <ul className="plain-list">{(body.summary as unknown[]).map((x, i) => <li key={i}>{String(x)}</li>)}</ul>
+          <ul className="plain-list">
+            {(body.summary as unknown[]).map((x, i) => (
+              <li key={i}>{String(x)}</li>
+            ))}
+          </ul>
         </Section>
       ) : null}
       <Section title="Reconciliation">
         {recon.length === 0 ? <p className="muted">Nothing to reconcile.</p> : <ArrayTable rows={recon} labels={labels} />}
       </Section>
       <Section title="In-flight calls of the subtree">
-        {Array.isArray(body.in_flight) && body.in_flight.length > 0 ? <ArrayTable rows={body.in_flight} labels={labels} /> : <p className="muted">Nothing was in flight anywhere in the subtree.</p>}
+        {Array.isArray(body.in_flight) && body.in_flight.length > 0 ? (
+          <ArrayTable rows={body.in_flight} labels={labels} />
+        ) : (
+          <p className="muted">Nothing was in flight anywhere in the subtree.</p>
+        )}
       </Section>
       {Array.isArray(body.human_settlements) && body.human_settlements.length > 0 ? (
-        <Section title="Settled by a person"><ArrayTable rows={body.human_settlements} labels={labels} /></Section>
+        <Section title="Settled by a person">
+          <ArrayTable rows={body.human_settlements} labels={labels} />
+        </Section>
       ) : null}
       <Section title="Effect receipts">
-        {Array.isArray(body.effect_receipts) && body.effect_receipts.length > 0 ? <ArrayTable rows={body.effect_receipts} labels={labels} />
-          : <p className="muted">{unknown > 0 ? "No effect receipt recorded — but an outcome is unknown, so nothing is claimed about rollback." : "No effect receipt recorded."}</p>}
+        {Array.isArray(body.effect_receipts) && body.effect_receipts.length > 0 ? (
+          <ArrayTable rows={body.effect_receipts} labels={labels} />
+        ) : (
+          <p className="muted">
+            {unknown > 0
+              ? "No effect receipt recorded — but an outcome is unknown, so nothing is claimed about rollback."
+              : "No effect receipt recorded."}
+          </p>
+        )}
       </Section>
-      {Object.keys(extra).length > 0 ? <Section title="Other fields"><Fields obj={extra} labels={labels} /></Section> : null}
+      {Object.keys(extra).length > 0 ? (
+        <Section title="Other fields">
+          <Fields obj={extra} labels={labels} />
+        </Section>
+      ) : null}
     </div>
   );
 }
@@ -106,5 +202,7 @@ export function decisionSentence(decision: string, body: Obj): string {
   const last = summary.at(-1);
   if (last) return last;
   // A receipt issued before the evidence model carried no sentences: state only the decision.
-  return decision === "stopped_and_quiet" ? "Stopped and quiet." : "Stop incomplete: a new version of this receipt is issued when the open items are resolved.";
+  return decision === "stopped_and_quiet"
+    ? "Stopped and quiet."
+    : "Stop incomplete: a new version of this receipt is issued when the open items are resolved.";
 }

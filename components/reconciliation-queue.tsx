@@ -16,17 +16,37 @@ import { human, shortId } from "./format";
 
 type Row = ReconciliationsView["items"][number];
 
-export function ReconciliationQueue({ initial, initialQuery, me, canAssign, canResolveAny }: {
-  initial: ReconciliationsView; initialQuery: string; me: string; canAssign: boolean; canResolveAny: boolean;
+export function ReconciliationQueue({
+  initial,
+  initialQuery,
+  me,
+  canAssign,
+  canResolveAny,
+}: {
+  initial: ReconciliationsView;
+  initialQuery: string;
+  me: string;
+  canAssign: boolean;
+  canResolveAny: boolean;
 }) {
   const sp = useSearchParams();
-  const qs = new URLSearchParams([...(sp.get("status") ? [["status", sp.get("status")!]] : []), ...(sp.get("mine") ? [["mine", "1"]] : [])]).toString();
-  const q = useQuery({ queryKey: ["reconciliations", qs], queryFn: () => getJson<ReconciliationsView>(`/api/console/reconciliations?${qs}`), initialData: qs === initialQuery ? initial : undefined });
+  const qs = new URLSearchParams([
+    ...(sp.get("status") ? [["status", sp.get("status")!]] : []),
+    ...(sp.get("mine") ? [["mine", "1"]] : []),
+  ]).toString();
+  const q = useQuery({
+    queryKey: ["reconciliations", qs],
+    queryFn: () => getJson<ReconciliationsView>(`/api/console/reconciliations?${qs}`),
+    initialData: qs === initialQuery ? initial : undefined,
+  });
   const [resolving, setResolving] = useState<Row | null>(null);
   const status = sp.get("status") ?? "open";
   const go = (next: Record<string, string | null>) => {
     const u = new URLSearchParams(qs);
-    for (const [k, v] of Object.entries(next)) { if (v) u.set(k, v); else u.delete(k); }
+    for (const [k, v] of Object.entries(next)) {
+      if (v) u.set(k, v);
+      else u.delete(k);
+    }
     const s = u.toString();
     window.history.pushState(null, "", s ? `/reconciliations?${s}` : "/reconciliations");
   };
@@ -35,15 +55,28 @@ export function ReconciliationQueue({ initial, initialQuery, me, canAssign, canR
     <section aria-labelledby="recon-title">
       <div className="page-head">
         <h1 id="recon-title">Reconciliations</h1>
-        <p className="muted">Outcomes the barrier could not prove either way. Each needs a person to check the authoritative system and record what they found.</p>
+        <p className="muted">
+          Outcomes the barrier could not prove either way. Each needs a person to check the authoritative system and record what they found.
+        </p>
       </div>
       <div className="toolbar">
         <div className="tabs" role="group" aria-label="Status">
           {(["open", "resolved", "all"] as const).map((s) => (
-            <button key={s} type="button" className={`tab ${status === s ? "active" : ""}`} aria-pressed={status === s} onClick={() => go({ status: s === "open" ? null : s })}>{s}</button>
+            <button
+              key={s}
+              type="button"
+              className={`tab ${status === s ? "active" : ""}`}
+              aria-pressed={status === s}
+              onClick={() => go({ status: s === "open" ? null : s })}
+            >
+              {s}
+            </button>
           ))}
         </div>
-        <label className="check"><input type="checkbox" checked={sp.get("mine") === "1"} onChange={(e) => go({ mine: e.target.checked ? "1" : null })} /> Assigned to me</label>
+        <label className="check">
+          <input type="checkbox" checked={sp.get("mine") === "1"} onChange={(e) => go({ mine: e.target.checked ? "1" : null })} /> Assigned
+          to me
+        </label>
       </div>
       {q.isError && data ? <StaleNotice error={q.error} /> : null}
       {!data && q.isPending ? <LoadingBlock label="Loading reconciliations" /> : null}
@@ -56,25 +89,70 @@ export function ReconciliationQueue({ initial, initialQuery, me, canAssign, canR
       {data && data.items.length > 0 ? (
         <div className="table-wrap">
           <table className="table">
-            <thead><tr><th scope="col">Age</th><th scope="col">Operation</th><th scope="col">Why unknown</th><th scope="col">Status</th><th scope="col">Assignee</th><th scope="col">Action</th></tr></thead>
+            <thead>
+              <tr>
+                <th scope="col">Age</th>
+                <th scope="col">Operation</th>
+                <th scope="col">Why unknown</th>
+                <th scope="col">Status</th>
+                <th scope="col">Assignee</th>
+                <th scope="col">Action</th>
+              </tr>
+            </thead>
             <tbody>
               {data.items.map((r) => (
                 <tr key={r.id} data-reconciliation={r.id}>
-                  <td><Time iso={r.createdAt} mode="relative" /><div className="sub"><Time iso={r.createdAt} mode="absolute" /></div></td>
                   <td>
-                    <span className="mono">{r.tool}</span> <span className="mono sub" title={r.operationId}>{r.operationId.length > 24 ? `${r.operationId.slice(0, 24)}…` : r.operationId}</span>
-                    <div className="sub">{r.providerName ?? "no provider"}{r.providerJobId ? ` / ${r.providerJobId}` : ""} · run <Link href={`/runs/${r.runId}`}>{shortId(r.runId)}</Link> · {r.barrierId ? <Link href={`/receipts/${r.barrierId}`}>receipt</Link> : "no stop (its executor gave up)"}</div>
+                    <Time iso={r.createdAt} mode="relative" />
+                    <div className="sub">
+                      <Time iso={r.createdAt} mode="absolute" />
+                    </div>
+                  </td>
+                  <td>
+                    <span className="mono">{r.tool}</span>{" "}
+                    <span className="mono sub" title={r.operationId}>
+                      {r.operationId.length > 24 ? `${r.operationId.slice(0, 24)}…` : r.operationId}
+                    </span>
+                    <div className="sub">
+                      {r.providerName ?? "no provider"}
+                      {r.providerJobId ? ` / ${r.providerJobId}` : ""} · run <Link href={`/runs/${r.runId}`}>{shortId(r.runId)}</Link> ·{" "}
+                      {r.barrierId ? <Link href={`/receipts/${r.barrierId}`}>receipt</Link> : "no stop (its executor gave up)"}
+                    </div>
                   </td>
                   <td className="why">{r.settledReason ?? `provider ${human(r.providerResponse)}, expected ${human(r.effectExpected)}`}</td>
-                  <td><ReconciliationBadge value={r.status} />{r.resolution ? <div className="sub">{human(r.resolution)} · <Time iso={r.resolvedAt} mode="relative" /></div> : null}</td>
                   <td>
-                    {r.assignee ? <>{r.assignee.email}{r.assignedAt ? <div className="sub">by {data.labels[r.assignedBy ?? ""] ?? r.assignedBy}, <Time iso={r.assignedAt} mode="relative" /></div> : null}</> : <span className="text-danger">nobody yet</span>}
-                    {r.evidence ? <div className="sub evidence" title={r.evidence}>“{r.evidence.length > 80 ? `${r.evidence.slice(0, 80)}…` : r.evidence}”</div> : null}
+                    <ReconciliationBadge value={r.status} />
+                    {r.resolution ? (
+                      <div className="sub">
+                        {human(r.resolution)} · <Time iso={r.resolvedAt} mode="relative" />
+                      </div>
+                    ) : null}
+                  </td>
+                  <td>
+                    {r.assignee ? (
+                      <>
+                        {r.assignee.email}
+                        {r.assignedAt ? (
+                          <div className="sub">
+                            by {data.labels[r.assignedBy ?? ""] ?? r.assignedBy}, <Time iso={r.assignedAt} mode="relative" />
+                          </div>
+                        ) : null}
+                      </>
+                    ) : (
+                      <span className="text-danger">nobody yet</span>
+                    )}
+                    {r.evidence ? (
+                      <div className="sub evidence" title={r.evidence}>
+                        “{r.evidence.length > 80 ? `${r.evidence.slice(0, 80)}…` : r.evidence}”
+                      </div>
+                    ) : null}
                   </td>
                   <td>
                     {r.status !== "resolved" && canAssign ? <AssignForm row={r} members={data.members} /> : null}
                     {r.status !== "resolved" && (canResolveAny || r.assignee?.id === me) ? (
-                      <button type="button" className="btn btn-small btn-primary" onClick={() => setResolving(r)}>Record outcome…</button>
+                      <button type="button" className="btn btn-small btn-primary" onClick={() => setResolving(r)}>
+                        Record outcome…
+                      </button>
                     ) : null}
                   </td>
                 </tr>
@@ -95,7 +173,10 @@ function AssignForm({ row, members }: { row: Row; members: ReconciliationsView["
   const [busy, setBusy] = useState(false);
   async function submit(e: FormEvent) {
     e.preventDefault();
-    if (!userId) { setError("choose a member"); return; }
+    if (!userId) {
+      setError("choose a member");
+      return;
+    }
     setBusy(true);
     const r = await assignReconciliationAction({ reconciliationId: row.id, assigneeUserId: userId });
     setBusy(false);
@@ -104,13 +185,25 @@ function AssignForm({ row, members }: { row: Row; members: ReconciliationsView["
   }
   return (
     <form onSubmit={submit} className="inline-form">
-      <label className="sr-only" htmlFor={`assign-${row.id}`}>Assign to</label>
+      <label className="sr-only" htmlFor={`assign-${row.id}`}>
+        Assign to
+      </label>
       <select id={`assign-${row.id}`} value={userId} onChange={(e) => setUserId(e.target.value)}>
         <option value="">Assign to…</option>
-        {members.map((m) => <option key={m.id} value={m.id}>{m.name} ({m.email})</option>)}
+        {members.map((m) => (
+          <option key={m.id} value={m.id}>
+            {m.name} ({m.email})
+          </option>
+        ))}
       </select>
-      <button type="submit" className="btn btn-small" disabled={busy || !userId || userId === row.assignee?.id}>{row.assignee ? "Reassign" : "Assign"}</button>
-      {error ? <span className="text-danger small" role="alert">{error}</span> : null}
+      <button type="submit" className="btn btn-small" disabled={busy || !userId || userId === row.assignee?.id}>
+        {row.assignee ? "Reassign" : "Assign"}
+      </button>
+      {error ? (
+        <span className="text-danger small" role="alert">
+          {error}
+        </span>
+      ) : null}
     </form>
   );
 }
@@ -125,16 +218,27 @@ function ResolveDialog({ row, onClose }: { row: Row | null; onClose: () => void 
   useEffect(() => {
     const d = ref.current;
     if (!d) return;
-    if (row && !d.open) { setResolution(""); setEvidence(""); setError(null); d.showModal(); }
+    if (row && !d.open) {
+      setResolution("");
+      setEvidence("");
+      setError(null);
+      d.showModal();
+    }
     if (!row && d.open) d.close();
   }, [row]);
   async function submit(e: FormEvent) {
     e.preventDefault();
-    if (!row || !resolution) { setError("Choose what you found."); return; }
+    if (!row || !resolution) {
+      setError("Choose what you found.");
+      return;
+    }
     setBusy(true);
     const r = await resolveReconciliationAction({ reconciliationId: row.id, resolution, evidence });
     setBusy(false);
-    if (!r.ok) { setError(r.message); return; }
+    if (!r.ok) {
+      setError(r.message);
+      return;
+    }
     await client.invalidateQueries();
     onClose();
   }
@@ -142,20 +246,52 @@ function ResolveDialog({ row, onClose }: { row: Row | null; onClose: () => void 
     <dialog ref={ref} className="dialog" aria-labelledby="resolve-title" onClose={onClose} onCancel={onClose}>
       <form onSubmit={submit} className="stack">
         <h2 id="resolve-title">Record the outcome</h2>
-        {row ? <p>Operation <span className="mono">{row.tool}</span> ({row.operationId}) on {row.providerName ?? "its provider"}{row.providerJobId ? ` job ${row.providerJobId}` : ""}. Check the authoritative system, then record what it shows. The stop receipt is re-issued.</p> : null}
+        {row ? (
+          <p>
+            Operation <span className="mono">{row.tool}</span> ({row.operationId}) on {row.providerName ?? "its provider"}
+            {row.providerJobId ? ` job ${row.providerJobId}` : ""}. Check the authoritative system, then record what it shows. The stop
+            receipt is re-issued.
+          </p>
+        ) : null}
         <fieldset className="radios">
           <legend>What did you find?</legend>
-          <label><input type="radio" name="resolution" value="effect_absent" checked={resolution === "effect_absent"} onChange={() => setResolution("effect_absent")} /> <strong>Effect absent</strong> — it did not happen</label>
-          <label><input type="radio" name="resolution" value="effect_present" checked={resolution === "effect_present"} onChange={() => setResolution("effect_present")} /> <strong>Effect present</strong> — it happened (an effect receipt is recorded)</label>
+          <label>
+            <input
+              type="radio"
+              name="resolution"
+              value="effect_absent"
+              checked={resolution === "effect_absent"}
+              onChange={() => setResolution("effect_absent")}
+            />{" "}
+            <strong>Effect absent</strong> — it did not happen
+          </label>
+          <label>
+            <input
+              type="radio"
+              name="resolution"
+              value="effect_present"
+              checked={resolution === "effect_present"}
+              onChange={() => setResolution("effect_present")}
+            />{" "}
+            <strong>Effect present</strong> — it happened (an effect receipt is recorded)
+          </label>
         </fieldset>
         <label className="field">
           <span>Evidence (required: what you checked, where, what it showed)</span>
           <textarea rows={4} value={evidence} onChange={(e) => setEvidence(e.target.value)} required minLength={3} maxLength={4000} />
         </label>
-        {error ? <div className="notice notice-error" role="alert">{error}</div> : null}
+        {error ? (
+          <div className="notice notice-error" role="alert">
+            {error}
+          </div>
+        ) : null}
         <div className="dialog-actions">
-          <button type="button" className="btn" onClick={onClose} disabled={busy}>Cancel</button>
-          <button type="submit" className="btn btn-primary" disabled={busy || !resolution || evidence.trim().length < 3}>{busy ? "Saving…" : "Record and re-issue receipt"}</button>
+          <button type="button" className="btn" onClick={onClose} disabled={busy}>
+            Cancel
+          </button>
+          <button type="submit" className="btn btn-primary" disabled={busy || !resolution || evidence.trim().length < 3}>
+            {busy ? "Saving…" : "Record and re-issue receipt"}
+          </button>
         </div>
       </form>
     </dialog>

@@ -27,30 +27,59 @@ export function RunView({ initial, can }: { initial: RunViewData; can: Can }) {
       <StaleNotice error={q.isError ? q.error : null} />
       <nav className="crumbs" aria-label="Breadcrumb">
         <Link href="/runs">Runs</Link>
-        {run.parentRunId ? <> / <Link href={`/runs/${run.rootRunId}`}>root {shortId(run.rootRunId)}</Link></> : null}
-        {" "}/ <span className="mono">{shortId(run.id)}</span>
+        {run.parentRunId ? (
+          <>
+            {" "}
+            / <Link href={`/runs/${run.rootRunId}`}>root {shortId(run.rootRunId)}</Link>
+          </>
+        ) : null}{" "}
+        / <span className="mono">{shortId(run.id)}</span>
       </nav>
       <header className="run-head">
         <div>
           <h1 id="run-title">{run.title ?? run.taskId}</h1>
           <div className="meta">
-            <span className="mono" title="run id">{run.id}</span>
-            <span>task <span className="mono">{run.taskId}</span></span>
+            <span className="mono" title="run id">
+              {run.id}
+            </span>
+            <span>
+              task <span className="mono">{run.taskId}</span>
+            </span>
             <span>{human(run.harness)}</span>
             <span>epoch {run.epoch}</span>
-            <span>started <Time iso={run.createdAt} /></span>
-            <span>heartbeat <Time iso={run.lastHeartbeatAt} mode="relative" empty="never" /></span>
+            <span>
+              started <Time iso={run.createdAt} />
+            </span>
+            <span>
+              heartbeat <Time iso={run.lastHeartbeatAt} mode="relative" empty="never" />
+            </span>
             {run.isDrill ? <span className="muted">drill run</span> : null}
           </div>
           <NativeIdentities run={run} />
           <div className="state-row">
             <LifecycleBadge value={run.lifecycle} />
             {run.lifecycle === "paused" && d.pausePolicy ? <PauseReclaim since={run.lifecycleChangedAt} policy={d.pausePolicy} /> : null}
-            <span className="state-why">{run.lifecycleReason ? <>“{run.lifecycleReason}”</> : null} {run.lifecycle !== "normal" ? <>by {d.labels[run.lifecycleChangedBy ?? ""] ?? run.lifecycleChangedBy ?? "?"}, <Time iso={run.lifecycleChangedAt} mode="relative" /></> : null}</span>
+            <span className="state-why">
+              {run.lifecycleReason ? <>“{run.lifecycleReason}”</> : null}{" "}
+              {run.lifecycle !== "normal" ? (
+                <>
+                  by {d.labels[run.lifecycleChangedBy ?? ""] ?? run.lifecycleChangedBy ?? "?"},{" "}
+                  <Time iso={run.lifecycleChangedAt} mode="relative" />
+                </>
+              ) : null}
+            </span>
           </div>
           <div className="state-row">
             <BreakerBadge value={run.breaker} />
-            <span className="state-why">{run.breaker !== "closed" || run.breakerFailures ? <>{run.breakerReason ? `“${run.breakerReason}” · ` : ""}{run.breakerFailures} recent failure{run.breakerFailures === 1 ? "" : "s"} · <Time iso={run.breakerChangedAt} mode="relative" /></> : null}</span>
+            <span className="state-why">
+              {run.breaker !== "closed" || run.breakerFailures ? (
+                <>
+                  {run.breakerReason ? `“${run.breakerReason}” · ` : ""}
+                  {run.breakerFailures} recent failure{run.breakerFailures === 1 ? "" : "s"} ·{" "}
+                  <Time iso={run.breakerChangedAt} mode="relative" />
+                </>
+              ) : null}
+            </span>
           </div>
         </div>
         <RunControls runId={run.id} lifecycle={run.lifecycle} breaker={run.breaker} can={can} descendants={descendants} />
@@ -59,26 +88,58 @@ export function RunView({ initial, can }: { initial: RunViewData; can: Can }) {
       {latest ? <BarrierPanel barrierId={latest.id} live={latest.phase !== "complete"} /> : null}
 
       <section aria-labelledby="tree-title" className="card">
-        <h2 id="tree-title">Run tree <span className="muted">({d.tree.length}{d.treeTruncated ? "+" : ""} runs)</span></h2>
+        <h2 id="tree-title">
+          Run tree{" "}
+          <span className="muted">
+            ({d.tree.length}
+            {d.treeTruncated ? "+" : ""} runs)
+          </span>
+        </h2>
         <TreeTable nodes={d.tree} focal={run.id} />
       </section>
 
       <div className="grid-2">
         <section aria-labelledby="inflight-title" className="card">
-          <h2 id="inflight-title">In-flight calls <span className="muted">({d.inFlight.length})</span></h2>
-          <p className="muted small">Queued {d.pending.queued} · scheduled {d.pending.scheduled} · of which retries {d.pending.retry}</p>
-          {d.inFlight.length === 0 ? <EmptyState title="Nothing in flight" /> : (
+          <h2 id="inflight-title">
+            In-flight calls <span className="muted">({d.inFlight.length})</span>
+          </h2>
+          <p className="muted small">
+            Queued {d.pending.queued} · scheduled {d.pending.scheduled} · of which retries {d.pending.retry}
+          </p>
+          {d.inFlight.length === 0 ? (
+            <EmptyState title="Nothing in flight" />
+          ) : (
             <div className="table-wrap">
               <table className="table compact">
-                <thead><tr><th scope="col">Tool</th><th scope="col">Operation</th><th scope="col">Started</th><th scope="col">Heartbeat age</th><th scope="col">Provider job</th></tr></thead>
+                <thead>
+                  <tr>
+                    <th scope="col">Tool</th>
+                    <th scope="col">Operation</th>
+                    <th scope="col">Started</th>
+                    <th scope="col">Heartbeat age</th>
+                    <th scope="col">Provider job</th>
+                  </tr>
+                </thead>
                 <tbody>
                   {d.inFlight.map((o) => (
                     <tr key={o.id}>
                       <td className="mono">{o.tool}</td>
-                      <td className="mono" title={o.operationId}>{o.operationId.length > 24 ? `${o.operationId.slice(0, 24)}…` : o.operationId}<div className="sub">running{o.kind === "call" ? "" : ` (registered as ${human(o.kind)} work)`} · epoch {o.epochStamp}{o.runId !== run.id ? <> · run {shortId(o.runId)}</> : null}</div></td>
-                      <td><Time iso={o.startedAt} mode="relative" /></td>
-                      <td><HeartbeatAge iso={o.lastHeartbeatAt} /></td>
-                      <td className="mono wrap-any">{o.providerName ? `${o.providerName}${o.providerJobId ? ` / ${o.providerJobId}` : ""}` : "—"}</td>
+                      <td className="mono" title={o.operationId}>
+                        {o.operationId.length > 24 ? `${o.operationId.slice(0, 24)}…` : o.operationId}
+                        <div className="sub">
+                          running{o.kind === "call" ? "" : ` (registered as ${human(o.kind)} work)`} · epoch {o.epochStamp}
+                          {o.runId !== run.id ? <> · run {shortId(o.runId)}</> : null}
+                        </div>
+                      </td>
+                      <td>
+                        <Time iso={o.startedAt} mode="relative" />
+                      </td>
+                      <td>
+                        <HeartbeatAge iso={o.lastHeartbeatAt} />
+                      </td>
+                      <td className="mono wrap-any">
+                        {o.providerName ? `${o.providerName}${o.providerJobId ? ` / ${o.providerJobId}` : ""}` : "—"}
+                      </td>
                     </tr>
                   ))}
                 </tbody>
@@ -87,27 +148,59 @@ export function RunView({ initial, can }: { initial: RunViewData; can: Can }) {
           )}
         </section>
         <section aria-labelledby="uncertain-title" className="card">
-          <h2 id="uncertain-title">Uncertain intervals <span className="muted">({d.uncertain.length})</span></h2>
-          {d.uncertain.length === 0 ? <EmptyState title="No uncertainty recorded">The truth about every operation of this tree has been known throughout.</EmptyState> : <UncertainTimeline items={d.uncertain} />}
+          <h2 id="uncertain-title">
+            Uncertain intervals <span className="muted">({d.uncertain.length})</span>
+          </h2>
+          {d.uncertain.length === 0 ? (
+            <EmptyState title="No uncertainty recorded">The truth about every operation of this tree has been known throughout.</EmptyState>
+          ) : (
+            <UncertainTimeline items={d.uncertain} />
+          )}
         </section>
       </div>
 
       <section aria-labelledby="decisions-title" className="card">
-        <h2 id="decisions-title">Gate decisions <span className="muted">(latest {d.decisions.length})</span></h2>
-        {d.decisions.length === 0 ? <EmptyState title="No gate decisions yet">Every call the run makes through an SDK, hook or gateway is decided and recorded here.</EmptyState> : (
+        <h2 id="decisions-title">
+          Gate decisions <span className="muted">(latest {d.decisions.length})</span>
+        </h2>
+        {d.decisions.length === 0 ? (
+          <EmptyState title="No gate decisions yet">
+            Every call the run makes through an SDK, hook or gateway is decided and recorded here.
+          </EmptyState>
+        ) : (
           <div className="table-wrap">
             <table className="table compact">
-              <thead><tr><th scope="col">At</th><th scope="col">Decision</th><th scope="col">Reason</th><th scope="col">Source</th><th scope="col">Operation</th><th scope="col">Run</th><th scope="col" className="num">Epoch seen / current</th></tr></thead>
+              <thead>
+                <tr>
+                  <th scope="col">At</th>
+                  <th scope="col">Decision</th>
+                  <th scope="col">Reason</th>
+                  <th scope="col">Source</th>
+                  <th scope="col">Operation</th>
+                  <th scope="col">Run</th>
+                  <th scope="col" className="num">
+                    Epoch seen / current
+                  </th>
+                </tr>
+              </thead>
               <tbody>
                 {d.decisions.map((g) => (
                   <tr key={g.id}>
-                    <td><Time iso={g.at} /></td>
-                    <td><DecisionBadge value={g.decision} /></td>
+                    <td>
+                      <Time iso={g.at} />
+                    </td>
+                    <td>
+                      <DecisionBadge value={g.decision} />
+                    </td>
                     <td className="mono">{g.reason}</td>
                     <td>{g.source}</td>
-                    <td className="mono" title={g.operationId ?? ""}>{g.operationId ? (g.operationId.length > 22 ? `${g.operationId.slice(0, 22)}…` : g.operationId) : "—"}</td>
+                    <td className="mono" title={g.operationId ?? ""}>
+                      {g.operationId ? (g.operationId.length > 22 ? `${g.operationId.slice(0, 22)}…` : g.operationId) : "—"}
+                    </td>
                     <td className="mono">{g.runId === run.id ? "this run" : <Link href={`/runs/${g.runId}`}>{shortId(g.runId)}</Link>}</td>
-                    <td className="num">{g.epochSeen ?? "—"} / {g.currentEpoch ?? "—"}</td>
+                    <td className="num">
+                      {g.epochSeen ?? "—"} / {g.currentEpoch ?? "—"}
+                    </td>
                   </tr>
                 ))}
               </tbody>
@@ -122,9 +215,17 @@ export function RunView({ initial, can }: { initial: RunViewData; can: Can }) {
           <ul className="plain-list">
             {d.barriers.map((b) => (
               <li key={b.id}>
-                <Link href={`/barriers/${b.id}`} className="mono">{b.id}</Link> <PhaseBadge value={b.phase} /> {b.decision ? <ReceiptDecisionBadge value={b.decision} /> : null}
-                {" "}requested <Time iso={b.requestedAt} /> by {d.labels[b.requestedBy] ?? b.requestedBy}
-                {b.completedAt ? <> · <Link href={`/receipts/${b.id}`}>receipt</Link></> : null}
+                <Link href={`/barriers/${b.id}`} className="mono">
+                  {b.id}
+                </Link>{" "}
+                <PhaseBadge value={b.phase} /> {b.decision ? <ReceiptDecisionBadge value={b.decision} /> : null} requested{" "}
+                <Time iso={b.requestedAt} /> by {d.labels[b.requestedBy] ?? b.requestedBy}
+                {b.completedAt ? (
+                  <>
+                    {" "}
+                    · <Link href={`/receipts/${b.id}`}>receipt</Link>
+                  </>
+                ) : null}
               </li>
             ))}
           </ul>
@@ -138,14 +239,23 @@ export function RunView({ initial, can }: { initial: RunViewData; can: Can }) {
 function PauseReclaim({ since, policy }: { since: string; policy: { seconds: number; action: string } }) {
   const at = new Date(new Date(since).getTime() + policy.seconds * 1000).toISOString();
   const action = policy.action === "kill" ? "killed" : `reclaimed (${human(policy.action)})`;
-  return <span className="tag tag-warn" title={`team pause policy: ${policy.seconds} s`}>{action} <Time iso={at} mode="relative" /> if still paused</span>;
+  return (
+    <span className="tag tag-warn" title={`team pause policy: ${policy.seconds} s`}>
+      {action} <Time iso={at} mode="relative" /> if still paused
+    </span>
+  );
 }
 
 function HeartbeatAge({ iso }: { iso: string | null }) {
   const now = useNow();
   if (!iso) return <span className="muted">none</span>;
   const stale = now !== null && now - new Date(iso).getTime() > 60_000;
-  return <span className={stale ? "text-warn" : undefined}><Time iso={iso} mode="relative" />{stale ? " (stale)" : ""}</span>;
+  return (
+    <span className={stale ? "text-warn" : undefined}>
+      <Time iso={iso} mode="relative" />
+      {stale ? " (stale)" : ""}
+    </span>
+  );
 }
 
 function countDescendants(nodes: TreeNode[], id: string): number {
@@ -153,7 +263,11 @@ function countDescendants(nodes: TreeNode[], id: string): number {
   for (const n of nodes) if (n.parentRunId) kids.set(n.parentRunId, [...(kids.get(n.parentRunId) ?? []), n.id]);
   let count = 0;
   const stack = [...(kids.get(id) ?? [])];
-  while (stack.length) { const c = stack.pop()!; count++; stack.push(...(kids.get(c) ?? [])); }
+  while (stack.length) {
+    const c = stack.pop()!;
+    count++;
+    stack.push(...(kids.get(c) ?? []));
+  }
   return count;
 }
 
@@ -166,7 +280,12 @@ function ordered(nodes: TreeNode[]): TreeNode[] {
     kids.set(parent, [...(kids.get(parent) ?? []), n]);
   }
   const out: TreeNode[] = [];
-  const walk = (p: string | null) => { for (const n of kids.get(p) ?? []) { out.push(n); walk(n.id); } };
+  const walk = (p: string | null) => {
+    for (const n of kids.get(p) ?? []) {
+      out.push(n);
+      walk(n.id);
+    }
+  };
   walk(null);
   return out;
 }
@@ -174,30 +293,72 @@ function ordered(nodes: TreeNode[]): TreeNode[] {
 function LeaseCell({ lease }: { lease: TreeNode["lease"] }) {
   const now = useNow();
   if (!lease) return <span className="muted">no lease</span>;
-  if (lease.revokedAt) return <span className="text-danger" title={`revoked by ${lease.revokedBy ?? "?"}`}>revoked <Time iso={lease.revokedAt} mode="relative" /></span>;
+  if (lease.revokedAt)
+    return (
+      <span className="text-danger" title={`revoked by ${lease.revokedBy ?? "?"}`}>
+        revoked <Time iso={lease.revokedAt} mode="relative" />
+      </span>
+    );
   const expired = now !== null && new Date(lease.validUntil).getTime() <= now;
-  return expired ? <span className="text-warn">expired <Time iso={lease.validUntil} mode="relative" /></span> : <span>valid, expires <Time iso={lease.validUntil} mode="relative" /></span>;
+  return expired ? (
+    <span className="text-warn">
+      expired <Time iso={lease.validUntil} mode="relative" />
+    </span>
+  ) : (
+    <span>
+      valid, expires <Time iso={lease.validUntil} mode="relative" />
+    </span>
+  );
 }
 
 function TreeTable({ nodes, focal }: { nodes: TreeNode[]; focal: string }) {
   return (
     <div className="table-wrap">
       <table className="table compact tree">
-        <thead><tr><th scope="col">Run</th><th scope="col">Lifecycle</th><th scope="col">Breaker</th><th scope="col" className="num">Epoch</th><th scope="col">Lease</th><th scope="col" className="num">In flight</th><th scope="col">Heartbeat</th></tr></thead>
+        <thead>
+          <tr>
+            <th scope="col">Run</th>
+            <th scope="col">Lifecycle</th>
+            <th scope="col">Breaker</th>
+            <th scope="col" className="num">
+              Epoch
+            </th>
+            <th scope="col">Lease</th>
+            <th scope="col" className="num">
+              In flight
+            </th>
+            <th scope="col">Heartbeat</th>
+          </tr>
+        </thead>
         <tbody>
           {ordered(nodes).map((n) => (
             <tr key={n.id} className={n.id === focal ? "row-focal" : undefined} aria-current={n.id === focal ? "true" : undefined}>
               <td style={{ paddingLeft: `${0.6 + n.depth * 1.25}rem` }}>
-                {n.depth > 0 ? <span className="tree-elbow" aria-hidden>└ </span> : null}
+                {n.depth > 0 ? (
+                  <span className="tree-elbow" aria-hidden>
+                    └{" "}
+                  </span>
+                ) : null}
                 {n.id === focal ? <strong>{n.title ?? n.taskId}</strong> : <Link href={`/runs/${n.id}`}>{n.title ?? n.taskId}</Link>}
-                <span className="sub mono"> {shortId(n.id)} · {human(n.harness)}</span>
+                <span className="sub mono">
+                  {" "}
+                  {shortId(n.id)} · {human(n.harness)}
+                </span>
               </td>
-              <td><LifecycleBadge value={n.lifecycle} /></td>
-              <td><BreakerBadge value={n.breaker} /></td>
+              <td>
+                <LifecycleBadge value={n.lifecycle} />
+              </td>
+              <td>
+                <BreakerBadge value={n.breaker} />
+              </td>
               <td className="num">{n.epoch}</td>
-              <td><LeaseCell lease={n.lease} /></td>
+              <td>
+                <LeaseCell lease={n.lease} />
+              </td>
               <td className="num">{n.running}</td>
-              <td><Time iso={n.lastHeartbeatAt} mode="relative" empty="never" /></td>
+              <td>
+                <Time iso={n.lastHeartbeatAt} mode="relative" empty="never" />
+              </td>
             </tr>
           ))}
         </tbody>
@@ -207,16 +368,29 @@ function TreeTable({ nodes, focal }: { nodes: TreeNode[]; focal: string }) {
 }
 
 function BarrierPanel({ barrierId, live }: { barrierId: string; live: boolean }) {
-  const q = useQuery({ queryKey: ["barrier", barrierId], queryFn: () => getJson<BarrierViewData>(`/api/console/barriers/${barrierId}`), refetchInterval: live ? 2000 : false });
+  const q = useQuery({
+    queryKey: ["barrier", barrierId],
+    queryFn: () => getJson<BarrierViewData>(`/api/console/barriers/${barrierId}`),
+    refetchInterval: live ? 2000 : false,
+  });
   if (!q.data) return null;
   const b = q.data;
   return (
     <section aria-labelledby="barrier-title" className={`card barrier-card ${b.phase === "complete" ? "" : "barrier-live"}`}>
       <div className="card-head">
-        <h2 id="barrier-title">{b.phase === "complete" ? "Stopped" : "Stopping"} — barrier <Link href={`/barriers/${b.id}`} className="mono">{shortId(b.id)}</Link></h2>
+        <h2 id="barrier-title">
+          {b.phase === "complete" ? "Stopped" : "Stopping"} — barrier{" "}
+          <Link href={`/barriers/${b.id}`} className="mono">
+            {shortId(b.id)}
+          </Link>
+        </h2>
         <PhaseBadge value={b.phase} />
         {b.decision ? <ReceiptDecisionBadge value={b.decision} /> : null}
-        {b.receipts.length ? <Link className="btn btn-small btn-primary" href={`/receipts/${b.id}`}>Open stop receipt</Link> : null}
+        {b.receipts.length ? (
+          <Link className="btn btn-small btn-primary" href={`/receipts/${b.id}`}>
+            Open stop receipt
+          </Link>
+        ) : null}
       </div>
       <Ladder rungs={b.ladder} startedAt={b.requestedAt} />
     </section>
@@ -224,15 +398,33 @@ function BarrierPanel({ barrierId, live }: { barrierId: string; live: boolean })
 }
 
 /** The harness's own names for this run (docs/architecture.md#data): what an operator types into the harness to find it. */
-function NativeIdentities({ run }: { run: { nativeSessionId: string | null; nativeAgentId: string | null; nativeThreadId: string | null; nativeTurnId: string | null; lastNativeState: string | null } }) {
+function NativeIdentities({
+  run,
+}: {
+  run: {
+    nativeSessionId: string | null;
+    nativeAgentId: string | null;
+    nativeThreadId: string | null;
+    nativeTurnId: string | null;
+    lastNativeState: string | null;
+  };
+}) {
   const ids: [string, string | null][] = [
-    ["session", run.nativeSessionId], ["agent", run.nativeAgentId], ["thread", run.nativeThreadId], ["turn", run.nativeTurnId], ["last native state", run.lastNativeState],
+    ["session", run.nativeSessionId],
+    ["agent", run.nativeAgentId],
+    ["thread", run.nativeThreadId],
+    ["turn", run.nativeTurnId],
+    ["last native state", run.lastNativeState],
   ];
   const shown = ids.filter((x): x is [string, string] => !!x[1]);
   if (shown.length === 0) return null;
   return (
     <div className="meta" aria-label="native identities">
-      {shown.map(([label, value]) => <span key={label}>{label} <span className="mono">{value}</span></span>)}
+      {shown.map(([label, value]) => (
+        <span key={label}>
+          {label} <span className="mono">{value}</span>
+        </span>
+      ))}
     </div>
   );
 }

@@ -11,9 +11,19 @@ const MESSAGES: Record<string, string> = {
   Throttled: "Too many failed sign-ins. Wait a little and try again.",
 };
 
-export function SignInForm({ oidcName, initialError, callbackUrl, demoHint }: { oidcName: string | null; initialError: string | null; callbackUrl: string; demoHint: boolean }) {
+export function SignInForm({
+  oidcName,
+  initialError,
+  callbackUrl,
+  demoHint,
+}: {
+  oidcName: string | null;
+  initialError: string | null;
+  callbackUrl: string;
+  demoHint: boolean;
+}) {
   const router = useRouter();
-  const [error, setError] = useState<string | null>(initialError ? MESSAGES[initialError] ?? "Sign-in failed. Try again." : null);
+  const [error, setError] = useState<string | null>(initialError ? (MESSAGES[initialError] ?? "Sign-in failed. Try again.") : null);
   const [busy, setBusy] = useState(false);
 
   async function submit(e: FormEvent<HTMLFormElement>) {
@@ -21,7 +31,11 @@ export function SignInForm({ oidcName, initialError, callbackUrl, demoHint }: { 
     const data = new FormData(e.currentTarget);
     setBusy(true);
     setError(null);
-    const res = await signIn("credentials", { email: String(data.get("email") ?? ""), password: String(data.get("password") ?? ""), redirect: false });
+    const res = await signIn("credentials", {
+      email: String(data.get("email") ?? ""),
+      password: String(data.get("password") ?? ""),
+      redirect: false,
+    });
     if (!res || res.error) {
       setBusy(false);
       setError(MESSAGES[res?.error ?? ""] ?? MESSAGES.CredentialsSignin!);
@@ -33,11 +47,29 @@ export function SignInForm({ oidcName, initialError, callbackUrl, demoHint }: { 
 
   return (
     <div className="signin-card">
-      <h1><span className="brand-mark" aria-hidden>◼</span> Quiesce</h1>
+      <h1>
+        <span className="brand-mark" aria-hidden>
+          ◼
+        </span>{" "}
+        Quiesce
+      </h1>
       <p className="muted">Sign in to the operator console.</p>
-      {error ? <div className="notice notice-error" role="alert">{error}</div> : null}
+      {error ? (
+        <div className="notice notice-error" role="alert">
+          {error}
+        </div>
+      ) : null}
       {initialError === "NoTeam" ? (
-        <button type="button" className="btn" onClick={async () => { await signOut({ redirect: false }); router.refresh(); }}>Sign out</button>
+        <button
+          type="button"
+          className="btn"
+          onClick={async () => {
+            await signOut({ redirect: false });
+            router.refresh();
+          }}
+        >
+          Sign out
+        </button>
       ) : (
         <>
           <form onSubmit={submit} className="stack">
@@ -49,15 +81,26 @@ export function SignInForm({ oidcName, initialError, callbackUrl, demoHint }: { 
               <span>Password</span>
               <input name="password" type="password" autoComplete="current-password" required />
             </label>
-            <button type="submit" className="btn btn-primary" disabled={busy}>{busy ? "Signing in…" : "Sign in"}</button>
+            <button type="submit" className="btn btn-primary" disabled={busy}>
+              {busy ? "Signing in…" : "Sign in"}
+            </button>
           </form>
           {oidcName ? (
             <>
-              <div className="divider"><span>or</span></div>
-              <button type="button" className="btn" onClick={() => signIn("oidc", { callbackUrl })}>Continue with {oidcName}</button>
+              <div className="divider">
+                <span>or</span>
+              </div>
+              <button type="button" className="btn" onClick={() => signIn("oidc", { callbackUrl })}>
+                Continue with {oidcName}
+              </button>
             </>
           ) : null}
-          {demoHint ? <p className="hint">Demo accounts (admin@, operator@, manager@, viewer@demo.quiesce.dev) were printed by the first <code>npm start</code>, with their password; also in <code>.quiesce/demo-keys.json</code>.</p> : null}
+          {demoHint ? (
+            <p className="hint">
+              Demo accounts (admin@, operator@, manager@, viewer@demo.quiesce.dev) were printed by the first <code>npm start</code>, with
+              their password; also in <code>.quiesce/demo-keys.json</code>.
+            </p>
+          ) : null}
         </>
       )}
     </div>

@@ -14,17 +14,31 @@ export function LoadingBlock({ label = "Loading…", rows = 4 }: { label?: strin
   return (
     <div className="loading" role="status" aria-live="polite" aria-busy="true">
       <span className="sr-only">{label}</span>
-      {Array.from({ length: rows }, (_, i) => <div key={i} className="skeleton" style={{ width: `${90 - i * 12}%` }} />)}
+      {Array.from({ length: rows }, (_, i) => (
+        <div key={i} className="skeleton" style={{ width: `${90 - i * 12}%` }} />
+      ))}
     </div>
   );
 }
 
-export function ErrorNotice({ title = "Could not load this view", message, retry }: { title?: string; message: string; retry?: () => void }) {
+export function ErrorNotice({
+  title = "Could not load this view",
+  message,
+  retry,
+}: {
+  title?: string;
+  message: string;
+  retry?: () => void;
+}) {
   return (
     <div className="notice notice-error" role="alert">
       <strong>{title}</strong>
       <span>{message}</span>
-      {retry ? <button type="button" className="btn btn-small" onClick={retry}>Try again</button> : null}
+      {retry ? (
+        <button type="button" className="btn btn-small" onClick={retry}>
+          Try again
+        </button>
+      ) : null}
     </div>
   );
 }
@@ -32,5 +46,9 @@ export function ErrorNotice({ title = "Could not load this view", message, retry
 /** Shown above live data when a refresh fails: the data below is the last good copy. */
 export function StaleNotice({ error }: { error: Error | null }) {
   if (!error) return null;
-  return <div className="notice notice-warn" role="status">Live refresh failing ({error.message}); showing the last data received.</div>;
+  return (
+    <div className="notice notice-warn" role="status">
+      Live refresh failing ({error.message}); showing the last data received.
+    </div>
+  );
 }

@@ -15,20 +15,25 @@ export function UncertainTimeline({ items }: { items: UncertainRow[] }) {
   const span = end - start;
   return (
     <div className="timeline" role="list" aria-label="Uncertain intervals">
-      <div className="timeline-axis" aria-hidden><span>{absTime(new Date(start).toISOString())}</span><span>{absTime(new Date(end).toISOString())}</span></div>
+      <div className="timeline-axis" aria-hidden>
+        <span>{absTime(new Date(start).toISOString())}</span>
+        <span>{absTime(new Date(end).toISOString())}</span>
+      </div>
       {items.map((i) => {
         const s = new Date(i.startedAt).getTime();
         const e = i.endedAt ? new Date(i.endedAt).getTime() : now;
         const left = ((s - start) / span) * 100;
         const width = Math.max(((e - s) / span) * 100, 0.8);
-        const label = `${i.tool} (${i.operationId}): ${human(i.cause)}, ${i.endedAt ? `${duration(i.startedAt, i.endedAt)}, ${human(i.resolution) }` : "still open"}`;
+        const label = `${i.tool} (${i.operationId}): ${human(i.cause)}, ${i.endedAt ? `${duration(i.startedAt, i.endedAt)}, ${human(i.resolution)}` : "still open"}`;
         return (
           <div key={i.id} className="timeline-row" role="listitem" aria-label={label}>
-            <div className="timeline-label"><span className="mono">{i.tool}</span> <span className="muted">{human(i.cause)}</span></div>
+            <div className="timeline-label">
+              <span className="mono">{i.tool}</span> <span className="muted">{human(i.cause)}</span>
+            </div>
             <div className="timeline-track">
               <div className={`timeline-bar ${i.endedAt ? "" : "open"}`} style={{ left: `${left}%`, width: `${width}%` }} title={label} />
             </div>
-            <div className="timeline-res">{i.endedAt ? human(i.resolution) ?? "ended" : <strong>open</strong>}</div>
+            <div className="timeline-res">{i.endedAt ? (human(i.resolution) ?? "ended") : <strong>open</strong>}</div>
           </div>
         );
       })}

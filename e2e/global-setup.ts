@@ -39,16 +39,33 @@ function start(name: string, cmd: string, args: string[], env: NodeJS.ProcessEnv
   const out = openSync(path.join(LOGS, `${name}.log`), "w");
   // detached: its own process group, so teardown can stop it and everything it spawned.
   const child = spawn(cmd, args, { cwd: ROOT, env, stdio: ["ignore", out, out], detached: true });
-  child.on("exit", (code, signal) => { if (!stopping && code !== null && code !== 0) console.error(`[e2e] ${name} exited with ${code ?? signal}; see ${LOGS}/${name}.log`); });
+  child.on("exit", (code, signal) => {
+    if (!stopping && code !== null && code !== 0) console.error(`[e2e] ${name} exited with ${code ?? signal}; see ${LOGS}/${name}.log`);
+  });
   return child;
 }
 
 function stop(child: ChildProcess | undefined): Promise<void> {
   if (!child || child.exitCode !== null || child.pid === undefined) return Promise.resolve();
   return new Promise((resolve) => {
-    const t = setTimeout(() => { try { process.kill(-child.pid!, "SIGKILL"); } catch { /* gone */ } resolve(); }, 8000);
-    child.once("exit", () => { clearTimeout(t); resolve(); });
-    try { process.kill(-child.pid!, "SIGTERM"); } catch { clearTimeout(t); resolve(); }
+    const t = setTimeout(() => {
+      try {
+        process.kill(-child.pid!, "SIGKILL");
+      } catch {
+        /* gone */
+      }
+      resolve();
+    }, 8000);
+    child.once("exit", () => {
+      clearTimeout(t);
+      resolve();
+    });
+    try {
+      process.kill(-child.pid!, "SIGTERM");
+    } catch {
+      clearTimeout(t);
+      resolve();
+    }
   });
 }
 
@@ -59,7 +76,9 @@ async function waitFor(url: string, what: string, child: ChildProcess, timeoutMs
     try {
       const res = await fetch(url, { redirect: "manual" });
       if (res.status < 500) return;
-    } catch { /* not yet */ }
+    } catch {
+      /* not yet */
+    }
     await sleep(500);
   }
   throw new Error(`${what} did not answer at ${url} in time`);
@@ -72,7 +91,9 @@ export default async function globalSetup() {
   // Playwright cannot download a browser here (no network): it drives the system's Chromium.
   const browser = setting("CHROMIUM_PATH");
   if (!existsSync(browser)) {
-    throw new Error(`the browser journeys need Chromium at ${browser}: install it (Debian/Ubuntu: \`apt-get install -y chromium\`) or set CHROMIUM_PATH`);
+    throw new Error(
+      `the browser journeys need Chromium at ${browser}: install it (Debian/Ubuntu: \`apt-get install -y chromium\`) or set CHROMIUM_PATH`,
+    );
   }
   mkdirSync(LOGS, { recursive: true });
   const children: ChildProcess[] = [];
@@ -112,24 +133,42 @@ export default async function globalSetup() {
     // The simulated provider listens on its own port here, so a developer's `npm start` is untouched.
     const db = new pg.Client({ connectionString: databaseUrl });
     await db.connect();
-    await db.query(`UPDATE providers SET cancel_url = $1, status_url = $2, quiet_period_seconds = 2, settle_deadline_ms = 4000 WHERE name = 'deploy-sim'`,
-      [`http://127.0.0.1:${SIM_PORT}/cancel`, `http://127.0.0.1:${SIM_PORT}/status`]);
+    await db.query(
+      `UPDATE providers SET cancel_url = $1, status_url = $2, quiet_period_seconds = 2, settle_deadline_ms = 4000 WHERE name = 'deploy-sim'`,
+      [`http://127.0.0.1:${SIM_PORT}/cancel`, `http://127.0.0.1:${SIM_PORT}/status`],
+    );
     await db.end();
 
     if (!setting("QUIESCE_E2E_SKIP_BUILD")) {
       console.log("[e2e] next build (a few minutes on a small machine)…");
-      const b = spawnSync(NEXT, ["build"], { cwd: ROOT, env: { ...env, NODE_ENV: "production" }, encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] });
+      const b = spawnSync(NEXT, ["build"], {
+        cwd: ROOT,
+        env: { ...env, NODE_ENV: "production" },
+        encoding: "utf8",
+        stdio: ["ignore", "pipe", "pipe"],
+      });
       if (b.status !== 0) throw new Error(`next build failed:\n${b.stdout}\n${b.stderr}`);
     }
     const web = start("next", NEXT, ["start", "-p", String(E2E_PORT), "-H", "127.0.0.1"], { ...env, NODE_ENV: "production" });
     children.push(web);
-    if (commandExists("provider-sim")) children.push(start("provider-sim", TSX, ["--conditions=react-server", "bin/quiesce.ts", "provider-sim", "--port", String(SIM_PORT)], env));
-    if (commandExists("barrier-worker")) children.push(start("barrier-worker", TSX, ["--conditions=react-server", "bin/quiesce.ts", "barrier-worker"], env));
+    if (commandExists("provider-sim"))
+      children.push(
+        start("provider-sim", TSX, ["--conditions=react-server", "bin/quiesce.ts", "provider-sim", "--port", String(SIM_PORT)], env),
+      );
+    if (commandExists("barrier-worker"))
+      children.push(start("barrier-worker", TSX, ["--conditions=react-server", "bin/quiesce.ts", "barrier-worker"], env));
     else console.warn("[e2e] no barrier-worker command registered: kills will not reach a receipt");
     // Webhooks: a short, injected retry schedule so a dead letter appears within seconds.
-    if (commandExists("webhook-worker")) children.push(start("webhook-worker", TSX, ["--conditions=react-server", "bin/quiesce.ts", "webhook-worker"], {
-      ...env, QUIESCE_WEBHOOK_RETRY_BASE_MS: "200", QUIESCE_WEBHOOK_RETRY_MAX_MS: "500", QUIESCE_WEBHOOK_MAX_ATTEMPTS: "3", QUIESCE_WEBHOOK_POLL_MS: "200",
-    }));
+    if (commandExists("webhook-worker"))
+      children.push(
+        start("webhook-worker", TSX, ["--conditions=react-server", "bin/quiesce.ts", "webhook-worker"], {
+          ...env,
+          QUIESCE_WEBHOOK_RETRY_BASE_MS: "200",
+          QUIESCE_WEBHOOK_RETRY_MAX_MS: "500",
+          QUIESCE_WEBHOOK_MAX_ATTEMPTS: "3",
+          QUIESCE_WEBHOOK_POLL_MS: "200",
+        }),
+      );
     await waitFor(`${baseUrl}/signin`, "next start", web);
 
     const keys = JSON.parse(readFileSync(keysFile, "utf8")) as { keys: Record<string, { secret: string }> };

@@ -18,9 +18,16 @@ export async function runModelLong(o: { runs: number; seed?: number; path?: stri
     let done = 0;
     const progress = setInterval(() => o.log(`model: ${done} of ${o.runs} sequences (${((Date.now() - t0) / 1000).toFixed(0)} s)`), 30_000);
     try {
-      await fc.assert(modelProperty(team).afterEach(() => { done++; }), {
-        numRuns: o.runs, ...(o.seed !== undefined ? { seed: o.seed } : {}), ...(o.path ? { path: o.path } : {}),
-      });
+      await fc.assert(
+        modelProperty(team).afterEach(() => {
+          done++;
+        }),
+        {
+          numRuns: o.runs,
+          ...(o.seed !== undefined ? { seed: o.seed } : {}),
+          ...(o.path ? { path: o.path } : {}),
+        },
+      );
     } finally {
       clearInterval(progress);
     }
@@ -30,7 +37,9 @@ export async function runModelLong(o: { runs: number; seed?: number; path?: stri
     console.error(`model-based test FAILED:\n${(err as Error).message}`);
     return 1;
   } finally {
-    await prisma().$disconnect().catch(() => {});
+    await prisma()
+      .$disconnect()
+      .catch(() => {});
     await closePool().catch(() => {});
     await db.drop().catch(() => {});
   }

@@ -17,17 +17,31 @@ import { runModelLong } from "./model-long";
 const CASE_TIMEOUT_MS = 180_000;
 
 function usage(message: string): never {
-  console.error(`evals: ${message}\nusage: npm run evals -- [--only case,case] [--list] [--keep-db] [--json]\n       npm run evals -- --long [--model-runs n] [--seed s --path p]   (the model-based test, 10 000 sequences)`);
+  console.error(
+    `evals: ${message}\nusage: npm run evals -- [--only case,case] [--list] [--keep-db] [--json]\n       npm run evals -- --long [--model-runs n] [--seed s --path p]   (the model-based test, 10 000 sequences)`,
+  );
   process.exit(2);
 }
 
 function withTimeout(c: EvalCase, stack: Stack): Promise<CaseResult> {
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<CaseResult>((resolve) => {
-    timer = setTimeout(() => resolve({
-      name: c.name, seed: c.seed, expected: c.expected, observed: "timeout", status: "error", checks: [], evidence: [], facts: {},
-      durationMs: CASE_TIMEOUT_MS, note: `no result within ${CASE_TIMEOUT_MS / 1000} s`,
-    }), CASE_TIMEOUT_MS);
+    timer = setTimeout(
+      () =>
+        resolve({
+          name: c.name,
+          seed: c.seed,
+          expected: c.expected,
+          observed: "timeout",
+          status: "error",
+          checks: [],
+          evidence: [],
+          facts: {},
+          durationMs: CASE_TIMEOUT_MS,
+          note: `no result within ${CASE_TIMEOUT_MS / 1000} s`,
+        }),
+      CASE_TIMEOUT_MS,
+    );
   });
   return Promise.race([runCase(c, stack), timeout]).finally(() => clearTimeout(timer));
 }
@@ -36,14 +50,27 @@ async function main(): Promise<number> {
   // The HA drill has its own entry point (evals/ha.ts): `npm run evals -- --ha` is `npm run evals:ha`.
   if (process.argv.includes("--ha")) {
     const { spawnSync } = await import("node:child_process");
-    return spawnSync(process.execPath, ["--conditions=react-server", "--import", "tsx", path.join(ROOT, "evals", "ha.ts")], { stdio: "inherit" }).status ?? 1;
+    return (
+      spawnSync(process.execPath, ["--conditions=react-server", "--import", "tsx", path.join(ROOT, "evals", "ha.ts")], { stdio: "inherit" })
+        .status ?? 1
+    );
   }
   let values;
   try {
-    ({ values } = parseArgs({ options: {
-      only: { type: "string" }, list: { type: "boolean" }, "keep-db": { type: "boolean" }, json: { type: "boolean" },
-      long: { type: "boolean" }, "model-runs": { type: "string" }, seed: { type: "string" }, path: { type: "string" },
-    }, strict: true, allowPositionals: false }));
+    ({ values } = parseArgs({
+      options: {
+        only: { type: "string" },
+        list: { type: "boolean" },
+        "keep-db": { type: "boolean" },
+        json: { type: "boolean" },
+        long: { type: "boolean" },
+        "model-runs": { type: "string" },
+        seed: { type: "string" },
+        path: { type: "string" },
+      },
+      strict: true,
+      allowPositionals: false,
+    }));
   } catch (err) {
     usage((err as Error).message);
   }
@@ -58,7 +85,10 @@ async function main(): Promise<number> {
     for (const c of EVAL_CASES) console.log(`${c.name.padEnd(44)} → ${c.expected.padEnd(32)} seed ${c.seed}: ${c.summary}`);
     return 0;
   }
-  const only = values.only?.split(",").map((s) => s.trim()).filter(Boolean);
+  const only = values.only
+    ?.split(",")
+    .map((s) => s.trim())
+    .filter(Boolean);
   const unknown = only?.filter((n) => !EVAL_CASES.some((c) => c.name === n)) ?? [];
   if (unknown.length) usage(`--only: unknown case(s) ${unknown.join(", ")} (see --list)`);
   const cases = only?.length ? EVAL_CASES.filter((c) => only.includes(c.name)) : EVAL_CASES;
@@ -88,7 +118,18 @@ async function main(): Promise<number> {
     log(`the eval stack failed: ${(err as Error).stack ?? err}`);
     environment = { ...environment, stackError: (err as Error).message };
     for (const c of cases.filter((x) => !results.some((r) => r.name === x.name))) {
-      results.push({ name: c.name, seed: c.seed, expected: c.expected, observed: "not run", status: "error", checks: [], evidence: [], facts: {}, durationMs: 0, note: "the eval stack failed; see the logs" });
+      results.push({
+        name: c.name,
+        seed: c.seed,
+        expected: c.expected,
+        observed: "not run",
+        status: "error",
+        checks: [],
+        evidence: [],
+        facts: {},
+        durationMs: 0,
+        note: "the eval stack failed; see the logs",
+      });
     }
   } finally {
     await stack?.down(values["keep-db"]).catch((e) => log(`teardown: ${(e as Error).message}`));
@@ -103,20 +144,29 @@ async function main(): Promise<number> {
     console.log(`\n${renderTable(results)}`);
     const ev = renderEvidence(results);
     if (ev) console.log(`\nevidence (valid while the eval stack ran):\n${ev}`);
-    console.log(`\nweb app: ${String((environment.webApp as { kind?: string } | undefined)?.kind ?? "?")}; report: ${path.relative(ROOT, file)}; logs: ${path.relative(ROOT, logDir)}/ (${(report.durationMs / 1000).toFixed(0)} s)`);
+    console.log(
+      `\nweb app: ${String((environment.webApp as { kind?: string } | undefined)?.kind ?? "?")}; report: ${path.relative(ROOT, file)}; logs: ${path.relative(ROOT, logDir)}/ (${(report.durationMs / 1000).toFixed(0)} s)`,
+    );
   }
   return report.summary.ok ? 0 : 1;
 }
 
 process.on("exit", killAll);
-for (const sig of ["SIGINT", "SIGTERM"] as const) process.once(sig, () => { killAll(); process.exit(130); });
+for (const sig of ["SIGINT", "SIGTERM"] as const)
+  process.once(sig, () => {
+    killAll();
+    process.exit(130);
+  });
 
-main().then((code) => {
-  process.exitCode = code;
-  // Nothing of ours may keep the process alive (a stray socket, a timer of a client library).
-  setTimeout(() => process.exit(code), 2000).unref();
-}, (err) => {
-  console.error(err);
-  killAll();
-  process.exit(1);
-});
+main().then(
+  (code) => {
+    process.exitCode = code;
+    // Nothing of ours may keep the process alive (a stray socket, a timer of a client library).
+    setTimeout(() => process.exit(code), 2000).unref();
+  },
+  (err) => {
+    console.error(err);
+    killAll();
+    process.exit(1);
+  },
+);

@@ -40,7 +40,8 @@ export const badRequest = (message: string, details?: unknown) => new QuiesceErr
 
 /** SQLSTATEs of a database that is down, restarting, failing over or (a standby) read-only. */
 const DB_UNAVAILABLE_CODES = /^(08|57P0[1-3]|25006|53300)/;
-const DB_UNAVAILABLE_TEXT = /ECONNREFUSED|ECONNRESET|Connection terminated|connection (?:ended|closed)|timeout exceeded when trying to connect|no read-write PostgreSQL host reachable|is no longer read-write|query_wait_timeout|server conn crashed|read-only transaction|Can't reach database server/i;
+const DB_UNAVAILABLE_TEXT =
+  /ECONNREFUSED|ECONNRESET|Connection terminated|connection (?:ended|closed)|timeout exceeded when trying to connect|no read-write PostgreSQL host reachable|is no longer read-write|query_wait_timeout|server conn crashed|read-only transaction|Can't reach database server/i;
 
 /**
  * True when `err` (or an error in its cause chain) says the database could not be reached or would
@@ -60,6 +61,10 @@ export function asQuiesceError(err: unknown): QuiesceError {
   if (err instanceof QuiesceError) return err;
   // 503, not 500: the caller should retry (control writes are idempotent); the write may or may not
   // have committed, so it is reported as failed, never as done (docs/deploy.md#high-availability).
-  if (isDatabaseUnavailable(err)) return new QuiesceError("unavailable", "control database unavailable (failover or outage): the request failed and may not have been applied; retry");
+  if (isDatabaseUnavailable(err))
+    return new QuiesceError(
+      "unavailable",
+      "control database unavailable (failover or outage): the request failed and may not have been applied; retry",
+    );
   return new QuiesceError("internal", "internal error");
 }

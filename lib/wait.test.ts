@@ -3,10 +3,12 @@ import { expect, test } from "vitest";
 import { AbortedError, backoffDelay, Doorbell, sleep } from "./wait";
 
 test("backoff never shrinks and never passes its cap", () => {
-  fc.assert(fc.property(fc.nat(1000), fc.integer({ min: 1, max: 60_000 }), (a, cap) => {
-    expect(backoffDelay(a + 1, { capMs: cap })).toBeGreaterThanOrEqual(backoffDelay(a, { capMs: cap }));
-    expect(backoffDelay(a, { capMs: cap })).toBeLessThanOrEqual(cap);
-  }));
+  fc.assert(
+    fc.property(fc.nat(1000), fc.integer({ min: 1, max: 60_000 }), (a, cap) => {
+      expect(backoffDelay(a + 1, { capMs: cap })).toBeGreaterThanOrEqual(backoffDelay(a, { capMs: cap }));
+      expect(backoffDelay(a, { capMs: cap })).toBeLessThanOrEqual(cap);
+    }),
+  );
 });
 
 test("a wait ends early on the doorbell and fails on the caller's abort", async () => {

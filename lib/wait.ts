@@ -93,9 +93,14 @@ export async function waitForValue<T>(fn: () => Promise<T>, ok: (v: T) => boolea
   let last: T | undefined;
   const hit = await waitFor(
     "condition",
-    async () => { last = await fn(); return ok(last) ? { v: last } : null; },
+    async () => {
+      last = await fn();
+      return ok(last) ? { v: last } : null;
+    },
     timeoutMs,
     everyMs,
-  ).catch((err: Error) => { throw new Error(`${err.message}; last value ${JSON.stringify(last, (_k, x) => (typeof x === "bigint" ? String(x) : x))}`); });
+  ).catch((err: Error) => {
+    throw new Error(`${err.message}; last value ${JSON.stringify(last, (_k, x) => (typeof x === "bigint" ? String(x) : x))}`);
+  });
   return hit.v;
 }

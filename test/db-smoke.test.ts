@@ -2,7 +2,9 @@ import { afterAll, expect, test } from "vitest";
 import { prisma } from "../lib/db/prisma";
 import { newId } from "../lib/ids";
 
-afterAll(async () => { await prisma().$disconnect(); });
+afterAll(async () => {
+  await prisma().$disconnect();
+});
 
 test("the migrated test database accepts writes through the Prisma adapter", async () => {
   const id = newId("team");

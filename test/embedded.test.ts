@@ -25,15 +25,23 @@ afterAll(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-const listening = (port: number) => new Promise<boolean>((resolve) => {
-  const s = net.connect({ host: "127.0.0.1", port });
-  s.once("connect", () => { s.destroy(); resolve(true); });
-  s.once("error", () => resolve(false));
-});
+const listening = (port: number) =>
+  new Promise<boolean>((resolve) => {
+    const s = net.connect({ host: "127.0.0.1", port });
+    s.once("connect", () => {
+      s.destroy();
+      resolve(true);
+    });
+    s.once("error", () => resolve(false));
+  });
 
 async function withPrisma<T>(url: string, fn: (p: PrismaClient) => Promise<T>): Promise<T> {
   const p = new PrismaClient({ adapter: new PrismaPg({ connectionString: url }) });
-  try { return await fn(p); } finally { await p.$disconnect(); }
+  try {
+    return await fn(p);
+  } finally {
+    await p.$disconnect();
+  }
 }
 
 test("embedded PostgreSQL: start, migrate, write through Prisma, stop, restart on the same folder, row still there", async () => {
@@ -68,7 +76,9 @@ test("embedded PostgreSQL: start, migrate, write through Prisma, stop, restart o
 
 test("without DATABASE_URL the CLI starts the embedded server itself, and stops it again", async () => {
   const env: Record<string, string | undefined> = {
-    DATABASE_URL: undefined, QUIESCE_EMBEDDED_PG_PORT: String(PORT), QUIESCE_DATA_DIR: dir,
+    DATABASE_URL: undefined,
+    QUIESCE_EMBEDDED_PG_PORT: String(PORT),
+    QUIESCE_DATA_DIR: dir,
   };
   const r = await runCli(["migrate", "--json"], env);
   expect(r.code, r.stderr).toBe(0);

@@ -6,7 +6,9 @@ import type { TestProject } from "vitest/node";
 import { freshDatabase } from "../lib/db/fresh-database";
 
 declare module "vitest" {
-  export interface ProvidedContext { databaseUrl: string }
+  export interface ProvidedContext {
+    databaseUrl: string;
+  }
 }
 
 export default async function setup(project: TestProject) {

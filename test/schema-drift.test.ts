@@ -26,7 +26,11 @@ const scratch: string[] = [];
 async function admin<T>(fn: (c: pg.Client) => Promise<T>): Promise<T> {
   const c = new pg.Client({ connectionString: adminUrl });
   await c.connect();
-  try { return await fn(c); } finally { await c.end(); }
+  try {
+    return await fn(c);
+  } finally {
+    await c.end();
+  }
 }
 async function scratchDb(label: string): Promise<string> {
   const name = `quiesce_drift_${label}_${process.pid}_${Date.now().toString(36)}`;
@@ -35,7 +39,9 @@ async function scratchDb(label: string): Promise<string> {
   return withDb(testUrl, name);
 }
 afterAll(async () => {
-  await admin(async (c) => { for (const n of scratch) await c.query(`DROP DATABASE IF EXISTS "${n}" WITH (FORCE)`); });
+  await admin(async (c) => {
+    for (const n of scratch) await c.query(`DROP DATABASE IF EXISTS "${n}" WITH (FORCE)`);
+  });
 });
 
 let actualCache: Shape | undefined;
@@ -49,22 +55,60 @@ test("schema.prisma and the migrated database agree on tables, columns, enums, i
 
 describe("the comparison detects drift (each edit below must show up)", () => {
   const edits: [string, string, string, (d: ReturnType<typeof diffShapes>) => void][] = [
-    ["a new column", "  isDrill            Boolean  @default(false) @map(\"is_drill\")\n", "  isDrill            Boolean  @default(false) @map(\"is_drill\")\n  nickname String?\n",
-      (d) => expect(d.missingInDatabase).toContain("column teams.nickname text null")],
-    ["a nullability change", "  name               String\n  // A pause", "  name               String?\n  // A pause",
-      (d) => { expect(d.missingInDatabase).toContain("column teams.name text null"); expect(d.notInSchema).toContain("column teams.name text not null"); }],
-    ["a changed default", "@default(2000) @map(\"quiet_period_ms\")", "@default(3000) @map(\"quiet_period_ms\")",
-      (d) => expect(d.missingInDatabase).toContain("column teams.quiet_period_ms integer not null default=3000")],
-    ["a type change", "  rollbackOwner      String?  @map(\"rollback_owner\")", "  rollbackOwner      String?  @map(\"rollback_owner\") @db.VarChar(80)",
-      (d) => expect(d.missingInDatabase).toContain("column providers.rollback_owner character varying(80) null")],
-    ["a new enum value", "  paused\n  killed\n}", "  paused\n  killed\n  zombie\n}",
-      (d) => expect(d.missingInDatabase).toContain("enum Lifecycle [normal,paused,killed,zombie]")],
-    ["a new index", "  @@map(\"teams\")", "  @@index([name])\n  @@map(\"teams\")",
-      (d) => expect(d.missingInDatabase).toContain("index teams_name_idx teams(name)")],
-    ["a dropped unique", "  slug               String   @unique\n", "  slug               String\n",
-      (d) => expect(d.notInSchema).toContain("unique teams_slug_key teams(slug)")],
-    ["a different delete rule", "team Team @relation(fields: [teamId], references: [id])\n  user User", "team Team @relation(fields: [teamId], references: [id], onDelete: Cascade)\n  user User",
-      (d) => expect(d.missingInDatabase).toContain("fk memberships_team_id_fkey memberships(team_id) -> teams(id) on delete cascade on update cascade")],
+    [
+      "a new column",
+      '  isDrill            Boolean  @default(false) @map("is_drill")\n',
+      '  isDrill            Boolean  @default(false) @map("is_drill")\n  nickname String?\n',
+      (d) => expect(d.missingInDatabase).toContain("column teams.nickname text null"),
+    ],
+    [
+      "a nullability change",
+      "  name               String\n  // A pause",
+      "  name               String?\n  // A pause",
+      (d) => {
+        expect(d.missingInDatabase).toContain("column teams.name text null");
+        expect(d.notInSchema).toContain("column teams.name text not null");
+      },
+    ],
+    [
+      "a changed default",
+      '@default(2000) @map("quiet_period_ms")',
+      '@default(3000) @map("quiet_period_ms")',
+      (d) => expect(d.missingInDatabase).toContain("column teams.quiet_period_ms integer not null default=3000"),
+    ],
+    [
+      "a type change",
+      '  rollbackOwner      String?  @map("rollback_owner")',
+      '  rollbackOwner      String?  @map("rollback_owner") @db.VarChar(80)',
+      (d) => expect(d.missingInDatabase).toContain("column providers.rollback_owner character varying(80) null"),
+    ],
+    [
+      "a new enum value",
+      "  paused\n  killed\n}",
+      "  paused\n  killed\n  zombie\n}",
+      (d) => expect(d.missingInDatabase).toContain("enum Lifecycle [normal,paused,killed,zombie]"),
+    ],
+    [
+      "a new index",
+      '  @@map("teams")',
+      '  @@index([name])\n  @@map("teams")',
+      (d) => expect(d.missingInDatabase).toContain("index teams_name_idx teams(name)"),
+    ],
+    [
+      "a dropped unique",
+      "  slug               String   @unique\n",
+      "  slug               String\n",
+      (d) => expect(d.notInSchema).toContain("unique teams_slug_key teams(slug)"),
+    ],
+    [
+      "a different delete rule",
+      "team Team @relation(fields: [teamId], references: [id])\n  user User",
+      "team Team @relation(fields: [teamId], references: [id], onDelete: Cascade)\n  user User",
+      (d) =>
+        expect(d.missingInDatabase).toContain(
+          "fk memberships_team_id_fkey memberships(team_id) -> teams(id) on delete cascade on update cascade",
+        ),
+    ],
   ];
   for (const [what, from, to, check] of edits) {
     test(what, async () => {
@@ -96,7 +140,12 @@ describe("the comparison detects drift (each edit below must show up)", () => {
 function migrationFolders(): { name: string; checksum: string }[] {
   return readdirSync(MIGRATIONS, { withFileTypes: true })
     .filter((d) => d.isDirectory() && existsSync(path.join(MIGRATIONS, d.name, "migration.sql")))
-    .map((d) => ({ name: d.name, checksum: createHash("sha256").update(readFileSync(path.join(MIGRATIONS, d.name, "migration.sql"))).digest("hex") }))
+    .map((d) => ({
+      name: d.name,
+      checksum: createHash("sha256")
+        .update(readFileSync(path.join(MIGRATIONS, d.name, "migration.sql")))
+        .digest("hex"),
+    }))
     .sort((a, b) => a.name.localeCompare(b.name));
 }
 
@@ -104,9 +153,13 @@ async function ledger(url: string) {
   const c = new pg.Client({ connectionString: url });
   await c.connect();
   try {
-    return (await c.query(`SELECT migration_name AS name, checksum, finished_at IS NOT NULL AS finished, rolled_back_at IS NULL AS live,
-        applied_steps_count AS steps FROM "_prisma_migrations" ORDER BY migration_name`)).rows;
-  } finally { await c.end(); }
+    return (
+      await c.query(`SELECT migration_name AS name, checksum, finished_at IS NOT NULL AS finished, rolled_back_at IS NULL AS live,
+        applied_steps_count AS steps FROM "_prisma_migrations" ORDER BY migration_name`)
+    ).rows;
+  } finally {
+    await c.end();
+  }
 }
 
 test("the _prisma_migrations ledger records every migration folder once, finished, with the file's sha256", async () => {

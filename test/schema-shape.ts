@@ -10,27 +10,77 @@ import pg from "pg";
 export type Shape = Set<string>;
 
 interface DmmfField {
-  name: string; dbName?: string | null; kind: string; type: string; isList: boolean; isRequired: boolean;
-  isUpdatedAt?: boolean; hasDefaultValue: boolean; default?: unknown; nativeType?: [string, string[]] | null;
-  relationFromFields?: string[]; relationToFields?: string[]; relationOnDelete?: string; relationOnUpdate?: string;
+  name: string;
+  dbName?: string | null;
+  kind: string;
+  type: string;
+  isList: boolean;
+  isRequired: boolean;
+  isUpdatedAt?: boolean;
+  hasDefaultValue: boolean;
+  default?: unknown;
+  nativeType?: [string, string[]] | null;
+  relationFromFields?: string[];
+  relationToFields?: string[];
+  relationOnDelete?: string;
+  relationOnUpdate?: string;
 }
-interface DmmfModel { name: string; dbName: string | null; fields: DmmfField[] }
-interface DmmfIndex { model: string; type: "id" | "unique" | "normal" | "fulltext"; dbName?: string | null; fields: { name: string }[] }
-interface DmmfEnum { name: string; dbName?: string | null; values: { name: string; dbName: string | null }[] }
+interface DmmfModel {
+  name: string;
+  dbName: string | null;
+  fields: DmmfField[];
+}
+interface DmmfIndex {
+  model: string;
+  type: "id" | "unique" | "normal" | "fulltext";
+  dbName?: string | null;
+  fields: { name: string }[];
+}
+interface DmmfEnum {
+  name: string;
+  dbName?: string | null;
+  values: { name: string; dbName: string | null }[];
+}
 
 const SCALAR_TYPES: Record<string, string> = {
-  String: "text", Int: "integer", BigInt: "bigint", Float: "double precision", Decimal: "numeric(65,30)",
-  DateTime: "timestamp(3) without time zone", Boolean: "boolean", Json: "jsonb", Bytes: "bytea",
+  String: "text",
+  Int: "integer",
+  BigInt: "bigint",
+  Float: "double precision",
+  Decimal: "numeric(65,30)",
+  DateTime: "timestamp(3) without time zone",
+  Boolean: "boolean",
+  Json: "jsonb",
+  Bytes: "bytea",
 };
 
 function nativeTypeSql(name: string, args: string[]): string {
   const a = args.length ? `(${args.join(",")})` : "";
   const map: Record<string, string> = {
-    Text: "text", VarChar: `character varying${a}`, Char: `character${a}`, Uuid: "uuid", Integer: "integer",
-    SmallInt: "smallint", BigInt: "bigint", Real: "real", DoublePrecision: "double precision", Decimal: `numeric${a}`,
-    Boolean: "boolean", Timestamp: `timestamp${a} without time zone`, Timestamptz: `timestamp${a} with time zone`,
-    Date: "date", Time: `time${a} without time zone`, Timetz: `time${a} with time zone`, Json: "json", JsonB: "jsonb",
-    ByteA: "bytea", Inet: "inet", Xml: "xml", Citext: "citext", Money: "money", Oid: "oid",
+    Text: "text",
+    VarChar: `character varying${a}`,
+    Char: `character${a}`,
+    Uuid: "uuid",
+    Integer: "integer",
+    SmallInt: "smallint",
+    BigInt: "bigint",
+    Real: "real",
+    DoublePrecision: "double precision",
+    Decimal: `numeric${a}`,
+    Boolean: "boolean",
+    Timestamp: `timestamp${a} without time zone`,
+    Timestamptz: `timestamp${a} with time zone`,
+    Date: "date",
+    Time: `time${a} without time zone`,
+    Timetz: `time${a} with time zone`,
+    Json: "json",
+    JsonB: "jsonb",
+    ByteA: "bytea",
+    Inet: "inet",
+    Xml: "xml",
+    Citext: "citext",
+    Money: "money",
+    Oid: "oid",
   };
   const sql = map[name];
   if (!sql) throw new Error(`schema-shape: unmapped native type @db.${name}; add it to nativeTypeSql`);
@@ -58,7 +108,8 @@ function expectedDefault(f: DmmfField): string | null {
 
 export function expectedShape(schema: string): Shape {
   const dmmf = getDMMF({ datamodel: schema });
-  if ("type" in dmmf && (dmmf as { type?: string }).type) throw new Error(`schema.prisma does not parse: ${(dmmf as { reason: string }).reason}`);
+  if ("type" in dmmf && (dmmf as { type?: string }).type)
+    throw new Error(`schema.prisma does not parse: ${(dmmf as { reason: string }).reason}`);
   const dm = (dmmf as unknown as { datamodel: { models: DmmfModel[]; enums: DmmfEnum[]; indexes: DmmfIndex[] } }).datamodel;
   const out: Shape = new Set();
   const tableOf = new Map(dm.models.map((m) => [m.name, m.dbName ?? m.name]));
@@ -78,16 +129,24 @@ export function expectedShape(schema: string): Shape {
         const optional = f.relationFromFields.some((x) => !m.fields.find((y) => y.name === x)!.isRequired);
         const onDelete = f.relationOnDelete ?? (optional ? "SetNull" : "Restrict");
         const onUpdate = f.relationOnUpdate ?? "Cascade";
-        out.add(`fk ${table}_${from.join("_")}_fkey ${table}(${from.join(",")}) -> ${tableOf.get(f.type)}(${to.join(",")}) on delete ${onDelete.toLowerCase()} on update ${onUpdate.toLowerCase()}`);
+        out.add(
+          `fk ${table}_${from.join("_")}_fkey ${table}(${from.join(",")}) -> ${tableOf.get(f.type)}(${to.join(",")}) on delete ${onDelete.toLowerCase()} on update ${onUpdate.toLowerCase()}`,
+        );
         continue;
       }
-      const base = f.kind === "enum" ? ident(dm.enums.find((e) => e.name === f.type)?.dbName ?? f.type)
-        : f.nativeType ? nativeTypeSql(f.nativeType[0], f.nativeType[1]) : SCALAR_TYPES[f.type];
+      const base =
+        f.kind === "enum"
+          ? ident(dm.enums.find((e) => e.name === f.type)?.dbName ?? f.type)
+          : f.nativeType
+            ? nativeTypeSql(f.nativeType[0], f.nativeType[1])
+            : SCALAR_TYPES[f.type];
       if (!base) throw new Error(`schema-shape: unmapped scalar type ${f.type}`);
       // Prisma creates list columns nullable, whatever the field says.
       const notNull = f.isRequired && !f.isList;
       const def = expectedDefault(f);
-      out.add(`column ${table}.${f.dbName ?? f.name} ${base}${f.isList ? "[]" : ""} ${notNull ? "not null" : "null"}${def === null ? "" : ` default=${def}`}`);
+      out.add(
+        `column ${table}.${f.dbName ?? f.name} ${base}${f.isList ? "[]" : ""} ${notNull ? "not null" : "null"}${def === null ? "" : ` default=${def}`}`,
+      );
     }
   }
   for (const ix of dm.indexes) {
@@ -120,35 +179,49 @@ export async function actualShape(url: string): Promise<Shape> {
   try {
     const out: Shape = new Set();
     const user = `n.nspname = 'public' AND c.relname <> '_prisma_migrations'`;
-    for (const r of (await client.query(`SELECT t.typname, array_agg(e.enumlabel::text ORDER BY e.enumsortorder) AS labels
+    for (const r of (
+      await client.query(`SELECT t.typname, array_agg(e.enumlabel::text ORDER BY e.enumsortorder) AS labels
         FROM pg_type t JOIN pg_enum e ON e.enumtypid = t.oid JOIN pg_namespace n ON n.oid = t.typnamespace
-        WHERE n.nspname = 'public' GROUP BY t.typname`)).rows) out.add(`enum ${r.typname} [${r.labels.join(",")}]`);
-    for (const r of (await client.query(`SELECT c.relname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
-        WHERE ${user} AND c.relkind IN ('r','p') AND NOT c.relispartition`)).rows) out.add(`table ${r.relname}`);
-    for (const r of (await client.query(`SELECT c.relname, a.attname, format_type(a.atttypid, a.atttypmod) AS type, a.attnotnull,
+        WHERE n.nspname = 'public' GROUP BY t.typname`)
+    ).rows)
+      out.add(`enum ${r.typname} [${r.labels.join(",")}]`);
+    for (const r of (
+      await client.query(`SELECT c.relname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+        WHERE ${user} AND c.relkind IN ('r','p') AND NOT c.relispartition`)
+    ).rows)
+      out.add(`table ${r.relname}`);
+    for (const r of (
+      await client.query(`SELECT c.relname, a.attname, format_type(a.atttypid, a.atttypmod) AS type, a.attnotnull,
           pg_get_expr(d.adbin, d.adrelid) AS def, a.attidentity
         FROM pg_attribute a JOIN pg_class c ON c.oid = a.attrelid JOIN pg_namespace n ON n.oid = c.relnamespace
         LEFT JOIN pg_attrdef d ON d.adrelid = a.attrelid AND d.adnum = a.attnum
-        WHERE ${user} AND c.relkind IN ('r','p') AND NOT c.relispartition AND a.attnum > 0 AND NOT a.attisdropped`)).rows) {
+        WHERE ${user} AND c.relkind IN ('r','p') AND NOT c.relispartition AND a.attnum > 0 AND NOT a.attisdropped`)
+    ).rows) {
       const def = normalizeDefault(r.def, r.attidentity);
       out.add(`column ${r.relname}.${r.attname} ${r.type} ${r.attnotnull ? "not null" : "null"}${def === null ? "" : ` default=${def}`}`);
     }
-    for (const r of (await client.query(`SELECT i.relname AS name, c.relname AS tbl, x.indisunique, x.indisprimary,
+    for (const r of (
+      await client.query(`SELECT i.relname AS name, c.relname AS tbl, x.indisunique, x.indisprimary,
           x.indpred IS NOT NULL AS partial, x.indexprs IS NOT NULL AS expr,
           array(SELECT a.attname::text FROM unnest(x.indkey) WITH ORDINALITY k(attnum, ord)
                 JOIN pg_attribute a ON a.attrelid = c.oid AND a.attnum = k.attnum ORDER BY k.ord) AS cols
         FROM pg_index x JOIN pg_class i ON i.oid = x.indexrelid JOIN pg_class c ON c.oid = x.indrelid
-        JOIN pg_namespace n ON n.oid = c.relnamespace WHERE ${user} AND NOT c.relispartition`)).rows) {
+        JOIN pg_namespace n ON n.oid = c.relnamespace WHERE ${user} AND NOT c.relispartition`)
+    ).rows) {
       const kind = r.indisprimary ? "primary" : r.indisunique ? "unique" : "index";
       const extra = `${r.partial ? " partial" : ""}${r.expr ? " expression" : ""}`;
       out.add(`${kind} ${r.name} ${r.tbl}(${r.cols.join(",")})${extra}`);
     }
-    for (const r of (await client.query(`SELECT con.conname, c.relname AS tbl, f.relname AS ref, con.confdeltype, con.confupdtype,
+    for (const r of (
+      await client.query(`SELECT con.conname, c.relname AS tbl, f.relname AS ref, con.confdeltype, con.confupdtype,
           array(SELECT a.attname::text FROM unnest(con.conkey) WITH ORDINALITY k(n, ord) JOIN pg_attribute a ON a.attrelid = con.conrelid AND a.attnum = k.n ORDER BY k.ord) AS cols,
           array(SELECT a.attname::text FROM unnest(con.confkey) WITH ORDINALITY k(n, ord) JOIN pg_attribute a ON a.attrelid = con.confrelid AND a.attnum = k.n ORDER BY k.ord) AS refcols
         FROM pg_constraint con JOIN pg_class c ON c.oid = con.conrelid JOIN pg_class f ON f.oid = con.confrelid
-        JOIN pg_namespace n ON n.oid = c.relnamespace WHERE con.contype = 'f' AND ${user} AND NOT c.relispartition`)).rows) {
-      out.add(`fk ${r.conname} ${r.tbl}(${r.cols.join(",")}) -> ${r.ref}(${r.refcols.join(",")}) on delete ${FK_ACTION[r.confdeltype]} on update ${FK_ACTION[r.confupdtype]}`);
+        JOIN pg_namespace n ON n.oid = c.relnamespace WHERE con.contype = 'f' AND ${user} AND NOT c.relispartition`)
+    ).rows) {
+      out.add(
+        `fk ${r.conname} ${r.tbl}(${r.cols.join(",")}) -> ${r.ref}(${r.refcols.join(",")}) on delete ${FK_ACTION[r.confdeltype]} on update ${FK_ACTION[r.confupdtype]}`,
+      );
     }
     return out;
   } finally {
@@ -156,7 +229,10 @@ export async function actualShape(url: string): Promise<Shape> {
   }
 }
 
-export interface Drift { missingInDatabase: string[]; notInSchema: string[] }
+export interface Drift {
+  missingInDatabase: string[];
+  notInSchema: string[];
+}
 
 export function diffShapes(expected: Shape, actual: Shape): Drift {
   return {

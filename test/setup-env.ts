@@ -9,4 +9,7 @@ process.env.QUIESCE_BAD_KEY_FREE_FAILURES ??= "100000";
 
 // Receipts are signed at issue time: this run's signing keys live in a temporary folder shared by its
 // workers and the API server they start, never in the repository's .quiesce/.
-process.env.QUIESCE_SIGNING_KEY_DIR ??= (await import("node:path")).join((await import("node:os")).tmpdir(), `quiesce-test-signing-${new URL(inject("databaseUrl")).pathname.slice(1)}`);
+process.env.QUIESCE_SIGNING_KEY_DIR ??= (await import("node:path")).join(
+  (await import("node:os")).tmpdir(),
+  `quiesce-test-signing-${new URL(inject("databaseUrl")).pathname.slice(1)}`,
+);

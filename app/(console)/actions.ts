@@ -10,9 +10,18 @@ import { setting } from "@/lib/config";
 /** Chooses which of the member's teams the console shows. The cookie is a preference, not a grant:
  *  every request re-reads the membership, and a slug the user does not belong to falls back. */
 export async function switchTeamAction(raw: unknown) {
-  return runAction({ name: "switchTeam", input: SwitchTeamInput, action: "run.read", revalidate: () => ["/"] }, raw, async ({ session, input }) => {
-    if (!session.teams.some((t) => t.slug === input.slug)) throw notFound("team");
-    (await cookies()).set(TEAM_COOKIE, input.slug, { httpOnly: true, sameSite: "lax", path: "/", secure: setting("NEXTAUTH_URL")?.startsWith("https:") ?? false });
-    return { slug: input.slug };
-  });
+  return runAction(
+    { name: "switchTeam", input: SwitchTeamInput, action: "run.read", revalidate: () => ["/"] },
+    raw,
+    async ({ session, input }) => {
+      if (!session.teams.some((t) => t.slug === input.slug)) throw notFound("team");
+      (await cookies()).set(TEAM_COOKIE, input.slug, {
+        httpOnly: true,
+        sameSite: "lax",
+        path: "/",
+        secure: setting("NEXTAUTH_URL")?.startsWith("https:") ?? false,
+      });
+      return { slug: input.slug };
+    },
+  );
 }

@@ -4,7 +4,9 @@ import { useEffect } from "react";
 import { ErrorNotice } from "@/components/states";
 
 export default function ConsoleError({ error, reset }: { error: Error & { digest?: string }; reset: () => void }) {
-  useEffect(() => { console.error(error); }, [error]);
+  useEffect(() => {
+    console.error(error);
+  }, [error]);
   return (
     <div className="narrow-box">
       <ErrorNotice

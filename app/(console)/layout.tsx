@@ -29,7 +29,9 @@ export default async function ConsoleLayout({ children }: { children: ReactNode 
         teams={s.teams.map((t) => ({ slug: t.slug, name: t.name, role: t.role }))}
         links={links}
       />
-      <main id="main" className="page">{children}</main>
+      <main id="main" className="page">
+        {children}
+      </main>
     </Providers>
   );
 }

@@ -12,10 +12,14 @@ const h = (s: string) => createHash("sha256").update(s).digest();
 
 export async function GET(req: Request): Promise<Response> {
   const token = integrationsConfig().metricsToken;
-  if (!token) return Response.json({ error: { code: "not_found", message: "metrics are off: set QUIESCE_METRICS_TOKEN" } }, { status: 404 });
+  if (!token)
+    return Response.json({ error: { code: "not_found", message: "metrics are off: set QUIESCE_METRICS_TOKEN" } }, { status: 404 });
   const given = /^Bearer (.+)$/.exec(req.headers.get("authorization") ?? "")?.[1] ?? "";
   if (!timingSafeEqual(h(given), h(token))) {
-    return Response.json({ error: { code: "unauthenticated", message: "authorization: Bearer <metrics token> required" } }, { status: 401, headers: { "www-authenticate": "Bearer" } });
+    return Response.json(
+      { error: { code: "unauthenticated", message: "authorization: Bearer <metrics token> required" } },
+      { status: 401, headers: { "www-authenticate": "Bearer" } },
+    );
   }
   try {
     const text = (await processMetricsText()) + "\n" + (await databaseMetricsText({ type: "system", name: "metrics" }));

@@ -18,7 +18,10 @@ export interface LoadSpec {
   status?: number;
 }
 
-function once(spec: LoadSpec, amount: number): Promise<{ samples: number[]; seconds: number; bad: number; errors: number; lastBad?: string }> {
+function once(
+  spec: LoadSpec,
+  amount: number,
+): Promise<{ samples: number[]; seconds: number; bad: number; errors: number; lastBad?: string }> {
   return new Promise((resolve, reject) => {
     const samples: number[] = [];
     let bad = 0;
@@ -28,23 +31,36 @@ function once(spec: LoadSpec, amount: number): Promise<{ samples: number[]; seco
     let first = Infinity;
     let last = 0;
     const headers = { ...(spec.body ? { "content-type": "application/json" } : {}), ...spec.headers };
-    const instance = autocannon({
-      url: spec.url, connections: spec.connections, pipelining: 1, amount, timeout: 30,
-      requests: [{
-        method: spec.method ?? "GET", headers,
-        ...(spec.body ? { setupRequest: (req: autocannon.Request) => ({ ...req, body: spec.body!() }) } : {}),
-      }],
-    }, (err, result) => {
-      if (err) return reject(err);
-      resolve({ samples, seconds: (last - first) / 1000, bad, errors: result.errors + result.timeouts, lastBad });
-    });
+    const instance = autocannon(
+      {
+        url: spec.url,
+        connections: spec.connections,
+        pipelining: 1,
+        amount,
+        timeout: 30,
+        requests: [
+          {
+            method: spec.method ?? "GET",
+            headers,
+            ...(spec.body ? { setupRequest: (req: autocannon.Request) => ({ ...req, body: spec.body!() }) } : {}),
+          },
+        ],
+      },
+      (err, result) => {
+        if (err) return reject(err);
+        resolve({ samples, seconds: (last - first) / 1000, bad, errors: result.errors + result.timeouts, lastBad });
+      },
+    );
     instance.on("response", (_client, status: number, _bytes, ms: number) => {
       const now = performance.now();
       first = Math.min(first, now - ms);
       last = now;
       const ok = spec.status === undefined ? status >= 200 && status < 300 : status === spec.status;
       if (ok) samples.push(ms);
-      else { bad++; lastBad = String(status); }
+      else {
+        bad++;
+        lastBad = String(status);
+      }
     });
   });
 }
@@ -58,14 +74,25 @@ export async function load(spec: LoadSpec, warmup: number): Promise<Stats> {
   }
   const sorted = r.samples.sort((a, b) => a - b);
   return {
-    name: spec.name, concurrency: spec.connections, count: sorted.length,
-    p50: percentile(sorted, 50), p99: percentile(sorted, 99),
+    name: spec.name,
+    concurrency: spec.connections,
+    count: sorted.length,
+    p50: percentile(sorted, 50),
+    p99: percentile(sorted, 99),
     mean: sorted.reduce((s, x) => s + x, 0) / sorted.length,
     perSecond: sorted.length / r.seconds,
   };
 }
 
-export interface RaceResult { total: number; before: number; beforeAllow: number; after: number; afterAllow: number; rate: number; killMs: number }
+export interface RaceResult {
+  total: number;
+  before: number;
+  beforeAllow: number;
+  after: number;
+  afterAllow: number;
+  rate: number;
+  killMs: number;
+}
 
 /**
  * Gate calls at a fixed overall rate on the run tree while `kill()` lands halfway: every call's send
@@ -73,41 +100,78 @@ export interface RaceResult { total: number; before: number; beforeAllow: number
  * connection), its answer from the response body. A call built after the kill returned (so after its
  * commit) must not be `allow`.
  */
-export function raceKill(spec: { url: string; headers: Record<string, string>; body: () => string; rate: number; seconds: number; connections: number; kill: () => Promise<void> }): Promise<RaceResult> {
+export function raceKill(spec: {
+  url: string;
+  headers: Record<string, string>;
+  body: () => string;
+  rate: number;
+  seconds: number;
+  connections: number;
+  kill: () => Promise<void>;
+}): Promise<RaceResult> {
   return new Promise((resolve, reject) => {
     const calls: { sentAt: number; decision: string }[] = [];
     let killStarted = Infinity;
     let killReturned = Infinity;
     let killError: unknown;
-    const instance = autocannon({
-      url: spec.url, connections: spec.connections, pipelining: 1, overallRate: spec.rate, duration: spec.seconds, timeout: 30,
-      requests: [{
-        method: "POST", headers: { "content-type": "application/json", ...spec.headers },
-        setupRequest: (req: autocannon.Request, context: object) => {
-          (context as { sentAt?: number }).sentAt = performance.now();
-          return { ...req, body: spec.body() };
-        },
-        onResponse: (status: number, body: string, context: object) => {
-          let decision = `status ${status}`;
-          try { decision = status === 200 ? (JSON.parse(body) as { decision: string }).decision : decision; } catch { /* kept as status */ }
-          calls.push({ sentAt: (context as { sentAt: number }).sentAt, decision });
-        },
-      }],
-    }, (err) => {
-      if (err) return reject(err);
-      if (killError) return reject(killError);
-      const before = calls.filter((c) => c.sentAt < killStarted);
-      const after = calls.filter((c) => c.sentAt > killReturned);
-      resolve({
-        total: calls.length, before: before.length, beforeAllow: before.filter((c) => c.decision === "allow").length,
-        after: after.length, afterAllow: after.filter((c) => c.decision === "allow").length,
-        rate: calls.length / spec.seconds, killMs: killReturned - killStarted,
-      });
-    });
-    setTimeout(() => {
-      killStarted = performance.now();
-      spec.kill().then(() => { killReturned = performance.now(); }, (e) => { killError = e; });
-    }, (spec.seconds * 1000) / 2).unref();
+    const instance = autocannon(
+      {
+        url: spec.url,
+        connections: spec.connections,
+        pipelining: 1,
+        overallRate: spec.rate,
+        duration: spec.seconds,
+        timeout: 30,
+        requests: [
+          {
+            method: "POST",
+            headers: { "content-type": "application/json", ...spec.headers },
+            setupRequest: (req: autocannon.Request, context: object) => {
+              (context as { sentAt?: number }).sentAt = performance.now();
+              return { ...req, body: spec.body() };
+            },
+            onResponse: (status: number, body: string, context: object) => {
+              let decision = `status ${status}`;
+              try {
+                decision = status === 200 ? (JSON.parse(body) as { decision: string }).decision : decision;
+              } catch {
+                /* kept as status */
+              }
+              calls.push({ sentAt: (context as { sentAt: number }).sentAt, decision });
+            },
+          },
+        ],
+      },
+      (err) => {
+        if (err) return reject(err);
+        if (killError) return reject(killError);
+        const before = calls.filter((c) => c.sentAt < killStarted);
+        const after = calls.filter((c) => c.sentAt > killReturned);
+        resolve({
+          total: calls.length,
+          before: before.length,
+          beforeAllow: before.filter((c) => c.decision === "allow").length,
+          after: after.length,
+          afterAllow: after.filter((c) => c.decision === "allow").length,
+          rate: calls.length / spec.seconds,
+          killMs: killReturned - killStarted,
+        });
+      },
+    );
+    setTimeout(
+      () => {
+        killStarted = performance.now();
+        spec.kill().then(
+          () => {
+            killReturned = performance.now();
+          },
+          (e) => {
+            killError = e;
+          },
+        );
+      },
+      (spec.seconds * 1000) / 2,
+    ).unref();
     void instance;
   });
 }

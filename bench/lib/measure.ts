@@ -3,7 +3,15 @@
 // (prepared statements, caches) are not counted.
 import { performance } from "node:perf_hooks";
 
-export interface Stats { name: string; concurrency: number; count: number; p50: number; p99: number; mean: number; perSecond: number }
+export interface Stats {
+  name: string;
+  concurrency: number;
+  count: number;
+  p50: number;
+  p99: number;
+  mean: number;
+  perSecond: number;
+}
 
 export type Op = () => Promise<void>;
 
@@ -19,19 +27,24 @@ export async function measure(name: string, ops: Op[], iterations: number, warmu
   const latencies: number[] = [];
   let next = 0;
   const started = performance.now();
-  await Promise.all(ops.map(async (op) => {
-    while (next < iterations) {
-      next++;
-      const t0 = performance.now();
-      await op();
-      latencies.push(performance.now() - t0);
-    }
-  }));
+  await Promise.all(
+    ops.map(async (op) => {
+      while (next < iterations) {
+        next++;
+        const t0 = performance.now();
+        await op();
+        latencies.push(performance.now() - t0);
+      }
+    }),
+  );
   const wall = performance.now() - started;
   latencies.sort((a, b) => a - b);
   return {
-    name, concurrency: ops.length, count: latencies.length,
-    p50: percentile(latencies, 50), p99: percentile(latencies, 99),
+    name,
+    concurrency: ops.length,
+    count: latencies.length,
+    p50: percentile(latencies, 50),
+    p99: percentile(latencies, 99),
     mean: latencies.reduce((s, x) => s + x, 0) / latencies.length,
     perSecond: (latencies.length / wall) * 1000,
   };

@@ -3,15 +3,26 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 
-export interface BenchTable { title: string; columns: string[]; rows: string[][]; notes: string[] }
+export interface BenchTable {
+  title: string;
+  columns: string[];
+  rows: string[][];
+  notes: string[];
+}
 
 export function markdown(t: BenchTable): string {
   const line = (cells: string[]) => `| ${cells.join(" | ")} |`;
   return [
-    `#### ${t.title}`, "",
-    line(t.columns), line(t.columns.map(() => "---")), ...t.rows.map(line), "",
+    `#### ${t.title}`,
+    "",
+    line(t.columns),
+    line(t.columns.map(() => "---")),
+    ...t.rows.map(line),
+    "",
     ...t.notes.map((n) => `- ${n}`),
-  ].join("\n").trimEnd();
+  ]
+    .join("\n")
+    .trimEnd();
 }
 
 export const ms = (x: number) => (x < 10 ? x.toFixed(2) : x.toFixed(1));

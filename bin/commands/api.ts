@@ -17,7 +17,8 @@ export const apiCommand: Command = {
     if (!Number.isInteger(port) || port < 0 || port > 65535) throw new UsageError("--port: an integer 0–65535");
     const log = logger("api-server");
     const server = await startApiServer({
-      port, host: values.host ?? "127.0.0.1",
+      port,
+      host: values.host ?? "127.0.0.1",
       appDir: path.resolve(import.meta.dirname, "../../app"),
       onError: (message, err) => log.error({ err }, message),
     });

@@ -27,7 +27,8 @@ export const auditCommand: Command = {
         return 0;
       });
     }
-    if (sub !== "verify") throw new UsageError(sub ? `unknown audit action "${sub}": use verify or checkpoint` : "an action is required: verify or checkpoint");
+    if (sub !== "verify")
+      throw new UsageError(sub ? `unknown audit action "${sub}": use verify or checkpoint` : "an action is required: verify or checkpoint");
     const { values, positionals } = parseFlags(rest, { team: { type: "string" }, json: { type: "boolean" } });
     if (positionals.length) throw new UsageError(`unexpected argument: ${positionals[0]}`);
     return withDatabase(async () => {
@@ -43,9 +44,12 @@ export const auditCommand: Command = {
       } else {
         for (const c of report.chains) {
           const head = c.head ? `head row ${c.head.eventId} ${c.head.hash.slice(0, 16)}…` : "empty";
-          console.log(`${c.problems.length ? "FAIL" : "ok  "} ${c.team}: ${c.events} events, ${head}; ${c.checkpointsChecked} checkpoint(s), ${c.receiptsChecked} receipt head(s) checked`);
+          console.log(
+            `${c.problems.length ? "FAIL" : "ok  "} ${c.team}: ${c.events} events, ${head}; ${c.checkpointsChecked} checkpoint(s), ${c.receiptsChecked} receipt head(s) checked`,
+          );
           for (const p of c.problems) console.log(`     ${p.kind}: ${p.detail}`);
-          for (const k of c.checkpoints) console.log(`     checkpoint ${k.id} ${k.at} ${k.source}: row ${k.lastEventId} (${k.eventCount} events) ${k.headHash}`);
+          for (const k of c.checkpoints)
+            console.log(`     checkpoint ${k.id} ${k.at} ${k.source}: row ${k.lastEventId} (${k.eventCount} events) ${k.headHash}`);
         }
         console.log(report.ok ? "audit trail intact" : "audit trail damaged: see above");
       }

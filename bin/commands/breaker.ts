@@ -18,8 +18,11 @@ export const breakerCommand: Command = {
     const client = clientFrom(values);
     return callApi(async () => {
       const res = await client.breaker(runId, action, reason);
-      console.log(values.json ? JSON.stringify(res)
-        : `${runId}: breaker ${res.breaker}${res.changed === false ? " (unchanged: it already was)" : ""}`);
+      console.log(
+        values.json
+          ? JSON.stringify(res)
+          : `${runId}: breaker ${res.breaker}${res.changed === false ? " (unchanged: it already was)" : ""}`,
+      );
       return 0;
     });
   },

@@ -7,7 +7,8 @@ import { adapterSetup, splitWrappedCommand } from "../../lib/cli/adapter-command
 import { setting } from "../../lib/config";
 import { runBridge } from "../../lib/adapters/codex-bridge/bridge";
 
-const USAGE = "quiesce codex-bridge [--run <parentRunId>] [--task <taskId>] [--url <url>] [--key <key>] -- <codex app-server command> [args…]";
+const USAGE =
+  "quiesce codex-bridge [--run <parentRunId>] [--task <taskId>] [--url <url>] [--key <key>] -- <codex app-server command> [args…]";
 
 export const codexBridgeCommand: Command = {
   summary: "Codex app-server bridge: every action asked of the gate (approval policy + sandbox imposed), turn/interrupt on kill",
@@ -15,7 +16,10 @@ export const codexBridgeCommand: Command = {
   async run(argv) {
     const { flags, command, args } = splitWrappedCommand(argv, "app-server command (e.g. -- codex app-server)");
     const { values, positionals } = parseFlags(flags, {
-      run: { type: "string" }, task: { type: "string" }, url: { type: "string" }, key: { type: "string" },
+      run: { type: "string" },
+      task: { type: "string" },
+      url: { type: "string" },
+      key: { type: "string" },
     });
     if (positionals.length) throw new UsageError(`unexpected argument: ${positionals[0]}`);
     if (values.run !== undefined && !values.run.trim()) throw new UsageError("--run: empty");

@@ -19,36 +19,61 @@ const positiveInt = (v: string | undefined, name: string, fallback: number, min 
 
 export const demoCommand: Command = {
   summary: "run the live demo fleet: simulated release agents with previews, queued checks, subagents and retries",
-  usage: "npm run quiesce -- demo [--url <control plane>] [--key <agent key>] [--worker-key <key>] [--sim <provider-sim url>]\n" +
+  usage:
+    "npm run quiesce -- demo [--url <control plane>] [--key <agent key>] [--worker-key <key>] [--sim <provider-sim url>]\n" +
     "  [--max-live 4] [--initial 2] [--every 20-40 (seconds)]\n" +
     "  env: QUIESCE_URL, QUIESCE_API_KEY (agent key), QUIESCE_WORKER_KEY, QUIESCE_PROVIDER_SIM_URL, DATABASE_URL (its pg-boss queue)",
   async run(argv) {
-    const { values } = parseFlags(argv, {
-      url: { type: "string" }, key: { type: "string" }, "worker-key": { type: "string" }, sim: { type: "string" },
-      "max-live": { type: "string" }, initial: { type: "string" }, every: { type: "string" },
-    }, { positionals: false });
+    const { values } = parseFlags(
+      argv,
+      {
+        url: { type: "string" },
+        key: { type: "string" },
+        "worker-key": { type: "string" },
+        sim: { type: "string" },
+        "max-live": { type: "string" },
+        initial: { type: "string" },
+        every: { type: "string" },
+      },
+      { positionals: false },
+    );
     const m = /^(\d+)(?:-(\d+))?$/.exec(values.every ?? "20-40");
     if (!m) throw new UsageError("--every: seconds, e.g. 30 or 20-40");
-    const lo = Number(m[1]) * 1000, hi = Number(m[2] ?? m[1]) * 1000;
+    const lo = Number(m[1]) * 1000,
+      hi = Number(m[2] ?? m[1]) * 1000;
     if (lo < 1000 || hi < lo) throw new UsageError("--every: at least 1 second, low-high with low ≤ high");
     const maxLive = positiveInt(values["max-live"], "max-live", 4);
     const initial = positiveInt(values.initial, "initial", 2, 0);
     const file = readDemoKeys();
     const agentKey = values.key ?? setting("QUIESCE_API_KEY") ?? file?.keys.agent?.secret;
-    if (!agentKey) throw new UsageError("no agent key: set QUIESCE_API_KEY or pass --key (npm start writes the demo keys to .quiesce/demo-keys.json)");
+    if (!agentKey)
+      throw new UsageError("no agent key: set QUIESCE_API_KEY or pass --key (npm start writes the demo keys to .quiesce/demo-keys.json)");
     const workerKey = values["worker-key"] ?? setting("QUIESCE_WORKER_KEY") ?? file?.keys.worker?.secret ?? agentKey;
     const url = values.url ?? defaultUrl();
     const simUrl = values.sim ?? setting("QUIESCE_PROVIDER_SIM_URL") ?? "http://127.0.0.1:4700";
-    for (const [name, u] of [["url", url], ["sim", simUrl]] as const) {
-      try { new URL(u); } catch { throw new UsageError(`--${name}: not a URL: "${u}"`); }
+    for (const [name, u] of [
+      ["url", url],
+      ["sim", simUrl],
+    ] as const) {
+      try {
+        new URL(u);
+      } catch {
+        throw new UsageError(`--${name}: not a URL: "${u}"`);
+      }
     }
 
     const ac = new AbortController();
     process.once("SIGTERM", () => ac.abort());
     process.once("SIGINT", () => ac.abort());
     await runFleet({
-      url, agentKey, workerKey, simUrl, signal: ac.signal, intervalMs: [lo, hi],
-      maxLive, initial,
+      url,
+      agentKey,
+      workerKey,
+      simUrl,
+      signal: ac.signal,
+      intervalMs: [lo, hi],
+      maxLive,
+      initial,
     });
     return 0;
   },

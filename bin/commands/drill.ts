@@ -30,10 +30,16 @@ function url(v: string, flag: string): string {
 }
 
 async function setup(argv: string[]): Promise<number> {
-  const { values, positionals } = parseFlags(argv, { team: { type: "string" }, user: { type: "string" }, "sim-url": { type: "string" }, provider: { type: "string" } });
+  const { values, positionals } = parseFlags(argv, {
+    team: { type: "string" },
+    user: { type: "string" },
+    "sim-url": { type: "string" },
+    provider: { type: "string" },
+  });
   if (positionals.length) throw new UsageError(`unexpected argument: ${positionals[0]}`);
   const team = values.team ?? "drills";
-  if (!/^[a-z0-9][a-z0-9-]{0,62}$/.test(team)) throw new UsageError(`--team: a slug of lowercase letters, digits and dashes, got "${team}"`);
+  if (!/^[a-z0-9][a-z0-9-]{0,62}$/.test(team))
+    throw new UsageError(`--team: a slug of lowercase letters, digits and dashes, got "${team}"`);
   const user = (values.user ?? `drill-operator@${team}.invalid`).trim().toLowerCase();
   if (!/^[^@\s]+@[^@\s]+$/.test(user)) throw new UsageError(`--user: not an email address: "${user}"`);
   const simUrl = values["sim-url"] === undefined ? undefined : url(values["sim-url"], "--sim-url");
@@ -41,7 +47,9 @@ async function setup(argv: string[]): Promise<number> {
   const { setupDrillTeam } = await import("../../lib/drill/setup");
   return withDatabase(async () => {
     const r = await setupDrillTeam({ team, user, simUrl, provider });
-    console.error(`team "${r.team}" is set aside for drills (operator ${r.user}${r.provider ? `, provider ${r.provider} → ${simUrl}` : ""}); the keys below are shown once:`);
+    console.error(
+      `team "${r.team}" is set aside for drills (operator ${r.user}${r.provider ? `, provider ${r.provider} → ${simUrl}` : ""}); the keys below are shown once:`,
+    );
     console.log(`QUIESCE_OPERATOR_KEY=${r.operatorKey}`);
     console.log(`QUIESCE_AGENT_KEY=${r.agentKey}`);
     return 0;
@@ -54,13 +62,21 @@ export const drillCommand: Command = {
   async run(argv) {
     if (argv[0] === "setup") return setup(argv.slice(1));
     const { values, positionals } = parseFlags(argv, {
-      url: { type: "string" }, key: { type: "string" }, "agent-key": { type: "string" }, "sim-url": { type: "string" },
-      provider: { type: "string" }, only: { type: "string" }, timeout: { type: "string" }, json: { type: "boolean" },
-      report: { type: "string" }, list: { type: "boolean" },
+      url: { type: "string" },
+      key: { type: "string" },
+      "agent-key": { type: "string" },
+      "sim-url": { type: "string" },
+      provider: { type: "string" },
+      only: { type: "string" },
+      timeout: { type: "string" },
+      json: { type: "boolean" },
+      report: { type: "string" },
+      list: { type: "boolean" },
     });
     if (positionals.length) throw new UsageError(`unexpected argument: ${positionals[0]}`);
     if (values.list) {
-      for (const c of DRILL_CASES) console.log(`${c.name.padEnd(44)} ${c.expected.padEnd(32)} seed ${c.seed}  needs: ${c.needs.join(", ")}`);
+      for (const c of DRILL_CASES)
+        console.log(`${c.name.padEnd(44)} ${c.expected.padEnd(32)} seed ${c.seed}  needs: ${c.needs.join(", ")}`);
       return 0;
     }
     const base = values.url ?? setting("QUIESCE_URL");
@@ -70,21 +86,34 @@ export const drillCommand: Command = {
     const agentKey = values["agent-key"] ?? setting("QUIESCE_AGENT_KEY");
     const simRaw = values["sim-url"] ?? setting("QUIESCE_PROVIDER_SIM_URL");
     const timeout = values.timeout === undefined ? 120 : Number(values.timeout);
-    if (!Number.isInteger(timeout) || timeout < 5 || timeout > 3600) throw new UsageError(`--timeout: whole seconds 5–3600, got "${values.timeout}"`);
+    if (!Number.isInteger(timeout) || timeout < 5 || timeout > 3600)
+      throw new UsageError(`--timeout: whole seconds 5–3600, got "${values.timeout}"`);
     let cases;
     try {
-      cases = selectCases(values.only?.split(",").map((s) => s.trim()).filter(Boolean));
+      cases = selectCases(
+        values.only
+          ?.split(",")
+          .map((s) => s.trim())
+          .filter(Boolean),
+      );
     } catch (err) {
       throw new UsageError((err as Error).message);
     }
     const log = values.json ? () => {} : (l: string) => console.error(`[drill] ${l}`);
     let report;
     try {
-      report = await runDrill({
-        url: url(base, "--url"), operatorKey: key.trim(), agentKey: agentKey?.trim() || undefined,
-        simUrl: simRaw ? url(simRaw, "--sim-url") : undefined, provider: values.provider ?? "deploy-sim",
-        receiptTimeoutMs: timeout * 1000, log,
-      }, cases);
+      report = await runDrill(
+        {
+          url: url(base, "--url"),
+          operatorKey: key.trim(),
+          agentKey: agentKey?.trim() || undefined,
+          simUrl: simRaw ? url(simRaw, "--sim-url") : undefined,
+          provider: values.provider ?? "deploy-sim",
+          receiptTimeoutMs: timeout * 1000,
+          log,
+        },
+        cases,
+      );
     } catch (err) {
       if (err instanceof DrillSetupError) {
         console.error(`drill: ${err.message}`);

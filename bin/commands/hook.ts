@@ -33,10 +33,18 @@ export const hookCommand: Command = {
 };
 
 async function install(argv: string[]): Promise<number> {
-  const { values } = parseFlags(argv, {
-    dir: { type: "string" }, settings: { type: "string" }, managed: { type: "string" }, timeout: { type: "string" },
-    url: { type: "string" }, "key-file": { type: "string" },
-  }, { positionals: false });
+  const { values } = parseFlags(
+    argv,
+    {
+      dir: { type: "string" },
+      settings: { type: "string" },
+      managed: { type: "string" },
+      timeout: { type: "string" },
+      url: { type: "string" },
+      "key-file": { type: "string" },
+    },
+    { positionals: false },
+  );
   if (values.url !== undefined) {
     try {
       const u = new URL(values.url);
@@ -52,7 +60,11 @@ async function install(argv: string[]): Promise<number> {
   const { installHook } = await import("../../lib/cli/hook-install");
   const r = await installHook({
     dir: values.dir ?? path.join(os.homedir(), ".quiesce", "hook"),
-    settings: values.settings, managed: values.managed, timeoutSeconds, url: values.url, keyFile: values["key-file"],
+    settings: values.settings,
+    managed: values.managed,
+    timeoutSeconds,
+    url: values.url,
+    keyFile: values["key-file"],
   });
   process.stdout.write(`hook:     ${r.hookPath}\nsettings: ${r.settingsPath}\ncommand:  ${r.command}\n`);
   return 0;

@@ -22,7 +22,10 @@ const USAGE = [
 
 function parseScopes(text: string | undefined): string[] {
   if (text === undefined) return [];
-  const scopes = text.split(",").map((s) => s.trim()).filter(Boolean);
+  const scopes = text
+    .split(",")
+    .map((s) => s.trim())
+    .filter(Boolean);
   const valid = new Set<string>(["*", ...ACTIONS]);
   const bad = scopes.find((s) => !valid.has(s));
   if (bad !== undefined) throw new UsageError(`--scopes: unknown scope "${bad}" (valid: *, ${ACTIONS.join(", ")})`);
@@ -31,16 +34,23 @@ function parseScopes(text: string | undefined): string[] {
 
 async function create(argv: string[]): Promise<number> {
   const { values, positionals } = parseFlags(argv, {
-    team: { type: "string" }, kind: { type: "string" }, user: { type: "string" }, name: { type: "string" },
-    scopes: { type: "string" }, "expires-in": { type: "string" },
+    team: { type: "string" },
+    kind: { type: "string" },
+    user: { type: "string" },
+    name: { type: "string" },
+    scopes: { type: "string" },
+    "expires-in": { type: "string" },
   });
   if (positionals.length) throw new UsageError(`unexpected argument: ${positionals[0]}`);
   // Everything checkable without the database is checked first: bad input changes nothing.
   const slug = requireFlag(values.team, "team");
   const kind = requireFlag(values.kind, "kind");
-  if (!(KEY_KINDS as readonly string[]).includes(kind)) throw new UsageError(`--kind: must be one of ${KEY_KINDS.join(", ")}, got "${kind}"`);
-  if (kind === "operator" && !values.user) throw new UsageError("--user is required for --kind operator (an operator key carries that user's role)");
-  if (kind !== "operator" && values.user) throw new UsageError("--user is only for --kind operator (machine keys are not bound to a person)");
+  if (!(KEY_KINDS as readonly string[]).includes(kind))
+    throw new UsageError(`--kind: must be one of ${KEY_KINDS.join(", ")}, got "${kind}"`);
+  if (kind === "operator" && !values.user)
+    throw new UsageError("--user is required for --kind operator (an operator key carries that user's role)");
+  if (kind !== "operator" && values.user)
+    throw new UsageError("--user is only for --kind operator (machine keys are not bound to a person)");
   if (values.name !== undefined && values.name.trim() === "") throw new UsageError("--name: must not be empty");
   const scopes = parseScopes(values.scopes);
   const expiresAt = values["expires-in"] === undefined ? null : new Date(Date.now() + parseDuration(values["expires-in"], "expires-in"));
@@ -56,8 +66,10 @@ async function create(argv: string[]): Promise<number> {
     }
     const name = values.name?.trim() ?? (values.user ? `${kind} key for ${values.user}` : `${kind} key (cli)`);
     const key = await createApiKey(SYSTEM, { teamId: team.id, kind: kind as KeyKind, name, userId, scopes, expiresAt });
-    console.error(`created ${key.kind} key ${key.id} "${key.name}" for team ${team.slug}` +
-      `${scopes.length ? ` scopes=${scopes.join(",")}` : ""}${key.expiresAt ? ` expires ${key.expiresAt}` : ""} — the secret below is shown once:`);
+    console.error(
+      `created ${key.kind} key ${key.id} "${key.name}" for team ${team.slug}` +
+        `${scopes.length ? ` scopes=${scopes.join(",")}` : ""}${key.expiresAt ? ` expires ${key.expiresAt}` : ""} — the secret below is shown once:`,
+    );
     console.log(key.secret);
     return 0;
   });
@@ -78,7 +90,9 @@ async function list(argv: string[]): Promise<number> {
     if (keys.length === 0) console.log(`no ${values.all ? "" : "active "}keys for team ${slug}`);
     for (const k of keys) {
       const state = k.revokedAt ? `revoked ${k.revokedAt}` : k.expiresAt ? `expires ${k.expiresAt}` : "active";
-      console.log([k.id, k.kind.padEnd(8), JSON.stringify(k.name), state, k.scopes.length ? `scopes=${k.scopes.join(",")}` : ""].join("  ").trimEnd());
+      console.log(
+        [k.id, k.kind.padEnd(8), JSON.stringify(k.name), state, k.scopes.length ? `scopes=${k.scopes.join(",")}` : ""].join("  ").trimEnd(),
+      );
     }
     return 0;
   });
@@ -86,7 +100,8 @@ async function list(argv: string[]): Promise<number> {
 
 async function revoke(argv: string[]): Promise<number> {
   const { values, positionals } = parseFlags(argv, { json: { type: "boolean" } });
-  if (positionals.length !== 1) throw new UsageError(positionals.length ? `expected one key id, got ${positionals.length}` : "a key id is required");
+  if (positionals.length !== 1)
+    throw new UsageError(positionals.length ? `expected one key id, got ${positionals.length}` : "a key id is required");
   const id = positionals[0]!;
   if (!/^key_[A-Za-z0-9_-]+$/.test(id)) throw new UsageError(`not a key id: "${id}" (key ids look like key_…)`);
   return withDatabase(async () => {
@@ -103,9 +118,16 @@ async function signingPublic(argv: string[]): Promise<number> {
   if (values.json && values.pem) throw new UsageError("--json and --pem: choose one");
   const { publicKeys, keysDocument } = await import("../../lib/integrations/keys-document");
   const keys = publicKeys();
-  if (values.json) { console.log(JSON.stringify(keysDocument(), null, 2)); return 0; }
-  if (values.pem) { process.stdout.write(keys.find((k) => k.current)!.public_key_pem); return 0; }
-  for (const k of keys) console.log(`${k.keyid}${k.current ? "  (current)" : ""}  created ${k.created_at}\n${k.public_key_pem.trimEnd()}\n`);
+  if (values.json) {
+    console.log(JSON.stringify(keysDocument(), null, 2));
+    return 0;
+  }
+  if (values.pem) {
+    process.stdout.write(keys.find((k) => k.current)!.public_key_pem);
+    return 0;
+  }
+  for (const k of keys)
+    console.log(`${k.keyid}${k.current ? "  (current)" : ""}  created ${k.created_at}\n${k.public_key_pem.trimEnd()}\n`);
   return 0;
 }
 

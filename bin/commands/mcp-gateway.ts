@@ -10,7 +10,8 @@ import { adapterSetup, splitWrappedCommand } from "../../lib/cli/adapter-command
 import { runGateway } from "../../lib/adapters/mcp-gateway/gateway";
 import { setting } from "../../lib/config";
 
-const USAGE = "quiesce mcp-gateway --run <runId> [--lease <parentLeaseId>] [--task <taskId>] [--listen <host:port>] [--url <url>] [--key <key>] " +
+const USAGE =
+  "quiesce mcp-gateway --run <runId> [--lease <parentLeaseId>] [--task <taskId>] [--listen <host:port>] [--url <url>] [--key <key>] " +
   "(-- <server command> [args…] | --upstream-url <http(s) URL>)";
 
 function parseListen(v: string): { host: string; port: number } {
@@ -25,10 +26,17 @@ export const mcpGatewayCommand: Command = {
   usage: USAGE,
   async run(argv) {
     const hasCommand = argv.includes("--");
-    const { flags, command, args } = hasCommand ? splitWrappedCommand(argv, "upstream server command") : { flags: argv, command: "", args: [] };
+    const { flags, command, args } = hasCommand
+      ? splitWrappedCommand(argv, "upstream server command")
+      : { flags: argv, command: "", args: [] };
     const { values, positionals } = parseFlags(flags, {
-      run: { type: "string" }, lease: { type: "string" }, task: { type: "string" },
-      url: { type: "string" }, key: { type: "string" }, listen: { type: "string" }, "upstream-url": { type: "string" },
+      run: { type: "string" },
+      lease: { type: "string" },
+      task: { type: "string" },
+      url: { type: "string" },
+      key: { type: "string" },
+      listen: { type: "string" },
+      "upstream-url": { type: "string" },
     });
     if (positionals.length) throw new UsageError(`unexpected argument: ${positionals[0]}`);
     const runId = requireFlag(values.run, "run");
@@ -47,7 +55,15 @@ export const mcpGatewayCommand: Command = {
     const listen = values.listen === undefined ? undefined : parseListen(values.listen);
     const { cfg, client } = adapterSetup({ url: values.url, key: values.key });
     return runGateway({
-      cfg, client, parentRunId: runId, parentLeaseId: values.lease, taskId: values.task, command, args, upstreamUrl, listen,
+      cfg,
+      client,
+      parentRunId: runId,
+      parentLeaseId: values.lease,
+      taskId: values.task,
+      command,
+      args,
+      upstreamUrl,
+      listen,
       callTimeoutMs: setting("QUIESCE_MCP_CALL_TIMEOUT_MS"),
     });
   },

@@ -25,12 +25,18 @@ export const membersCommand: Command = {
     if (!sub || !["list", "set-role", "remove", "disable", "enable"].includes(sub)) {
       throw new UsageError(sub ? `unknown members action "${sub}"` : "an action is required: list, set-role, remove, disable or enable");
     }
-    const { values, positionals } = parseFlags(rest, { team: { type: "string" }, user: { type: "string" }, role: { type: "string" }, json: { type: "boolean" } });
+    const { values, positionals } = parseFlags(rest, {
+      team: { type: "string" },
+      user: { type: "string" },
+      role: { type: "string" },
+      json: { type: "boolean" },
+    });
     if (positionals.length) throw new UsageError(`unexpected argument: ${positionals[0]}`);
     const slug = requireFlag(values.team, "team");
     const email = sub === "list" ? undefined : requireFlag(values.user, "user");
     const role = sub === "set-role" ? requireFlag(values.role, "role") : undefined;
-    if (role !== undefined && !(ROLES as readonly string[]).includes(role)) throw new UsageError(`--role: must be one of ${ROLES.join(", ")}, got "${role}"`);
+    if (role !== undefined && !(ROLES as readonly string[]).includes(role))
+      throw new UsageError(`--role: must be one of ${ROLES.join(", ")}, got "${role}"`);
     return withDatabase(async () => {
       const team = await findTeamBySlug(SYSTEM, slug);
       if (!team) throw new UsageError(`--team: no team with slug "${slug}"`);

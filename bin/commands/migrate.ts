@@ -11,11 +11,15 @@ export const migrateCommand: Command = {
   async run(argv) {
     const { values, positionals } = parseFlags(argv, { json: { type: "boolean" } });
     if (positionals.length) throw new UsageError(`unexpected argument: ${positionals[0]}`);
-    const note = (line: string) => { if (!values.json) console.error(line); };
+    const note = (line: string) => {
+      if (!values.json) console.error(line);
+    };
     const result = await withDatabase(async (url) => {
       note(`database: ${redactUrl(url)}`);
       // "applied …" lines go to stdout below; warnings (edited migrations) to stderr.
-      return migrate(url, (line) => { if (!line.startsWith("applied ")) console.error(line); });
+      return migrate(url, (line) => {
+        if (!line.startsWith("applied ")) console.error(line);
+      });
     }, note);
     if (values.json) {
       console.log(JSON.stringify(result));

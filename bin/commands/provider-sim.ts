@@ -9,7 +9,11 @@ export const providerSimCommand: Command = {
   summary: "run the simulated deployment provider (cancels cleanly, commits during cancel, status down, slow)",
   usage: "npm run quiesce -- provider-sim [--port <n>] [--host <addr>] [--quiet]   (default 127.0.0.1:4700)",
   async run(argv) {
-    const { values } = parseFlags(argv, { port: { type: "string" }, host: { type: "string" }, quiet: { type: "boolean" } }, { positionals: false });
+    const { values } = parseFlags(
+      argv,
+      { port: { type: "string" }, host: { type: "string" }, quiet: { type: "boolean" } },
+      { positionals: false },
+    );
     const port = values.port === undefined ? 4700 : Number(values.port);
     if (!Number.isInteger(port) || port < 0 || port > 65535) throw new UsageError("--port: an integer 0–65535");
     const log = values.quiet ? () => {} : lineLogger("provider-sim");

@@ -11,14 +11,22 @@ import { serializeReceipt, verifyReceipt as verifyReceiptBody } from "../../lib/
 import { closeDbClients } from "../../lib/start/database";
 
 type Body = Record<string, unknown> & {
-  decision?: string; version?: number; run_id?: string; verified_at?: string; digest?: string;
-  authority?: Record<string, unknown>; work?: Record<string, unknown>; effects?: Record<string, unknown>;
+  decision?: string;
+  version?: number;
+  run_id?: string;
+  verified_at?: string;
+  digest?: string;
+  authority?: Record<string, unknown>;
+  work?: Record<string, unknown>;
+  effects?: Record<string, unknown>;
   reconciliation?: { operation_id: string; assignee: string; status?: string }[];
   effect_receipts?: { operation_id: string; rollback_owner: string; provider_operation_id: string | null }[];
 };
 
 function summary(barrierId: string, b: Body, versions: number[] | null): string {
-  const a = b.authority ?? {}, w = b.work ?? {}, e = b.effects ?? {};
+  const a = b.authority ?? {},
+    w = b.work ?? {},
+    e = b.effects ?? {};
   const lines = [
     `stop receipt ${barrierId} v${b.version}${versions ? ` (versions: ${versions.join(", ")})` : ""}: ${b.decision}`,
     `  run ${b.run_id}, verified at ${b.verified_at}, quiet period ${b.quiet_period_seconds}s, last settled ${b.last_settled_at ?? "-"}`,
@@ -26,9 +34,11 @@ function summary(barrierId: string, b: Body, versions: number[] | null): string 
     `  work: ${w.queued_cancelled} queued cancelled, ${w.in_flight_settled} in flight settled, ${w.scheduled_retries_cancelled} scheduled/retries cancelled`,
     `  effects: ${e.completed_and_verified} completed_and_verified, ${e.cancelled_without_effect} cancelled_without_effect, ${e.unknown} unknown`,
   ];
-  for (const r of b.reconciliation ?? []) lines.push(`  reconciliation: ${r.operation_id} held by ${r.assignee}${r.status ? ` (${r.status})` : ""}`);
-  for (const x of b.effect_receipts ?? []) lines.push(`  effect receipt: ${x.operation_id} ${x.provider_operation_id ?? ""} rollback owner ${x.rollback_owner}`);
-  for (const sentence of Array.isArray(b.summary) ? b.summary as string[] : []) lines.push(`  ${sentence}`);
+  for (const r of b.reconciliation ?? [])
+    lines.push(`  reconciliation: ${r.operation_id} held by ${r.assignee}${r.status ? ` (${r.status})` : ""}`);
+  for (const x of b.effect_receipts ?? [])
+    lines.push(`  effect receipt: ${x.operation_id} ${x.provider_operation_id ?? ""} rollback owner ${x.rollback_owner}`);
+  for (const sentence of Array.isArray(b.summary) ? (b.summary as string[]) : []) lines.push(`  ${sentence}`);
   lines.push(`  digest sha256:${b.digest}`);
   return lines.join("\n");
 }
@@ -38,8 +48,12 @@ export const receiptCommand: Command = {
   usage: "npm run quiesce -- receipt <barrierId> [--json|--yaml] [--verify] [--version <n>] [--url <url> --key <key>]",
   async run(argv) {
     const { values, positionals } = parseFlags(argv, {
-      json: { type: "boolean" }, yaml: { type: "boolean" }, verify: { type: "boolean" }, version: { type: "string" },
-      url: { type: "string" }, key: { type: "string" },
+      json: { type: "boolean" },
+      yaml: { type: "boolean" },
+      verify: { type: "boolean" },
+      version: { type: "string" },
+      url: { type: "string" },
+      key: { type: "string" },
     });
     const barrierId = onePositional(positionals, "a barrier id");
     if (values.json && values.yaml) throw new UsageError("--json and --yaml: choose one");
@@ -61,17 +75,28 @@ export const receiptCommand: Command = {
         print(json, null);
         if (!values.verify) return 0;
         const v = verifyReceiptBody({ body: json });
-        console.log(v.ok ? `digest verified: sha256:${v.recomputed}` : `DIGEST MISMATCH: receipt says ${String(json.digest)}, body hashes to ${v.recomputed} (${v.detail})`);
+        console.log(
+          v.ok
+            ? `digest verified: sha256:${v.recomputed}`
+            : `DIGEST MISMATCH: receipt says ${String(json.digest)}, body hashes to ${v.recomputed} (${v.detail})`,
+        );
         return v.ok ? 0 : 1;
       });
     }
     const system = { type: "system", name: "cli:receipt" } as const;
     try {
       const r = await getReceipt(system, barrierId, version);
-      print(r.body as Body, r.versions.map((x) => x.version));
+      print(
+        r.body as Body,
+        r.versions.map((x) => x.version),
+      );
       if (!values.verify) return 0;
       const v = await verifyReceipt(system, barrierId, r.version);
-      console.log(v.ok ? `digest verified: sha256:${v.digest} (v${v.version})` : `DIGEST MISMATCH (v${v.version}): stored ${v.digest}, recomputed ${v.recomputed}: ${v.detail}`);
+      console.log(
+        v.ok
+          ? `digest verified: sha256:${v.digest} (v${v.version})`
+          : `DIGEST MISMATCH (v${v.version}): stored ${v.digest}, recomputed ${v.recomputed}: ${v.detail}`,
+      );
       console.log(r.signature.valid ? `signature valid (key ${r.signature.keyId})` : `signature NOT valid: ${r.signature.detail}`);
       return v.ok && (r.signature.valid || !r.envelope) ? 0 : 1;
     } finally {

@@ -4,7 +4,13 @@
 // resolves. Resolving (and assigning, once a receipt exists) issues a new receipt version.
 import type { Command } from "./types";
 import { parseFlags, UsageError } from "../../lib/cli/args";
-import { assignReconciliation, listReconciliations, memberPrincipal, resolveReconciliation, userIdForEmail } from "../../lib/dal/reconciliations";
+import {
+  assignReconciliation,
+  listReconciliations,
+  memberPrincipal,
+  resolveReconciliation,
+  userIdForEmail,
+} from "../../lib/dal/reconciliations";
 import { findTeamBySlug } from "../../lib/dal/admin-directory";
 import { closeDbClients } from "../../lib/start/database";
 
@@ -30,8 +36,14 @@ export const reconcileCommand: Command = {
   async run(argv) {
     const [sub, ...rest] = argv;
     const { values, positionals } = parseFlags(rest, {
-      team: { type: "string" }, barrier: { type: "string" }, all: { type: "boolean" }, json: { type: "boolean" },
-      to: { type: "string" }, as: { type: "string" }, resolution: { type: "string" }, evidence: { type: "string" },
+      team: { type: "string" },
+      barrier: { type: "string" },
+      all: { type: "boolean" },
+      json: { type: "boolean" },
+      to: { type: "string" },
+      as: { type: "string" },
+      resolution: { type: "string" },
+      evidence: { type: "string" },
     });
     try {
       if (sub === "list") {
@@ -44,25 +56,37 @@ export const reconcileCommand: Command = {
         const rows = await listReconciliations(SYSTEM, { teamId, barrierId: values.barrier, status: values.all ? "all" : "open" });
         if (values.json) console.log(JSON.stringify(rows, null, 2));
         else if (rows.length === 0) console.log("no reconciliations");
-        else for (const r of rows) {
-          console.log(`${r.id}  ${r.status.padEnd(17)} ${r.operationId} (${r.tool}) barrier ${r.barrierId ?? "none"} cause ${r.cause ?? "-"} owner ${r.assignee?.email ?? "none (no admin to name)"}${r.resolution ? ` -> ${r.resolution}` : ""}`);
-        }
+        else
+          for (const r of rows) {
+            console.log(
+              `${r.id}  ${r.status.padEnd(17)} ${r.operationId} (${r.tool}) barrier ${r.barrierId ?? "none"} cause ${r.cause ?? "-"} owner ${r.assignee?.email ?? "none (no admin to name)"}${r.resolution ? ` -> ${r.resolution}` : ""}`,
+            );
+          }
         return 0;
       }
       if (sub === "assign") {
         const id = one(positionals);
         const actor = await memberPrincipal(SYSTEM, need(values.as, "as"), id);
         const r = await assignReconciliation(actor, id, await userIdForEmail(SYSTEM, need(values.to, "to")));
-        console.log(values.json ? JSON.stringify(r) : `${id}: assigned to ${r.assignee?.email}${r.receiptVersion ? `; receipt v${r.receiptVersion} issued` : ""}`);
+        console.log(
+          values.json
+            ? JSON.stringify(r)
+            : `${id}: assigned to ${r.assignee?.email}${r.receiptVersion ? `; receipt v${r.receiptVersion} issued` : ""}`,
+        );
         return 0;
       }
       if (sub === "resolve") {
         const id = one(positionals);
         const resolution = need(values.resolution, "resolution");
-        if (resolution !== "effect_present" && resolution !== "effect_absent") throw new UsageError("--resolution: effect_present or effect_absent");
+        if (resolution !== "effect_present" && resolution !== "effect_absent")
+          throw new UsageError("--resolution: effect_present or effect_absent");
         const actor = await memberPrincipal(SYSTEM, need(values.as, "as"), id);
         const r = await resolveReconciliation(actor, id, { resolution, evidence: need(values.evidence, "evidence") });
-        console.log(values.json ? JSON.stringify(r) : `${id}: resolved ${resolution}${r.receiptVersion ? `; receipt v${r.receiptVersion} issued` : ""}`);
+        console.log(
+          values.json
+            ? JSON.stringify(r)
+            : `${id}: resolved ${resolution}${r.receiptVersion ? `; receipt v${r.receiptVersion} issued` : ""}`,
+        );
         return 0;
       }
       throw new UsageError(sub ? `unknown subcommand: ${sub}` : "a subcommand is required: list, assign or resolve");

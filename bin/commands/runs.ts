@@ -14,15 +14,26 @@ const USAGE = [
 function row(r: RunSummary): string {
   const indent = "  ".repeat(Math.min(r.depth, 6));
   return [
-    `${indent}${r.runId}`.padEnd(32), r.lifecycle.padEnd(7), `breaker=${r.breaker}`.padEnd(17), `epoch=${r.epoch}`.padEnd(9),
-    r.taskId, r.title ? JSON.stringify(r.title) : "",
-  ].join(" ").trimEnd();
+    `${indent}${r.runId}`.padEnd(32),
+    r.lifecycle.padEnd(7),
+    `breaker=${r.breaker}`.padEnd(17),
+    `epoch=${r.epoch}`.padEnd(9),
+    r.taskId,
+    r.title ? JSON.stringify(r.title) : "",
+  ]
+    .join(" ")
+    .trimEnd();
 }
 
 async function list(argv: string[]): Promise<number> {
   const { values, positionals } = parseFlags(argv, {
-    ...API_FLAGS, lifecycle: { type: "string" }, q: { type: "string" }, parent: { type: "string" },
-    roots: { type: "boolean" }, limit: { type: "string" }, cursor: { type: "string" },
+    ...API_FLAGS,
+    lifecycle: { type: "string" },
+    q: { type: "string" },
+    parent: { type: "string" },
+    roots: { type: "boolean" },
+    limit: { type: "string" },
+    cursor: { type: "string" },
   });
   if (positionals.length) throw new UsageError(`unexpected argument: ${positionals[0]}`);
   const lifecycle = values.lifecycle;
@@ -32,13 +43,18 @@ async function list(argv: string[]): Promise<number> {
   let limit: number | undefined;
   if (values.limit !== undefined) {
     limit = Number(values.limit);
-    if (!Number.isInteger(limit) || limit < 1 || limit > 200) throw new UsageError(`--limit: a whole number from 1 to 200, got "${values.limit}"`);
+    if (!Number.isInteger(limit) || limit < 1 || limit > 200)
+      throw new UsageError(`--limit: a whole number from 1 to 200, got "${values.limit}"`);
   }
   const client = clientFrom(values);
   return callApi(async () => {
     const page = await client.listRuns({
-      limit, cursor: values.cursor, lifecycle: lifecycle as RunSummary["lifecycle"] | undefined, q: values.q,
-      parentRunId: values.parent, rootsOnly: values.roots ? true : undefined,
+      limit,
+      cursor: values.cursor,
+      lifecycle: lifecycle as RunSummary["lifecycle"] | undefined,
+      q: values.q,
+      parentRunId: values.parent,
+      rootsOnly: values.roots ? true : undefined,
     });
     if (values.json) {
       console.log(JSON.stringify(page, null, 2));
@@ -61,13 +77,17 @@ function details(r: RunView): string[] {
     `epoch      ${r.epoch}`,
     `heartbeat  ${r.lastHeartbeatAt ?? "never"}`,
   ];
-  const native = Object.entries(r.native ?? {}).filter(([, v]) => v).map(([k, v]) => `${k}=${v}`);
+  const native = Object.entries(r.native ?? {})
+    .filter(([, v]) => v)
+    .map(([k, v]) => `${k}=${v}`);
   if (native.length) lines.push(`native     ${native.join(" ")}`);
   lines.push(`children   ${r.children.length}`);
   for (const c of r.children) lines.push(`  ${row(c)}`);
   lines.push(`leases     ${r.leases.length}`);
   for (const l of r.leases) {
-    lines.push(`  ${l.leaseId}  until ${l.validUntil}${l.revokedAt ? `  REVOKED ${l.revokedAt} by ${l.revokedBy ?? "?"}` : ""}${l.scopes.length ? `  scopes=${l.scopes.join(",")}` : ""}`);
+    lines.push(
+      `  ${l.leaseId}  until ${l.validUntil}${l.revokedAt ? `  REVOKED ${l.revokedAt} by ${l.revokedBy ?? "?"}` : ""}${l.scopes.length ? `  scopes=${l.scopes.join(",")}` : ""}`,
+    );
   }
   return lines;
 }

@@ -12,13 +12,16 @@ export const seedCommand: Command = {
   async run(argv) {
     const { values, positionals } = parseFlags(argv, { json: { type: "boolean" }, "keys-file": { type: "string" } });
     if (positionals.length) throw new UsageError(`unexpected argument: ${positionals[0]}`);
-    const note = (line: string) => { if (!values.json) console.error(line); };
+    const note = (line: string) => {
+      if (!values.json) console.error(line);
+    };
     const result = await withDatabase(async (url) => {
       note(`database: ${redactUrl(url)}`);
       return seedDemo({ keysFile: values["keys-file"] });
     }, note);
     // Secrets of keys this run did not create stay in the keys file, not on the screen.
-    if (values.json) console.log(JSON.stringify({ ...result, keys: result.keys.map((k) => (k.created ? k : { ...k, secret: undefined })) }, null, 2));
+    if (values.json)
+      console.log(JSON.stringify({ ...result, keys: result.keys.map((k) => (k.created ? k : { ...k, secret: undefined })) }, null, 2));
     else for (const line of formatSeedReport(result)) console.log(line);
     return 0;
   },

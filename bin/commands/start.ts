@@ -24,7 +24,10 @@ const say = (line: string) => console.log(`${"[start]".padEnd(16)} ${line}`);
 function portInUse(port: number): Promise<boolean> {
   return new Promise((resolve) => {
     const s = net.connect({ host: "127.0.0.1", port });
-    s.once("connect", () => { s.destroy(); resolve(true); });
+    s.once("connect", () => {
+      s.destroy();
+      resolve(true);
+    });
     s.once("error", () => resolve(false));
   });
 }
@@ -36,8 +39,13 @@ async function waitForHttp(url: string, gaveUp: () => boolean): Promise<boolean>
     try {
       await fetch(url, { signal: AbortSignal.timeout(2000), redirect: "manual" });
       return true;
-    } catch { /* not listening yet */ }
-    if (Date.now() - started > nextNote) { say(`still waiting for the web app at ${url} …`); nextNote += 15_000; }
+    } catch {
+      /* not listening yet */
+    }
+    if (Date.now() - started > nextNote) {
+      say(`still waiting for the web app at ${url} …`);
+      nextNote += 15_000;
+    }
     await sleep(500);
   }
   return false;
@@ -50,10 +58,13 @@ function loud(lines: string[]): void {
 
 export const startCommand: Command = {
   summary: "run Quiesce: database, migrations, demo data, web app and workers (npm start)",
-  usage: "npm start -- [--port 3000] [--no-demo] [--dev]   (env: DATABASE_URL, PORT, QUIESCE_DEMO=0, QUIESCE_SKIP_BUILD=1, QUIESCE_DEMO_PASSWORD)",
+  usage:
+    "npm start -- [--port 3000] [--no-demo] [--dev]   (env: DATABASE_URL, PORT, QUIESCE_DEMO=0, QUIESCE_SKIP_BUILD=1, QUIESCE_DEMO_PASSWORD)",
   async run(argv) {
     const { values, positionals } = parseFlags(argv, {
-      port: { type: "string" }, "no-demo": { type: "boolean" }, dev: { type: "boolean" },
+      port: { type: "string" },
+      "no-demo": { type: "boolean" },
+      dev: { type: "boolean" },
     });
     if (positionals.length) throw new UsageError(`unexpected argument: ${positionals[0]}`);
     let port: number;
@@ -70,14 +81,18 @@ export const startCommand: Command = {
 
     for (const p of [port, ...(withApi ? [apiPort] : []), ...(plan.some((c) => c.name === "provider-sim") ? [PROVIDER_SIM_PORT] : [])]) {
       if (await portInUse(p)) {
-        console.error(`error: port ${p} is already in use (another \`npm start\`?). ${p === port ? "Pass --port <n> or set PORT." : p === apiPort ? "Set QUIESCE_API_PORT." : "Stop whatever holds it."}`);
+        console.error(
+          `error: port ${p} is already in use (another \`npm start\`?). ${p === port ? "Pass --port <n> or set PORT." : p === apiPort ? "Set QUIESCE_API_PORT." : "Stop whatever holds it."}`,
+        );
         return 1;
       }
     }
 
     let db: DatabaseHandle | undefined;
     let finished: (code: number) => void = () => {};
-    const done = new Promise<number>((r) => { finished = r; });
+    const done = new Promise<number>((r) => {
+      finished = r;
+    });
     let shuttingDown = false;
     const sup = new Supervisor({
       onUnexpectedExit: (name, code, signal) => {
@@ -85,7 +100,9 @@ export const startCommand: Command = {
         const essential = plan.find((c) => c.name === name)?.essential ?? false;
         loud([
           `${name} ${how}. It is NOT restarted.`,
-          essential ? "Stopping everything." : `Everything else keeps running; ${name === "barrier-worker" ? "kills will not settle until it runs again" : `${name} is down`}.`,
+          essential
+            ? "Stopping everything."
+            : `Everything else keeps running; ${name === "barrier-worker" ? "kills will not settle until it runs again" : `${name} is down`}.`,
           "Read its output above, fix the cause, then restart `npm start`.",
         ]);
         if (essential) void shutdown(1);
@@ -99,7 +116,13 @@ export const startCommand: Command = {
       await closeDbClients();
       if (db?.owned) {
         say("stopping embedded PostgreSQL");
-        const stopped = db.stop().then(() => true, (e) => { console.error(`[start] ${e}`); return true; });
+        const stopped = db.stop().then(
+          () => true,
+          (e) => {
+            console.error(`[start] ${e}`);
+            return true;
+          },
+        );
         const gaveUp = new Promise<false>((r) => setTimeout(() => r(false), 15_000).unref());
         if (!(await Promise.race([stopped, gaveUp]))) say("embedded PostgreSQL did not confirm its stop within 15 s; leaving it");
       }
@@ -107,7 +130,10 @@ export const startCommand: Command = {
       finished(code);
     };
     // Under `npm start` a Ctrl-C arrives twice (from the terminal and relayed by tsx): act once.
-    const onSignal = (sig: NodeJS.Signals) => { if (!shuttingDown) say(`${sig} received`); void shutdown(0); };
+    const onSignal = (sig: NodeJS.Signals) => {
+      if (!shuttingDown) say(`${sig} received`);
+      void shutdown(0);
+    };
     process.on("SIGINT", onSignal);
     process.on("SIGTERM", onSignal);
 
@@ -133,11 +159,21 @@ export const startCommand: Command = {
           say(`QUIESCE_SKIP_BUILD=1: not building although ${check.reason}`);
         } else if (check.needed) {
           say(`building the web app (${check.reason}); this takes a minute or two …`);
-          const build = sup.spawn("build", process.execPath, [path.join(ROOT, "node_modules/next/dist/bin/next"), "build"], { ...env, NEXT_TELEMETRY_DISABLED: "1" }, ROOT, { oneShot: true });
+          const build = sup.spawn(
+            "build",
+            process.execPath,
+            [path.join(ROOT, "node_modules/next/dist/bin/next"), "build"],
+            { ...env, NEXT_TELEMETRY_DISABLED: "1" },
+            ROOT,
+            { oneShot: true },
+          );
           const r = await build.exited;
           if (shuttingDown) return await done;
           if (r.code !== 0) {
-            loud([`next build failed (${r.signal ? `killed by ${r.signal}` : `exit code ${r.code}`}); see the [build] lines above.`, "Nothing else was started."]);
+            loud([
+              `next build failed (${r.signal ? `killed by ${r.signal}` : `exit code ${r.code}`}); see the [build] lines above.`,
+              "Nothing else was started.",
+            ]);
             await shutdown(1);
             return await done;
           }
@@ -147,8 +183,9 @@ export const startCommand: Command = {
       if (shuttingDown) return await done;
 
       for (const c of plan.filter((x) => !x.afterWeb)) sup.spawn(c.name, c.command, c.args, env, ROOT);
-      const webUp = await waitForHttp(`http://127.0.0.1:${port}/`, () => shuttingDown)
-        && (!withApi || await waitForHttp(`http://127.0.0.1:${apiPort}/api/v1/openapi.json`, () => shuttingDown));
+      const webUp =
+        (await waitForHttp(`http://127.0.0.1:${port}/`, () => shuttingDown)) &&
+        (!withApi || (await waitForHttp(`http://127.0.0.1:${apiPort}/api/v1/openapi.json`, () => shuttingDown)));
       if (webUp) {
         for (const c of plan.filter((x) => x.afterWeb)) sup.spawn(c.name, c.command, c.args, env, ROOT);
         const running = plan.map((c) => c.name).join(", ");

@@ -9,14 +9,23 @@ import { describeStop } from "../../lib/cli/stop-view";
 
 export const stopCommand: Command = {
   summary: "fleet stop: pause or kill every run of the team matching a filter, as one durable scope (--dry-run: count only)",
-  usage: "npm run quiesce -- stop --action kill|pause (--filter <key=value> … | --all) --reason <text> [--dry-run] [--json] [--url <url>] [--key <operator key>]\n" +
+  usage:
+    "npm run quiesce -- stop --action kill|pause (--filter <key=value> … | --all) --reason <text> [--dry-run] [--json] [--url <url>] [--key <operator key>]\n" +
     "  filter keys: harness=claude_code,codex  agent=<id>  task=<task id prefix>  created-after=<ISO time>  created-before=<ISO time>\n" +
     "               status=active,paused,finished  runs=<run id>,<run id>",
   async run(argv) {
-    const { values } = parseFlags(argv, {
-      ...API_FLAGS, action: { type: "string" }, filter: { type: "string", multiple: true }, all: { type: "boolean" },
-      reason: { type: "string" }, "dry-run": { type: "boolean" },
-    }, { positionals: false });
+    const { values } = parseFlags(
+      argv,
+      {
+        ...API_FLAGS,
+        action: { type: "string" },
+        filter: { type: "string", multiple: true },
+        all: { type: "boolean" },
+        reason: { type: "string" },
+        "dry-run": { type: "boolean" },
+      },
+      { positionals: false },
+    );
     if (values.action !== "kill" && values.action !== "pause") throw new UsageError("--action: kill or pause");
     const flags = values.filter ?? [];
     if (flags.length === 0 && !values.all) throw new UsageError("give --filter key=value (repeatable) or --all for the whole team");
@@ -25,7 +34,12 @@ export const stopCommand: Command = {
     const reason = requireReason(values.reason);
     const client = clientFrom(values);
     return callApi(async () => {
-      const res = await client.createStop({ action: values.action as "kill" | "pause", filter, reason, dryRun: values["dry-run"] ?? false });
+      const res = await client.createStop({
+        action: values.action as "kill" | "pause",
+        filter,
+        reason,
+        dryRun: values["dry-run"] ?? false,
+      });
       console.log(values.json ? JSON.stringify(res) : describeStop(res));
       return 0;
     });

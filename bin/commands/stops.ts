@@ -10,7 +10,8 @@ export const stopsCommand: Command = {
   usage: "npm run quiesce -- stops show <stopId> [--json] | stops resume <stopId> --reason <text> [--url <url>] [--key <operator key>]",
   async run(argv) {
     const [sub, ...rest] = argv;
-    if (sub !== "show" && sub !== "resume") throw new UsageError("expected `stops show <stopId>` or `stops resume <stopId> --reason <text>`");
+    if (sub !== "show" && sub !== "resume")
+      throw new UsageError("expected `stops show <stopId>` or `stops resume <stopId> --reason <text>`");
     const { values, positionals } = parseFlags(rest, { ...API_FLAGS, reason: { type: "string" } });
     const stopId = onePositional(positionals, "a stop id");
     const reason = sub === "resume" ? requireReason(values.reason) : null;

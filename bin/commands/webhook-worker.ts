@@ -7,7 +7,8 @@ import { closeDbClients } from "../../lib/start/database";
 
 export const webhookWorkerCommand: Command = {
   summary: "deliver webhook events (CloudEvents) from the outbox, with retries and dead letters",
-  usage: "npm run quiesce -- webhook-worker [--team <teamId>] [--quiet]\n" +
+  usage:
+    "npm run quiesce -- webhook-worker [--team <teamId>] [--quiet]\n" +
     "  env: QUIESCE_WEBHOOK_RETRY_BASE_MS (1000), QUIESCE_WEBHOOK_RETRY_MAX_MS (300000), QUIESCE_WEBHOOK_MAX_ATTEMPTS (15), QUIESCE_WEBHOOK_TIMEOUT_MS (10000), QUIESCE_WEBHOOK_POLL_MS (500)",
   async run(argv) {
     const { values } = parseFlags(argv, { quiet: { type: "boolean" }, team: { type: "string" } }, { positionals: false });

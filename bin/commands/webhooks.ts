@@ -32,14 +32,32 @@ export const webhooksCommand: Command = {
     const [sub, ...rest] = argv;
     const dal = () => import("../../lib/dal/webhooks");
     if (sub === "add") {
-      const { values } = parseFlags(rest, { team: { type: "string" }, url: { type: "string" }, events: { type: "string" }, secret: { type: "string" }, json: { type: "boolean" } }, { positionals: false });
+      const { values } = parseFlags(
+        rest,
+        {
+          team: { type: "string" },
+          url: { type: "string" },
+          events: { type: "string" },
+          secret: { type: "string" },
+          json: { type: "boolean" },
+        },
+        { positionals: false },
+      );
       const slug = requireFlag(values.team, "team");
       const url = requireFlag(values.url, "url");
-      const eventTypes = requireFlag(values.events, "events").split(",").map((s) => s.trim()).filter(Boolean);
+      const eventTypes = requireFlag(values.events, "events")
+        .split(",")
+        .map((s) => s.trim())
+        .filter(Boolean);
       return withDatabase(async () => {
-        const e = await (await dal()).createWebhookEndpoint(SYSTEM, { url, eventTypes, ...(values.secret ? { secret: values.secret } : {}) }, await teamId(slug));
+        const e = await (
+          await dal()
+        ).createWebhookEndpoint(SYSTEM, { url, eventTypes, ...(values.secret ? { secret: values.secret } : {}) }, await teamId(slug));
         if (values.json) console.log(JSON.stringify(e));
-        else { console.error(`endpoint ${e.id} → ${e.url} (${e.eventTypes.join(", ")}); the secret is shown once:`); console.log(e.secret); }
+        else {
+          console.error(`endpoint ${e.id} → ${e.url} (${e.eventTypes.join(", ")}); the secret is shown once:`);
+          console.log(e.secret);
+        }
         return 0;
       });
     }
@@ -48,8 +66,14 @@ export const webhooksCommand: Command = {
       const slug = requireFlag(values.team, "team");
       return withDatabase(async () => {
         const id = await teamId(slug);
-        const rows = sub === "list" ? await (await dal()).listWebhookEndpoints(SYSTEM, id) : await (await dal()).listWebhookDeliveries(SYSTEM, "dead", id);
-        if (values.json) { console.log(JSON.stringify(rows)); return 0; }
+        const rows =
+          sub === "list"
+            ? await (await dal()).listWebhookEndpoints(SYSTEM, id)
+            : await (await dal()).listWebhookDeliveries(SYSTEM, "dead", id);
+        if (values.json) {
+          console.log(JSON.stringify(rows));
+          return 0;
+        }
         if (!rows.length) console.log(sub === "list" ? `no webhook endpoints for team ${slug}` : `no dead letters for team ${slug}`);
         for (const r of rows) {
           if ("eventTypes" in r) console.log(`${r.id}  ${r.url}  ${r.eventTypes.join(",")}${r.enabled ? "" : "  (disabled)"}`);
@@ -72,11 +96,18 @@ export const webhooksCommand: Command = {
       const { positionals } = parseFlags(rest, {});
       if (positionals.length !== 1) throw new UsageError(sub === "remove" ? "one endpoint id" : "one delivery id");
       return withDatabase(async () => {
-        if (sub === "remove") { await (await dal()).deleteWebhookEndpoint(SYSTEM, positionals[0]!); console.log(`removed ${positionals[0]}`); }
-        else { await (await dal()).retryWebhookDelivery(SYSTEM, positionals[0]!); console.log(`delivery ${positionals[0]} is queued again`); }
+        if (sub === "remove") {
+          await (await dal()).deleteWebhookEndpoint(SYSTEM, positionals[0]!);
+          console.log(`removed ${positionals[0]}`);
+        } else {
+          await (await dal()).retryWebhookDelivery(SYSTEM, positionals[0]!);
+          console.log(`delivery ${positionals[0]} is queued again`);
+        }
         return 0;
       });
     }
-    throw new UsageError(sub ? `unknown subcommand "webhooks ${sub}"` : "a subcommand is required: add, list, remove, rotate-secret, dead or retry");
+    throw new UsageError(
+      sub ? `unknown subcommand "webhooks ${sub}"` : "a subcommand is required: add, list, remove, rotate-secret, dead or retry",
+    );
   },
 };

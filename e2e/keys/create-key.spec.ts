@@ -20,7 +20,10 @@ test("an admin creates a key, sees its secret once, and revokes it", async ({ pa
   expect(secret).toMatch(/^qk_agent_/);
   await capture(page, "api-keys");
 
-  const row = await one<{ id: string; secret_hash: string; kind: string }>("SELECT id, secret_hash, kind::text FROM api_keys WHERE name = $1", [name]);
+  const row = await one<{ id: string; secret_hash: string; kind: string }>(
+    "SELECT id, secret_hash, kind::text FROM api_keys WHERE name = $1",
+    [name],
+  );
   expect(row.kind).toBe("agent");
   expect(row.secret_hash).not.toContain(secret); // only a hash is stored
 

@@ -49,10 +49,16 @@ test("a reviewer opens a receipt link, checks the digest and downloads JSON and 
   // The signed envelope, verified OFFLINE by the CLI with only the published public key.
   const [dsse] = await Promise.all([page.waitForEvent("download"), page.getByRole("link", { name: "Download signed envelope" }).click()]);
   expect(dsse.suggestedFilename()).toBe(`stop-receipt-${barrierId}-v1.dsse.json`);
-  const keys = await (await page.request.get("/.well-known/quiesce/keys.json")).json() as { keys: { public_key_pem: string; current: boolean }[] };
+  const keys = (await (await page.request.get("/.well-known/quiesce/keys.json")).json()) as {
+    keys: { public_key_pem: string; current: boolean }[];
+  };
   const dir = mkdtempSync(path.join(tmpdir(), "quiesce-e2e-verify-"));
   writeFileSync(path.join(dir, "pub.pem"), keys.keys.find((k) => k.current)!.public_key_pem);
-  const verify = spawnSync(process.execPath, ["--conditions=react-server", "--import", "tsx", "bin/quiesce.ts", "verify", (await dsse.path())!, "--key", path.join(dir, "pub.pem")], { encoding: "utf8" });
+  const verify = spawnSync(
+    process.execPath,
+    ["--conditions=react-server", "--import", "tsx", "bin/quiesce.ts", "verify", (await dsse.path())!, "--key", path.join(dir, "pub.pem")],
+    { encoding: "utf8" },
+  );
   expect(verify.status, verify.stderr).toBe(0);
   expect(verify.stdout).toContain(`receipt ${barrierId} v1 digest sha256:${receipt.digest}, signature valid`);
 

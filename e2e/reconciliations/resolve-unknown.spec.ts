@@ -20,7 +20,9 @@ test("a manager assigns an unknown outcome, the assignee resolves it, the receip
   expect(v1.decision).toBe("stop_incomplete");
   const rec = await one<{ id: string; status: string }>(
     `SELECT r.id, r.status::text FROM reconciliations r JOIN settlements s ON s.id = r.settlement_id JOIN operations o ON o.id = s.operation_id
-      WHERE s.barrier_id = $1 AND o.operation_id = $2`, [barrierId, operationId]);
+      WHERE s.barrier_id = $1 AND o.operation_id = $2`,
+    [barrierId, operationId],
+  );
   const owner = await one<{ id: string }>("SELECT id FROM users WHERE email = $1", [USERS.operator]);
   expect(rec.status).toBe("assigned");
   expect((await one<{ a: string }>("SELECT assignee_user_id AS a FROM reconciliations WHERE id = $1", [rec.id])).a).toBe(owner.id);
@@ -34,7 +36,10 @@ test("a manager assigns an unknown outcome, the assignee resolves it, the receip
   await expect(page.locator(".run-head").getByTitle("lifecycle: killed")).toBeVisible();
   await expect(page.getByRole("list", { name: "Uncertain intervals" })).toContainText("provider status unavailable");
   await capture(page, "run-killed-uncertain", { fullPage: true });
-  await page.getByRole("navigation", { name: "Main" }).getByRole("link", { name: /Reconciliations/ }).click();
+  await page
+    .getByRole("navigation", { name: "Main" })
+    .getByRole("link", { name: /Reconciliations/ })
+    .click();
   await page.waitForURL(/\/reconciliations/);
   const row = page.locator(`tr[data-reconciliation="${rec.id}"]`);
   await expect(row).toContainText("deploy.apply");
@@ -47,8 +52,15 @@ test("a manager assigns an unknown outcome, the assignee resolves it, the receip
   await expect(row).toContainText(USERS.admin);
   await capture(page, "reconciliations");
   // The row already said "assigned" (to its default owner): wait for the new assignee in the rows.
-  await expect.poll(async () => (await one<{ a: string }>("SELECT assignee_user_id AS a FROM reconciliations WHERE id = $1", [rec.id])).a, { timeout: 20_000 }).toBe(assignee.id);
-  const assigned = await one<{ status: string; assignee_user_id: string; assigned_by: string }>("SELECT status::text, assignee_user_id, assigned_by FROM reconciliations WHERE id = $1", [rec.id]);
+  await expect
+    .poll(async () => (await one<{ a: string }>("SELECT assignee_user_id AS a FROM reconciliations WHERE id = $1", [rec.id])).a, {
+      timeout: 20_000,
+    })
+    .toBe(assignee.id);
+  const assigned = await one<{ status: string; assignee_user_id: string; assigned_by: string }>(
+    "SELECT status::text, assignee_user_id, assigned_by FROM reconciliations WHERE id = $1",
+    [rec.id],
+  );
   expect(assigned).toMatchObject({ status: "assigned", assignee_user_id: assignee.id });
   expect(assigned.assigned_by).toMatch(/^user:/);
 
@@ -76,8 +88,14 @@ test("a manager assigns an unknown outcome, the assignee resolves it, the receip
   await expect(page.locator(`tr[data-reconciliation="${rec.id}"]`)).toHaveCount(0); // left the open queue
 
   const resolved = await one<{ status: string; resolution: string; evidence: string; resolved_by: string }>(
-    "SELECT status::text, resolution::text, evidence, resolved_by FROM reconciliations WHERE id = $1", [rec.id]);
-  expect(resolved).toMatchObject({ status: "resolved", resolution: "effect_absent", evidence: "deploy console shows release r-481 never rolled out; prod still on r-480" });
+    "SELECT status::text, resolution::text, evidence, resolved_by FROM reconciliations WHERE id = $1",
+    [rec.id],
+  );
+  expect(resolved).toMatchObject({
+    status: "resolved",
+    resolution: "effect_absent",
+    evidence: "deploy console shows release r-481 never rolled out; prod still on r-480",
+  });
   expect(resolved.resolved_by).toContain(assignee.id);
   const v3 = await receiptVersion(barrierId, 3);
   expect(v3.decision).toBe("stopped_and_quiet");

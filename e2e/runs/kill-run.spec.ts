@@ -51,25 +51,48 @@ test("an operator kills a live run and follows the barrier to a stopped_and_quie
 
   // The database agrees: tree killed, epoch raised, leases revoked, queued work cancelled and kept,
   // the deployment settled with its provider, and a receipt whose digest is the one shown.
-  const runs = await rows<{ lifecycle: string; epoch: number }>("SELECT lifecycle::text, epoch FROM runs WHERE root_run_id = $1", [run.runId]);
+  const runs = await rows<{ lifecycle: string; epoch: number }>("SELECT lifecycle::text, epoch FROM runs WHERE root_run_id = $1", [
+    run.runId,
+  ]);
   expect(runs).toHaveLength(2);
-  for (const r of runs) { expect(r.lifecycle).toBe("killed"); expect(r.epoch).toBe(2); }
-  const live = await one<{ n: string }>("SELECT count(*)::text AS n FROM leases WHERE run_id IN ($1, $2) AND revoked_at IS NULL", [run.runId, child.runId]);
+  for (const r of runs) {
+    expect(r.lifecycle).toBe("killed");
+    expect(r.epoch).toBe(2);
+  }
+  const live = await one<{ n: string }>("SELECT count(*)::text AS n FROM leases WHERE run_id IN ($1, $2) AND revoked_at IS NULL", [
+    run.runId,
+    child.runId,
+  ]);
   expect(live.n).toBe("0");
   const queued = await rows<{ state: string }>("SELECT state::text FROM operations WHERE run_id = $1 AND kind = 'queued'", [child.runId]);
   expect(queued.map((q) => q.state)).toEqual(["cancelled_not_started"]);
   const barrier = await one<{ run_id: string; reason: string; phase: string; decision: string; requested_by: string }>(
-    "SELECT run_id, reason, phase::text, decision::text, requested_by FROM barriers WHERE id = $1", [barrierId]);
-  expect(barrier).toMatchObject({ run_id: run.runId, reason: "deploy went to the wrong region", phase: "complete", decision: "stopped_and_quiet" });
+    "SELECT run_id, reason, phase::text, decision::text, requested_by FROM barriers WHERE id = $1",
+    [barrierId],
+  );
+  expect(barrier).toMatchObject({
+    run_id: run.runId,
+    reason: "deploy went to the wrong region",
+    phase: "complete",
+    decision: "stopped_and_quiet",
+  });
   expect(barrier.requested_by).toMatch(/^user:/);
   if (jobId) {
-    const s = await one<{ settled_state: string }>("SELECT s.settled_state::text FROM settlements s JOIN operations o ON o.id = s.operation_id WHERE s.barrier_id = $1 AND o.provider_job_id = $2", [barrierId, jobId]);
+    const s = await one<{ settled_state: string }>(
+      "SELECT s.settled_state::text FROM settlements s JOIN operations o ON o.id = s.operation_id WHERE s.barrier_id = $1 AND o.provider_job_id = $2",
+      [barrierId, jobId],
+    );
     expect(s.settled_state).toBe("cancelled_without_effect");
   }
-  const receipt = await one<{ digest: string; decision: string }>("SELECT digest, decision::text FROM stop_receipts WHERE barrier_id = $1 ORDER BY version DESC LIMIT 1", [barrierId]);
+  const receipt = await one<{ digest: string; decision: string }>(
+    "SELECT digest, decision::text FROM stop_receipts WHERE barrier_id = $1 ORDER BY version DESC LIMIT 1",
+    [barrierId],
+  );
   expect(receipt.decision).toBe("stopped_and_quiet");
   await expect(page.getByLabel("sha256 digest")).toHaveText(`sha256:${receipt.digest}`);
-  const audit = await one<{ n: string }>("SELECT count(*)::text AS n FROM audit_events WHERE target = $1 AND action = 'run.kill'", [run.runId]);
+  const audit = await one<{ n: string }>("SELECT count(*)::text AS n FROM audit_events WHERE target = $1 AND action = 'run.kill'", [
+    run.runId,
+  ]);
   expect(Number(audit.n)).toBeGreaterThanOrEqual(1);
 
   // Back on the barrier page: every settlement with why it settled.

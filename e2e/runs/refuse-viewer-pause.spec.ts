@@ -38,14 +38,19 @@ test("a viewer sees no controls and the server refuses a hand-posted pause", asy
   const viaCookie = await page.request.post(`/api/v1/runs/${run.runId}/pause`, { data: { reason: "x" } });
   expect(viaCookie.status()).toBe(401);
   const viaAgentKey = await fetch(`${e2e.baseUrl}/api/v1/runs/${run.runId}/pause`, {
-    method: "POST", headers: { authorization: `Bearer ${e2e.keys().agent!.secret}`, "content-type": "application/json" }, body: JSON.stringify({ reason: "x" }),
+    method: "POST",
+    headers: { authorization: `Bearer ${e2e.keys().agent!.secret}`, "content-type": "application/json" },
+    body: JSON.stringify({ reason: "x" }),
   });
   expect(viaAgentKey.status).toBe(403);
 
   // Nothing changed.
   const row = await one<{ lifecycle: string; epoch: number }>("SELECT lifecycle::text, epoch FROM runs WHERE id = $1", [run.runId]);
   expect(row).toEqual({ lifecycle: "normal", epoch: 1 });
-  const writes = await one<{ n: string }>("SELECT count(*)::text AS n FROM audit_events WHERE target = $1 AND action IN ('run.pause', 'run.kill')", [run.runId]);
+  const writes = await one<{ n: string }>(
+    "SELECT count(*)::text AS n FROM audit_events WHERE target = $1 AND action IN ('run.pause', 'run.kill')",
+    [run.runId],
+  );
   expect(writes.n).toBe("0");
   await page.goto(`/runs/${run.runId}`);
   await expect(page.locator(".run-head").getByTitle("lifecycle: normal")).toBeVisible();
@@ -63,9 +68,14 @@ test("an operator's pause goes through the same action and is recorded", async (
   await expect(page.locator(".run-head").getByTitle("breaker: closed")).toBeVisible();
   await expect(page.getByRole("button", { name: "Resume", exact: true })).toBeVisible();
   await expect(page.locator(".run-head")).toContainText("if still paused");
-  const row = await one<{ lifecycle: string; lifecycle_reason: string; breaker: string }>("SELECT lifecycle::text, lifecycle_reason, breaker::text FROM runs WHERE id = $1", [run.runId]);
+  const row = await one<{ lifecycle: string; lifecycle_reason: string; breaker: string }>(
+    "SELECT lifecycle::text, lifecycle_reason, breaker::text FROM runs WHERE id = $1",
+    [run.runId],
+  );
   expect(row).toEqual({ lifecycle: "paused", lifecycle_reason: "waiting for change approval", breaker: "closed" });
-  const audit = await one<{ n: string }>("SELECT count(*)::text AS n FROM audit_events WHERE target = $1 AND action = 'run.pause'", [run.runId]);
+  const audit = await one<{ n: string }>("SELECT count(*)::text AS n FROM audit_events WHERE target = $1 AND action = 'run.pause'", [
+    run.runId,
+  ]);
   expect(audit.n).toBe("1");
   await capture(page, "run-paused");
   // The gate now holds the run's next call.
@@ -76,7 +86,9 @@ test("an operator's pause goes through the same action and is recorded", async (
 test("a changed role or a removed membership takes effect on the next click, not at token expiry", async ({ page }) => {
   const run = await e2e.agent().createRun({ taskId: uid("task"), title: "Backfill search index", harness: "custom" });
   const member = await one<{ id: string; role: string }>(
-    "SELECT m.id, m.role::text FROM memberships m JOIN users u ON u.id = m.user_id JOIN teams t ON t.id = m.team_id WHERE u.email = $1 AND t.slug = 'demo'", [USERS.operator]);
+    "SELECT m.id, m.role::text FROM memberships m JOIN users u ON u.id = m.user_id JOIN teams t ON t.id = m.team_id WHERE u.email = $1 AND t.slug = 'demo'",
+    [USERS.operator],
+  );
   const d = await db();
   await signIn(page, USERS.operator);
   await page.goto(`/runs/${run.runId}`);
@@ -90,12 +102,17 @@ test("a changed role or a removed membership takes effect on the next click, not
     const refused = await postAction(page.request, `/runs/${run.runId}`, kill, { runId: run.runId, reason: "demoted but still signed in" });
     expect(refused.text).toContain('"code":"forbidden"');
 
-    await d.query("UPDATE memberships SET team_id = (SELECT id FROM teams WHERE slug = 'other'), role = 'viewer' WHERE id = $1", [member.id]);
+    await d.query("UPDATE memberships SET team_id = (SELECT id FROM teams WHERE slug = 'other'), role = 'viewer' WHERE id = $1", [
+      member.id,
+    ]);
     await page.goto(`/runs/${run.runId}`);
     // Now a member of the other team only: the demo team's run is simply not there.
     expect((await page.request.get(`/api/console/runs/${run.runId}`)).status()).toBe(404);
   } finally {
-    await d.query("UPDATE memberships SET team_id = (SELECT id FROM teams WHERE slug = 'demo'), role = $2::\"Role\" WHERE id = $1", [member.id, member.role]);
+    await d.query("UPDATE memberships SET team_id = (SELECT id FROM teams WHERE slug = 'demo'), role = $2::\"Role\" WHERE id = $1", [
+      member.id,
+      member.role,
+    ]);
   }
   const row = await one<{ lifecycle: string }>("SELECT lifecycle::text FROM runs WHERE id = $1", [run.runId]);
   expect(row.lifecycle).toBe("normal");

@@ -6,7 +6,9 @@ import { e2e, USERS } from "../support/env";
 
 test("pages carry a nonce CSP, frame-ancestors 'none' and the other headers, and the console still works under it", async ({ page }) => {
   const violations: string[] = [];
-  page.on("console", (m) => { if (/Content Security Policy|Refused to (execute|load)/i.test(m.text())) violations.push(m.text()); });
+  page.on("console", (m) => {
+    if (/Content Security Policy|Refused to (execute|load)/i.test(m.text())) violations.push(m.text());
+  });
   const res = await page.goto("/signin");
   const h = res!.headers();
   const csp = h["content-security-policy"] ?? "";

@@ -52,11 +52,15 @@ test("an operator kills three selected runs as one fleet stop and follows it to 
   await capture(page, "fleet-stop", { fullPage: true });
 
   const scope = await one<{ decision: string; receipt_digest: string; matched: number; requested_by: string }>(
-    "SELECT decision::text, receipt_digest, matched, requested_by FROM stop_scopes WHERE id = $1", [stopId]);
+    "SELECT decision::text, receipt_digest, matched, requested_by FROM stop_scopes WHERE id = $1",
+    [stopId],
+  );
   expect(scope).toMatchObject({ decision: "stopped_and_quiet", matched: 3 });
   expect(scope.requested_by).toMatch(/^user:/);
   await expect(page.getByTestId("fleet-receipt")).toContainText(scope.receipt_digest);
-  const killed = await one<{ n: string }>("SELECT count(*)::text AS n FROM runs WHERE id = ANY ($1) AND lifecycle = 'killed'", [runs.map((r) => r.runId)]);
+  const killed = await one<{ n: string }>("SELECT count(*)::text AS n FROM runs WHERE id = ANY ($1) AND lifecycle = 'killed'", [
+    runs.map((r) => r.runId),
+  ]);
   expect(killed.n).toBe("3");
 });
 

@@ -9,15 +9,27 @@ function need(name: string): string {
 }
 
 export const e2e = {
-  get baseUrl() { return need("E2E_BASE_URL"); },
-  get databaseUrl() { return need("E2E_DATABASE_URL"); },
-  get password() { return need("E2E_PASSWORD"); },
-  get simUrl() { return process.env.E2E_SIM_URL ?? null; },
+  get baseUrl() {
+    return need("E2E_BASE_URL");
+  },
+  get databaseUrl() {
+    return need("E2E_DATABASE_URL");
+  },
+  get password() {
+    return need("E2E_PASSWORD");
+  },
+  get simUrl() {
+    return process.env.E2E_SIM_URL ?? null;
+  },
   keys(): Record<string, { id: string; secret: string }> {
     return (JSON.parse(readFileSync(need("E2E_KEYS_FILE"), "utf8")) as { keys: Record<string, { id: string; secret: string }> }).keys;
   },
-  agent(): AgentApi { return new AgentApi(this.baseUrl, this.keys().agent!.secret); },
-  otherTeamAgent(): AgentApi { return new AgentApi(this.baseUrl, this.keys().otherAgent!.secret); },
+  agent(): AgentApi {
+    return new AgentApi(this.baseUrl, this.keys().agent!.secret);
+  },
+  otherTeamAgent(): AgentApi {
+    return new AgentApi(this.baseUrl, this.keys().otherAgent!.secret);
+  },
 };
 
 export const USERS = {

@@ -6,7 +6,8 @@ import { one } from "./db";
 
 export async function killViaApi(runId: string, reason: string): Promise<string> {
   const res = await fetch(`${e2e.baseUrl}/api/v1/runs/${runId}/kill`, {
-    method: "POST", headers: { authorization: `Bearer ${e2e.keys().operator!.secret}`, "content-type": "application/json" },
+    method: "POST",
+    headers: { authorization: `Bearer ${e2e.keys().operator!.secret}`, "content-type": "application/json" },
     body: JSON.stringify({ reason }),
   });
   const body = (await res.json()) as { barrierId?: string };
@@ -15,7 +16,17 @@ export async function killViaApi(runId: string, reason: string): Promise<string>
 }
 
 export async function receiptVersion(barrierId: string, version: number): Promise<{ decision: string; digest: string; canonical: string }> {
-  await expect.poll(async () => (await one<{ n: string }>("SELECT count(*)::text AS n FROM stop_receipts WHERE barrier_id = $1 AND version >= $2", [barrierId, version])).n,
-    { timeout: 60_000, message: `receipt v${version} of ${barrierId}` }).not.toBe("0");
+  await expect
+    .poll(
+      async () =>
+        (
+          await one<{ n: string }>("SELECT count(*)::text AS n FROM stop_receipts WHERE barrier_id = $1 AND version >= $2", [
+            barrierId,
+            version,
+          ])
+        ).n,
+      { timeout: 60_000, message: `receipt v${version} of ${barrierId}` },
+    )
+    .not.toBe("0");
   return one("SELECT decision::text, digest, canonical FROM stop_receipts WHERE barrier_id = $1 AND version = $2", [barrierId, version]);
 }

@@ -5,12 +5,23 @@ import { uid, type ApiRun } from "./api";
 
 export type SimMode = "cancel_cleanly" | "commit_during_cancel" | "status_down";
 
-export interface LiveRun { run: ApiRun; child: ApiRun; operationId: string; jobId: string | null }
+export interface LiveRun {
+  run: ApiRun;
+  child: ApiRun;
+  operationId: string;
+  jobId: string | null;
+}
 
 export async function liveRun(title: string, mode: SimMode = "cancel_cleanly"): Promise<LiveRun> {
   const agent = e2e.agent();
   const run = await agent.createRun({ taskId: uid("task"), title, harness: "claude_code" });
-  const child = await agent.createRun({ taskId: uid("task"), title: `${title} — subagent`, harness: "claude_code", parentRunId: run.runId, parentLeaseId: run.leaseId });
+  const child = await agent.createRun({
+    taskId: uid("task"),
+    title: `${title} — subagent`,
+    harness: "claude_code",
+    parentRunId: run.runId,
+    parentLeaseId: run.leaseId,
+  });
   // A call that ran and finished before the kill: evidence, not something to settle.
   const read = uid("op");
   await agent.gate(run, read, "Read");
@@ -22,11 +33,18 @@ export async function liveRun(title: string, mode: SimMode = "cancel_cleanly"): 
   if (e2e.simUrl) {
     jobId = uid("sim-job");
     const res = await fetch(`${e2e.simUrl}/jobs`, {
-      method: "POST", headers: { "content-type": "application/json" },
+      method: "POST",
+      headers: { "content-type": "application/json" },
       body: JSON.stringify({ jobId, mode, delayMs: 300, runId: run.runId, operationId }),
     });
     if (!res.ok) throw new Error(`provider-sim refused the job: ${res.status} ${await res.text()}`);
-    await agent.registerOperation(run, { operationId, kind: "queued", tool: "deploy.apply", providerName: "deploy-sim", providerJobId: jobId });
+    await agent.registerOperation(run, {
+      operationId,
+      kind: "queued",
+      tool: "deploy.apply",
+      providerName: "deploy-sim",
+      providerJobId: jobId,
+    });
     const admitted = await agent.admit(operationId);
     if (admitted.decision !== "allow") throw new Error(`admit answered ${admitted.decision} ${admitted.reason}`);
     await agent.heartbeat(operationId);

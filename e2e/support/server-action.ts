@@ -20,7 +20,12 @@ export function actionId(file: string, exportName: string): string {
 }
 
 /** POSTs the action with one argument; returns the raw RSC response text (which carries the result). */
-export async function postAction(request: APIRequestContext, pagePath: string, id: string, arg: unknown): Promise<{ status: number; text: string }> {
+export async function postAction(
+  request: APIRequestContext,
+  pagePath: string,
+  id: string,
+  arg: unknown,
+): Promise<{ status: number; text: string }> {
   const res = await request.post(pagePath, {
     headers: { "Next-Action": id, "Content-Type": "text/plain;charset=UTF-8", Accept: "text/x-component" },
     data: JSON.stringify([arg]),

@@ -20,9 +20,14 @@ let server: http.Server | null = null;
 async function up() {
   server = http.createServer((req, res) => {
     let body = "";
-    req.on("data", (d) => { body += d; });
+    req.on("data", (d) => {
+      body += d;
+    });
     req.on("end", () => {
-      got.push({ event: JSON.parse(body) as CloudEvent, signed: verifyWebhookSignature(secret, body, (req.headers["quiesce-signature"] as string) ?? null, Math.floor(Date.now() / 1000)) });
+      got.push({
+        event: JSON.parse(body) as CloudEvent,
+        signed: verifyWebhookSignature(secret, body, (req.headers["quiesce-signature"] as string) ?? null, Math.floor(Date.now() / 1000)),
+      });
       res.writeHead(204).end();
     });
   });
@@ -49,24 +54,43 @@ test("an admin adds a webhook, events arrive signed, a dead letter is retried fr
 
   const { run } = await liveRun("Webhook journey");
   const barrierId = await killViaApi(run.runId, "webhook e2e");
-  await expect.poll(() => got.filter((g) => g.event.subject === run.runId || g.event.data.run_id === run.runId).map((g) => g.event.type), { timeout: 30_000 })
+  await expect
+    .poll(() => got.filter((g) => g.event.subject === run.runId || g.event.data.run_id === run.runId).map((g) => g.event.type), {
+      timeout: 30_000,
+    })
     .toEqual(expect.arrayContaining(["dev.quiesce.run.killed", "dev.quiesce.barrier.dispatch_stopped"]));
   expect(got.every((g) => g.signed)).toBe(true);
   expect(got.find((g) => g.event.type === "dev.quiesce.run.killed")!.event.data).toMatchObject({ barrier_id: barrierId });
 
   // Receiver down: a pause on another run uses its three attempts and becomes a dead letter.
   await down();
-  const other = await e2e.agent().createRun({ taskId: `wh-${Date.now()}`, title: "paused while the receiver is down", harness: "claude_code" });
+  const other = await e2e
+    .agent()
+    .createRun({ taskId: `wh-${Date.now()}`, title: "paused while the receiver is down", harness: "claude_code" });
   const res = await fetch(`${e2e.baseUrl}/api/v1/runs/${other.runId}/pause`, {
-    method: "POST", headers: { authorization: `Bearer ${e2e.keys().operator!.secret}`, "content-type": "application/json" }, body: JSON.stringify({ reason: "look" }),
+    method: "POST",
+    headers: { authorization: `Bearer ${e2e.keys().operator!.secret}`, "content-type": "application/json" },
+    body: JSON.stringify({ reason: "look" }),
   });
   expect(res.status).toBe(200);
-  await expect.poll(async () => { await page.reload(); return page.getByTestId("dead-letters").locator("tr", { hasText: other.runId }).count(); }, { timeout: 30_000 }).toBe(1);
+  await expect
+    .poll(
+      async () => {
+        await page.reload();
+        return page.getByTestId("dead-letters").locator("tr", { hasText: other.runId }).count();
+      },
+      { timeout: 30_000 },
+    )
+    .toBe(1);
   const row = page.getByTestId("dead-letters").locator("tr", { hasText: other.runId });
   await expect(row).toContainText("run.paused");
   await up();
   await row.getByRole("button", { name: "Retry" }).click();
-  await expect.poll(() => got.filter((g) => g.event.type === "dev.quiesce.run.paused" && g.event.data.run_id === other.runId).length, { timeout: 30_000 }).toBe(1);
+  await expect
+    .poll(() => got.filter((g) => g.event.type === "dev.quiesce.run.paused" && g.event.data.run_id === other.runId).length, {
+      timeout: 30_000,
+    })
+    .toBe(1);
   await page.reload();
   await expect(page.getByTestId("dead-letters").locator("tr", { hasText: other.runId })).toHaveCount(0);
   await down();

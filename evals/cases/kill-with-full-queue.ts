@@ -15,7 +15,9 @@ import type { EvalCase } from "./types";
 
 const BEHIND = 6;
 
-async function throughPgBoss(stack: Stack): Promise<{ started: number; checks: Check[]; evidence: Evidence[]; facts: Record<string, unknown> }> {
+async function throughPgBoss(
+  stack: Stack,
+): Promise<{ started: number; checks: Check[]; evidence: Evidence[]; facts: Record<string, unknown> }> {
   const ctx = stack.drillContext();
   const agent = ctx.agent!;
   const queue = `evals-${stack.tag}`;
@@ -28,33 +30,67 @@ async function throughPgBoss(stack: Stack): Promise<{ started: number; checks: C
   try {
     const root = await newRun(ctx, { title: "release payments (pg-boss)" });
     const child = await newRun(ctx, { parentRunId: root.runId, title: "checks (subagent, pg-boss)" });
-    const long = await enqueuePgBoss(boss, agent, queue, { authority: root, tool: "deployment.reserve_preview", payload: { job: { kind: "long" } } });
+    const long = await enqueuePgBoss(boss, agent, queue, {
+      authority: root,
+      tool: "deployment.reserve_preview",
+      payload: { job: { kind: "long" } },
+    });
     await qpod.proc.waitForLine((l) => l.event === "started" && l.operationId === long.operationId, 60_000, "the long job to start");
     const behind: Enqueued[] = [];
     for (let i = 0; i < BEHIND; i++) {
-      behind.push(await enqueuePgBoss(boss, agent, queue, {
-        authority: i % 2 ? child : root, tool: i % 2 ? "ticket.update" : "db.compatibility_check", payload: { job: { kind: "quick" } }, delayMs: i === BEHIND - 1 ? 1000 : 0,
-      }));
+      behind.push(
+        await enqueuePgBoss(boss, agent, queue, {
+          authority: i % 2 ? child : root,
+          tool: i % 2 ? "ticket.update" : "db.compatibility_check",
+          payload: { job: { kind: "quick" } },
+          delayMs: i === BEHIND - 1 ? 1000 : 0,
+        }),
+      );
     }
     const { barrierId } = await ctx.operator.kill(root.runId, "eval: kill with a full pg-boss queue");
-    const aborted = await qpod.proc.waitForLine((l) => l.event === "outcome" && l.operationId === long.operationId, 60_000, "the long job's outcome");
-    const jobs = await waitUntil("every queued job to end in the queue", async () => {
-      const js = await Promise.all(behind.map((b) => boss.getJobById<unknown>(queue, b.jobId)));
-      return js.every((j) => j?.state === "cancelled" || j?.state === "completed") ? js : null;
-    }, 60_000, 200);
+    const aborted = await qpod.proc.waitForLine(
+      (l) => l.event === "outcome" && l.operationId === long.operationId,
+      60_000,
+      "the long job's outcome",
+    );
+    const jobs = await waitUntil(
+      "every queued job to end in the queue",
+      async () => {
+        const js = await Promise.all(behind.map((b) => boss.getJobById<unknown>(queue, b.jobId)));
+        return js.every((j) => j?.state === "cancelled" || j?.state === "completed") ? js : null;
+      },
+      60_000,
+      200,
+    );
     const late = await statusOf(enqueuePgBoss(boss, agent, queue, { authority: root, tool: "late", payload: { job: { kind: "quick" } } }));
     const startedOps = qpod.proc.lines.filter((l) => l.event === "started").map((l) => l.operationId);
     const started = startedOps.filter((o) => o !== long.operationId).length;
     const ops = await Promise.all(behind.map((b) => ctx.db!.operation(b.operationId)));
     const checks = [
       check("pg-boss: no job behind the long one started", started === 0, startedOps),
-      check("pg-boss: the long job was aborted with an unknown outcome", aborted.status === "aborted_unknown" && aborted.reason === "killed", aborted),
-      check("pg-boss: each job was cancelled in the queue or acknowledged without running",
-        jobs.every((j) => j!.state === "cancelled" || (j!.output as { quiesce?: string } | null)?.quiesce === "discarded"), jobs.map((j) => `${j!.state}${j!.state === "completed" ? `:${JSON.stringify(j!.output)}` : ""}`)),
-      check("pg-boss: every operation is kept as cancelled_not_started", ops.every((o) => o?.state === "cancelled_not_started"), ops.map((o) => o?.state)),
+      check(
+        "pg-boss: the long job was aborted with an unknown outcome",
+        aborted.status === "aborted_unknown" && aborted.reason === "killed",
+        aborted,
+      ),
+      check(
+        "pg-boss: each job was cancelled in the queue or acknowledged without running",
+        jobs.every((j) => j!.state === "cancelled" || (j!.output as { quiesce?: string } | null)?.quiesce === "discarded"),
+        jobs.map((j) => `${j!.state}${j!.state === "completed" ? `:${JSON.stringify(j!.output)}` : ""}`),
+      ),
+      check(
+        "pg-boss: every operation is kept as cancelled_not_started",
+        ops.every((o) => o?.state === "cancelled_not_started"),
+        ops.map((o) => o?.state),
+      ),
       check("pg-boss: a producer that never heard of the kill cannot enqueue more (409)", late === 409, late),
     ];
-    return { started, checks, evidence: links(ctx, { runId: root.runId, barrierId }), facts: { queue, jobStates: jobs.map((j) => j!.state) } };
+    return {
+      started,
+      checks,
+      evidence: links(ctx, { runId: root.runId, barrierId }),
+      facts: { queue, jobStates: jobs.map((j) => j!.state) },
+    };
   } finally {
     await qpod.close();
     await boss.stop({ graceful: false, wait: true }).catch(() => {});

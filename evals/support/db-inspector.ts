@@ -25,10 +25,21 @@ export function dbInspector(team: EvalTeam): DbInspector {
       const op = await opRow(operationId);
       if (!op) return null;
       const s = await db.settlement.findFirst({ where: { operationId: op.id }, orderBy: { id: "desc" } });
-      return s ? { stateAtBarrier: s.stateAtBarrier, settledState: s.settledState, providerResponse: s.providerResponse, effectObserved: s.effectObserved } : null;
+      return s
+        ? {
+            stateAtBarrier: s.stateAtBarrier,
+            settledState: s.settledState,
+            providerResponse: s.providerResponse,
+            effectObserved: s.effectObserved,
+          }
+        : null;
     },
     async receipts(barrierId) {
-      const rows = await db.stopReceipt.findMany({ where: { barrierId }, orderBy: { version: "asc" }, select: { version: true, decision: true } });
+      const rows = await db.stopReceipt.findMany({
+        where: { barrierId },
+        orderBy: { version: "asc" },
+        select: { version: true, decision: true },
+      });
       return rows.map((r) => ({ version: r.version, decision: r.decision }));
     },
     auditCount: (target) => db.auditEvent.count({ where: { teamId: team.teamId, target } }),

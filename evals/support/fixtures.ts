@@ -33,20 +33,41 @@ async function team(slug: string, roles: Role[]): Promise<EvalTeam> {
 async function provider(teamId: string, simUrl: string, o: { timeoutMs: number; settleDeadlineMs: number; quietPeriodSeconds: number }) {
   await prisma().provider.create({
     data: {
-      id: newId("prov"), teamId, name: SIM_PROVIDER, kind: "simulated",
-      cancelUrl: `${simUrl}/jobs/{providerJobId}/cancel`, statusUrl: `${simUrl}/jobs/{providerJobId}/effect`,
-      rollbackOwner: "release-oncall", ...o,
+      id: newId("prov"),
+      teamId,
+      name: SIM_PROVIDER,
+      kind: "simulated",
+      cancelUrl: `${simUrl}/jobs/{providerJobId}/cancel`,
+      statusUrl: `${simUrl}/jobs/{providerJobId}/effect`,
+      rollbackOwner: "release-oncall",
+      ...o,
     },
   });
 }
 
-export interface Fixtures { main: EvalTeam; other: EvalTeam; crash: EvalTeam }
+export interface Fixtures {
+  main: EvalTeam;
+  other: EvalTeam;
+  crash: EvalTeam;
+}
 
 export async function createFixtures(simUrl: string, tag: string): Promise<Fixtures> {
   const main = await team(`evals-${tag}`, ["operator", "viewer", "manager"]);
   const key = async (t: EvalTeam, kind: "agent" | "worker" | "operator", role?: Role) =>
-    (await createApiKey(SYSTEM, { teamId: t.teamId, kind, name: `evals ${kind}${role ? ` (${role})` : ""}`, userId: role ? t.users[role]!.id : undefined })).secret;
-  main.keys = { agent: await key(main, "agent"), worker: await key(main, "worker"), operator: await key(main, "operator", "operator"), viewer: await key(main, "operator", "viewer") };
+    (
+      await createApiKey(SYSTEM, {
+        teamId: t.teamId,
+        kind,
+        name: `evals ${kind}${role ? ` (${role})` : ""}`,
+        userId: role ? t.users[role]!.id : undefined,
+      })
+    ).secret;
+  main.keys = {
+    agent: await key(main, "agent"),
+    worker: await key(main, "worker"),
+    operator: await key(main, "operator", "operator"),
+    viewer: await key(main, "operator", "viewer"),
+  };
   // Settles fast: a status endpoint that stays down is "unknown" after 3 s; 1 s of quiet.
   await provider(main.teamId, simUrl, { timeoutMs: 2000, settleDeadlineMs: 3000, quietPeriodSeconds: 1 });
 

@@ -12,19 +12,29 @@ import { setting } from "../../lib/config";
 const name = setting("POD_NAME") ?? `pod-${process.pid}`;
 const emit = (o: Record<string, unknown>) => process.stdout.write(`${JSON.stringify({ pod: name, ...o })}\n`);
 const exec = new LocalExecutor({
-  url: setting("QUIESCE_URL")!, apiKey: setting("QUIESCE_API_KEY")!, label: `${name} (pid ${process.pid})`,
+  url: setting("QUIESCE_URL")!,
+  apiKey: setting("QUIESCE_API_KEY")!,
+  label: `${name} (pid ${process.pid})`,
   log: (l) => process.stderr.write(`${l}\n`),
 });
 
 function follow(id: string, h: RunHandle) {
-  void h.firstAdmit.then((a) => { if (a.decision !== "none") emit({ id, event: "admit", ...a }); });
-  void h.started.then((s) => { if (s) emit({ id, event: "started", operationId: h.operationId }); });
+  void h.firstAdmit.then((a) => {
+    if (a.decision !== "none") emit({ id, event: "admit", ...a });
+  });
+  void h.started.then((s) => {
+    if (s) emit({ id, event: "started", operationId: h.operationId });
+  });
   void h.outcome.then((o) => emit({ id, event: "outcome", operationId: h.operationId, ...o }));
 }
 
 createInterface({ input: process.stdin }).on("line", (text) => {
   let m: { id: string; cmd: string; [k: string]: unknown };
-  try { m = JSON.parse(text); } catch { return emit({ event: "error", message: `not JSON: ${text.slice(0, 200)}` }); }
+  try {
+    m = JSON.parse(text);
+  } catch {
+    return emit({ event: "error", message: `not JSON: ${text.slice(0, 200)}` });
+  }
   const fail = (err: unknown) => emit({ id: m.id, event: "error", message: (err as Error).message });
   try {
     if (m.cmd === "run") follow(m.id, exec.run(m.stamp as never, m.job as never, (m.opts ?? {}) as never));
@@ -35,7 +45,9 @@ createInterface({ input: process.stdin }).on("line", (text) => {
         follow(m.id, h);
       }, fail);
     } else fail(new Error(`unknown cmd ${m.cmd}`));
-  } catch (err) { fail(err); }
+  } catch (err) {
+    fail(err);
+  }
 });
 
 // POD_QUEUE: also consume that pg-boss queue (a real durable queue in the same PostgreSQL) through the
@@ -50,14 +62,32 @@ if (queue) {
   await boss.start();
   await ensureGuardedQueue(boss, queue, { redeliveryDelaySeconds: 1 });
   const stop = new AbortController();
-  await guardPgBossWork<{ job: JobBehaviour }, string>(boss, queue, exec.guard(), async (payload, ctx) => {
-    emit({ event: "started", operationId: ctx.stamp.operationId, via: "pg-boss" });
-    return perform(payload.job, ctx);
-  }, {
-    concurrency: setting("POD_QUEUE_CONCURRENCY"), stopSignal: stop.signal, pollingIntervalSeconds: 0.5,
-    onOutcome: (stamp, o) => emit({ event: "outcome", operationId: stamp?.operationId ?? null, via: "pg-boss", status: o.status, reason: (o as { reason?: string }).reason ?? null }),
-  });
-  stopQueue = async () => { stop.abort(); await boss.stop({ graceful: true, timeout: 10_000, wait: true }); };
+  await guardPgBossWork<{ job: JobBehaviour }, string>(
+    boss,
+    queue,
+    exec.guard(),
+    async (payload, ctx) => {
+      emit({ event: "started", operationId: ctx.stamp.operationId, via: "pg-boss" });
+      return perform(payload.job, ctx);
+    },
+    {
+      concurrency: setting("POD_QUEUE_CONCURRENCY"),
+      stopSignal: stop.signal,
+      pollingIntervalSeconds: 0.5,
+      onOutcome: (stamp, o) =>
+        emit({
+          event: "outcome",
+          operationId: stamp?.operationId ?? null,
+          via: "pg-boss",
+          status: o.status,
+          reason: (o as { reason?: string }).reason ?? null,
+        }),
+    },
+  );
+  stopQueue = async () => {
+    stop.abort();
+    await boss.stop({ graceful: true, timeout: 10_000, wait: true });
+  };
 }
 
 process.once("SIGTERM", () => {

@@ -12,11 +12,17 @@ export class Pod implements Executor {
   proc!: Proc;
   label = "";
 
-  constructor(readonly name: string, private readonly env: Record<string, string>, private readonly logDir: string) {}
+  constructor(
+    readonly name: string,
+    private readonly env: Record<string, string>,
+    private readonly logDir: string,
+  ) {}
 
   async start(): Promise<void> {
     this.proc = spawnTs(this.name, path.join(ROOT, "evals", "support", "pod-main.ts"), [], {
-      env: { ...this.env, POD_NAME: this.name }, logDir: this.logDir, stdin: true,
+      env: { ...this.env, POD_NAME: this.name },
+      logDir: this.logDir,
+      stdin: true,
     });
     const ready = await this.proc.waitForLine((l) => l.event === "ready", 120_000, "ready");
     this.label = `${this.name} (separate process, pid ${ready.pid})`;
@@ -35,10 +41,12 @@ export class Pod implements Executor {
 
   private line(id: string, event: string, timeoutMs = OUTCOME_TIMEOUT_MS): Promise<Line> {
     const proc = this.proc;
-    return proc.waitForLine((l) => l.id === id && (l.event === event || l.event === "error"), timeoutMs, `${event} of ${id}`).then((l) => {
-      if (l.event === "error") throw new Error(`${this.name}: ${String(l.message)}`);
-      return l;
-    });
+    return proc
+      .waitForLine((l) => l.id === id && (l.event === event || l.event === "error"), timeoutMs, `${event} of ${id}`)
+      .then((l) => {
+        if (l.event === "error") throw new Error(`${this.name}: ${String(l.message)}`);
+        return l;
+      });
   }
 
   private handle(id: string, operationId: string): RunHandle {
@@ -59,7 +67,13 @@ export class Pod implements Executor {
 
   async call(body: GateBody, external?: { simUrl: string }): Promise<CallAnswer> {
     const l = await this.line(this.send("call", { body, external }), "reply", 60_000);
-    return { decision: String(l.decision), reason: String(l.reason), currentEpoch: (l.currentEpoch as number | null) ?? null, externalCallSent: l.externalCallSent === true, ...(l.error ? { error: String(l.error) } : {}) };
+    return {
+      decision: String(l.decision),
+      reason: String(l.reason),
+      currentEpoch: (l.currentEpoch as number | null) ?? null,
+      externalCallSent: l.externalCallSent === true,
+      ...(l.error ? { error: String(l.error) } : {}),
+    };
   }
 
   async scheduleRetry(stamp: JobStamp, tool: string, delayMs: number, job: JobBehaviour): Promise<RunHandle> {

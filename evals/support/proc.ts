@@ -30,36 +30,74 @@ const live = new Set<Proc>();
 
 /** SIGKILL everything still running (exit hooks, interrupted runs). */
 export function killAll(): void {
-  for (const p of live) if (p.alive()) { try { p.child.kill("SIGKILL"); } catch { /* gone */ } }
+  for (const p of live)
+    if (p.alive()) {
+      try {
+        p.child.kill("SIGKILL");
+      } catch {
+        /* gone */
+      }
+    }
 }
 
-export interface SpawnOptions { env: Record<string, string | undefined>; logDir: string; stdin?: boolean }
+export interface SpawnOptions {
+  env: Record<string, string | undefined>;
+  logDir: string;
+  stdin?: boolean;
+}
 
 export function spawnProc(name: string, command: string, args: string[], o: SpawnOptions): Proc {
-  const child = spawn(command, args, { cwd: ROOT, env: { ...process.env, ...o.env } as NodeJS.ProcessEnv, stdio: [o.stdin ? "pipe" : "ignore", "pipe", "pipe"] });
+  const child = spawn(command, args, {
+    cwd: ROOT,
+    env: { ...process.env, ...o.env } as NodeJS.ProcessEnv,
+    stdio: [o.stdin ? "pipe" : "ignore", "pipe", "pipe"],
+  });
   const log: WriteStream = createWriteStream(path.join(o.logDir, `${name}.log`), { flags: "a" });
   const lines: Line[] = [];
   const listeners: ((l: Line) => void)[] = [];
   const recent: string[] = [];
-  const keep = (s: string) => { recent.push(s); if (recent.length > 200) recent.shift(); };
+  const keep = (s: string) => {
+    recent.push(s);
+    if (recent.length > 200) recent.shift();
+  };
   createInterface({ input: child.stdout! }).on("line", (text) => {
     log.write(`${text}\n`);
     keep(text);
     if (!text.startsWith("{")) return;
     let l: Line;
-    try { l = JSON.parse(text) as Line; } catch { return; }
+    try {
+      l = JSON.parse(text) as Line;
+    } catch {
+      return;
+    }
     lines.push(l);
     for (const f of [...listeners]) f(l);
   });
-  createInterface({ input: child.stderr! }).on("line", (text) => { log.write(`[stderr] ${text}\n`); keep(`[stderr] ${text}`); });
+  createInterface({ input: child.stderr! }).on("line", (text) => {
+    log.write(`[stderr] ${text}\n`);
+    keep(`[stderr] ${text}`);
+  });
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => {
-    child.once("error", (e) => { keep(`[spawn error] ${e.message}`); resolve({ code: null, signal: null }); });
-    child.once("exit", (code, signal) => { log.write(`[exit] code=${code} signal=${signal}\n`); resolve({ code, signal }); });
+    child.once("error", (e) => {
+      keep(`[spawn error] ${e.message}`);
+      resolve({ code: null, signal: null });
+    });
+    child.once("exit", (code, signal) => {
+      log.write(`[exit] code=${code} signal=${signal}\n`);
+      resolve({ code, signal });
+    });
   });
   const alive = () => child.exitCode === null && child.signalCode === null;
   const p: Proc = {
-    name, child, pid: child.pid ?? -1, lines, exited, alive,
-    onLine: (fn) => { listeners.push(fn); },
+    name,
+    child,
+    pid: child.pid ?? -1,
+    lines,
+    exited,
+    alive,
+    onLine: (fn) => {
+      listeners.push(fn);
+    },
     waitForLine(pred, timeoutMs = 60_000, what = "a line") {
       const seen = lines.find(pred);
       if (seen) return Promise.resolve(seen);
@@ -68,9 +106,12 @@ export function spawnProc(name: string, command: string, args: string[], o: Spaw
           clearTimeout(t);
           const i = listeners.indexOf(on);
           if (i >= 0) listeners.splice(i, 1);
-          if (err) reject(err); else resolve(l!);
+          if (err) reject(err);
+          else resolve(l!);
         };
-        const on = (l: Line) => { if (pred(l)) done(null, l); };
+        const on = (l: Line) => {
+          if (pred(l)) done(null, l);
+        };
         const t = setTimeout(() => done(new Error(`${name}: no ${what} within ${timeoutMs} ms\n${p.tail(20)}`)), timeoutMs);
         listeners.push(on);
         void exited.then(({ code, signal }) => done(new Error(`${name} exited (${code ?? signal}) before ${what}\n${p.tail(30)}`)));
@@ -79,7 +120,9 @@ export function spawnProc(name: string, command: string, args: string[], o: Spaw
     async stop(signal = "SIGTERM", graceMs = 15_000) {
       if (!alive()) return;
       child.kill(signal);
-      const t = setTimeout(() => { if (alive()) child.kill("SIGKILL"); }, graceMs);
+      const t = setTimeout(() => {
+        if (alive()) child.kill("SIGKILL");
+      }, graceMs);
       await exited;
       clearTimeout(t);
       live.delete(p);
@@ -89,7 +132,10 @@ export function spawnProc(name: string, command: string, args: string[], o: Spaw
     },
     tail: (n = 20) => recent.slice(-n).join("\n"),
   };
-  void exited.then(() => { live.delete(p); log.end(); });
+  void exited.then(() => {
+    live.delete(p);
+    log.end();
+  });
   live.add(p);
   return p;
 }
@@ -104,7 +150,12 @@ export function spawnTs(name: string, entry: string, args: string[], o: SpawnOpt
 
 /** `npm run quiesce -- <args>` as ONE process (no npm wrapper: a signal reaches the command itself). */
 export function spawnCli(name: string, args: string[], o: SpawnOptions): Proc {
-  return spawnProc(name, process.execPath, ["--conditions=react-server", "--import", "tsx", path.join(ROOT, "bin", "quiesce.ts"), ...args], o);
+  return spawnProc(
+    name,
+    process.execPath,
+    ["--conditions=react-server", "--import", "tsx", path.join(ROOT, "bin", "quiesce.ts"), ...args],
+    o,
+  );
 }
 
 export { waitFor as waitUntil };

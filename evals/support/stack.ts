@@ -34,7 +34,10 @@ export class Stack {
   fx!: Fixtures;
   scratchDir!: string;
   readonly tag = `${Date.now().toString(36)}${randomBytes(2).toString("hex")}`;
-  private constructor(readonly logDir: string, readonly log: (l: string) => void) {}
+  private constructor(
+    readonly logDir: string,
+    readonly log: (l: string) => void,
+  ) {}
 
   /** What every child process gets: the eval run's database and nothing else from us. */
   baseEnv(): Record<string, string> {
@@ -57,21 +60,33 @@ export class Stack {
     const [fx] = await Promise.all([
       createFixtures(simUrl, s.tag),
       s.web.start(),
-      waitUntil("provider-sim", async () => {
-        if (!simProc.alive()) throw new Error(`provider-sim exited:\n${simProc.tail()}`);
-        return (await fetch(`${simUrl}/health`).catch(() => null))?.ok ?? false;
-      }, 120_000, 300),
+      waitUntil(
+        "provider-sim",
+        async () => {
+          if (!simProc.alive()) throw new Error(`provider-sim exited:\n${simProc.tail()}`);
+          return (await fetch(`${simUrl}/health`).catch(() => null))?.ok ?? false;
+        },
+        120_000,
+        300,
+      ),
     ]);
     s.fx = fx;
     s.engine = s.startEngine("barrier-worker", fx.main.teamId);
     s.worker = new Pod("worker-1", s.podEnv(), logDir);
     s.pod = new Pod("pod-2", s.podEnv(), logDir);
     await Promise.all([s.worker.start(), s.pod.start()]);
-    await waitUntil("the barrier engine to start", async () => {
-      if (!s.engine.alive()) throw new Error(`barrier-worker exited:\n${s.engine.tail()}`);
-      return /barrier engine .* started/.test(s.engine.tail(50));
-    }, 120_000, 200);
-    log(`up: web ${s.web.url} (pid ${s.web.proc.pid}), barrier-worker pid ${s.engine.pid}, provider-sim ${simUrl} (pid ${simProc.pid}), ${s.worker.label}, ${s.pod.label}`);
+    await waitUntil(
+      "the barrier engine to start",
+      async () => {
+        if (!s.engine.alive()) throw new Error(`barrier-worker exited:\n${s.engine.tail()}`);
+        return /barrier engine .* started/.test(s.engine.tail(50));
+      },
+      120_000,
+      200,
+    );
+    log(
+      `up: web ${s.web.url} (pid ${s.web.proc.pid}), barrier-worker pid ${s.engine.pid}, provider-sim ${simUrl} (pid ${simProc.pid}), ${s.worker.label}, ${s.pod.label}`,
+    );
     return s;
   }
 
@@ -83,7 +98,8 @@ export class Stack {
   /** A barrier engine process that only works `teamId`'s barriers. */
   startEngine(name: string, teamId: string, env: Record<string, string> = {}, id = name): Proc {
     return spawnCli(name, ["barrier-worker", "--team", teamId, "--id", id, "--poll-ms", "500"], {
-      env: { ...this.baseEnv(), QUIESCE_LOCAL_SETTLE_MS: String(LOCAL_SETTLE_MS), ...env }, logDir: this.logDir,
+      env: { ...this.baseEnv(), QUIESCE_LOCAL_SETTLE_MS: String(LOCAL_SETTLE_MS), ...env },
+      logDir: this.logDir,
     });
   }
 

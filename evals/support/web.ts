@@ -10,7 +10,10 @@ import { ROOT, spawnProc, spawnTs, waitUntil, type Proc } from "./proc";
 import { setting } from "../../lib/config";
 
 export type WebKind = "next start" | "route handlers (evals/support/api-process.ts)";
-export interface WebChoice { kind: WebKind; reason: string }
+export interface WebChoice {
+  kind: WebKind;
+  reason: string;
+}
 
 export function chooseWebServer(choice = setting("QUIESCE_EVAL_SERVER")): WebChoice {
   const handlers: WebKind = "route handlers (evals/support/api-process.ts)";
@@ -32,24 +35,44 @@ export class WebApp {
   readonly url: string;
   private readonly secret = randomBytes(24).toString("base64url");
 
-  constructor(readonly choice: WebChoice, readonly port: number, private readonly env: Record<string, string>, private readonly logDir: string) {
+  constructor(
+    readonly choice: WebChoice,
+    readonly port: number,
+    private readonly env: Record<string, string>,
+    private readonly logDir: string,
+  ) {
     this.url = `http://127.0.0.1:${port}`;
   }
 
   async start(): Promise<void> {
     const env = {
-      ...this.env, PORT: String(this.port), QUIESCE_URL: this.url, NEXTAUTH_URL: this.url, NEXTAUTH_SECRET: this.secret,
+      ...this.env,
+      PORT: String(this.port),
+      QUIESCE_URL: this.url,
+      NEXTAUTH_URL: this.url,
+      NEXTAUTH_SECRET: this.secret,
       NEXT_TELEMETRY_DISABLED: "1",
     };
-    this.proc = this.choice.kind === "next start"
-      ? spawnProc("web", process.execPath, [path.join(ROOT, "node_modules", "next", "dist", "bin", "next"), "start", "-p", String(this.port), "-H", "127.0.0.1"], { env, logDir: this.logDir })
-      : spawnTs("web", path.join(ROOT, "evals", "support", "api-process.ts"), [], { env, logDir: this.logDir });
+    this.proc =
+      this.choice.kind === "next start"
+        ? spawnProc(
+            "web",
+            process.execPath,
+            [path.join(ROOT, "node_modules", "next", "dist", "bin", "next"), "start", "-p", String(this.port), "-H", "127.0.0.1"],
+            { env, logDir: this.logDir },
+          )
+        : spawnTs("web", path.join(ROOT, "evals", "support", "api-process.ts"), [], { env, logDir: this.logDir });
     const proc = this.proc;
-    await waitUntil(`the web app at ${this.url}`, async () => {
-      if (!proc.alive()) throw new Error(`the web app exited:\n${proc.tail(30)}`);
-      const r = await fetch(`${this.url}/api/v1/openapi.json`, { signal: AbortSignal.timeout(5000) }).catch(() => null);
-      return r?.ok ?? false;
-    }, 120_000, 300);
+    await waitUntil(
+      `the web app at ${this.url}`,
+      async () => {
+        if (!proc.alive()) throw new Error(`the web app exited:\n${proc.tail(30)}`);
+        const r = await fetch(`${this.url}/api/v1/openapi.json`, { signal: AbortSignal.timeout(5000) }).catch(() => null);
+        return r?.ok ?? false;
+      },
+      120_000,
+      300,
+    );
   }
 
   /** Stops the process and starts a new one on the same port (restart survival). */

@@ -14,7 +14,10 @@ import type { WakeEvent } from "./control-event";
 import { mayChangeAuthority } from "./control-event";
 import { backoffDelay, sleep } from "../wait";
 
-export interface RecheckAnswer { continue: boolean; reason: string }
+export interface RecheckAnswer {
+  continue: boolean;
+  reason: string;
+}
 /** Asks the control plane about one running operation (heartbeat semantics). Throws when unreachable. */
 export type Recheck = (operationId: string) => Promise<RecheckAnswer>;
 
@@ -23,7 +26,13 @@ export interface ControlFeed {
   watch(runId: string, onWake: (e: WakeEvent) => void): Promise<() => void>;
 }
 
-export interface TokenTarget { runId: string; leaseId: string; epoch: number; operationId: string; expiresAt?: string | Date | null }
+export interface TokenTarget {
+  runId: string;
+  leaseId: string;
+  epoch: number;
+  operationId: string;
+  expiresAt?: string | Date | null;
+}
 
 export interface AbortReason {
   /** The gate reason (killed, parent_revoked, lease_revoked, stale_epoch, paused, …) or control_unreachable. */
@@ -53,9 +62,25 @@ export interface AbortTokensOptions {
 }
 
 /** Reasons that describe the run's authority, so they apply to every operation of the group. */
-const RUN_LEVEL = new Set(["missing_state", "killed", "parent_revoked", "lease_revoked", "lease_expired", "stale_epoch", "breaker_open", "paused", "unauthenticated", "forbidden"]);
+const RUN_LEVEL = new Set([
+  "missing_state",
+  "killed",
+  "parent_revoked",
+  "lease_revoked",
+  "lease_expired",
+  "stale_epoch",
+  "breaker_open",
+  "paused",
+  "unauthenticated",
+  "forbidden",
+]);
 
-interface Entry { target: TokenTarget; controller: AbortController; reason?: AbortReason; expiryTimer?: NodeJS.Timeout }
+interface Entry {
+  target: TokenTarget;
+  controller: AbortController;
+  reason?: AbortReason;
+  expiryTimer?: NodeJS.Timeout;
+}
 
 class Group {
   readonly entries = new Set<Entry>();
@@ -63,12 +88,20 @@ class Group {
   unwatch: (() => void) | null = null;
   private running = false;
   private dirty = false;
-  constructor(private readonly owner: AbortTokens, readonly key: string) {}
+  constructor(
+    private readonly owner: AbortTokens,
+    readonly key: string,
+  ) {}
 
   wake(): void {
-    if (this.running) { this.dirty = true; return; }
+    if (this.running) {
+      this.dirty = true;
+      return;
+    }
     this.running = true;
-    void this.loop().finally(() => { this.running = false; });
+    void this.loop().finally(() => {
+      this.running = false;
+    });
   }
 
   private async loop(): Promise<void> {
@@ -77,7 +110,10 @@ class Group {
       const rep = [...this.entries].find((e) => !e.reason);
       if (!rep) return;
       const answer = await this.owner.askWithRetry(rep.target.operationId);
-      if (!answer) { this.abortAll("control_unreachable"); return; }
+      if (!answer) {
+        this.abortAll("control_unreachable");
+        return;
+      }
       this.applyAnswer(answer, rep);
     } while (this.dirty);
   }
@@ -138,16 +174,20 @@ export class AbortTokens {
     if (!group) {
       const g = (group = new Group(this, key));
       this.groups.set(key, g);
-      g.watching = this.opts.feed.watch(target.runId, (e) => { if (mayChangeAuthority(e)) g.wake(); }).then(
-        (unwatch) => {
-          if (this.groups.get(key) === g) g.unwatch = unwatch;
-          else unwatch();
-        },
-        (err) => {
-          if (this.groups.get(key) === g) this.groups.delete(key);
-          throw err;
-        },
-      );
+      g.watching = this.opts.feed
+        .watch(target.runId, (e) => {
+          if (mayChangeAuthority(e)) g.wake();
+        })
+        .then(
+          (unwatch) => {
+            if (this.groups.get(key) === g) g.unwatch = unwatch;
+            else unwatch();
+          },
+          (err) => {
+            if (this.groups.get(key) === g) this.groups.delete(key);
+            throw err;
+          },
+        );
     }
     const entry: Entry = { target, controller: new AbortController() };
     group.entries.add(entry);

@@ -10,7 +10,11 @@ import { logger } from "../log";
 export function consoleGet<P>(handler: (ctx: { session: ConsoleSession; url: URL; params: P }) => Promise<unknown>) {
   return async (req: Request, ctx: { params: Promise<P> }): Promise<Response> => {
     const session = await currentSession();
-    if (!session) return Response.json({ error: { code: "unauthenticated", message: "sign in" } }, { status: 401, headers: { "cache-control": "no-store" } });
+    if (!session)
+      return Response.json(
+        { error: { code: "unauthenticated", message: "sign in" } },
+        { status: 401, headers: { "cache-control": "no-store" } },
+      );
     try {
       const url = new URL(req.url);
       const params = await ctx.params;
@@ -19,7 +23,8 @@ export function consoleGet<P>(handler: (ctx: { session: ConsoleSession; url: URL
       const data = await handler({ session, url, params });
       return Response.json(data, { headers: { "cache-control": "no-store" } });
     } catch (err) {
-      if (err instanceof QuiesceError) return Response.json({ error: { code: err.code, message: err.message } }, { status: err.httpStatus });
+      if (err instanceof QuiesceError)
+        return Response.json({ error: { code: err.code, message: err.message } }, { status: err.httpStatus });
       logger("console").error({ err, path: new URL(req.url).pathname }, "console route failed");
       return Response.json({ error: { code: "internal", message: "internal error" } }, { status: 500 });
     }

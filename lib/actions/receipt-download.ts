@@ -19,12 +19,18 @@ export function receiptDownload(format: "json" | "yaml" | "dsse") {
     if (!session) return Response.json({ error: { code: "unauthenticated", message: "sign in" } }, { status: 401 });
     const { barrierId } = await ctx.params;
     const q = ReceiptVersionQuery.safeParse(Object.fromEntries(new URL(req.url).searchParams));
-    if (!q.success) return Response.json({ error: { code: "bad_request", message: `version: ${q.error.issues[0]?.message}` } }, { status: 400 });
+    if (!q.success)
+      return Response.json({ error: { code: "bad_request", message: `version: ${q.error.issues[0]?.message}` } }, { status: 400 });
     try {
       const r = await getConsoleReceipt(session.principal, barrierId, q.data.version);
-      if (!r) return Response.json({ error: { code: "not_found", message: "no receipt has been issued for this barrier yet" } }, { status: 404 });
+      if (!r)
+        return Response.json({ error: { code: "not_found", message: "no receipt has been issued for this barrier yet" } }, { status: 404 });
       if (format === "dsse") {
-        if (!r.envelope) return Response.json({ error: { code: "not_found", message: "this receipt version was issued before receipts were signed" } }, { status: 404 });
+        if (!r.envelope)
+          return Response.json(
+            { error: { code: "not_found", message: "this receipt version was issued before receipts were signed" } },
+            { status: 404 },
+          );
         return new Response(envelopeText(r.envelope), {
           headers: {
             "content-type": "application/json; charset=utf-8",

@@ -15,7 +15,11 @@ import type { AddressInfo } from "node:net";
 
 type Handler = (req: Request, ctx: { params: Promise<Record<string, string>> }) => Promise<Response> | Response;
 type Seg = { kind: "static"; value: string } | { kind: "param"; name: string } | { kind: "rest"; name: string };
-interface RouteEntry { file: string; segs: Seg[]; module?: Promise<Record<string, unknown>> }
+interface RouteEntry {
+  file: string;
+  segs: Seg[];
+  module?: Promise<Record<string, unknown>>;
+}
 
 const APP_DIR = path.resolve(import.meta.dirname, "../../app");
 /** Bodies declared up to this size are passed on through a light stream (smallBodyStream); larger or
@@ -27,7 +31,11 @@ const METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS"];
 function findRouteFiles(dir: string): string[] {
   const out: string[] = [];
   let names: string[];
-  try { names = readdirSync(dir); } catch { return out; }
+  try {
+    names = readdirSync(dir);
+  } catch {
+    return out;
+  }
   for (const name of names) {
     const full = path.join(dir, name);
     if (statSync(full).isDirectory()) out.push(...findRouteFiles(full));
@@ -39,13 +47,15 @@ function findRouteFiles(dir: string): string[] {
 function toSegments(file: string): Seg[] {
   const rel = path.relative(APP_DIR, path.dirname(file)).split(path.sep).filter(Boolean);
   // Route groups "(name)" do not appear in the URL.
-  return rel.filter((s) => !/^\(.*\)$/.test(s)).map((s): Seg => {
-    const rest = /^\[\.\.\.(.+)\]$/.exec(s);
-    if (rest) return { kind: "rest", name: rest[1]! };
-    const param = /^\[(.+)\]$/.exec(s);
-    if (param) return { kind: "param", name: param[1]! };
-    return { kind: "static", value: s };
-  });
+  return rel
+    .filter((s) => !/^\(.*\)$/.test(s))
+    .map((s): Seg => {
+      const rest = /^\[\.\.\.(.+)\]$/.exec(s);
+      if (rest) return { kind: "rest", name: rest[1]! };
+      const param = /^\[(.+)\]$/.exec(s);
+      if (param) return { kind: "param", name: param[1]! };
+      return { kind: "static", value: s };
+    });
 }
 
 /** Static segments outrank parameters, which outrank catch-alls (as in Next). */
@@ -54,9 +64,11 @@ function specificity(segs: Seg[]): number[] {
 }
 
 function compareRoutes(a: RouteEntry, b: RouteEntry): number {
-  const sa = specificity(a.segs), sb = specificity(b.segs);
+  const sa = specificity(a.segs),
+    sb = specificity(b.segs);
   for (let i = 0; i < Math.max(sa.length, sb.length); i++) {
-    const x = sa[i] ?? -1, y = sb[i] ?? -1;
+    const x = sa[i] ?? -1,
+      y = sb[i] ?? -1;
     if (x !== y) return x - y;
   }
   return 0;
@@ -84,7 +96,10 @@ function sendJson(res: http.ServerResponse, status: number, body: unknown): void
   res.end(JSON.stringify(body));
 }
 
-export interface ApiServer { url: string; close(): Promise<void> }
+export interface ApiServer {
+  url: string;
+  close(): Promise<void>;
+}
 
 /**
  * A small body as a web stream fed straight from the socket's events: cheaper than Readable.toWeb, and
@@ -117,20 +132,26 @@ export interface ApiServerOptions {
 
 export async function startApiServer(opts: ApiServerOptions = {}): Promise<ApiServer> {
   const onError = opts.onError ?? ((message: string, err: unknown) => console.error(`[api-server] ${message}`, err));
-  const routes: RouteEntry[] = ["api", ...(opts.also ?? [])].flatMap((d) => findRouteFiles(path.join(opts.appDir ?? APP_DIR, d)))
+  const routes: RouteEntry[] = ["api", ...(opts.also ?? [])]
+    .flatMap((d) => findRouteFiles(path.join(opts.appDir ?? APP_DIR, d)))
     .map((file) => ({ file, segs: toSegments(file) }))
     .sort(compareRoutes);
   const load = (r: RouteEntry) => (r.module ??= import(pathToFileURL(r.file).href) as Promise<Record<string, unknown>>);
 
   const server = http.createServer(async (req, res) => {
     const abort = new AbortController();
-    res.on("close", () => { if (!res.writableFinished) abort.abort(); });
+    res.on("close", () => {
+      if (!res.writableFinished) abort.abort();
+    });
     try {
       const host = opts.host ?? "127.0.0.1";
       const url = new URL(req.url ?? "/", `http://${req.headers.host ?? host}`);
       let parts: string[];
       try {
-        parts = url.pathname.split("/").filter(Boolean).map((p) => decodeURIComponent(p));
+        parts = url.pathname
+          .split("/")
+          .filter(Boolean)
+          .map((p) => decodeURIComponent(p));
       } catch {
         // As Next answers a path whose percent-encoding is not UTF-8.
         return sendJson(res, 400, { error: { code: "bad_request", message: "params: malformed percent-encoding in the path" } });
@@ -138,7 +159,10 @@ export async function startApiServer(opts: ApiServerOptions = {}): Promise<ApiSe
       let found: { route: RouteEntry; params: Record<string, string> } | null = null;
       for (const route of routes) {
         const params = match(route.segs, parts);
-        if (params) { found = { route, params }; break; }
+        if (params) {
+          found = { route, params };
+          break;
+        }
       }
       if (!found) return sendJson(res, 404, { error: { code: "not_found", message: `no route for ${url.pathname}` } });
       const method = (req.method ?? "GET").toUpperCase();
@@ -160,13 +184,20 @@ export async function startApiServer(opts: ApiServerOptions = {}): Promise<ApiSe
         else if (v !== undefined) headers.set(k, v);
       }
       // The body is handed over as a stream, as Next does: a handler may answer before reading it.
-      const hasBody = method !== "GET" && method !== "HEAD" && (req.headers["content-length"] !== "0" || req.headers["transfer-encoding"] !== undefined);
+      const hasBody =
+        method !== "GET" && method !== "HEAD" && (req.headers["content-length"] !== "0" || req.headers["transfer-encoding"] !== undefined);
       const declared = Number(req.headers["content-length"]);
-      const small = hasBody && req.headers["transfer-encoding"] === undefined && Number.isInteger(declared) && declared <= BUFFERED_BODY_BYTES;
+      const small =
+        hasBody && req.headers["transfer-encoding"] === undefined && Number.isInteger(declared) && declared <= BUFFERED_BODY_BYTES;
       const request = new Request(url, {
-        method, headers, signal: abort.signal,
-        ...(small ? { body: smallBodyStream(req), duplex: "half" }
-          : hasBody ? { body: Readable.toWeb(req) as ReadableStream<Uint8Array>, duplex: "half" } : {}),
+        method,
+        headers,
+        signal: abort.signal,
+        ...(small
+          ? { body: smallBodyStream(req), duplex: "half" }
+          : hasBody
+            ? { body: Readable.toWeb(req) as ReadableStream<Uint8Array>, duplex: "half" }
+            : {}),
       } as RequestInit);
       const response = await handler(request, { params: Promise.resolve(found.params) });
       const outHeaders: Record<string, string | string[]> = {};
@@ -197,7 +228,13 @@ export async function startApiServer(opts: ApiServerOptions = {}): Promise<ApiSe
       res.writeHead(response.status, outHeaders);
       res.flushHeaders();
       const reader = response.body.getReader();
-      abort.signal.addEventListener("abort", () => { reader.cancel().catch(() => {}); }, { once: true });
+      abort.signal.addEventListener(
+        "abort",
+        () => {
+          reader.cancel().catch(() => {});
+        },
+        { once: true },
+      );
       for (;;) {
         const { done, value } = await reader.read();
         if (done) break;
@@ -218,15 +255,19 @@ export async function startApiServer(opts: ApiServerOptions = {}): Promise<ApiSe
   const host = opts.host ?? "127.0.0.1";
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);
-    server.listen(opts.port ?? 0, host, () => { server.off("error", reject); resolve(); });
+    server.listen(opts.port ?? 0, host, () => {
+      server.off("error", reject);
+      resolve();
+    });
   });
   const { port } = server.address() as AddressInfo;
   return {
     url: `http://${host}:${port}`,
-    close: () => new Promise<void>((resolve, reject) => {
-      server.close((err) => (err ? reject(err) : resolve()));
-      // Long-lived streams (server-sent events) would hold close() forever.
-      server.closeAllConnections();
-    }),
+    close: () =>
+      new Promise<void>((resolve, reject) => {
+        server.close((err) => (err ? reject(err) : resolve()));
+        // Long-lived streams (server-sent events) would hold close() forever.
+        server.closeAllConnections();
+      }),
   };
 }

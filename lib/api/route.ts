@@ -136,7 +136,11 @@ export function apiRoute<
     }
     const log = logger("api").child({ requestId, method: req.method, path: url?.pathname ?? "(malformed)" });
     const done = (res: Response): Response => {
-      try { res.headers.set("x-request-id", requestId); } catch { /* an immutable (fetched) response keeps its headers */ }
+      try {
+        res.headers.set("x-request-id", requestId);
+      } catch {
+        /* an immutable (fetched) response keeps its headers */
+      }
       const ms = Math.round(performance.now() - started);
       if (res.status >= 500) log.error({ status: res.status, ms }, "request failed");
       else log.debug({ status: res.status, ms }, "request");

@@ -40,8 +40,15 @@ export async function sseResponse(o: SseOptions): Promise<Response> {
 
   const send = (text: string) => {
     if (closed) return;
-    if (!controller) { pending.push(text); return; }
-    try { controller.enqueue(encoder.encode(text)); } catch { close(); }
+    if (!controller) {
+      pending.push(text);
+      return;
+    }
+    try {
+      controller.enqueue(encoder.encode(text));
+    } catch {
+      close();
+    }
   };
   function close() {
     if (closed) return;
@@ -49,7 +56,11 @@ export async function sseResponse(o: SseOptions): Promise<Response> {
     for (const t of timers) clearTimeout(t);
     unsubscribe();
     o.req.signal.removeEventListener("abort", close);
-    try { controller?.close(); } catch { /* already closed by the client */ }
+    try {
+      controller?.close();
+    } catch {
+      /* already closed by the client */
+    }
   }
 
   unsubscribe = await o.subscribe(send);
@@ -71,15 +82,24 @@ export async function sseResponse(o: SseOptions): Promise<Response> {
 
   const stream = new ReadableStream<Uint8Array>({
     start(c) {
-      if (closed) { c.close(); return; }
+      if (closed) {
+        c.close();
+        return;
+      }
       controller = c;
       if (o.first) c.enqueue(encoder.encode(o.first));
       for (const text of pending.splice(0)) send(text);
       timers.push(setInterval(() => send(": keep-alive\n\n"), o.keepAliveMs ?? 15_000));
-      timers.push(setInterval(() => { void recheck(); }, recheckMs));
+      timers.push(
+        setInterval(() => {
+          void recheck();
+        }, recheckMs),
+      );
       if (o.maxMs) timers.push(setTimeout(close, o.maxMs));
     },
-    cancel() { close(); },
+    cancel() {
+      close();
+    },
   });
   return new Response(stream, { status: 200, headers: SSE_HEADERS });
 }

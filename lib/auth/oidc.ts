@@ -6,10 +6,18 @@
 import type { OAuthConfig } from "next-auth/providers/oauth";
 import { setting } from "../config";
 
-interface OidcProfile { sub: string; email?: string; email_verified?: boolean; name?: string; preferred_username?: string }
+interface OidcProfile {
+  sub: string;
+  email?: string;
+  email_verified?: boolean;
+  name?: string;
+  preferred_username?: string;
+}
 
 export function oidcConfigured(env: NodeJS.ProcessEnv = process.env): boolean {
-  return Boolean(setting("QUIESCE_OIDC_ISSUER", env) && setting("QUIESCE_OIDC_CLIENT_ID", env) && setting("QUIESCE_OIDC_CLIENT_SECRET", env));
+  return Boolean(
+    setting("QUIESCE_OIDC_ISSUER", env) && setting("QUIESCE_OIDC_CLIENT_ID", env) && setting("QUIESCE_OIDC_CLIENT_SECRET", env),
+  );
 }
 
 export function oidcProvider(env: NodeJS.ProcessEnv = process.env): OAuthConfig<OidcProfile> | null {
@@ -27,7 +35,11 @@ export function oidcProvider(env: NodeJS.ProcessEnv = process.env): OAuthConfig<
     idToken: true,
     checks: ["pkce", "state"],
     profile(profile) {
-      return { id: profile.sub, email: profile.email ?? null, name: profile.name ?? profile.preferred_username ?? profile.email ?? profile.sub };
+      return {
+        id: profile.sub,
+        email: profile.email ?? null,
+        name: profile.name ?? profile.preferred_username ?? profile.email ?? profile.sub,
+      };
     },
   };
 }

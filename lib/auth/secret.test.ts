@@ -5,7 +5,10 @@ import path from "node:path";
 import { authSecret } from "./secret";
 
 const saved = process.env.NEXTAUTH_SECRET;
-afterEach(() => { if (saved === undefined) delete process.env.NEXTAUTH_SECRET; else process.env.NEXTAUTH_SECRET = saved; });
+afterEach(() => {
+  if (saved === undefined) delete process.env.NEXTAUTH_SECRET;
+  else process.env.NEXTAUTH_SECRET = saved;
+});
 
 describe("session cookie secret", () => {
   it("is generated once, kept private on disk, and reused by the next start", () => {

@@ -5,7 +5,12 @@
 import { decode, encode } from "next-auth/jwt";
 
 /** A fresh cookie value for `value`, or null when it needs none (still fresh, or not a valid token). */
-export async function refreshedSessionToken(value: string, secret: string, idleSeconds: number, nowSeconds = Math.floor(Date.now() / 1000)): Promise<string | null> {
+export async function refreshedSessionToken(
+  value: string,
+  secret: string,
+  idleSeconds: number,
+  nowSeconds = Math.floor(Date.now() / 1000),
+): Promise<string | null> {
   const payload = await decode({ token: value, secret }).catch(() => null);
   if (!payload || typeof payload.exp !== "number" || payload.exp <= nowSeconds) return null;
   if (payload.exp - nowSeconds > idleSeconds - 60) return null;

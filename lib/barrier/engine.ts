@@ -4,9 +4,7 @@
 import { cancelBarrierQueueJobs } from "./queue-cancel";
 import { settleOne, type SettleContext } from "./settle-one";
 import { withSpan } from "../integrations/tracing";
-import {
-  completeBarrier, enterQuiet, enterSettling, loadBarrierWork, releaseClaim, renewClaim,
-} from "../dal/barrier-engine";
+import { completeBarrier, enterQuiet, enterSettling, loadBarrierWork, releaseClaim, renewClaim } from "../dal/barrier-engine";
 import type { Principal } from "../dal/principal";
 import { onBarrierReceipt } from "../dal/stops";
 
@@ -23,14 +21,22 @@ export interface EngineOptions {
   subtreePollMs?: number;
 }
 
-const sleep = (ms: number, signal: AbortSignal) => new Promise<void>((resolve) => {
-  if (signal.aborted) return resolve();
-  const t = setTimeout(() => { signal.removeEventListener("abort", done); resolve(); }, ms);
-  const done = () => { clearTimeout(t); resolve(); };
-  signal.addEventListener("abort", done, { once: true });
-});
+const sleep = (ms: number, signal: AbortSignal) =>
+  new Promise<void>((resolve) => {
+    if (signal.aborted) return resolve();
+    const t = setTimeout(() => {
+      signal.removeEventListener("abort", done);
+      resolve();
+    }, ms);
+    const done = () => {
+      clearTimeout(t);
+      resolve();
+    };
+    signal.addEventListener("abort", done, { once: true });
+  });
 
-export type BarrierOutcome = { kind: "done"; version: number; decision: string } | { kind: "waiting"; until: Date | null } | { kind: "lost" } | { kind: "stopped" };
+export type BarrierOutcome =
+  { kind: "done"; version: number; decision: string } | { kind: "waiting"; until: Date | null } | { kind: "lost" } | { kind: "stopped" };
 
 async function pool<T>(items: T[], limit: number, fn: (x: T) => Promise<void>): Promise<void> {
   let next = 0;
@@ -40,36 +46,57 @@ async function pool<T>(items: T[], limit: number, fn: (x: T) => Promise<void>): 
   await Promise.all(workers);
 }
 
-const step = <T>(name: string, barrierId: string, fn: () => Promise<T>) => withSpan(`quiesce.barrier.${name}`, { "quiesce.barrier_id": barrierId }, fn);
+const step = <T>(name: string, barrierId: string, fn: () => Promise<T>) =>
+  withSpan(`quiesce.barrier.${name}`, { "quiesce.barrier_id": barrierId }, fn);
 
 export async function processBarrier(barrierId: string, o: EngineOptions): Promise<BarrierOutcome> {
   const lost = new AbortController();
   const signal = AbortSignal.any([o.signal, lost.signal]);
-  const renew = setInterval(() => {
-    renewClaim(o.principal, barrierId, o.workerId, o.claimMs)
-      .then((ok) => { if (!ok) lost.abort(); })
-      .catch(() => { /* a transient error: the next renewal retries before the claim expires */ });
-  }, Math.max(250, Math.floor(o.claimMs / 3)));
+  const renew = setInterval(
+    () => {
+      renewClaim(o.principal, barrierId, o.workerId, o.claimMs)
+        .then((ok) => {
+          if (!ok) lost.abort();
+        })
+        .catch(() => {
+          /* a transient error: the next renewal retries before the claim expires */
+        });
+    },
+    Math.max(250, Math.floor(o.claimMs / 3)),
+  );
   try {
     for (let round = 0; round < 1000; round++) {
       if (signal.aborted) break;
       const work = await loadBarrierWork(o.principal, barrierId);
       if (!work) return { kind: "lost" };
       if (work.phase === "revoking") {
-        await cancelBarrierQueueJobs(o.principal, barrierId).catch((e) => o.log(`queue cancel failed (will not block the barrier): ${(e as Error).message}`));
+        await cancelBarrierQueueJobs(o.principal, barrierId).catch((e) =>
+          o.log(`queue cancel failed (will not block the barrier): ${(e as Error).message}`),
+        );
         if (!(await step("dispatch_stopped", barrierId, () => enterSettling(o.principal, barrierId, o.workerId)))) return { kind: "lost" };
         o.log(`${barrierId}: settling ${work.settlements.length} in-flight operation(s)`);
         continue;
       }
       if (work.phase === "settling") {
         const ctx: SettleContext = {
-          principal: o.principal, barrierId, teamId: work.teamId, requestedAt: work.requestedAt,
-          localSettleMs: o.localSettleMs, signal, log: (l) => o.log(`${barrierId}: ${l}`),
+          principal: o.principal,
+          barrierId,
+          teamId: work.teamId,
+          requestedAt: work.requestedAt,
+          localSettleMs: o.localSettleMs,
+          signal,
+          log: (l) => o.log(`${barrierId}: ${l}`),
         };
         const pending = work.settlements.filter((s) => s.settledState === null);
-        await step("settling", barrierId, () => pool(pending, o.concurrency, (s) =>
-          withSpan("quiesce.settlement", { "quiesce.barrier_id": barrierId, "quiesce.operation_id": s.operationId, "quiesce.provider": s.providerName ?? "" },
-            () => settleOne(ctx, s, s.providerName ? work.providers[s.providerName] : undefined))));
+        await step("settling", barrierId, () =>
+          pool(pending, o.concurrency, (s) =>
+            withSpan(
+              "quiesce.settlement",
+              { "quiesce.barrier_id": barrierId, "quiesce.operation_id": s.operationId, "quiesce.provider": s.providerName ?? "" },
+              () => settleOne(ctx, s, s.providerName ? work.providers[s.providerName] : undefined),
+            ),
+          ),
+        );
         if (signal.aborted) break;
         const q = await step("quiet", barrierId, () => enterQuiet(o.principal, barrierId, o.workerId));
         if (q === "lost") return { kind: "lost" };
@@ -93,7 +120,9 @@ export async function processBarrier(barrierId: string, o: EngineOptions): Promi
         }
         o.log(`${barrierId}: receipt v${r.version} ${r.decision}`);
         // A fleet stop waiting on this barrier may now issue its fleet receipt (docs/fleet-stop.md).
-        await onBarrierReceipt(o.principal, barrierId).catch((err: unknown) => o.log(`${barrierId}: fleet receipt check failed: ${String(err)}`));
+        await onBarrierReceipt(o.principal, barrierId).catch((err: unknown) =>
+          o.log(`${barrierId}: fleet receipt check failed: ${String(err)}`),
+        );
         return { kind: "done", version: r.version, decision: r.decision };
       }
       return { kind: "lost" }; // complete: nothing to do

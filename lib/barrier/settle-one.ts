@@ -5,9 +5,7 @@
 import { decideSettlement, nextCheckDelayMs, type ProviderResponse, type SettlementVerdict } from "../control/settlement";
 import { providerFor } from "../providers/http";
 import type { EffectAnswer, ProviderConfig, ProviderOperationRef } from "../providers/types";
-import {
-  markCancelRequested, recordRound, settleBySystem, settlementState, type WorkSettlement,
-} from "../dal/barrier-engine";
+import { markCancelRequested, recordRound, settleBySystem, settlementState, type WorkSettlement } from "../dal/barrier-engine";
 import type { Principal } from "../dal/principal";
 import { sleep } from "../wait";
 
@@ -25,18 +23,37 @@ export interface SettleContext {
 /** Waits end quietly when the engine stops; the caller re-checks its signal. */
 const pause = (ms: number, stop: AbortSignal) => sleep(ms, undefined, stop);
 
-async function write(ctx: SettleContext, s: WorkSettlement, v: SettlementVerdict & { kind: "settle" }, check: EffectAnswer | null, rollbackOwner: string | null) {
+async function write(
+  ctx: SettleContext,
+  s: WorkSettlement,
+  v: SettlementVerdict & { kind: "settle" },
+  check: EffectAnswer | null,
+  rollbackOwner: string | null,
+) {
   const at = new Date();
   const ok = await settleBySystem(ctx.principal, ctx.barrierId, {
-    settlementId: s.id, teamId: ctx.teamId, state: v.state, at,
-    reason: v.state === "unknown" ? `unknown: ${v.cause}` : v.state === "completed_and_verified" ? `effect present (${v.source})` : "provider stopped; effect proven absent",
+    settlementId: s.id,
+    teamId: ctx.teamId,
+    state: v.state,
+    at,
+    reason:
+      v.state === "unknown"
+        ? `unknown: ${v.cause}`
+        : v.state === "completed_and_verified"
+          ? `effect present (${v.source})`
+          : "provider stopped; effect proven absent",
     ...(v.state === "unknown" ? { cause: v.cause } : {}),
-    ...(v.state === "completed_and_verified" && check ? {
-      effect: {
-        providerOperationId: check.providerOperationId ?? s.providerJobId, committedAt: check.committedAt ? new Date(check.committedAt) : at,
-        detail: check.detail ?? null, rollbackOwner, source: "provider" as const,
-      },
-    } : {}),
+    ...(v.state === "completed_and_verified" && check
+      ? {
+          effect: {
+            providerOperationId: check.providerOperationId ?? s.providerJobId,
+            committedAt: check.committedAt ? new Date(check.committedAt) : at,
+            detail: check.detail ?? null,
+            rollbackOwner,
+            source: "provider" as const,
+          },
+        }
+      : {}),
   });
   ctx.log(`${s.operationId}: ${ok ? v.state : "already settled elsewhere"}`);
 }
@@ -49,7 +66,13 @@ export async function settleOne(ctx: SettleContext, s: WorkSettlement, provider:
     const deadline = ctx.requestedAt.getTime() + ctx.localSettleMs;
     while (!ctx.signal.aborted) {
       if ((await settlementState(ctx.principal, s.id)) !== null) return;
-      const v = decideSettlement({ hasProvider: false, providerResponse: null, check: null, executorReport: null, deadlinePassed: Date.now() >= deadline });
+      const v = decideSettlement({
+        hasProvider: false,
+        providerResponse: null,
+        check: null,
+        executorReport: null,
+        deadlinePassed: Date.now() >= deadline,
+      });
       if (v.kind === "settle") return write(ctx, s, v, null, null);
       await pause(Math.min(500, deadline - Date.now()), ctx.signal);
     }
@@ -76,8 +99,11 @@ export async function settleOne(ctx: SettleContext, s: WorkSettlement, provider:
     attempt++;
     await recordRound(ctx.principal, s.id, { cancel, check: { observed: check.effect, detail: check.detail ?? null } });
     const v = decideSettlement({
-      hasProvider: true, providerResponse: response, check: { effect: check.effect, final: check.final },
-      executorReport: null, deadlinePassed: Date.now() >= deadline,
+      hasProvider: true,
+      providerResponse: response,
+      check: { effect: check.effect, final: check.final },
+      executorReport: null,
+      deadlinePassed: Date.now() >= deadline,
     });
     if (v.kind === "settle") return write(ctx, s, v, check, provider.rollbackOwner);
     await pause(nextCheckDelayMs(attempt, deadline - Date.now()), ctx.signal);

@@ -53,7 +53,10 @@ export async function runBarrierWorker(o: WorkerOptions): Promise<void> {
   const active = new Map<string, Promise<void>>();
   const bell = new Doorbell();
   let woken = false;
-  const poke = () => { woken = true; bell.ring(); };
+  const poke = () => {
+    woken = true;
+    bell.ring();
+  };
   o.signal.addEventListener("abort", poke, { once: true });
 
   // Every control notification (and a resync after the LISTEN connection comes back) wakes the loop.
@@ -81,7 +84,10 @@ export async function runBarrierWorker(o: WorkerOptions): Promise<void> {
       woken = false;
       // Pause reclaim: a tree paused past its team's policy is killed as the system (a new barrier).
       try {
-        for (const r of await reclaimOverduePauses(principal, o.teamId ?? null)) log(`pause reclaim: killed ${r.runId} (paused since ${r.pausedSince.toISOString()}, policy ${r.policySeconds} s) → ${r.barrierId}`);
+        for (const r of await reclaimOverduePauses(principal, o.teamId ?? null))
+          log(
+            `pause reclaim: killed ${r.runId} (paused since ${r.pausedSince.toISOString()}, policy ${r.policySeconds} s) → ${r.barrierId}`,
+          );
       } catch (err) {
         log(`pause reclaim failed: ${(err as Error).message}`);
       }
@@ -109,21 +115,37 @@ export async function runBarrierWorker(o: WorkerOptions): Promise<void> {
         const id = claimed.id;
         log(`claimed ${id} (${claimed.phase})`);
         const run = processBarrier(id, {
-          principal, workerId, claimMs, localSettleMs: o.localSettleMs ?? d.localSettleMs,
-          concurrency: o.settlementConcurrency ?? 16, signal: o.signal, log,
-        }).then((outcome) => {
-          o.onOutcome?.(id, outcome);
-        }).catch((err) => {
-          log(`${id}: ${(err as Error).message} (the claim expires; work resumes from the rows)`);
-        }).finally(() => { active.delete(id); poke(); });
+          principal,
+          workerId,
+          claimMs,
+          localSettleMs: o.localSettleMs ?? d.localSettleMs,
+          concurrency: o.settlementConcurrency ?? 16,
+          signal: o.signal,
+          log,
+        })
+          .then((outcome) => {
+            o.onOutcome?.(id, outcome);
+          })
+          .catch((err) => {
+            log(`${id}: ${(err as Error).message} (the claim expires; work resumes from the rows)`);
+          })
+          .finally(() => {
+            active.delete(id);
+            poke();
+          });
         active.set(id, run);
       }
       if (woken) continue;
       let waitMs = pollMs;
       try {
-        const [at, reclaimAt] = await Promise.all([nextWakeAt(principal, o.teamId ?? null), nextPauseReclaimAt(principal, o.teamId ?? null)]);
+        const [at, reclaimAt] = await Promise.all([
+          nextWakeAt(principal, o.teamId ?? null),
+          nextPauseReclaimAt(principal, o.teamId ?? null),
+        ]);
         for (const t of [at, reclaimAt]) if (t) waitMs = Math.max(50, Math.min(waitMs, t.getTime() - Date.now() + 25));
-      } catch { /* poll */ }
+      } catch {
+        /* poll */
+      }
       if (woken) continue;
       await sleep(waitMs, undefined, bell.signal);
       await listen();

@@ -20,7 +20,9 @@ export function defaultUrl(): string {
 export function clientFrom(values: { url?: string; key?: string }): QuiesceClient {
   const apiKey = values.key ?? setting("QUIESCE_API_KEY");
   if (!apiKey) {
-    throw new UsageError("no API key: set QUIESCE_API_KEY or pass --key (operator keys: `npm run quiesce -- keys create --team <slug> --kind operator --user <email>`; the demo keys are in .quiesce/demo-keys.json)");
+    throw new UsageError(
+      "no API key: set QUIESCE_API_KEY or pass --key (operator keys: `npm run quiesce -- keys create --team <slug> --kind operator --user <email>`; the demo keys are in .quiesce/demo-keys.json)",
+    );
   }
   const url = values.url ?? defaultUrl();
   try {
@@ -64,7 +66,9 @@ export async function callApi(fn: () => Promise<number>): Promise<number> {
       return err.status >= 400 && err.status < 500 ? 2 : 1;
     }
     if (err instanceof QuiesceUnreachableError) {
-      console.error(`error (unreachable): ${err.message}\nIs the control plane running (npm start)? Set QUIESCE_URL or --url to point elsewhere.`);
+      console.error(
+        `error (unreachable): ${err.message}\nIs the control plane running (npm start)? Set QUIESCE_URL or --url to point elsewhere.`,
+      );
       return 1;
     }
     if (err instanceof QuiesceConfigError) throw new UsageError(err.message);

@@ -16,8 +16,12 @@ const SUMMARY: Record<Verb, string> = {
 function describe(verb: Verb, runId: string, res: unknown): string {
   if (verb === "kill") {
     const r = res as { barrierId: string; created?: boolean };
-    return `${runId}: kill ${r.created === false ? "already under way" : "accepted"}; barrier ${r.barrierId}` +
-      "\n(the receipt appears at GET /api/v1/barriers/" + r.barrierId + "/receipt when the barrier completes)";
+    return (
+      `${runId}: kill ${r.created === false ? "already under way" : "accepted"}; barrier ${r.barrierId}` +
+      "\n(the receipt appears at GET /api/v1/barriers/" +
+      r.barrierId +
+      "/receipt when the barrier completes)"
+    );
   }
   const r = res as { lifecycle: string; changed?: boolean };
   return `${runId}: lifecycle ${r.lifecycle}${r.changed === false ? " (unchanged: it already was)" : ""}`;

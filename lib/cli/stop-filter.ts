@@ -4,8 +4,16 @@ import { StopFilterSchema, type StopFilterInput } from "../schemas/stops";
 import { UsageError } from "./args";
 
 const KEYS: Record<string, keyof StopFilterInput> = {
-  harness: "harness", agent: "agent", task: "taskPrefix", "task-prefix": "taskPrefix", "created-after": "createdAfter",
-  "created-before": "createdBefore", status: "status", run: "runIds", runs: "runIds", "run-ids": "runIds",
+  harness: "harness",
+  agent: "agent",
+  task: "taskPrefix",
+  "task-prefix": "taskPrefix",
+  "created-after": "createdAfter",
+  "created-before": "createdBefore",
+  status: "status",
+  run: "runIds",
+  runs: "runIds",
+  "run-ids": "runIds",
 };
 const LISTS = new Set<keyof StopFilterInput>(["harness", "agent", "status", "runIds"]);
 
@@ -17,7 +25,14 @@ export function parseStopFilter(flags: readonly string[]): StopFilterInput {
     const key = KEYS[f.slice(0, eq).trim()];
     if (!key) throw new UsageError(`--filter ${f}: unknown key "${f.slice(0, eq)}" (keys: ${Object.keys(KEYS).join(", ")})`);
     const value = f.slice(eq + 1).trim();
-    if (LISTS.has(key)) raw[key] = [...((raw[key] as string[] | undefined) ?? []), ...value.split(",").map((v) => v.trim()).filter(Boolean)];
+    if (LISTS.has(key))
+      raw[key] = [
+        ...((raw[key] as string[] | undefined) ?? []),
+        ...value
+          .split(",")
+          .map((v) => v.trim())
+          .filter(Boolean),
+      ];
     else if (raw[key] !== undefined) throw new UsageError(`--filter ${f}: ${f.slice(0, eq)} given twice`);
     else raw[key] = value;
   }

@@ -20,7 +20,9 @@ describe("config", () => {
   });
 
   test("a bad value is an error naming the variable and the accepted range", () => {
-    expect(() => setting("QUIESCE_DB_POOL", { QUIESCE_DB_POOL: "1O" })).toThrow('QUIESCE_DB_POOL="1O" is not valid: expected an integer from 1 to 1000');
+    expect(() => setting("QUIESCE_DB_POOL", { QUIESCE_DB_POOL: "1O" })).toThrow(
+      'QUIESCE_DB_POOL="1O" is not valid: expected an integer from 1 to 1000',
+    );
     expect(() => setting("PORT", { PORT: "70000" })).toThrow(/PORT="70000" is not valid: expected an integer from 1 to 65535/);
     expect(() => setting("QUIESCE_URL", { QUIESCE_URL: "localhost:3000" })).toThrow(/QUIESCE_URL=.*expected a URL \(http, https\)/);
     expect(() => setting("QUIESCE_EVAL_SERVER", { QUIESCE_EVAL_SERVER: "nxt" })).toThrow(/one of "auto", "next", "handlers"/);
@@ -33,13 +35,19 @@ describe("config", () => {
   test("no integer setting ever yields NaN or a value outside its range", () => {
     const ints = (Object.keys(CONFIG) as ConfigName[]).filter((n) => CONFIG[n].accepts.startsWith("an integer"));
     expect(ints.length).toBeGreaterThan(10);
-    fc.assert(fc.property(fc.constantFrom(...ints), fc.string(), (name, raw) => {
-      let v: unknown;
-      try { v = setting(name, { [name]: raw }); } catch { return true; }
-      if (v === undefined) return raw.trim() === "";
-      const [, min, max] = /from (-?\d+) to (-?\d+)/.exec(CONFIG[name].accepts)!;
-      return Number.isInteger(v) && (v as number) >= Number(min) && (v as number) <= Number(max);
-    }));
+    fc.assert(
+      fc.property(fc.constantFrom(...ints), fc.string(), (name, raw) => {
+        let v: unknown;
+        try {
+          v = setting(name, { [name]: raw });
+        } catch {
+          return true;
+        }
+        if (v === undefined) return raw.trim() === "";
+        const [, min, max] = /from (-?\d+) to (-?\d+)/.exec(CONFIG[name].accepts)!;
+        return Number.isInteger(v) && (v as number) >= Number(min) && (v as number) <= Number(max);
+      }),
+    );
   });
 
   test("readConfig lists every bad variable at once", () => {

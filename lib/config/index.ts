@@ -41,11 +41,20 @@ export interface Setting<T> {
   readonly fallback: T;
 }
 
-interface Common { group: Group; doc: string; secret?: boolean }
+interface Common {
+  group: Group;
+  doc: string;
+  secret?: boolean;
+}
 
 function define<T>(schema: z.ZodType<T>, accepts: string, fallback: T, shownDefault: string | null, c: Common): Setting<T> {
   return {
-    group: c.group, doc: c.doc, accepts, shownDefault, secret: c.secret ?? false, fallback,
+    group: c.group,
+    doc: c.doc,
+    accepts,
+    shownDefault,
+    secret: c.secret ?? false,
+    fallback,
     parse(raw) {
       const r = schema.safeParse(raw);
       return r.success ? { ok: true, value: r.data } : { ok: false };
@@ -53,7 +62,12 @@ function define<T>(schema: z.ZodType<T>, accepts: string, fallback: T, shownDefa
   };
 }
 
-const intSchema = (min: number, max: number) => z.string().regex(/^-?\d+$/).transform(Number).pipe(z.number().int().min(min).max(max));
+const intSchema = (min: number, max: number) =>
+  z
+    .string()
+    .regex(/^-?\d+$/)
+    .transform(Number)
+    .pipe(z.number().int().min(min).max(max));
 const range = (min: number, max: number) => `an integer from ${min} to ${max}`;
 
 /** An integer within [min, max], with a default. */
@@ -74,7 +88,11 @@ function text(c: Common, fallback?: string): Setting<string | undefined> {
 
 const urlSchema = (protocols: string[]) =>
   z.string().refine((s) => {
-    try { return protocols.includes(new URL(s).protocol); } catch { return false; }
+    try {
+      return protocols.includes(new URL(s).protocol);
+    } catch {
+      return false;
+    }
   });
 function url(protocols: string[], c: Common): Setting<string | undefined>;
 function url(protocols: string[], c: Common, fallback: string): Setting<string>;
@@ -90,7 +108,11 @@ function oneOf<const V extends readonly [string, ...string[]]>(values: V, fallba
 const TRUE = ["1", "true", "yes", "on"];
 const FALSE = ["0", "false", "no", "off"];
 function flag(fallback: boolean, c: Common): Setting<boolean> {
-  const schema = z.string().transform((s) => s.toLowerCase()).pipe(z.enum([...TRUE, ...FALSE] as [string, ...string[]])).transform((s) => TRUE.includes(s));
+  const schema = z
+    .string()
+    .transform((s) => s.toLowerCase())
+    .pipe(z.enum([...TRUE, ...FALSE] as [string, ...string[]]))
+    .transform((s) => TRUE.includes(s));
   return define(schema, "1/true/yes/on or 0/false/no/off", fallback, fallback ? "1" : "0", c);
 }
 
@@ -104,11 +126,21 @@ function pgConnection(c: Common): Setting<string | undefined> {
     const t = s.trim();
     if (/^postgres(ql)?:\/\/[^/?]*,/i.test(t)) return /^postgres(ql)?:\/\/(?:[^@/]*@)?[^/?\s]+(?:\/[^?\s]*)?(?:\?\S*)?$/i.test(t);
     if (/^postgres(ql)?:/i.test(t)) {
-      try { return PG.includes(new URL(t).protocol); } catch { return false; }
+      try {
+        return PG.includes(new URL(t).protocol);
+      } catch {
+        return false;
+      }
     }
     return /^(\s*\w+\s*=\s*('(?:[^'\\]|\\.)*'|\S+))+\s*$/.test(t) && /\bhost\s*=/.test(t);
   });
-  return define<string | undefined>(schema, "a PostgreSQL URL (postgres, postgresql; several hosts allowed) or a libpq keyword string", undefined, null, c);
+  return define<string | undefined>(
+    schema,
+    "a PostgreSQL URL (postgres, postgresql; several hosts allowed) or a libpq keyword string",
+    undefined,
+    null,
+    c,
+  );
 }
 
 const HTTP = ["http:", "https:"];
@@ -118,33 +150,78 @@ const DAY_S = 24 * 60 * 60;
 export const CONFIG = {
   // Web server and console
   PORT: port(3000, { group: "server", doc: "Port of the web app and API (`npm start --port` overrides)." }),
-  QUIESCE_API_PORT: port(3001, { group: "server", doc: "Port of the machine API's own process (`quiesce api`, started by `npm start`); agents call the API here (docs/deploy.md#the-api-process)." }),
-  NEXTAUTH_URL: url(HTTP, { group: "server", doc: "Public base URL of the console, for sign-in redirects and secure cookies. Default: http://localhost:$PORT." }),
-  QUIESCE_DATA_DIR: text({ group: "server", doc: "Folder for the embedded database, the generated session secret and the demo keys." }, ".quiesce"),
-  QUIESCE_DEMO: flag(true, { group: "server", doc: "`npm start` seeds demo data and runs the demo fleet; 0 turns both off (like --no-demo)." }),
+  QUIESCE_API_PORT: port(3001, {
+    group: "server",
+    doc: "Port of the machine API's own process (`quiesce api`, started by `npm start`); agents call the API here (docs/deploy.md#the-api-process).",
+  }),
+  NEXTAUTH_URL: url(HTTP, {
+    group: "server",
+    doc: "Public base URL of the console, for sign-in redirects and secure cookies. Default: http://localhost:$PORT.",
+  }),
+  QUIESCE_DATA_DIR: text(
+    { group: "server", doc: "Folder for the embedded database, the generated session secret and the demo keys." },
+    ".quiesce",
+  ),
+  QUIESCE_DEMO: flag(true, {
+    group: "server",
+    doc: "`npm start` seeds demo data and runs the demo fleet; 0 turns both off (like --no-demo).",
+  }),
   QUIESCE_SKIP_BUILD: flag(false, { group: "server", doc: "`npm start` serves the existing production build even when it is stale." }),
-  QUIESCE_SSE_KEEPALIVE_MS: int(10, 600_000, 15_000, { group: "server", doc: "Interval of keep-alive comments on the run event stream (ms)." }),
-  QUIESCE_SSE_MAX_SECONDS: int(1, DAY_S, 600, { group: "server", doc: "A run event stream closes after this many seconds; clients reconnect." }),
-  QUIESCE_SSE_RECHECK_MS: int(1, 600_000, 5_000, { group: "server", doc: "Live streams re-check the caller's authority this often and close when it is gone (ms)." }),
+  QUIESCE_SSE_KEEPALIVE_MS: int(10, 600_000, 15_000, {
+    group: "server",
+    doc: "Interval of keep-alive comments on the run event stream (ms).",
+  }),
+  QUIESCE_SSE_MAX_SECONDS: int(1, DAY_S, 600, {
+    group: "server",
+    doc: "A run event stream closes after this many seconds; clients reconnect.",
+  }),
+  QUIESCE_SSE_RECHECK_MS: int(1, 600_000, 5_000, {
+    group: "server",
+    doc: "Live streams re-check the caller's authority this often and close when it is gone (ms).",
+  }),
   HOST: text({ group: "server", doc: "Interface `npm start` binds the web app to." }, "127.0.0.1"),
 
   // Database and queues
-  DATABASE_URL: pgConnection({ group: "database", doc: "PostgreSQL connection string; several hosts with `target_session_attrs=read-write` connect to the primary only (docs/deploy.md). Unset: the embedded server `npm start` runs.", secret: true }),
-  QUIESCE_DB_POOLER: oneOf(["none", "session", "transaction"], "none", { group: "database", doc: "What DATABASE_URL points at: PostgreSQL itself or a session pooler (`none`, `session`), or a transaction pooler such as PgBouncer in transaction mode, which LISTEN cannot use (then set QUIESCE_LISTEN_URL)." }),
-  QUIESCE_LISTEN_URL: pgConnection({ group: "database", doc: "Session connection for LISTEN/NOTIFY (direct to PostgreSQL or a session pooler). Default: DATABASE_URL, refused when QUIESCE_DB_POOLER=transaction.", secret: true }),
+  DATABASE_URL: pgConnection({
+    group: "database",
+    doc: "PostgreSQL connection string; several hosts with `target_session_attrs=read-write` connect to the primary only (docs/deploy.md). Unset: the embedded server `npm start` runs.",
+    secret: true,
+  }),
+  QUIESCE_DB_POOLER: oneOf(["none", "session", "transaction"], "none", {
+    group: "database",
+    doc: "What DATABASE_URL points at: PostgreSQL itself or a session pooler (`none`, `session`), or a transaction pooler such as PgBouncer in transaction mode, which LISTEN cannot use (then set QUIESCE_LISTEN_URL).",
+  }),
+  QUIESCE_LISTEN_URL: pgConnection({
+    group: "database",
+    doc: "Session connection for LISTEN/NOTIFY (direct to PostgreSQL or a session pooler). Default: DATABASE_URL, refused when QUIESCE_DB_POOLER=transaction.",
+    secret: true,
+  }),
   QUIESCE_DB_POOL: int(1, 1000, 10, { group: "database", doc: "Connections per process in the database pool." }),
   QUIESCE_DB_STATEMENT_TIMEOUT_MS: int(1, 600_000, 15_000, { group: "database", doc: "Statement timeout on every connection (ms)." }),
   QUIESCE_DB_LOCK_TIMEOUT_MS: int(1, 600_000, 5_000, { group: "database", doc: "Lock-wait timeout on every connection (ms)." }),
   QUIESCE_DB_ACQUIRE_TIMEOUT_MS: int(1, 600_000, 5_000, { group: "database", doc: "Longest wait for a pooled connection (ms)." }),
-  QUIESCE_GATE_DB_BUDGET_MS: int(1, 600_000, 5_000, { group: "database", doc: "The gate's own budget: past it the answer is deny `control_unavailable` (ms)." }),
+  QUIESCE_GATE_DB_BUDGET_MS: int(1, 600_000, 5_000, {
+    group: "database",
+    doc: "The gate's own budget: past it the answer is deny `control_unavailable` (ms).",
+  }),
   QUIESCE_EMBEDDED_PG_PORT: port(54329, { group: "database", doc: "Port of the embedded PostgreSQL of `npm start`." }),
   REDIS_URL: url(["redis:", "rediss:"], { group: "database", doc: "Redis for the BullMQ queue adapter." }, "redis://127.0.0.1:6379"),
 
   // Sign-in
-  NEXTAUTH_SECRET: text({ group: "auth", doc: "Signs session cookies. Unset: generated once and kept in $QUIESCE_DATA_DIR/auth-secret.", secret: true }),
+  NEXTAUTH_SECRET: text({
+    group: "auth",
+    doc: "Signs session cookies. Unset: generated once and kept in $QUIESCE_DATA_DIR/auth-secret.",
+    secret: true,
+  }),
   AUTH_SECRET: text({ group: "auth", doc: "Accepted instead of NEXTAUTH_SECRET.", secret: true }),
-  QUIESCE_SESSION_MAX_AGE: int(60, 30 * DAY_S, 12 * 60 * 60, { group: "auth", doc: "Absolute console session lifetime from sign-in, whatever the activity (seconds)." }),
-  QUIESCE_SESSION_IDLE_SECONDS: int(60, 30 * DAY_S, 60 * 60, { group: "auth", doc: "A console session unused for this long ends (seconds)." }),
+  QUIESCE_SESSION_MAX_AGE: int(60, 30 * DAY_S, 12 * 60 * 60, {
+    group: "auth",
+    doc: "Absolute console session lifetime from sign-in, whatever the activity (seconds).",
+  }),
+  QUIESCE_SESSION_IDLE_SECONDS: int(60, 30 * DAY_S, 60 * 60, {
+    group: "auth",
+    doc: "A console session unused for this long ends (seconds).",
+  }),
   QUIESCE_SIGNIN_FREE_FAILURES: int(1, 1000, 5, { group: "auth", doc: "Failed sign-ins per account or address before back-off starts." }),
   QUIESCE_BAD_KEY_FREE_FAILURES: int(1, 100_000, 20, { group: "auth", doc: "Bad API keys per source address before back-off starts." }),
   QUIESCE_THROTTLE_MAX_SECONDS: int(1, DAY_S, 15 * 60, { group: "auth", doc: "Longest sign-in / bad-key back-off (seconds)." }),
@@ -153,18 +230,37 @@ export const CONFIG = {
   QUIESCE_OIDC_CLIENT_ID: text({ group: "auth", doc: "OpenID Connect client id." }),
   QUIESCE_OIDC_CLIENT_SECRET: text({ group: "auth", doc: "OpenID Connect client secret.", secret: true }),
   QUIESCE_OIDC_NAME: text({ group: "auth", doc: "Label of the single sign-on button." }, "Single sign-on"),
-  QUIESCE_DEMO_PASSWORD: text({ group: "auth", doc: "Password of the seeded demo users. Unset: generated and printed once.", secret: true }),
+  QUIESCE_DEMO_PASSWORD: text({
+    group: "auth",
+    doc: "Password of the seeded demo users. Unset: generated and printed once.",
+    secret: true,
+  }),
 
   // Logging
-  QUIESCE_LOG_LEVEL: oneOf(["fatal", "error", "warn", "info", "debug", "trace", "silent"], "info", { group: "logging", doc: "Lowest level written." }),
-  QUIESCE_LOG_FORMAT: oneOf(["json", "pretty"], "json", { group: "logging", doc: "json: one JSON object a line (production); pretty: readable lines (`npm start` sets this)." }),
+  QUIESCE_LOG_LEVEL: oneOf(["fatal", "error", "warn", "info", "debug", "trace", "silent"], "info", {
+    group: "logging",
+    doc: "Lowest level written.",
+  }),
+  QUIESCE_LOG_FORMAT: oneOf(["json", "pretty"], "json", {
+    group: "logging",
+    doc: "json: one JSON object a line (production); pretty: readable lines (`npm start` sets this).",
+  }),
   QUIESCE_DEBUG: flag(false, { group: "logging", doc: "Also log the embedded PostgreSQL's own errors." }),
 
   // Barrier engine
-  QUIESCE_BARRIER_CLAIM_MS: int(100, 3_600_000, 15_000, { group: "barrier", doc: "How long an engine's claim on a barrier lasts before another engine may take it over (ms)." }),
+  QUIESCE_BARRIER_CLAIM_MS: int(100, 3_600_000, 15_000, {
+    group: "barrier",
+    doc: "How long an engine's claim on a barrier lasts before another engine may take it over (ms).",
+  }),
   QUIESCE_BARRIER_POLL_MS: int(10, 3_600_000, 5_000, { group: "barrier", doc: "Safety poll for barriers missed by LISTEN (ms)." }),
-  QUIESCE_LOCAL_SETTLE_MS: int(0, 3_600_000, 5_000, { group: "barrier", doc: "How long in-process work gets to stop before it is settled as unknown (ms)." }),
-  QUIESCE_AUDIT_CHECKPOINT_SECONDS: int(0, 30 * DAY_S, 600, { group: "barrier", doc: "Periodic audit-chain checkpoints by the barrier engine (seconds; 0 = off)." }),
+  QUIESCE_LOCAL_SETTLE_MS: int(0, 3_600_000, 5_000, {
+    group: "barrier",
+    doc: "How long in-process work gets to stop before it is settled as unknown (ms).",
+  }),
+  QUIESCE_AUDIT_CHECKPOINT_SECONDS: int(0, 30 * DAY_S, 600, {
+    group: "barrier",
+    doc: "Periodic audit-chain checkpoints by the barrier engine (seconds; 0 = off).",
+  }),
   QUIESCE_BARRIER_TEAM: text({ group: "barrier", doc: "Only work on barriers of this team id (drills, tests)." }),
   QUIESCE_PROVIDER_SIM_URL: url(HTTP, { group: "barrier", doc: "The simulated deployment provider (`quiesce provider-sim`)." }),
 
@@ -177,32 +273,74 @@ export const CONFIG = {
   QUIESCE_AGENT_KEY: text({ group: "cli", doc: "Agent key for `quiesce drill`.", secret: true }),
   QUIESCE_WORKER_KEY: text({ group: "cli", doc: "Worker key for `quiesce demo`'s queue workers.", secret: true }),
   QUIESCE_GATEWAY_KEY: text({ group: "cli", doc: "The demo gateway key (`npm start` passes it to its children).", secret: true }),
-  QUIESCE_OTHER_AGENT_KEY: text({ group: "cli", doc: "The demo's second team's agent key (`npm start` passes it to its children).", secret: true }),
+  QUIESCE_OTHER_AGENT_KEY: text({
+    group: "cli",
+    doc: "The demo's second team's agent key (`npm start` passes it to its children).",
+    secret: true,
+  }),
 
   // Harness adapters
-  QUIESCE_GATE_TIMEOUT_MS: int(1, 600_000, 5_000, { group: "adapters", doc: "Timeout of one gate call from the MCP gateway or Codex bridge (ms)." }),
-  QUIESCE_CODEX_MAX_HOLD_MS: int(1_000, DAY_S * 1000, 300_000, { group: "adapters", doc: "Longest time the Codex bridge holds an approval while the run is paused before it answers `decline` (ms)." }),
-  QUIESCE_MANAGED_CONFIG: text({ group: "adapters", doc: "Managed adapter configuration file, used when neither managed location exists (it supplies the URL and key file, and wins over the user's environment)." }),
-  QUIESCE_HOOK_TIMEOUT_MS: int(1, 600_000, 3_000, { group: "adapters", doc: "Deadline of one Claude Code hook invocation (ms); it blocks when passed." }),
-  QUIESCE_HOOK_STATE_DIR: text({ group: "adapters", doc: "Where the Claude Code hook keeps session state. Default: $XDG_STATE_HOME/quiesce." }),
-  QUIESCE_LEASE_TTL_SECONDS: optionalInt(1, DAY_S, { group: "adapters", doc: "Lease lifetime the hook asks for. Unset: the server's default." }),
+  QUIESCE_GATE_TIMEOUT_MS: int(1, 600_000, 5_000, {
+    group: "adapters",
+    doc: "Timeout of one gate call from the MCP gateway or Codex bridge (ms).",
+  }),
+  QUIESCE_CODEX_MAX_HOLD_MS: int(1_000, DAY_S * 1000, 300_000, {
+    group: "adapters",
+    doc: "Longest time the Codex bridge holds an approval while the run is paused before it answers `decline` (ms).",
+  }),
+  QUIESCE_MANAGED_CONFIG: text({
+    group: "adapters",
+    doc: "Managed adapter configuration file, used when neither managed location exists (it supplies the URL and key file, and wins over the user's environment).",
+  }),
+  QUIESCE_HOOK_TIMEOUT_MS: int(1, 600_000, 3_000, {
+    group: "adapters",
+    doc: "Deadline of one Claude Code hook invocation (ms); it blocks when passed.",
+  }),
+  QUIESCE_HOOK_STATE_DIR: text({
+    group: "adapters",
+    doc: "Where the Claude Code hook keeps session state. Default: $XDG_STATE_HOME/quiesce.",
+  }),
+  QUIESCE_LEASE_TTL_SECONDS: optionalInt(1, DAY_S, {
+    group: "adapters",
+    doc: "Lease lifetime the hook asks for. Unset: the server's default.",
+  }),
   QUIESCE_TASK_ID: text({ group: "adapters", doc: "Task id the hook's runs are registered under." }),
-  QUIESCE_MCP_CALL_TIMEOUT_MS: int(1, 24 * 3_600_000, 3_600_000, { group: "adapters", doc: "Longest an upstream MCP tool call may run (ms)." }),
+  QUIESCE_MCP_CALL_TIMEOUT_MS: int(1, 24 * 3_600_000, 3_600_000, {
+    group: "adapters",
+    doc: "Longest an upstream MCP tool call may run (ms).",
+  }),
 
   // Signed receipts, webhooks, metrics and tracing (the OTEL_* variables are OpenTelemetry's own)
-  QUIESCE_SIGNING_KEY_DIR: text({ group: "integrations", doc: "Folder of the receipt-signing Ed25519 keys (0600). Default: $QUIESCE_DATA_DIR/signing." }),
+  QUIESCE_SIGNING_KEY_DIR: text({
+    group: "integrations",
+    doc: "Folder of the receipt-signing Ed25519 keys (0600). Default: $QUIESCE_DATA_DIR/signing.",
+  }),
   QUIESCE_METRICS_TOKEN: define<string | undefined>(z.string().min(16), "text of at least 16 characters", undefined, null, {
-    group: "integrations", doc: "Bearer token for `/metrics`. Unset: the endpoint answers 404.", secret: true,
+    group: "integrations",
+    doc: "Bearer token for `/metrics`. Unset: the endpoint answers 404.",
+    secret: true,
   }),
   QUIESCE_PUBLIC_URL: url(HTTP, { group: "integrations", doc: "This deployment's public URL; a webhook endpoint may not point at it." }),
-  QUIESCE_WEBHOOK_RETRY_BASE_MS: int(1, 3_600_000, 1_000, { group: "integrations", doc: "First webhook retry delay; it doubles per attempt (ms)." }),
+  QUIESCE_WEBHOOK_RETRY_BASE_MS: int(1, 3_600_000, 1_000, {
+    group: "integrations",
+    doc: "First webhook retry delay; it doubles per attempt (ms).",
+  }),
   QUIESCE_WEBHOOK_RETRY_MAX_MS: int(1, DAY_S * 1000, 300_000, { group: "integrations", doc: "Longest webhook retry delay (ms)." }),
-  QUIESCE_WEBHOOK_MAX_ATTEMPTS: int(1, 1000, 15, { group: "integrations", doc: "Delivery attempts before a webhook event becomes a dead letter." }),
+  QUIESCE_WEBHOOK_MAX_ATTEMPTS: int(1, 1000, 15, {
+    group: "integrations",
+    doc: "Delivery attempts before a webhook event becomes a dead letter.",
+  }),
   QUIESCE_WEBHOOK_TIMEOUT_MS: int(100, 600_000, 10_000, { group: "integrations", doc: "Timeout of one webhook delivery (ms)." }),
-  QUIESCE_WEBHOOK_POLL_MS: int(10, 600_000, 500, { group: "integrations", doc: "How often the webhook worker looks for due deliveries besides NOTIFY (ms)." }),
+  QUIESCE_WEBHOOK_POLL_MS: int(10, 600_000, 500, {
+    group: "integrations",
+    doc: "How often the webhook worker looks for due deliveries besides NOTIFY (ms).",
+  }),
 
   // Tests, evals and benchmarks
-  QUIESCE_CLIENT_CACHE: text({ group: "dev", doc: "Where the real-client tests install the pinned `claude`, `codex` and MCP reference server. Default: ~/.cache/quiesce/clients." }),
+  QUIESCE_CLIENT_CACHE: text({
+    group: "dev",
+    doc: "Where the real-client tests install the pinned `claude`, `codex` and MCP reference server. Default: ~/.cache/quiesce/clients.",
+  }),
   TEST_DATABASE_URL: url(PG, { group: "dev", doc: "Server on which the test suite creates (and drops) its database.", secret: true }),
   QUIESCE_EVAL_SERVER: oneOf(["auto", "next", "handlers"], "auto", { group: "dev", doc: "Which web server `npm run evals` starts." }),
   QUIESCE_EVALS_PG_PORT: port(54332, { group: "dev", doc: "Port of the evals' embedded PostgreSQL." }),
@@ -242,7 +380,11 @@ export function setting<K extends ConfigName>(name: K, env: Env = process.env): 
 export function configProblems(env: Env = process.env): string[] {
   const problems: string[] = [];
   for (const name of Object.keys(CONFIG) as ConfigName[]) {
-    try { setting(name, env); } catch (err) { problems.push((err as Error).message); }
+    try {
+      setting(name, env);
+    } catch (err) {
+      problems.push((err as Error).message);
+    }
   }
   return problems;
 }

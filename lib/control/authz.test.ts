@@ -5,12 +5,14 @@ import { KEY_KINDS, MACHINE_KINDS, ROLES } from "./types";
 
 describe("authorization", () => {
   test("no machine key can write control state, whatever its scopes", () => {
-    fc.assert(fc.property(
-      fc.constantFrom(...MACHINE_KINDS),
-      fc.array(fc.constantFrom("*", ...ACTIONS)),
-      fc.constantFrom(...ACTIONS.filter(isControlWrite)),
-      (kind, scopes, action) => !isAllowed({ type: "key", kind, role: null, scopes }, action),
-    ));
+    fc.assert(
+      fc.property(
+        fc.constantFrom(...MACHINE_KINDS),
+        fc.array(fc.constantFrom("*", ...ACTIONS)),
+        fc.constantFrom(...ACTIONS.filter(isControlWrite)),
+        (kind, scopes, action) => !isAllowed({ type: "key", kind, role: null, scopes }, action),
+      ),
+    );
   });
 
   test("a viewer cannot pause, kill or trip; an operator can", () => {
@@ -21,20 +23,29 @@ describe("authorization", () => {
   });
 
   test("an operator key has exactly its user's current role, narrowed by scopes", () => {
-    fc.assert(fc.property(fc.constantFrom(...ROLES), fc.constantFrom(...ACTIONS), (role, action) => {
-      const key: Caller = { type: "key", kind: "operator", role, scopes: [] };
-      return isAllowed(key, action) === isAllowed({ type: "user", role }, action);
-    }));
+    fc.assert(
+      fc.property(fc.constantFrom(...ROLES), fc.constantFrom(...ACTIONS), (role, action) => {
+        const key: Caller = { type: "key", kind: "operator", role, scopes: [] };
+        return isAllowed(key, action) === isAllowed({ type: "user", role }, action);
+      }),
+    );
     expect(isAllowed({ type: "key", kind: "operator", role: null, scopes: [] }, "run.read")).toBe(false);
     expect(isAllowed({ type: "key", kind: "operator", role: "admin", scopes: ["run.read"] }, "run.kill")).toBe(false);
   });
 
   test("scopes never widen a key", () => {
-    fc.assert(fc.property(fc.constantFrom(...KEY_KINDS), fc.constantFrom(...ROLES), fc.array(fc.constantFrom("*", ...ACTIONS)), fc.constantFrom(...ACTIONS),
-      (kind, role, scopes, action) => {
-        const narrowed = isAllowed({ type: "key", kind, role, scopes }, action);
-        const wide = isAllowed({ type: "key", kind, role, scopes: [] }, action);
-        return !narrowed || wide;
-      }));
+    fc.assert(
+      fc.property(
+        fc.constantFrom(...KEY_KINDS),
+        fc.constantFrom(...ROLES),
+        fc.array(fc.constantFrom("*", ...ACTIONS)),
+        fc.constantFrom(...ACTIONS),
+        (kind, role, scopes, action) => {
+          const narrowed = isAllowed({ type: "key", kind, role, scopes }, action);
+          const wide = isAllowed({ type: "key", kind, role, scopes: [] }, action);
+          return !narrowed || wide;
+        },
+      ),
+    );
   });
 });

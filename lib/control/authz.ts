@@ -3,15 +3,15 @@
 import type { KeyKind, Role } from "./types";
 
 export const ACTIONS = [
-  "run.read",            // read runs, barriers, receipts, decisions
-  "run.register",        // register runs / child runs
-  "gate.ask",            // ask the gate, admit at dequeue, heartbeat
-  "operation.register",  // register queued / scheduled / retry work
-  "operation.report",    // report completion / effects / harness acknowledgments
+  "run.read", // read runs, barriers, receipts, decisions
+  "run.register", // register runs / child runs
+  "gate.ask", // ask the gate, admit at dequeue, heartbeat
+  "operation.register", // register queued / scheduled / retry work
+  "operation.report", // report completion / effects / harness acknowledgments
   "run.pause",
   "run.resume",
   "run.kill",
-  "fleet.stop",          // stop scopes: pause / kill every run of the team matching a filter
+  "fleet.stop", // stop scopes: pause / kill every run of the team matching a filter
   "breaker.trip",
   "breaker.reset",
   "reconciliation.assign",
@@ -25,8 +25,29 @@ export type Action = (typeof ACTIONS)[number];
 const READ: Action[] = ["run.read"];
 const ROLE_ACTIONS: Record<Role, readonly Action[]> = {
   viewer: [...READ, "reconciliation.resolve"],
-  operator: [...READ, "reconciliation.resolve", "run.pause", "run.resume", "run.kill", "fleet.stop", "breaker.trip", "breaker.reset", "audit.read"],
-  manager: [...READ, "reconciliation.resolve", "run.pause", "run.resume", "run.kill", "fleet.stop", "breaker.trip", "breaker.reset", "audit.read", "reconciliation.assign"],
+  operator: [
+    ...READ,
+    "reconciliation.resolve",
+    "run.pause",
+    "run.resume",
+    "run.kill",
+    "fleet.stop",
+    "breaker.trip",
+    "breaker.reset",
+    "audit.read",
+  ],
+  manager: [
+    ...READ,
+    "reconciliation.resolve",
+    "run.pause",
+    "run.resume",
+    "run.kill",
+    "fleet.stop",
+    "breaker.trip",
+    "breaker.reset",
+    "audit.read",
+    "reconciliation.assign",
+  ],
   admin: ACTIONS,
 };
 
@@ -37,9 +58,7 @@ const MACHINE_ACTIONS: Record<Exclude<KeyKind, "operator">, readonly Action[]> =
   gateway: [...READ, "run.register", "gate.ask", "operation.register", "operation.report"],
 };
 
-export type Caller =
-  | { type: "user"; role: Role }
-  | { type: "key"; kind: KeyKind; role: Role | null; scopes: readonly string[] };
+export type Caller = { type: "user"; role: Role } | { type: "key"; kind: KeyKind; role: Role | null; scopes: readonly string[] };
 
 /**
  * An operator key is a person's key: it carries exactly that user's *current* role (looked up on every
@@ -47,13 +66,22 @@ export type Caller =
  */
 export function isAllowed(caller: Caller, action: Action): boolean {
   if (caller.type === "user") return ROLE_ACTIONS[caller.role].includes(action);
-  const base = caller.kind === "operator"
-    ? (caller.role ? ROLE_ACTIONS[caller.role] : [])
-    : MACHINE_ACTIONS[caller.kind];
+  const base = caller.kind === "operator" ? (caller.role ? ROLE_ACTIONS[caller.role] : []) : MACHINE_ACTIONS[caller.kind];
   if (!base.includes(action)) return false;
   return caller.scopes.length === 0 || caller.scopes.includes("*") || caller.scopes.includes(action);
 }
 
 export function isControlWrite(action: Action): boolean {
-  return ["run.pause", "run.resume", "run.kill", "fleet.stop", "breaker.trip", "breaker.reset", "reconciliation.assign", "reconciliation.resolve", "key.manage", "member.manage"].includes(action);
+  return [
+    "run.pause",
+    "run.resume",
+    "run.kill",
+    "fleet.stop",
+    "breaker.trip",
+    "breaker.reset",
+    "reconciliation.assign",
+    "reconciliation.resolve",
+    "key.manage",
+    "member.manage",
+  ].includes(action);
 }

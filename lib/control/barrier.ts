@@ -20,7 +20,8 @@ export type ObservedMeaning = (typeof OBSERVED_MEANINGS)[number];
  */
 export const OBSERVED_MEANING_TEXT: Record<ObservedMeaning, string> = {
   signal_accepted: "the target accepted the stop signal — not proof that it stopped, nor that any effect was undone",
-  turn_interrupted: "the harness interrupted the current turn (the model stopped) — delegated work and effects already caused are settled separately",
+  turn_interrupted:
+    "the harness interrupted the current turn (the model stopped) — delegated work and effects already caused are settled separately",
   process_terminated: "the target's process ended — effects it had already caused stay as they are and are settled separately",
 };
 

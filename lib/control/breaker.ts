@@ -72,7 +72,11 @@ export function effectiveBreaker(
 }
 
 /** What the console shows: the lazy open → half_open transition applied. */
-export function displayedBreaker(b: Pick<BreakerRecord, "state" | "changedAt" | "probeOpId" | "held">, now: number, config = BREAKER_DEFAULTS): BreakerState {
+export function displayedBreaker(
+  b: Pick<BreakerRecord, "state" | "changedAt" | "probeOpId" | "held">,
+  now: number,
+  config = BREAKER_DEFAULTS,
+): BreakerState {
   if (b.state === "open" && !b.held && now >= b.changedAt + config.coolDownMs) return "half_open";
   return b.state;
 }
@@ -95,7 +99,15 @@ export function applyBreakerAction(
   // An operator's trip is held: only an operator's reset closes it (no automatic probe).
   return {
     changed: true,
-    record: { state: target, changedAt: meta.now, failures: 0, probeOpId: null, changedBy: meta.by, reason: meta.reason, held: action === "trip" },
+    record: {
+      state: target,
+      changedAt: meta.now,
+      failures: 0,
+      probeOpId: null,
+      changedBy: meta.by,
+      reason: meta.reason,
+      held: action === "trip",
+    },
   };
 }
 
@@ -116,15 +128,51 @@ export function breakerAfterOutcome(
   if (b.held) return { record: b, changed: false, transition: null };
   if (b.state === "half_open" && b.probeOpId === o.operationId) {
     if (o.outcome === "succeeded") {
-      return { changed: true, transition: "probe_succeeded", record: { state: "closed", changedAt: now, failures: 0, probeOpId: null, changedBy: "runtime", reason: "probe succeeded", held: false } };
+      return {
+        changed: true,
+        transition: "probe_succeeded",
+        record: {
+          state: "closed",
+          changedAt: now,
+          failures: 0,
+          probeOpId: null,
+          changedBy: "runtime",
+          reason: "probe succeeded",
+          held: false,
+        },
+      };
     }
-    return { changed: true, transition: "probe_failed", record: { state: "open", changedAt: now, failures: b.failures + 1, probeOpId: null, changedBy: "runtime", reason: "probe failed", held: false } };
+    return {
+      changed: true,
+      transition: "probe_failed",
+      record: {
+        state: "open",
+        changedAt: now,
+        failures: b.failures + 1,
+        probeOpId: null,
+        changedBy: "runtime",
+        reason: "probe failed",
+        held: false,
+      },
+    };
   }
   if (o.own === false || b.state !== "closed" || o.outcome === "succeeded") return { record: b, changed: false, transition: null };
   const windowOver = b.failures === 0 || now - b.changedAt >= config.windowMs;
   const failures = windowOver ? 1 : b.failures + 1;
   if (failures >= config.failureThreshold) {
-    return { changed: true, transition: "tripped", record: { state: "open", changedAt: now, failures, probeOpId: null, changedBy: "runtime", reason: `${failures} failures within ${config.windowMs / 1000}s`, held: false } };
+    return {
+      changed: true,
+      transition: "tripped",
+      record: {
+        state: "open",
+        changedAt: now,
+        failures,
+        probeOpId: null,
+        changedBy: "runtime",
+        reason: `${failures} failures within ${config.windowMs / 1000}s`,
+        held: false,
+      },
+    };
   }
   if (windowOver) return { changed: true, transition: "window_restarted", record: { ...b, changedAt: now, failures } };
   return { changed: true, transition: "counted", record: { ...b, failures } };

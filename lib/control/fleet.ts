@@ -51,7 +51,15 @@ export function runStatus(r: Pick<ScopeRunFacts, "lifecycle" | "finishedAt">): R
 }
 
 export function isWholeTeam(f: StopFilter): boolean {
-  return !f.harness && !f.agent && f.taskPrefix === undefined && f.createdAfter === undefined && f.createdBefore === undefined && !f.status && !f.runIds;
+  return (
+    !f.harness &&
+    !f.agent &&
+    f.taskPrefix === undefined &&
+    f.createdAfter === undefined &&
+    f.createdBefore === undefined &&
+    !f.status &&
+    !f.runIds
+  );
 }
 
 /** Does this one run match the filter (its ancestors are not considered here)? */

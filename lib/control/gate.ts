@@ -113,7 +113,12 @@ export function decideAuthority(f: GateFacts): Authority {
   const cfg = f.breakerConfig ?? BREAKER_DEFAULTS;
   const probeClaims: string[] = [];
   for (const r of runs) {
-    const e = effectiveBreaker({ state: r.breaker, changedAt: r.breakerChangedAt, probeOpId: r.breakerProbeOpId, held: r.breakerHeld ?? false }, now, request.operationId, cfg);
+    const e = effectiveBreaker(
+      { state: r.breaker, changedAt: r.breakerChangedAt, probeOpId: r.breakerProbeOpId, held: r.breakerHeld ?? false },
+      now,
+      request.operationId,
+      cfg,
+    );
     if (e.state === "blocked") return deny("breaker_open");
     if (e.state === "probe_available") probeClaims.push(r.runId);
   }
@@ -138,10 +143,16 @@ export function recordedDenyReason(op: Pick<OperationFacts, "state" | "stateReas
  */
 export function decideGate(f: GateFacts): GateVerdict {
   const a = decideAuthority(f);
-  const chainOk = !!f.chain && f.chain.length > 0 && f.chain.every((r) => r !== null) && f.chain[f.chain.length - 1]!.runId === f.request.runId;
+  const chainOk =
+    !!f.chain && f.chain.length > 0 && f.chain.every((r) => r !== null) && f.chain[f.chain.length - 1]!.runId === f.request.runId;
   const epoch = chainOk ? currentEpoch(f.chain as RunFacts[]) : null;
-  const v = (decision: Decision, reason: GateReason, effect: OperationEffect, replay: boolean, probeClaims: string[] = []): GateVerdict =>
-    ({ decision, reason, currentEpoch: epoch, effect, probeClaims, replay });
+  const v = (
+    decision: Decision,
+    reason: GateReason,
+    effect: OperationEffect,
+    replay: boolean,
+    probeClaims: string[] = [],
+  ): GateVerdict => ({ decision, reason, currentEpoch: epoch, effect, probeClaims, replay });
   const op = f.operation;
 
   if (!op) {

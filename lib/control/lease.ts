@@ -56,9 +56,7 @@ export interface LeaseRequest {
 
 export type LeaseRefusalCode = "parent_revoked" | "parent_expired" | "scope_not_held" | "bad_ttl" | "bad_scope";
 
-export type LeaseResult =
-  | { ok: true; lease: LeaseGrant }
-  | { ok: false; code: LeaseRefusalCode; message: string; field?: string };
+export type LeaseResult = { ok: true; lease: LeaseGrant } | { ok: false; code: LeaseRefusalCode; message: string; field?: string };
 
 const SCOPE_RE = /^[A-Za-z0-9_.:*/-]{1,100}$/;
 
@@ -69,11 +67,20 @@ export function scopesWithin(child: readonly string[], parent: readonly string[]
 }
 
 function checkRequest(req: LeaseRequest): LeaseResult | null {
-  if (req.ttlSeconds !== undefined && (!Number.isInteger(req.ttlSeconds) || req.ttlSeconds <= 0 || req.ttlSeconds > MAX_LEASE_TTL_SECONDS)) {
-    return { ok: false, code: "bad_ttl", field: "leaseTtlSeconds", message: `leaseTtlSeconds must be an integer between 1 and ${MAX_LEASE_TTL_SECONDS}` };
+  if (
+    req.ttlSeconds !== undefined &&
+    (!Number.isInteger(req.ttlSeconds) || req.ttlSeconds <= 0 || req.ttlSeconds > MAX_LEASE_TTL_SECONDS)
+  ) {
+    return {
+      ok: false,
+      code: "bad_ttl",
+      field: "leaseTtlSeconds",
+      message: `leaseTtlSeconds must be an integer between 1 and ${MAX_LEASE_TTL_SECONDS}`,
+    };
   }
   const bad = req.scopes?.find((s) => !SCOPE_RE.test(s));
-  if (bad !== undefined) return { ok: false, code: "bad_scope", field: "scopes", message: `scope ${JSON.stringify(bad)} is not a valid scope name` };
+  if (bad !== undefined)
+    return { ok: false, code: "bad_scope", field: "scopes", message: `scope ${JSON.stringify(bad)} is not a valid scope name` };
   return null;
 }
 
@@ -93,11 +100,18 @@ export function newRootLease(req: LeaseRequest, now: number, policy: LeasePolicy
   return { ok: true, lease: { scopes, ttlSeconds, maxValidUntil, validUntil: Math.min(now + ttlSeconds * 1000, maxValidUntil) } };
 }
 
-export function deriveChildLease(parent: ParentLease, req: LeaseRequest, now: number, policy: LeasePolicy = DEFAULT_LEASE_POLICY): LeaseResult {
+export function deriveChildLease(
+  parent: ParentLease,
+  req: LeaseRequest,
+  now: number,
+  policy: LeasePolicy = DEFAULT_LEASE_POLICY,
+): LeaseResult {
   const bad = checkRequest(req);
   if (bad) return bad;
-  if (parent.revokedAt !== null) return { ok: false, code: "parent_revoked", field: "parentLeaseId", message: "the parent lease is revoked" };
-  if (parent.validUntil <= now) return { ok: false, code: "parent_expired", field: "parentLeaseId", message: "the parent lease has expired" };
+  if (parent.revokedAt !== null)
+    return { ok: false, code: "parent_revoked", field: "parentLeaseId", message: "the parent lease is revoked" };
+  if (parent.validUntil <= now)
+    return { ok: false, code: "parent_expired", field: "parentLeaseId", message: "the parent lease has expired" };
   const scopes = req.scopes === undefined ? [...parent.scopes] : dedupe(req.scopes);
   if (!scopesWithin(scopes, parent.scopes)) {
     const missing = scopes.filter((s) => !parent.scopes.includes(s));
@@ -127,9 +141,10 @@ export interface RenewableLease {
 export function renewChain(chain: readonly RenewableLease[], now: number): number[] {
   let parent = Infinity;
   return chain.map((l) => {
-    const next = l.revokedAt === null && needsRenewal(l, now)
-      ? Math.max(l.validUntil, Math.min(now + l.ttlSeconds * 1000, l.maxValidUntil ?? l.validUntil, parent))
-      : l.validUntil;
+    const next =
+      l.revokedAt === null && needsRenewal(l, now)
+        ? Math.max(l.validUntil, Math.min(now + l.ttlSeconds * 1000, l.maxValidUntil ?? l.validUntil, parent))
+        : l.validUntil;
     parent = next;
     return next;
   });
@@ -146,14 +161,25 @@ export function needsRenewal(l: RenewableLease, now: number): boolean {
  * authority, so its scopes stay within the source lease's; but its validity is its own, so resuming a
  * session whose lease went idle works, while a revoked source (killed) cannot be forked.
  */
-export function deriveForkLease(source: ParentLease, req: LeaseRequest, now: number, policy: LeasePolicy = DEFAULT_LEASE_POLICY): LeaseResult {
+export function deriveForkLease(
+  source: ParentLease,
+  req: LeaseRequest,
+  now: number,
+  policy: LeasePolicy = DEFAULT_LEASE_POLICY,
+): LeaseResult {
   const bad = checkRequest(req);
   if (bad) return bad;
-  if (source.revokedAt !== null) return { ok: false, code: "parent_revoked", field: "forkedFrom", message: "the source session's lease is revoked" };
+  if (source.revokedAt !== null)
+    return { ok: false, code: "parent_revoked", field: "forkedFrom", message: "the source session's lease is revoked" };
   const scopes = req.scopes === undefined ? [...source.scopes] : dedupe(req.scopes);
   if (!scopesWithin(scopes, source.scopes)) {
     const missing = scopes.filter((s) => !source.scopes.includes(s));
-    return { ok: false, code: "scope_not_held", field: "scopes", message: `the source session's lease does not hold: ${missing.join(", ")}` };
+    return {
+      ok: false,
+      code: "scope_not_held",
+      field: "scopes",
+      message: `the source session's lease does not hold: ${missing.join(", ")}`,
+    };
   }
   const root = newRootLease({ ttlSeconds: req.ttlSeconds }, now, policy);
   return root.ok ? { ok: true, lease: { ...root.lease, scopes } } : root;

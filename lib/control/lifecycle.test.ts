@@ -34,49 +34,71 @@ describe("applyLifecycle", () => {
   });
 
   test("killed is terminal: no sequence of actions leaves it", () => {
-    fc.assert(fc.property(fc.constantFrom(...LIFECYCLES), fc.array(action, { maxLength: 30 }), (start, actions) => {
-      let s = start;
-      let killed = s === "killed";
-      for (const a of actions) {
-        const r = applyLifecycle(s, a);
-        if (r.ok) s = r.state;
-        if (killed) expect(s).toBe("killed");
-        if (s === "killed") killed = true;
-      }
-    }));
+    fc.assert(
+      fc.property(fc.constantFrom(...LIFECYCLES), fc.array(action, { maxLength: 30 }), (start, actions) => {
+        let s = start;
+        let killed = s === "killed";
+        for (const a of actions) {
+          const r = applyLifecycle(s, a);
+          if (r.ok) s = r.state;
+          if (killed) expect(s).toBe("killed");
+          if (s === "killed") killed = true;
+        }
+      }),
+    );
   });
 
   test("lifecycle actions never touch the breaker, breaker transitions never touch lifecycle", () => {
-    fc.assert(fc.property(lifecycleRecord, breakerRecord, fc.array(fc.oneof(
-      action.map((a) => ({ t: "life" as const, a })),
-      fc.constantFrom("trip", "reset").map((a) => ({ t: "breaker" as const, a: a as "trip" | "reset" })),
-      fc.record({ t: fc.constant("outcome" as const), op: fc.constantFrom("op-a", "op-b", "op-c"), outcome: fc.constantFrom("succeeded", "failed") as fc.Arbitrary<"succeeded" | "failed"> }),
-    ), { maxLength: 25 }), fc.integer({ min: 0, max: 1_000_000 }), (life0, br0, steps, t0) => {
-      let run = { life: life0, breaker: br0 };
-      let now = 2_000_000_000_000 + t0;
-      for (const s of steps) {
-        now += 7_000;
-        const before = structuredClone(run);
-        if (s.t === "life") {
-          const r = applyLifecycleRecord(run.life, s.a, { now, by: "op", reason: "r" });
-          if (r.ok) run = { ...run, life: r.record };
-          expect(run.breaker).toEqual(before.breaker);
-        } else if (s.t === "breaker") {
-          run = { ...run, breaker: applyBreakerAction(run.breaker, s.a, { now, by: "op", reason: "r" }).record };
-          expect(run.life).toEqual(before.life);
-        } else {
-          run = { ...run, breaker: breakerAfterOutcome(run.breaker, { operationId: s.op, outcome: s.outcome }, now, BREAKER_DEFAULTS).record };
-          expect(run.life).toEqual(before.life);
-        }
-      }
-    }));
+    fc.assert(
+      fc.property(
+        lifecycleRecord,
+        breakerRecord,
+        fc.array(
+          fc.oneof(
+            action.map((a) => ({ t: "life" as const, a })),
+            fc.constantFrom("trip", "reset").map((a) => ({ t: "breaker" as const, a: a as "trip" | "reset" })),
+            fc.record({
+              t: fc.constant("outcome" as const),
+              op: fc.constantFrom("op-a", "op-b", "op-c"),
+              outcome: fc.constantFrom("succeeded", "failed") as fc.Arbitrary<"succeeded" | "failed">,
+            }),
+          ),
+          { maxLength: 25 },
+        ),
+        fc.integer({ min: 0, max: 1_000_000 }),
+        (life0, br0, steps, t0) => {
+          let run = { life: life0, breaker: br0 };
+          let now = 2_000_000_000_000 + t0;
+          for (const s of steps) {
+            now += 7_000;
+            const before = structuredClone(run);
+            if (s.t === "life") {
+              const r = applyLifecycleRecord(run.life, s.a, { now, by: "op", reason: "r" });
+              if (r.ok) run = { ...run, life: r.record };
+              expect(run.breaker).toEqual(before.breaker);
+            } else if (s.t === "breaker") {
+              run = { ...run, breaker: applyBreakerAction(run.breaker, s.a, { now, by: "op", reason: "r" }).record };
+              expect(run.life).toEqual(before.life);
+            } else {
+              run = {
+                ...run,
+                breaker: breakerAfterOutcome(run.breaker, { operationId: s.op, outcome: s.outcome }, now, BREAKER_DEFAULTS).record,
+              };
+              expect(run.life).toEqual(before.life);
+            }
+          }
+        },
+      ),
+    );
   });
 
   test("an unchanged action returns the very same record (nothing to write)", () => {
-    fc.assert(fc.property(lifecycleRecord, action, (rec, a) => {
-      const r = applyLifecycleRecord(rec, a, { now: 1, by: "x", reason: "y" });
-      if (r.ok && !r.changed) expect(r.record).toBe(rec);
-      if (r.ok && r.changed) expect(r.record).toMatchObject({ changedAt: 1, changedBy: "x", reason: "y" });
-    }));
+    fc.assert(
+      fc.property(lifecycleRecord, action, (rec, a) => {
+        const r = applyLifecycleRecord(rec, a, { now: 1, by: "x", reason: "y" });
+        if (r.ok && !r.changed) expect(r.record).toBe(rec);
+        if (r.ok && r.changed) expect(r.record).toMatchObject({ changedAt: 1, changedBy: "x", reason: "y" });
+      }),
+    );
   });
 });

@@ -11,8 +11,7 @@ export type LifecycleRefusalCode = "killed_is_terminal";
 
 export type LifecycleResult =
   /** `changed: false` means the run is already where the action leads (a repeated click): write nothing. */
-  | { ok: true; state: Lifecycle; changed: boolean }
-  | { ok: false; code: LifecycleRefusalCode; message: string };
+  { ok: true; state: Lifecycle; changed: boolean } | { ok: false; code: LifecycleRefusalCode; message: string };
 
 /**
  * The only lifecycle transition function. Repeats are idempotent (pause on paused, resume on normal,

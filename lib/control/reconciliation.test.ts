@@ -8,11 +8,17 @@ test("open means not resolved", () => {
 });
 
 test("the assignee or a manager/admin may resolve; nobody else, and nobody when unassigned unless a manager", () => {
-  fc.assert(fc.property(fc.constantFrom(...ROLES, null), fc.option(fc.constantFrom("u1", "u2")), fc.option(fc.constantFrom("u1", "u2")),
-    (role, userId, assignee) => {
-      const may = mayResolveReconciliation({ role, userId }, assignee);
-      const expected = role === "manager" || role === "admin" || (assignee !== null && userId === assignee);
-      return may === expected;
-    }));
+  fc.assert(
+    fc.property(
+      fc.constantFrom(...ROLES, null),
+      fc.option(fc.constantFrom("u1", "u2")),
+      fc.option(fc.constantFrom("u1", "u2")),
+      (role, userId, assignee) => {
+        const may = mayResolveReconciliation({ role, userId }, assignee);
+        const expected = role === "manager" || role === "admin" || (assignee !== null && userId === assignee);
+        return may === expected;
+      },
+    ),
+  );
   expect(mayResolveReconciliation({ role: "operator", userId: "u1" }, null)).toBe(false);
 });

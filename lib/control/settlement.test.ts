@@ -12,50 +12,73 @@ const facts: fc.Arbitrary<SettlementFacts> = fc.record({
 
 describe("decideSettlement", () => {
   test("cancelled_without_effect only with proof of absence from a provider that stopped", () => {
-    fc.assert(fc.property(facts, (f) => {
-      const v = decideSettlement(f);
-      if (v.kind === "settle" && v.state === "cancelled_without_effect") {
-        expect(f.hasProvider).toBe(true);
-        expect(f.check).toEqual({ effect: "absent", final: true });
-        expect(f.executorReport?.outcome).not.toBe("succeeded");
-      }
-    }));
+    fc.assert(
+      fc.property(facts, (f) => {
+        const v = decideSettlement(f);
+        if (v.kind === "settle" && v.state === "cancelled_without_effect") {
+          expect(f.hasProvider).toBe(true);
+          expect(f.check).toEqual({ effect: "absent", final: true });
+          expect(f.executorReport?.outcome).not.toBe("succeeded");
+        }
+      }),
+    );
   });
 
   test("a provider's accepted is never a settled state on its own", () => {
-    fc.assert(fc.property(facts, (f) => {
-      const v = decideSettlement({ ...f, providerResponse: "accepted", check: null, executorReport: null, deadlinePassed: false });
-      expect(v.kind).toBe("retry");
-    }));
+    fc.assert(
+      fc.property(facts, (f) => {
+        const v = decideSettlement({ ...f, providerResponse: "accepted", check: null, executorReport: null, deadlinePassed: false });
+        expect(v.kind).toBe("retry");
+      }),
+    );
   });
 
   test("an effect seen present is completed_and_verified, whatever the provider answered", () => {
-    fc.assert(fc.property(facts, fc.boolean(), (f, final) => {
-      const v = decideSettlement({ ...f, hasProvider: true, check: { effect: "present", final } });
-      expect(v).toMatchObject({ kind: "settle", state: "completed_and_verified" });
-    }));
+    fc.assert(
+      fc.property(facts, fc.boolean(), (f, final) => {
+        const v = decideSettlement({ ...f, hasProvider: true, check: { effect: "present", final } });
+        expect(v).toMatchObject({ kind: "settle", state: "completed_and_verified" });
+      }),
+    );
   });
 
   test("an executor's success report settles as completed_and_verified", () => {
-    fc.assert(fc.property(facts, (f) => {
-      expect(decideSettlement({ ...f, executorReport: { outcome: "succeeded" } })).toMatchObject({ state: "completed_and_verified", source: "executor" });
-    }));
+    fc.assert(
+      fc.property(facts, (f) => {
+        expect(decideSettlement({ ...f, executorReport: { outcome: "succeeded" } })).toMatchObject({
+          state: "completed_and_verified",
+          source: "executor",
+        });
+      }),
+    );
   });
 
   test("without proof, the deadline yields unknown and never cancelled", () => {
-    fc.assert(fc.property(facts, (f) => {
-      const unproven = { ...f, executorReport: null, check: f.check && f.check.effect === "present" ? null : f.check };
-      if (unproven.check?.effect === "absent" && unproven.check.final && unproven.hasProvider) return;
-      const v = decideSettlement({ ...unproven, deadlinePassed: true });
-      expect(v).toMatchObject({ kind: "settle", state: "unknown" });
-      expect(decideSettlement({ ...unproven, deadlinePassed: false })).toEqual({ kind: "retry" });
-    }));
+    fc.assert(
+      fc.property(facts, (f) => {
+        const unproven = { ...f, executorReport: null, check: f.check && f.check.effect === "present" ? null : f.check };
+        if (unproven.check?.effect === "absent" && unproven.check.final && unproven.hasProvider) return;
+        const v = decideSettlement({ ...unproven, deadlinePassed: true });
+        expect(v).toMatchObject({ kind: "settle", state: "unknown" });
+        expect(decideSettlement({ ...unproven, deadlinePassed: false })).toEqual({ kind: "retry" });
+      }),
+    );
   });
 
   test("causes follow what failed", () => {
-    const base: SettlementFacts = { hasProvider: true, providerResponse: "accepted", check: null, executorReport: null, deadlinePassed: true };
-    expect(decideSettlement({ ...base, check: { effect: "unavailable", final: false } })).toMatchObject({ cause: "provider_status_unavailable" });
-    expect(decideSettlement({ ...base, providerResponse: "unreachable", check: { effect: "unavailable", final: false } })).toMatchObject({ cause: "target_unreachable" });
+    const base: SettlementFacts = {
+      hasProvider: true,
+      providerResponse: "accepted",
+      check: null,
+      executorReport: null,
+      deadlinePassed: true,
+    };
+    expect(decideSettlement({ ...base, check: { effect: "unavailable", final: false } })).toMatchObject({
+      cause: "provider_status_unavailable",
+    });
+    expect(decideSettlement({ ...base, providerResponse: "unreachable", check: { effect: "unavailable", final: false } })).toMatchObject({
+      cause: "target_unreachable",
+    });
     expect(decideSettlement({ ...base, check: { effect: "absent", final: false } })).toMatchObject({ cause: "cancel_unacknowledged" });
     expect(decideSettlement({ ...base, hasProvider: false })).toMatchObject({ cause: "cancel_unacknowledged" });
     // A plain tool call never reads a provider check, even a stray one.
@@ -63,11 +86,13 @@ describe("decideSettlement", () => {
   });
 
   test("check delays never pass the deadline", () => {
-    fc.assert(fc.property(fc.nat(50), fc.integer({ min: -1000, max: 100_000 }), (a, left) => {
-      const d = nextCheckDelayMs(a, left);
-      expect(d).toBeGreaterThanOrEqual(0);
-      expect(d).toBeLessThanOrEqual(Math.max(0, left));
-      expect(d).toBeLessThanOrEqual(2000);
-    }));
+    fc.assert(
+      fc.property(fc.nat(50), fc.integer({ min: -1000, max: 100_000 }), (a, left) => {
+        const d = nextCheckDelayMs(a, left);
+        expect(d).toBeGreaterThanOrEqual(0);
+        expect(d).toBeLessThanOrEqual(Math.max(0, left));
+        expect(d).toBeLessThanOrEqual(2000);
+      }),
+    );
   });
 });

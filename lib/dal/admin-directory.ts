@@ -12,8 +12,17 @@ import { appendAudit } from "./audit";
 import { endUserSessions } from "./members";
 import { actorOf, type Principal } from "./principal";
 
-export interface TeamRow { id: string; slug: string; name: string }
-export interface UserRow { id: string; email: string; name: string; passwordHash: string | null }
+export interface TeamRow {
+  id: string;
+  slug: string;
+  name: string;
+}
+export interface UserRow {
+  id: string;
+  email: string;
+  name: string;
+  passwordHash: string | null;
+}
 
 function requireSystem(p: Principal): void {
   if (p.type !== "system") throw forbidden("tenancy bootstrap is for system callers only");
@@ -41,18 +50,29 @@ export async function ensureTeam(p: Principal, input: { slug: string; name: stri
     const id = newId("team");
     const inserted = await tx.$queryRawUnsafe<TeamRow[]>(
       `INSERT INTO teams (id, slug, name) VALUES ($1, $2, $3) ON CONFLICT (slug) DO NOTHING RETURNING id, slug, name`,
-      id, input.slug, input.name,
+      id,
+      input.slug,
+      input.name,
     );
     if (inserted.length === 0) {
       const team = await tx.team.findUniqueOrThrow({ where: { slug: input.slug }, select: { id: true, slug: true, name: true } });
       return { team, created: false };
     }
-    await appendAudit(tx, { teamId: id, actor: actorOf(p), action: "team.create", target: id, after: { slug: input.slug, name: input.name } });
+    await appendAudit(tx, {
+      teamId: id,
+      actor: actorOf(p),
+      action: "team.create",
+      target: id,
+      after: { slug: input.slug, name: input.name },
+    });
     return { team: inserted[0]!, created: true };
   });
 }
 
-export async function ensureUser(p: Principal, input: { email: string; name: string; passwordHash: string | null }): Promise<{ user: UserRow; created: boolean }> {
+export async function ensureUser(
+  p: Principal,
+  input: { email: string; name: string; passwordHash: string | null },
+): Promise<{ user: UserRow; created: boolean }> {
   requireSystem(p);
   const email = input.email.trim().toLowerCase();
   const existing = await findUserByEmail(p, email);
@@ -61,7 +81,10 @@ export async function ensureUser(p: Principal, input: { email: string; name: str
     const id = newId("user");
     const inserted = await tx.$queryRawUnsafe<{ id: string }[]>(
       `INSERT INTO users (id, email, name, password_hash) VALUES ($1, $2, $3, $4) ON CONFLICT (email) DO NOTHING RETURNING id`,
-      id, email, input.name, input.passwordHash,
+      id,
+      email,
+      input.name,
+      input.passwordHash,
     );
     const user = await tx.user.findUniqueOrThrow({ where: { email }, select: { id: true, email: true, name: true, passwordHash: true } });
     if (inserted.length === 0) return { user, created: false };
@@ -82,28 +105,43 @@ export async function setUserPasswordHash(p: Principal, userId: string, password
 }
 
 /** Adds the membership when missing; an existing membership keeps its role (the seed never demotes). */
-export async function ensureMembership(p: Principal, input: { teamId: string; userId: string; role: Role }): Promise<{ role: Role; created: boolean }> {
+export async function ensureMembership(
+  p: Principal,
+  input: { teamId: string; userId: string; role: Role },
+): Promise<{ role: Role; created: boolean }> {
   requireSystem(p);
   return prisma().$transaction(async (tx) => {
     const inserted = await tx.$queryRawUnsafe<{ id: string }[]>(
       `INSERT INTO memberships (id, team_id, user_id, role) VALUES ($1, $2, $3, $4::"Role")
        ON CONFLICT (team_id, user_id) DO NOTHING RETURNING id`,
-      newId("mem"), input.teamId, input.userId, input.role,
+      newId("mem"),
+      input.teamId,
+      input.userId,
+      input.role,
     );
     if (inserted.length === 0) {
       const m = await tx.membership.findUniqueOrThrow({ where: { teamId_userId: { teamId: input.teamId, userId: input.userId } } });
       return { role: m.role as Role, created: false };
     }
     await appendAudit(tx, {
-      teamId: input.teamId, actor: actorOf(p), action: "member.add", target: input.userId, after: { role: input.role },
+      teamId: input.teamId,
+      actor: actorOf(p),
+      action: "member.add",
+      target: input.userId,
+      after: { role: input.role },
     });
     return { role: input.role, created: true };
   });
 }
 
 export interface ProviderInput {
-  teamId: string; name: string; kind: string; cancelUrl: string | null; statusUrl: string | null;
-  quietPeriodSeconds: number; rollbackOwner: string | null;
+  teamId: string;
+  name: string;
+  kind: string;
+  cancelUrl: string | null;
+  statusUrl: string | null;
+  quietPeriodSeconds: number;
+  rollbackOwner: string | null;
 }
 
 /** Adds the provider row when the team has none of that name; an existing row is left as configured. */
@@ -114,15 +152,35 @@ export async function ensureProvider(p: Principal, input: ProviderInput): Promis
     const inserted = await tx.$queryRawUnsafe<{ id: string }[]>(
       `INSERT INTO providers (id, team_id, name, kind, cancel_url, status_url, quiet_period_seconds, rollback_owner)
        VALUES ($1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT (team_id, name) DO NOTHING RETURNING id`,
-      id, input.teamId, input.name, input.kind, input.cancelUrl, input.statusUrl, input.quietPeriodSeconds, input.rollbackOwner,
+      id,
+      input.teamId,
+      input.name,
+      input.kind,
+      input.cancelUrl,
+      input.statusUrl,
+      input.quietPeriodSeconds,
+      input.rollbackOwner,
     );
     if (inserted.length === 0) {
-      const row = await tx.provider.findUniqueOrThrow({ where: { teamId_name: { teamId: input.teamId, name: input.name } }, select: { id: true } });
+      const row = await tx.provider.findUniqueOrThrow({
+        where: { teamId_name: { teamId: input.teamId, name: input.name } },
+        select: { id: true },
+      });
       return { id: row.id, created: false };
     }
     await appendAudit(tx, {
-      teamId: input.teamId, actor: actorOf(p), action: "provider.create", target: id,
-      after: { name: input.name, kind: input.kind, cancelUrl: input.cancelUrl, statusUrl: input.statusUrl, quietPeriodSeconds: input.quietPeriodSeconds, rollbackOwner: input.rollbackOwner },
+      teamId: input.teamId,
+      actor: actorOf(p),
+      action: "provider.create",
+      target: id,
+      after: {
+        name: input.name,
+        kind: input.kind,
+        cancelUrl: input.cancelUrl,
+        statusUrl: input.statusUrl,
+        quietPeriodSeconds: input.quietPeriodSeconds,
+        rollbackOwner: input.rollbackOwner,
+      },
     });
     return { id, created: true };
   });

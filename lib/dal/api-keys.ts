@@ -37,15 +37,30 @@ export interface CreateApiKeyInput {
 }
 
 type KeyRow = {
-  id: string; teamId: string; kind: string; name: string; userId: string | null; scopes: string[];
-  createdAt: Date; expiresAt: Date | null; revokedAt: Date | null; lastUsedAt: Date | null;
+  id: string;
+  teamId: string;
+  kind: string;
+  name: string;
+  userId: string | null;
+  scopes: string[];
+  createdAt: Date;
+  expiresAt: Date | null;
+  revokedAt: Date | null;
+  lastUsedAt: Date | null;
 };
 
 function view(k: KeyRow): ApiKeyView {
   return {
-    id: k.id, teamId: k.teamId, kind: k.kind as KeyKind, name: k.name, userId: k.userId, scopes: k.scopes,
-    createdAt: k.createdAt.toISOString(), expiresAt: k.expiresAt?.toISOString() ?? null,
-    revokedAt: k.revokedAt?.toISOString() ?? null, lastUsedAt: k.lastUsedAt?.toISOString() ?? null,
+    id: k.id,
+    teamId: k.teamId,
+    kind: k.kind as KeyKind,
+    name: k.name,
+    userId: k.userId,
+    scopes: k.scopes,
+    createdAt: k.createdAt.toISOString(),
+    expiresAt: k.expiresAt?.toISOString() ?? null,
+    revokedAt: k.revokedAt?.toISOString() ?? null,
+    lastUsedAt: k.lastUsedAt?.toISOString() ?? null,
     status: k.revokedAt ? "revoked" : k.expiresAt && k.expiresAt.getTime() <= Date.now() ? "expired" : "active",
   };
 }
@@ -77,12 +92,21 @@ export async function createApiKey(p: Principal, input: CreateApiKeyInput): Prom
     }
     const k = await tx.apiKey.create({
       data: {
-        id: newId("key"), teamId: input.teamId, userId: input.userId ?? null, kind: input.kind, name, scopes,
-        secretHash: hashKeySecret(secret), expiresAt,
+        id: newId("key"),
+        teamId: input.teamId,
+        userId: input.userId ?? null,
+        kind: input.kind,
+        name,
+        scopes,
+        secretHash: hashKeySecret(secret),
+        expiresAt,
       },
     });
     await appendAudit(tx, {
-      teamId: input.teamId, actor: actorOf(p), action: "key.create", target: k.id,
+      teamId: input.teamId,
+      actor: actorOf(p),
+      action: "key.create",
+      target: k.id,
       after: { kind: k.kind, name: k.name, userId: k.userId, scopes: k.scopes, expiresAt: k.expiresAt?.toISOString() ?? null },
     });
     return k;
@@ -110,16 +134,27 @@ export async function revokeApiKey(p: Principal, keyId: string): Promise<ApiKeyV
     if (k.revokedAt) return view(k);
     const revoked = await tx.apiKey.update({ where: { id: keyId }, data: { revokedAt: new Date() } });
     await appendAudit(tx, {
-      teamId: k.teamId, actor: actorOf(p), action: "key.revoke", target: k.id,
-      before: { revokedAt: null }, after: { revokedAt: revoked.revokedAt?.toISOString() },
+      teamId: k.teamId,
+      actor: actorOf(p),
+      action: "key.revoke",
+      target: k.id,
+      before: { revokedAt: null },
+      after: { revokedAt: revoked.revokedAt?.toISOString() },
     });
     return view(revoked);
   });
 }
 
 type AuthRow = {
-  id: string; team_id: string; kind: string; scopes: string[]; user_id: string | null;
-  expires_at: Date | null; revoked_at: Date | null; last_used_at: Date | null; role: string | null;
+  id: string;
+  team_id: string;
+  kind: string;
+  scopes: string[];
+  user_id: string | null;
+  expires_at: Date | null;
+  revoked_at: Date | null;
+  last_used_at: Date | null;
+  role: string | null;
 };
 
 /** last_used_at is advisory; writing it at most once a minute keeps the hot path read-only. */
@@ -143,7 +178,9 @@ export async function authenticateKey(secret: string, now: Date = new Date()): P
   const k = rows[0];
   if (!k || k.revoked_at || (k.expires_at && k.expires_at.getTime() <= now.getTime())) return null;
   if (!k.last_used_at || now.getTime() - k.last_used_at.getTime() > LAST_USED_GRANULARITY_MS) {
-    await prisma().apiKey.update({ where: { id: k.id }, data: { lastUsedAt: now } }).catch(() => undefined);
+    await prisma()
+      .apiKey.update({ where: { id: k.id }, data: { lastUsedAt: now } })
+      .catch(() => undefined);
   }
   const role = k.kind === "operator" && k.user_id && k.role && (ROLES as readonly string[]).includes(k.role) ? (k.role as Role) : null;
   return { type: "key", keyId: k.id, teamId: k.team_id, kind: k.kind as KeyKind, scopes: k.scopes, userId: k.user_id, role };

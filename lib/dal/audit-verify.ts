@@ -13,7 +13,11 @@ import type { Principal } from "./principal";
 
 const GENESIS = "0".repeat(64);
 
-export interface AuditHead { eventId: string; hash: string; count: number }
+export interface AuditHead {
+  eventId: string;
+  hash: string;
+  count: number;
+}
 
 /** The head of a team's chain (null team: the global chain of sign-ins and user changes). */
 export async function auditHeadTx(tx: Pick<Tx, "auditEvent">, teamId: string | null): Promise<AuditHead | null> {
@@ -24,10 +28,16 @@ export async function auditHeadTx(tx: Pick<Tx, "auditEvent">, teamId: string | n
   return last ? { eventId: last.id.toString(), hash: last.hash, count } : null;
 }
 
-export async function recordAuditCheckpointTx(tx: Tx, teamId: string | null, source: "verify" | "receipt" | "periodic"): Promise<AuditHead | null> {
+export async function recordAuditCheckpointTx(
+  tx: Tx,
+  teamId: string | null,
+  source: "verify" | "receipt" | "periodic",
+): Promise<AuditHead | null> {
   const head = await auditHeadTx(tx, teamId);
   if (!head) return null;
-  await tx.auditCheckpoint.create({ data: { teamId, lastEventId: BigInt(head.eventId), headHash: head.hash, eventCount: head.count, source } });
+  await tx.auditCheckpoint.create({
+    data: { teamId, lastEventId: BigInt(head.eventId), headHash: head.hash, eventCount: head.count, source },
+  });
   return head;
 }
 
@@ -42,14 +52,19 @@ export async function recordPeriodicCheckpoints(p: Principal): Promise<number> {
       if (!head) return;
       const last = await tx.auditCheckpoint.findFirst({ where: { teamId }, orderBy: { id: "desc" } });
       if (last && last.lastEventId.toString() === head.eventId && last.headHash === head.hash) return;
-      await tx.auditCheckpoint.create({ data: { teamId, lastEventId: BigInt(head.eventId), headHash: head.hash, eventCount: head.count, source: "periodic" } });
+      await tx.auditCheckpoint.create({
+        data: { teamId, lastEventId: BigInt(head.eventId), headHash: head.hash, eventCount: head.count, source: "periodic" },
+      });
       written++;
     });
   }
   return written;
 }
 
-export interface AuditProblem { kind: "chain_broken" | "truncated" | "rechained" | "count_mismatch"; detail: string }
+export interface AuditProblem {
+  kind: "chain_broken" | "truncated" | "rechained" | "count_mismatch";
+  detail: string;
+}
 
 export interface ChainReport {
   teamId: string | null;
@@ -62,7 +77,10 @@ export interface ChainReport {
   checkpoints: { id: string; source: string; at: string; lastEventId: string; headHash: string; eventCount: number }[];
 }
 
-export interface AuditVerifyReport { ok: boolean; chains: ChainReport[] }
+export interface AuditVerifyReport {
+  ok: boolean;
+  chains: ChainReport[];
+}
 
 async function verifyChain(teamId: string | null, label: string): Promise<ChainReport> {
   const rows = await prisma().auditEvent.findMany({ where: { teamId }, orderBy: { id: "asc" } });
@@ -70,9 +88,16 @@ async function verifyChain(teamId: string | null, label: string): Promise<ChainR
   let prev = GENESIS;
   const byId = new Map<string, { hash: string; index: number }>();
   rows.forEach((r, index) => {
-    const expected = auditHash(prev, { teamId: r.teamId, actor: r.actor, action: r.action, target: r.target, before: r.before ?? undefined, after: r.after ?? undefined }, r.at);
+    const expected = auditHash(
+      prev,
+      { teamId: r.teamId, actor: r.actor, action: r.action, target: r.target, before: r.before ?? undefined, after: r.after ?? undefined },
+      r.at,
+    );
     if (problems.length === 0 && (r.prevHash !== prev || r.hash !== expected)) {
-      problems.push({ kind: "chain_broken", detail: `row ${r.id}: ${r.prevHash !== prev ? "does not follow the row before it (a row was removed or edited)" : "its content does not match its hash (edited)"}` });
+      problems.push({
+        kind: "chain_broken",
+        detail: `row ${r.id}: ${r.prevHash !== prev ? "does not follow the row before it (a row was removed or edited)" : "its content does not match its hash (edited)"}`,
+      });
     }
     byId.set(r.id.toString(), { hash: r.hash, index });
     prev = r.hash;
@@ -82,16 +107,26 @@ async function verifyChain(teamId: string | null, label: string): Promise<ChainR
     if (!row) {
       problems.push({ kind: "truncated", detail: `${what} recorded head row ${eventId}, which is gone (rows deleted from the chain)` });
     } else if (row.hash !== hash) {
-      problems.push({ kind: "rechained", detail: `${what} recorded head row ${eventId} with hash ${hash.slice(0, 12)}…, the chain now has ${row.hash.slice(0, 12)}… (rows edited and the chain recomputed)` });
+      problems.push({
+        kind: "rechained",
+        detail: `${what} recorded head row ${eventId} with hash ${hash.slice(0, 12)}…, the chain now has ${row.hash.slice(0, 12)}… (rows edited and the chain recomputed)`,
+      });
     } else if (count !== null && row.index + 1 !== count) {
-      problems.push({ kind: "count_mismatch", detail: `${what} counted ${count} rows up to row ${eventId}, the chain now has ${row.index + 1}` });
+      problems.push({
+        kind: "count_mismatch",
+        detail: `${what} counted ${count} rows up to row ${eventId}, the chain now has ${row.index + 1}`,
+      });
     }
   };
   const checkpoints = await prisma().auditCheckpoint.findMany({ where: { teamId }, orderBy: { id: "asc" } });
-  for (const c of checkpoints) checkAgainst(`checkpoint ${c.id} (${c.source}, ${c.at.toISOString()})`, c.lastEventId.toString(), c.headHash, c.eventCount);
+  for (const c of checkpoints)
+    checkAgainst(`checkpoint ${c.id} (${c.source}, ${c.at.toISOString()})`, c.lastEventId.toString(), c.headHash, c.eventCount);
   let receiptsChecked = 0;
   if (teamId) {
-    const receipts = await prisma().stopReceipt.findMany({ where: { barrier: { teamId } }, select: { barrierId: true, version: true, body: true } });
+    const receipts = await prisma().stopReceipt.findMany({
+      where: { barrier: { teamId } },
+      select: { barrierId: true, version: true, body: true },
+    });
     for (const r of receipts) {
       const head = (r.body as { audit_head?: { event_id?: string; hash?: string; count?: number } } | null)?.audit_head;
       if (!head?.event_id || !head.hash) continue;
@@ -101,11 +136,20 @@ async function verifyChain(teamId: string | null, label: string): Promise<ChainR
   }
   const last = rows.at(-1);
   return {
-    teamId, team: label, events: rows.length,
+    teamId,
+    team: label,
+    events: rows.length,
     head: last ? { eventId: last.id.toString(), hash: last.hash, count: rows.length } : null,
-    checkpointsChecked: checkpoints.length, receiptsChecked, problems,
+    checkpointsChecked: checkpoints.length,
+    receiptsChecked,
+    problems,
     checkpoints: checkpoints.slice(-5).map((c) => ({
-      id: c.id.toString(), source: c.source, at: c.at.toISOString(), lastEventId: c.lastEventId.toString(), headHash: c.headHash, eventCount: c.eventCount,
+      id: c.id.toString(),
+      source: c.source,
+      at: c.at.toISOString(),
+      lastEventId: c.lastEventId.toString(),
+      headHash: c.headHash,
+      eventCount: c.eventCount,
     })),
   };
 }

@@ -5,7 +5,9 @@ import { prisma } from "../db/prisma";
 import { newId } from "../ids";
 import { appendAudit, verifyAuditChain } from "./audit";
 
-afterAll(async () => { await prisma().$disconnect(); });
+afterAll(async () => {
+  await prisma().$disconnect();
+});
 
 async function team(): Promise<string> {
   const id = newId("team");
@@ -14,7 +16,9 @@ async function team(): Promise<string> {
 }
 
 const append = (teamId: string, i: number, after: unknown = { n: i }) =>
-  prisma().$transaction((tx) => appendAudit(tx, { teamId, actor: "system:test", action: "test.append", target: `t${i}`, before: null, after }));
+  prisma().$transaction((tx) =>
+    appendAudit(tx, { teamId, actor: "system:test", action: "test.append", target: `t${i}`, before: null, after }),
+  );
 
 test("appended rows chain onto each other and verify, including objects whose key order jsonb changes", async () => {
   const t = await team();

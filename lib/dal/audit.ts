@@ -31,9 +31,15 @@ export async function appendAudit(tx: Tx, e: AuditInput): Promise<void> {
   const at = new Date();
   await tx.auditEvent.create({
     data: {
-      teamId: e.teamId, actor: e.actor, action: e.action, target: e.target,
-      before: (e.before ?? undefined) as never, after: (e.after ?? undefined) as never,
-      at, prevHash, hash: auditHash(prevHash, e, at),
+      teamId: e.teamId,
+      actor: e.actor,
+      action: e.action,
+      target: e.target,
+      before: (e.before ?? undefined) as never,
+      after: (e.after ?? undefined) as never,
+      at,
+      prevHash,
+      hash: auditHash(prevHash, e, at),
     },
   });
 }
@@ -43,7 +49,11 @@ export async function verifyAuditChain(tx: Pick<Tx, "auditEvent">, teamId: strin
   const rows = await tx.auditEvent.findMany({ where: { teamId }, orderBy: { id: "asc" } });
   let prev = GENESIS;
   for (const r of rows) {
-    const expected = auditHash(prev, { teamId: r.teamId, actor: r.actor, action: r.action, target: r.target, before: r.before ?? undefined, after: r.after ?? undefined }, r.at);
+    const expected = auditHash(
+      prev,
+      { teamId: r.teamId, actor: r.actor, action: r.action, target: r.target, before: r.before ?? undefined, after: r.after ?? undefined },
+      r.at,
+    );
     if (r.prevHash !== prev || r.hash !== expected) return r.id;
     prev = r.hash;
   }

@@ -21,10 +21,19 @@ function system(p: Principal): void {
   if (p.type !== "system") throw forbidden("barrier engine steps are for system principals");
 }
 
-export interface Claimed { id: string; phase: string }
+export interface Claimed {
+  id: string;
+  phase: string;
+}
 
 /** `teamId` shards engines by team (and keeps tests that run engines side by side apart); null = all. */
-export async function claimNextBarrier(p: Principal, workerId: string, claimMs: number, exclude: string[], teamId: string | null = null): Promise<Claimed | null> {
+export async function claimNextBarrier(
+  p: Principal,
+  workerId: string,
+  claimMs: number,
+  exclude: string[],
+  teamId: string | null = null,
+): Promise<Claimed | null> {
   system(p);
   const rows = await prisma().$queryRawUnsafe<{ id: string; phase: string }[]>(
     `UPDATE barriers b SET claimed_by = $1, claim_expires_at = clock_timestamp() + make_interval(secs => $2::double precision / 1000)
@@ -38,7 +47,12 @@ export async function claimNextBarrier(p: Principal, workerId: string, claimMs: 
          ORDER BY requested_at
          LIMIT 1
          FOR UPDATE SKIP LOCKED)
-      RETURNING b.id, b.phase::text AS phase`, workerId, claimMs, exclude, teamId);
+      RETURNING b.id, b.phase::text AS phase`,
+    workerId,
+    claimMs,
+    exclude,
+    teamId,
+  );
   return rows[0] ?? null;
 }
 
@@ -46,13 +60,21 @@ export async function renewClaim(p: Principal, barrierId: string, workerId: stri
   system(p);
   const n = await prisma().$executeRawUnsafe(
     `UPDATE barriers SET claim_expires_at = clock_timestamp() + make_interval(secs => $3::double precision / 1000)
-      WHERE id = $1 AND claimed_by = $2 AND phase <> 'complete'`, barrierId, workerId, claimMs);
+      WHERE id = $1 AND claimed_by = $2 AND phase <> 'complete'`,
+    barrierId,
+    workerId,
+    claimMs,
+  );
   return n === 1;
 }
 
 export async function releaseClaim(p: Principal, barrierId: string, workerId: string): Promise<void> {
   system(p);
-  await prisma().$executeRawUnsafe(`UPDATE barriers SET claimed_by = NULL, claim_expires_at = NULL WHERE id = $1 AND claimed_by = $2`, barrierId, workerId);
+  await prisma().$executeRawUnsafe(
+    `UPDATE barriers SET claimed_by = NULL, claim_expires_at = NULL WHERE id = $1 AND claimed_by = $2`,
+    barrierId,
+    workerId,
+  );
 }
 
 /** When the engine must look again without a notification: a quiet period ends or a claim expires. */
@@ -61,17 +83,32 @@ export async function nextWakeAt(p: Principal, teamId: string | null = null): Pr
   const rows = await prisma().$queryRawUnsafe<{ at: Date | null }[]>(
     `SELECT min(CASE WHEN phase = 'quiet' AND (claim_expires_at IS NULL OR claim_expires_at < quiet_until) THEN quiet_until
                      ELSE claim_expires_at END) AS at
-       FROM barriers WHERE phase <> 'complete' AND ($1::text IS NULL OR team_id = $1)`, teamId);
+       FROM barriers WHERE phase <> 'complete' AND ($1::text IS NULL OR team_id = $1)`,
+    teamId,
+  );
   return rows[0]?.at ?? null;
 }
 
 export interface WorkSettlement {
-  id: string; operationRowId: string; operationId: string; runId: string; tool: string;
-  providerName: string | null; providerJobId: string | null;
-  cancelRequestedAt: Date | null; providerResponse: ProviderResponse | null; settledState: string | null; attempts: number;
+  id: string;
+  operationRowId: string;
+  operationId: string;
+  runId: string;
+  tool: string;
+  providerName: string | null;
+  providerJobId: string | null;
+  cancelRequestedAt: Date | null;
+  providerResponse: ProviderResponse | null;
+  settledState: string | null;
+  attempts: number;
 }
 export interface BarrierWork {
-  id: string; teamId: string; runId: string; phase: string; requestedAt: Date; quietUntil: Date | null;
+  id: string;
+  teamId: string;
+  runId: string;
+  phase: string;
+  requestedAt: Date;
+  quietUntil: Date | null;
   settlements: WorkSettlement[];
   providers: Record<string, ProviderConfig>;
 }
@@ -86,16 +123,40 @@ export async function loadBarrierWork(p: Principal, barrierId: string): Promise<
   const names = [...new Set(b.settlements.map((s) => s.operation.providerName).filter((n): n is string => !!n))];
   const rows = names.length ? await prisma().provider.findMany({ where: { teamId: b.teamId, name: { in: names } } }) : [];
   return {
-    id: b.id, teamId: b.teamId, runId: b.runId, phase: b.phase, requestedAt: b.requestedAt, quietUntil: b.quietUntil,
+    id: b.id,
+    teamId: b.teamId,
+    runId: b.runId,
+    phase: b.phase,
+    requestedAt: b.requestedAt,
+    quietUntil: b.quietUntil,
     settlements: b.settlements.map((s) => ({
-      id: s.id, operationRowId: s.operation.id, operationId: s.operation.operationId, runId: s.operation.runId, tool: s.operation.tool,
-      providerName: s.operation.providerName, providerJobId: s.operation.providerJobId, cancelRequestedAt: s.cancelRequestedAt,
-      providerResponse: s.providerResponse, settledState: s.settledState, attempts: s.attempts,
+      id: s.id,
+      operationRowId: s.operation.id,
+      operationId: s.operation.operationId,
+      runId: s.operation.runId,
+      tool: s.operation.tool,
+      providerName: s.operation.providerName,
+      providerJobId: s.operation.providerJobId,
+      cancelRequestedAt: s.cancelRequestedAt,
+      providerResponse: s.providerResponse,
+      settledState: s.settledState,
+      attempts: s.attempts,
     })),
-    providers: Object.fromEntries(rows.map((r) => [r.name, {
-      name: r.name, kind: r.kind, cancelUrl: r.cancelUrl, statusUrl: r.statusUrl, timeoutMs: r.timeoutMs,
-      settleDeadlineMs: r.settleDeadlineMs, quietPeriodSeconds: r.quietPeriodSeconds, rollbackOwner: r.rollbackOwner,
-    }])),
+    providers: Object.fromEntries(
+      rows.map((r) => [
+        r.name,
+        {
+          name: r.name,
+          kind: r.kind,
+          cancelUrl: r.cancelUrl,
+          statusUrl: r.statusUrl,
+          timeoutMs: r.timeoutMs,
+          settleDeadlineMs: r.settleDeadlineMs,
+          quietPeriodSeconds: r.quietPeriodSeconds,
+          rollbackOwner: r.rollbackOwner,
+        },
+      ]),
+    ),
   };
 }
 
@@ -109,23 +170,33 @@ export async function settlementState(p: Principal, settlementId: string): Promi
 export async function markCancelRequested(p: Principal, settlementId: string): Promise<Date> {
   system(p);
   const rows = await prisma().$queryRawUnsafe<{ at: Date }[]>(
-    `UPDATE settlements SET cancel_requested_at = coalesce(cancel_requested_at, clock_timestamp()) WHERE id = $1 RETURNING cancel_requested_at AS at`, settlementId);
+    `UPDATE settlements SET cancel_requested_at = coalesce(cancel_requested_at, clock_timestamp()) WHERE id = $1 RETURNING cancel_requested_at AS at`,
+    settlementId,
+  );
   return rows[0]!.at;
 }
 
 /** One round of talking to the provider: the cancel answer (when one was asked) and the effect check. */
-export async function recordRound(p: Principal, settlementId: string, round: {
-  cancel?: { response: ProviderResponse; detail: unknown };
-  check: { observed: EffectObservation; detail: unknown };
-}): Promise<void> {
+export async function recordRound(
+  p: Principal,
+  settlementId: string,
+  round: {
+    cancel?: { response: ProviderResponse; detail: unknown };
+    check: { observed: EffectObservation; detail: unknown };
+  },
+): Promise<void> {
   system(p);
-  const err = round.check.observed === "unavailable" ? round.check.detail : round.cancel?.response === "unreachable" ? round.cancel.detail : null;
+  const err =
+    round.check.observed === "unavailable" ? round.check.detail : round.cancel?.response === "unreachable" ? round.cancel.detail : null;
   await prisma().settlement.update({
     where: { id: settlementId },
     data: {
       ...(round.cancel ? { providerResponse: round.cancel.response, providerRespondedAt: new Date() } : {}),
-      effectObserved: round.check.observed, effectCheckedAt: new Date(), effectCheckDetail: (round.check.detail ?? undefined) as never,
-      attempts: { increment: 1 }, lastError: err === null ? null : JSON.stringify(err ?? null).slice(0, 1000),
+      effectObserved: round.check.observed,
+      effectCheckedAt: new Date(),
+      effectCheckDetail: (round.check.detail ?? undefined) as never,
+      attempts: { increment: 1 },
+      lastError: err === null ? null : JSON.stringify(err ?? null).slice(0, 1000),
     },
   });
 }
@@ -136,7 +207,10 @@ export async function settleBySystem(p: Principal, barrierId: string, input: Omi
     const ok = await settleTx(tx, { ...input, onlyIfPending: true });
     if (!ok) return false;
     // last_settled_at is written when the barrier goes quiet: no per-settlement write on the hot barrier row.
-    const b = await tx.barrier.findUniqueOrThrow({ where: { id: barrierId }, select: { teamId: true, run: { select: { rootRunId: true } } } });
+    const b = await tx.barrier.findUniqueOrThrow({
+      where: { id: barrierId },
+      select: { teamId: true, run: { select: { rootRunId: true } } },
+    });
     await notifyControl(tx, { kind: "settlement", teamId: b.teamId, rootRunId: b.run.rootRunId, barrierId });
     return true;
   });
@@ -144,8 +218,13 @@ export async function settleBySystem(p: Principal, barrierId: string, input: Omi
 
 export async function enterSettling(p: Principal, barrierId: string, workerId: string): Promise<boolean> {
   system(p);
-  return (await prisma().$executeRawUnsafe(
-    `UPDATE barriers SET phase = 'settling' WHERE id = $1 AND phase = 'revoking' AND claimed_by = $2`, barrierId, workerId)) === 1;
+  return (
+    (await prisma().$executeRawUnsafe(
+      `UPDATE barriers SET phase = 'settling' WHERE id = $1 AND phase = 'revoking' AND claimed_by = $2`,
+      barrierId,
+      workerId,
+    )) === 1
+  );
 }
 
 /** Operations of the barrier's subtree still in flight, whichever barrier of the tree is settling them. */
@@ -161,7 +240,11 @@ async function subtreeInFlightTx(tx: Parameters<typeof settleTx>[0], barrierId: 
  * `settling` ("subtree"). The quiet period is the team's (never 0 unless the team says so) or the
  * longest of the providers touched, whichever is longer.
  */
-export async function enterQuiet(p: Principal, barrierId: string, workerId: string): Promise<{ quietUntil: Date } | "pending" | "subtree" | "lost"> {
+export async function enterQuiet(
+  p: Principal,
+  barrierId: string,
+  workerId: string,
+): Promise<{ quietUntil: Date } | "pending" | "subtree" | "lost"> {
   system(p);
   return prisma().$transaction(async (tx) => {
     await lockBarrierTx(tx, barrierId);
@@ -171,20 +254,33 @@ export async function enterQuiet(p: Principal, barrierId: string, workerId: stri
     if (pendingOwn > 0) return "pending" as const;
     const runIds = (await subtreeRunsTx(tx, b.runId)).map((r) => r.id);
     if ((await subtreeInFlightTx(tx, barrierId, runIds)) > 0) return "subtree" as const;
-    const names = (await tx.$queryRawUnsafe<{ name: string }[]>(
-      `SELECT DISTINCT o.provider_name AS name FROM operations o
+    const names = (
+      await tx.$queryRawUnsafe<{ name: string }[]>(
+        `SELECT DISTINCT o.provider_name AS name FROM operations o
         WHERE o.provider_name IS NOT NULL AND o.run_id = ANY ($1::text[])
-          AND (o.id IN (SELECT operation_id FROM settlements) OR o.state = 'cancelled_not_started')`, runIds)).map((r) => r.name);
-    const rows = names.length ? await tx.provider.findMany({ where: { teamId: b.teamId, name: { in: names } }, select: { name: true, quietPeriodSeconds: true } }) : [];
-    const q = quietPeriodFor(names.map((n) => ({ name: n, quietPeriodSeconds: rows.find((r) => r.name === n)?.quietPeriodSeconds ?? null })), (await tx.team.findUniqueOrThrow({ where: { id: b.teamId }, select: { quietPeriodMs: true } })).quietPeriodMs / 1000);
+          AND (o.id IN (SELECT operation_id FROM settlements) OR o.state = 'cancelled_not_started')`,
+        runIds,
+      )
+    ).map((r) => r.name);
+    const rows = names.length
+      ? await tx.provider.findMany({ where: { teamId: b.teamId, name: { in: names } }, select: { name: true, quietPeriodSeconds: true } })
+      : [];
+    const q = quietPeriodFor(
+      names.map((n) => ({ name: n, quietPeriodSeconds: rows.find((r) => r.name === n)?.quietPeriodSeconds ?? null })),
+      (await tx.team.findUniqueOrThrow({ where: { id: b.teamId }, select: { quietPeriodMs: true } })).quietPeriodMs / 1000,
+    );
     const last = await tx.settlement.aggregate({ where: { operation: { runId: { in: runIds } } }, _max: { settledAt: true } });
     const now = new Date();
     const until = quietUntil(now, q);
     await tx.barrier.update({
       where: { id: barrierId },
       data: {
-        phase: "quiet", quietPeriodSeconds: q, quietUntil: until, quiescedAt: last._max.settledAt ?? b.dispatchStoppedAt ?? now,
-        lastSettledAt: last._max.settledAt ?? b.lastSettledAt, lateRequestsDenied: await countLateRequestsTx(tx, b.teamId, runIds, b.requestedAt),
+        phase: "quiet",
+        quietPeriodSeconds: q,
+        quietUntil: until,
+        quiescedAt: last._max.settledAt ?? b.dispatchStoppedAt ?? now,
+        lastSettledAt: last._max.settledAt ?? b.lastSettledAt,
+        lateRequestsDenied: await countLateRequestsTx(tx, b.teamId, runIds, b.requestedAt),
       },
     });
     const root = await tx.run.findUniqueOrThrow({ where: { id: b.runId }, select: { rootRunId: true } });
@@ -194,21 +290,30 @@ export async function enterQuiet(p: Principal, barrierId: string, workerId: stri
 }
 
 /** Quiet period over → the receipt. Exactly once per quiet period, under the barrier row lock. */
-export async function completeBarrier(p: Principal, barrierId: string, workerId: string):
-  Promise<{ version: number; decision: string } | "waiting" | "pending" | "lost"> {
+export async function completeBarrier(
+  p: Principal,
+  barrierId: string,
+  workerId: string,
+): Promise<{ version: number; decision: string } | "waiting" | "pending" | "lost"> {
   system(p);
-  return prisma().$transaction(async (tx) => {
-    await lockBarrierTx(tx, barrierId);
-    const b = await tx.barrier.findUniqueOrThrow({ where: { id: barrierId }, select: { phase: true, claimedBy: true, quietUntil: true, runId: true } });
-    if (b.phase !== "quiet" || b.claimedBy !== workerId) return "lost" as const;
-    if (b.quietUntil && b.quietUntil.getTime() > Date.now()) return "waiting" as const;
-    const runIds = (await subtreeRunsTx(tx, b.runId)).map((r) => r.id);
-    if ((await subtreeInFlightTx(tx, barrierId, runIds)) > 0) {
-      await tx.barrier.update({ where: { id: barrierId }, data: { phase: "settling" } });
-      return "pending" as const;
-    }
-    return issueReceiptTx(tx, barrierId);
-  }, { timeout: 30_000 });
+  return prisma().$transaction(
+    async (tx) => {
+      await lockBarrierTx(tx, barrierId);
+      const b = await tx.barrier.findUniqueOrThrow({
+        where: { id: barrierId },
+        select: { phase: true, claimedBy: true, quietUntil: true, runId: true },
+      });
+      if (b.phase !== "quiet" || b.claimedBy !== workerId) return "lost" as const;
+      if (b.quietUntil && b.quietUntil.getTime() > Date.now()) return "waiting" as const;
+      const runIds = (await subtreeRunsTx(tx, b.runId)).map((r) => r.id);
+      if ((await subtreeInFlightTx(tx, barrierId, runIds)) > 0) {
+        await tx.barrier.update({ where: { id: barrierId }, data: { phase: "settling" } });
+        return "pending" as const;
+      }
+      return issueReceiptTx(tx, barrierId);
+    },
+    { timeout: 30_000 },
+  );
 }
 
 /** Jobs in real queues (pg-boss / bullmq) whose operations this barrier's subtree cancelled. */
@@ -220,5 +325,7 @@ export async function queueJobsOfBarrier(p: Principal, barrierId: string): Promi
        JOIN runs c ON c.root_run_id = r.root_run_id AND b.run_id = ANY (c.path)
        JOIN operations o ON o.run_id = c.id
       WHERE b.id = $1 AND o.state = 'cancelled_not_started' AND o.provider_job_id IS NOT NULL
-        AND (o.provider_name LIKE 'pg-boss:%' OR o.provider_name LIKE 'bullmq:%')`, barrierId);
+        AND (o.provider_name LIKE 'pg-boss:%' OR o.provider_name LIKE 'bullmq:%')`,
+    barrierId,
+  );
 }

@@ -15,23 +15,49 @@ import { actorOf, type Principal } from "./principal";
 import { authorize } from "./authorize";
 
 const BREAKER_SELECT = {
-  id: true, teamId: true, rootRunId: true, breaker: true, breakerChangedAt: true, breakerFailures: true,
-  breakerProbeOpId: true, breakerChangedBy: true, breakerReason: true, breakerHeld: true,
+  id: true,
+  teamId: true,
+  rootRunId: true,
+  breaker: true,
+  breakerChangedAt: true,
+  breakerFailures: true,
+  breakerProbeOpId: true,
+  breakerChangedBy: true,
+  breakerReason: true,
+  breakerHeld: true,
 } as const;
 
-type BreakerRow = { breaker: string; breakerChangedAt: Date; breakerFailures: number; breakerProbeOpId: string | null; breakerChangedBy: string | null; breakerReason: string | null; breakerHeld: boolean };
+type BreakerRow = {
+  breaker: string;
+  breakerChangedAt: Date;
+  breakerFailures: number;
+  breakerProbeOpId: string | null;
+  breakerChangedBy: string | null;
+  breakerReason: string | null;
+  breakerHeld: boolean;
+};
 
 function recordOf(r: BreakerRow): BreakerRecord {
   return {
-    state: r.breaker as BreakerState, changedAt: r.breakerChangedAt.getTime(), failures: r.breakerFailures,
-    probeOpId: r.breakerProbeOpId, changedBy: r.breakerChangedBy, reason: r.breakerReason, held: r.breakerHeld,
+    state: r.breaker as BreakerState,
+    changedAt: r.breakerChangedAt.getTime(),
+    failures: r.breakerFailures,
+    probeOpId: r.breakerProbeOpId,
+    changedBy: r.breakerChangedBy,
+    reason: r.breakerReason,
+    held: r.breakerHeld,
   };
 }
 
 function columnsOf(b: BreakerRecord) {
   return {
-    breaker: b.state, breakerChangedAt: new Date(b.changedAt), breakerFailures: b.failures,
-    breakerProbeOpId: b.probeOpId, breakerChangedBy: b.changedBy, breakerReason: b.reason, breakerHeld: b.held ?? false,
+    breaker: b.state,
+    breakerChangedAt: new Date(b.changedAt),
+    breakerFailures: b.failures,
+    breakerProbeOpId: b.probeOpId,
+    breakerChangedBy: b.changedBy,
+    breakerReason: b.reason,
+    breakerHeld: b.held ?? false,
   };
 }
 
@@ -50,17 +76,31 @@ export async function setBreaker(p: Principal, runId: string, action: BreakerAct
     if (changed) {
       await tx.run.update({ where: { id: runId }, data: columnsOf(record) });
       await appendAudit(tx, {
-        teamId: r.teamId, actor, action: `breaker.${action}`, target: runId,
-        before: { breaker: before.state, failures: before.failures }, after: { breaker: record.state, failures: record.failures, reason: why, held: record.held ?? false },
+        teamId: r.teamId,
+        actor,
+        action: `breaker.${action}`,
+        target: runId,
+        before: { breaker: before.state, failures: before.failures },
+        after: { breaker: record.state, failures: record.failures, reason: why, held: record.held ?? false },
       });
       if (record.state !== before.state && (record.state === "open" || record.state === "closed")) {
-        await emitEventTx(tx, { teamId: r.teamId, type: record.state === "open" ? "breaker.opened" : "breaker.closed", runId, data: { breaker: record.state, by: actor, reason: why } });
+        await emitEventTx(tx, {
+          teamId: r.teamId,
+          type: record.state === "open" ? "breaker.opened" : "breaker.closed",
+          runId,
+          data: { breaker: record.state, by: actor, reason: why },
+        });
       }
       await notifyControl(tx, { kind: "breaker", teamId: r.teamId, rootRunId: r.rootRunId, runIds: [runId] });
     }
     return {
-      runId, breaker: displayedBreaker(record, now), changedAt: new Date(record.changedAt).toISOString(),
-      changedBy: record.changedBy, reason: record.reason, failures: record.failures, changed,
+      runId,
+      breaker: displayedBreaker(record, now),
+      changedAt: new Date(record.changedAt).toISOString(),
+      changedBy: record.changedBy,
+      reason: record.reason,
+      failures: record.failures,
+      changed,
     };
   });
 }
@@ -88,13 +128,18 @@ export async function applyBreakerOutcome(
       if (next.record.state !== before.state) {
         changedRuns.push(r.id);
         await appendAudit(tx, {
-          teamId: o.teamId, actor: "system:breaker", action: `breaker.${next.transition}`, target: r.id,
+          teamId: o.teamId,
+          actor: "system:breaker",
+          action: `breaker.${next.transition}`,
+          target: r.id,
           before: { breaker: before.state, failures: before.failures },
           after: { breaker: next.record.state, failures: next.record.failures, operationId: o.operationId, reportedBy: o.actor },
         });
         if (next.record.state === "open" || next.record.state === "closed") {
           await emitEventTx(tx, {
-            teamId: o.teamId, type: next.record.state === "open" ? "breaker.opened" : "breaker.closed", runId: r.id,
+            teamId: o.teamId,
+            type: next.record.state === "open" ? "breaker.opened" : "breaker.closed",
+            runId: r.id,
             data: { breaker: next.record.state, failures: next.record.failures, operation_id: o.operationId, by: "system:breaker" },
           });
         }

@@ -14,7 +14,14 @@ export async function markDrillTeam(p: Principal, teamId: string): Promise<{ cha
     if (!team) throw notFound("team");
     if (team.isDrill) return { changed: false };
     await tx.team.update({ where: { id: teamId }, data: { isDrill: true } });
-    await appendAudit(tx, { teamId, actor: actorOf(p), action: "team.drill", target: teamId, before: { isDrill: false }, after: { isDrill: true } });
+    await appendAudit(tx, {
+      teamId,
+      actor: actorOf(p),
+      action: "team.drill",
+      target: teamId,
+      before: { isDrill: false },
+      after: { isDrill: true },
+    });
     return { changed: true };
   });
 }

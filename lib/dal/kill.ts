@@ -30,18 +30,32 @@ import { withSpan } from "../integrations/tracing";
 
 type QueueJob = { providerName: string; providerJobId: string };
 
-export interface KillResult { barrierId: string; created: boolean }
+export interface KillResult {
+  barrierId: string;
+  created: boolean;
+}
 
 /**
  * `opts.onBehalfOf`: only for the system principal (the barrier engine fanning out a fleet stop): the
  * person who asked for the stop is recorded as the barrier's requester and the audit actor.
  */
-export async function killRun(p: Principal, runId: string, reason: string, traceparent?: string | null, opts: { onBehalfOf?: string } = {}): Promise<KillResult> {
-  return withSpan("quiesce.kill", { "quiesce.run_id": runId }, async (span) => {
-    const r = await killRunTraced(p, runId, reason, opts);
-    span?.setAttributes({ "quiesce.barrier_id": r.barrierId, "quiesce.barrier_created": r.created });
-    return r;
-  }, traceparent);
+export async function killRun(
+  p: Principal,
+  runId: string,
+  reason: string,
+  traceparent?: string | null,
+  opts: { onBehalfOf?: string } = {},
+): Promise<KillResult> {
+  return withSpan(
+    "quiesce.kill",
+    { "quiesce.run_id": runId },
+    async (span) => {
+      const r = await killRunTraced(p, runId, reason, opts);
+      span?.setAttributes({ "quiesce.barrier_id": r.barrierId, "quiesce.barrier_created": r.created });
+      return r;
+    },
+    traceparent,
+  );
 }
 
 async function killRunTraced(p: Principal, runId: string, reason: string, opts: { onBehalfOf?: string }): Promise<KillResult> {
@@ -54,32 +68,45 @@ async function killRunTraced(p: Principal, runId: string, reason: string, opts: 
   assertTeam(p, run.teamId, "run");
   const actor = p.type === "system" && opts.onBehalfOf ? opts.onBehalfOf : actorOf(p);
 
-  const result = await prisma().$transaction(async (tx) => {
-    await lockRunTreeExclusive(tx, run.rootRunId);
-    // Under the lock: the ancestry (is anything above already killed?) and the subtree, in one read.
-    const rows = await tx.$queryRawUnsafe<{ id: string; lifecycle: string; epoch: number; ancestor: boolean }[]>(
-      `SELECT a.id, a.lifecycle::text AS lifecycle, a.epoch, true AS ancestor FROM runs r JOIN runs a ON a.id = ANY (r.path) WHERE r.id = $1
+  const result = await prisma().$transaction(
+    async (tx) => {
+      await lockRunTreeExclusive(tx, run.rootRunId);
+      // Under the lock: the ancestry (is anything above already killed?) and the subtree, in one read.
+      const rows = await tx.$queryRawUnsafe<{ id: string; lifecycle: string; epoch: number; ancestor: boolean }[]>(
+        `SELECT a.id, a.lifecycle::text AS lifecycle, a.epoch, true AS ancestor FROM runs r JOIN runs a ON a.id = ANY (r.path) WHERE r.id = $1
        UNION ALL
        SELECT c.id, c.lifecycle::text, c.epoch, false FROM runs c WHERE c.root_run_id = $2 AND $1 = ANY (c.path) AND c.id <> $1`,
-      runId, run.rootRunId);
-    const chain = rows.filter((r) => r.ancestor);
-    if (chain.some((r) => r.lifecycle === "killed")) {
-      // The run is already killed (itself or by an ancestor's barrier): return that barrier.
-      const existing = await coveringBarrierTx(tx, runId);
-      if (existing) return { barrierId: existing.id, created: false, queueJobs: [] as QueueJob[] };
-    }
-    const self = chain.find((r) => r.id === runId);
-    if (!self) throw notFound("run");
-    const runIds = [runId, ...rows.filter((r) => !r.ancestor).map((r) => r.id)];
-    const barrierId = newId("stop");
-    const newEpoch = self.epoch + 1;
-    const rootLease = await tx.lease.findFirst({ where: { runId }, orderBy: { createdAt: "asc" }, select: { id: true } });
-    // ONE statement: every write of the barrier sees the same snapshot and commits together.
-    // Cancelled work keeps its row; state_reason is the gate reason a late dequeue or retry will be
-    // denied with: scheduled work and retries carry the old epoch (stale_epoch); queued work of the
-    // killed run is `killed`, of a descendant `parent_revoked` (the barrier article's (docs/architecture.md#barriers) evals).
-    const [counts] = await tx.$queryRawUnsafe<{ runs: number; leases: number; queued: number; scheduled: number; retries: number; in_flight: number; queue_jobs: QueueJob[] | null }[]>(
-      `WITH r AS (
+        runId,
+        run.rootRunId,
+      );
+      const chain = rows.filter((r) => r.ancestor);
+      if (chain.some((r) => r.lifecycle === "killed")) {
+        // The run is already killed (itself or by an ancestor's barrier): return that barrier.
+        const existing = await coveringBarrierTx(tx, runId);
+        if (existing) return { barrierId: existing.id, created: false, queueJobs: [] as QueueJob[] };
+      }
+      const self = chain.find((r) => r.id === runId);
+      if (!self) throw notFound("run");
+      const runIds = [runId, ...rows.filter((r) => !r.ancestor).map((r) => r.id)];
+      const barrierId = newId("stop");
+      const newEpoch = self.epoch + 1;
+      const rootLease = await tx.lease.findFirst({ where: { runId }, orderBy: { createdAt: "asc" }, select: { id: true } });
+      // ONE statement: every write of the barrier sees the same snapshot and commits together.
+      // Cancelled work keeps its row; state_reason is the gate reason a late dequeue or retry will be
+      // denied with: scheduled work and retries carry the old epoch (stale_epoch); queued work of the
+      // killed run is `killed`, of a descendant `parent_revoked` (the barrier article's (docs/architecture.md#barriers) evals).
+      const [counts] = await tx.$queryRawUnsafe<
+        {
+          runs: number;
+          leases: number;
+          queued: number;
+          scheduled: number;
+          retries: number;
+          in_flight: number;
+          queue_jobs: QueueJob[] | null;
+        }[]
+      >(
+        `WITH r AS (
          UPDATE runs SET lifecycle = 'killed', epoch = epoch + 1, lifecycle_changed_at = clock_timestamp(),
                 lifecycle_changed_by = $3, lifecycle_reason = $4
           WHERE id = ANY ($1::text[]) RETURNING id),
@@ -115,22 +142,56 @@ async function killRunTraced(p: Principal, runId: string, reason: string, opts: 
               (SELECT json_agg(json_build_object('providerName', provider_name, 'providerJobId', provider_job_id)) FROM o
                 WHERE provider_job_id IS NOT NULL AND (provider_name LIKE 'pg-boss:%' OR provider_name LIKE 'bullmq:%')) AS queue_jobs
          FROM b`,
-      runIds, barrierId, actor, why, runId, run.teamId, newEpoch, new Date(),
-      JSON.stringify(barrierPolicy({ rootLeaseId: rootLease?.id ?? null, newEpoch })));
-    await appendAudit(tx, {
-      teamId: run.teamId, actor, action: "run.kill", target: runId,
-      before: { lifecycle: self.lifecycle, epoch: self.epoch },
-      after: { lifecycle: "killed", epoch: newEpoch, barrierId, runsKilled: counts?.runs, leasesRevoked: counts?.leases, inFlight: counts?.in_flight, reason: why },
-    });
-    // The kill transaction also stops dispatch (every lease revoked, queued work cancelled): both events commit with it.
-    await emitEventTx(tx, { teamId: run.teamId, type: "run.killed", runId, data: { barrier_id: barrierId, by: actor, reason: why, runs_killed: counts?.runs ?? 0, epoch: newEpoch } });
-    await emitEventTx(tx, {
-      teamId: run.teamId, type: "barrier.dispatch_stopped", runId, subject: barrierId,
-      data: { barrier_id: barrierId, leases_revoked: counts?.leases ?? 0, queued_cancelled: counts?.queued ?? 0, in_flight: counts?.in_flight ?? 0 },
-    });
-    await notifyControl(tx, { kind: "kill", teamId: run.teamId, rootRunId: run.rootRunId, runIds, barrierId });
-    return { barrierId, created: true, queueJobs: counts?.queue_jobs ?? [] };
-  }, { timeout: 120_000, maxWait: 30_000 });
+        runIds,
+        barrierId,
+        actor,
+        why,
+        runId,
+        run.teamId,
+        newEpoch,
+        new Date(),
+        JSON.stringify(barrierPolicy({ rootLeaseId: rootLease?.id ?? null, newEpoch })),
+      );
+      await appendAudit(tx, {
+        teamId: run.teamId,
+        actor,
+        action: "run.kill",
+        target: runId,
+        before: { lifecycle: self.lifecycle, epoch: self.epoch },
+        after: {
+          lifecycle: "killed",
+          epoch: newEpoch,
+          barrierId,
+          runsKilled: counts?.runs,
+          leasesRevoked: counts?.leases,
+          inFlight: counts?.in_flight,
+          reason: why,
+        },
+      });
+      // The kill transaction also stops dispatch (every lease revoked, queued work cancelled): both events commit with it.
+      await emitEventTx(tx, {
+        teamId: run.teamId,
+        type: "run.killed",
+        runId,
+        data: { barrier_id: barrierId, by: actor, reason: why, runs_killed: counts?.runs ?? 0, epoch: newEpoch },
+      });
+      await emitEventTx(tx, {
+        teamId: run.teamId,
+        type: "barrier.dispatch_stopped",
+        runId,
+        subject: barrierId,
+        data: {
+          barrier_id: barrierId,
+          leases_revoked: counts?.leases ?? 0,
+          queued_cancelled: counts?.queued ?? 0,
+          in_flight: counts?.in_flight ?? 0,
+        },
+      });
+      await notifyControl(tx, { kind: "kill", teamId: run.teamId, rootRunId: run.rootRunId, runIds, barrierId });
+      return { barrierId, created: true, queueJobs: counts?.queue_jobs ?? [] };
+    },
+    { timeout: 120_000, maxWait: 30_000 },
+  );
 
   if (result.queueJobs.length) {
     // Outbound after commit; failures are retried by the barrier engine's revoking step.

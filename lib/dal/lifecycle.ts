@@ -15,7 +15,12 @@ import { actorOf, type Principal } from "./principal";
 import { authorize } from "./authorize";
 import { emitEventTx } from "./internal/events";
 
-async function applyAction(p: Principal, runId: string, action: Exclude<LifecycleAction, "kill">, reason: string): Promise<LifecycleResponse> {
+async function applyAction(
+  p: Principal,
+  runId: string,
+  action: Exclude<LifecycleAction, "kill">,
+  reason: string,
+): Promise<LifecycleResponse> {
   authorize(p, action === "pause" ? "run.pause" : "run.resume");
   const why = reason?.trim();
   if (!why) throw badRequest("reason: a reason is required");
@@ -27,25 +32,58 @@ async function applyAction(p: Principal, runId: string, action: Exclude<Lifecycl
       where: { id: runId },
       select: { lifecycle: true, lifecycleChangedAt: true, lifecycleChangedBy: true, lifecycleReason: true, teamId: true, rootRunId: true },
     });
-    const before = { lifecycle: r.lifecycle as Lifecycle, changedAt: r.lifecycleChangedAt.getTime(), changedBy: r.lifecycleChangedBy, reason: r.lifecycleReason };
+    const before = {
+      lifecycle: r.lifecycle as Lifecycle,
+      changedAt: r.lifecycleChangedAt.getTime(),
+      changedBy: r.lifecycleChangedBy,
+      reason: r.lifecycleReason,
+    };
     const now = Date.now();
     const next = applyLifecycleRecord(before, action, { now, by: actor, reason: why });
     if (!next.ok) throw new QuiesceError("conflict", next.message);
     if (!next.changed) {
-      return { runId, lifecycle: before.lifecycle, changedAt: r.lifecycleChangedAt.toISOString(), changedBy: before.changedBy, reason: before.reason, changed: false };
+      return {
+        runId,
+        lifecycle: before.lifecycle,
+        changedAt: r.lifecycleChangedAt.toISOString(),
+        changedBy: before.changedBy,
+        reason: before.reason,
+        changed: false,
+      };
     }
     const rec = next.record;
     await tx.run.update({
       where: { id: runId },
-      data: { lifecycle: rec.lifecycle, lifecycleChangedAt: new Date(rec.changedAt), lifecycleChangedBy: rec.changedBy, lifecycleReason: rec.reason },
+      data: {
+        lifecycle: rec.lifecycle,
+        lifecycleChangedAt: new Date(rec.changedAt),
+        lifecycleChangedBy: rec.changedBy,
+        lifecycleReason: rec.reason,
+      },
     });
     await appendAudit(tx, {
-      teamId: r.teamId, actor, action: `run.${action}`, target: runId,
-      before: { lifecycle: before.lifecycle }, after: { lifecycle: rec.lifecycle, reason: why },
+      teamId: r.teamId,
+      actor,
+      action: `run.${action}`,
+      target: runId,
+      before: { lifecycle: before.lifecycle },
+      after: { lifecycle: rec.lifecycle, reason: why },
     });
-    await emitEventTx(tx, { teamId: r.teamId, type: action === "pause" ? "run.paused" : "run.resumed", runId, data: { lifecycle: rec.lifecycle, by: actor, reason: why } });
+    await emitEventTx(tx, {
+      teamId: r.teamId,
+      type: action === "pause" ? "run.paused" : "run.resumed",
+      runId,
+      data: { lifecycle: rec.lifecycle, by: actor, reason: why },
+    });
     await notifyControl(tx, { kind: action, teamId: r.teamId, rootRunId: r.rootRunId, runIds: [runId] });
-    return { runId, lifecycle: rec.lifecycle, changedAt: new Date(rec.changedAt).toISOString(), changedBy: rec.changedBy, reason: rec.reason, changed: true };
+    return {
+      runId,
+      lifecycle: rec.lifecycle,
+      changedAt: new Date(rec.changedAt).toISOString(),
+      changedBy: rec.changedBy,
+      reason: rec.reason,
+      changed: true,
+    };
   });
 }
 

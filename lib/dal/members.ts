@@ -12,7 +12,14 @@ import { appendAudit } from "./audit";
 import { actorOf, type Principal } from "./principal";
 import { assertTeam, authorize } from "./authorize";
 
-export interface MemberView { userId: string; email: string; name: string; role: Role; disabled: boolean; since: string }
+export interface MemberView {
+  userId: string;
+  email: string;
+  name: string;
+  role: Role;
+  disabled: boolean;
+  since: string;
+}
 
 /** Ends every console session of the user on its next request. */
 export async function endUserSessions(tx: Tx, userId: string): Promise<void> {
@@ -24,8 +31,12 @@ export async function listMembers(p: Principal, teamId: string): Promise<MemberV
   assertTeam(p, teamId, "team");
   const rows = await prisma().membership.findMany({ where: { teamId }, include: { user: true }, orderBy: { createdAt: "asc" } });
   return rows.map((m) => ({
-    userId: m.userId, email: m.user.email, name: m.user.name, role: m.role as Role,
-    disabled: m.user.disabledAt !== null, since: m.createdAt.toISOString(),
+    userId: m.userId,
+    email: m.user.email,
+    name: m.user.name,
+    role: m.role as Role,
+    disabled: m.user.disabledAt !== null,
+    since: m.createdAt.toISOString(),
   }));
 }
 
@@ -38,7 +49,8 @@ async function membershipOrThrow(tx: Tx, teamId: string, userId: string) {
 /** The team keeps at least one admin: the last one cannot be demoted or removed. */
 async function assertNotLastAdmin(tx: Tx, teamId: string, userId: string): Promise<void> {
   const admins = await tx.membership.findMany({ where: { teamId, role: "admin" }, select: { userId: true } });
-  if (admins.length === 1 && admins[0]!.userId === userId) throw new QuiesceError("conflict", "the team's last admin cannot be demoted or removed");
+  if (admins.length === 1 && admins[0]!.userId === userId)
+    throw new QuiesceError("conflict", "the team's last admin cannot be demoted or removed");
 }
 
 async function lockTeamMembers(tx: Tx, teamId: string): Promise<void> {
@@ -55,10 +67,24 @@ export async function setMemberRole(p: Principal, input: { teamId: string; userI
     if (m.role !== input.role) {
       if (m.role === "admin") await assertNotLastAdmin(tx, input.teamId, input.userId);
       await tx.membership.update({ where: { id: m.id }, data: { role: input.role } });
-      await appendAudit(tx, { teamId: input.teamId, actor: actorOf(p), action: "member.role", target: input.userId, before: { role: m.role }, after: { role: input.role } });
+      await appendAudit(tx, {
+        teamId: input.teamId,
+        actor: actorOf(p),
+        action: "member.role",
+        target: input.userId,
+        before: { role: m.role },
+        after: { role: input.role },
+      });
     }
     const user = await tx.user.findUniqueOrThrow({ where: { id: input.userId } });
-    return { userId: user.id, email: user.email, name: user.name, role: input.role, disabled: user.disabledAt !== null, since: m.createdAt.toISOString() };
+    return {
+      userId: user.id,
+      email: user.email,
+      name: user.name,
+      role: input.role,
+      disabled: user.disabledAt !== null,
+      since: m.createdAt.toISOString(),
+    };
   });
 }
 
@@ -71,7 +97,13 @@ export async function removeMember(p: Principal, input: { teamId: string; userId
     if (m.role === "admin") await assertNotLastAdmin(tx, input.teamId, input.userId);
     await tx.membership.delete({ where: { id: m.id } });
     await endUserSessions(tx, input.userId);
-    await appendAudit(tx, { teamId: input.teamId, actor: actorOf(p), action: "member.remove", target: input.userId, before: { role: m.role } });
+    await appendAudit(tx, {
+      teamId: input.teamId,
+      actor: actorOf(p),
+      action: "member.remove",
+      target: input.userId,
+      before: { role: m.role },
+    });
   });
 }
 
@@ -90,8 +122,12 @@ export async function setUserDisabled(p: Principal, input: { teamId: string; use
     await tx.user.update({ where: { id: input.userId }, data: { disabledAt: input.disabled ? new Date() : null } });
     await endUserSessions(tx, input.userId);
     await appendAudit(tx, {
-      teamId: input.teamId, actor: actorOf(p), action: input.disabled ? "user.disable" : "user.enable", target: input.userId,
-      before: { disabled: user.disabledAt !== null }, after: { disabled: input.disabled },
+      teamId: input.teamId,
+      actor: actorOf(p),
+      action: input.disabled ? "user.disable" : "user.enable",
+      target: input.userId,
+      before: { disabled: user.disabledAt !== null },
+      after: { disabled: input.disabled },
     });
   });
 }

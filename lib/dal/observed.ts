@@ -23,7 +23,10 @@ export async function recordObserved(p: Principal, runId: string, input: { meani
     const covering = await coveringBarrierTx(tx, runId);
     if (!covering) throw new QuiesceError("conflict", "no cancellation barrier covers this run (it was not killed)");
     await lockBarrierTx(tx, covering.id);
-    const b = await tx.barrier.findUniqueOrThrow({ where: { id: covering.id }, select: { observedAt: true, observedMeaning: true, observedEvidence: true } });
+    const b = await tx.barrier.findUniqueOrThrow({
+      where: { id: covering.id },
+      select: { observedAt: true, observedMeaning: true, observedEvidence: true },
+    });
     const at = new Date();
     const acks = Array.isArray(b.observedEvidence) ? (b.observedEvidence as unknown[]) : [];
     const ack = { runId, meaning: input.meaning, at: at.toISOString(), by: actorOf(p), evidence: input.evidence ?? null };

@@ -27,7 +27,10 @@ function initialState(kind: RegisterOperationBody["kind"]): OperationState {
   return kind === "queued" ? "queued" : "scheduled";
 }
 
-export async function registerOperation(p: Principal, body: RegisterOperationBody & { teamId?: string }): Promise<RegisterOperationResponse> {
+export async function registerOperation(
+  p: Principal,
+  body: RegisterOperationBody & { teamId?: string },
+): Promise<RegisterOperationResponse> {
   try {
     return await registerOnce(p, body);
   } catch (err) {
@@ -49,28 +52,53 @@ async function registerOnce(p: Principal, body: RegisterOperationBody & { teamId
     assertTeam(p, run.teamId, "run");
     // Shared: serialized with a kill (which cancels every queued operation it can see), not with gates.
     await lockRunTreeShared(tx, run.rootRunId);
-    const existing = await tx.operation.findUnique({ where: { teamId_operationId: { teamId: run.teamId, operationId: body.operationId } } });
+    const existing = await tx.operation.findUnique({
+      where: { teamId_operationId: { teamId: run.teamId, operationId: body.operationId } },
+    });
     if (existing) {
       if (existing.runId !== run.id) throw new QuiesceError("conflict", "operationId: already used by another run");
       return { operationId: existing.operationId, state: existing.state as OperationState, created: false };
     }
     const [chain, leaseChain] = await Promise.all([loadRunChain(tx, run.teamId, run.path), loadLeaseChain(tx, run.teamId, body.leaseId)]);
     const verdict = decideAuthority({
-      now: Date.now(), mode: "gate",
+      now: Date.now(),
+      mode: "gate",
       request: { runId: run.id, leaseId: body.leaseId, epoch: body.epoch, operationId: body.operationId },
-      chain, leaseChain,
-      operation: { operationId: body.operationId, runId: run.id, state: initialState(body.kind), stateReason: null, expiresAt: expiresAt?.getTime() ?? null },
+      chain,
+      leaseChain,
+      operation: {
+        operationId: body.operationId,
+        runId: run.id,
+        state: initialState(body.kind),
+        stateReason: null,
+        expiresAt: expiresAt?.getTime() ?? null,
+      },
     });
     if (verdict.decision === "deny" && verdict.reason === "missing_state") throw badRequest("leaseId: not a lease of this run");
     if (verdict.decision === "deny" && REGISTRATION_BLOCKERS.has(verdict.reason)) {
       const epoch = chain.every((r) => r !== null) ? currentEpoch(chain as { epoch: number }[]) : null;
-      throw new QuiesceError("conflict", `run cannot take new work: ${verdict.reason}`, { decision: "deny", reason: verdict.reason, currentEpoch: epoch });
+      throw new QuiesceError("conflict", `run cannot take new work: ${verdict.reason}`, {
+        decision: "deny",
+        reason: verdict.reason,
+        currentEpoch: epoch,
+      });
     }
     const op = await tx.operation.create({
       data: {
-        id: newId("op"), teamId: run.teamId, operationId: body.operationId, runId: run.id, leaseId: body.leaseId,
-        epochStamp: body.epoch, kind: body.kind, tool: body.tool, argsDigest: body.argsDigest ?? null,
-        notBefore, expiresAt, state: initialState(body.kind), providerName: body.providerName ?? null, providerJobId: body.providerJobId ?? null,
+        id: newId("op"),
+        teamId: run.teamId,
+        operationId: body.operationId,
+        runId: run.id,
+        leaseId: body.leaseId,
+        epochStamp: body.epoch,
+        kind: body.kind,
+        tool: body.tool,
+        argsDigest: body.argsDigest ?? null,
+        notBefore,
+        expiresAt,
+        state: initialState(body.kind),
+        providerName: body.providerName ?? null,
+        providerJobId: body.providerJobId ?? null,
         registeredByKey: p.type === "key" ? p.keyId : null,
       },
     });
@@ -97,9 +125,15 @@ export async function completeOperation(p: Principal, operationId: string, body:
   if (body.outcome === "aborted_unknown" && body.effect) throw badRequest("effect: an aborted_unknown outcome cannot carry an effect");
   const actor = actorOf(p);
   const result = await prisma().$transaction(async (tx): Promise<CompleteOutcome> => {
-    const found = await tx.operation.findUnique({ where: { teamId_operationId: { teamId: p.teamId, operationId } }, select: { id: true, runId: true } });
+    const found = await tx.operation.findUnique({
+      where: { teamId_operationId: { teamId: p.teamId, operationId } },
+      select: { id: true, runId: true },
+    });
     if (!found) throw notFound("operation");
-    const run = await tx.run.findUniqueOrThrow({ where: { id: found.runId }, select: { id: true, teamId: true, rootRunId: true, path: true, createdBy: true } });
+    const run = await tx.run.findUniqueOrThrow({
+      where: { id: found.runId },
+      select: { id: true, teamId: true, rootRunId: true, path: true, createdBy: true },
+    });
     assertTeam(p, run.teamId, "operation");
     // The breaker is control state: its runtime transition serializes with gates like any control write.
     await lockRunTreeExclusive(tx, run.rootRunId);
@@ -108,14 +142,19 @@ export async function completeOperation(p: Principal, operationId: string, body:
     if (await treeKilled(tx, run.path)) {
       await recordLateReport(tx, {
         // aborted_unknown reaches the barrier as itself: evidence that proves nothing about the effect.
-        operationRowId: op.id, teamId: run.teamId, runId: run.id, outcome: body.outcome,
+        operationRowId: op.id,
+        teamId: run.teamId,
+        runId: run.id,
+        outcome: body.outcome,
         effect: body.effect ? { providerOperationId: body.effect.providerOperationId, detail: body.effect.detail } : undefined,
         reportedBy: actor,
       });
       return { late: true };
     }
 
-    const receiptOf = async () => (await tx.effectReceipt.findFirst({ where: { operationId: op.id }, orderBy: { createdAt: "asc" }, select: { id: true } }))?.id ?? null;
+    const receiptOf = async () =>
+      (await tx.effectReceipt.findFirst({ where: { operationId: op.id }, orderBy: { createdAt: "asc" }, select: { id: true } }))?.id ??
+      null;
     const breakerNow = async () => (await tx.run.findUniqueOrThrow({ where: { id: run.id }, select: { breaker: true } })).breaker;
     if (isReportedOutcome(op.state)) {
       // A retried report (the executor lost our answer) is answered with what was recorded.
@@ -132,15 +171,22 @@ export async function completeOperation(p: Principal, operationId: string, body:
     let effectReceiptId: string | null = null;
     if (body.effect) {
       const provider = op.providerName
-        ? await tx.provider.findUnique({ where: { teamId_name: { teamId: run.teamId, name: op.providerName } }, select: { rollbackOwner: true } })
+        ? await tx.provider.findUnique({
+            where: { teamId_name: { teamId: run.teamId, name: op.providerName } },
+            select: { rollbackOwner: true },
+          })
         : null;
       effectReceiptId = newId("eff");
       await tx.effectReceipt.create({
         data: {
-          id: effectReceiptId, teamId: run.teamId, operationId: op.id, providerOperationId: body.effect.providerOperationId,
+          id: effectReceiptId,
+          teamId: run.teamId,
+          operationId: op.id,
+          providerOperationId: body.effect.providerOperationId,
           detail: (body.effect.detail ?? undefined) as never,
           committedAt: body.effect.committedAt ? new Date(body.effect.committedAt) : now,
-          rollbackOwner: body.effect.rollbackOwner ?? provider?.rollbackOwner ?? null, source: "executor",
+          rollbackOwner: body.effect.rollbackOwner ?? provider?.rollbackOwner ?? null,
+          source: "executor",
         },
       });
     }
@@ -149,9 +195,13 @@ export async function completeOperation(p: Principal, operationId: string, body:
     // registered the run), moves the breaker: another key of the team cannot trip someone else's run.
     const breaker = reportsForBreaker(p, op.registeredByKey, run.createdBy)
       ? await applyBreakerOutcome(tx, {
-        teamId: run.teamId, rootRunId: run.rootRunId, runPath: run.path, operationId,
-        outcome: body.outcome === "aborted_unknown" ? "failed" : body.outcome, actor,
-      })
+          teamId: run.teamId,
+          rootRunId: run.rootRunId,
+          runPath: run.path,
+          operationId,
+          outcome: body.outcome === "aborted_unknown" ? "failed" : body.outcome,
+          actor,
+        })
       : await breakerNow();
     return { late: false, response: { operationId, state: body.outcome, effectReceiptId, breaker } };
   });

@@ -10,7 +10,12 @@ import type { Principal } from "./principal";
 import { appendAudit } from "./audit";
 import { killRun } from "./kill";
 
-export interface Reclaimed { runId: string; barrierId: string; pausedSince: Date; policySeconds: number }
+export interface Reclaimed {
+  runId: string;
+  barrierId: string;
+  pausedSince: Date;
+  policySeconds: number;
+}
 
 /** Runs paused past their team's policy, topmost first (killing a run also kills its subtree). */
 export async function reclaimOverduePauses(p: Principal, teamId: string | null = null, now = new Date()): Promise<Reclaimed[]> {
@@ -21,7 +26,10 @@ export async function reclaimOverduePauses(p: Principal, teamId: string | null =
       WHERE r.lifecycle = 'paused' AND t.pause_policy_seconds IS NOT NULL
         AND r.lifecycle_changed_at + make_interval(secs => t.pause_policy_seconds) <= $1
         AND ($2::text IS NULL OR r.team_id = $2)
-      ORDER BY r.depth, r.lifecycle_changed_at LIMIT 50`, now, teamId);
+      ORDER BY r.depth, r.lifecycle_changed_at LIMIT 50`,
+    now,
+    teamId,
+  );
   const out: Reclaimed[] = [];
   for (const r of due) {
     if (r.action !== "kill") continue; // the only reclaim action there is
@@ -29,10 +37,16 @@ export async function reclaimOverduePauses(p: Principal, teamId: string | null =
     if (still?.lifecycle !== "paused" || still.lifecycleChangedAt.getTime() !== r.since.getTime()) continue; // resumed or killed meanwhile
     const reason = `pause reclaim: paused since ${r.since.toISOString()}, longer than the team's ${r.policy} s pause policy`;
     const killed = await killRun({ type: "system", name: "pause-reclaim" }, r.id, reason);
-    await prisma().$transaction((tx) => appendAudit(tx, {
-      teamId: r.team_id, actor: "system:pause-reclaim", action: "run.pause_reclaimed", target: r.id,
-      before: { lifecycle: "paused", since: r.since.toISOString() }, after: { lifecycle: "killed", barrierId: killed.barrierId, policySeconds: r.policy, reason },
-    }));
+    await prisma().$transaction((tx) =>
+      appendAudit(tx, {
+        teamId: r.team_id,
+        actor: "system:pause-reclaim",
+        action: "run.pause_reclaimed",
+        target: r.id,
+        before: { lifecycle: "paused", since: r.since.toISOString() },
+        after: { lifecycle: "killed", barrierId: killed.barrierId, policySeconds: r.policy, reason },
+      }),
+    );
     out.push({ runId: r.id, barrierId: killed.barrierId, pausedSince: r.since, policySeconds: r.policy });
   }
   return out;
@@ -44,6 +58,8 @@ export async function nextPauseReclaimAt(p: Principal, teamId: string | null = n
   const rows = await prisma().$queryRawUnsafe<{ at: Date | null }[]>(
     `SELECT min(r.lifecycle_changed_at + make_interval(secs => t.pause_policy_seconds)) AS at
        FROM runs r JOIN teams t ON t.id = r.team_id
-      WHERE r.lifecycle = 'paused' AND t.pause_policy_seconds IS NOT NULL AND ($1::text IS NULL OR r.team_id = $1)`, teamId);
+      WHERE r.lifecycle = 'paused' AND t.pause_policy_seconds IS NOT NULL AND ($1::text IS NULL OR r.team_id = $1)`,
+    teamId,
+  );
   return rows[0]?.at ?? null;
 }

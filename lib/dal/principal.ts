@@ -14,9 +14,12 @@ export type Principal =
 /** The actor string written to audit rows and `changedBy` columns. */
 export function actorOf(p: Principal): string {
   switch (p.type) {
-    case "key": return p.userId ? `user:${p.userId} via key:${p.keyId}` : `key:${p.keyId}`;
-    case "user": return `user:${p.userId}`;
-    case "system": return `system:${p.name}`;
+    case "key":
+      return p.userId ? `user:${p.userId} via key:${p.keyId}` : `key:${p.keyId}`;
+    case "user":
+      return `user:${p.userId}`;
+    case "system":
+      return `system:${p.name}`;
   }
 }
 

@@ -19,33 +19,78 @@ import { currentSigner } from "../integrations/keystore";
  * Issues the next receipt version. The caller holds the barrier row lock (SELECT … FOR UPDATE) and has
  * checked that a receipt is due. Leaves the barrier `complete` with the receipt's decision.
  */
-export async function issueReceiptTx(tx: Tx, barrierId: string, verifiedAt = new Date(), actor = "system:barrier-engine"): Promise<{ version: number; decision: "stopped_and_quiet" | "stop_incomplete"; digest: string }> {
+export async function issueReceiptTx(
+  tx: Tx,
+  barrierId: string,
+  verifiedAt = new Date(),
+  actor = "system:barrier-engine",
+): Promise<{ version: number; decision: "stopped_and_quiet" | "stop_incomplete"; digest: string }> {
   const facts = await loadEvidenceFactsTx(tx, barrierId, verifiedAt);
   const previous = facts.receipts.at(-1) ?? null;
   const version = (previous?.version ?? 0) + 1;
   // The audit head this receipt was issued at, also kept as a checkpoint apart from the chain.
   const auditHead = await recordAuditCheckpointTx(tx, facts.teamId, "receipt");
-  const { body, canonical, digest, decision, evidence } = buildReceipt(facts, { version, previousDigest: previous?.digest ?? null, verifiedAt, auditHead });
+  const { body, canonical, digest, decision, evidence } = buildReceipt(facts, {
+    version,
+    previousDigest: previous?.digest ?? null,
+    verifiedAt,
+    auditHead,
+  });
   // Signed at issue time with the deployment key: the in-toto subject is the receipt digest, the
   // predicate the body as issued (digest included), so the envelope alone can be verified offline.
   const signer = currentSigner();
-  const envelope = signStatement(statementFor(STOP_RECEIPT_PREDICATE, { name: `stop-receipt/${barrierId}/v${version}`, sha256: digest }, body), signer);
+  const envelope = signStatement(
+    statementFor(STOP_RECEIPT_PREDICATE, { name: `stop-receipt/${barrierId}/v${version}`, sha256: digest }, body),
+    signer,
+  );
   await tx.stopReceipt.create({
-    data: { id: newId("rcpt"), barrierId, version, canonical, body: body as never, decision, verifiedAt, digest, envelope: envelope as never, keyId: signer.keyId },
+    data: {
+      id: newId("rcpt"),
+      barrierId,
+      version,
+      canonical,
+      body: body as never,
+      decision,
+      verifiedAt,
+      digest,
+      envelope: envelope as never,
+      keyId: signer.keyId,
+    },
   });
   await tx.barrier.update({
     where: { id: barrierId },
     data: {
-      phase: "complete", decision, completedAt: verifiedAt, lateRequestsDenied: evidence.counts.lateRequestsDenied,
-      lastSettledAt: evidence.lastSettledAt, quiescedAt: evidence.quiescedAt, claimedBy: null, claimExpiresAt: null,
+      phase: "complete",
+      decision,
+      completedAt: verifiedAt,
+      lateRequestsDenied: evidence.counts.lateRequestsDenied,
+      lastSettledAt: evidence.lastSettledAt,
+      quiescedAt: evidence.quiescedAt,
+      claimedBy: null,
+      claimExpiresAt: null,
     },
   });
-  await appendAudit(tx, { teamId: facts.teamId, actor, action: "barrier.receipt", target: barrierId, after: { version, decision, digest } });
+  await appendAudit(tx, {
+    teamId: facts.teamId,
+    actor,
+    action: "barrier.receipt",
+    target: barrierId,
+    after: { version, decision, digest },
+  });
   if (version === 1) {
-    await emitEventTx(tx, { teamId: facts.teamId, type: "barrier.complete", runId: facts.barrier.runId, subject: barrierId, data: { barrier_id: barrierId, decision } });
+    await emitEventTx(tx, {
+      teamId: facts.teamId,
+      type: "barrier.complete",
+      runId: facts.barrier.runId,
+      subject: barrierId,
+      data: { barrier_id: barrierId, decision },
+    });
   }
   await emitEventTx(tx, {
-    teamId: facts.teamId, type: "receipt.issued", runId: facts.barrier.runId, subject: barrierId,
+    teamId: facts.teamId,
+    type: "receipt.issued",
+    runId: facts.barrier.runId,
+    subject: barrierId,
     data: { barrier_id: barrierId, version, decision, digest, previous_digest: previous?.digest ?? null, key_id: signer.keyId },
   });
   await notifyControl(tx, { kind: "receipt", teamId: facts.teamId, rootRunId: facts.rootRunId, barrierId });

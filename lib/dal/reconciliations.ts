@@ -12,7 +12,7 @@ import { actorOf, type Principal } from "./principal";
 import { appendAudit } from "./audit";
 import { notifyControl } from "./notify";
 import { settleTx } from "./settlements";
-import type { issueReceiptTx} from "./receipts";
+import type { issueReceiptTx } from "./receipts";
 import { lockBarrierTx, reissueCoveringTx } from "./receipts";
 import { emitEventTx } from "./internal/events";
 import { coveringBarriersTx } from "./internal/evidence";
@@ -20,12 +20,23 @@ import type { ResolveReconciliationInput } from "../schemas/barriers";
 import { mayResolveReconciliation, OPEN_RECONCILIATION_STATUSES, type ReconciliationStatus } from "../control/reconciliation";
 
 export interface ReconciliationView {
-  id: string; teamId: string; barrierId: string | null; runId: string; operationId: string; tool: string;
-  providerName: string | null; providerJobId: string | null; cause: string | null;
+  id: string;
+  teamId: string;
+  barrierId: string | null;
+  runId: string;
+  operationId: string;
+  tool: string;
+  providerName: string | null;
+  providerJobId: string | null;
+  cause: string | null;
   status: ReconciliationStatus;
   assignee: { userId: string; email: string; name: string } | null;
-  assignedBy: string | null; assignedAt: string | null;
-  resolution: "effect_present" | "effect_absent" | null; evidence: string | null; resolvedAt: string | null; resolvedBy: string | null;
+  assignedBy: string | null;
+  assignedAt: string | null;
+  resolution: "effect_present" | "effect_absent" | null;
+  evidence: string | null;
+  resolvedAt: string | null;
+  resolvedBy: string | null;
   createdAt: string;
 }
 
@@ -41,18 +52,33 @@ function loadRow(id: string) {
 
 async function toViews(rows: Row[]): Promise<ReconciliationView[]> {
   const ids = [...new Set(rows.map((r) => r.assigneeUserId).filter((x): x is string => !!x))];
-  const users = ids.length ? await prisma().user.findMany({ where: { id: { in: ids } }, select: { id: true, email: true, name: true } }) : [];
+  const users = ids.length
+    ? await prisma().user.findMany({ where: { id: { in: ids } }, select: { id: true, email: true, name: true } })
+    : [];
   const byId = new Map(users.map((u) => [u.id, u]));
   const iso = (d: Date | null) => (d ? d.toISOString() : null);
   return rows.map((r) => {
     const op = r.operation;
     const u = r.assigneeUserId ? byId.get(r.assigneeUserId) : undefined;
     return {
-      id: r.id, teamId: r.teamId, barrierId: r.settlement?.barrierId ?? null, runId: op.runId, operationId: op.operationId, tool: op.tool,
-      providerName: op.providerName, providerJobId: op.providerJobId, cause: op.uncertainIntervals[0]?.cause ?? null,
-      status: r.status, assignee: u ? { userId: u.id, email: u.email, name: u.name } : null,
-      assignedBy: r.assignedBy, assignedAt: iso(r.assignedAt), resolution: r.resolution, evidence: r.evidence,
-      resolvedAt: iso(r.resolvedAt), resolvedBy: r.resolvedBy, createdAt: r.createdAt.toISOString(),
+      id: r.id,
+      teamId: r.teamId,
+      barrierId: r.settlement?.barrierId ?? null,
+      runId: op.runId,
+      operationId: op.operationId,
+      tool: op.tool,
+      providerName: op.providerName,
+      providerJobId: op.providerJobId,
+      cause: op.uncertainIntervals[0]?.cause ?? null,
+      status: r.status,
+      assignee: u ? { userId: u.id, email: u.email, name: u.name } : null,
+      assignedBy: r.assignedBy,
+      assignedAt: iso(r.assignedAt),
+      resolution: r.resolution,
+      evidence: r.evidence,
+      resolvedAt: iso(r.resolvedAt),
+      resolvedBy: r.resolvedBy,
+      createdAt: r.createdAt.toISOString(),
     };
   });
 }
@@ -107,12 +133,21 @@ function roleOf(p: Principal): Role | null {
 async function lockCovering(tx: Parameters<typeof issueReceiptTx>[0], runId: string): Promise<void> {
   for (const b of await coveringBarriersTx(tx, runId)) await lockBarrierTx(tx, b.id);
 }
-async function reissue(tx: Parameters<typeof issueReceiptTx>[0], runId: string, ownBarrierId: string | null, actor: string): Promise<number | null> {
+async function reissue(
+  tx: Parameters<typeof issueReceiptTx>[0],
+  runId: string,
+  ownBarrierId: string | null,
+  actor: string,
+): Promise<number | null> {
   const issued = await reissueCoveringTx(tx, runId, actor);
   return (issued.find((x) => x.barrierId === ownBarrierId) ?? issued.at(-1))?.version ?? null;
 }
 
-export async function assignReconciliation(p: Principal, id: string, assigneeUserId: string): Promise<ReconciliationView & { receiptVersion: number | null }> {
+export async function assignReconciliation(
+  p: Principal,
+  id: string,
+  assigneeUserId: string,
+): Promise<ReconciliationView & { receiptVersion: number | null }> {
   authorize(p, "reconciliation.assign");
   const r = await loadRow(id);
   if (!r) throw notFound("reconciliation");
@@ -128,12 +163,25 @@ export async function assignReconciliation(p: Principal, id: string, assigneeUse
     const at = new Date();
     await tx.reconciliation.update({ where: { id }, data: { assigneeUserId, assignedBy: actorOf(p), assignedAt: at, status: "assigned" } });
     await appendAudit(tx, {
-      teamId: r.teamId, actor: actorOf(p), action: "reconciliation.assign", target: id,
-      before: { assigneeUserId: cur.assigneeUserId, status: cur.status }, after: { assigneeUserId, status: "assigned" },
+      teamId: r.teamId,
+      actor: actorOf(p),
+      action: "reconciliation.assign",
+      target: id,
+      before: { assigneeUserId: cur.assigneeUserId, status: cur.status },
+      after: { assigneeUserId, status: "assigned" },
     });
     await emitEventTx(tx, {
-      teamId: r.teamId, type: "reconciliation.assigned", runId: r.operation.runId, subject: id,
-      data: { reconciliation_id: id, operation_id: r.operation.operationId, assignee_user_id: assigneeUserId, by: actorOf(p), barrier_id: barrierId },
+      teamId: r.teamId,
+      type: "reconciliation.assigned",
+      runId: r.operation.runId,
+      subject: id,
+      data: {
+        reconciliation_id: id,
+        operation_id: r.operation.operationId,
+        assignee_user_id: assigneeUserId,
+        by: actorOf(p),
+        barrier_id: barrierId,
+      },
     });
     const version = await reissue(tx, r.operation.runId, barrierId, actorOf(p));
     const root = await tx.run.findUniqueOrThrow({ where: { id: r.operation.runId }, select: { rootRunId: true } });
@@ -143,12 +191,17 @@ export async function assignReconciliation(p: Principal, id: string, assigneeUse
   return { ...(await getReconciliation({ type: "system", name: "reconciliation" }, id)), receiptVersion };
 }
 
-export async function resolveReconciliation(p: Principal, id: string, input: ResolveReconciliationInput): Promise<ReconciliationView & { receiptVersion: number | null }> {
+export async function resolveReconciliation(
+  p: Principal,
+  id: string,
+  input: ResolveReconciliationInput,
+): Promise<ReconciliationView & { receiptVersion: number | null }> {
   authorize(p, "reconciliation.resolve");
   const r = await loadRow(id);
   if (!r) throw notFound("reconciliation");
   assertTeam(p, r.teamId, "reconciliation");
-  if (input.resolution !== "effect_present" && input.resolution !== "effect_absent") throw badRequest("resolution: effect_present or effect_absent");
+  if (input.resolution !== "effect_present" && input.resolution !== "effect_absent")
+    throw badRequest("resolution: effect_present or effect_absent");
   const evidence = typeof input.evidence === "string" ? input.evidence.trim() : JSON.stringify(input.evidence ?? null);
   if (!evidence || evidence === "null" || evidence === "{}") throw badRequest("evidence: required");
   const role = roleOf(p);
@@ -163,21 +216,48 @@ export async function resolveReconciliation(p: Principal, id: string, input: Res
     if (cur.status === "resolved") throw new QuiesceError("conflict", "reconciliation already resolved");
     const at = new Date();
     const actor = actorOf(p);
-    await tx.reconciliation.update({ where: { id }, data: { status: "resolved", resolution: input.resolution, evidence, resolvedAt: at, resolvedBy: actor } });
-    const provider = op.providerName ? await tx.provider.findUnique({ where: { teamId_name: { teamId: r.teamId, name: op.providerName } } }) : null;
+    await tx.reconciliation.update({
+      where: { id },
+      data: { status: "resolved", resolution: input.resolution, evidence, resolvedAt: at, resolvedBy: actor },
+    });
+    const provider = op.providerName
+      ? await tx.provider.findUnique({ where: { teamId_name: { teamId: r.teamId, name: op.providerName } } })
+      : null;
     const present = input.resolution === "effect_present";
     await settleTx(tx, {
-      settlementId: r.settlementId, operationRowId: op.id, teamId: r.teamId, at, onlyIfPending: false, resolvedBy: actor,
+      settlementId: r.settlementId,
+      operationRowId: op.id,
+      teamId: r.teamId,
+      at,
+      onlyIfPending: false,
+      resolvedBy: actor,
       state: present ? "completed_and_verified" : "cancelled_without_effect",
       reason: `reconciled by ${actor}: ${input.resolution}`,
-      ...(present ? { effect: { providerOperationId: op.providerJobId, committedAt: at, detail: { evidence, recorded: "at reconciliation; the commit time is unknown" }, rollbackOwner: provider?.rollbackOwner ?? null, source: "reconciliation" as const } } : {}),
+      ...(present
+        ? {
+            effect: {
+              providerOperationId: op.providerJobId,
+              committedAt: at,
+              detail: { evidence, recorded: "at reconciliation; the commit time is unknown" },
+              rollbackOwner: provider?.rollbackOwner ?? null,
+              source: "reconciliation" as const,
+            },
+          }
+        : {}),
     });
     await appendAudit(tx, {
-      teamId: r.teamId, actor, action: "reconciliation.resolve", target: id,
-      before: { status: cur.status }, after: { status: "resolved", resolution: input.resolution, evidence },
+      teamId: r.teamId,
+      actor,
+      action: "reconciliation.resolve",
+      target: id,
+      before: { status: cur.status },
+      after: { status: "resolved", resolution: input.resolution, evidence },
     });
     await emitEventTx(tx, {
-      teamId: r.teamId, type: "reconciliation.resolved", runId: op.runId, subject: id,
+      teamId: r.teamId,
+      type: "reconciliation.resolved",
+      runId: op.runId,
+      subject: id,
       data: { reconciliation_id: id, operation_id: op.operationId, resolution: input.resolution, by: actor, barrier_id: barrierId },
     });
     const version = await reissue(tx, op.runId, barrierId, actor);
@@ -196,8 +276,9 @@ export async function memberPrincipal(p: Principal, email: string, reconciliatio
   if (p.type !== "system") throw forbidden("system only");
   const r = await prisma().reconciliation.findUnique({ where: { id: reconciliationId }, select: { teamId: true } });
   if (!r) throw notFound("reconciliation");
-  const user = await prisma().user.findUnique({ where: { email: email.trim().toLowerCase() } })
-    ?? await prisma().user.findUnique({ where: { email: email.trim() } });
+  const user =
+    (await prisma().user.findUnique({ where: { email: email.trim().toLowerCase() } })) ??
+    (await prisma().user.findUnique({ where: { email: email.trim() } }));
   const m = user ? await prisma().membership.findUnique({ where: { teamId_userId: { teamId: r.teamId, userId: user.id } } }) : null;
   if (!user || !m) throw badRequest(`--as: ${email} is not a member of the reconciliation's team`);
   return { type: "user", userId: user.id, email: user.email, teamId: r.teamId, role: m.role };
@@ -205,7 +286,9 @@ export async function memberPrincipal(p: Principal, email: string, reconciliatio
 
 export async function userIdForEmail(p: Principal, email: string): Promise<string> {
   if (p.type !== "system") throw forbidden("system only");
-  const user = await prisma().user.findUnique({ where: { email: email.trim().toLowerCase() } }) ?? await prisma().user.findUnique({ where: { email: email.trim() } });
+  const user =
+    (await prisma().user.findUnique({ where: { email: email.trim().toLowerCase() } })) ??
+    (await prisma().user.findUnique({ where: { email: email.trim() } }));
   if (!user) throw badRequest(`--to: no user ${email}`);
   return user.id;
 }

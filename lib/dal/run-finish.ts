@@ -19,8 +19,12 @@ export async function finishRun(p: Principal, runId: string): Promise<FinishRunR
     const rows = await tx.$queryRawUnsafe<{ id: string }[]>(
       `UPDATE runs SET finished_at = clock_timestamp()
         WHERE root_run_id = $1 AND $2 = ANY (path) AND team_id = $3 AND finished_at IS NULL RETURNING id`,
-      run.rootRunId, runId, run.teamId);
-    if (rows.length > 0) await notifyControl(tx, { kind: "run", teamId: run.teamId, rootRunId: run.rootRunId, runIds: rows.map((r) => r.id) });
+      run.rootRunId,
+      runId,
+      run.teamId,
+    );
+    if (rows.length > 0)
+      await notifyControl(tx, { kind: "run", teamId: run.teamId, rootRunId: run.rootRunId, runIds: rows.map((r) => r.id) });
     const self = await tx.run.findUniqueOrThrow({ where: { id: runId }, select: { finishedAt: true } });
     return { runId, finishedAt: self.finishedAt!.toISOString(), finished: rows.length };
   });

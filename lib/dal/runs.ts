@@ -6,7 +6,12 @@ import { prisma, type Tx } from "../db/prisma";
 import { newId } from "../ids";
 import { QuiesceError, badRequest, notFound } from "../errors";
 import {
-  DEFAULT_LEASE_MAX_LIFETIME_SECONDS, deriveChildLease, deriveForkLease, leasePath, newRootLease, type LeaseResult,
+  DEFAULT_LEASE_MAX_LIFETIME_SECONDS,
+  deriveChildLease,
+  deriveForkLease,
+  leasePath,
+  newRootLease,
+  type LeaseResult,
 } from "../control/lease";
 import { childInitialEpoch } from "../control/epoch";
 import { displayedBreaker } from "../control/breaker";
@@ -23,10 +28,21 @@ type RunRow = Awaited<ReturnType<ReturnType<typeof prisma>["run"]["findUniqueOrT
 
 export function runSummary(r: RunRow, now = Date.now()): RunSummary {
   return {
-    runId: r.id, taskId: r.taskId, title: r.title, harness: r.harness, parentRunId: r.parentRunId,
-    rootRunId: r.rootRunId, depth: r.depth, lifecycle: r.lifecycle,
-    breaker: displayedBreaker({ state: r.breaker as BreakerState, changedAt: r.breakerChangedAt.getTime(), probeOpId: r.breakerProbeOpId, held: r.breakerHeld }, now),
-    epoch: r.epoch, createdAt: r.createdAt.toISOString(), lastHeartbeatAt: r.lastHeartbeatAt?.toISOString() ?? null,
+    runId: r.id,
+    taskId: r.taskId,
+    title: r.title,
+    harness: r.harness,
+    parentRunId: r.parentRunId,
+    rootRunId: r.rootRunId,
+    depth: r.depth,
+    lifecycle: r.lifecycle,
+    breaker: displayedBreaker(
+      { state: r.breaker as BreakerState, changedAt: r.breakerChangedAt.getTime(), probeOpId: r.breakerProbeOpId, held: r.breakerHeld },
+      now,
+    ),
+    epoch: r.epoch,
+    createdAt: r.createdAt.toISOString(),
+    lastHeartbeatAt: r.lastHeartbeatAt?.toISOString() ?? null,
     isDrill: r.isDrill,
   };
 }
@@ -48,8 +64,14 @@ async function existingRegistration(tx: Tx, run: RunRow): Promise<CreateRunRespo
   const lease = await tx.lease.findFirst({ where: { runId: run.id }, orderBy: { createdAt: "desc" } });
   if (!lease) throw new QuiesceError("internal", "run has no lease");
   return {
-    runId: run.id, leaseId: lease.id, epoch: run.epoch, validUntil: lease.validUntil.toISOString(),
-    parentRunId: run.parentRunId, rootRunId: run.rootRunId, scopes: lease.scopes, created: false,
+    runId: run.id,
+    leaseId: lease.id,
+    epoch: run.epoch,
+    validUntil: lease.validUntil.toISOString(),
+    parentRunId: run.parentRunId,
+    rootRunId: run.rootRunId,
+    scopes: lease.scopes,
+    created: false,
   };
 }
 
@@ -57,7 +79,7 @@ async function existingRegistration(tx: Tx, run: RunRow): Promise<CreateRunRespo
 export async function createRun(p: Principal, input: CreateRunBody & { teamId?: string }): Promise<CreateRunResponse> {
   authorize(p, "run.register");
   const teamId = teamFor(p, input.teamId);
-  const harness = (input.harness === "claude-code" ? "claude_code" : input.harness ?? "custom") as Harness;
+  const harness = (input.harness === "claude-code" ? "claude_code" : (input.harness ?? "custom")) as Harness;
   const native = input.native ?? {};
   const actor = actorOf(p);
 
@@ -65,7 +87,14 @@ export async function createRun(p: Principal, input: CreateRunBody & { teamId?: 
     // Resolve the parent (a parent lease alone names its run).
     let parentRunId = input.parentRunId ?? null;
     let parentLease = null as null | {
-      id: string; runId: string; teamId: string; path: string[]; scopes: string[]; validUntil: Date; maxValidUntil: Date | null; revokedAt: Date | null;
+      id: string;
+      runId: string;
+      teamId: string;
+      path: string[];
+      scopes: string[];
+      validUntil: Date;
+      maxValidUntil: Date | null;
+      revokedAt: Date | null;
     };
     if (input.parentLeaseId) {
       parentLease = await tx.lease.findUnique({ where: { id: input.parentLeaseId } });
@@ -83,9 +112,12 @@ export async function createRun(p: Principal, input: CreateRunBody & { teamId?: 
       const source = from.runId
         ? await tx.run.findUnique({ where: { id: from.runId } })
         : await tx.run.findFirst({
-          where: { teamId, ...(from.sessionId ? { nativeSessionId: from.sessionId, nativeAgentId: null } : { nativeThreadId: from.threadId! }) },
-          orderBy: { createdAt: "asc" },
-        });
+            where: {
+              teamId,
+              ...(from.sessionId ? { nativeSessionId: from.sessionId, nativeAgentId: null } : { nativeThreadId: from.threadId! }),
+            },
+            orderBy: { createdAt: "asc" },
+          });
       if (from.runId && (!source || source.teamId !== teamId)) throw notFound("forkedFrom run");
       // A source this team never registered was never governed: the new run is a root of its own.
       if (source && source.teamId === teamId) {
@@ -112,8 +144,12 @@ export async function createRun(p: Principal, input: CreateRunBody & { teamId?: 
         if (native.turnId && existing.nativeTurnId !== native.turnId) {
           await tx.run.update({ where: { id: existing.id }, data: { nativeTurnId: native.turnId } });
           await appendAudit(tx, {
-            teamId, actor, action: "run.native_turn", target: existing.id,
-            before: { turnId: existing.nativeTurnId }, after: { turnId: native.turnId },
+            teamId,
+            actor,
+            action: "run.native_turn",
+            target: existing.id,
+            before: { turnId: existing.nativeTurnId },
+            after: { turnId: native.turnId },
           });
         }
         return existingRegistration(tx, existing);
@@ -130,21 +166,29 @@ export async function createRun(p: Principal, input: CreateRunBody & { teamId?: 
     if (parent) {
       const chain = await loadRunChain(tx, teamId, parent.path);
       if (chain.some((r) => r?.lifecycle === "killed")) {
-        throw new QuiesceError("conflict", forkSourceId
-          ? "forkedFrom: the session this one was resumed or forked from is killed"
-          : "parentRunId: the parent run is killed");
+        throw new QuiesceError(
+          "conflict",
+          forkSourceId ? "forkedFrom: the session this one was resumed or forked from is killed" : "parentRunId: the parent run is killed",
+        );
       }
       epoch = childInitialEpoch(chain.filter((r) => r !== null));
-      parentLease ??= await tx.lease.findFirst({ where: { runId: parent.id, revokedAt: null }, orderBy: { createdAt: "desc" } })
-        ?? await tx.lease.findFirst({ where: { runId: parent.id }, orderBy: { createdAt: "desc" } });
+      parentLease ??=
+        (await tx.lease.findFirst({ where: { runId: parent.id, revokedAt: null }, orderBy: { createdAt: "desc" } })) ??
+        (await tx.lease.findFirst({ where: { runId: parent.id }, orderBy: { createdAt: "desc" } }));
       if (!parentLease) throw new QuiesceError("conflict", "parentRunId: the parent run holds no lease");
       const derive = forkSourceId ? deriveForkLease : deriveChildLease;
       lease = derive(
         {
-          id: parentLease.id, path: parentLease.path, scopes: parentLease.scopes, validUntil: parentLease.validUntil.getTime(),
-          maxValidUntil: parentLease.maxValidUntil?.getTime() ?? null, revokedAt: parentLease.revokedAt?.getTime() ?? null,
+          id: parentLease.id,
+          path: parentLease.path,
+          scopes: parentLease.scopes,
+          validUntil: parentLease.validUntil.getTime(),
+          maxValidUntil: parentLease.maxValidUntil?.getTime() ?? null,
+          revokedAt: parentLease.revokedAt?.getTime() ?? null,
         },
-        { scopes: input.scopes, ttlSeconds: input.leaseTtlSeconds }, now, policy,
+        { scopes: input.scopes, ttlSeconds: input.leaseTtlSeconds },
+        now,
+        policy,
       );
     } else {
       lease = newRootLease({ scopes: input.scopes, ttlSeconds: input.leaseTtlSeconds }, now, policy);
@@ -153,11 +197,22 @@ export async function createRun(p: Principal, input: CreateRunBody & { teamId?: 
 
     const run = await tx.run.create({
       data: {
-        id: runId, teamId, taskId: input.taskId, parentRunId, rootRunId: parent?.rootRunId ?? runId,
-        path: [...(parent?.path ?? []), runId], depth: parent ? parent.depth + 1 : 0, harness,
-        nativeSessionId: native.sessionId ?? null, nativeAgentId: native.agentId ?? null,
-        nativeThreadId: native.threadId ?? null, nativeTurnId: native.turnId ?? null,
-        title: input.title ?? null, epoch, createdBy: actor, forkedFromRunId: forkSourceId,
+        id: runId,
+        teamId,
+        taskId: input.taskId,
+        parentRunId,
+        rootRunId: parent?.rootRunId ?? runId,
+        path: [...(parent?.path ?? []), runId],
+        depth: parent ? parent.depth + 1 : 0,
+        harness,
+        nativeSessionId: native.sessionId ?? null,
+        nativeAgentId: native.agentId ?? null,
+        nativeThreadId: native.threadId ?? null,
+        nativeTurnId: native.turnId ?? null,
+        title: input.title ?? null,
+        epoch,
+        createdBy: actor,
+        forkedFromRunId: forkSourceId,
         // A drill's children are drill runs too, whatever they say (quiesce drill, docs/evals.md).
         isDrill: input.drill === true || parent?.isDrill === true,
       },
@@ -165,20 +220,46 @@ export async function createRun(p: Principal, input: CreateRunBody & { teamId?: 
     const validUntil = new Date(lease.lease.validUntil);
     await tx.lease.create({
       data: {
-        id: leaseId, teamId, runId, parentLeaseId: forkSourceId ? null : parentLease?.id ?? null,
+        id: leaseId,
+        teamId,
+        runId,
+        parentLeaseId: forkSourceId ? null : (parentLease?.id ?? null),
         // A fork's lease is a root lease (its validity is its own); a child's extends its parent's chain.
-        path: leasePath(forkSourceId ? null : parentLease?.path ?? null, leaseId), scopes: lease.lease.scopes, validUntil,
-        ttlSeconds: lease.lease.ttlSeconds, maxValidUntil: new Date(lease.lease.maxValidUntil), createdAt: new Date(now),
+        path: leasePath(forkSourceId ? null : (parentLease?.path ?? null), leaseId),
+        scopes: lease.lease.scopes,
+        validUntil,
+        ttlSeconds: lease.lease.ttlSeconds,
+        maxValidUntil: new Date(lease.lease.maxValidUntil),
+        createdAt: new Date(now),
       },
     });
     await appendAudit(tx, {
-      teamId, actor, action: "run.register", target: runId,
-      after: { taskId: input.taskId, parentRunId, ...(forkSourceId ? { forkedFromRunId: forkSourceId } : {}), rootRunId: run.rootRunId, leaseId, scopes: lease.lease.scopes, validUntil: validUntil.toISOString(), epoch, ...(run.isDrill ? { drill: true } : {}) },
+      teamId,
+      actor,
+      action: "run.register",
+      target: runId,
+      after: {
+        taskId: input.taskId,
+        parentRunId,
+        ...(forkSourceId ? { forkedFromRunId: forkSourceId } : {}),
+        rootRunId: run.rootRunId,
+        leaseId,
+        scopes: lease.lease.scopes,
+        validUntil: validUntil.toISOString(),
+        epoch,
+        ...(run.isDrill ? { drill: true } : {}),
+      },
     });
     await notifyControl(tx, { kind: "run", teamId, rootRunId: run.rootRunId, runIds: [runId] });
     return {
-      runId, leaseId, epoch, validUntil: validUntil.toISOString(), parentRunId, rootRunId: run.rootRunId,
-      scopes: lease.lease.scopes, created: true,
+      runId,
+      leaseId,
+      epoch,
+      validUntil: validUntil.toISOString(),
+      parentRunId,
+      rootRunId: run.rootRunId,
+      scopes: lease.lease.scopes,
+      created: true,
     };
   });
 }
@@ -196,15 +277,24 @@ export async function getRunView(p: Principal, runId: string): Promise<RunView> 
   const now = Date.now();
   return {
     ...runSummary(r, now),
-    lifecycleChangedAt: r.lifecycleChangedAt.toISOString(), lifecycleChangedBy: r.lifecycleChangedBy, lifecycleReason: r.lifecycleReason,
-    breakerChangedAt: r.breakerChangedAt.toISOString(), breakerChangedBy: r.breakerChangedBy, breakerReason: r.breakerReason,
+    lifecycleChangedAt: r.lifecycleChangedAt.toISOString(),
+    lifecycleChangedBy: r.lifecycleChangedBy,
+    lifecycleReason: r.lifecycleReason,
+    breakerChangedAt: r.breakerChangedAt.toISOString(),
+    breakerChangedBy: r.breakerChangedBy,
+    breakerReason: r.breakerReason,
     breakerFailures: r.breakerFailures,
     native: { sessionId: r.nativeSessionId, agentId: r.nativeAgentId, threadId: r.nativeThreadId, turnId: r.nativeTurnId },
     lastNativeState: r.lastNativeState,
     children: children.map((c) => runSummary(c, now)),
     leases: leases.map((l) => ({
-      leaseId: l.id, parentLeaseId: l.parentLeaseId, scopes: l.scopes, validUntil: l.validUntil.toISOString(),
-      revokedAt: l.revokedAt?.toISOString() ?? null, revokedBy: l.revokedBy, createdAt: l.createdAt.toISOString(),
+      leaseId: l.id,
+      parentLeaseId: l.parentLeaseId,
+      scopes: l.scopes,
+      validUntil: l.validUntil.toISOString(),
+      revokedAt: l.revokedAt?.toISOString() ?? null,
+      revokedBy: l.revokedBy,
+      createdAt: l.createdAt.toISOString(),
     })),
   };
 }
@@ -241,7 +331,8 @@ export async function listRuns(p: Principal, filter: ListRunsQuery & { teamId?: 
   });
   const page = rows.slice(0, limit);
   const last = page[page.length - 1];
-  const nextCursor = rows.length > limit && last ? Buffer.from(JSON.stringify([last.createdAt.toISOString(), last.id])).toString("base64url") : null;
+  const nextCursor =
+    rows.length > limit && last ? Buffer.from(JSON.stringify([last.createdAt.toISOString(), last.id])).toString("base64url") : null;
   const now = Date.now();
   return { runs: page.map((r) => runSummary(r, now)), nextCursor };
 }

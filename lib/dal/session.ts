@@ -16,7 +16,12 @@ import { setting } from "../config";
 /** Cookie naming the team the user is looking at (they may belong to several). Not a permission. */
 export const TEAM_COOKIE = "quiesce_team";
 
-export interface TeamRef { id: string; slug: string; name: string; role: Role }
+export interface TeamRef {
+  id: string;
+  slug: string;
+  name: string;
+  role: Role;
+}
 
 export interface ConsoleSession {
   principal: Extract<Principal, { type: "user" }>;
@@ -26,9 +31,7 @@ export interface ConsoleSession {
 }
 
 export type SessionState =
-  | { kind: "signed_out" }
-  | { kind: "no_team"; user: { id: string; email: string; name: string } }
-  | { kind: "ok"; session: ConsoleSession };
+  { kind: "signed_out" } | { kind: "no_team"; user: { id: string; email: string; name: string } } | { kind: "ok"; session: ConsoleSession };
 
 /** The claims a console session token carries beyond the user id (see lib/auth/options.ts). */
 export type SessionTokenClaims = SessionClaims;
@@ -38,7 +41,11 @@ export type SessionTokenClaims = SessionClaims;
  * version, whether it is disabled and its memberships from the database (one query). Exported for
  * the session test; pages and routes use sessionState().
  */
-export async function resolveConsoleSession(claims: SessionClaims | null, wantedTeamSlug: string | undefined, now: Date = new Date()): Promise<SessionState> {
+export async function resolveConsoleSession(
+  claims: SessionClaims | null,
+  wantedTeamSlug: string | undefined,
+  now: Date = new Date(),
+): Promise<SessionState> {
   const userId = claims?.sub;
   if (!claims || !userId) return { kind: "signed_out" };
   const user = await prisma().user.findUnique({
@@ -56,7 +63,9 @@ export async function resolveConsoleSession(claims: SessionClaims | null, wanted
     kind: "ok",
     session: {
       principal: { type: "user", userId: user.id, email: user.email, teamId: team.id, role: team.role },
-      user: me, team, teams,
+      user: me,
+      team,
+      teams,
     },
   };
 }

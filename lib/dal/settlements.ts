@@ -56,15 +56,23 @@ export async function settleTx(tx: Tx, s: SettleInput): Promise<boolean> {
     op = cur.operation;
     startedAt = cur.cancelRequestedAt;
   } else {
-    const row = s.operationRowId ? await tx.operation.findUnique({ where: { id: s.operationRowId }, select: { id: true, runId: true } }) : null;
+    const row = s.operationRowId
+      ? await tx.operation.findUnique({ where: { id: s.operationRowId }, select: { id: true, runId: true } })
+      : null;
     if (!row) return false;
     op = row;
   }
   if (s.effect) {
     await tx.effectReceipt.create({
       data: {
-        id: newId("eff"), teamId: s.teamId, operationId: op.id, providerOperationId: s.effect.providerOperationId,
-        detail: (s.effect.detail ?? undefined) as never, committedAt: s.effect.committedAt, rollbackOwner: s.effect.rollbackOwner, source: s.effect.source,
+        id: newId("eff"),
+        teamId: s.teamId,
+        operationId: op.id,
+        providerOperationId: s.effect.providerOperationId,
+        detail: (s.effect.detail ?? undefined) as never,
+        committedAt: s.effect.committedAt,
+        rollbackOwner: s.effect.rollbackOwner,
+        source: s.effect.source,
       },
     });
   }
@@ -73,7 +81,14 @@ export async function settleTx(tx: Tx, s: SettleInput): Promise<boolean> {
     const open = await tx.uncertainInterval.count({ where: { operationId: op.id, endedAt: null } });
     if (open === 0) {
       await tx.uncertainInterval.create({
-        data: { id: newId("unc"), teamId: s.teamId, runId: op.runId, operationId: op.id, cause: s.cause ?? "cancel_unacknowledged", startedAt: startedAt ?? s.at },
+        data: {
+          id: newId("unc"),
+          teamId: s.teamId,
+          runId: op.runId,
+          operationId: op.id,
+          cause: s.cause ?? "cancel_unacknowledged",
+          startedAt: startedAt ?? s.at,
+        },
       });
     }
   } else if (!s.onlyIfPending || !s.settlementId) {
@@ -83,14 +98,21 @@ export async function settleTx(tx: Tx, s: SettleInput): Promise<boolean> {
     await tx.reconciliation.updateMany({
       where: { operationId: op.id, status: { not: "resolved" } },
       data: {
-        status: "resolved", resolution: s.state === "completed_and_verified" ? "effect_present" : "effect_absent",
-        evidence: s.reason, resolvedAt: s.at, resolvedBy: s.resolvedBy ?? "system:barrier",
+        status: "resolved",
+        resolution: s.state === "completed_and_verified" ? "effect_present" : "effect_absent",
+        evidence: s.reason,
+        resolvedAt: s.at,
+        resolvedBy: s.resolvedBy ?? "system:barrier",
       },
     });
   }
   await tx.operation.update({
     where: { id: op.id },
-    data: { state: operationStateFor(s.state), stateReason: s.state === "unknown" ? s.cause ?? "cancel_unacknowledged" : s.state, finishedAt: s.at },
+    data: {
+      state: operationStateFor(s.state),
+      stateReason: s.state === "unknown" ? (s.cause ?? "cancel_unacknowledged") : s.state,
+      finishedAt: s.at,
+    },
   });
   return true;
 }
@@ -105,12 +127,21 @@ export async function restartQuietTx(tx: Tx, barrierId: string, at: Date): Promi
   if (!b || (b.phase !== "quiet" && b.phase !== "complete")) return;
   await tx.barrier.update({
     where: { id: barrierId },
-    data: { phase: "quiet", quietUntil: quietUntil(at, b.quietPeriodSeconds ?? 0), claimedBy: null, claimExpiresAt: null, lastSettledAt: at },
+    data: {
+      phase: "quiet",
+      quietUntil: quietUntil(at, b.quietPeriodSeconds ?? 0),
+      claimedBy: null,
+      claimExpiresAt: null,
+      lastSettledAt: at,
+    },
   });
 }
 
 /** The barrier that covers a run: the latest one on the run or any ancestor. */
-export async function coveringBarrierTx(tx: Tx, runId: string): Promise<{ id: string; teamId: string; runId: string; phase: string } | null> {
+export async function coveringBarrierTx(
+  tx: Tx,
+  runId: string,
+): Promise<{ id: string; teamId: string; runId: string; phase: string } | null> {
   const rows = await tx.$queryRawUnsafe<{ id: string; team_id: string; run_id: string; phase: string }[]>(
     `SELECT b.id, b.team_id, b.run_id, b.phase::text AS phase FROM barriers b
        JOIN runs r ON r.id = $1 AND b.run_id = ANY (r.path)

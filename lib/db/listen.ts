@@ -45,7 +45,10 @@ export class ControlListener {
     let set = this.subs.get(key);
     if (!set) this.subs.set(key, (set = new Set()));
     set.add(handler);
-    if (this.idleTimer) { clearTimeout(this.idleTimer); this.idleTimer = null; }
+    if (this.idleTimer) {
+      clearTimeout(this.idleTimer);
+      this.idleTimer = null;
+    }
     try {
       await this.ready();
     } catch (err) {
@@ -58,7 +61,10 @@ export class ControlListener {
   /** Connected and listening; rejects only when the first connection attempt fails. */
   ready(): Promise<void> {
     if (this.client) return Promise.resolve();
-    if (!this.connecting) this.connecting = this.connect().finally(() => { this.connecting = null; });
+    if (!this.connecting)
+      this.connecting = this.connect().finally(() => {
+        this.connecting = null;
+      });
     return this.connecting;
   }
 
@@ -107,7 +113,10 @@ export class ControlListener {
     client.on("end", () => this.lost(client, new Error("connection ended")));
     await client.connect();
     await client.query(`LISTEN ${CONTROL_CHANNEL}`);
-    if (this.closed) { await client.end().catch(() => {}); return; }
+    if (this.closed) {
+      await client.end().catch(() => {});
+      return;
+    }
     this.client = client;
     this.attempt = 0;
     this.startPing(client);
@@ -153,7 +162,13 @@ export class ControlListener {
     const every = this.opts.pingIntervalMs ?? 30_000;
     this.pingTimer = setInterval(() => {
       const timeout = setTimeout(() => client.emit("error", new Error("ping timed out")), 5000);
-      client.query("SELECT 1").then(() => clearTimeout(timeout), (e: Error) => { clearTimeout(timeout); this.lost(client, e); });
+      client.query("SELECT 1").then(
+        () => clearTimeout(timeout),
+        (e: Error) => {
+          clearTimeout(timeout);
+          this.lost(client, e);
+        },
+      );
     }, every);
     this.pingTimer.unref();
   }

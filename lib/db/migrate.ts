@@ -10,7 +10,11 @@ import { newClient } from "./hosts";
 const LOCK_KEY = 727_274_001; // arbitrary, constant: serializes concurrent migrators
 export const MIGRATIONS_DIR = path.resolve(import.meta.dirname, "../../prisma/migrations");
 
-export interface MigrationFile { name: string; sql: string; checksum: string }
+export interface MigrationFile {
+  name: string;
+  sql: string;
+  checksum: string;
+}
 
 export function readMigrations(dir = MIGRATIONS_DIR): MigrationFile[] {
   return readdirSync(dir, { withFileTypes: true })
@@ -23,7 +27,10 @@ export function readMigrations(dir = MIGRATIONS_DIR): MigrationFile[] {
     });
 }
 
-export interface MigrateResult { applied: string[]; alreadyApplied: number }
+export interface MigrateResult {
+  applied: string[];
+  alreadyApplied: number;
+}
 
 export async function migrate(databaseUrl: string, log: (line: string) => void = () => {}): Promise<MigrateResult> {
   // A session of its own (the migration lock is a session lock): never through a transaction pooler.
@@ -56,15 +63,13 @@ export async function migrate(databaseUrl: string, log: (line: string) => void =
       const id = randomUUID();
       await client.query("BEGIN");
       try {
-        await client.query(
-          `INSERT INTO "_prisma_migrations" (id, checksum, migration_name, started_at) VALUES ($1, $2, $3, now())`,
-          [id, m.checksum, m.name],
-        );
+        await client.query(`INSERT INTO "_prisma_migrations" (id, checksum, migration_name, started_at) VALUES ($1, $2, $3, now())`, [
+          id,
+          m.checksum,
+          m.name,
+        ]);
         await client.query(m.sql);
-        await client.query(
-          `UPDATE "_prisma_migrations" SET finished_at = now(), applied_steps_count = 1 WHERE id = $1`,
-          [id],
-        );
+        await client.query(`UPDATE "_prisma_migrations" SET finished_at = now(), applied_steps_count = 1 WHERE id = $1`, [id]);
         await client.query("COMMIT");
       } catch (err) {
         await client.query("ROLLBACK");

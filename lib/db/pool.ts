@@ -10,7 +10,9 @@ import { setting } from "../config";
 const globalForPool = globalThis as unknown as { quiescePool?: pg.Pool; quiesceGatePool?: pg.Pool };
 
 /** Timeouts for every pooled connection (also used by the Prisma adapter). */
-export function connectionTimeouts(budgetMs?: number): Pick<pg.PoolConfig, "statement_timeout" | "lock_timeout" | "connectionTimeoutMillis" | "idle_in_transaction_session_timeout"> {
+export function connectionTimeouts(
+  budgetMs?: number,
+): Pick<pg.PoolConfig, "statement_timeout" | "lock_timeout" | "connectionTimeoutMillis" | "idle_in_transaction_session_timeout"> {
   const statement = setting("QUIESCE_DB_STATEMENT_TIMEOUT_MS");
   return {
     statement_timeout: budgetMs ?? statement,
@@ -36,7 +38,9 @@ export function gatePool(): pg.Pool {
   if (!globalForPool.quiesceGatePool) {
     const budget = setting("QUIESCE_GATE_DB_BUDGET_MS");
     globalForPool.quiesceGatePool = newPool(databaseUrl(), {
-      max: setting("QUIESCE_DB_POOL"), ...connectionTimeouts(budget), query_timeout: budget + 500,
+      max: setting("QUIESCE_DB_POOL"),
+      ...connectionTimeouts(budget),
+      query_timeout: budget + 500,
     });
   }
   return globalForPool.quiesceGatePool;

@@ -6,8 +6,11 @@ import { ControlUnavailableError } from "../sdk/worker/guard";
 import { backoffDelay, sleep } from "../wait";
 
 export function isTransient(err: unknown): boolean {
-  return err instanceof QuiesceUnreachableError || err instanceof ControlUnavailableError
-    || (err instanceof QuiesceApiError && (err.status >= 500 || err.status === 429));
+  return (
+    err instanceof QuiesceUnreachableError ||
+    err instanceof ControlUnavailableError ||
+    (err instanceof QuiesceApiError && (err.status >= 500 || err.status === 429))
+  );
 }
 
 /** The demo's waits end quietly when the fleet stops. */

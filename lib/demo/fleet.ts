@@ -34,12 +34,16 @@ export async function runFleet(o: FleetOptions): Promise<void> {
   const ctx = { agent, agentGuard, queues, sim: new SimProviderClient(o.simUrl), outage, signal: o.signal, log };
   const live = new Set<Promise<unknown>>();
   const launch = () => {
-    const p = playRelease(ctx).catch((err: Error) => { if (!o.signal.aborted) log(`release agent stopped: ${err.message}`); });
+    const p = playRelease(ctx).catch((err: Error) => {
+      if (!o.signal.aborted) log(`release agent stopped: ${err.message}`);
+    });
     live.add(p);
     void p.finally(() => live.delete(p));
   };
   const [lo, hi] = o.intervalMs ?? [20_000, 40_000];
-  log(`fleet started against ${o.url} (provider ${o.simUrl}); a new release run every ${lo / 1000}–${hi / 1000} s, at most ${o.maxLive ?? 4} live`);
+  log(
+    `fleet started against ${o.url} (provider ${o.simUrl}); a new release run every ${lo / 1000}–${hi / 1000} s, at most ${o.maxLive ?? 4} live`,
+  );
   for (let i = 0; i < (o.initial ?? 2); i++) launch();
   while (!o.signal.aborted) {
     await pause(between(lo, hi), o.signal);

@@ -13,7 +13,12 @@ import { pause } from "./backoff";
 export const DEMO_QUEUES = { checks: "demo-db-checks", ticket: "demo-ticket-updates" } as const;
 type QueueName = (typeof DEMO_QUEUES)[keyof typeof DEMO_QUEUES];
 
-export interface DemoPayload { label: string; durationMs: number; failFirst?: boolean; effectId: string }
+export interface DemoPayload {
+  label: string;
+  durationMs: number;
+  failFirst?: boolean;
+  effectId: string;
+}
 
 export interface DemoQueues {
   enqueue(queue: QueueName, input: EnqueueInput<DemoPayload>): Promise<void>;
@@ -32,10 +37,16 @@ async function work(p: DemoPayload, ctx: JobContext): Promise<string> {
 
 const RETRY = { limit: 2, delayMs: 20_000 };
 
-export async function startDemoQueues(o: { agent: QuiesceClient; worker: QuiesceClient; log: (m: string) => void; stop: AbortSignal }): Promise<DemoQueues> {
+export async function startDemoQueues(o: {
+  agent: QuiesceClient;
+  worker: QuiesceClient;
+  log: (m: string) => void;
+  stop: AbortSignal;
+}): Promise<DemoQueues> {
   const guard = new WorkerGuard({ client: o.worker, feed: sseFeed(o.worker), holdRecheckMs: 20_000, holdMaxMs: 5 * 60_000, log: o.log });
   const onOutcome = (s: JobStamp | null, out: { status: string }) => {
-    if (out.status !== "completed") o.log(`job ${s?.operationId ?? "(unstamped)"}: ${out.status}${"reason" in out ? ` (${(out as { reason: string }).reason})` : ""}`);
+    if (out.status !== "completed")
+      o.log(`job ${s?.operationId ?? "(unstamped)"}: ${out.status}${"reason" in out ? ` (${(out as { reason: string }).reason})` : ""}`);
   };
   let boss: PgBoss | null = createPgBoss({ max: 3 });
   try {
@@ -43,13 +54,23 @@ export async function startDemoQueues(o: { agent: QuiesceClient; worker: Quiesce
     await boss.start();
     for (const q of Object.values(DEMO_QUEUES)) {
       await ensureGuardedQueue(boss, q, { redeliveryDelaySeconds: 5 });
-      await guardPgBossWork<DemoPayload, string>(boss, q, guard, work, { concurrency: 4, retry: RETRY, producer: o.agent, stopSignal: o.stop, onOutcome });
+      await guardPgBossWork<DemoPayload, string>(boss, q, guard, work, {
+        concurrency: 4,
+        retry: RETRY,
+        producer: o.agent,
+        stopSignal: o.stop,
+        onOutcome,
+      });
     }
     const b = boss;
     return {
       guard,
-      enqueue: async (queue, input) => { await enqueuePgBoss(b, o.agent, queue, input); },
-      stop: async () => { await b.stop({ graceful: true, timeout: 3000, wait: true }).catch(() => {}); },
+      enqueue: async (queue, input) => {
+        await enqueuePgBoss(b, o.agent, queue, input);
+      },
+      stop: async () => {
+        await b.stop({ graceful: true, timeout: 3000, wait: true }).catch(() => {});
+      },
     };
   } catch (err) {
     o.log(`pg-boss unavailable (${(err as Error).message}); holding demo jobs in this process`);
@@ -59,19 +80,34 @@ export async function startDemoQueues(o: { agent: QuiesceClient; worker: Quiesce
   }
 }
 
-function localQueues(o: { agent: QuiesceClient; stop: AbortSignal }, guard: WorkerGuard, onOutcome: (s: JobStamp, out: { status: string }) => void): DemoQueues {
+function localQueues(
+  o: { agent: QuiesceClient; stop: AbortSignal },
+  guard: WorkerGuard,
+  onOutcome: (s: JobStamp, out: { status: string }) => void,
+): DemoQueues {
   const timers = new Set<NodeJS.Timeout>();
   const enqueue = async (queue: QueueName, input: EnqueueInput<DemoPayload>): Promise<void> => {
     const { data } = await registerJob(o.agent, `local:${queue}`, input, (op) => op);
-    const t = setTimeout(async () => {
-      timers.delete(t);
-      const out = await guard.run(data.quiesce, (ctx) => work(data.payload, ctx), { signal: o.stop }).catch((e: Error) => ({ status: `not run: ${e.message}` }));
-      onOutcome(data.quiesce, out);
-      if (out.status === "failed" && (data.quiesce.attempt ?? 0) < RETRY.limit) {
-        await enqueue(queue, retryInput(data.quiesce, data.tool, data.payload, RETRY.delayMs)).catch(() => {});
-      }
-    }, Math.max(0, input.delayMs ?? 0) + 500);
+    const t = setTimeout(
+      async () => {
+        timers.delete(t);
+        const out = await guard
+          .run(data.quiesce, (ctx) => work(data.payload, ctx), { signal: o.stop })
+          .catch((e: Error) => ({ status: `not run: ${e.message}` }));
+        onOutcome(data.quiesce, out);
+        if (out.status === "failed" && (data.quiesce.attempt ?? 0) < RETRY.limit) {
+          await enqueue(queue, retryInput(data.quiesce, data.tool, data.payload, RETRY.delayMs)).catch(() => {});
+        }
+      },
+      Math.max(0, input.delayMs ?? 0) + 500,
+    );
     timers.add(t);
   };
-  return { guard, enqueue, stop: async () => { for (const t of timers) clearTimeout(t); } };
+  return {
+    guard,
+    enqueue,
+    stop: async () => {
+      for (const t of timers) clearTimeout(t);
+    },
+  };
 }

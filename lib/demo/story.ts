@@ -38,35 +38,67 @@ const MODES: SimMode[] = ["cancel_cleanly", "cancel_cleanly", "cancel_cleanly", 
 export async function playRelease(ctx: StoryContext): Promise<string> {
   const sha = randomBytes(4).toString("hex").slice(0, 7);
   const b = <T>(fn: () => Promise<T>) => withBackoff(fn, ctx.outage, ctx.signal);
-  const root = await b(() => ctx.agent.createRun({
-    taskId: `release-payments-${sha}`, title: `Release payments ${sha}`, harness: "claude_code", leaseTtlSeconds: 2 * 3600,
-  }));
+  const root = await b(() =>
+    ctx.agent.createRun({
+      taskId: `release-payments-${sha}`,
+      title: `Release payments ${sha}`,
+      harness: "claude_code",
+      leaseTtlSeconds: 2 * 3600,
+    }),
+  );
   const log = (m: string) => ctx.log(`${root.runId} release-payments-${sha}: ${m}`);
   log("release run started");
   if (!(await call(ctx, root, "repo.read_diff", log))) return root.runId;
 
-  const checks = await b(() => ctx.agent.createRun({ taskId: `release-payments-${sha}`, title: "Database compatibility checks", parentRunId: root.runId, harness: "claude_code" }));
-  const ticket = await b(() => ctx.agent.createRun({ taskId: `release-payments-${sha}`, title: "Ticket update (subagent)", parentRunId: root.runId, harness: "claude_code" }));
+  const checks = await b(() =>
+    ctx.agent.createRun({
+      taskId: `release-payments-${sha}`,
+      title: "Database compatibility checks",
+      parentRunId: root.runId,
+      harness: "claude_code",
+    }),
+  );
+  const ticket = await b(() =>
+    ctx.agent.createRun({
+      taskId: `release-payments-${sha}`,
+      title: "Ticket update (subagent)",
+      parentRunId: root.runId,
+      harness: "claude_code",
+    }),
+  );
 
   await Promise.all([
     preview(ctx, root, log),
-    b(() => ctx.queues.enqueue(DEMO_QUEUES.checks, {
-      authority: auth(checks), tool: "db.compatibility_check",
-      payload: { label: "compatibility check", durationMs: between(15_000, 35_000), failFirst: Math.random() < 0.4, effectId: "dbcheck" },
-    })).then(() => log("queued the database compatibility check")),
-    b(() => ctx.queues.enqueue(DEMO_QUEUES.checks, {
-      authority: auth(checks), tool: "db.compatibility_recheck", delayMs: between(60_000, 120_000),
-      payload: { label: "scheduled re-check", durationMs: between(5_000, 10_000), effectId: "dbrecheck" },
-    })),
+    b(() =>
+      ctx.queues.enqueue(DEMO_QUEUES.checks, {
+        authority: auth(checks),
+        tool: "db.compatibility_check",
+        payload: { label: "compatibility check", durationMs: between(15_000, 35_000), failFirst: Math.random() < 0.4, effectId: "dbcheck" },
+      }),
+    ).then(() => log("queued the database compatibility check")),
+    b(() =>
+      ctx.queues.enqueue(DEMO_QUEUES.checks, {
+        authority: auth(checks),
+        tool: "db.compatibility_recheck",
+        delayMs: between(60_000, 120_000),
+        payload: { label: "scheduled re-check", durationMs: between(5_000, 10_000), effectId: "dbrecheck" },
+      }),
+    ),
     (async () => {
       if (!(await call(ctx, ticket, "ticket.prepare_update", log))) return;
-      await b(() => ctx.queues.enqueue(DEMO_QUEUES.ticket, {
-        authority: auth(ticket), tool: "ticket.publish_update", delayMs: between(40_000, 80_000),
-        payload: { label: `ticket PAY-${between(1000, 9999)} update`, durationMs: between(3_000, 8_000), effectId: "ticket" },
-      }));
+      await b(() =>
+        ctx.queues.enqueue(DEMO_QUEUES.ticket, {
+          authority: auth(ticket),
+          tool: "ticket.publish_update",
+          delayMs: between(40_000, 80_000),
+          payload: { label: `ticket PAY-${between(1000, 9999)} update`, durationMs: between(3_000, 8_000), effectId: "ticket" },
+        }),
+      );
       log("scheduled the ticket update");
     })(),
-  ]).catch((err) => { if (!ctx.signal.aborted) log(`branch ended: ${(err as Error).message}`); });
+  ]).catch((err) => {
+    if (!ctx.signal.aborted) log(`branch ended: ${(err as Error).message}`);
+  });
   return root.runId;
 }
 
@@ -79,8 +111,14 @@ async function call(ctx: StoryContext, run: Run, tool: string, log: (m: string) 
     if (ctx.signal.aborted) return false;
     const d = await withBackoff(() => ctx.agent.gate({ ...auth(run), operationId, tool }), ctx.outage, ctx.signal);
     if (d.decision === "allow") break;
-    if (d.decision === "deny") { log(`${tool} denied (${d.reason}); stopping this branch`); return false; }
-    if (!said) { log(`${tool} held (${d.reason}); waiting`); said = true; }
+    if (d.decision === "deny") {
+      log(`${tool} denied (${d.reason}); stopping this branch`);
+      return false;
+    }
+    if (!said) {
+      log(`${tool} held (${d.reason}); waiting`);
+      said = true;
+    }
     await pause(wait, ctx.signal);
     wait = Math.min(wait * 2, 30_000);
   }
@@ -94,31 +132,59 @@ async function preview(ctx: StoryContext, root: Run, log: (m: string) => void): 
   const operationId = newId("op");
   const jobId = `preview-${randomBytes(3).toString("hex")}`;
   const mode = pick(MODES);
-  await withBackoff(() => ctx.agent.registerOperation({
-    ...auth(root), operationId, kind: "queued", tool: "deployment.reserve_preview", providerName: "deploy-sim", providerJobId: jobId,
-  }), ctx.outage, ctx.signal);
+  await withBackoff(
+    () =>
+      ctx.agent.registerOperation({
+        ...auth(root),
+        operationId,
+        kind: "queued",
+        tool: "deployment.reserve_preview",
+        providerName: "deploy-sim",
+        providerJobId: jobId,
+      }),
+    ctx.outage,
+    ctx.signal,
+  );
   let out;
   let wait = 1000;
   for (;;) {
     try {
-      out = await ctx.agentGuard.run({ ...auth(root), operationId }, async (job) => {
-        await ctx.sim.createJob({ jobId, mode, commitAfterMs: between(60_000, 150_000), runId: root.runId, operationId, detail: { environment: "preview-payments" } });
-        log(`preview reservation ${jobId} requested from deploy-sim (${mode})`);
-        for (;;) {
-          const j = await ctx.sim.getJob(jobId);
-          if (j.state === "committed") {
-            await job.recordEffect({ providerOperationId: `deploy-${jobId}`, committedAt: j.committedAt ?? undefined, detail: { environment: "preview-payments", reservation_for_run: root.runId } });
-            return jobId;
+      out = await ctx.agentGuard.run(
+        { ...auth(root), operationId },
+        async (job) => {
+          await ctx.sim.createJob({
+            jobId,
+            mode,
+            commitAfterMs: between(60_000, 150_000),
+            runId: root.runId,
+            operationId,
+            detail: { environment: "preview-payments" },
+          });
+          log(`preview reservation ${jobId} requested from deploy-sim (${mode})`);
+          for (;;) {
+            const j = await ctx.sim.getJob(jobId);
+            if (j.state === "committed") {
+              await job.recordEffect({
+                providerOperationId: `deploy-${jobId}`,
+                committedAt: j.committedAt ?? undefined,
+                detail: { environment: "preview-payments", reservation_for_run: root.runId },
+              });
+              return jobId;
+            }
+            if (j.state === "cancelled") throw new Error("the provider cancelled the reservation");
+            await pause(2000, job.signal);
+            if (job.signal.aborted) throw job.signal.reason;
           }
-          if (j.state === "cancelled") throw new Error("the provider cancelled the reservation");
-          await pause(2000, job.signal);
-          if (job.signal.aborted) throw job.signal.reason;
-        }
-      }, { signal: ctx.signal });
+        },
+        { signal: ctx.signal },
+      );
       break;
     } catch (err) {
       if (ctx.signal.aborted) return;
-      if (!isTransient(err)) { log(`preview ${jobId} not run: ${(err as Error).message}`); return; }
+      if (!isTransient(err)) {
+        log(`preview ${jobId} not run: ${(err as Error).message}`);
+        return;
+      }
       // Not admitted and not run (control plane unreachable): ask again later, like any agent.
       ctx.outage.failed(err);
       await pause(wait, ctx.signal);

@@ -28,7 +28,8 @@ export class DrillSetupError extends Error {}
 export function selectCases(only: string[] | undefined, all: DrillCase[] = DRILL_CASES): DrillCase[] {
   if (!only?.length) return all;
   const unknown = only.filter((n) => !all.some((c) => c.name === n));
-  if (unknown.length) throw new DrillSetupError(`--only: unknown case(s) ${unknown.join(", ")} (have: ${all.map((c) => c.name).join(", ")})`);
+  if (unknown.length)
+    throw new DrillSetupError(`--only: unknown case(s) ${unknown.join(", ")} (have: ${all.map((c) => c.name).join(", ")})`);
   return all.filter((c) => only.includes(c.name));
 }
 
@@ -37,7 +38,8 @@ async function preflight(operator: QuiesceClient, agent: QuiesceClient | undefin
   try {
     await operator.listRuns({ limit: 1 });
   } catch (err) {
-    if (err instanceof QuiesceApiError) throw new DrillSetupError(`the operator key was refused (${err.status} ${err.code}: ${err.message})`);
+    if (err instanceof QuiesceApiError)
+      throw new DrillSetupError(`the operator key was refused (${err.status} ${err.code}: ${err.message})`);
     throw new DrillSetupError(`Quiesce is not reachable: ${(err as Error).message}`);
   }
   if (!agent) return { agentKey: false };
@@ -49,7 +51,8 @@ async function preflight(operator: QuiesceClient, agent: QuiesceClient | undefin
   }
   const seen = await operator.getRun(runId).catch(() => null);
   if (!seen) throw new DrillSetupError("the agent key and the operator key belong to different teams");
-  if (seen.isDrill !== true) throw new DrillSetupError("this Quiesce does not mark drill runs (POST /runs { drill: true }); upgrade it before drilling");
+  if (seen.isDrill !== true)
+    throw new DrillSetupError("this Quiesce does not mark drill runs (POST /runs { drill: true }); upgrade it before drilling");
   return { agentKey: true, preflightRun: runId };
 }
 
@@ -63,9 +66,19 @@ export async function runDrill(o: DrillOptions, cases: DrillCase[]): Promise<Run
   const worker = o.agentKey ? new LocalExecutor({ url: o.url, apiKey: o.agentKey, label: "in-process worker guard" }) : undefined;
   const pod = o.agentKey ? new LocalExecutor({ url: o.url, apiKey: o.agentKey, label: "second client (another pod)" }) : undefined;
   const ctx: DrillContext = {
-    baseUrl: o.url, operator, agent, worker, pod,
-    sim: o.simUrl ? { client: new SimProviderClient(o.simUrl.replace(/\/+$/, "")), url: o.simUrl.replace(/\/+$/, ""), provider: o.provider } : undefined,
-    markDrill: true, tag, receiptTimeoutMs: o.receiptTimeoutMs, scratchDir, log: o.log,
+    baseUrl: o.url,
+    operator,
+    agent,
+    worker,
+    pod,
+    sim: o.simUrl
+      ? { client: new SimProviderClient(o.simUrl.replace(/\/+$/, "")), url: o.simUrl.replace(/\/+$/, ""), provider: o.provider }
+      : undefined,
+    markDrill: true,
+    tag,
+    receiptTimeoutMs: o.receiptTimeoutMs,
+    scratchDir,
+    log: o.log,
   };
   const results: CaseResult[] = [];
   try {
@@ -80,5 +93,11 @@ export async function runDrill(o: DrillOptions, cases: DrillCase[]): Promise<Run
     await pod?.close();
     await rm(scratchDir, { recursive: true, force: true }).catch(() => {});
   }
-  return buildReport("drill", started, new Date(), { url: o.url, tag, simUrl: o.simUrl ?? null, provider: o.simUrl ? o.provider : null, ...pre }, results);
+  return buildReport(
+    "drill",
+    started,
+    new Date(),
+    { url: o.url, tag, simUrl: o.simUrl ?? null, provider: o.simUrl ? o.provider : null, ...pre },
+    results,
+  );
 }

@@ -16,19 +16,27 @@ const LONG_CALL_CAP_MS = 120_000;
 
 function deferred<T>() {
   let resolve!: (v: T) => void;
-  const promise = new Promise<T>((r) => { resolve = r; });
+  const promise = new Promise<T>((r) => {
+    resolve = r;
+  });
   return { promise, resolve };
 }
 
 /** The outcome of one delivery, without the handler's data. */
 export function outcomeView(o: GuardOutcome<unknown>, handlerStarted: boolean): ExecOutcome {
   switch (o.status) {
-    case "discarded": return { status: o.status, reason: o.reason, handlerStarted };
-    case "aborted_unknown": return { status: o.status, reason: o.reason, handlerStarted };
-    case "uncertain": return { status: o.status, cause: o.cause, handlerStarted };
-    case "already_applied": return { status: o.status, reconciled: o.reconciled, recordedState: o.operation?.state, handlerStarted };
-    case "failed": return { status: o.status, reason: o.error.message, handlerStarted };
-    default: return { status: o.status, handlerStarted };
+    case "discarded":
+      return { status: o.status, reason: o.reason, handlerStarted };
+    case "aborted_unknown":
+      return { status: o.status, reason: o.reason, handlerStarted };
+    case "uncertain":
+      return { status: o.status, cause: o.cause, handlerStarted };
+    case "already_applied":
+      return { status: o.status, reconciled: o.reconciled, recordedState: o.operation?.state, handlerStarted };
+    case "failed":
+      return { status: o.status, reason: o.error.message, handlerStarted };
+    default:
+      return { status: o.status, handlerStarted };
   }
 }
 
@@ -44,13 +52,19 @@ export async function perform(job: JobBehaviour, ctx: JobContext): Promise<strin
     case "artifact": {
       const line = `approved artifact for ${op}\n`;
       await appendFile(job.file, line);
-      await ctx.recordEffect({ providerOperationId: `file:${job.file}#${op}`, detail: { sha256: createHash("sha256").update(line).digest("hex") } });
+      await ctx.recordEffect({
+        providerOperationId: `file:${job.file}#${op}`,
+        detail: { sha256: createHash("sha256").update(line).digest("hex") },
+      });
       return "handed off";
     }
     case "long":
       await new Promise<void>((resolve, reject) => {
         const t = setTimeout(resolve, LONG_CALL_CAP_MS);
-        const stop = () => { clearTimeout(t); reject(ctx.signal.reason ?? new Error("aborted")); };
+        const stop = () => {
+          clearTimeout(t);
+          reject(ctx.signal.reason ?? new Error("aborted"));
+        };
         if (ctx.signal.aborted) return stop();
         ctx.signal.addEventListener("abort", stop, { once: true });
       });
@@ -109,8 +123,13 @@ export class LocalExecutor implements Executor {
         reportObserved: (runId, body) => client.reportObserved(runId, body),
       };
       g = new WorkerGuard({
-        client: guardClient, feed: this.feed, journal: journalDir ? fileJournal(journalDir) : undefined,
-        heartbeatIntervalMs: 2_000, holdRecheckMs: 2_000, holdMaxMs: 10 * 60_000, log: this.o.log,
+        client: guardClient,
+        feed: this.feed,
+        journal: journalDir ? fileJournal(journalDir) : undefined,
+        heartbeatIntervalMs: 2_000,
+        holdRecheckMs: 2_000,
+        holdMaxMs: 10 * 60_000,
+        log: this.o.log,
       });
       this.guards.set(key, g);
     }
@@ -128,20 +147,30 @@ export class LocalExecutor implements Executor {
       this.lossy.loseNext((m, url) => m === "POST" && url.endsWith(suffix), opts.loseComplete);
     }
     let ran = false;
-    const outcome = this.guard(opts.journalDir).run(stamp, async (ctx) => {
-      ran = true;
-      started.resolve(true);
-      return perform(job, ctx);
-    }, { signal: this.stop.signal }).then(
-      (o) => outcomeView(o as GuardOutcome<unknown>, ran),
-      (err: Error): ExecOutcome => ({ status: "error", reason: `${err.name}: ${err.message}`, handlerStarted: ran }),
-    ).then((o) => {
-      started.resolve(false);
-      first.resolve({ decision: "none", reason: o.reason ?? o.status });
-      const ws = this.admitWaiters.get(stamp.operationId);
-      if (ws) { const i = ws.indexOf(first.resolve); if (i >= 0) ws.splice(i, 1); }
-      return o;
-    });
+    const outcome = this.guard(opts.journalDir)
+      .run(
+        stamp,
+        async (ctx) => {
+          ran = true;
+          started.resolve(true);
+          return perform(job, ctx);
+        },
+        { signal: this.stop.signal },
+      )
+      .then(
+        (o) => outcomeView(o as GuardOutcome<unknown>, ran),
+        (err: Error): ExecOutcome => ({ status: "error", reason: `${err.name}: ${err.message}`, handlerStarted: ran }),
+      )
+      .then((o) => {
+        started.resolve(false);
+        first.resolve({ decision: "none", reason: o.reason ?? o.status });
+        const ws = this.admitWaiters.get(stamp.operationId);
+        if (ws) {
+          const i = ws.indexOf(first.resolve);
+          if (i >= 0) ws.splice(i, 1);
+        }
+        return o;
+      });
     return { operationId: stamp.operationId, firstAdmit: first.promise, started: started.promise, outcome };
   }
 
@@ -151,12 +180,19 @@ export class LocalExecutor implements Executor {
       d = await this.client.gate(body);
     } catch (err) {
       // Fail closed: no answer is a deny, and nothing is sent.
-      return { decision: "deny", reason: "control_unreachable", currentEpoch: null, externalCallSent: false, error: (err as Error).message };
+      return {
+        decision: "deny",
+        reason: "control_unreachable",
+        currentEpoch: null,
+        externalCallSent: false,
+        error: (err as Error).message,
+      };
     }
     let externalCallSent = false;
     if (d.decision === "allow" && external) {
       const res = await fetch(`${external.simUrl}/jobs`, {
-        method: "POST", headers: { "content-type": "application/json" },
+        method: "POST",
+        headers: { "content-type": "application/json" },
         body: JSON.stringify({ operationId: body.operationId, runId: body.runId, mode: "cancel_cleanly" }),
         signal: AbortSignal.timeout(10_000),
       });
@@ -171,7 +207,12 @@ export class LocalExecutor implements Executor {
     const retry: JobStamp = { ...stamp, operationId: `${base}.r${attempt}`, attempt, retryOf: base };
     // Registered under the ORIGINAL lease and epoch (a retry is queued authority in another form).
     await this.client.registerOperation({
-      runId: stamp.runId, leaseId: stamp.leaseId, epoch: stamp.epoch, operationId: retry.operationId, kind: "retry", tool,
+      runId: stamp.runId,
+      leaseId: stamp.leaseId,
+      epoch: stamp.epoch,
+      operationId: retry.operationId,
+      kind: "retry",
+      tool,
       notBefore: new Date(Date.now() + delayMs).toISOString(),
     });
     const first = deferred<AdmitAnswer>();

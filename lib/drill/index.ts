@@ -66,14 +66,40 @@ export async function runCase<C>(c: CaseDef<C>, ctx: C, missing: Need[] = []): P
   const t0 = Date.now();
   const base = { name: c.name, seed: c.seed, expected: c.expected };
   if (missing.length) {
-    return { ...base, observed: "-", status: "skip", checks: [], evidence: [], facts: {}, durationMs: 0, note: `needs ${missing.map((n) => NEED_TEXT[n]).join(", ")}` };
+    return {
+      ...base,
+      observed: "-",
+      status: "skip",
+      checks: [],
+      evidence: [],
+      facts: {},
+      durationMs: 0,
+      note: `needs ${missing.map((n) => NEED_TEXT[n]).join(", ")}`,
+    };
   }
   try {
     const o = await c.run(ctx);
     const pass = o.observed === c.expected && o.checks.every((x) => x.ok);
-    return { ...base, observed: o.observed, status: pass ? "pass" : "fail", checks: o.checks, evidence: o.evidence, facts: o.facts ?? {}, durationMs: Date.now() - t0 };
+    return {
+      ...base,
+      observed: o.observed,
+      status: pass ? "pass" : "fail",
+      checks: o.checks,
+      evidence: o.evidence,
+      facts: o.facts ?? {},
+      durationMs: Date.now() - t0,
+    };
   } catch (err) {
     const e = err as Error;
-    return { ...base, observed: "error", status: "error", checks: [], evidence: [], facts: {}, durationMs: Date.now() - t0, note: `${e.name}: ${e.message}` };
+    return {
+      ...base,
+      observed: "error",
+      status: "error",
+      checks: [],
+      evidence: [],
+      facts: {},
+      durationMs: Date.now() - t0,
+      note: `${e.name}: ${e.message}`,
+    };
   }
 }

@@ -4,7 +4,10 @@
 // way the caller sees what a dropped connection looks like: a rejected fetch.
 export type Loss = "before_server" | "after_server";
 
-interface Rule { match: (method: string, url: string) => boolean; how: Loss }
+interface Rule {
+  match: (method: string, url: string) => boolean;
+  how: Loss;
+}
 
 export interface LossyFetch {
   fetch: typeof fetch;
@@ -33,7 +36,9 @@ export function lossyFetch(base: typeof fetch = globalThis.fetch.bind(globalThis
   }) as typeof fetch;
   return {
     fetch: wrapped,
-    loseNext: (match, how) => { rules.push({ match, how }); },
+    loseNext: (match, how) => {
+      rules.push({ match, how });
+    },
     lost,
   };
 }

@@ -19,10 +19,21 @@ export function summarize(cases: CaseResult[]): RunReport["summary"] {
   return { total: cases.length, passed: n("pass"), failed, errors, skipped: n("skip"), ok: failed === 0 && errors === 0 };
 }
 
-export function buildReport(kind: RunReport["kind"], started: Date, finished: Date, environment: Record<string, unknown>, cases: CaseResult[]): RunReport {
+export function buildReport(
+  kind: RunReport["kind"],
+  started: Date,
+  finished: Date,
+  environment: Record<string, unknown>,
+  cases: CaseResult[],
+): RunReport {
   return {
-    kind, startedAt: started.toISOString(), finishedAt: finished.toISOString(), durationMs: finished.getTime() - started.getTime(),
-    environment, summary: summarize(cases), cases,
+    kind,
+    startedAt: started.toISOString(),
+    finishedAt: finished.toISOString(),
+    durationMs: finished.getTime() - started.getTime(),
+    environment,
+    summary: summarize(cases),
+    cases,
   };
 }
 

@@ -9,8 +9,20 @@ import type { Principal } from "../dal/principal";
 
 const SYSTEM: Principal = { type: "system", name: "drill-setup" };
 
-export interface DrillSetupInput { team: string; user: string; simUrl?: string; provider: string }
-export interface DrillSetupResult { teamId: string; team: string; user: string; operatorKey: string; agentKey: string; provider: string | null }
+export interface DrillSetupInput {
+  team: string;
+  user: string;
+  simUrl?: string;
+  provider: string;
+}
+export interface DrillSetupResult {
+  teamId: string;
+  team: string;
+  user: string;
+  operatorKey: string;
+  agentKey: string;
+  provider: string | null;
+}
 
 export async function setupDrillTeam(i: DrillSetupInput): Promise<DrillSetupResult> {
   const { team } = await ensureTeam(SYSTEM, { slug: i.team, name: `Drills (${i.team})` });
@@ -23,8 +35,13 @@ export async function setupDrillTeam(i: DrillSetupInput): Promise<DrillSetupResu
   if (i.simUrl) {
     const base = i.simUrl.replace(/\/+$/, "");
     await ensureProvider(SYSTEM, {
-      teamId: team.id, name: i.provider, kind: "simulated", cancelUrl: `${base}/cancel`, statusUrl: `${base}/status`,
-      quietPeriodSeconds: 2, rollbackOwner: "release-oncall",
+      teamId: team.id,
+      name: i.provider,
+      kind: "simulated",
+      cancelUrl: `${base}/cancel`,
+      statusUrl: `${base}/status`,
+      quietPeriodSeconds: 2,
+      rollbackOwner: "release-oncall",
     });
     provider = i.provider;
   }

@@ -13,7 +13,6 @@ export function must<T>(v: T | undefined | null, what: string): T {
 
 export const check = (name: string, ok: boolean, detail?: unknown): Check => ({ name, ok, ...(detail === undefined ? {} : { detail }) });
 
-
 /** A unique operation id for this drill run. */
 export function opId(ctx: DrillContext, label: string): string {
   return `${ctx.tag}.${label}.${randomBytes(4).toString("hex")}`;
@@ -22,23 +21,44 @@ export function opId(ctx: DrillContext, label: string): string {
 /** Registers a run (a child with parentRunId) through the agent key, marked as a drill run when asked. */
 export async function newRun(ctx: DrillContext, input: Omit<CreateRunInput, "taskId"> & { taskId?: string }): Promise<CreateRunResult> {
   const agent = must(ctx.agent, "an agent key");
-  return agent.createRun({ taskId: `${ctx.tag}-${input.taskId ?? "release-payments"}`, ...input, ...(ctx.markDrill ? { drill: true } : {}) } as CreateRunInput);
+  return agent.createRun({
+    taskId: `${ctx.tag}-${input.taskId ?? "release-payments"}`,
+    ...input,
+    ...(ctx.markDrill ? { drill: true } : {}),
+  } as CreateRunInput);
 }
 
 type Authority = Pick<CreateRunResult, "runId" | "leaseId" | "epoch">;
 
 /** Registers queued (or scheduled / retry) work for `run` and returns the stamp its job would carry. */
-export async function registerWork(ctx: DrillContext, run: Authority, label: string, tool: string, kind: "queued" | "scheduled" | "retry" = "queued",
-  extra: { providerName?: string; providerJobId?: string; notBefore?: string } = {}): Promise<JobStamp> {
+export async function registerWork(
+  ctx: DrillContext,
+  run: Authority,
+  label: string,
+  tool: string,
+  kind: "queued" | "scheduled" | "retry" = "queued",
+  extra: { providerName?: string; providerJobId?: string; notBefore?: string } = {},
+): Promise<JobStamp> {
   const operationId = opId(ctx, label);
-  await must(ctx.agent, "an agent key").registerOperation({ runId: run.runId, leaseId: run.leaseId, epoch: run.epoch, operationId, kind, tool, ...extra });
+  await must(ctx.agent, "an agent key").registerOperation({
+    runId: run.runId,
+    leaseId: run.leaseId,
+    epoch: run.epoch,
+    operationId,
+    kind,
+    tool,
+    ...extra,
+  });
   return { runId: run.runId, leaseId: run.leaseId, epoch: run.epoch, operationId };
 }
 
 export { waitFor };
 
 export type ReceiptBody = Record<string, unknown> & {
-  barrier_id: string; decision: string; digest: string; version: number;
+  barrier_id: string;
+  decision: string;
+  digest: string;
+  version: number;
   observed_by_target?: unknown;
   effects?: { completed_and_verified?: number; cancelled_without_effect?: number; unknown?: number };
   work?: { queued_cancelled?: number; in_flight_settled?: number; scheduled_retries_cancelled?: number };
@@ -48,20 +68,34 @@ export type ReceiptBody = Record<string, unknown> & {
 
 /** The barrier's receipt (latest version), once the engine issued it; `minVersion` waits for a re-issue. */
 export async function waitForReceipt(ctx: DrillContext, client: QuiesceClient, barrierId: string, minVersion = 1): Promise<ReceiptBody> {
-  return waitFor(`the stop receipt of ${barrierId}`, async () => {
-    try {
-      const r = await client.getReceipt(barrierId) as ReceiptBody & { version: number };
-      return r.version >= minVersion ? r : null;
-    } catch (err) {
-      if (err instanceof QuiesceApiError && err.status === 404) return null;
-      throw err;
-    }
-  }, ctx.receiptTimeoutMs, 250);
+  return waitFor(
+    `the stop receipt of ${barrierId}`,
+    async () => {
+      try {
+        const r = (await client.getReceipt(barrierId)) as ReceiptBody & { version: number };
+        return r.version >= minVersion ? r : null;
+      } catch (err) {
+        if (err instanceof QuiesceApiError && err.status === 404) return null;
+        throw err;
+      }
+    },
+    ctx.receiptTimeoutMs,
+    250,
+  );
 }
 
-export interface BarrierSettlement { operationId: string; stateAtBarrier: string; settledState: string | null; providerResponse: string | null; effectObserved: string | null; reconciliation: { status: string; assignee: string | null } | null }
+export interface BarrierSettlement {
+  operationId: string;
+  stateAtBarrier: string;
+  settledState: string | null;
+  providerResponse: string | null;
+  effectObserved: string | null;
+  reconciliation: { status: string; assignee: string | null } | null;
+}
 export interface BarrierViewLite {
-  barrierId: string; phase: string; decision: string | null;
+  barrierId: string;
+  phase: string;
+  decision: string | null;
   ladder: Record<string, { status: string; at: string | null; evidence: Record<string, unknown> }>;
   counts: Record<string, number>;
   settlements: BarrierSettlement[];

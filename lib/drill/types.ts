@@ -13,8 +13,15 @@ export type Seed = "000" | "001" | "004";
 /** What a case needs from its context; a case whose needs are missing is reported as skipped. */
 export type Need = "agent" | "sim" | "viewer" | "otherTeam";
 
-export interface Check { name: string; ok: boolean; detail?: unknown }
-export interface Evidence { label: string; url: string }
+export interface Check {
+  name: string;
+  ok: boolean;
+  detail?: unknown;
+}
+export interface Evidence {
+  label: string;
+  url: string;
+}
 
 /** What a case saw. `observed` is a label derived from system answers, compared with `expected`. */
 export interface CaseOutcome {
@@ -66,7 +73,10 @@ export interface RunOptions {
   loseComplete?: "before_server" | "after_server";
 }
 
-export interface AdmitAnswer { decision: string; reason: string }
+export interface AdmitAnswer {
+  decision: string;
+  reason: string;
+}
 
 export interface ExecOutcome {
   status: string;
@@ -110,9 +120,16 @@ export interface Executor {
 
 /** Read-only facts from the database, offered by `npm run evals` (never by a drill against a live deployment). */
 export interface DbInspector {
-  operation(operationId: string): Promise<{ state: string; stateReason: string | null; kind: string; effectReceipts: number; outcomeDetail: unknown } | null>;
+  operation(
+    operationId: string,
+  ): Promise<{ state: string; stateReason: string | null; kind: string; effectReceipts: number; outcomeDetail: unknown } | null>;
   decisions(operationId: string): Promise<{ source: string; decision: string; reason: string; at: Date }[]>;
-  settlement(operationId: string): Promise<{ stateAtBarrier: string; settledState: string | null; providerResponse: string | null; effectObserved: string | null } | null>;
+  settlement(operationId: string): Promise<{
+    stateAtBarrier: string;
+    settledState: string | null;
+    providerResponse: string | null;
+    effectObserved: string | null;
+  } | null>;
   receipts(barrierId: string): Promise<{ version: number; decision: string }[]>;
   /** Audit rows whose target is `target` (a run id). */
   auditCount(target: string): Promise<number>;

@@ -42,8 +42,18 @@ export type HeartbeatOutcome =
   | { ok: true; continue: boolean; reason: GateReason; currentEpoch: number | null }
   | { ok: false; code: "unauthenticated" | "forbidden" | "not_found"; message: string };
 
-export interface GateInput { keyHash: string; runId: string; leaseId: string; epoch: number; operationId: string; tool: string }
-export interface OperationInput { keyHash: string; operationId: string }
+export interface GateInput {
+  keyHash: string;
+  runId: string;
+  leaseId: string;
+  epoch: number;
+  operationId: string;
+  tool: string;
+}
+export interface OperationInput {
+  keyHash: string;
+  operationId: string;
+}
 
 /** The statement, exported so the bench can run exactly what the API runs. */
 export const GATE_STATEMENT = "SELECT quiesce_gate($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) AS r";
@@ -52,8 +62,13 @@ export const GATE_STATEMENT_NAME = "quiesce_gate_v1";
 type Queryable = Pick<pg.Pool, "query"> | Pick<pg.ClientBase, "query">;
 
 type RawAnswer = {
-  ok: boolean; code?: string; message?: string;
-  decision?: Decision; reason?: GateReason; currentEpoch?: number | null; continue?: boolean;
+  ok: boolean;
+  code?: string;
+  message?: string;
+  decision?: Decision;
+  reason?: GateReason;
+  currentEpoch?: number | null;
+  continue?: boolean;
   operation?: { operationId: string; state: OperationState; outcomeDetail?: unknown; effectReceipt?: Record<string, unknown> } | null;
   /** Runs whose half-open probe this call claimed (open → half_open), to be audited. */
   probeClaimed?: string[] | null;
@@ -62,7 +77,8 @@ type RawAnswer = {
 const MAX_ID = 200;
 
 function checkId(field: string, v: unknown): string {
-  if (typeof v !== "string" || v.trim().length === 0 || v.length > MAX_ID) throw badRequest(`${field}: must be a non-empty string of at most ${MAX_ID} characters`);
+  if (typeof v !== "string" || v.trim().length === 0 || v.length > MAX_ID)
+    throw badRequest(`${field}: must be a non-empty string of at most ${MAX_ID} characters`);
   return v;
 }
 
@@ -81,15 +97,30 @@ function checkHash(v: unknown): string {
  */
 export async function callGateFunction(
   source: "gate" | "admit" | "heartbeat",
-  args: { keyHash: string; runId?: string | null; leaseId?: string | null; epoch?: number | null; operationId: string; tool?: string | null },
+  args: {
+    keyHash: string;
+    runId?: string | null;
+    leaseId?: string | null;
+    epoch?: number | null;
+    operationId: string;
+    tool?: string | null;
+  },
   via: Queryable = gatePool(),
 ): Promise<RawAnswer> {
   const res = await (via as pg.Pool).query<{ r: RawAnswer }>({
     ...(setting("QUIESCE_DB_POOLER") === "transaction" ? {} : { name: GATE_STATEMENT_NAME }),
     text: GATE_STATEMENT,
     values: [
-      source, args.keyHash, args.runId ?? null, args.leaseId ?? null, args.epoch ?? null, args.operationId,
-      args.tool ?? null, newId("op"), BREAKER_DEFAULTS.coolDownMs, BREAKER_DEFAULTS.probeTimeoutMs,
+      source,
+      args.keyHash,
+      args.runId ?? null,
+      args.leaseId ?? null,
+      args.epoch ?? null,
+      args.operationId,
+      args.tool ?? null,
+      newId("op"),
+      BREAKER_DEFAULTS.coolDownMs,
+      BREAKER_DEFAULTS.probeTimeoutMs,
     ],
   });
   const row = res.rows[0];
@@ -97,7 +128,9 @@ export async function callGateFunction(
   // Rare (once per cool-down): the gate's own breaker transition goes into the audit chain. A failure to
   // audit never turns an allow into an error; it is logged.
   if (row.r.probeClaimed?.length) {
-    await auditGateProbeClaims(row.r.probeClaimed, args.operationId, source).catch((err) => console.error("[gate] probe audit failed:", err));
+    await auditGateProbeClaims(row.r.probeClaimed, args.operationId, source).catch((err) =>
+      console.error("[gate] probe audit failed:", err),
+    );
   }
   return row.r;
 }
@@ -148,15 +181,24 @@ function mapDecision(r: RawAnswer): GateOutcome {
 export async function gateCheck(i: GateInput, via?: Queryable, traceparent?: string | null): Promise<GateOutcome> {
   if (!Number.isSafeInteger(i.epoch) || i.epoch < 0 || i.epoch > 2_147_483_647) throw badRequest("epoch: must be a non-negative integer");
   const args = {
-    keyHash: checkHash(i.keyHash), runId: checkId("runId", i.runId), leaseId: checkId("leaseId", i.leaseId),
-    epoch: i.epoch, operationId: checkId("operationId", i.operationId), tool: checkId("tool", i.tool),
+    keyHash: checkHash(i.keyHash),
+    runId: checkId("runId", i.runId),
+    leaseId: checkId("leaseId", i.leaseId),
+    epoch: i.epoch,
+    operationId: checkId("operationId", i.operationId),
+    tool: checkId("tool", i.tool),
   };
   const started = performance.now();
   // gateSpan is a plain call when tracing is off (the default): no span, no context work.
-  const out = await gateSpan("quiesce.gate", traceparent, { "quiesce.run_id": args.runId, "quiesce.operation_id": args.operationId, "quiesce.tool": args.tool }, async () => {
-    const r = await orUnavailable(() => callGateFunction("gate", args, via));
-    return r ? mapDecision(r) : CONTROL_UNAVAILABLE;
-  });
+  const out = await gateSpan(
+    "quiesce.gate",
+    traceparent,
+    { "quiesce.run_id": args.runId, "quiesce.operation_id": args.operationId, "quiesce.tool": args.tool },
+    async () => {
+      const r = await orUnavailable(() => callGateFunction("gate", args, via));
+      return r ? mapDecision(r) : CONTROL_UNAVAILABLE;
+    },
+  );
   if (out.ok) recordGateDecision("gate", out.decision, out.reason, started);
   return out;
 }
@@ -165,12 +207,17 @@ export async function gateCheck(i: GateInput, via?: Queryable, traceparent?: str
 export async function admitCheck(i: OperationInput, via?: Queryable, traceparent?: string | null): Promise<AdmitOutcome> {
   const args = { keyHash: checkHash(i.keyHash), operationId: checkId("operationId", i.operationId) };
   const started = performance.now();
-  const out = await gateSpan("quiesce.admit", traceparent, { "quiesce.operation_id": args.operationId }, async (): Promise<AdmitOutcome> => {
-    const r = await orUnavailable(() => callGateFunction("admit", args, via));
-    if (!r) return CONTROL_UNAVAILABLE;
-    if (!r.ok && r.code === "not_found") return { ok: false, code: "not_found", message: r.message ?? "operation not found" };
-    return mapDecision(r);
-  });
+  const out = await gateSpan(
+    "quiesce.admit",
+    traceparent,
+    { "quiesce.operation_id": args.operationId },
+    async (): Promise<AdmitOutcome> => {
+      const r = await orUnavailable(() => callGateFunction("admit", args, via));
+      if (!r) return CONTROL_UNAVAILABLE;
+      if (!r.ok && r.code === "not_found") return { ok: false, code: "not_found", message: r.message ?? "operation not found" };
+      return mapDecision(r);
+    },
+  );
   if (out.ok) recordGateDecision("admit", out.decision, out.reason, started);
   return out;
 }

@@ -16,7 +16,11 @@ export interface IntegrationsConfig {
 export function integrationsConfig(env: Record<string, string | undefined> = process.env): IntegrationsConfig {
   const selfOrigins = new Set<string>();
   for (const u of [setting("QUIESCE_PUBLIC_URL", env), setting("NEXTAUTH_URL", env), setting("QUIESCE_URL", env)]) {
-    try { if (u) selfOrigins.add(new URL(u).origin); } catch { /* not a URL: nothing to compare with */ }
+    try {
+      if (u) selfOrigins.add(new URL(u).origin);
+    } catch {
+      /* not a URL: nothing to compare with */
+    }
   }
   if (env.PORT) {
     const port = setting("PORT", env);
@@ -26,12 +30,16 @@ export function integrationsConfig(env: Record<string, string | undefined> = pro
   const otelOff = /^(true|1)$/i.test(e.OTEL_SDK_DISABLED ?? "") || e.OTEL_TRACES_EXPORTER === "none";
   return {
     // A runtime folder, not part of the build: keep Next from tracing the whole project through it.
-    signingKeyDir: path.resolve(/*turbopackIgnore: true*/ setting("QUIESCE_SIGNING_KEY_DIR", env) ?? path.join(setting("QUIESCE_DATA_DIR", env), "signing")),
+    signingKeyDir: path.resolve(
+      /*turbopackIgnore: true*/ setting("QUIESCE_SIGNING_KEY_DIR", env) ?? path.join(setting("QUIESCE_DATA_DIR", env), "signing"),
+    ),
     metricsToken: setting("QUIESCE_METRICS_TOKEN", env) ?? null,
     selfOrigins: [...selfOrigins],
     webhook: {
-      retryBaseMs: setting("QUIESCE_WEBHOOK_RETRY_BASE_MS", env), retryMaxMs: setting("QUIESCE_WEBHOOK_RETRY_MAX_MS", env),
-      maxAttempts: setting("QUIESCE_WEBHOOK_MAX_ATTEMPTS", env), timeoutMs: setting("QUIESCE_WEBHOOK_TIMEOUT_MS", env),
+      retryBaseMs: setting("QUIESCE_WEBHOOK_RETRY_BASE_MS", env),
+      retryMaxMs: setting("QUIESCE_WEBHOOK_RETRY_MAX_MS", env),
+      maxAttempts: setting("QUIESCE_WEBHOOK_MAX_ATTEMPTS", env),
+      timeoutMs: setting("QUIESCE_WEBHOOK_TIMEOUT_MS", env),
       pollMs: setting("QUIESCE_WEBHOOK_POLL_MS", env),
     },
     tracing: {

@@ -4,15 +4,18 @@ import { expect, test } from "vitest";
 import { cloudEvent, refuseEndpointUrl, retryDelayMs, signWebhook, verifyWebhookSignature } from "./events";
 
 test("the signature covers the timestamp and the body; old timestamps and changed bodies fail", () => {
-  fc.assert(fc.property(fc.string({ minLength: 16 }), fc.string(), fc.integer({ min: 1_000_000_000, max: 4_000_000_000 }), (secret, body, t) => {
-    const h = signWebhook(secret, body, t);
-    expect(h).toMatch(/^t=\d+,v1=[0-9a-f]{64}$/);
-    expect(verifyWebhookSignature(secret, body, h, t + 10)).toBe(true);
-    expect(verifyWebhookSignature(secret, body + "x", h, t)).toBe(false);
-    expect(verifyWebhookSignature(secret + "x", body, h, t)).toBe(false);
-    expect(verifyWebhookSignature(secret, body, h, t + 301)).toBe(false);
-    expect(verifyWebhookSignature(secret, body, h.replace(/^t=\d+/, `t=${t + 1}`), t)).toBe(false);
-  }), { numRuns: 100 });
+  fc.assert(
+    fc.property(fc.string({ minLength: 16 }), fc.string(), fc.integer({ min: 1_000_000_000, max: 4_000_000_000 }), (secret, body, t) => {
+      const h = signWebhook(secret, body, t);
+      expect(h).toMatch(/^t=\d+,v1=[0-9a-f]{64}$/);
+      expect(verifyWebhookSignature(secret, body, h, t + 10)).toBe(true);
+      expect(verifyWebhookSignature(secret, body + "x", h, t)).toBe(false);
+      expect(verifyWebhookSignature(secret + "x", body, h, t)).toBe(false);
+      expect(verifyWebhookSignature(secret, body, h, t + 301)).toBe(false);
+      expect(verifyWebhookSignature(secret, body, h.replace(/^t=\d+/, `t=${t + 1}`), t)).toBe(false);
+    }),
+    { numRuns: 100 },
+  );
   expect(verifyWebhookSignature("s".repeat(16), "b", null, 0)).toBe(false);
 });
 
@@ -36,5 +39,14 @@ test("endpoint URL rules", () => {
 
 test("CloudEvents 1.0 structured shape", () => {
   const e = cloudEvent({ id: "e1", teamId: "team_1", type: "run.killed", subject: "run_1", time: new Date(0), data: { a: 1 } });
-  expect(e).toEqual({ specversion: "1.0", id: "e1", source: "/quiesce/teams/team_1", type: "dev.quiesce.run.killed", subject: "run_1", time: "1970-01-01T00:00:00.000Z", datacontenttype: "application/json", data: { a: 1 } });
+  expect(e).toEqual({
+    specversion: "1.0",
+    id: "e1",
+    source: "/quiesce/teams/team_1",
+    type: "dev.quiesce.run.killed",
+    subject: "run_1",
+    time: "1970-01-01T00:00:00.000Z",
+    datacontenttype: "application/json",
+    data: { a: 1 },
+  });
 });

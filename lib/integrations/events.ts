@@ -20,10 +20,23 @@ export interface CloudEvent {
   data: Record<string, unknown>;
 }
 
-export function cloudEvent(i: { id: string; teamId: string; type: EventType; subject: string; time: Date; data: Record<string, unknown> }): CloudEvent {
+export function cloudEvent(i: {
+  id: string;
+  teamId: string;
+  type: EventType;
+  subject: string;
+  time: Date;
+  data: Record<string, unknown>;
+}): CloudEvent {
   return {
-    specversion: "1.0", id: i.id, source: `/quiesce/teams/${i.teamId}`, type: ceType(i.type), subject: i.subject,
-    time: i.time.toISOString(), datacontenttype: "application/json", data: i.data,
+    specversion: "1.0",
+    id: i.id,
+    source: `/quiesce/teams/${i.teamId}`,
+    type: ceType(i.type),
+    subject: i.subject,
+    time: i.time.toISOString(),
+    datacontenttype: "application/json",
+    data: i.data,
   };
 }
 
@@ -36,7 +49,13 @@ export function signWebhook(secret: string, body: string, unixSeconds: number): 
 }
 
 /** The receiver's check: the signature matches and the timestamp is within `toleranceSeconds` of now. */
-export function verifyWebhookSignature(secret: string, body: string, header: string | null, nowSeconds: number, toleranceSeconds = 300): boolean {
+export function verifyWebhookSignature(
+  secret: string,
+  body: string,
+  header: string | null,
+  nowSeconds: number,
+  toleranceSeconds = 300,
+): boolean {
   const m = /^t=(\d+),v1=([0-9a-f]{64})$/.exec(header ?? "");
   if (!m) return false;
   const t = Number(m[1]);
@@ -57,11 +76,23 @@ export function retryDelayMs(attempts: number, baseMs: number, maxMs: number): n
  */
 export function refuseEndpointUrl(text: string, selfOrigins: readonly string[]): string | null {
   let u: URL;
-  try { u = new URL(text); } catch { return "not a URL"; }
-  if (u.protocol !== "http:" && u.protocol !== "https:") return `only http and https endpoints are allowed, not ${u.protocol.replace(/:$/, "")}`;
+  try {
+    u = new URL(text);
+  } catch {
+    return "not a URL";
+  }
+  if (u.protocol !== "http:" && u.protocol !== "https:")
+    return `only http and https endpoints are allowed, not ${u.protocol.replace(/:$/, "")}`;
   if (u.username || u.password) return "credentials in the URL are not allowed (the HMAC secret authenticates us)";
   const origin = u.origin;
-  const norm = (o: string) => { try { const x = new URL(o); return `${x.protocol}//${x.hostname === "localhost" || x.hostname === "[::1]" || x.hostname === "0.0.0.0" ? "127.0.0.1" : x.hostname}:${x.port || (x.protocol === "https:" ? "443" : "80")}`; } catch { return o; } };
+  const norm = (o: string) => {
+    try {
+      const x = new URL(o);
+      return `${x.protocol}//${x.hostname === "localhost" || x.hostname === "[::1]" || x.hostname === "0.0.0.0" ? "127.0.0.1" : x.hostname}:${x.port || (x.protocol === "https:" ? "443" : "80")}`;
+    } catch {
+      return o;
+    }
+  };
   if (selfOrigins.some((s) => norm(s) === norm(origin))) return "the endpoint points at this deployment itself";
   return null;
 }

@@ -4,7 +4,12 @@ import { STOP_RECEIPT_PREDICATE, DSSE_PAYLOAD_TYPE } from "../control/evidence/s
 
 export { publicKeys };
 
-export interface KeysDocument { issuer: "quiesce"; payload_type: string; predicate_types: string[]; keys: PublicKeyInfo[] }
+export interface KeysDocument {
+  issuer: "quiesce";
+  payload_type: string;
+  predicate_types: string[];
+  keys: PublicKeyInfo[];
+}
 
 export function keysDocument(): KeysDocument {
   return { issuer: "quiesce", payload_type: DSSE_PAYLOAD_TYPE, predicate_types: [STOP_RECEIPT_PREDICATE], keys: publicKeys() };

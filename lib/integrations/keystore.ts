@@ -9,7 +9,13 @@ import path from "node:path";
 import { keyIdOf, type Signer } from "../control/evidence/signing";
 import { integrationsConfig } from "./config";
 
-export interface PublicKeyInfo { keyid: string; algorithm: "ed25519"; public_key_pem: string; created_at: string; current: boolean }
+export interface PublicKeyInfo {
+  keyid: string;
+  algorithm: "ed25519";
+  public_key_pem: string;
+  created_at: string;
+  current: boolean;
+}
 
 const fileOf = (keyId: string) => keyId.replace(/^ed25519:/, "");
 
@@ -28,7 +34,11 @@ function writeNewKey(dir: string): string {
 }
 
 function readCurrent(dir: string): string | null {
-  try { return readFileSync(path.join(dir, "current"), "utf8").trim() || null; } catch { return null; }
+  try {
+    return readFileSync(path.join(dir, "current"), "utf8").trim() || null;
+  } catch {
+    return null;
+  }
 }
 
 /** Makes `keyId` current atomically (write + rename), so a reader never sees a half-written file. */
@@ -79,7 +89,13 @@ export function publicKeys(dir = integrationsConfig().signingKeyDir): PublicKeyI
     const file = path.join(dir, name);
     const pem = readFileSync(file, "utf8");
     const keyid = keyIdOf(createPublicKey(pem));
-    out.push({ keyid, algorithm: "ed25519", public_key_pem: pem, created_at: statSync(file).mtime.toISOString(), current: keyid === current });
+    out.push({
+      keyid,
+      algorithm: "ed25519",
+      public_key_pem: pem,
+      created_at: statSync(file).mtime.toISOString(),
+      current: keyid === current,
+    });
   }
   return out.sort((a, b) => Number(b.current) - Number(a.current) || b.created_at.localeCompare(a.created_at));
 }

@@ -6,7 +6,11 @@
 //    outbox), which are the same whichever process answers (lib/dal/metrics).
 import { Counter, Histogram, Registry } from "prom-client";
 
-interface Metrics { registry: Registry; gateDecisions: Counter<"decision" | "reason" | "check">; gateLatency: Histogram<"check"> }
+interface Metrics {
+  registry: Registry;
+  gateDecisions: Counter<"decision" | "reason" | "check">;
+  gateLatency: Histogram<"check">;
+}
 
 // One registry per process, kept on globalThis so Next's module reloading does not register twice.
 const g = globalThis as unknown as { quiesceMetrics?: Metrics };
@@ -15,12 +19,17 @@ function metrics(): Metrics {
   if (g.quiesceMetrics) return g.quiesceMetrics;
   const registry = new Registry();
   const gateDecisions = new Counter({
-    name: "quiesce_gate_decisions_total", help: "Gate decisions answered by this process, by decision and reason",
-    labelNames: ["decision", "reason", "check"] as const, registers: [registry],
+    name: "quiesce_gate_decisions_total",
+    help: "Gate decisions answered by this process, by decision and reason",
+    labelNames: ["decision", "reason", "check"] as const,
+    registers: [registry],
   });
   const gateLatency = new Histogram({
-    name: "quiesce_gate_decision_seconds", help: "Time to answer a gate or admit check in this process (one database round trip)",
-    labelNames: ["check"] as const, buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5], registers: [registry],
+    name: "quiesce_gate_decision_seconds",
+    help: "Time to answer a gate or admit check in this process (one database round trip)",
+    labelNames: ["check"] as const,
+    buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
+    registers: [registry],
   });
   g.quiesceMetrics = { registry, gateDecisions, gateLatency };
   return g.quiesceMetrics;
@@ -39,7 +48,12 @@ export async function processMetricsText(): Promise<string> {
 export const PROMETHEUS_CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8";
 
 /** A histogram in the text exposition format from cumulative bucket counts (read from the database). */
-export function histogramText(name: string, help: string, buckets: readonly number[], counts: { le: number[]; count: number; sum: number }): string {
+export function histogramText(
+  name: string,
+  help: string,
+  buckets: readonly number[],
+  counts: { le: number[]; count: number; sum: number },
+): string {
   const lines = [`# HELP ${name} ${help}`, `# TYPE ${name} histogram`];
   buckets.forEach((b, i) => lines.push(`${name}_bucket{le="${b}"} ${counts.le[i] ?? 0}`));
   lines.push(`${name}_bucket{le="+Inf"} ${counts.count}`, `${name}_sum ${counts.sum}`, `${name}_count ${counts.count}`);
@@ -50,7 +64,11 @@ export function gaugeText(name: string, help: string, samples: { labels?: Record
   const esc = (v: string) => v.replace(/\\/g, "\\\\").replace(/"/g, '\\"').replace(/\n/g, "\\n");
   const lines = [`# HELP ${name} ${help}`, `# TYPE ${name} gauge`];
   for (const s of samples) {
-    const l = s.labels ? Object.entries(s.labels).map(([k, v]) => `${k}="${esc(v)}"`).join(",") : "";
+    const l = s.labels
+      ? Object.entries(s.labels)
+          .map(([k, v]) => `${k}="${esc(v)}"`)
+          .join(",")
+      : "";
     lines.push(`${name}${l ? `{${l}}` : ""} ${s.value}`);
   }
   return lines.join("\n");

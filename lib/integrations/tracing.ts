@@ -8,13 +8,21 @@
 import type { Attributes, Span, Tracer } from "@opentelemetry/api";
 import { integrationsConfig } from "./config";
 
-interface Tracing { tracer: Tracer; flush: () => Promise<void>; api: typeof import("@opentelemetry/api") }
+interface Tracing {
+  tracer: Tracer;
+  flush: () => Promise<void>;
+  api: typeof import("@opentelemetry/api");
+}
 
 const g = globalThis as unknown as { quiesceTracing?: Promise<Tracing | null>; quiesceTracingOn?: boolean };
 
 function enabled(): boolean {
   if (g.quiesceTracingOn === undefined) {
-    try { g.quiesceTracingOn = integrationsConfig().tracing.enabled; } catch { g.quiesceTracingOn = false; }
+    try {
+      g.quiesceTracingOn = integrationsConfig().tracing.enabled;
+    } catch {
+      g.quiesceTracingOn = false;
+    }
   }
   return g.quiesceTracingOn;
 }
@@ -22,9 +30,18 @@ function enabled(): boolean {
 async function init(): Promise<Tracing | null> {
   const cfg = integrationsConfig().tracing;
   const api = await import("@opentelemetry/api");
-  const [{ BasicTracerProvider, BatchSpanProcessor }, { OTLPTraceExporter }, { resourceFromAttributes }, { W3CTraceContextPropagator }, { AsyncLocalStorageContextManager }] = await Promise.all([
-    import("@opentelemetry/sdk-trace-base"), import("@opentelemetry/exporter-trace-otlp-http"), import("@opentelemetry/resources"),
-    import("@opentelemetry/core"), import("@opentelemetry/context-async-hooks"),
+  const [
+    { BasicTracerProvider, BatchSpanProcessor },
+    { OTLPTraceExporter },
+    { resourceFromAttributes },
+    { W3CTraceContextPropagator },
+    { AsyncLocalStorageContextManager },
+  ] = await Promise.all([
+    import("@opentelemetry/sdk-trace-base"),
+    import("@opentelemetry/exporter-trace-otlp-http"),
+    import("@opentelemetry/resources"),
+    import("@opentelemetry/core"),
+    import("@opentelemetry/context-async-hooks"),
   ]);
   const provider = new BasicTracerProvider({
     resource: resourceFromAttributes({ "service.name": cfg.serviceName }),
@@ -37,7 +54,10 @@ async function init(): Promise<Tracing | null> {
 }
 
 function tracing(): Promise<Tracing | null> {
-  g.quiesceTracing ??= init().catch((e) => { console.error("[tracing] could not start:", (e as Error).message); return null; });
+  g.quiesceTracing ??= init().catch((e) => {
+    console.error("[tracing] could not start:", (e as Error).message);
+    return null;
+  });
   return g.quiesceTracing;
 }
 
@@ -46,7 +66,12 @@ function tracing(): Promise<Tracing | null> {
  * active span). Attributes of the result (`decision`, `reason`) are recorded on gate spans. A thrown
  * error marks the span as failed and is rethrown unchanged.
  */
-export async function withSpan<T>(name: string, attributes: Attributes, fn: (span?: Span) => Promise<T>, traceparent?: string | null): Promise<T> {
+export async function withSpan<T>(
+  name: string,
+  attributes: Attributes,
+  fn: (span?: Span) => Promise<T>,
+  traceparent?: string | null,
+): Promise<T> {
   if (!enabled()) return fn();
   const t = await tracing();
   if (!t) return fn();
@@ -56,7 +81,8 @@ export async function withSpan<T>(name: string, attributes: Attributes, fn: (spa
     try {
       const out = await fn(span);
       const o = out as { decision?: unknown; reason?: unknown } | null;
-      if (o && typeof o === "object" && typeof o.decision === "string") span.setAttributes({ "quiesce.decision": o.decision, "quiesce.reason": String(o.reason) });
+      if (o && typeof o === "object" && typeof o.decision === "string")
+        span.setAttributes({ "quiesce.decision": o.decision, "quiesce.reason": String(o.reason) });
       return out;
     } catch (err) {
       span.recordException(err as Error);
@@ -69,8 +95,12 @@ export async function withSpan<T>(name: string, attributes: Attributes, fn: (spa
 }
 
 /** The gate's wrapper: the same as withSpan, named for where it is used. */
-export const gateSpan = <T>(name: string, traceparent: string | null | undefined, attributes: Attributes, fn: () => Promise<T>): Promise<T> =>
-  enabled() ? withSpan(name, attributes, fn, traceparent) : fn();
+export const gateSpan = <T>(
+  name: string,
+  traceparent: string | null | undefined,
+  attributes: Attributes,
+  fn: () => Promise<T>,
+): Promise<T> => (enabled() ? withSpan(name, attributes, fn, traceparent) : fn());
 
 /** Sends every finished span now (tests; a process about to exit). */
 export async function flushTracing(): Promise<void> {

@@ -11,9 +11,26 @@ import { setting } from "../config";
 export type { Logger } from "pino";
 
 const SECRET_KEYS = [
-  "authorization", "Authorization", "cookie", "Cookie", "apiKey", "api_key", "key", "secret", "keySecret",
-  "password", "passwordHash", "token", "accessToken", "refreshToken", "clientSecret",
-  "NEXTAUTH_SECRET", "AUTH_SECRET", "DATABASE_URL", "QUIESCE_API_KEY", "connectionString",
+  "authorization",
+  "Authorization",
+  "cookie",
+  "Cookie",
+  "apiKey",
+  "api_key",
+  "key",
+  "secret",
+  "keySecret",
+  "password",
+  "passwordHash",
+  "token",
+  "accessToken",
+  "refreshToken",
+  "clientSecret",
+  "NEXTAUTH_SECRET",
+  "AUTH_SECRET",
+  "DATABASE_URL",
+  "QUIESCE_API_KEY",
+  "connectionString",
 ];
 export const REDACT_PATHS = [
   ...SECRET_KEYS,
@@ -41,7 +58,10 @@ export function createLogger(o: LoggerOptions = {}): Logger {
     // Synchronous pretty stream (no worker thread), loaded only when asked for.
     // Resolved from the working directory, so it also works from a bundled server chunk.
     const pretty = createRequire(path.join(process.cwd(), "package.json"))("pino-pretty") as (o: object) => DestinationStream;
-    return pino(options, pretty({ sync: true, colorize: process.stdout.isTTY ?? false, ignore: "pid,hostname", translateTime: "SYS:HH:MM:ss.l" }));
+    return pino(
+      options,
+      pretty({ sync: true, colorize: process.stdout.isTTY ?? false, ignore: "pid,hostname", translateTime: "SYS:HH:MM:ss.l" }),
+    );
   }
   return pino(options);
 }

@@ -5,7 +5,10 @@ import { createLogger, requestIdFrom } from "./index";
 function capture() {
   const lines: Record<string, unknown>[] = [];
   const destination = new Writable({
-    write(chunk, _enc, done) { for (const l of String(chunk).split("\n").filter(Boolean)) lines.push(JSON.parse(l)); done(); },
+    write(chunk, _enc, done) {
+      for (const l of String(chunk).split("\n").filter(Boolean)) lines.push(JSON.parse(l));
+      done();
+    },
   });
   return { lines, destination };
 }
@@ -22,7 +25,15 @@ test("JSON lines with level and message; levels below the threshold are dropped"
 test("secrets are censored wherever they appear in a logged object", () => {
   const { lines, destination } = capture();
   const log = createLogger({ level: "info", destination });
-  log.info({ headers: { authorization: "Bearer qk_agent_s3cret" }, apiKey: "qk_x", user: { password: "hunter2" }, cfg: { DATABASE_URL: "postgres://u:pw@h/db" } }, "call");
+  log.info(
+    {
+      headers: { authorization: "Bearer qk_agent_s3cret" },
+      apiKey: "qk_x",
+      user: { password: "hunter2" },
+      cfg: { DATABASE_URL: "postgres://u:pw@h/db" },
+    },
+    "call",
+  );
   const text = JSON.stringify(lines);
   for (const secret of ["qk_agent_s3cret", "qk_x", "hunter2", "pw@h"]) expect(text).not.toContain(secret);
   expect(lines[0]).toMatchObject({ headers: { authorization: "[redacted]" }, user: { password: "[redacted]" } });

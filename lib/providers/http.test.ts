@@ -7,14 +7,31 @@ import type { ProviderConfig, ProviderOperationRef } from "./types";
 
 let sim: SimServer;
 let client: SimProviderClient;
-beforeAll(async () => { sim = await startSimProvider(); client = new SimProviderClient(sim.url); });
-afterAll(async () => { await sim.close(); });
+beforeAll(async () => {
+  sim = await startSimProvider();
+  client = new SimProviderClient(sim.url);
+});
+afterAll(async () => {
+  await sim.close();
+});
 
 const cfg = (over: Partial<ProviderConfig> = {}): ProviderConfig => ({
-  name: "deploy-sim", kind: "simulated", cancelUrl: `${sim.url}/jobs/{providerJobId}/cancel`, statusUrl: `${sim.url}/jobs/{providerJobId}/effect`,
-  timeoutMs: 2000, settleDeadlineMs: 5000, quietPeriodSeconds: 0, rollbackOwner: "release-oncall", ...over,
+  name: "deploy-sim",
+  kind: "simulated",
+  cancelUrl: `${sim.url}/jobs/{providerJobId}/cancel`,
+  statusUrl: `${sim.url}/jobs/{providerJobId}/effect`,
+  timeoutMs: 2000,
+  settleDeadlineMs: 5000,
+  quietPeriodSeconds: 0,
+  rollbackOwner: "release-oncall",
+  ...over,
 });
-const ref = (providerJobId: string): ProviderOperationRef => ({ operationId: "op-1", providerJobId, runId: "run_1", tool: "deployment.reserve_preview" });
+const ref = (providerJobId: string): ProviderOperationRef => ({
+  operationId: "op-1",
+  providerJobId,
+  runId: "run_1",
+  tool: "deployment.reserve_preview",
+});
 
 describe("HttpProvider against provider-sim", () => {
   test("cancel_cleanly: accepted, then absent and final", async () => {
@@ -29,7 +46,11 @@ describe("HttpProvider against provider-sim", () => {
     const job = await client.createJob({ mode: "commit_during_cancel" });
     const p = new HttpProvider(cfg());
     expect((await p.requestCancel(ref(job.jobId))).response).toBe("accepted");
-    expect(await p.checkEffect(ref(job.jobId))).toMatchObject({ effect: "present", final: true, providerOperationId: `deploy-${job.jobId}` });
+    expect(await p.checkEffect(ref(job.jobId))).toMatchObject({
+      effect: "present",
+      final: true,
+      providerOperationId: `deploy-${job.jobId}`,
+    });
   });
 
   test("status_down, drop, reject and timeouts map to unavailable / unreachable / rejected — never absent", async () => {
@@ -45,7 +66,10 @@ describe("HttpProvider against provider-sim", () => {
     expect(await p.checkEffect(ref(reject.jobId))).toMatchObject({ effect: "absent", final: false });
     const slow = await client.createJob({ mode: "slow", delayMs: 1500 });
     const impatient = new HttpProvider(cfg({ timeoutMs: 200 }));
-    expect(await impatient.requestCancel(ref(slow.jobId))).toMatchObject({ response: "unreachable", detail: { error: "timeout after 200 ms" } });
+    expect(await impatient.requestCancel(ref(slow.jobId))).toMatchObject({
+      response: "unreachable",
+      detail: { error: "timeout after 200 ms" },
+    });
     expect((await impatient.checkEffect(ref(slow.jobId))).effect).toBe("unavailable");
     expect((await new HttpProvider(cfg()).checkEffect(ref("no-such-job"))).effect).toBe("unavailable");
     const closed = new HttpProvider(cfg({ cancelUrl: "http://127.0.0.1:1/cancel", statusUrl: "http://127.0.0.1:1/status" }));
@@ -65,7 +89,9 @@ describe("HttpProvider against provider-sim", () => {
 
 describe("mapping rules", () => {
   test("templates are filled and encoded; plain status URLs get the ids as query", () => {
-    expect(expandUrl("http://x/jobs/{providerJobId}/c?op={operationId}", { ...ref("a b/c"), operationId: "o&1" }, true)).toBe("http://x/jobs/a%20b%2Fc/c?op=o%261");
+    expect(expandUrl("http://x/jobs/{providerJobId}/c?op={operationId}", { ...ref("a b/c"), operationId: "o&1" }, true)).toBe(
+      "http://x/jobs/a%20b%2Fc/c?op=o%261",
+    );
     expect(expandUrl("http://x/status", ref("j1"), true)).toBe("http://x/status?providerJobId=j1&operationId=op-1");
     expect(expandUrl("http://x/cancel", ref("j1"), false)).toBe("http://x/cancel");
   });

@@ -28,7 +28,11 @@ async function call(url: string, init: RequestInit, timeoutMs: number): Promise<
     const res = await fetch(url, { ...init, signal: AbortSignal.timeout(timeoutMs) });
     const text = await res.text();
     let json: unknown = null;
-    try { json = text ? JSON.parse(text) : null; } catch { json = { text: text.slice(0, 500) }; }
+    try {
+      json = text ? JSON.parse(text) : null;
+    } catch {
+      json = { text: text.slice(0, 500) };
+    }
     return { status: res.status, json };
   } catch (err) {
     const e = err as Error & { cause?: { code?: string } };
@@ -66,18 +70,26 @@ export class HttpProvider implements Provider {
 
   async requestCancel(op: ProviderOperationRef): Promise<CancelAnswer> {
     if (!this.config.cancelUrl) return { response: "unsupported", detail: { reason: "provider has no cancel_url" } };
-    const r = await call(expandUrl(this.config.cancelUrl, op, false), {
-      method: "POST",
-      headers: { "content-type": "application/json" },
-      body: JSON.stringify({ operationId: op.operationId, providerJobId: op.providerJobId, runId: op.runId, tool: op.tool }),
-    }, this.config.timeoutMs);
+    const r = await call(
+      expandUrl(this.config.cancelUrl, op, false),
+      {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ operationId: op.operationId, providerJobId: op.providerJobId, runId: op.runId, tool: op.tool }),
+      },
+      this.config.timeoutMs,
+    );
     if ("error" in r) return { response: "unreachable", detail: { error: r.error } };
     return { response: cancelResponseFrom(r.status, r.json), detail: { httpStatus: r.status, body: r.json } };
   }
 
   async checkEffect(op: ProviderOperationRef): Promise<EffectAnswer> {
     if (!this.config.statusUrl) return { effect: "unavailable", final: false, detail: { reason: "provider has no status_url" } };
-    const r = await call(expandUrl(this.config.statusUrl, op, true), { method: "GET", headers: { accept: "application/json" } }, this.config.timeoutMs);
+    const r = await call(
+      expandUrl(this.config.statusUrl, op, true),
+      { method: "GET", headers: { accept: "application/json" } },
+      this.config.timeoutMs,
+    );
     if ("error" in r) return { effect: "unavailable", final: false, detail: { error: r.error } };
     return effectAnswerFrom(r.status, r.json);
   }

@@ -16,7 +16,17 @@ export class SimProviderClient {
     return json;
   }
 
-  createJob(spec: { jobId?: string; mode?: SimMode; delayMs?: number; commitAfterMs?: number; runId?: string; operationId?: string; detail?: unknown } = {}): Promise<SimJob> {
+  createJob(
+    spec: {
+      jobId?: string;
+      mode?: SimMode;
+      delayMs?: number;
+      commitAfterMs?: number;
+      runId?: string;
+      operationId?: string;
+      detail?: unknown;
+    } = {},
+  ): Promise<SimJob> {
     return this.req("POST", "/jobs", spec);
   }
   getJob(jobId: string): Promise<SimJob> {

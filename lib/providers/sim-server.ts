@@ -50,8 +50,12 @@ const CreateJob = z.strictObject({
 });
 const SetMode = z.strictObject({ mode: z.enum(SIM_MODES), delayMs: z.number().int().min(0).max(600_000).optional() });
 
-export interface SimServer { url: string; port: number; close(): Promise<void>; jobs: Map<string, SimJob> }
-
+export interface SimServer {
+  url: string;
+  port: number;
+  close(): Promise<void>;
+  jobs: Map<string, SimJob>;
+}
 
 export async function startSimProvider(opts: { port?: number; host?: string; log?: (line: string) => void } = {}): Promise<SimServer> {
   const jobs = new Map<string, SimJob>();
@@ -79,7 +83,10 @@ export async function startSimProvider(opts: { port?: number; host?: string; log
     if (job.mode === "slow") await sleep(job.delayMs);
     if (job.mode === "reject") return send(res, 409, { status: "rejected", state: job.state });
     if (job.mode === "commit_during_cancel") commit(job);
-    else if (job.state === "running") { job.state = "cancelled"; job.cancelledAt = new Date().toISOString(); }
+    else if (job.state === "running") {
+      job.state = "cancelled";
+      job.cancelledAt = new Date().toISOString();
+    }
     log(`cancel ${job.jobId} (${job.mode}) -> ${job.state}`);
     send(res, 202, { status: "accepted", state: job.state });
   }
@@ -102,7 +109,10 @@ export async function startSimProvider(opts: { port?: number; host?: string; log
       const find = (id: string | null | undefined) => (id ? jobs.get(id) : undefined);
 
       if (method === "GET" && url.pathname === "/health") return send(res, 200, { ok: true, jobs: jobs.size });
-      if (method === "POST" && url.pathname === "/reset") { jobs.clear(); return send(res, 200, { ok: true }); }
+      if (method === "POST" && url.pathname === "/reset") {
+        jobs.clear();
+        return send(res, 200, { ok: true });
+      }
       if (parts[0] === "jobs" && parts.length === 1) {
         if (method === "GET") return send(res, 200, { jobs: [...jobs.values()] });
         if (method === "POST") {
@@ -112,12 +122,25 @@ export async function startSimProvider(opts: { port?: number; host?: string; log
           const jobId = p.jobId ?? `job-${randomBytes(6).toString("hex")}`;
           if (jobs.has(jobId)) return send(res, 409, { error: `job ${jobId} exists` });
           const job: SimJob = {
-            jobId, mode: p.mode, delayMs: p.delayMs, state: "running", runId: p.runId ?? null, operationId: p.operationId ?? null,
-            createdAt: new Date().toISOString(), committedAt: null, cancelledAt: null, cancelRequests: 0, statusRequests: 0, detail: p.detail ?? null,
+            jobId,
+            mode: p.mode,
+            delayMs: p.delayMs,
+            state: "running",
+            runId: p.runId ?? null,
+            operationId: p.operationId ?? null,
+            createdAt: new Date().toISOString(),
+            committedAt: null,
+            cancelledAt: null,
+            cancelRequests: 0,
+            statusRequests: 0,
+            detail: p.detail ?? null,
           };
           jobs.set(jobId, job);
           if (p.commitAfterMs !== undefined) {
-            const t = setTimeout(() => { timers.delete(t); if (job.state === "running") commit(job); }, p.commitAfterMs);
+            const t = setTimeout(() => {
+              timers.delete(t);
+              if (job.state === "running") commit(job);
+            }, p.commitAfterMs);
             timers.add(t);
           }
           return send(res, 201, job);
@@ -139,7 +162,10 @@ export async function startSimProvider(opts: { port?: number; host?: string; log
         if (method === "GET" && action === undefined) return send(res, 200, job);
         if (method === "GET" && action === "effect") return onStatus(job, res);
         if (method === "POST" && action === "cancel") return onCancel(job, res);
-        if (method === "POST" && action === "commit") { commit(job); return send(res, 200, job); }
+        if (method === "POST" && action === "commit") {
+          commit(job);
+          return send(res, 200, job);
+        }
         if (method === "POST" && action === "mode") {
           const parsed = SetMode.safeParse(body ?? {});
           if (!parsed.success) return send(res, 400, { error: issue(parsed.error) });
@@ -156,18 +182,22 @@ export async function startSimProvider(opts: { port?: number; host?: string; log
 
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);
-    server.listen(opts.port ?? 0, opts.host ?? "127.0.0.1", () => { server.off("error", reject); resolve(); });
+    server.listen(opts.port ?? 0, opts.host ?? "127.0.0.1", () => {
+      server.off("error", reject);
+      resolve();
+    });
   });
   const { port } = server.address() as AddressInfo;
   return {
     url: `http://${opts.host ?? "127.0.0.1"}:${port}`,
     port,
     jobs,
-    close: () => new Promise<void>((resolve) => {
-      for (const t of timers) clearTimeout(t);
-      server.close(() => resolve());
-      server.closeAllConnections();
-    }),
+    close: () =>
+      new Promise<void>((resolve) => {
+        for (const t of timers) clearTimeout(t);
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
   };
 }
 
@@ -187,5 +217,9 @@ async function readJson(req: http.IncomingMessage): Promise<unknown> {
   for await (const c of req) chunks.push(c as Buffer);
   const text = Buffer.concat(chunks).toString("utf8");
   if (!text.trim()) return {};
-  try { return JSON.parse(text); } catch { return new Error("not valid JSON"); }
+  try {
+    return JSON.parse(text);
+  } catch {
+    return new Error("not valid JSON");
+  }
 }

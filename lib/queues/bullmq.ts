@@ -20,7 +20,13 @@ export function redisConnection(url = redisUrl()): Redis {
 export async function enqueueBullMQ<T>(queue: Queue, client: ProducerClient, input: EnqueueInput<T>): Promise<Enqueued> {
   const { data, enqueued } = await registerJob(client, BULLMQ_PREFIX + queue.name, input, (op) => op);
   const delay = Math.max(0, input.delayMs ?? 0);
-  await queue.add(input.tool, data, { jobId: enqueued.jobId, delay, attempts: 1, removeOnComplete: { count: 1000 }, removeOnFail: { count: 1000 } });
+  await queue.add(input.tool, data, {
+    jobId: enqueued.jobId,
+    delay,
+    attempts: 1,
+    removeOnComplete: { count: 1000 },
+    removeOnFail: { count: 1000 },
+  });
   return enqueued;
 }
 
@@ -40,36 +46,49 @@ export interface GuardBullMQOptions {
   workerOptions?: Omit<WorkerOptions, "connection" | "concurrency">;
 }
 
-export function guardBullMQWorker<T, R>(queueName: string, guard: WorkerGuard, handler: BullMQHandler<T, R>, o: GuardBullMQOptions): Worker<JobData<T>> {
+export function guardBullMQWorker<T, R>(
+  queueName: string,
+  guard: WorkerGuard,
+  handler: BullMQHandler<T, R>,
+  o: GuardBullMQOptions,
+): Worker<JobData<T>> {
   let retryQueue = o.queue;
-  const worker = new Worker<JobData<T>>(queueName, async (job, token, signal) => {
-    const stamp = readStamp(job.data);
-    if (!stamp) {
-      guard.counts.add("discarded_unstamped");
-      o.onOutcome?.(null, { status: "unstamped" }, job);
-      return { quiesce: "discarded", reason: "unstamped" };
-    }
-    let outcome: GuardOutcome<R>;
-    try {
-      outcome = await guard.run(stamp, (ctx) => handler(job.data.payload, { ...ctx, job }), { signal });
-    } catch (err) {
-      if ((err instanceof ControlUnavailableError || err instanceof StillHeldError) && token) {
-        // Not run, not decided: back to the queue without spending an attempt.
-        await job.moveToDelayed(Date.now() + (o.redeliveryDelayMs ?? 2000), token);
-        throw new DelayedError();
+  const worker = new Worker<JobData<T>>(
+    queueName,
+    async (job, token, signal) => {
+      const stamp = readStamp(job.data);
+      if (!stamp) {
+        guard.counts.add("discarded_unstamped");
+        o.onOutcome?.(null, { status: "unstamped" }, job);
+        return { quiesce: "discarded", reason: "unstamped" };
       }
-      throw err;
-    }
-    o.onOutcome?.(stamp, outcome, job);
-    if (outcome.status === "failed" && o.retry && o.producer && (stamp.attempt ?? 0) < o.retry.limit) {
-      retryQueue ??= new Queue(queueName, { connection: o.connection });
-      await enqueueBullMQ(retryQueue, o.producer, retryInput(stamp, job.data.tool, job.data.payload, o.retry.delayMs)).then(
-        () => guard.counts.add("retry_scheduled"),
-        () => guard.counts.add("retry_refused"),
-      );
-    }
-    return { quiesce: outcome.status, ...(outcome.status === "discarded" ? { reason: outcome.reason } : {}), ...(outcome.status === "aborted_unknown" ? { reason: outcome.reason } : {}) };
-  }, { ...o.workerOptions, connection: o.connection, concurrency: o.concurrency ?? 1 });
+      let outcome: GuardOutcome<R>;
+      try {
+        outcome = await guard.run(stamp, (ctx) => handler(job.data.payload, { ...ctx, job }), { signal });
+      } catch (err) {
+        if ((err instanceof ControlUnavailableError || err instanceof StillHeldError) && token) {
+          // Not run, not decided: back to the queue without spending an attempt.
+          await job.moveToDelayed(Date.now() + (o.redeliveryDelayMs ?? 2000), token);
+          throw new DelayedError();
+        }
+        throw err;
+      }
+      o.onOutcome?.(stamp, outcome, job);
+      if (outcome.status === "failed" && o.retry && o.producer && (stamp.attempt ?? 0) < o.retry.limit) {
+        retryQueue ??= new Queue(queueName, { connection: o.connection });
+        await enqueueBullMQ(retryQueue, o.producer, retryInput(stamp, job.data.tool, job.data.payload, o.retry.delayMs)).then(
+          () => guard.counts.add("retry_scheduled"),
+          () => guard.counts.add("retry_refused"),
+        );
+      }
+      return {
+        quiesce: outcome.status,
+        ...(outcome.status === "discarded" ? { reason: outcome.reason } : {}),
+        ...(outcome.status === "aborted_unknown" ? { reason: outcome.reason } : {}),
+      };
+    },
+    { ...o.workerOptions, connection: o.connection, concurrency: o.concurrency ?? 1 },
+  );
   const close = worker.close.bind(worker);
   worker.close = async (force?: boolean) => {
     await close(force);

@@ -12,7 +12,10 @@ import { Redis } from "ioredis";
 import { databaseUrl } from "../db/url";
 import { BULLMQ_PREFIX, PGBOSS_PREFIX, PGBOSS_SCHEMA, redisUrl } from "./names";
 
-export interface QueueJobRef { providerName: string; providerJobId: string }
+export interface QueueJobRef {
+  providerName: string;
+  providerJobId: string;
+}
 /** One line per queue: how many jobs were asked for and what happened to them. */
 export interface CancelResult {
   providerName: string;
@@ -26,7 +29,11 @@ export interface CancelResult {
   error?: string;
 }
 
-export interface CancelOptions { timeoutMs?: number; connectionString?: string; redisUrl?: string }
+export interface CancelOptions {
+  timeoutMs?: number;
+  connectionString?: string;
+  redisUrl?: string;
+}
 
 /** True for provider names this module handles (the barrier skips the others). */
 export function isQueueProvider(name: string | null | undefined): boolean {
@@ -56,7 +63,14 @@ const CHUNK = 1000;
 
 async function cancelPgBoss(groups: [string, string[]][], o: CancelOptions): Promise<CancelResult[]> {
   // migrate:false — cancelling must never create or upgrade pg-boss's schema.
-  const boss = new PgBoss({ connectionString: o.connectionString ?? databaseUrl(), schema: PGBOSS_SCHEMA, max: 2, supervise: false, schedule: false, migrate: false });
+  const boss = new PgBoss({
+    connectionString: o.connectionString ?? databaseUrl(),
+    schema: PGBOSS_SCHEMA,
+    max: 2,
+    supervise: false,
+    schedule: false,
+    migrate: false,
+  });
   boss.on("error", () => {});
   const out: CancelResult[] = [];
   try {
@@ -76,7 +90,9 @@ async function cancelPgBoss(groups: [string, string[]][], o: CancelOptions): Pro
       out.push(r);
     }
   } catch (err) {
-    for (const [providerName, ids] of groups) if (!out.some((r) => r.providerName === providerName)) out.push({ providerName, requested: ids.length, cancelled: 0, error: (err as Error).message });
+    for (const [providerName, ids] of groups)
+      if (!out.some((r) => r.providerName === providerName))
+        out.push({ providerName, requested: ids.length, cancelled: 0, error: (err as Error).message });
   } finally {
     await boss.stop({ graceful: false, close: true, wait: true }).catch(() => {});
   }
@@ -84,7 +100,12 @@ async function cancelPgBoss(groups: [string, string[]][], o: CancelOptions): Pro
 }
 
 async function cancelBullMQ(groups: [string, string[]][], o: CancelOptions): Promise<CancelResult[]> {
-  const connection = new Redis(o.redisUrl ?? redisUrl(), { maxRetriesPerRequest: 1, connectTimeout: 2000, retryStrategy: () => null, lazyConnect: true });
+  const connection = new Redis(o.redisUrl ?? redisUrl(), {
+    maxRetriesPerRequest: 1,
+    connectTimeout: 2000,
+    retryStrategy: () => null,
+    lazyConnect: true,
+  });
   connection.on("error", () => {});
   const out: CancelResult[] = [];
   try {
@@ -95,12 +116,26 @@ async function cancelBullMQ(groups: [string, string[]][], o: CancelOptions): Pro
       try {
         for (const id of ids) {
           const job = await queue.getJob(id);
-          if (!job) { r.notFound!++; continue; }
+          if (!job) {
+            r.notFound!++;
+            continue;
+          }
           const state = await job.getState();
-          if (state === "active") { r.active!++; continue; }
-          if (state === "completed" || state === "failed") { r.finished!++; continue; }
+          if (state === "active") {
+            r.active!++;
+            continue;
+          }
+          if (state === "completed" || state === "failed") {
+            r.finished!++;
+            continue;
+          }
           // remove() refuses a job that became active meanwhile; its abort token covers it.
-          try { await job.remove(); r.cancelled++; } catch { r.active!++; }
+          try {
+            await job.remove();
+            r.cancelled++;
+          } catch {
+            r.active!++;
+          }
         }
       } catch (err) {
         r.error = (err as Error).message;
@@ -110,7 +145,9 @@ async function cancelBullMQ(groups: [string, string[]][], o: CancelOptions): Pro
       out.push(r);
     }
   } catch (err) {
-    for (const [providerName, ids] of groups) if (!out.some((r) => r.providerName === providerName)) out.push({ providerName, requested: ids.length, cancelled: 0, error: (err as Error).message });
+    for (const [providerName, ids] of groups)
+      if (!out.some((r) => r.providerName === providerName))
+        out.push({ providerName, requested: ids.length, cancelled: 0, error: (err as Error).message });
   } finally {
     connection.disconnect();
   }
@@ -120,7 +157,13 @@ async function cancelBullMQ(groups: [string, string[]][], o: CancelOptions): Pro
 async function withDeadline(p: Promise<CancelResult[]>, ms: number, groups: [string, string[]][]): Promise<CancelResult[]> {
   let timer: NodeJS.Timeout | undefined;
   const late = new Promise<CancelResult[]>((resolve) => {
-    timer = setTimeout(() => resolve(groups.map(([providerName, ids]) => ({ providerName, requested: ids.length, cancelled: 0, error: `no answer within ${ms} ms` }))), ms);
+    timer = setTimeout(
+      () =>
+        resolve(
+          groups.map(([providerName, ids]) => ({ providerName, requested: ids.length, cancelled: 0, error: `no answer within ${ms} ms` })),
+        ),
+      ms,
+    );
   });
   try {
     return await Promise.race([p, late]);

@@ -26,8 +26,17 @@ export interface EnqueueInput<T> {
   retry?: { of: string; attempt: number };
 }
 
-export interface JobData<T> { quiesce: JobStamp; tool: string; payload: T }
-export interface Enqueued { operationId: string; jobId: string; providerName: string; stamp: JobStamp }
+export interface JobData<T> {
+  quiesce: JobStamp;
+  tool: string;
+  payload: T;
+}
+export interface Enqueued {
+  operationId: string;
+  jobId: string;
+  providerName: string;
+  stamp: JobStamp;
+}
 
 export async function registerJob<T>(
   client: ProducerClient,
@@ -60,7 +69,11 @@ export async function registerJob<T>(
     expiresAt: input.expiresAt?.toISOString() ?? null,
     ...(input.retry ? { attempt: input.retry.attempt, retryOf: input.retry.of } : {}),
   };
-  return { data: { quiesce: stamp, tool: input.tool, payload: input.payload }, enqueued: { operationId, jobId, providerName, stamp }, notBefore };
+  return {
+    data: { quiesce: stamp, tool: input.tool, payload: input.payload },
+    enqueued: { operationId, jobId, providerName, stamp },
+    notBefore,
+  };
 }
 
 /** A retry is new work under the ORIGINAL authority (same lease and epoch): a kill still stops it. */
@@ -69,7 +82,9 @@ export function retryInput<T>(stamp: JobStamp, tool: string, payload: T, delayMs
   const base = stamp.retryOf ?? stamp.operationId;
   return {
     authority: { runId: stamp.runId, leaseId: stamp.leaseId, epoch: stamp.epoch },
-    tool, payload, delayMs,
+    tool,
+    payload,
+    delayMs,
     expiresAt: stamp.expiresAt ? new Date(stamp.expiresAt) : undefined,
     operationId: `${base}.r${attempt}`,
     retry: { of: base, attempt },

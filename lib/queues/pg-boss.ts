@@ -73,31 +73,37 @@ export interface GuardPgBossOptions {
 }
 
 export async function guardPgBossWork<T, R>(
-  boss: PgBoss, queue: string, guard: WorkerGuard, handler: PgBossHandler<T, R>, o: GuardPgBossOptions = {},
+  boss: PgBoss,
+  queue: string,
+  guard: WorkerGuard,
+  handler: PgBossHandler<T, R>,
+  o: GuardPgBossOptions = {},
 ): Promise<string[]> {
   const ids: string[] = [];
   for (let i = 0; i < (o.concurrency ?? 1); i++) {
-    ids.push(await boss.work<JobData<T>>(queue, { batchSize: 1, pollingIntervalSeconds: o.pollingIntervalSeconds ?? 0.5 }, async ([job]) => {
-      if (!job) return;
-      const stamp = readStamp(job.data);
-      if (!stamp) {
-        // No stamp, no authority: acknowledged without running.
-        guard.counts.add("discarded_unstamped");
-        o.onOutcome?.(null, { status: "unstamped" }, job);
-        return { quiesce: "discarded", reason: "unstamped" };
-      }
-      // ControlUnavailableError / StillHeldError propagate: the job was NOT run and nothing was
-      // decided, so pg-boss fails it and redelivers it later under the same operation id.
-      const outcome = await guard.run(stamp, (ctx) => handler(job.data.payload, { ...ctx, job }), { signal: o.stopSignal });
-      o.onOutcome?.(stamp, outcome, job);
-      if (outcome.status === "failed" && o.retry && o.producer && (stamp.attempt ?? 0) < o.retry.limit) {
-        await enqueuePgBoss(boss, o.producer, queue, retryInput(stamp, job.data.tool, job.data.payload, o.retry.delayMs)).then(
-          () => guard.counts.add("retry_scheduled"),
-          () => guard.counts.add("retry_refused"), // e.g. the run was killed meanwhile: 409
-        );
-      }
-      return summarize(outcome);
-    }));
+    ids.push(
+      await boss.work<JobData<T>>(queue, { batchSize: 1, pollingIntervalSeconds: o.pollingIntervalSeconds ?? 0.5 }, async ([job]) => {
+        if (!job) return;
+        const stamp = readStamp(job.data);
+        if (!stamp) {
+          // No stamp, no authority: acknowledged without running.
+          guard.counts.add("discarded_unstamped");
+          o.onOutcome?.(null, { status: "unstamped" }, job);
+          return { quiesce: "discarded", reason: "unstamped" };
+        }
+        // ControlUnavailableError / StillHeldError propagate: the job was NOT run and nothing was
+        // decided, so pg-boss fails it and redelivers it later under the same operation id.
+        const outcome = await guard.run(stamp, (ctx) => handler(job.data.payload, { ...ctx, job }), { signal: o.stopSignal });
+        o.onOutcome?.(stamp, outcome, job);
+        if (outcome.status === "failed" && o.retry && o.producer && (stamp.attempt ?? 0) < o.retry.limit) {
+          await enqueuePgBoss(boss, o.producer, queue, retryInput(stamp, job.data.tool, job.data.payload, o.retry.delayMs)).then(
+            () => guard.counts.add("retry_scheduled"),
+            () => guard.counts.add("retry_refused"), // e.g. the run was killed meanwhile: 409
+          );
+        }
+        return summarize(outcome);
+      }),
+    );
   }
   return ids;
 }
@@ -105,10 +111,15 @@ export async function guardPgBossWork<T, R>(
 /** The job's output in pg-boss: what the guard decided, never the handler's data. */
 function summarize(o: GuardOutcome<unknown>): object {
   switch (o.status) {
-    case "discarded": return { quiesce: "discarded", reason: o.reason, counter: o.counter };
-    case "aborted_unknown": return { quiesce: "aborted_unknown", reason: o.reason };
-    case "uncertain": return { quiesce: "uncertain", cause: o.cause };
-    case "failed": return { quiesce: "failed", error: o.error.message };
-    default: return { quiesce: o.status };
+    case "discarded":
+      return { quiesce: "discarded", reason: o.reason, counter: o.counter };
+    case "aborted_unknown":
+      return { quiesce: "aborted_unknown", reason: o.reason };
+    case "uncertain":
+      return { quiesce: "uncertain", cause: o.cause };
+    case "failed":
+      return { quiesce: "failed", error: o.error.message };
+    default:
+      return { quiesce: o.status };
   }
 }

@@ -5,18 +5,22 @@ import { OBSERVED_MEANINGS } from "../control/barrier";
 import { registerPath } from "./registry";
 import { PG_INT_MAX } from "./common";
 
-export const ObservedBody = z.strictObject({
-  meaning: z.enum(OBSERVED_MEANINGS),
-  evidence: z.record(z.string(), z.unknown()).optional(),
-}).meta({ id: "ObservedRequest" });
+export const ObservedBody = z
+  .strictObject({
+    meaning: z.enum(OBSERVED_MEANINGS),
+    evidence: z.record(z.string(), z.unknown()).optional(),
+  })
+  .meta({ id: "ObservedRequest" });
 export type ObservedBody = z.infer<typeof ObservedBody>;
 
-export const ObservedResponse = z.object({
-  barrierId: z.string(),
-  runId: z.string(),
-  meaning: z.enum(OBSERVED_MEANINGS),
-  observedAt: z.string(),
-}).meta({ id: "ObservedResponse" });
+export const ObservedResponse = z
+  .object({
+    barrierId: z.string(),
+    runId: z.string(),
+    meaning: z.enum(OBSERVED_MEANINGS),
+    observedAt: z.string(),
+  })
+  .meta({ id: "ObservedResponse" });
 
 const Rung = z.object({
   label: z.string(),
@@ -28,33 +32,46 @@ const Rung = z.object({
   evidence: z.record(z.string(), z.unknown()),
 });
 
-export const BarrierViewSchema = z.object({
-  barrierId: z.string(),
-  runId: z.string(),
-  phase: z.enum(["revoking", "settling", "quiet", "complete"]),
-  /** The latest receipt's decision (null before the first). */
-  decision: z.enum(["stopped_and_quiet", "stop_incomplete"]).nullable(),
-  /** What the completion rule says now, over the whole subtree. */
-  currentDecision: z.enum(["stopped_and_quiet", "stop_incomplete"]),
-  requestedAt: z.string(),
-  requestedBy: z.string(),
-  reason: z.string(),
-  newEpoch: z.number().int(),
-  ladder: z.strictObject({
-    cancellation_requested: Rung, observed_by_target: Rung, new_work_prevented: Rung, queued_work_cancelled: Rung,
-    execution_quiesced: Rung, effects_settled: Rung, receipt_issued: Rung,
-  }),
-  counts: z.record(z.string(), z.number().int().min(0)),
-  sentences: z.array(z.string()),
-  quietPeriodSeconds: z.number().min(0).nullable(),
-  quietUntil: z.string().nullable(),
-  completedAt: z.string().nullable(),
-  settlements: z.array(z.object({
-    operationId: z.string(), runId: z.string(), outcome: z.enum(["pending", "unknown", "effect_present", "effect_absent", "not_started"]),
-    settledBy: z.enum(["provider", "executor", "person"]).nullable(),
-  }).loose()),
-  receipts: z.array(z.object({ version: z.number().int(), decision: z.string(), digest: z.string(), verifiedAt: z.string() })),
-}).meta({ id: "BarrierView" });
+export const BarrierViewSchema = z
+  .object({
+    barrierId: z.string(),
+    runId: z.string(),
+    phase: z.enum(["revoking", "settling", "quiet", "complete"]),
+    /** The latest receipt's decision (null before the first). */
+    decision: z.enum(["stopped_and_quiet", "stop_incomplete"]).nullable(),
+    /** What the completion rule says now, over the whole subtree. */
+    currentDecision: z.enum(["stopped_and_quiet", "stop_incomplete"]),
+    requestedAt: z.string(),
+    requestedBy: z.string(),
+    reason: z.string(),
+    newEpoch: z.number().int(),
+    ladder: z.strictObject({
+      cancellation_requested: Rung,
+      observed_by_target: Rung,
+      new_work_prevented: Rung,
+      queued_work_cancelled: Rung,
+      execution_quiesced: Rung,
+      effects_settled: Rung,
+      receipt_issued: Rung,
+    }),
+    counts: z.record(z.string(), z.number().int().min(0)),
+    sentences: z.array(z.string()),
+    quietPeriodSeconds: z.number().min(0).nullable(),
+    quietUntil: z.string().nullable(),
+    completedAt: z.string().nullable(),
+    settlements: z.array(
+      z
+        .object({
+          operationId: z.string(),
+          runId: z.string(),
+          outcome: z.enum(["pending", "unknown", "effect_present", "effect_absent", "not_started"]),
+          settledBy: z.enum(["provider", "executor", "person"]).nullable(),
+        })
+        .loose(),
+    ),
+    receipts: z.array(z.object({ version: z.number().int(), decision: z.string(), digest: z.string(), verifiedAt: z.string() })),
+  })
+  .meta({ id: "BarrierView" });
 
 export const ReceiptQuery = z.object({
   version: z.coerce.number().int().min(1).max(PG_INT_MAX).optional(),
@@ -62,40 +79,78 @@ export const ReceiptQuery = z.object({
 });
 
 const Count = z.number().int().min(0);
-export const StopReceiptSchema = z.object({
-  audit_head: z.object({ event_id: z.string(), hash: z.string(), count: Count }).optional(),
-  barrier_id: z.string(),
-  run_id: z.string(),
-  version: z.number().int().min(1),
-  previous_digest: z.string().nullable(),
-  requested_at: z.string(),
-  requested_by: z.string(),
-  reason: z.string(),
-  authority: z.object({ root_lease: z.enum(["revoked", "active", "none"]), descendant_leases_revoked: Count, active_leases: Count, current_epoch: z.number().int(), runs_killed: Count, runs_in_subtree: Count }),
-  work: z.object({ queued_cancelled: Count, in_flight_settled: Count, in_flight_pending: Count, scheduled_retries_cancelled: Count }),
-  effects: z.object({
-    completed_and_verified: Count, cancelled_without_effect: Count, unknown: Count,
-    settled_by_provider: Count, reported_by_executor: Count, reconciled_by_person: Count,
-  }),
-  in_flight: z.array(z.object({
-    operation_id: z.string(), run_id: z.string(), tool: z.string(),
-    settled_state: z.enum(["pending", "unknown", "completed_and_verified", "cancelled_without_effect"]),
-    settled_by: z.enum(["provider", "executor", "person"]).nullable(), settled_at: z.string().nullable(),
-  }).loose()),
-  observed_by_target: z.union([z.literal("uncertain"), z.object({ meaning: z.string(), at: z.string().nullable() })]),
-  observed_runs: z.array(z.object({ run_id: z.string(), meaning: z.string().nullable(), at: z.string().nullable() })),
-  late_requests_denied: Count,
-  last_settled_at: z.string().nullable(),
-  quiet_period_seconds: z.number().min(0),
-  quiet_until: z.string().nullable(),
-  verified_at: z.string(),
-  decision: z.enum(["stopped_and_quiet", "stop_incomplete"]),
-  reconciliation: z.array(z.object({ operation_id: z.string(), assignee: z.string(), assigned_by: z.string().nullable(), status: z.string(), cause: z.string().nullable(), resolution: z.string().nullable() })),
-  human_settlements: z.array(z.object({ operation_id: z.string(), by: z.string().nullable(), at: z.string().nullable(), resolution: z.string().nullable(), evidence: z.string().nullable() })),
-  effect_receipts: z.array(z.record(z.string(), z.unknown())),
-  summary: z.array(z.string()),
-  digest: z.string().regex(/^[0-9a-f]{64}$/),
-}).strict().meta({ id: "StopReceipt" });
+export const StopReceiptSchema = z
+  .object({
+    audit_head: z.object({ event_id: z.string(), hash: z.string(), count: Count }).optional(),
+    barrier_id: z.string(),
+    run_id: z.string(),
+    version: z.number().int().min(1),
+    previous_digest: z.string().nullable(),
+    requested_at: z.string(),
+    requested_by: z.string(),
+    reason: z.string(),
+    authority: z.object({
+      root_lease: z.enum(["revoked", "active", "none"]),
+      descendant_leases_revoked: Count,
+      active_leases: Count,
+      current_epoch: z.number().int(),
+      runs_killed: Count,
+      runs_in_subtree: Count,
+    }),
+    work: z.object({ queued_cancelled: Count, in_flight_settled: Count, in_flight_pending: Count, scheduled_retries_cancelled: Count }),
+    effects: z.object({
+      completed_and_verified: Count,
+      cancelled_without_effect: Count,
+      unknown: Count,
+      settled_by_provider: Count,
+      reported_by_executor: Count,
+      reconciled_by_person: Count,
+    }),
+    in_flight: z.array(
+      z
+        .object({
+          operation_id: z.string(),
+          run_id: z.string(),
+          tool: z.string(),
+          settled_state: z.enum(["pending", "unknown", "completed_and_verified", "cancelled_without_effect"]),
+          settled_by: z.enum(["provider", "executor", "person"]).nullable(),
+          settled_at: z.string().nullable(),
+        })
+        .loose(),
+    ),
+    observed_by_target: z.union([z.literal("uncertain"), z.object({ meaning: z.string(), at: z.string().nullable() })]),
+    observed_runs: z.array(z.object({ run_id: z.string(), meaning: z.string().nullable(), at: z.string().nullable() })),
+    late_requests_denied: Count,
+    last_settled_at: z.string().nullable(),
+    quiet_period_seconds: z.number().min(0),
+    quiet_until: z.string().nullable(),
+    verified_at: z.string(),
+    decision: z.enum(["stopped_and_quiet", "stop_incomplete"]),
+    reconciliation: z.array(
+      z.object({
+        operation_id: z.string(),
+        assignee: z.string(),
+        assigned_by: z.string().nullable(),
+        status: z.string(),
+        cause: z.string().nullable(),
+        resolution: z.string().nullable(),
+      }),
+    ),
+    human_settlements: z.array(
+      z.object({
+        operation_id: z.string(),
+        by: z.string().nullable(),
+        at: z.string().nullable(),
+        resolution: z.string().nullable(),
+        evidence: z.string().nullable(),
+      }),
+    ),
+    effect_receipts: z.array(z.record(z.string(), z.unknown())),
+    summary: z.array(z.string()),
+    digest: z.string().regex(/^[0-9a-f]{64}$/),
+  })
+  .strict()
+  .meta({ id: "StopReceipt" });
 
 export const ResolveReconciliationBody = z.strictObject({
   resolution: z.enum(["effect_present", "effect_absent"]),
@@ -104,21 +159,35 @@ export const ResolveReconciliationBody = z.strictObject({
 export type ResolveReconciliationInput = z.infer<typeof ResolveReconciliationBody>;
 
 registerPath({
-  method: "post", path: "/api/v1/runs/{runId}/observed", operationId: "reportObserved", tags: ["barrier"],
+  method: "post",
+  path: "/api/v1/runs/{runId}/observed",
+  operationId: "reportObserved",
+  tags: ["barrier"],
   summary: "Report that the target observed the cancellation, with what the acknowledgment means",
   description: "Recorded on the barrier covering the run as the 'observed by target' rung. 409 when no barrier covers the run.",
   callers: "agent, worker and gateway keys",
-  body: ObservedBody, responses: { 200: { description: "recorded", schema: ObservedResponse } }, errors: [400, 403, 404, 409],
+  body: ObservedBody,
+  responses: { 200: { description: "recorded", schema: ObservedResponse } },
+  errors: [400, 403, 404, 409],
 });
 registerPath({
-  method: "get", path: "/api/v1/barriers/{barrierId}", operationId: "getBarrier", tags: ["barrier"],
+  method: "get",
+  path: "/api/v1/barriers/{barrierId}",
+  operationId: "getBarrier",
+  tags: ["barrier"],
   summary: "A barrier: phase, the stop ladder rung by rung, counts, settlements and receipt versions",
-  responses: { 200: { description: "barrier", schema: BarrierViewSchema } }, errors: [404],
+  responses: { 200: { description: "barrier", schema: BarrierViewSchema } },
+  errors: [404],
 });
 registerPath({
-  method: "get", path: "/api/v1/barriers/{barrierId}/receipt", operationId: "getReceipt", tags: ["barrier"],
+  method: "get",
+  path: "/api/v1/barriers/{barrierId}/receipt",
+  operationId: "getReceipt",
+  tags: ["barrier"],
   summary: "The stop receipt (latest version, or ?version=n); YAML with ?format=yaml or Accept: application/yaml",
-  description: "404 until the barrier issued its first receipt. `digest` is sha256 over the RFC 8785 canonical JSON of the body without `digest`; `previous_digest` chains versions.",
+  description:
+    "404 until the barrier issued its first receipt. `digest` is sha256 over the RFC 8785 canonical JSON of the body without `digest`; `previous_digest` chains versions.",
   query: ReceiptQuery,
-  responses: { 200: { description: "receipt body", schema: StopReceiptSchema } }, errors: [400, 404],
+  responses: { 200: { description: "receipt body", schema: StopReceiptSchema } },
+  errors: [400, 404],
 });

@@ -15,13 +15,15 @@ export const DecisionSchema = z.enum(DECISIONS);
 export const GateReasonSchema = z.enum(GATE_REASONS);
 export const OperationStateSchema = z.enum(OPERATION_STATES);
 
-export const ErrorBody = z.object({
-  error: z.object({
-    code: z.string(),
-    message: z.string(),
-    details: z.unknown().optional(),
-  }),
-}).meta({ id: "Error" });
+export const ErrorBody = z
+  .object({
+    error: z.object({
+      code: z.string(),
+      message: z.string(),
+      details: z.unknown().optional(),
+    }),
+  })
+  .meta({ id: "Error" });
 
 /** `{}` for action endpoints that take no input (admit, heartbeat); unknown fields are refused. */
 export const EmptyBody = z.strictObject({});

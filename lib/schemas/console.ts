@@ -7,7 +7,10 @@ import { StopFilterSchema } from "./stops";
 
 const optionalEnum = <T extends readonly [string, ...string[]]>(values: T) =>
   z.preprocess((v) => (v === "" || v === null ? undefined : v), z.enum(values).optional());
-const page = z.preprocess((v) => (v === "" || v === null || v === undefined ? undefined : Number(v)), z.number().int().min(1).max(100_000).optional());
+const page = z.preprocess(
+  (v) => (v === "" || v === null || v === undefined ? undefined : Number(v)),
+  z.number().int().min(1).max(100_000).optional(),
+);
 
 export const RunsQuery = z.object({
   lifecycle: optionalEnum(LIFECYCLES),

@@ -3,40 +3,56 @@ import { z } from "zod";
 import { DecisionSchema, Epoch, GateReasonSchema, Id, IsoTime, OperationStateSchema } from "./common";
 import { registerPath } from "./registry";
 
-export const GateBody = z.strictObject({
-  runId: Id,
-  leaseId: Id,
-  epoch: Epoch,
-  operationId: Id,
-  tool: z.string().trim().min(1).max(300),
-}).meta({ id: "GateRequest" });
+export const GateBody = z
+  .strictObject({
+    runId: Id,
+    leaseId: Id,
+    epoch: Epoch,
+    operationId: Id,
+    tool: z.string().trim().min(1).max(300),
+  })
+  .meta({ id: "GateRequest" });
 export type GateBody = z.infer<typeof GateBody>;
 
-export const RecordedOperation = z.object({
-  operationId: z.string(),
-  state: OperationStateSchema,
-  outcomeDetail: z.unknown().optional(),
-  effectReceipt: z.object({
-    effectReceiptId: z.string().optional(),
-    providerOperationId: z.string().nullable().optional(),
-    detail: z.unknown().optional(),
-    committedAt: IsoTime.optional(),
-  }).passthrough().nullable().optional(),
-}).meta({ id: "RecordedOperation" });
+export const RecordedOperation = z
+  .object({
+    operationId: z.string(),
+    state: OperationStateSchema,
+    outcomeDetail: z.unknown().optional(),
+    effectReceipt: z
+      .object({
+        effectReceiptId: z.string().optional(),
+        providerOperationId: z.string().nullable().optional(),
+        detail: z.unknown().optional(),
+        committedAt: IsoTime.optional(),
+      })
+      .passthrough()
+      .nullable()
+      .optional(),
+  })
+  .meta({ id: "RecordedOperation" });
 
-export const GateResponse = z.object({
-  decision: DecisionSchema,
-  reason: GateReasonSchema,
-  currentEpoch: z.number().int().nullable(),
-  /** On `already_applied`: the recorded outcome and effect receipt, so the effect is not repeated. */
-  operation: RecordedOperation.optional(),
-}).meta({ id: "GateDecision" });
+export const GateResponse = z
+  .object({
+    decision: DecisionSchema,
+    reason: GateReasonSchema,
+    currentEpoch: z.number().int().nullable(),
+    /** On `already_applied`: the recorded outcome and effect receipt, so the effect is not repeated. */
+    operation: RecordedOperation.optional(),
+  })
+  .meta({ id: "GateDecision" });
 export type GateResponse = z.infer<typeof GateResponse>;
 
 registerPath({
-  method: "post", path: "/api/v1/gate", operationId: "gate", tags: ["gate"],
+  method: "post",
+  path: "/api/v1/gate",
+  operationId: "gate",
+  tags: ["gate"],
   summary: "Ask the gate before a protected action",
-  description: "One SQL round trip. The same operationId asked again returns the recorded decision and never creates a second running operation. A run that does not exist or belongs to another team answers deny missing_state.",
-  callers: "agent, worker, gateway keys (operator keys whose user may act)", body: GateBody,
-  responses: { 200: { description: "the decision", schema: GateResponse } }, errors: [400, 403],
+  description:
+    "One SQL round trip. The same operationId asked again returns the recorded decision and never creates a second running operation. A run that does not exist or belongs to another team answers deny missing_state.",
+  callers: "agent, worker, gateway keys (operator keys whose user may act)",
+  body: GateBody,
+  responses: { 200: { description: "the decision", schema: GateResponse } },
+  errors: [400, 403],
 });

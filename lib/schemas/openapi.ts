@@ -47,7 +47,10 @@ function queryParameters(q: z.ZodObject, components: Json): Json[] {
   const shape = q.shape as Record<string, z.ZodType>;
   const js = toSchema(q, "input", components) as { properties?: Record<string, Json>; required?: string[] };
   return Object.keys(shape).map((name) => ({
-    name, in: "query", required: js.required?.includes(name) ?? false, schema: js.properties?.[name] ?? {},
+    name,
+    in: "query",
+    required: js.required?.includes(name) ?? false,
+    schema: js.properties?.[name] ?? {},
   }));
 }
 
@@ -64,20 +67,30 @@ function operationOf(spec: PathSpec, components: Json): Json {
     };
   }
   const errs = new Set(spec.errors ?? []);
-  if (spec.auth !== false) { errs.add(401); errs.add(429); }
+  if (spec.auth !== false) {
+    errs.add(401);
+    errs.add(429);
+  }
   if (spec.body) errs.add(413);
   errs.add(500);
   for (const s of [...errs].sort()) {
-    responses[String(s)] = { description: STATUS_TEXT[s] ?? "error", content: { "application/json": { schema: { $ref: "#/components/schemas/Error" } } } };
+    responses[String(s)] = {
+      description: STATUS_TEXT[s] ?? "error",
+      content: { "application/json": { schema: { $ref: "#/components/schemas/Error" } } },
+    };
   }
   return {
     operationId: spec.operationId,
     summary: spec.summary,
-    ...(spec.description || spec.callers ? { description: [spec.description, spec.callers ? `Callers: ${spec.callers}.` : ""].filter(Boolean).join("\n\n") } : {}),
+    ...(spec.description || spec.callers
+      ? { description: [spec.description, spec.callers ? `Callers: ${spec.callers}.` : ""].filter(Boolean).join("\n\n") }
+      : {}),
     ...(spec.tags ? { tags: spec.tags } : {}),
     ...(spec.auth === false ? { security: [] } : {}),
     parameters: [...pathParameters(spec.path), ...(spec.query ? queryParameters(spec.query, components) : [])],
-    ...(spec.body ? { requestBody: { required: true, content: { "application/json": { schema: toSchema(spec.body, "input", components) } } } } : {}),
+    ...(spec.body
+      ? { requestBody: { required: true, content: { "application/json": { schema: toSchema(spec.body, "input", components) } } } }
+      : {}),
     responses,
   };
 }
@@ -95,7 +108,8 @@ export function buildOpenApiDocument(opts: { serverUrl?: string } = {}): Json {
     info: {
       title: "Quiesce machine API",
       version: "1",
-      description: "Control plane for stopping agents. Machine keys (agent, worker, gateway) read and ask; operator keys carry their user's current role. Errors: { error: { code, message } }.",
+      description:
+        "Control plane for stopping agents. Machine keys (agent, worker, gateway) read and ask; operator keys carry their user's current role. Errors: { error: { code, message } }.",
     },
     jsonSchemaDialect: "https://json-schema.org/draft/2020-12/schema",
     ...(opts.serverUrl ? { servers: [{ url: opts.serverUrl }] } : {}),
@@ -109,8 +123,13 @@ export function buildOpenApiDocument(opts: { serverUrl?: string } = {}): Json {
 }
 
 const OPENAPI_SPEC: PathSpec = {
-  method: "get", path: "/api/v1/openapi.json", operationId: "openapi", tags: ["meta"], auth: false,
-  summary: "This document", responses: { 200: { description: "OpenAPI 3.1 document" } },
+  method: "get",
+  path: "/api/v1/openapi.json",
+  operationId: "openapi",
+  tags: ["meta"],
+  auth: false,
+  summary: "This document",
+  responses: { 200: { description: "OpenAPI 3.1 document" } },
 };
 
 let served: string | undefined;

@@ -5,28 +5,32 @@ import { GateResponse } from "./gate";
 import { registerPath } from "./registry";
 import { REPORTED_OUTCOMES } from "../control/types";
 
-export const RegisterOperationBody = z.strictObject({
-  runId: Id,
-  leaseId: Id,
-  epoch: Epoch,
-  operationId: Id,
-  kind: z.enum(["queued", "scheduled", "retry"]),
-  tool: z.string().trim().min(1).max(300),
-  notBefore: IsoTime.optional(),
-  expiresAt: IsoTime.optional(),
-  argsDigest: z.string().max(200).optional(),
-  /** The queue that holds the job, e.g. "pg-boss:deploys" or "bullmq:emails": a kill cancels it there. */
-  providerName: z.string().min(1).max(200).optional(),
-  providerJobId: z.string().min(1).max(300).optional(),
-}).meta({ id: "RegisterOperationRequest" });
+export const RegisterOperationBody = z
+  .strictObject({
+    runId: Id,
+    leaseId: Id,
+    epoch: Epoch,
+    operationId: Id,
+    kind: z.enum(["queued", "scheduled", "retry"]),
+    tool: z.string().trim().min(1).max(300),
+    notBefore: IsoTime.optional(),
+    expiresAt: IsoTime.optional(),
+    argsDigest: z.string().max(200).optional(),
+    /** The queue that holds the job, e.g. "pg-boss:deploys" or "bullmq:emails": a kill cancels it there. */
+    providerName: z.string().min(1).max(200).optional(),
+    providerJobId: z.string().min(1).max(300).optional(),
+  })
+  .meta({ id: "RegisterOperationRequest" });
 export type RegisterOperationBody = z.infer<typeof RegisterOperationBody>;
 
-export const RegisterOperationResponse = z.object({
-  operationId: z.string(),
-  state: OperationStateSchema,
-  /** false when the same operationId was already registered with the same run (idempotent, 200). */
-  created: z.boolean(),
-}).meta({ id: "RegisterOperationResponse" });
+export const RegisterOperationResponse = z
+  .object({
+    operationId: z.string(),
+    state: OperationStateSchema,
+    /** false when the same operationId was already registered with the same run (idempotent, 200). */
+    created: z.boolean(),
+  })
+  .meta({ id: "RegisterOperationResponse" });
 export type RegisterOperationResponse = z.infer<typeof RegisterOperationResponse>;
 
 export const AdmitBody = EmptyBody;
@@ -39,52 +43,84 @@ export const EffectInput = z.strictObject({
   rollbackOwner: z.string().max(300).optional(),
 });
 
-export const CompleteBody = z.strictObject({
-  /** aborted_unknown: the executor aborted a running call (kill, caller cancel, lost link) and cannot
-   *  know whether its effect happened — evidence for the barrier, never proof either way (no effect). */
-  outcome: z.enum(REPORTED_OUTCOMES),
-  effect: EffectInput.optional(),
-  detail: z.unknown().optional(),
-}).meta({ id: "CompleteOperationRequest" });
+export const CompleteBody = z
+  .strictObject({
+    /** aborted_unknown: the executor aborted a running call (kill, caller cancel, lost link) and cannot
+     *  know whether its effect happened — evidence for the barrier, never proof either way (no effect). */
+    outcome: z.enum(REPORTED_OUTCOMES),
+    effect: EffectInput.optional(),
+    detail: z.unknown().optional(),
+  })
+  .meta({ id: "CompleteOperationRequest" });
 export type CompleteBody = z.infer<typeof CompleteBody>;
 
-export const CompleteResponse = z.object({
-  operationId: z.string(),
-  state: OperationStateSchema,
-  effectReceiptId: z.string().nullable(),
-  breaker: z.enum(["closed", "open", "half_open"]),
-}).meta({ id: "CompleteOperationResponse" });
+export const CompleteResponse = z
+  .object({
+    operationId: z.string(),
+    state: OperationStateSchema,
+    effectReceiptId: z.string().nullable(),
+    breaker: z.enum(["closed", "open", "half_open"]),
+  })
+  .meta({ id: "CompleteOperationResponse" });
 export type CompleteResponse = z.infer<typeof CompleteResponse>;
 
-export const HeartbeatResponse = z.object({
-  continue: z.boolean(),
-  reason: GateReasonSchema,
-  currentEpoch: z.number().int().nullable(),
-}).meta({ id: "HeartbeatResponse" });
+export const HeartbeatResponse = z
+  .object({
+    continue: z.boolean(),
+    reason: GateReasonSchema,
+    currentEpoch: z.number().int().nullable(),
+  })
+  .meta({ id: "HeartbeatResponse" });
 export type HeartbeatResponse = z.infer<typeof HeartbeatResponse>;
 
 registerPath({
-  method: "post", path: "/api/v1/operations", operationId: "registerOperation", tags: ["operations"],
+  method: "post",
+  path: "/api/v1/operations",
+  operationId: "registerOperation",
+  tags: ["operations"],
   summary: "Register queued, scheduled or retry work so a kill can cancel it",
-  description: "Checked against current authority: a killed, revoked, expired or stale-epoch run cannot enqueue (409 with the gate reason). The same operationId again returns the existing operation (200).",
-  callers: "agent, worker, gateway keys", body: RegisterOperationBody,
-  responses: { 201: { description: "registered", schema: RegisterOperationResponse }, 200: { description: "already registered", schema: RegisterOperationResponse } },
+  description:
+    "Checked against current authority: a killed, revoked, expired or stale-epoch run cannot enqueue (409 with the gate reason). The same operationId again returns the existing operation (200).",
+  callers: "agent, worker, gateway keys",
+  body: RegisterOperationBody,
+  responses: {
+    201: { description: "registered", schema: RegisterOperationResponse },
+    200: { description: "already registered", schema: RegisterOperationResponse },
+  },
   errors: [400, 403, 404, 409],
 });
 registerPath({
-  method: "post", path: "/api/v1/operations/{operationId}/admit", operationId: "admitOperation", tags: ["operations"],
-  summary: "Dequeue-time gate check; allow moves the operation to running", callers: "worker, agent, gateway keys",
-  body: AdmitBody, responses: { 200: { description: "the decision", schema: GateResponse } }, errors: [400, 403, 404],
+  method: "post",
+  path: "/api/v1/operations/{operationId}/admit",
+  operationId: "admitOperation",
+  tags: ["operations"],
+  summary: "Dequeue-time gate check; allow moves the operation to running",
+  callers: "worker, agent, gateway keys",
+  body: AdmitBody,
+  responses: { 200: { description: "the decision", schema: GateResponse } },
+  errors: [400, 403, 404],
 });
 registerPath({
-  method: "post", path: "/api/v1/operations/{operationId}/complete", operationId: "completeOperation", tags: ["operations"],
+  method: "post",
+  path: "/api/v1/operations/{operationId}/complete",
+  operationId: "completeOperation",
+  tags: ["operations"],
   summary: "Report the outcome and effect of a running operation",
-  description: "A succeeded outcome with an effect records an EffectReceipt. Feeds the run's breaker. On a killed run tree the report is kept as barrier evidence and answered 409.",
-  callers: "worker, agent, gateway keys", body: CompleteBody,
-  responses: { 200: { description: "recorded", schema: CompleteResponse } }, errors: [400, 403, 404, 409],
+  description:
+    "A succeeded outcome with an effect records an EffectReceipt. Feeds the run's breaker. On a killed run tree the report is kept as barrier evidence and answered 409.",
+  callers: "worker, agent, gateway keys",
+  body: CompleteBody,
+  responses: { 200: { description: "recorded", schema: CompleteResponse } },
+  errors: [400, 403, 404, 409],
 });
 registerPath({
-  method: "post", path: "/api/v1/operations/{operationId}/heartbeat", operationId: "heartbeatOperation", tags: ["operations"],
-  summary: "Keep a long operation alive; continue=false means stop now", callers: "worker, agent, gateway keys",
-  body: HeartbeatBody, responses: { 200: { description: "continue or stop", schema: HeartbeatResponse } }, errors: [400, 403, 404],
+  method: "post",
+  path: "/api/v1/operations/{operationId}/heartbeat",
+  operationId: "heartbeatOperation",
+  tags: ["operations"],
+  summary: "Keep a long operation alive; continue=false means stop now",
+  callers: "worker, agent, gateway keys",
+  body: HeartbeatBody,
+  responses: { 200: { description: "continue or stop", schema: HeartbeatResponse } },
+  errors: [400, 403, 404],
 });

@@ -17,68 +17,89 @@ export const NativeIds = z.strictObject({
 
 export const HarnessInput = z.enum(["claude_code", "claude-code", "codex", "mcp", "custom"]);
 
-export const CreateRunBody = z.strictObject({
-  taskId: z.string().trim().min(1).max(200),
-  title: z.string().max(500).optional(),
-  harness: HarnessInput.optional(),
-  parentRunId: Id.optional(),
-  parentLeaseId: Id.optional(),
-  scopes: z.array(z.string().trim().min(1).max(200)).max(100).optional(),
-  leaseTtlSeconds: z.number().int().min(1).max(MAX_LEASE_TTL_SECONDS)
-    .describe(`the lease's idle window in seconds (default ${DEFAULT_LEASE_TTL_SECONDS}): every intact gate call renews it, up to the team's maximum lifetime; a child's is clamped to its parent's`).optional(),
-  native: NativeIds.optional(),
-  forkedFrom: z.strictObject({
-    runId: Id.optional(),
-    sessionId: z.string().min(1).max(300).optional(),
-    threadId: z.string().min(1).max(300).optional(),
-  }).describe(
-    "the session (native session id), thread (native thread id) or run this one was resumed or forked from: when that run is " +
-    "known to this team, the new run becomes its child (its kill, pause and breaker apply) and records the lineage; a killed source answers 409",
-  ).optional(),
-  /** Marks the run (and every child registered under it) as a drill run (`quiesce drill`, docs/evals.md). */
-  drill: z.boolean().describe("register a drill run: kept, but marked so consoles and reports can set it apart; children inherit it").optional(),
-}).meta({ id: "CreateRunRequest" });
+export const CreateRunBody = z
+  .strictObject({
+    taskId: z.string().trim().min(1).max(200),
+    title: z.string().max(500).optional(),
+    harness: HarnessInput.optional(),
+    parentRunId: Id.optional(),
+    parentLeaseId: Id.optional(),
+    scopes: z.array(z.string().trim().min(1).max(200)).max(100).optional(),
+    leaseTtlSeconds: z
+      .number()
+      .int()
+      .min(1)
+      .max(MAX_LEASE_TTL_SECONDS)
+      .describe(
+        `the lease's idle window in seconds (default ${DEFAULT_LEASE_TTL_SECONDS}): every intact gate call renews it, up to the team's maximum lifetime; a child's is clamped to its parent's`,
+      )
+      .optional(),
+    native: NativeIds.optional(),
+    forkedFrom: z
+      .strictObject({
+        runId: Id.optional(),
+        sessionId: z.string().min(1).max(300).optional(),
+        threadId: z.string().min(1).max(300).optional(),
+      })
+      .describe(
+        "the session (native session id), thread (native thread id) or run this one was resumed or forked from: when that run is " +
+          "known to this team, the new run becomes its child (its kill, pause and breaker apply) and records the lineage; a killed source answers 409",
+      )
+      .optional(),
+    /** Marks the run (and every child registered under it) as a drill run (`quiesce drill`, docs/evals.md). */
+    drill: z
+      .boolean()
+      .describe("register a drill run: kept, but marked so consoles and reports can set it apart; children inherit it")
+      .optional(),
+  })
+  .meta({ id: "CreateRunRequest" });
 export type CreateRunBody = z.infer<typeof CreateRunBody>;
 
-export const CreateRunResponse = z.object({
-  runId: z.string(),
-  leaseId: z.string(),
-  epoch: z.number().int(),
-  validUntil: IsoTime,
-  parentRunId: z.string().nullable(),
-  rootRunId: z.string(),
-  scopes: z.array(z.string()),
-  /** false when an idempotent registration returned the existing run (status 200). */
-  created: z.boolean(),
-}).meta({ id: "CreateRunResponse" });
+export const CreateRunResponse = z
+  .object({
+    runId: z.string(),
+    leaseId: z.string(),
+    epoch: z.number().int(),
+    validUntil: IsoTime,
+    parentRunId: z.string().nullable(),
+    rootRunId: z.string(),
+    scopes: z.array(z.string()),
+    /** false when an idempotent registration returned the existing run (status 200). */
+    created: z.boolean(),
+  })
+  .meta({ id: "CreateRunResponse" });
 export type CreateRunResponse = z.infer<typeof CreateRunResponse>;
 
-export const LeaseView = z.object({
-  leaseId: z.string(),
-  parentLeaseId: z.string().nullable(),
-  scopes: z.array(z.string()),
-  validUntil: IsoTime,
-  revokedAt: IsoTime.nullable(),
-  revokedBy: z.string().nullable(),
-  createdAt: IsoTime,
-}).meta({ id: "Lease" });
+export const LeaseView = z
+  .object({
+    leaseId: z.string(),
+    parentLeaseId: z.string().nullable(),
+    scopes: z.array(z.string()),
+    validUntil: IsoTime,
+    revokedAt: IsoTime.nullable(),
+    revokedBy: z.string().nullable(),
+    createdAt: IsoTime,
+  })
+  .meta({ id: "Lease" });
 
-export const RunSummary = z.object({
-  runId: z.string(),
-  taskId: z.string(),
-  title: z.string().nullable(),
-  harness: z.string(),
-  parentRunId: z.string().nullable(),
-  rootRunId: z.string(),
-  depth: z.number().int(),
-  lifecycle: LifecycleSchema,
-  breaker: BreakerSchema,
-  epoch: z.number().int(),
-  createdAt: IsoTime,
-  lastHeartbeatAt: IsoTime.nullable(),
-  /** Registered by a drill (`drill: true`, or under a drill run). */
-  isDrill: z.boolean(),
-}).meta({ id: "RunSummary" });
+export const RunSummary = z
+  .object({
+    runId: z.string(),
+    taskId: z.string(),
+    title: z.string().nullable(),
+    harness: z.string(),
+    parentRunId: z.string().nullable(),
+    rootRunId: z.string(),
+    depth: z.number().int(),
+    lifecycle: LifecycleSchema,
+    breaker: BreakerSchema,
+    epoch: z.number().int(),
+    createdAt: IsoTime,
+    lastHeartbeatAt: IsoTime.nullable(),
+    /** Registered by a drill (`drill: true`, or under a drill run). */
+    isDrill: z.boolean(),
+  })
+  .meta({ id: "RunSummary" });
 export type RunSummary = z.infer<typeof RunSummary>;
 
 export const RunView = RunSummary.extend({
@@ -90,8 +111,10 @@ export const RunView = RunSummary.extend({
   breakerReason: z.string().nullable(),
   breakerFailures: z.number().int(),
   native: z.object({
-    sessionId: z.string().nullable(), agentId: z.string().nullable(),
-    threadId: z.string().nullable(), turnId: z.string().nullable(),
+    sessionId: z.string().nullable(),
+    agentId: z.string().nullable(),
+    threadId: z.string().nullable(),
+    turnId: z.string().nullable(),
   }),
   lastNativeState: z.string().nullable(),
   children: z.array(RunSummary),
@@ -113,35 +136,60 @@ export const ListRunsQuery = z.strictObject({
 });
 export type ListRunsQuery = z.infer<typeof ListRunsQuery>;
 
-export const ListRunsResponse = z.object({
-  runs: z.array(RunSummary),
-  nextCursor: z.string().nullable(),
-}).meta({ id: "RunList" });
+export const ListRunsResponse = z
+  .object({
+    runs: z.array(RunSummary),
+    nextCursor: z.string().nullable(),
+  })
+  .meta({ id: "RunList" });
 export type ListRunsResponse = z.infer<typeof ListRunsResponse>;
 
 registerPath({
-  method: "post", path: "/api/v1/runs", operationId: "createRun", tags: ["runs"],
+  method: "post",
+  path: "/api/v1/runs",
+  operationId: "createRun",
+  tags: ["runs"],
   summary: "Register a run or a child run and get its lease",
-  description: "A child lease never outlives or out-scopes its parent's. With native.sessionId (and agentId), registering the same native identity again returns the existing run (200, created=false).",
-  callers: "agent, gateway keys", body: CreateRunBody,
-  responses: { 201: { description: "registered", schema: CreateRunResponse }, 200: { description: "already registered (idempotent)", schema: CreateRunResponse } },
+  description:
+    "A child lease never outlives or out-scopes its parent's. With native.sessionId (and agentId), registering the same native identity again returns the existing run (200, created=false).",
+  callers: "agent, gateway keys",
+  body: CreateRunBody,
+  responses: {
+    201: { description: "registered", schema: CreateRunResponse },
+    200: { description: "already registered (idempotent)", schema: CreateRunResponse },
+  },
   errors: [400, 403, 404, 409],
 });
 registerPath({
-  method: "get", path: "/api/v1/runs", operationId: "listRuns", tags: ["runs"],
-  summary: "List the team's runs, newest first", callers: "any key", query: ListRunsQuery,
-  responses: { 200: { description: "a page of runs", schema: ListRunsResponse } }, errors: [400],
+  method: "get",
+  path: "/api/v1/runs",
+  operationId: "listRuns",
+  tags: ["runs"],
+  summary: "List the team's runs, newest first",
+  callers: "any key",
+  query: ListRunsQuery,
+  responses: { 200: { description: "a page of runs", schema: ListRunsResponse } },
+  errors: [400],
 });
 registerPath({
-  method: "get", path: "/api/v1/runs/{runId}", operationId: "getRun", tags: ["runs"],
-  summary: "Read a run with its children and leases", callers: "any key",
-  responses: { 200: { description: "the run", schema: RunView } }, errors: [404],
+  method: "get",
+  path: "/api/v1/runs/{runId}",
+  operationId: "getRun",
+  tags: ["runs"],
+  summary: "Read a run with its children and leases",
+  callers: "any key",
+  responses: { 200: { description: "the run", schema: RunView } },
+  errors: [404],
 });
 // The stream itself is served by app/api/v1/runs/[runId]/events (lib/abort, lib/sdk/events.ts).
 registerPath({
-  method: "get", path: "/api/v1/runs/{runId}/events", operationId: "runEvents", tags: ["runs"],
+  method: "get",
+  path: "/api/v1/runs/{runId}/events",
+  operationId: "runEvents",
+  tags: ["runs"],
   summary: "Server-sent events for the run's tree (event: ready | control | resync)",
-  description: "`event: ready` once the server listens (nothing committed afterwards is missed); `event: control` with a ControlEvent JSON for every control change of the tree; `event: resync` when events may have been lost. Events are wake-up calls, not authority: re-check with a heartbeat or the gate.",
+  description:
+    "`event: ready` once the server listens (nothing committed afterwards is missed); `event: control` with a ControlEvent JSON for every control change of the tree; `event: resync` when events may have been lost. Events are wake-up calls, not authority: re-check with a heartbeat or the gate.",
   callers: "any key of the run's team",
   responses: { 200: { description: "text/event-stream", contentType: "text/event-stream", schema: z.string() } },
   errors: [404],

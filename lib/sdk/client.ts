@@ -6,7 +6,11 @@ import type { z } from "zod";
 import type { CreateRunBody, CreateRunResponse, ListRunsResponse, RunView } from "../schemas/runs";
 import type { GateBody, GateResponse } from "../schemas/gate";
 import type {
-  CompleteBody, CompleteResponse, HeartbeatResponse, RegisterOperationBody, RegisterOperationResponse,
+  CompleteBody,
+  CompleteResponse,
+  HeartbeatResponse,
+  RegisterOperationBody,
+  RegisterOperationResponse,
 } from "../schemas/operations";
 import type { BreakerResponse, KillResponse, LifecycleResponse } from "../schemas/control";
 import type { CreateStopBody, FinishRunResponse, StopDryRunResponse, StopView } from "../schemas/stops";
@@ -47,7 +51,10 @@ export type CreateRunResult = CreateRunResponse & { status: 200 | 201 };
 export type RegisterOperationResult = RegisterOperationResponse & { status: 200 | 201 };
 
 // Barrier and receipt shapes belong to the barrier work (lib/schemas/barriers.ts); typed loosely here.
-export type BarrierView = { barrierId: string; phase: string; ladder: Record<string, unknown>; counts: Record<string, unknown> } & Record<string, unknown>;
+export type BarrierView = { barrierId: string; phase: string; ladder: Record<string, unknown>; counts: Record<string, unknown> } & Record<
+  string,
+  unknown
+>;
 export type StopReceiptBody = Record<string, unknown> & { barrier_id: string; decision: string; digest: string };
 
 export class QuiesceClient {
@@ -68,7 +75,12 @@ export class QuiesceClient {
   }
 
   /** Low-level call; returns the parsed JSON and the status. Exposed for extensions (methods added by later features). */
-  async request<T>(method: string, path: string, body?: unknown, opts: { auth?: boolean; signal?: AbortSignal } = {}): Promise<{ status: number; json: T }> {
+  async request<T>(
+    method: string,
+    path: string,
+    body?: unknown,
+    opts: { auth?: boolean; signal?: AbortSignal } = {},
+  ): Promise<{ status: number; json: T }> {
     const headers: Record<string, string> = { accept: "application/json" };
     if (opts.auth !== false) {
       if (!this.apiKey) throw new QuiesceConfigError("no API key: pass { apiKey } or set QUIESCE_API_KEY");
@@ -83,13 +95,17 @@ export class QuiesceClient {
     let text: string;
     try {
       res = await this.fetchImpl(`${this.url}${path}`, {
-        method, headers, body: body === undefined ? undefined : JSON.stringify(body), signal,
+        method,
+        headers,
+        body: body === undefined ? undefined : JSON.stringify(body),
+        signal,
       });
       text = await res.text();
     } catch (err) {
       const timedOut = timeout.aborted;
       throw new QuiesceUnreachableError(
-        timedOut ? `control plane did not answer within ${this.timeoutMs} ms (${method} ${path})`
+        timedOut
+          ? `control plane did not answer within ${this.timeoutMs} ms (${method} ${path})`
           : `control plane unreachable at ${this.url} (${method} ${path}): ${(err as Error)?.message ?? err}`,
         { cause: err, timedOut },
       );
@@ -102,7 +118,12 @@ export class QuiesceClient {
     }
     if (!res.ok) {
       const e = (json as { error?: { code?: string; message?: string; details?: unknown } } | undefined)?.error;
-      throw new QuiesceApiError(res.status, e?.code ?? `http_${res.status}`, e?.message ?? `HTTP ${res.status} (${method} ${path})`, e?.details);
+      throw new QuiesceApiError(
+        res.status,
+        e?.code ?? `http_${res.status}`,
+        e?.message ?? `HTTP ${res.status} (${method} ${path})`,
+        e?.details,
+      );
     }
     return { status: res.status, json: json as T };
   }
@@ -185,13 +206,21 @@ export class QuiesceClient {
     return this.call("GET", `/api/v1/barriers/${enc(barrierId)}/receipt${version ? `?version=${version}` : ""}`);
   }
   /** A harness reports that its target observed the cancellation (the "observed by target" rung). */
-  reportObserved(runId: string, body: { meaning: "signal_accepted" | "turn_interrupted" | "process_terminated"; evidence?: Record<string, unknown> }): Promise<{ barrierId: string; runId: string; meaning: string; observedAt: string }> {
+  reportObserved(
+    runId: string,
+    body: { meaning: "signal_accepted" | "turn_interrupted" | "process_terminated"; evidence?: Record<string, unknown> },
+  ): Promise<{ barrierId: string; runId: string; meaning: string; observedAt: string }> {
     return this.call("POST", `/api/v1/runs/${enc(runId)}/observed`, body);
   }
 
   /** Server-sent control events of the run's tree (lib/sdk/events.ts); resolves once live. */
   subscribe(runId: string, onEvent: (e: RunEvent) => void, signal: AbortSignal): Promise<void> {
-    return subscribeEvents({ url: this.url, apiKey: this.apiKey ?? "", fetch: this.fetchImpl, timeoutMs: this.timeoutMs }, runId, onEvent, signal);
+    return subscribeEvents(
+      { url: this.url, apiKey: this.apiKey ?? "", fetch: this.fetchImpl, timeoutMs: this.timeoutMs },
+      runId,
+      onEvent,
+      signal,
+    );
   }
 
   openapi(): Promise<Record<string, unknown>> {

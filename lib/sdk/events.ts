@@ -16,18 +16,19 @@ export interface EventsConnection {
   timeoutMs?: number;
 }
 
-export interface ReadyInfo { runId: string; rootRunId: string; lifecycle?: string; epoch?: number }
+export interface ReadyInfo {
+  runId: string;
+  rootRunId: string;
+  lifecycle?: string;
+  epoch?: number;
+}
 
-export type RunEvent =
-  | { type: "ready"; data: ReadyInfo }
-  | { type: "control"; data: ControlEvent }
-  | { type: "resync" };
+export type RunEvent = { type: "ready"; data: ReadyInfo } | { type: "control"; data: ControlEvent } | { type: "resync" };
 
 export interface SubscribeOptions {
   /** Called on every disconnect / failed reconnect (for logs). */
   onDisconnect?: (err: Error) => void;
 }
-
 
 export async function subscribe(
   conn: EventsConnection,
@@ -39,7 +40,10 @@ export async function subscribe(
   let first = true;
   let resolveReady!: () => void;
   let rejectReady!: (err: unknown) => void;
-  const ready = new Promise<void>((res, rej) => { resolveReady = res; rejectReady = rej; });
+  const ready = new Promise<void>((res, rej) => {
+    resolveReady = res;
+    rejectReady = rej;
+  });
 
   const loop = async () => {
     let attempt = 0;
@@ -48,7 +52,10 @@ export async function subscribe(
         await streamOnce(conn, runId, signal, (e) => {
           if (e.type === "ready") {
             attempt = 0;
-            if (first) { first = false; resolveReady(); } else onEvent({ type: "resync" });
+            if (first) {
+              first = false;
+              resolveReady();
+            } else onEvent({ type: "resync" });
           }
           onEvent(e);
         });
@@ -58,14 +65,23 @@ export async function subscribe(
         if (signal.aborted) return;
         // The first connection's failure belongs to the caller (fail closed: do not start work
         // that nobody could stop); later ones are retried.
-        if (first) { rejectReady(err); return; }
+        if (first) {
+          rejectReady(err);
+          return;
+        }
         opts.onDisconnect?.(err as Error);
       }
       await sleep(backoffDelay(attempt++, { baseMs: 250, capMs: 5000 }), undefined, signal);
     }
   };
   void loop();
-  signal.addEventListener("abort", () => { if (first) rejectReady(signal.reason ?? new Error("aborted")); }, { once: true });
+  signal.addEventListener(
+    "abort",
+    () => {
+      if (first) rejectReady(signal.reason ?? new Error("aborted"));
+    },
+    { once: true },
+  );
   return ready;
 }
 
@@ -86,8 +102,12 @@ async function streamOnce(conn: EventsConnection, runId: string, signal: AbortSi
       throw new QuiesceUnreachableError(`event stream: ${(err as Error).message}`);
     }
     if (!res.ok || !res.body) {
-      const body = await res.json().catch(() => null) as { error?: { code?: string; message?: string } } | null;
-      throw new QuiesceApiError(res.status, body?.error?.code ?? "http_error", body?.error?.message ?? `event stream answered ${res.status}`);
+      const body = (await res.json().catch(() => null)) as { error?: { code?: string; message?: string } } | null;
+      throw new QuiesceApiError(
+        res.status,
+        body?.error?.code ?? "http_error",
+        body?.error?.message ?? `event stream answered ${res.status}`,
+      );
     }
     clearTimeout(headerTimer);
     const parser = createParser({

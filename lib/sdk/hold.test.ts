@@ -9,18 +9,26 @@ const scripted = (answers: GateAnswer[]) => {
 const hold: GateAnswer = { decision: "hold", reason: "paused" };
 
 test("backoff never shrinks and never passes its cap", () => {
-  fc.assert(fc.property(fc.nat(1000), fc.integer({ min: 1, max: 60_000 }), (a, cap) => {
-    expect(backoffDelay(a + 1, cap)).toBeGreaterThanOrEqual(backoffDelay(a, cap));
-    expect(backoffDelay(a, cap)).toBeLessThanOrEqual(cap);
-  }));
+  fc.assert(
+    fc.property(fc.nat(1000), fc.integer({ min: 1, max: 60_000 }), (a, cap) => {
+      expect(backoffDelay(a + 1, cap)).toBeGreaterThanOrEqual(backoffDelay(a, cap));
+      expect(backoffDelay(a, cap)).toBeLessThanOrEqual(cap);
+    }),
+  );
 });
 
 test("holds re-ask until a decision; every hold is reported", async () => {
   const holds: number[] = [];
-  const r = await askGate(scripted([hold, hold, { decision: "allow", reason: "allowed" }]), { backoff: () => 1, onHold: (_a, n) => holds.push(n) });
+  const r = await askGate(scripted([hold, hold, { decision: "allow", reason: "allowed" }]), {
+    backoff: () => 1,
+    onHold: (_a, n) => holds.push(n),
+  });
   expect(r).toMatchObject({ kind: "decided", answer: { decision: "allow" } });
   expect(holds).toEqual([0, 1]);
-  expect(await askGate(scripted([{ decision: "deny", reason: "killed" }]))).toMatchObject({ kind: "decided", answer: { reason: "killed" } });
+  expect(await askGate(scripted([{ decision: "deny", reason: "killed" }]))).toMatchObject({
+    kind: "decided",
+    answer: { reason: "killed" },
+  });
 });
 
 test("a maximum hold gives up with the last answer; the caller's signal cancels; a wake-up ends a wait at once", async () => {
@@ -33,10 +41,18 @@ test("a maximum hold gives up with the last answer; the caller's signal cancels;
   let bell = new AbortController();
   let n = 0;
   const t0 = Date.now();
-  const r = await askGate(async () => {
-    if (n++ === 0) { const old = bell; bell = new AbortController(); old.abort(); return hold; }
-    return { decision: "allow", reason: "allowed" };
-  }, { wake: () => bell.signal, backoff: () => 3_600_000 });
+  const r = await askGate(
+    async () => {
+      if (n++ === 0) {
+        const old = bell;
+        bell = new AbortController();
+        old.abort();
+        return hold;
+      }
+      return { decision: "allow", reason: "allowed" };
+    },
+    { wake: () => bell.signal, backoff: () => 3_600_000 },
+  );
   expect(r.kind).toBe("decided");
   expect(Date.now() - t0).toBeLessThan(5_000);
 });

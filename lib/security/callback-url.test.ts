@@ -8,9 +8,22 @@ const BASE = "https://console.example";
 
 describe("safeCallbackUrl", () => {
   test.each([
-    "/%09/evil.example", "/\t/evil.example", "/\r/evil.example", "/\n/evil.example", "//evil.example", "/\\evil.example",
-    "\\/evil.example", "https://evil.example/runs", "javascript:alert(1)", "/runs\r\nSet-Cookie: x=1", "runs", "",
-    "/signin?callbackUrl=/runs", "/./\\evil.example", "/ /evil.example".replace(" ", "\u0000"), "/api/auth/signout",
+    "/%09/evil.example",
+    "/\t/evil.example",
+    "/\r/evil.example",
+    "/\n/evil.example",
+    "//evil.example",
+    "/\\evil.example",
+    "\\/evil.example",
+    "https://evil.example/runs",
+    "javascript:alert(1)",
+    "/runs\r\nSet-Cookie: x=1",
+    "runs",
+    "",
+    "/signin?callbackUrl=/runs",
+    "/./\\evil.example",
+    "/ /evil.example".replace(" ", "\u0000"),
+    "/api/auth/signout",
   ])("%j goes to /runs", (raw) => {
     const decoded = raw.startsWith("/%09") ? decodeURIComponent(raw) : raw;
     expect(safeCallbackUrl(decoded)).toBe("/runs");
@@ -25,16 +38,21 @@ describe("safeCallbackUrl", () => {
   test("property: whatever comes in, the answer is a same-origin path a browser resolves to this site", () => {
     const hostile = fc.oneof(
       fc.string({ unit: "binary" }),
-      fc.tuple(fc.constantFrom("/", "//", "/\\", "\\", "/\t/", "/%2F", "http:", ""), fc.string({ unit: "grapheme-ascii" })).map(([a, b]) => a + b),
+      fc
+        .tuple(fc.constantFrom("/", "//", "/\\", "\\", "/\t/", "/%2F", "http:", ""), fc.string({ unit: "grapheme-ascii" }))
+        .map(([a, b]) => a + b),
       fc.webUrl(),
     );
-    fc.assert(fc.property(hostile, (raw) => {
-      const out = safeCallbackUrl(raw);
-      expect(out.startsWith("/")).toBe(true);
-      expect(out.startsWith("//")).toBe(false);
-      expect(new URL(out, BASE).origin).toBe(BASE);
-      expect(/[\u0000-\u001f\u007f]/.test(out)).toBe(false);
-    }), { numRuns: 2000 });
+    fc.assert(
+      fc.property(hostile, (raw) => {
+        const out = safeCallbackUrl(raw);
+        expect(out.startsWith("/")).toBe(true);
+        expect(out.startsWith("//")).toBe(false);
+        expect(new URL(out, BASE).origin).toBe(BASE);
+        expect(/[\u0000-\u001f\u007f]/.test(out)).toBe(false);
+      }),
+      { numRuns: 2000 },
+    );
   });
 });
 

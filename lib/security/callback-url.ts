@@ -12,7 +12,7 @@ export function safeCallbackUrl(raw: unknown, fallback: string = DEFAULT_AFTER_S
   const v = Array.isArray(raw) ? raw[0] : raw;
   if (typeof v !== "string" || v.length === 0 || v.length > 2000) return fallback;
   // Control characters (CR, LF, tab, NUL …) never belong in a path we redirect to.
-   
+
   if (/[\u0000-\u001f\u007f]/.test(v)) return fallback;
   if (!v.startsWith("/")) return fallback;
   let url: URL;

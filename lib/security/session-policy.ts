@@ -2,8 +2,15 @@
 // The token names the user, the session version it was issued at and when the user signed in; the
 // user row is read from the database on every request, together with the role.
 
-export interface SessionClaims { sub?: string; sv?: number; authAt?: number }
-export interface SessionUserRow { sessionVersion: number; disabledAt: Date | null }
+export interface SessionClaims {
+  sub?: string;
+  sv?: number;
+  authAt?: number;
+}
+export interface SessionUserRow {
+  sessionVersion: number;
+  disabledAt: Date | null;
+}
 
 export type SessionVerdict = { ok: true } | { ok: false; why: "no_user" | "disabled" | "revoked" | "expired" | "malformed" };
 

@@ -10,7 +10,10 @@ export function unsafeTextReason(s: string): string | null {
     if (c === 0) return "must not contain a NUL character";
     if (c >= 0xd800 && c <= 0xdbff) {
       const next = i + 1 < s.length ? s.charCodeAt(i + 1) : 0;
-      if (next >= 0xdc00 && next <= 0xdfff) { i++; continue; }
+      if (next >= 0xdc00 && next <= 0xdfff) {
+        i++;
+        continue;
+      }
       return "must not contain a lone surrogate (not valid Unicode)";
     }
     if (c >= 0xdc00 && c <= 0xdfff) return "must not contain a lone surrogate (not valid Unicode)";
@@ -18,7 +21,10 @@ export function unsafeTextReason(s: string): string | null {
   return null;
 }
 
-export interface UnsafeField { field: string; message: string }
+export interface UnsafeField {
+  field: string;
+  message: string;
+}
 
 /** The first string (value or object key) under `value` that is refused, named by its path. */
 export function findUnsafeText(value: unknown, where: string, depth = 0): UnsafeField | null {

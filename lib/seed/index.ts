@@ -5,9 +5,7 @@
 import { randomBytes } from "node:crypto";
 import { hashPassword, verifyPassword } from "../auth/password";
 import { authenticateKey, createApiKey } from "../dal/api-keys";
-import {
-  ensureMembership, ensureProvider, ensureTeam, ensureUser, setUserPasswordHash, type TeamRow,
-} from "../dal/admin-directory";
+import { ensureMembership, ensureProvider, ensureTeam, ensureUser, setUserPasswordHash, type TeamRow } from "../dal/admin-directory";
 import type { Principal } from "../dal/principal";
 import { setTeamStopSettings } from "../dal/team-settings";
 import type { KeyKind, Role } from "../control/types";
@@ -33,7 +31,13 @@ export const DEMO_PROVIDER = {
   rollbackOwner: "release-oncall",
 } as const;
 
-interface KeySpec { role: DemoKeyRole; team: "demo" | "other"; kind: KeyKind; name: string; userEmail?: string }
+interface KeySpec {
+  role: DemoKeyRole;
+  team: "demo" | "other";
+  kind: KeyKind;
+  name: string;
+  userEmail?: string;
+}
 const KEY_SPECS: KeySpec[] = [
   { role: "agent", team: "demo", kind: "agent", name: "demo agent" },
   { role: "worker", team: "demo", kind: "worker", name: "demo worker" },
@@ -42,7 +46,15 @@ const KEY_SPECS: KeySpec[] = [
   { role: "otherAgent", team: "other", kind: "agent", name: "other-team agent" },
 ];
 
-export interface SeedKey { role: DemoKeyRole; kind: KeyKind; team: string; id: string; name: string; created: boolean; secret: string }
+export interface SeedKey {
+  role: DemoKeyRole;
+  kind: KeyKind;
+  team: string;
+  id: string;
+  name: string;
+  created: boolean;
+  secret: string;
+}
 export interface SeedResult {
   teams: { slug: string; id: string; created: boolean }[];
   users: { email: string; role: Role; created: boolean; passwordReset: boolean }[];
@@ -106,7 +118,15 @@ export async function seedDemo(opts: { keysFile?: string; password?: string } = 
     const fromFile = prior?.keys[spec.role];
     const reusedId = await stillValid(fromFile?.secret, teamId, spec.kind);
     if (reusedId && fromFile) {
-      keys.push({ role: spec.role, kind: spec.kind, team: spec.team, id: reusedId, name: spec.name, created: false, secret: fromFile.secret });
+      keys.push({
+        role: spec.role,
+        kind: spec.kind,
+        team: spec.team,
+        id: reusedId,
+        name: spec.name,
+        created: false,
+        secret: fromFile.secret,
+      });
       continue;
     }
     const userId = spec.userEmail ? userIds.get(spec.userEmail) : undefined;

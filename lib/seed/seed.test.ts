@@ -12,7 +12,10 @@ import { verifyPassword } from "../auth/password";
 import { closeDbClients } from "../start/database";
 
 const db = new pg.Pool({ connectionString: inject("databaseUrl"), max: 2 });
-afterAll(async () => { await db.end(); await closeDbClients(); });
+afterAll(async () => {
+  await db.end();
+  await closeDbClients();
+});
 const dir = mkdtempSync(path.join(tmpdir(), "quiesce-seed-"));
 
 /** Everything the seed can write, scoped to the demo/other teams and demo users (other tests share the database). */
@@ -34,18 +37,29 @@ test("first run creates the demo tenancy; a second run changes nothing and shows
   const first = await seedDemo({ keysFile, password: "first-pass-123" });
   expect(first.changed).toBe(true);
   expect(first.password).toBe("first-pass-123");
-  expect(first.keys.filter((k) => k.created).map((k) => `${k.team}/${k.kind}`).sort())
-    .toEqual(["demo/agent", "demo/gateway", "demo/operator", "demo/worker", "other/agent"]);
+  expect(
+    first.keys
+      .filter((k) => k.created)
+      .map((k) => `${k.team}/${k.kind}`)
+      .sort(),
+  ).toEqual(["demo/agent", "demo/gateway", "demo/operator", "demo/worker", "other/agent"]);
 
   const s1 = await snapshot();
-  expect(s1.teams.map((t) => [t.slug, t.name])).toEqual([["demo", "Demo team"], ["other", "Other team"]]);
+  expect(s1.teams.map((t) => [t.slug, t.name])).toEqual([
+    ["demo", "Demo team"],
+    ["other", "Other team"],
+  ]);
   expect(s1.users.map((u) => u.email)).toEqual(DEMO_USERS.map((u) => u.email).sort());
   const roleOf = Object.fromEntries(s1.memberships.map((m) => [s1.users.find((u) => u.id === m.user_id)!.email, m.role]));
   expect(roleOf).toEqual(Object.fromEntries(DEMO_USERS.map((u) => [u.email, u.role])));
   expect(s1.providers).toHaveLength(1);
   expect(s1.providers[0]).toMatchObject({
-    name: "deploy-sim", kind: "simulated", cancel_url: "http://127.0.0.1:4700/cancel",
-    status_url: "http://127.0.0.1:4700/status", quiet_period_seconds: 5, rollback_owner: "release-oncall",
+    name: "deploy-sim",
+    kind: "simulated",
+    cancel_url: "http://127.0.0.1:4700/cancel",
+    status_url: "http://127.0.0.1:4700/status",
+    quiet_period_seconds: 5,
+    rollback_owner: "release-oncall",
   });
   for (const u of s1.users) expect(await verifyPassword("first-pass-123", u.password_hash)).toBe(true);
 
@@ -78,10 +92,7 @@ test("an explicit QUIESCE_DEMO_PASSWORD that differs resets the demo passwords (
 
 test("a lost keys file gets fresh working keys; concurrent seeds never duplicate teams, users or the provider", async () => {
   const before = await snapshot();
-  const [a, b] = await Promise.all([
-    seedDemo({ keysFile: path.join(dir, "a.json") }),
-    seedDemo({ keysFile: path.join(dir, "b.json") }),
-  ]);
+  const [a, b] = await Promise.all([seedDemo({ keysFile: path.join(dir, "a.json") }), seedDemo({ keysFile: path.join(dir, "b.json") })]);
   expect(a.keys.every((k) => k.created) && b.keys.every((k) => k.created)).toBe(true);
   const after = await snapshot();
   expect(after.teams).toEqual(before.teams);

@@ -6,13 +6,26 @@ import path from "node:path";
 
 export const SOURCE_DIRS = ["app", "components", "lib", "public", "styles"];
 export const SOURCE_FILES = [
-  "package.json", "package-lock.json", "tsconfig.json", "next.config.mjs", "next.config.ts", "next.config.js",
-  "postcss.config.mjs", "postcss.config.js", "tailwind.config.ts", "prisma/schema.prisma", "middleware.ts", "proxy.ts",
+  "package.json",
+  "package-lock.json",
+  "tsconfig.json",
+  "next.config.mjs",
+  "next.config.ts",
+  "next.config.js",
+  "postcss.config.mjs",
+  "postcss.config.js",
+  "tailwind.config.ts",
+  "prisma/schema.prisma",
+  "middleware.ts",
+  "proxy.ts",
 ];
 const SKIP_DIRS = new Set(["node_modules", ".next", "generated", "__tests__"]);
 const SKIP_FILE = /\.(test|spec)\.[cm]?[jt]sx?$/;
 
-export interface BuildCheck { needed: boolean; reason: string }
+export interface BuildCheck {
+  needed: boolean;
+  reason: string;
+}
 
 function newest(dir: string, best: { file: string; mtimeMs: number }): void {
   for (const entry of readdirSync(dir, { withFileTypes: true })) {
@@ -21,7 +34,10 @@ function newest(dir: string, best: { file: string; mtimeMs: number }): void {
       if (!SKIP_DIRS.has(entry.name) && !entry.name.startsWith(".")) newest(full, best);
     } else if (entry.isFile() && !SKIP_FILE.test(entry.name)) {
       const m = statSync(full).mtimeMs;
-      if (m > best.mtimeMs) { best.file = full; best.mtimeMs = m; }
+      if (m > best.mtimeMs) {
+        best.file = full;
+        best.mtimeMs = m;
+      }
     }
   }
 }
@@ -34,7 +50,10 @@ export function newestSource(root: string): { file: string; mtimeMs: number } {
     const full = path.join(root, f);
     if (existsSync(full)) {
       const m = statSync(full).mtimeMs;
-      if (m > best.mtimeMs) { best.file = full; best.mtimeMs = m; }
+      if (m > best.mtimeMs) {
+        best.file = full;
+        best.mtimeMs = m;
+      }
     }
   }
   return best;

@@ -74,7 +74,9 @@ export async function openDatabaseHosted(log: (line: string) => void = () => {})
   if (setting("DATABASE_URL")) return openDatabase(log);
   log(`starting embedded PostgreSQL on port ${EMBEDDED_PORT} (data: ${EMBEDDED_DIR}) …`);
   const host = spawn(process.execPath, ["--conditions=react-server", "--import", "tsx", path.join(import.meta.dirname, "pg-host.ts")], {
-    detached: true, stdio: ["ignore", "inherit", "inherit", "ipc"], env: process.env,
+    detached: true,
+    stdio: ["ignore", "inherit", "inherit", "ipc"],
+    env: process.env,
   });
   const exited = new Promise<number | null>((r) => host.once("exit", (code) => r(code)));
   const ready = await new Promise<{ url: string; owned: boolean }>((resolve, reject) => {

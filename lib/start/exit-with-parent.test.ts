@@ -11,7 +11,12 @@ test("an orphaned child sends itself SIGTERM and runs its own shutdown", async (
   const p = spawn(process.execPath, ["-e", parent], { stdio: ["ignore", "pipe", "inherit"] });
   let out = "";
   const ended = new Promise<void>((r) => p.stdout.on("end", () => r())); // the grandchild holds the pipe until it exits
-  await new Promise<void>((resolve) => p.stdout.on("data", (d) => { out += d; if (out.includes("up")) resolve(); }));
+  await new Promise<void>((resolve) =>
+    p.stdout.on("data", (d) => {
+      out += d;
+      if (out.includes("up")) resolve();
+    }),
+  );
   p.kill("SIGKILL");
   await ended;
   expect(out).toContain("graceful stop");

@@ -21,10 +21,14 @@ async function stop(code: number): Promise<never> {
   process.exit(code);
 }
 
-process.on("message", (m) => { if (m === "stop") void stop(0); });
+process.on("message", (m) => {
+  if (m === "stop") void stop(0);
+});
 process.on("disconnect", () => void stop(0));
 process.on("SIGTERM", () => void stop(0));
-process.on("SIGINT", () => { /* not ours to act on: npm start decides when the database stops */ });
+process.on("SIGINT", () => {
+  /* not ours to act on: npm start decides when the database stops */
+});
 
 try {
   server = await startEmbeddedPostgres();

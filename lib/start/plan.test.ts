@@ -10,7 +10,11 @@ test("the web app always runs; companions run only when registered, in start ord
   expect(none[0]!.args.slice(-5)).toEqual(["start", "-p", "3000", "-H", "127.0.0.1"]);
   expect(none[0]!.essential).toBe(true);
 
-  const all = planChildren(ROOT, ["demo", "provider-sim", "webhook-worker", "barrier-worker", "hook"], { port: 4100, dev: false, demo: true });
+  const all = planChildren(ROOT, ["demo", "provider-sim", "webhook-worker", "barrier-worker", "hook"], {
+    port: 4100,
+    dev: false,
+    demo: true,
+  });
   expect(all.map((c) => c.name)).toEqual(["web", "barrier-worker", "webhook-worker", "provider-sim", "demo"]);
   const sim = all.find((c) => c.name === "provider-sim")!;
   expect(sim.args.slice(-3)).toEqual(["provider-sim", "--port", String(PROVIDER_SIM_PORT)]);
@@ -27,11 +31,13 @@ test("--no-demo drops only the demo; --dev runs next dev", () => {
 
 test("for any registry, the plan is the web app plus exactly the registered companions", () => {
   const names = [...COMPANIONS.map((c) => c.name), "start", "keys", "hook", "x"];
-  fc.assert(fc.property(fc.subarray(names), fc.boolean(), (registered, demo) => {
-    const plan = planChildren(ROOT, registered, { port: 3000, dev: false, demo });
-    const expected = COMPANIONS.filter((c) => registered.includes(c.name) && (demo || c.name !== "demo")).map((c) => c.name);
-    expect(plan.map((c) => c.name)).toEqual(["web", ...expected]);
-  }));
+  fc.assert(
+    fc.property(fc.subarray(names), fc.boolean(), (registered, demo) => {
+      const plan = planChildren(ROOT, registered, { port: 3000, dev: false, demo });
+      const expected = COMPANIONS.filter((c) => registered.includes(c.name) && (demo || c.name !== "demo")).map((c) => c.name);
+      expect(plan.map((c) => c.name)).toEqual(["web", ...expected]);
+    }),
+  );
 });
 
 test("QUIESCE_DEMO=0 (or false/no/off) and --no-demo turn the demo off; unset or 1/true/yes leaves it on; anything else is an error", () => {
@@ -47,18 +53,32 @@ test("ports are whole numbers from 1 to 65535", () => {
 });
 
 test("every child gets the database, the control plane URL, the auth secret and the demo keys", () => {
-  const env = childEnv({ PATH: "/bin", QUIESCE_API_KEY: "users-own-key" }, {
-    databaseUrl: "postgresql://u@h:1/db", port: 3100, authSecret: "s".repeat(43),
-    keys: { agent: "qk_agent_a", worker: "qk_worker_w", operator: "qk_operator_o" },
-  });
+  const env = childEnv(
+    { PATH: "/bin", QUIESCE_API_KEY: "users-own-key" },
+    {
+      databaseUrl: "postgresql://u@h:1/db",
+      port: 3100,
+      authSecret: "s".repeat(43),
+      keys: { agent: "qk_agent_a", worker: "qk_worker_w", operator: "qk_operator_o" },
+    },
+  );
   expect(env).toMatchObject({
-    PATH: "/bin", DATABASE_URL: "postgresql://u@h:1/db", PORT: "3100", QUIESCE_URL: "http://127.0.0.1:3100",
-    NEXTAUTH_URL: "http://localhost:3100", NEXTAUTH_SECRET: "s".repeat(43), QUIESCE_API_KEY: "qk_agent_a",
-    QUIESCE_AGENT_KEY: "qk_agent_a", QUIESCE_WORKER_KEY: "qk_worker_w", QUIESCE_OPERATOR_KEY: "qk_operator_o",
+    PATH: "/bin",
+    DATABASE_URL: "postgresql://u@h:1/db",
+    PORT: "3100",
+    QUIESCE_URL: "http://127.0.0.1:3100",
+    NEXTAUTH_URL: "http://localhost:3100",
+    NEXTAUTH_SECRET: "s".repeat(43),
+    QUIESCE_API_KEY: "qk_agent_a",
+    QUIESCE_AGENT_KEY: "qk_agent_a",
+    QUIESCE_WORKER_KEY: "qk_worker_w",
+    QUIESCE_OPERATOR_KEY: "qk_operator_o",
     QUIESCE_PROVIDER_SIM_URL: `http://127.0.0.1:${PROVIDER_SIM_PORT}`,
   });
   expect(env.QUIESCE_GATEWAY_KEY).toBeUndefined();
-  expect(childEnv({ NEXTAUTH_URL: "https://q.example" }, { databaseUrl: "x", port: 1, authSecret: "y", keys: {} }).NEXTAUTH_URL).toBe("https://q.example");
+  expect(childEnv({ NEXTAUTH_URL: "https://q.example" }, { databaseUrl: "x", port: 1, authSecret: "y", keys: {} }).NEXTAUTH_URL).toBe(
+    "https://q.example",
+  );
 });
 
 test("the API process runs on QUIESCE_API_PORT's port, is essential like the web app, and agents are pointed at it", () => {

@@ -57,17 +57,20 @@ export function planChildren(root: string, registered: readonly string[], opts: 
   const cli = path.join(root, "bin", "quiesce.ts");
   // Every child ends itself if `npm start` dies without stopping it (lib/start/exit-with-parent.mjs).
   const watchdog = ["--import", path.join(root, "lib", "start", "exit-with-parent.mjs")];
-  const children: ChildSpec[] = [{
-    name: "web",
-    command: node,
-    args: [...watchdog, nextBin, opts.dev ? "dev" : "start", "-p", String(opts.port), "-H", opts.host ?? "127.0.0.1"],
-    afterWeb: false,
-    essential: true,
-  }];
+  const children: ChildSpec[] = [
+    {
+      name: "web",
+      command: node,
+      args: [...watchdog, nextBin, opts.dev ? "dev" : "start", "-p", String(opts.port), "-H", opts.host ?? "127.0.0.1"],
+      afterWeb: false,
+      essential: true,
+    },
+  ];
   for (const c of COMPANIONS) {
     if (!registered.includes(c.name)) continue;
     if (c.name === "demo" && !opts.demo) continue;
-    const args = c.name === "api" ? ["--port", String(opts.apiPort ?? setting("QUIESCE_API_PORT")), "--host", opts.host ?? "127.0.0.1"] : c.args;
+    const args =
+      c.name === "api" ? ["--port", String(opts.apiPort ?? setting("QUIESCE_API_PORT")), "--host", opts.host ?? "127.0.0.1"] : c.args;
     children.push({
       name: c.name,
       command: node,
@@ -107,8 +110,11 @@ export function childEnv(base: Env, i: ChildEnvInput): Env {
     QUIESCE_LOG_FORMAT: base.QUIESCE_LOG_FORMAT ?? "pretty",
   };
   const named: Record<DemoKeyRole, string> = {
-    agent: "QUIESCE_AGENT_KEY", worker: "QUIESCE_WORKER_KEY", gateway: "QUIESCE_GATEWAY_KEY",
-    operator: "QUIESCE_OPERATOR_KEY", otherAgent: "QUIESCE_OTHER_AGENT_KEY",
+    agent: "QUIESCE_AGENT_KEY",
+    worker: "QUIESCE_WORKER_KEY",
+    gateway: "QUIESCE_GATEWAY_KEY",
+    operator: "QUIESCE_OPERATOR_KEY",
+    otherAgent: "QUIESCE_OTHER_AGENT_KEY",
   };
   for (const [role, name] of Object.entries(named) as [DemoKeyRole, string][]) {
     const secret = i.keys[role];

@@ -22,7 +22,8 @@ test("the session secret is generated once, kept private, and reused; an env sec
     process.env.NEXTAUTH_SECRET = "from-the-environment";
     expect(ensureAuthSecret(file)).toEqual({ secret: "from-the-environment", source: "env" });
   } finally {
-    if (saved[0] === undefined) delete process.env.NEXTAUTH_SECRET; else process.env.NEXTAUTH_SECRET = saved[0];
+    if (saved[0] === undefined) delete process.env.NEXTAUTH_SECRET;
+    else process.env.NEXTAUTH_SECRET = saved[0];
     if (saved[1] !== undefined) process.env.AUTH_SECRET = saved[1];
   }
 });

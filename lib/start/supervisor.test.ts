@@ -9,8 +9,19 @@ test("prefixes each child's lines, reports an unexpected exit once, and stops th
   const out: string[] = [];
   const err: string[] = [];
   const crashes: [string, number | null][] = [];
-  const sup = new Supervisor({ out: (l) => out.push(l), err: (l) => err.push(l), onUnexpectedExit: (n, c) => crashes.push([n, c]), graceMs: 20_000 });
-  const crasher = sup.spawn("crasher", node, ["-e", "console.log('one'); console.error('boom'); process.exit(3)"], process.env, process.cwd());
+  const sup = new Supervisor({
+    out: (l) => out.push(l),
+    err: (l) => err.push(l),
+    onUnexpectedExit: (n, c) => crashes.push([n, c]),
+    graceMs: 20_000,
+  });
+  const crasher = sup.spawn(
+    "crasher",
+    node,
+    ["-e", "console.log('one'); console.error('boom'); process.exit(3)"],
+    process.env,
+    process.cwd(),
+  );
   const steady = sup.spawn("steady", node, ["-e", "console.log('up'); setInterval(() => {}, 1000)"], process.env, process.cwd());
   expect(await crasher.exited).toEqual({ code: 3, signal: null });
   // onUnexpectedExit is chained on `exited` before the test awaits it, so it has run by now.
@@ -28,7 +39,13 @@ test("prefixes each child's lines, reports an unexpected exit once, and stops th
 test("a child that ignores SIGTERM is killed after the grace period", async () => {
   const err: string[] = [];
   const sup = new Supervisor({ out: () => {}, err: (l) => err.push(l), graceMs: 300 });
-  const stubborn = sup.spawn("stubborn", node, ["-e", "process.on('SIGTERM', () => console.log('ignoring')); console.log('ready'); setInterval(() => {}, 1000)"], process.env, process.cwd());
+  const stubborn = sup.spawn(
+    "stubborn",
+    node,
+    ["-e", "process.on('SIGTERM', () => console.log('ignoring')); console.log('ready'); setInterval(() => {}, 1000)"],
+    process.env,
+    process.cwd(),
+  );
   // Wait until it has installed its handler.
   await new Promise<void>((resolve) => stubborn.child.stdout!.once("data", () => resolve()));
   await sup.stopAll();

@@ -5,7 +5,11 @@ import { spawn, type ChildProcess } from "node:child_process";
 import readline from "node:readline";
 import type { Readable } from "node:stream";
 
-export interface Supervised { name: string; child: ChildProcess; exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }> }
+export interface Supervised {
+  name: string;
+  child: ChildProcess;
+  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+}
 
 export interface SupervisorOptions {
   /** Where prefixed lines go (stdout for the child's stdout, stderr for its stderr). */
@@ -41,11 +45,19 @@ export class Supervisor {
     if (!stream) return;
     readline.createInterface({ input: stream, crlfDelay: Infinity }).on("line", (line) =>
       // Commands that also run on their own tag their lines ("[demo] …"); don't say the name twice.
-      write(`${prefix}${own && line.startsWith(own) ? line.slice(own.length) : line}`));
+      write(`${prefix}${own && line.startsWith(own) ? line.slice(own.length) : line}`),
+    );
   }
 
   /** `oneShot`: a task expected to finish (the build); its exit is the caller's to judge, not a crash. */
-  spawn(name: string, command: string, args: string[], env: Record<string, string | undefined>, cwd: string, opts: { oneShot?: boolean } = {}): Supervised {
+  spawn(
+    name: string,
+    command: string,
+    args: string[],
+    env: Record<string, string | undefined>,
+    cwd: string,
+    opts: { oneShot?: boolean } = {},
+  ): Supervised {
     const child = spawn(command, args, { cwd, env: env as NodeJS.ProcessEnv, stdio: ["ignore", "pipe", "pipe"] });
     const prefix = this.prefix(name, this.children.length);
     this.pipe(child.stdout, prefix, this.opts.out ?? ((l) => process.stdout.write(`${l}\n`)), `[${name}] `);
@@ -71,16 +83,20 @@ export class Supervisor {
     const alive = this.children.filter((c) => c.child.exitCode === null && c.child.signalCode === null).reverse();
     for (const c of alive) c.child.kill("SIGTERM");
     const grace = this.opts.graceMs ?? 10_000;
-    await Promise.all(alive.map(async (c) => {
-      let timer: NodeJS.Timeout | undefined;
-      const timedOut = new Promise<"timeout">((r) => { timer = setTimeout(() => r("timeout"), grace); });
-      const result = await Promise.race([c.exited, timedOut]);
-      clearTimeout(timer);
-      if (result === "timeout") {
-        (this.opts.err ?? console.error)(`[${c.name}] did not stop within ${grace} ms; killing it`);
-        c.child.kill("SIGKILL");
-        await c.exited;
-      }
-    }));
+    await Promise.all(
+      alive.map(async (c) => {
+        let timer: NodeJS.Timeout | undefined;
+        const timedOut = new Promise<"timeout">((r) => {
+          timer = setTimeout(() => r("timeout"), grace);
+        });
+        const result = await Promise.race([c.exited, timedOut]);
+        clearTimeout(timer);
+        if (result === "timeout") {
+          (this.opts.err ?? console.error)(`[${c.name}] did not stop within ${grace} ms; killing it`);
+          c.child.kill("SIGKILL");
+          await c.exited;
+        }
+      }),
+    );
   }
 }

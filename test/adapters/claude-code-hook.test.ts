@@ -31,7 +31,13 @@ const toolUseId = () => `toolu_${Date.now().toString(36)}${++seq}`;
 function env(over: Record<string, string | undefined> = {}): NodeJS.ProcessEnv {
   // The hook's own deadline is generous here: the test machine is shared; the deadline itself is
   // tested separately with a control plane that never answers.
-  const e: NodeJS.ProcessEnv = { ...process.env, QUIESCE_URL: w.api.url, QUIESCE_API_KEY: w.agentKey, QUIESCE_HOOK_STATE_DIR: stateDir, QUIESCE_HOOK_TIMEOUT_MS: "30000" };
+  const e: NodeJS.ProcessEnv = {
+    ...process.env,
+    QUIESCE_URL: w.api.url,
+    QUIESCE_API_KEY: w.agentKey,
+    QUIESCE_HOOK_STATE_DIR: stateDir,
+    QUIESCE_HOOK_TIMEOUT_MS: "30000",
+  };
   for (const [k, v] of Object.entries(over)) {
     if (v === undefined) delete e[k];
     else e[k] = v;
@@ -41,17 +47,37 @@ function env(over: Record<string, string | undefined> = {}): NodeJS.ProcessEnv {
 
 async function hook(input: unknown, over: Record<string, string | undefined> = {}) {
   const r = await runProcess(process.execPath, [HOOK, "claude-code"], typeof input === "string" ? input : JSON.stringify(input), env(over));
-  return { ...r, json: r.stdout.trim() ? JSON.parse(r.stdout) as Record<string, any> : null };
+  return { ...r, json: r.stdout.trim() ? (JSON.parse(r.stdout) as Record<string, any>) : null };
 }
 
-const common = (session_id: string) => ({ session_id, transcript_path: `/tmp/${session_id}.jsonl`, cwd: "/work/demo", permission_mode: "default" });
+const common = (session_id: string) => ({
+  session_id,
+  transcript_path: `/tmp/${session_id}.jsonl`,
+  cwd: "/work/demo",
+  permission_mode: "default",
+});
 const sessionStart = (s: string) => ({ ...common(s), hook_event_name: "SessionStart", source: "startup", model: "claude-x" });
-const subagentStart = (s: string, agent_id: string) => ({ ...common(s), hook_event_name: "SubagentStart", agent_id, agent_type: "Explore" });
+const subagentStart = (s: string, agent_id: string) => ({
+  ...common(s),
+  hook_event_name: "SubagentStart",
+  agent_id,
+  agent_type: "Explore",
+});
 const preToolUse = (s: string, id: string, extra: Record<string, unknown> = {}) => ({
-  ...common(s), hook_event_name: "PreToolUse", tool_name: "Bash", tool_input: { command: "ls" }, tool_use_id: id, ...extra,
+  ...common(s),
+  hook_event_name: "PreToolUse",
+  tool_name: "Bash",
+  tool_input: { command: "ls" },
+  tool_use_id: id,
+  ...extra,
 });
 const postToolUse = (s: string, id: string, event = "PostToolUse") => ({
-  ...common(s), hook_event_name: event, tool_name: "Bash", tool_input: { command: "ls" }, tool_use_id: id, tool_response: { stdout: "a\nb" },
+  ...common(s),
+  hook_event_name: event,
+  tool_name: "Bash",
+  tool_input: { command: "ls" },
+  tool_use_id: id,
+  tool_response: { stdout: "a\nb" },
 });
 
 async function sessionRunId(session: string): Promise<string> {
@@ -96,7 +122,8 @@ describe("session, tool calls, subagents", () => {
     const post2 = await hook({ ...postToolUse(s, interrupted, "PostToolUseFailure"), error: "Interrupted by user", is_interrupt: true });
     expect(post2.code).toBe(0);
     expect(await opRow(w.teamId, interrupted)).toMatchObject({
-      state: "aborted_unknown", outcomeDetail: { harness: "claude_code", abortedBy: "user_interrupt" },
+      state: "aborted_unknown",
+      outcomeDetail: { harness: "claude_code", abortedBy: "user_interrupt" },
     });
   });
 
@@ -151,7 +178,11 @@ describe("operator control", () => {
     const held = await hook(preToolUse(s, toolUseId()));
     expect(held.code).toBe(0);
     expect(held.json).toEqual({
-      hookSpecificOutput: { hookEventName: "PreToolUse", permissionDecision: "deny", permissionDecisionReason: expect.stringContaining("paused by operator, retry later") },
+      hookSpecificOutput: {
+        hookEventName: "PreToolUse",
+        permissionDecision: "deny",
+        permissionDecisionReason: expect.stringContaining("paused by operator, retry later"),
+      },
     });
     await w.operator.resume(runId, "adapter test resume");
     expect(await hook(preToolUse(s, toolUseId()))).toMatchObject({ code: 0, stdout: "" });
@@ -169,8 +200,13 @@ describe("operator control", () => {
     const denied = await hook(preToolUse(s, toolUseId()));
     expect(denied.code).toBe(0);
     expect(denied.json).toMatchObject({
-      hookSpecificOutput: { hookEventName: "PreToolUse", permissionDecision: "deny", permissionDecisionReason: expect.stringContaining("killed") },
-      continue: false, stopReason: expect.stringContaining("stopped by an operator"),
+      hookSpecificOutput: {
+        hookEventName: "PreToolUse",
+        permissionDecision: "deny",
+        permissionDecisionReason: expect.stringContaining("killed"),
+      },
+      continue: false,
+      stopReason: expect.stringContaining("stopped by an operator"),
     });
     const sub = await hook(preToolUse(s, toolUseId(), { agent_id: "agent-k" }));
     expect(sub.json).toMatchObject({ hookSpecificOutput: { permissionDecision: "deny" }, continue: false });
@@ -238,7 +274,12 @@ test("`npm run quiesce -- hook claude-code`: JSON with --silent; without it (npm
   expect(silent).toMatchObject({ code: 0, stdout: "" });
   const runId = await sessionRunId(s);
   await w.operator.kill(runId, "npm path kill");
-  const json = await runProcess(npm, ["run", "--silent", "quiesce", "--", "hook", "claude-code"], JSON.stringify(preToolUse(s, toolUseId())), env());
+  const json = await runProcess(
+    npm,
+    ["run", "--silent", "quiesce", "--", "hook", "claude-code"],
+    JSON.stringify(preToolUse(s, toolUseId())),
+    env(),
+  );
   expect(json.code).toBe(0);
   expect(JSON.parse(json.stdout)).toMatchObject({ hookSpecificOutput: { permissionDecision: "deny" }, continue: false });
   const banner = await runProcess(npm, ["run", "quiesce", "--", "hook", "claude-code"], JSON.stringify(preToolUse(s, toolUseId())), env());

@@ -34,7 +34,11 @@ class Peer {
   private next = 1;
   private waiters: { pred: (m: Msg) => boolean; resolve: (m: Msg) => void }[] = [];
   stderr = "";
-  constructor(readonly child: ChildProcessWithoutNullStreams, readonly dir: string, readonly parentRunId: string) {
+  constructor(
+    readonly child: ChildProcessWithoutNullStreams,
+    readonly dir: string,
+    readonly parentRunId: string,
+  ) {
     createInterface({ input: child.stdout }).on("line", (line) => {
       const m = JSON.parse(line) as Msg;
       this.seen.push(m);
@@ -58,7 +62,13 @@ class Peer {
   /** What the app-server received (the fixture's log). */
   received(): Msg[] {
     const f = path.join(this.dir, "app-server.log");
-    return existsSync(f) ? readFileSync(f, "utf8").trim().split("\n").filter(Boolean).map((l) => JSON.parse(l) as Msg) : [];
+    return existsSync(f)
+      ? readFileSync(f, "utf8")
+          .trim()
+          .split("\n")
+          .filter(Boolean)
+          .map((l) => JSON.parse(l) as Msg)
+      : [];
   }
   async close() {
     this.child.stdin.end();
@@ -71,14 +81,23 @@ async function startBridge(opts: { interrupt?: "ignore"; url?: string; env?: Rec
   const dir = tempDir("codex");
   dirs.push(dir);
   // The plain-node entry a Codex launcher would use (the CLI registry path is checked below).
-  const child = spawn(process.execPath, ["bin/quiesce-adapter.mjs", "codex-bridge", "--run", parent.runId, "--",
-    process.execPath, path.join(FIXTURES, "codex-app-server.mjs")], {
-    cwd: ROOT, stdio: ["pipe", "pipe", "pipe"],
-    env: {
-      ...process.env, QUIESCE_URL: opts.url ?? w.api.url, QUIESCE_API_KEY: w.agentKey,
-      FIXTURE_LOG: path.join(dir, "app-server.log"), FIXTURE_EFFECT_DIR: dir, FIXTURE_INTERRUPT: opts.interrupt ?? "", ...opts.env,
+  const child = spawn(
+    process.execPath,
+    ["bin/quiesce-adapter.mjs", "codex-bridge", "--run", parent.runId, "--", process.execPath, path.join(FIXTURES, "codex-app-server.mjs")],
+    {
+      cwd: ROOT,
+      stdio: ["pipe", "pipe", "pipe"],
+      env: {
+        ...process.env,
+        QUIESCE_URL: opts.url ?? w.api.url,
+        QUIESCE_API_KEY: w.agentKey,
+        FIXTURE_LOG: path.join(dir, "app-server.log"),
+        FIXTURE_EFFECT_DIR: dir,
+        FIXTURE_INTERRUPT: opts.interrupt ?? "",
+        ...opts.env,
+      },
     },
-  });
+  );
   const peer = new Peer(child, dir, parent.runId);
   peers.push(peer);
   const init = await peer.request("initialize", { clientInfo: { name: "quiesce_test", title: "Quiesce test", version: "0.0.1" } });
@@ -97,8 +116,13 @@ async function startTurn(peer: Peer, threadId: string, text: string): Promise<st
   return r.result.turn.id as string;
 }
 
-const decisions = (peer: Peer) => peer.received().filter((m) => m.method === undefined && m.result?.decision !== undefined).map((m) => m.result.decision as string);
-const threadRun = (threadId: string) => until(() => prisma().run.findFirst({ where: { nativeThreadId: threadId, teamId: w.teamId } }), `run of ${threadId}`);
+const decisions = (peer: Peer) =>
+  peer
+    .received()
+    .filter((m) => m.method === undefined && m.result?.decision !== undefined)
+    .map((m) => m.result.decision as string);
+const threadRun = (threadId: string) =>
+  until(() => prisma().run.findFirst({ where: { nativeThreadId: threadId, teamId: w.teamId } }), `run of ${threadId}`);
 
 // Each test starts its own bridge process (tsx + the CLI registry): slow to boot on a shared machine.
 const T = 120_000;
@@ -115,7 +139,13 @@ describe("approvals from the gate", { timeout: T }, () => {
     expect(decisions(peer)).toEqual(["accept"]);
 
     const run = await threadRun(threadId);
-    expect(run).toMatchObject({ harness: "codex", parentRunId: peer.parentRunId, nativeSessionId: threadId, nativeThreadId: threadId, nativeTurnId: turnId });
+    expect(run).toMatchObject({
+      harness: "codex",
+      parentRunId: peer.parentRunId,
+      nativeSessionId: threadId,
+      nativeThreadId: threadId,
+      nativeTurnId: turnId,
+    });
     const op = await until(async () => {
       const o = await prisma().operation.findFirst({ where: { runId: run.id, tool: "codex.commandExecution" } });
       return o?.state === "succeeded" ? o : null;
@@ -161,15 +191,29 @@ describe("approvals from the gate", { timeout: T }, () => {
 describe("full gating", { timeout: T }, () => {
   test("thread/start, thread/fork and turn/start reach the app-server with approval policy untrusted and a read-only sandbox, whatever the client asked", async () => {
     const peer = await startBridge();
-    const t = await peer.request("thread/start", { cwd: "/work", approvalPolicy: "never", sandbox: "danger-full-access", approvalsReviewer: "auto_review", config: { approval_policy: "never", model: "m" } });
+    const t = await peer.request("thread/start", {
+      cwd: "/work",
+      approvalPolicy: "never",
+      sandbox: "danger-full-access",
+      approvalsReviewer: "auto_review",
+      config: { approval_policy: "never", model: "m" },
+    });
     const threadId = t.result.thread.id as string;
-    await peer.request("turn/start", { threadId, input: [{ type: "text", text: "hello" }], approvalPolicy: "never", sandboxPolicy: { type: "dangerFullAccess" } });
+    await peer.request("turn/start", {
+      threadId,
+      input: [{ type: "text", text: "hello" }],
+      approvalPolicy: "never",
+      sandboxPolicy: { type: "dangerFullAccess" },
+    });
     await peer.request("thread/fork", { threadId, approvalPolicy: "on-request", sandbox: "workspace-write" });
     const got = peer.received();
     const start = got.find((m) => m.method === "thread/start")!.params;
     expect(start).toMatchObject({ approvalPolicy: "untrusted", sandbox: "read-only", approvalsReviewer: "user", config: { model: "m" } });
     expect(start.config.approval_policy).toBeUndefined();
-    expect(got.find((m) => m.method === "turn/start")!.params).toMatchObject({ approvalPolicy: "untrusted", sandboxPolicy: { type: "readOnly", networkAccess: false } });
+    expect(got.find((m) => m.method === "turn/start")!.params).toMatchObject({
+      approvalPolicy: "untrusted",
+      sandboxPolicy: { type: "readOnly", networkAccess: false },
+    });
     expect(got.find((m) => m.method === "thread/fork")!.params).toMatchObject({ approvalPolicy: "untrusted", sandbox: "read-only" });
   });
 
@@ -179,7 +223,10 @@ describe("full gating", { timeout: T }, () => {
     const ok = await peer.request("fs/writeFile", { path: file, dataBase64: Buffer.from("one").toString("base64") });
     expect(ok.error).toBeUndefined();
     expect(readFileSync(file, "utf8")).toBe("one");
-    const op = await until(() => prisma().operation.findFirst({ where: { teamId: w.teamId, tool: "codex.fs/writeFile", state: "succeeded" } }), "direct op recorded");
+    const op = await until(
+      () => prisma().operation.findFirst({ where: { teamId: w.teamId, tool: "codex.fs/writeFile", state: "succeeded" } }),
+      "direct op recorded",
+    );
     expect(op.runId).not.toBe(peer.parentRunId);
     await w.operator.kill(peer.parentRunId, "stop codex direct calls");
     const refused = await peer.request("fs/writeFile", { path: file, dataBase64: Buffer.from("two").toString("base64") });
@@ -211,7 +258,10 @@ describe("full gating", { timeout: T }, () => {
     const run = await threadRun(threadId);
     expect(run.nativeTurnId).toBe(first);
     const second = await startTurn(peer, threadId, "turn two");
-    await until(async () => (await prisma().run.findUniqueOrThrow({ where: { id: run.id } })).nativeTurnId === second, "second turn recorded");
+    await until(
+      async () => (await prisma().run.findUniqueOrThrow({ where: { id: run.id } })).nativeTurnId === second,
+      "second turn recorded",
+    );
     const audit = await prisma().auditEvent.findMany({ where: { target: run.id, action: "run.native_turn" } });
     expect(audit.map((a) => (a.after as { turnId: string }).turnId)).toEqual([second]);
   });
@@ -228,7 +278,10 @@ describe("full gating", { timeout: T }, () => {
     expect(fork).toMatchObject({ parentRunId: source.id, forkedFromRunId: source.id, nativeThreadId: forkId });
     await w.operator.kill(source.id, "kill the source thread");
     await startTurn(peer, forkId, "run: escape").catch(() => undefined);
-    await until(() => decisions(peer).length > 0 || peer.received().some((m) => m.method === "turn/interrupt" && m.params.threadId === forkId), "the fork is stopped");
+    await until(
+      () => decisions(peer).length > 0 || peer.received().some((m) => m.method === "turn/interrupt" && m.params.threadId === forkId),
+      "the fork is stopped",
+    );
     expect(decisions(peer)).not.toContain("accept");
   });
 });
@@ -243,7 +296,12 @@ describe("kill", { timeout: T }, () => {
 
     const interrupted = await peer.waitFor((m) => m.method === "turn/completed" && m.params.turn.id === turnId);
     expect(interrupted.params.turn.status).toBe("interrupted");
-    expect(peer.received().filter((m) => m.method === "turn/interrupt").map((m) => m.params)).toEqual([{ threadId, turnId }]);
+    expect(
+      peer
+        .received()
+        .filter((m) => m.method === "turn/interrupt")
+        .map((m) => m.params),
+    ).toEqual([{ threadId, turnId }]);
     // The bridge's own request and its response never reach the client.
     expect(peer.seen.some((m) => typeof m.id === "string" && String(m.id).startsWith("quiesce-bridge-"))).toBe(false);
 
@@ -320,10 +378,18 @@ test("lifetime: the bridge ends with its app-server (its exit status), and closi
 
 test("`quiesce codex-bridge` through the CLI registry: bad usage is exit 2 and changes nothing", async () => {
   const before = await prisma().run.count({ where: { teamId: w.teamId } });
-  const noCmd = await runProcess(TSX, ["--conditions=react-server", "bin/quiesce.ts", "codex-bridge", "--run", "run_x"], "", { ...process.env, QUIESCE_URL: w.api.url, QUIESCE_API_KEY: w.agentKey });
+  const noCmd = await runProcess(TSX, ["--conditions=react-server", "bin/quiesce.ts", "codex-bridge", "--run", "run_x"], "", {
+    ...process.env,
+    QUIESCE_URL: w.api.url,
+    QUIESCE_API_KEY: w.agentKey,
+  });
   expect(noCmd.code).toBe(2);
   expect(noCmd.stderr).toMatch(/after `--`/);
-  const noKey = await runProcess(TSX, ["--conditions=react-server", "bin/quiesce.ts", "codex-bridge", "--", "codex", "app-server"], "", { ...process.env, QUIESCE_URL: w.api.url, QUIESCE_API_KEY: "" });
+  const noKey = await runProcess(TSX, ["--conditions=react-server", "bin/quiesce.ts", "codex-bridge", "--", "codex", "app-server"], "", {
+    ...process.env,
+    QUIESCE_URL: w.api.url,
+    QUIESCE_API_KEY: "",
+  });
   expect(noKey.code).toBe(2);
   expect(noKey.stderr).toMatch(/QUIESCE_API_KEY/);
   expect(await prisma().run.count({ where: { teamId: w.teamId } })).toBe(before);

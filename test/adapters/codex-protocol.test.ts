@@ -10,7 +10,14 @@ import { promisify } from "node:util";
 import { afterAll, beforeAll, expect, test } from "vitest";
 import { APPROVAL_METHODS } from "../../lib/adapters/codex-bridge/bridge";
 import {
-  APPROVAL_POLICY, APPROVALS_REVIEWER, DIRECT_METHODS, PASS_METHODS, POLICY_METHODS, THREAD_SANDBOX, TURN_SANDBOX_POLICY, VETO_METHODS,
+  APPROVAL_POLICY,
+  APPROVALS_REVIEWER,
+  DIRECT_METHODS,
+  PASS_METHODS,
+  POLICY_METHODS,
+  THREAD_SANDBOX,
+  TURN_SANDBOX_POLICY,
+  VETO_METHODS,
 } from "../../lib/adapters/codex-bridge/policy";
 import { ensureClient, type ClientBinary } from "./real/clients";
 
@@ -21,14 +28,26 @@ beforeAll(async () => {
   if (!c.available) return;
   codex = c;
   dir = mkdtempSync(path.join(os.tmpdir(), "quiesce-codex-ts-"));
-  await promisify(execFile)(c.bin, ["app-server", "generate-ts", "--out", dir], { timeout: 120_000, env: { ...process.env, CODEX_HOME: dir } });
+  await promisify(execFile)(c.bin, ["app-server", "generate-ts", "--out", dir], {
+    timeout: 120_000,
+    env: { ...process.env, CODEX_HOME: dir },
+  });
 }, 600_000);
-afterAll(() => { if (dir) rmSync(dir, { recursive: true, force: true }); });
+afterAll(() => {
+  if (dir) rmSync(dir, { recursive: true, force: true });
+});
 
 const ts = (f: string) => readFileSync(path.join(dir, f), "utf8");
 const methods = (f: string) => [...ts(f).matchAll(/"method": "([^"]+)"/g)].map((m) => m[1]!);
 /** The top-level field names of a generated object type (comments removed). */
-const fields = (f: string) => new Set([...ts(f).replace(/\/\*\*[\s\S]*?\*\//g, "").matchAll(/(\w+)\??: /g)].map((m) => m[1]!));
+const fields = (f: string) =>
+  new Set(
+    [
+      ...ts(f)
+        .replace(/\/\*\*[\s\S]*?\*\//g, "")
+        .matchAll(/(\w+)\??: /g),
+    ].map((m) => m[1]!),
+  );
 
 test("every client request is classified exactly once: policy imposed, gated, or passed", (ctx) => {
   if (!codex) return ctx.skip();

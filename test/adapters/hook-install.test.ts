@@ -17,9 +17,29 @@ let hookPath: string;
 beforeAll(async () => {
   w = await makeWorld();
   dir = tempDir("hook-install");
-  writeFileSync(path.join(dir, "settings.json"), JSON.stringify({ model: "keep-me", hooks: { Stop: [{ hooks: [{ type: "command", command: "true" }] }] } }));
-  const r = await runProcess(TSX, ["--conditions=react-server", "bin/quiesce.ts", "hook", "install", "--dir", path.join(dir, "opt"),
-    "--settings", path.join(dir, "settings.json"), "--url", "https://quiesce.example", "--key-file", "/etc/quiesce/agent.key"], "", process.env);
+  writeFileSync(
+    path.join(dir, "settings.json"),
+    JSON.stringify({ model: "keep-me", hooks: { Stop: [{ hooks: [{ type: "command", command: "true" }] }] } }),
+  );
+  const r = await runProcess(
+    TSX,
+    [
+      "--conditions=react-server",
+      "bin/quiesce.ts",
+      "hook",
+      "install",
+      "--dir",
+      path.join(dir, "opt"),
+      "--settings",
+      path.join(dir, "settings.json"),
+      "--url",
+      "https://quiesce.example",
+      "--key-file",
+      "/etc/quiesce/agent.key",
+    ],
+    "",
+    process.env,
+  );
   expect(r.code, r.stderr).toBe(0);
   // Move the bundle somewhere with no node_modules anywhere above it but /tmp.
   mkdirSync(path.join(dir, "elsewhere"));
@@ -34,9 +54,15 @@ afterAll(async () => {
 });
 
 const sh = (command: string, input: string, env: NodeJS.ProcessEnv) => runProcess("/bin/sh", ["-c", command], input, env);
-const baseEnv = (over: Record<string, string> = {}): NodeJS.ProcessEnv => ({ NODE_ENV: "test",
-  PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: dir, QUIESCE_URL: w.api.url, QUIESCE_API_KEY: w.agentKey,
-  QUIESCE_HOOK_STATE_DIR: path.join(dir, "state"), QUIESCE_HOOK_TIMEOUT_MS: "30000", ...over,
+const baseEnv = (over: Record<string, string> = {}): NodeJS.ProcessEnv => ({
+  NODE_ENV: "test",
+  PATH: process.env.PATH ?? "/usr/bin:/bin",
+  HOME: dir,
+  QUIESCE_URL: w.api.url,
+  QUIESCE_API_KEY: w.agentKey,
+  QUIESCE_HOOK_STATE_DIR: path.join(dir, "state"),
+  QUIESCE_HOOK_TIMEOUT_MS: "30000",
+  ...over,
 });
 const common = (session_id: string) => ({ session_id, transcript_path: `/tmp/${session_id}.jsonl`, cwd: "/work/demo" });
 let seq = 0;
@@ -67,7 +93,13 @@ describe("quiesce hook install", () => {
     const pre = await run({ ...common(s), hook_event_name: "PreToolUse", tool_name: "Bash", tool_input: {}, tool_use_id: `toolu_${s}_1` });
     expect(pre).toMatchObject({ code: 0, stdout: "" });
     await w.operator.kill(row.id, "install test");
-    const denied = await run({ ...common(s), hook_event_name: "PreToolUse", tool_name: "Bash", tool_input: {}, tool_use_id: `toolu_${s}_2` });
+    const denied = await run({
+      ...common(s),
+      hook_event_name: "PreToolUse",
+      tool_name: "Bash",
+      tool_input: {},
+      tool_use_id: `toolu_${s}_2`,
+    });
     expect(denied.code).toBe(0);
     const out = JSON.parse(denied.stdout);
     expect(out).toMatchObject({ continue: false, hookSpecificOutput: { permissionDecision: "deny" } });
@@ -80,7 +112,9 @@ describe("quiesce hook install", () => {
     const noNode = await sh(hookCommand(hookPath), input, baseEnv({ PATH: path.join(dir, "empty-bin") }));
     expect(noNode.code).toBe(2);
     // Without the suffix the same failures would be 1 and 127: Claude Code would run the tool.
-    expect((await sh(hookCommand(hookPath).replace(" || exit 2", ""), input, baseEnv({ PATH: path.join(dir, "empty-bin") }))).code).toBe(127);
+    expect((await sh(hookCommand(hookPath).replace(" || exit 2", ""), input, baseEnv({ PATH: path.join(dir, "empty-bin") }))).code).toBe(
+      127,
+    );
   });
 });
 
@@ -99,8 +133,12 @@ describe("managed configuration wins over the user's shell", () => {
     writeFileSync(keyFile, `${w.agentKey}\n`);
     const managed = path.join(dir, "managed.json");
     writeFileSync(managed, JSON.stringify({ url: w.api.url, apiKeyFile: keyFile }));
-    const run = (s: string, over: Record<string, string>) => sh(hookCommand(hookPath, { managed }),
-      JSON.stringify({ ...common(s), hook_event_name: "SessionStart", source: "startup" }), baseEnv(over));
+    const run = (s: string, over: Record<string, string>) =>
+      sh(
+        hookCommand(hookPath, { managed }),
+        JSON.stringify({ ...common(s), hook_event_name: "SessionStart", source: "startup" }),
+        baseEnv(over),
+      );
     const s1 = sid();
     const r1 = await run(s1, { QUIESCE_API_KEY: otherKey.secret, QUIESCE_URL: "http://127.0.0.1:9" });
     expect(r1.code, r1.stderr).toBe(0);
@@ -122,8 +160,11 @@ describe("managed configuration wins over the user's shell", () => {
     const keyFile = path.join(dir, "agent.key");
     writeFileSync(keyFile, w.agentKey);
     const s = sid();
-    const r = await sh(hookCommand(hookPath), JSON.stringify({ ...common(s), hook_event_name: "SessionStart" }),
-      baseEnv({ QUIESCE_API_KEY: otherKey.secret, QUIESCE_API_KEY_FILE: keyFile }));
+    const r = await sh(
+      hookCommand(hookPath),
+      JSON.stringify({ ...common(s), hook_event_name: "SessionStart" }),
+      baseEnv({ QUIESCE_API_KEY: otherKey.secret, QUIESCE_API_KEY_FILE: keyFile }),
+    );
     expect(r.code, r.stderr).toBe(0);
     expect((await prisma().run.findFirstOrThrow({ where: { nativeSessionId: s } })).teamId).toBe(w.teamId);
   });

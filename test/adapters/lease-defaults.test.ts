@@ -5,7 +5,10 @@ import { readdirSync, readFileSync, statSync } from "node:fs";
 import path from "node:path";
 import { expect, test } from "vitest";
 import {
-  DEFAULT_LEASE_MAX_LIFETIME_SECONDS, DEFAULT_LEASE_TTL_SECONDS, MAX_LEASE_MAX_LIFETIME_SECONDS, MAX_LEASE_TTL_SECONDS,
+  DEFAULT_LEASE_MAX_LIFETIME_SECONDS,
+  DEFAULT_LEASE_TTL_SECONDS,
+  MAX_LEASE_MAX_LIFETIME_SECONDS,
+  MAX_LEASE_TTL_SECONDS,
   MIN_LEASE_MAX_LIFETIME_SECONDS,
 } from "../../lib/control/lease";
 import { buildOpenApiDocument } from "../../lib/schemas/openapi";
@@ -29,7 +32,9 @@ test("docs/adapters.md's table states the code's defaults and ranges", () => {
   expect(ttl).toContain(`| ${DEFAULT_LEASE_TTL_SECONDS} s (${human(DEFAULT_LEASE_TTL_SECONDS)}) |`);
   expect(ttl).toContain(`| 1 … ${MAX_LEASE_TTL_SECONDS} s (${human(MAX_LEASE_TTL_SECONDS)}) |`);
   expect(lifetime).toContain(`| ${DEFAULT_LEASE_MAX_LIFETIME_SECONDS} s (${human(DEFAULT_LEASE_MAX_LIFETIME_SECONDS)}) |`);
-  expect(lifetime).toContain(`| ${MIN_LEASE_MAX_LIFETIME_SECONDS} … ${MAX_LEASE_MAX_LIFETIME_SECONDS} s (${human(MAX_LEASE_MAX_LIFETIME_SECONDS)}) |`);
+  expect(lifetime).toContain(
+    `| ${MIN_LEASE_MAX_LIFETIME_SECONDS} … ${MAX_LEASE_MAX_LIFETIME_SECONDS} s (${human(MAX_LEASE_MAX_LIFETIME_SECONDS)}) |`,
+  );
 });
 
 test("the OpenAPI document publishes the same range and default", () => {
@@ -44,10 +49,13 @@ test("the database defaults and check agree with the code", () => {
   const schema = read("prisma/schema.prisma");
   expect(schema).toMatch(new RegExp(`leaseMaxLifetimeSeconds\\s+Int\\s+@default\\(${DEFAULT_LEASE_MAX_LIFETIME_SECONDS}\\)`));
   expect(schema).toMatch(new RegExp(`ttlSeconds\\s+Int\\s+@default\\(${DEFAULT_LEASE_TTL_SECONDS}\\)`));
-  const migrations = readdirSync(path.join(ROOT, "prisma/migrations")).sort().map((d) => {
-    const f = path.join(ROOT, "prisma/migrations", d, "migration.sql");
-    return statSync(path.dirname(f)).isDirectory() ? readFileSync(f, "utf8") : "";
-  }).join("\n");
+  const migrations = readdirSync(path.join(ROOT, "prisma/migrations"))
+    .sort()
+    .map((d) => {
+      const f = path.join(ROOT, "prisma/migrations", d, "migration.sql");
+      return statSync(path.dirname(f)).isDirectory() ? readFileSync(f, "utf8") : "";
+    })
+    .join("\n");
   const checks = [...migrations.matchAll(/"lease_max_lifetime_seconds" BETWEEN (\d+) AND (\d+)/g)];
   expect(checks.at(-1)?.slice(1).map(Number)).toEqual([MIN_LEASE_MAX_LIFETIME_SECONDS, MAX_LEASE_MAX_LIFETIME_SECONDS]);
 });
@@ -67,20 +75,28 @@ function markdownFiles(): string[] {
 }
 
 test("no doc line about lease lengths names a duration the code does not use", () => {
-  const allowed = new Set([DEFAULT_LEASE_TTL_SECONDS, MAX_LEASE_TTL_SECONDS, DEFAULT_LEASE_MAX_LIFETIME_SECONDS,
-    MAX_LEASE_MAX_LIFETIME_SECONDS, MIN_LEASE_MAX_LIFETIME_SECONDS, 1]);
+  const allowed = new Set([
+    DEFAULT_LEASE_TTL_SECONDS,
+    MAX_LEASE_TTL_SECONDS,
+    DEFAULT_LEASE_MAX_LIFETIME_SECONDS,
+    MAX_LEASE_MAX_LIFETIME_SECONDS,
+    MIN_LEASE_MAX_LIFETIME_SECONDS,
+    1,
+  ]);
   const unit: Record<string, number> = { s: 1, second: 1, seconds: 1, h: 3600, hour: 3600, hours: 3600, day: 86400, days: 86400 };
   const words: Record<string, number> = { one: 1, a: 1 };
   const bad: string[] = [];
   for (const f of markdownFiles()) {
-    read(f).split("\n").forEach((line, i) => {
-      if (!/leaseTtlSeconds|QUIESCE_LEASE_TTL_SECONDS|lease_max_lifetime|maximum lifetime|idle window/.test(line)) return;
-      for (const m of line.matchAll(/\b(\d+|one|a)\s*(seconds?|s|hours?|h|days?)\b/g)) {
-        const n = words[m[1]!] ?? Number(m[1]);
-        const secs = n * unit[m[2]!]!;
-        if (!allowed.has(secs)) bad.push(`${f}:${i + 1}: "${m[0]}"`);
-      }
-    });
+    read(f)
+      .split("\n")
+      .forEach((line, i) => {
+        if (!/leaseTtlSeconds|QUIESCE_LEASE_TTL_SECONDS|lease_max_lifetime|maximum lifetime|idle window/.test(line)) return;
+        for (const m of line.matchAll(/\b(\d+|one|a)\s*(seconds?|s|hours?|h|days?)\b/g)) {
+          const n = words[m[1]!] ?? Number(m[1]);
+          const secs = n * unit[m[2]!]!;
+          if (!allowed.has(secs)) bad.push(`${f}:${i + 1}: "${m[0]}"`);
+        }
+      });
   }
   expect(bad).toEqual([]);
 });

@@ -12,8 +12,12 @@ import { makeWorld, type World } from "../api/fixtures";
 import { makeChain, makeKey, makeTeam } from "../support/fixtures";
 
 let w: World;
-beforeAll(async () => { w = await makeWorld(); });
-afterAll(async () => { await w?.close(); });
+beforeAll(async () => {
+  w = await makeWorld();
+});
+afterAll(async () => {
+  await w?.close();
+});
 
 const leaseOf = (id: string) => prisma().lease.findUniqueOrThrow({ where: { id } });
 
@@ -116,30 +120,52 @@ test("the gate's renewal matches renewChain on random chains", async () => {
     lifetimeLeftSeconds: fc.integer({ min: 1, max: 20_000 }),
     legacy: fc.boolean(),
   });
-  await fc.assert(fc.asyncProperty(fc.array(level, { minLength: 1, maxLength: 4 }), async (levels) => {
-    const chain = await makeChain(team.teamId, levels.map(() => ({})));
-    const now = Date.now();
-    // Leases as registration would leave them: each within its parent's validUntil and maximum.
-    let parent: { validUntil: number; max: number } | null = null;
-    const before: RenewableLease[] = [];
-    for (const [i, lv] of levels.entries()) {
-      const max = Math.min(now + lv.lifetimeLeftSeconds * 1000, parent?.max ?? Infinity);
-      const validUntil = Math.min(now + Math.max(1000, lv.ttlSeconds * 1000 * lv.leftFraction), max, parent?.validUntil ?? Infinity);
-      const l = { validUntil, ttlSeconds: lv.ttlSeconds, maxValidUntil: lv.legacy ? null : max, revokedAt: null };
-      await prisma().lease.update({
-        where: { id: chain[i]!.leaseId },
-        data: { validUntil: new Date(validUntil), ttlSeconds: lv.ttlSeconds, maxValidUntil: l.maxValidUntil === null ? null : new Date(l.maxValidUntil) },
+  await fc.assert(
+    fc.asyncProperty(fc.array(level, { minLength: 1, maxLength: 4 }), async (levels) => {
+      const chain = await makeChain(
+        team.teamId,
+        levels.map(() => ({})),
+      );
+      const now = Date.now();
+      // Leases as registration would leave them: each within its parent's validUntil and maximum.
+      let parent: { validUntil: number; max: number } | null = null;
+      const before: RenewableLease[] = [];
+      for (const [i, lv] of levels.entries()) {
+        const max = Math.min(now + lv.lifetimeLeftSeconds * 1000, parent?.max ?? Infinity);
+        const validUntil = Math.min(now + Math.max(1000, lv.ttlSeconds * 1000 * lv.leftFraction), max, parent?.validUntil ?? Infinity);
+        const l = { validUntil, ttlSeconds: lv.ttlSeconds, maxValidUntil: lv.legacy ? null : max, revokedAt: null };
+        await prisma().lease.update({
+          where: { id: chain[i]!.leaseId },
+          data: {
+            validUntil: new Date(validUntil),
+            ttlSeconds: lv.ttlSeconds,
+            maxValidUntil: l.maxValidUntil === null ? null : new Date(l.maxValidUntil),
+          },
+        });
+        before.push({
+          ...l,
+          validUntil: (await prisma().lease.findUniqueOrThrow({ where: { id: chain[i]!.leaseId } })).validUntil.getTime(),
+        });
+        parent = { validUntil, max: l.maxValidUntil ?? validUntil };
+      }
+      const leaf = chain.at(-1)!;
+      const operationId = newId("op");
+      const ans = await gateCheck({
+        keyHash: key.hash,
+        runId: leaf.runId,
+        leaseId: leaf.leaseId,
+        epoch: leaf.epoch,
+        operationId,
+        tool: "t",
       });
-      before.push({ ...l, validUntil: (await prisma().lease.findUniqueOrThrow({ where: { id: chain[i]!.leaseId } })).validUntil.getTime() });
-      parent = { validUntil, max: l.maxValidUntil ?? validUntil };
-    }
-    const leaf = chain.at(-1)!;
-    const operationId = newId("op");
-    const ans = await gateCheck({ keyHash: key.hash, runId: leaf.runId, leaseId: leaf.leaseId, epoch: leaf.epoch, operationId, tool: "t" });
-    expect(ans).toMatchObject({ decision: "allow" });
-    const at = (await prisma().gateDecision.findFirstOrThrow({ where: { operationId } })).at.getTime();
-    const expected = renewChain(before, at);
-    const after = await Promise.all(chain.map(async (r) => (await prisma().lease.findUniqueOrThrow({ where: { id: r.leaseId } })).validUntil.getTime()));
-    after.forEach((v, i) => expect(Math.abs(v - expected[i]!), `lease ${i}: ${v} vs ${expected[i]}`).toBeLessThanOrEqual(1));
-  }), { numRuns: 25 });
+      expect(ans).toMatchObject({ decision: "allow" });
+      const at = (await prisma().gateDecision.findFirstOrThrow({ where: { operationId } })).at.getTime();
+      const expected = renewChain(before, at);
+      const after = await Promise.all(
+        chain.map(async (r) => (await prisma().lease.findUniqueOrThrow({ where: { id: r.leaseId } })).validUntil.getTime()),
+      );
+      after.forEach((v, i) => expect(Math.abs(v - expected[i]!), `lease ${i}: ${v} vs ${expected[i]}`).toBeLessThanOrEqual(1));
+    }),
+    { numRuns: 25 },
+  );
 }, 120_000);

@@ -29,21 +29,39 @@ const sid = () => `lin-${process.pid}-${++seq}-${Date.now().toString(36)}`;
 const transcript = (s: string) => path.join(dir, "transcripts", `${s}.jsonl`);
 /** A forked transcript: the source's entries (their own sessionId) followed by the new session's. */
 function writeTranscript(session: string, entriesFrom: string[]) {
-  const lines = [...entriesFrom, session].map((id, i) => JSON.stringify({
-    type: i % 2 ? "assistant" : "user", uuid: `u${i}`, sessionId: id, message: { content: "hi" }, timestamp: new Date().toISOString(),
-  }));
+  const lines = [...entriesFrom, session].map((id, i) =>
+    JSON.stringify({
+      type: i % 2 ? "assistant" : "user",
+      uuid: `u${i}`,
+      sessionId: id,
+      message: { content: "hi" },
+      timestamp: new Date().toISOString(),
+    }),
+  );
   writeFileSync(transcript(session), `${lines.join("\n")}\n`);
 }
 async function hook(event: Record<string, unknown>) {
   const r = await runProcess(process.execPath, [path.join(ROOT, "bin/quiesce-hook.mjs"), "claude-code"], JSON.stringify(event), {
-    ...process.env, QUIESCE_URL: w.api.url, QUIESCE_API_KEY: w.agentKey, QUIESCE_HOOK_STATE_DIR: path.join(dir, "state"), QUIESCE_HOOK_TIMEOUT_MS: "30000",
+    ...process.env,
+    QUIESCE_URL: w.api.url,
+    QUIESCE_API_KEY: w.agentKey,
+    QUIESCE_HOOK_STATE_DIR: path.join(dir, "state"),
+    QUIESCE_HOOK_TIMEOUT_MS: "30000",
   });
   return { ...r, json: r.stdout.trim() ? JSON.parse(r.stdout) : null };
 }
-const start = (s: string, source = "startup") => hook({ session_id: s, transcript_path: transcript(s), cwd: dir, hook_event_name: "SessionStart", source });
-const pre = (s: string, id: string) => hook({
-  session_id: s, transcript_path: transcript(s), cwd: dir, hook_event_name: "PreToolUse", tool_name: "Bash", tool_input: { command: "ls" }, tool_use_id: id,
-});
+const start = (s: string, source = "startup") =>
+  hook({ session_id: s, transcript_path: transcript(s), cwd: dir, hook_event_name: "SessionStart", source });
+const pre = (s: string, id: string) =>
+  hook({
+    session_id: s,
+    transcript_path: transcript(s),
+    cwd: dir,
+    hook_event_name: "PreToolUse",
+    tool_name: "Bash",
+    tool_input: { command: "ls" },
+    tool_use_id: id,
+  });
 const runOf = (s: string) => prisma().run.findFirst({ where: { teamId: w.teamId, nativeSessionId: s } });
 
 test("a fork of a live session becomes its child with the lineage recorded, and a later kill of the source stops it", async () => {
@@ -56,7 +74,7 @@ test("a fork of a live session becomes its child with the lineage recorded, and 
   expect((await start(b, "resume")).code).toBe(0);
   const runB = (await runOf(b))!;
   expect(runB).toMatchObject({ parentRunId: runA.id, rootRunId: runA.id, forkedFromRunId: runA.id, harness: "claude_code" });
-  expect((await pre(b, `toolu_${b}_1`))).toMatchObject({ code: 0, stdout: "" });
+  expect(await pre(b, `toolu_${b}_1`)).toMatchObject({ code: 0, stdout: "" });
 
   await w.operator.kill(runA.id, "lineage test");
   const denied = await pre(b, `toolu_${b}_2`);
@@ -99,8 +117,10 @@ test("a resume whose transcript is not written yet is not cached: the first tool
 
 test("the API: forkedFrom names its field on refusal and never crosses teams", async () => {
   const root = await w.agent.createRun({ taskId: "lineage-api", native: { sessionId: sid() } });
-  await expect(w.agent.createRun({ taskId: "x", parentRunId: root.runId, forkedFrom: { runId: root.runId } }))
-    .rejects.toMatchObject({ status: 400, message: expect.stringContaining("forkedFrom") });
+  await expect(w.agent.createRun({ taskId: "x", parentRunId: root.runId, forkedFrom: { runId: root.runId } })).rejects.toMatchObject({
+    status: 400,
+    message: expect.stringContaining("forkedFrom"),
+  });
   await expect(w.agent.createRun({ taskId: "x", forkedFrom: { runId: "run_doesnotexist" } })).rejects.toBeInstanceOf(QuiesceApiError);
   const fork = await w.agent.createRun({ taskId: "x", forkedFrom: { runId: root.runId }, scopes: ["*"] });
   expect(fork.parentRunId).toBe(root.runId);

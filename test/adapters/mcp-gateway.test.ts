@@ -27,7 +27,12 @@ afterAll(async () => {
   await prisma().$disconnect();
 });
 
-interface Gw { client: Client; parentRunId: string; markers: string; stderr: () => string }
+interface Gw {
+  client: Client;
+  parentRunId: string;
+  markers: string;
+  stderr: () => string;
+}
 
 // Each gateway is a tsx process that spawns the fixture server: slow to boot on a shared machine.
 const T = 120_000;
@@ -38,10 +43,21 @@ async function startGateway(opts: { url?: string } = {}): Promise<Gw> {
   dirs.push(markers);
   const transport = new StdioClientTransport({
     command: TSX,
-    args: ["--conditions=react-server", "bin/quiesce.ts", "mcp-gateway", "--run", parent.runId, "--",
-      process.execPath, path.join(FIXTURES, "mcp-server.mjs")],
+    args: [
+      "--conditions=react-server",
+      "bin/quiesce.ts",
+      "mcp-gateway",
+      "--run",
+      parent.runId,
+      "--",
+      process.execPath,
+      path.join(FIXTURES, "mcp-server.mjs"),
+    ],
     cwd: ROOT,
-    env: { ...process.env, QUIESCE_URL: opts.url ?? w.api.url, QUIESCE_API_KEY: w.gatewayKey, FIXTURE_MARKER_DIR: markers } as Record<string, string>,
+    env: { ...process.env, QUIESCE_URL: opts.url ?? w.api.url, QUIESCE_API_KEY: w.gatewayKey, FIXTURE_MARKER_DIR: markers } as Record<
+      string,
+      string
+    >,
     stderr: "pipe",
   });
   let err = "";
@@ -54,7 +70,13 @@ async function startGateway(opts: { url?: string } = {}): Promise<Gw> {
 
 const upstreamCalls = (markers: string) => {
   const f = path.join(markers, "requests.jsonl");
-  return existsSync(f) ? readFileSync(f, "utf8").trim().split("\n").filter(Boolean).map((l) => JSON.parse(l) as { name: string; args: Record<string, unknown> }) : [];
+  return existsSync(f)
+    ? readFileSync(f, "utf8")
+        .trim()
+        .split("\n")
+        .filter(Boolean)
+        .map((l) => JSON.parse(l) as { name: string; args: Record<string, unknown> })
+    : [];
 };
 const text = (r: CallToolResult) => (r.content[0] as { text: string }).text;
 
@@ -78,14 +100,16 @@ describe("proxy and gate", { timeout: T }, () => {
 
   test("an upstream tools/list_changed reaches the client", async () => {
     let changed = 0;
-    g.client.setNotificationHandler(ToolListChangedNotificationSchema, async () => { changed++; });
-    const r = await g.client.callTool({ name: "announce", arguments: {} }) as CallToolResult;
+    g.client.setNotificationHandler(ToolListChangedNotificationSchema, async () => {
+      changed++;
+    });
+    const r = (await g.client.callTool({ name: "announce", arguments: {} })) as CallToolResult;
     expect(text(r)).toBe("announced");
     await until(() => changed > 0, "tools/list_changed relayed");
   });
 
   test("an allowed call reaches upstream, returns its result, and is completed (succeeded / failed)", async () => {
-    const r = await g.client.callTool({ name: "echo", arguments: { text: "hello" } }) as CallToolResult;
+    const r = (await g.client.callTool({ name: "echo", arguments: { text: "hello" } })) as CallToolResult;
     expect(r.isError).toBeFalsy();
     expect(text(r)).toBe("hello");
     const run = await gatewayRun(g.parentRunId);
@@ -94,7 +118,7 @@ describe("proxy and gate", { timeout: T }, () => {
     expect(ops[0]).toMatchObject({ state: "succeeded", kind: "call" });
     expect(ops[0]!.operationId).toMatch(/^mcp-.+-\d+$/);
 
-    const f = await g.client.callTool({ name: "fail", arguments: {} }) as CallToolResult;
+    const f = (await g.client.callTool({ name: "fail", arguments: {} })) as CallToolResult;
     expect(f.isError).toBe(true);
     expect(text(f)).toBe("upstream failure");
     expect(await prisma().operation.findFirst({ where: { runId: run.id, tool: "fail" } })).toMatchObject({ state: "failed" });
@@ -122,14 +146,17 @@ describe("proxy and gate", { timeout: T }, () => {
     ctrl.abort();
     await expect(pending).rejects.toThrow();
     await w.operator.resume(g.parentRunId, "resume after cancel");
-    const after = await g.client.callTool({ name: "echo", arguments: { text: "next" } }) as CallToolResult;
+    const after = (await g.client.callTool({ name: "echo", arguments: { text: "next" } })) as CallToolResult;
     expect(text(after)).toBe("next");
     expect(upstreamCalls(g.markers).some((c) => c.args.text === "never")).toBe(false);
   });
 
   test("a caller that cancels a RUNNING call: notifications/cancelled upstream, recorded aborted_unknown", async () => {
     const ctrl = new AbortController();
-    const pending = g.client.callTool({ name: "slow", arguments: { ms: 600_000, marker: "c1" } }, undefined, { signal: ctrl.signal, timeout: 600_000 });
+    const pending = g.client.callTool({ name: "slow", arguments: { ms: 600_000, marker: "c1" } }, undefined, {
+      signal: ctrl.signal,
+      timeout: 600_000,
+    });
     await until(() => existsSync(path.join(g.markers, "c1.started")), "the slow call to start upstream");
     ctrl.abort();
     await expect(pending).rejects.toThrow();
@@ -148,7 +175,9 @@ describe("fail closed", { timeout: T }, () => {
   test("the upstream dies mid-call: the outcome is unknown (aborted_unknown) and the gateway exits", async () => {
     const g = await startGateway();
     let closed = false;
-    g.client.onclose = () => { closed = true; };
+    g.client.onclose = () => {
+      closed = true;
+    };
     await expect(g.client.callTool({ name: "crash", arguments: {} })).rejects.toThrow();
     const run = await gatewayRun(g.parentRunId);
     const op = await until(async () => {
@@ -163,7 +192,7 @@ describe("fail closed", { timeout: T }, () => {
     const port = await closedPort();
     const g = await startGateway({ url: `http://127.0.0.1:${port}` });
     expect((await g.client.listTools()).tools).toHaveLength(5);
-    const r = await g.client.callTool({ name: "echo", arguments: { text: "x" } }) as CallToolResult;
+    const r = (await g.client.callTool({ name: "echo", arguments: { text: "x" } })) as CallToolResult;
     expect(r.isError).toBe(true);
     expect(text(r)).toMatch(/Quiesce denied echo: control_plane_unavailable/);
     expect(upstreamCalls(g.markers)).toEqual([]);
@@ -173,7 +202,9 @@ describe("fail closed", { timeout: T }, () => {
 describe("kill", { timeout: T }, () => {
   test("a running call is aborted upstream (notifications/cancelled), answered as aborted, recorded as aborted_unknown; later calls are denied", async () => {
     const g = await startGateway();
-    const pending = g.client.callTool({ name: "slow", arguments: { ms: 600_000, marker: "k1" } }, undefined, { timeout: 600_000 }) as Promise<CallToolResult>;
+    const pending = g.client.callTool({ name: "slow", arguments: { ms: 600_000, marker: "k1" } }, undefined, {
+      timeout: 600_000,
+    }) as Promise<CallToolResult>;
     await until(() => existsSync(path.join(g.markers, "k1.started")), "the slow call to start upstream");
     const run = await gatewayRun(g.parentRunId);
     const op = await prisma().operation.findFirstOrThrow({ where: { runId: run.id, tool: "slow" } });
@@ -194,9 +225,11 @@ describe("kill", { timeout: T }, () => {
       return detail?.executor_report?.outcome === "aborted_unknown" ? s : null;
     }, "executor report on the settlement");
     expect(settlement.stateAtBarrier).toBe("running");
-    expect(await prisma().gateDecision.findFirst({ where: { operationId: op.operationId, source: "complete" } })).toMatchObject({ decision: "deny" });
+    expect(await prisma().gateDecision.findFirst({ where: { operationId: op.operationId, source: "complete" } })).toMatchObject({
+      decision: "deny",
+    });
 
-    const later = await g.client.callTool({ name: "echo", arguments: { text: "after kill" } }) as CallToolResult;
+    const later = (await g.client.callTool({ name: "echo", arguments: { text: "after kill" } })) as CallToolResult;
     expect(later.isError).toBe(true);
     expect(text(later)).toMatch(/Quiesce denied echo: .*(killed|parent)/);
     expect(upstreamCalls(g.markers).some((c) => c.args.text === "after kill")).toBe(false);
@@ -204,7 +237,7 @@ describe("kill", { timeout: T }, () => {
 
   test("a call that finished before the kill keeps its recorded outcome (never rewritten to unknown)", async () => {
     const g = await startGateway();
-    const r = await g.client.callTool({ name: "slow", arguments: { ms: 10, marker: "quick" } }) as CallToolResult;
+    const r = (await g.client.callTool({ name: "slow", arguments: { ms: 10, marker: "quick" } })) as CallToolResult;
     expect(text(r)).toBe("done quick");
     const run = await gatewayRun(g.parentRunId);
     await w.operator.kill(g.parentRunId, "after the fact");

@@ -32,7 +32,10 @@ export async function makeWorld(): Promise<World> {
   const op = await makeUser(team.teamId, "operator");
   const opKey = await makeKey(team.teamId, { kind: "operator", userId: op.userId });
   return {
-    api, teamId: team.teamId, agentKey: agent.secret, gatewayKey: gateway.secret,
+    api,
+    teamId: team.teamId,
+    agentKey: agent.secret,
+    gatewayKey: gateway.secret,
     operator: new QuiesceClient({ url: api.url, apiKey: opKey.secret, timeoutMs: 30_000 }),
     agent: new QuiesceClient({ url: api.url, apiKey: agent.secret, timeoutMs: 30_000 }),
   };
@@ -42,7 +45,11 @@ export function tempDir(prefix: string): string {
   return mkdtempSync(path.join(os.tmpdir(), `quiesce-${prefix}-`));
 }
 
-export interface Ran { code: number | null; stdout: string; stderr: string }
+export interface Ran {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
 
 /** Runs a command to completion with `input` on stdin. */
 export function runProcess(cmd: string, args: string[], input: string, env: NodeJS.ProcessEnv): Promise<Ran> {
@@ -61,7 +68,11 @@ export function runProcess(cmd: string, args: string[], input: string, env: Node
 }
 
 /** Waits until `probe` returns a truthy value (event-driven tests poll durable state, never sleep-and-assert). */
-export function until<T>(probe: () => Promise<T | null | undefined | false> | T | null | undefined | false, what: string, limitMs = 60_000): Promise<T> {
+export function until<T>(
+  probe: () => Promise<T | null | undefined | false> | T | null | undefined | false,
+  what: string,
+  limitMs = 60_000,
+): Promise<T> {
   return waitFor(what, async () => probe(), limitMs, 100);
 }
 

@@ -4,8 +4,12 @@ import { afterAll, beforeAll, expect, test } from "vitest";
 import { makeWorld, raw, type World } from "./fixtures";
 
 let w: World;
-beforeAll(async () => { w = await makeWorld(); });
-afterAll(async () => { await w?.close(); });
+beforeAll(async () => {
+  w = await makeWorld();
+});
+afterAll(async () => {
+  await w?.close();
+});
 
 test("unknown paths answer 404 and unsupported methods 405, both in the error shape", async () => {
   const nf = await raw(w.server.url, "GET", "/api/v1/nope", { key: w.a.keys.agent });
@@ -31,7 +35,10 @@ test("static segments win over parameters and parameters are URL-decoded", async
 test("responses stream: the first server-sent event arrives while the stream stays open", async () => {
   const r = await w.client(w.a.keys.agent).createRun({ taskId: "stream" });
   const ac = new AbortController();
-  const res = await fetch(`${w.server.url}/api/v1/runs/${r.runId}/events`, { headers: { authorization: `Bearer ${w.a.keys.agent}` }, signal: ac.signal });
+  const res = await fetch(`${w.server.url}/api/v1/runs/${r.runId}/events`, {
+    headers: { authorization: `Bearer ${w.a.keys.agent}` },
+    signal: ac.signal,
+  });
   expect(res.status).toBe(200);
   expect(res.headers.get("content-type")).toContain("text/event-stream");
   const reader = res.body!.getReader();

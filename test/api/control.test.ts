@@ -9,8 +9,12 @@ import { CONTROL_CHANNEL } from "../../lib/dal/notify";
 import { makeWorld, raw, snapshot, type World } from "./fixtures";
 
 let w: World;
-beforeAll(async () => { w = await makeWorld(); });
-afterAll(async () => { await w?.close(); });
+beforeAll(async () => {
+  w = await makeWorld();
+});
+afterAll(async () => {
+  await w?.close();
+});
 
 const newRoot = async (team = w.a) => {
   const agent = w.client(team.keys.agent);
@@ -19,19 +23,31 @@ const newRoot = async (team = w.a) => {
   return { root, child };
 };
 
-const lifecycleCols = (id: string) => prisma().run.findUniqueOrThrow({
-  where: { id }, select: { lifecycle: true, lifecycleChangedAt: true, lifecycleChangedBy: true, lifecycleReason: true },
-});
-const breakerCols = (id: string) => prisma().run.findUniqueOrThrow({
-  where: { id }, select: { breaker: true, breakerChangedAt: true, breakerChangedBy: true, breakerReason: true, breakerFailures: true, breakerProbeOpId: true },
-});
+const lifecycleCols = (id: string) =>
+  prisma().run.findUniqueOrThrow({
+    where: { id },
+    select: { lifecycle: true, lifecycleChangedAt: true, lifecycleChangedBy: true, lifecycleReason: true },
+  });
+const breakerCols = (id: string) =>
+  prisma().run.findUniqueOrThrow({
+    where: { id },
+    select: {
+      breaker: true,
+      breakerChangedAt: true,
+      breakerChangedBy: true,
+      breakerReason: true,
+      breakerFailures: true,
+      breakerProbeOpId: true,
+    },
+  });
 
 describe("pause and resume", () => {
   test("pause holds the tree's next gate call; resume lets it through; both are audited", async () => {
     const { root, child } = await newRoot();
     const op = w.client(w.a.keys.operator);
     const agent = w.client(w.a.keys.agent);
-    const ask = (operationId: string) => agent.gate({ runId: child.runId, leaseId: child.leaseId, epoch: child.epoch, operationId, tool: "shell" });
+    const ask = (operationId: string) =>
+      agent.gate({ runId: child.runId, leaseId: child.leaseId, epoch: child.epoch, operationId, tool: "shell" });
 
     const paused = await op.pause(root.runId, "investigating a spike");
     expect(paused).toMatchObject({ runId: root.runId, lifecycle: "paused", reason: "investigating a spike", changed: true });
@@ -97,12 +113,17 @@ describe("breaker trip and reset", () => {
     expect(tripped).toMatchObject({ runId: root.runId, breaker: "open", reason: "upstream 500s", changed: true });
     expect((await breakerCols(root.runId)).breaker).toBe("open");
     expect(await lifecycleCols(root.runId)).toEqual(l0);
-    const d = await w.client(w.a.keys.agent).gate({ runId: child.runId, leaseId: child.leaseId, epoch: child.epoch, operationId: "b-1", tool: "http" });
+    const d = await w
+      .client(w.a.keys.agent)
+      .gate({ runId: child.runId, leaseId: child.leaseId, epoch: child.epoch, operationId: "b-1", tool: "http" });
     expect(d).toMatchObject({ decision: "deny", reason: "breaker_open" });
     const reset = await op.breaker(root.runId, "reset", "upstream healthy");
     expect(reset).toMatchObject({ breaker: "closed", failures: 0, changed: true });
     expect(await lifecycleCols(root.runId)).toEqual(l0);
-    const audit = await prisma().auditEvent.findMany({ where: { teamId: w.a.teamId, target: root.runId, action: { startsWith: "breaker." } }, orderBy: { id: "asc" } });
+    const audit = await prisma().auditEvent.findMany({
+      where: { teamId: w.a.teamId, target: root.runId, action: { startsWith: "breaker." } },
+      orderBy: { id: "asc" },
+    });
     expect(audit.map((a) => a.action)).toEqual(["breaker.trip", "breaker.reset"]);
   });
 
@@ -145,7 +166,11 @@ describe("who may write control state", () => {
     const { root } = await newRoot(w.b);
     const before = await snapshot(w.b.teamId);
     const mine = w.client(w.a.keys.operator);
-    for (const call of [() => mine.pause(root.runId, "x"), () => mine.resume(root.runId, "x"), () => mine.breaker(root.runId, "trip", "x")]) {
+    for (const call of [
+      () => mine.pause(root.runId, "x"),
+      () => mine.resume(root.runId, "x"),
+      () => mine.breaker(root.runId, "trip", "x"),
+    ]) {
       await expect(call()).rejects.toMatchObject({ status: 404, code: "not_found", message: "run not found" });
     }
     await expect(mine.pause("run_nope", "x")).rejects.toMatchObject({ status: 404, message: "run not found" });
@@ -156,7 +181,10 @@ describe("who may write control state", () => {
     const { root } = await newRoot();
     const op = w.client(w.a.keys.operator);
     await op.pause(root.runId, "while operator");
-    await prisma().membership.update({ where: { teamId_userId: { teamId: w.a.teamId, userId: w.a.users.operator } }, data: { role: "viewer" } });
+    await prisma().membership.update({
+      where: { teamId_userId: { teamId: w.a.teamId, userId: w.a.users.operator } },
+      data: { role: "viewer" },
+    });
     try {
       await expect(op.resume(root.runId, "after demotion")).rejects.toMatchObject({ status: 403 });
       expect((await lifecycleCols(root.runId)).lifecycle).toBe("paused");

@@ -25,8 +25,12 @@ export async function makeTeam(label: string): Promise<TestTeam> {
   const keys = {} as TestTeam["keys"];
   const keyIds: Record<string, string> = {};
   const specs: [keyof TestTeam["keys"], KeyKind, string | undefined][] = [
-    ["agent", "agent", undefined], ["worker", "worker", undefined], ["gateway", "gateway", undefined],
-    ["operator", "operator", users.operator], ["admin", "operator", users.admin], ["viewerOperator", "operator", users.viewer],
+    ["agent", "agent", undefined],
+    ["worker", "worker", undefined],
+    ["gateway", "gateway", undefined],
+    ["operator", "operator", users.operator],
+    ["admin", "operator", users.admin],
+    ["viewerOperator", "operator", users.viewer],
   ];
   for (const [name, kind, userId] of specs) {
     const k = await createApiKey(SYSTEM, { teamId, kind, name, userId });
@@ -48,7 +52,9 @@ export async function makeWorld(): Promise<World> {
   const server = await startApiServer();
   const [a, b] = [await makeTeam("alpha"), await makeTeam("beta")];
   return {
-    server, a, b,
+    server,
+    a,
+    b,
     client: (secret) => new QuiesceClient({ url: server.url, apiKey: secret ?? "", timeoutMs: 20_000 }),
     close: async () => {
       await server.close();
@@ -63,12 +69,17 @@ export async function raw(url: string, method: string, path: string, opts: { key
   const headers: Record<string, string> = { "content-type": "application/json" };
   if (opts.key) headers.authorization = `Bearer ${opts.key}`;
   const res = await fetch(url + path, {
-    method, headers,
+    method,
+    headers,
     body: opts.rawBody ?? (opts.body === undefined ? undefined : JSON.stringify(opts.body)),
   });
   const text = await res.text();
   let json: any = undefined;
-  try { json = JSON.parse(text); } catch { /* not JSON */ }
+  try {
+    json = JSON.parse(text);
+  } catch {
+    /* not JSON */
+  }
   return { status: res.status, json, text };
 }
 

@@ -19,7 +19,9 @@ beforeAll(async () => {
   expect(r.status).toBe(200);
   doc = JSON.parse(r.text);
 });
-afterAll(async () => { await w?.close(); });
+afterAll(async () => {
+  await w?.close();
+});
 
 const API_DIR = path.resolve(import.meta.dirname, "../../app/api/v1");
 function routeFiles(dir: string): string[] {
@@ -49,14 +51,25 @@ test("the served document is the one built from the schemas, byte for byte, on e
 test("lists every method of every route file under app/api/v1, and nothing that does not exist", async () => {
   const expected: string[] = [];
   for (const file of routeFiles(API_DIR)) {
-    const rel = path.relative(path.resolve(API_DIR, "../.."), path.dirname(file)).split(path.sep)
-      .map((s) => s.replace(/^\[(.+)\]$/, "{$1}")).join("/");
+    const rel = path
+      .relative(path.resolve(API_DIR, "../.."), path.dirname(file))
+      .split(path.sep)
+      .map((s) => s.replace(/^\[(.+)\]$/, "{$1}"))
+      .join("/");
     const mod = await import(pathToFileURL(file).href);
-    for (const m of ["GET", "POST", "PUT", "PATCH", "DELETE"]) if (typeof mod[m] === "function") expected.push(`${m.toLowerCase()} /${rel}`);
+    for (const m of ["GET", "POST", "PUT", "PATCH", "DELETE"])
+      if (typeof mod[m] === "function") expected.push(`${m.toLowerCase()} /${rel}`);
   }
   const documented = Object.entries(doc.paths).flatMap(([p, ops]: [string, any]) => Object.keys(ops).map((m) => `${m} ${p}`));
   expect(documented.sort()).toEqual(expected.sort());
-  for (const p of ["/api/v1/runs", "/api/v1/gate", "/api/v1/operations", "/api/v1/runs/{runId}/pause", "/api/v1/runs/{runId}/breaker", "/api/v1/operations/{operationId}/complete"]) {
+  for (const p of [
+    "/api/v1/runs",
+    "/api/v1/gate",
+    "/api/v1/operations",
+    "/api/v1/runs/{runId}/pause",
+    "/api/v1/runs/{runId}/breaker",
+    "/api/v1/operations/{operationId}/complete",
+  ]) {
     expect(doc.paths[p], p).toBeDefined();
   }
 });
@@ -101,10 +114,32 @@ test("real responses validate against the published response schemas", async () 
   check("/api/v1/runs", "post", 201, child);
   check("/api/v1/runs/{runId}", "get", 200, await agent.getRun(run.runId));
   check("/api/v1/runs", "get", 200, await agent.listRuns({ limit: 3 }));
-  check("/api/v1/gate", "post", 200, await agent.gate({ runId: run.runId, leaseId: run.leaseId, epoch: 1, operationId: "doc-1", tool: "t" }));
-  check("/api/v1/operations/{operationId}/complete", "post", 200, await agent.complete("doc-1", { outcome: "succeeded", effect: { providerOperationId: "x" } }));
-  check("/api/v1/gate", "post", 200, await agent.gate({ runId: run.runId, leaseId: run.leaseId, epoch: 1, operationId: "doc-1", tool: "t" }));
-  const { status: s3, ...reg } = await agent.registerOperation({ runId: run.runId, leaseId: run.leaseId, epoch: 1, operationId: "doc-2", kind: "queued", tool: "t" });
+  check(
+    "/api/v1/gate",
+    "post",
+    200,
+    await agent.gate({ runId: run.runId, leaseId: run.leaseId, epoch: 1, operationId: "doc-1", tool: "t" }),
+  );
+  check(
+    "/api/v1/operations/{operationId}/complete",
+    "post",
+    200,
+    await agent.complete("doc-1", { outcome: "succeeded", effect: { providerOperationId: "x" } }),
+  );
+  check(
+    "/api/v1/gate",
+    "post",
+    200,
+    await agent.gate({ runId: run.runId, leaseId: run.leaseId, epoch: 1, operationId: "doc-1", tool: "t" }),
+  );
+  const { status: s3, ...reg } = await agent.registerOperation({
+    runId: run.runId,
+    leaseId: run.leaseId,
+    epoch: 1,
+    operationId: "doc-2",
+    kind: "queued",
+    tool: "t",
+  });
   check("/api/v1/operations", "post", 201, reg);
   check("/api/v1/operations/{operationId}/admit", "post", 200, await agent.admit("doc-2"));
   check("/api/v1/operations/{operationId}/heartbeat", "post", 200, await agent.heartbeat("doc-2"));

@@ -5,8 +5,12 @@ import { prisma } from "../../lib/db/prisma";
 import { makeWorld, raw, snapshot, type World } from "./fixtures";
 
 let w: World;
-beforeAll(async () => { w = await makeWorld(); });
-afterAll(async () => { await w?.close(); });
+beforeAll(async () => {
+  w = await makeWorld();
+});
+afterAll(async () => {
+  await w?.close();
+});
 
 let seq = 0;
 const opId = (p: string) => `${p}-${Date.now().toString(36)}-${++seq}`;
@@ -23,7 +27,10 @@ describe("POST /api/v1/gate", () => {
     expect(await agent.gate(body)).toMatchObject({ decision: "allow", reason: "allowed", currentEpoch: 1 });
     expect(await agent.gate(body)).toMatchObject({ decision: "allow", reason: "allowed" });
     expect(await prisma().operation.count({ where: { teamId: w.a.teamId, operationId: body.operationId } })).toBe(1);
-    const done = await agent.complete(body.operationId, { outcome: "succeeded", effect: { providerOperationId: "dep-1", detail: { version: "1.2.3" } } });
+    const done = await agent.complete(body.operationId, {
+      outcome: "succeeded",
+      effect: { providerOperationId: "dep-1", detail: { version: "1.2.3" } },
+    });
     expect(done).toMatchObject({ operationId: body.operationId, state: "succeeded", breaker: "closed" });
     expect(done.effectReceiptId).toMatch(/^eff_/);
     const replay = await agent.gate(body);
@@ -35,8 +42,11 @@ describe("POST /api/v1/gate", () => {
     const r = await run();
     const agent = w.client(w.a.keys.agent);
     await prisma().run.update({ where: { id: r.runId }, data: { epoch: 3 } });
-    expect(await agent.gate({ runId: r.runId, leaseId: r.leaseId, epoch: 1, operationId: opId("stale"), tool: "x" }))
-      .toMatchObject({ decision: "deny", reason: "stale_epoch", currentEpoch: 3 });
+    expect(await agent.gate({ runId: r.runId, leaseId: r.leaseId, epoch: 1, operationId: opId("stale"), tool: "x" })).toMatchObject({
+      decision: "deny",
+      reason: "stale_epoch",
+      currentEpoch: 3,
+    });
     const theirs = await run(w.b);
     const cross = await agent.gate({ runId: theirs.runId, leaseId: theirs.leaseId, epoch: 1, operationId: opId("cross"), tool: "x" });
     const missing = await agent.gate({ runId: "run_missing", leaseId: "lease_missing", epoch: 1, operationId: opId("miss"), tool: "x" });
@@ -49,7 +59,12 @@ describe("POST /api/v1/gate", () => {
     const r = await run();
     const before = await snapshot(w.a.teamId);
     const ok = { runId: r.runId, leaseId: r.leaseId, epoch: 1, operationId: "bad-1", tool: "x" };
-    for (const [patch, field] of [[{ epoch: "1" }, "body.epoch"], [{ epoch: -1 }, "body.epoch"], [{ operationId: "" }, "body.operationId"], [{ tool: undefined }, "body.tool"]] as const) {
+    for (const [patch, field] of [
+      [{ epoch: "1" }, "body.epoch"],
+      [{ epoch: -1 }, "body.epoch"],
+      [{ operationId: "" }, "body.operationId"],
+      [{ tool: undefined }, "body.tool"],
+    ] as const) {
       const res = await raw(w.server.url, "POST", "/api/v1/gate", { key: w.a.keys.agent, body: { ...ok, ...patch } });
       expect(res.status).toBe(400);
       expect(res.json.error.message).toContain(field);
@@ -65,11 +80,27 @@ describe("registered work: register → admit → heartbeat → complete", () =>
     const r = await run();
     const worker = w.client(w.a.keys.worker);
     const id = opId("job");
-    const body = { runId: r.runId, leaseId: r.leaseId, epoch: r.epoch, operationId: id, kind: "queued" as const, tool: "email.send", providerName: "pg-boss:emails", providerJobId: "job-1" };
+    const body = {
+      runId: r.runId,
+      leaseId: r.leaseId,
+      epoch: r.epoch,
+      operationId: id,
+      kind: "queued" as const,
+      tool: "email.send",
+      providerName: "pg-boss:emails",
+      providerJobId: "job-1",
+    };
     expect(await worker.registerOperation(body)).toEqual({ operationId: id, state: "queued", created: true, status: 201 });
     expect(await worker.registerOperation(body)).toEqual({ operationId: id, state: "queued", created: false, status: 200 });
     const row = await prisma().operation.findFirstOrThrow({ where: { teamId: w.a.teamId, operationId: id } });
-    expect(row).toMatchObject({ kind: "queued", state: "queued", epochStamp: 1, providerName: "pg-boss:emails", providerJobId: "job-1", leaseId: r.leaseId });
+    expect(row).toMatchObject({
+      kind: "queued",
+      state: "queued",
+      epochStamp: 1,
+      providerName: "pg-boss:emails",
+      providerJobId: "job-1",
+      leaseId: r.leaseId,
+    });
 
     const hb0 = await worker.heartbeat(id);
     expect(hb0).toMatchObject({ continue: true, reason: "allowed" });
@@ -112,12 +143,29 @@ describe("registered work: register → admit → heartbeat → complete", () =>
     const worker = w.client(w.a.keys.worker);
     await w.client(w.a.keys.operator).pause(r.runId, "not now");
     const later = new Date(Date.now() + 3600_000).toISOString();
-    const s = await worker.registerOperation({ runId: r.runId, leaseId: r.leaseId, epoch: 1, operationId: opId("sched"), kind: "scheduled", tool: "report", notBefore: later });
-    const rt = await worker.registerOperation({ runId: r.runId, leaseId: r.leaseId, epoch: 1, operationId: opId("retry"), kind: "retry", tool: "report" });
+    const s = await worker.registerOperation({
+      runId: r.runId,
+      leaseId: r.leaseId,
+      epoch: 1,
+      operationId: opId("sched"),
+      kind: "scheduled",
+      tool: "report",
+      notBefore: later,
+    });
+    const rt = await worker.registerOperation({
+      runId: r.runId,
+      leaseId: r.leaseId,
+      epoch: 1,
+      operationId: opId("retry"),
+      kind: "retry",
+      tool: "report",
+    });
     expect([s.state, rt.state]).toEqual(["scheduled", "scheduled"]);
     expect((await prisma().operation.findFirstOrThrow({ where: { teamId: w.a.teamId, operationId: rt.operationId } })).kind).toBe("retry");
     expect(await worker.admit(s.operationId)).toMatchObject({ decision: "hold", reason: "paused" });
-    expect((await prisma().operation.findFirstOrThrow({ where: { teamId: w.a.teamId, operationId: s.operationId } })).state).toBe("scheduled");
+    expect((await prisma().operation.findFirstOrThrow({ where: { teamId: w.a.teamId, operationId: s.operationId } })).state).toBe(
+      "scheduled",
+    );
   });
 
   test("a killed, revoked or stale-epoch run cannot enqueue (409 with the gate's reason); nothing is written", async () => {
@@ -129,11 +177,20 @@ describe("registered work: register → admit → heartbeat → complete", () =>
     const stale = await run();
     await prisma().run.update({ where: { id: stale.runId }, data: { epoch: 5 } });
     const before = await snapshot(w.a.teamId);
-    const reg = (r: typeof killed, epoch = 1) => worker.registerOperation({ runId: r.runId, leaseId: r.leaseId, epoch, operationId: opId("x"), kind: "queued", tool: "t" });
+    const reg = (r: typeof killed, epoch = 1) =>
+      worker.registerOperation({ runId: r.runId, leaseId: r.leaseId, epoch, operationId: opId("x"), kind: "queued", tool: "t" });
     await expect(reg(killed, 2)).rejects.toMatchObject({ status: 409, code: "conflict", message: "run cannot take new work: killed" });
     await expect(reg(revoked)).rejects.toMatchObject({ status: 409, message: "run cannot take new work: lease_revoked" });
     await expect(reg(stale)).rejects.toMatchObject({ status: 409, message: "run cannot take new work: stale_epoch" });
-    const expired = worker.registerOperation({ runId: stale.runId, leaseId: stale.leaseId, epoch: 5, operationId: opId("exp"), kind: "queued", tool: "t", expiresAt: new Date(Date.now() - 1000).toISOString() });
+    const expired = worker.registerOperation({
+      runId: stale.runId,
+      leaseId: stale.leaseId,
+      epoch: 5,
+      operationId: opId("exp"),
+      kind: "queued",
+      tool: "t",
+      expiresAt: new Date(Date.now() - 1000).toISOString(),
+    });
     await expect(expired).rejects.toMatchObject({ status: 409, message: "run cannot take new work: operation_expired" });
     expect(await snapshot(w.a.teamId)).toEqual(before);
   });
@@ -144,14 +201,20 @@ describe("registered work: register → admit → heartbeat → complete", () =>
     const before = await snapshot(w.a.teamId);
     const ok = { runId: r.runId, leaseId: r.leaseId, epoch: 1, operationId: "reg-bad", kind: "queued", tool: "t" };
     for (const [patch, field] of [
-      [{ kind: "call" }, "body.kind"], [{ notBefore: "tomorrow" }, "body.notBefore"], [{ epoch: 1.5 }, "body.epoch"], [{ leaseId: "lease_other" }, "leaseId"],
+      [{ kind: "call" }, "body.kind"],
+      [{ notBefore: "tomorrow" }, "body.notBefore"],
+      [{ epoch: 1.5 }, "body.epoch"],
+      [{ leaseId: "lease_other" }, "leaseId"],
       [{ notBefore: "2030-01-02T00:00:00Z", expiresAt: "2030-01-01T00:00:00Z" }, "expiresAt"],
     ] as const) {
       const res = await raw(w.server.url, "POST", "/api/v1/operations", { key: w.a.keys.worker, body: { ...ok, ...patch } });
       expect(res.status, JSON.stringify(patch)).toBe(400);
       expect(res.json.error.message).toContain(field);
     }
-    const cross = await raw(w.server.url, "POST", "/api/v1/operations", { key: w.a.keys.worker, body: { ...ok, runId: theirs.runId, leaseId: theirs.leaseId } });
+    const cross = await raw(w.server.url, "POST", "/api/v1/operations", {
+      key: w.a.keys.worker,
+      body: { ...ok, runId: theirs.runId, leaseId: theirs.leaseId },
+    });
     expect(cross.status).toBe(404);
     const op = await raw(w.server.url, "POST", "/api/v1/operations", { key: w.a.keys.operator, body: ok });
     expect(op.status).toBe(403);
@@ -162,7 +225,9 @@ describe("registered work: register → admit → heartbeat → complete", () =>
   test("admit, heartbeat and complete of an unknown or other team's operation answer 404", async () => {
     const theirs = await run(w.b);
     const id = opId("theirs");
-    await w.client(w.b.keys.worker).registerOperation({ runId: theirs.runId, leaseId: theirs.leaseId, epoch: 1, operationId: id, kind: "queued", tool: "t" });
+    await w
+      .client(w.b.keys.worker)
+      .registerOperation({ runId: theirs.runId, leaseId: theirs.leaseId, epoch: 1, operationId: id, kind: "queued", tool: "t" });
     const mine = w.client(w.a.keys.worker);
     for (const opid of [id, "op-never-registered"]) {
       await expect(mine.admit(opid)).rejects.toMatchObject({ status: 404 });
@@ -182,7 +247,10 @@ describe("registered work: register → admit → heartbeat → complete", () =>
     const bad = await raw(w.server.url, "POST", `/api/v1/operations/${id}/complete`, { key: w.a.keys.worker, body: { outcome: "done" } });
     expect(bad.status).toBe(400);
     expect(bad.json.error.message).toContain("body.outcome");
-    const badEffect = await raw(w.server.url, "POST", `/api/v1/operations/${id}/complete`, { key: w.a.keys.worker, body: { outcome: "succeeded", effect: { detail: 1 } } });
+    const badEffect = await raw(w.server.url, "POST", `/api/v1/operations/${id}/complete`, {
+      key: w.a.keys.worker,
+      body: { outcome: "succeeded", effect: { detail: 1 } },
+    });
     expect(badEffect.status).toBe(400);
     expect(badEffect.json.error.message).toContain("body.effect.providerOperationId");
     expect(await snapshot(w.a.teamId)).toEqual(before);
@@ -202,9 +270,13 @@ describe("runtime breaker", () => {
     expect(last).toMatchObject({ breaker: "open" });
     const row = await prisma().run.findUniqueOrThrow({ where: { id: r.runId } });
     expect(row).toMatchObject({ breaker: "open", breakerFailures: 5, lifecycle: "normal", breakerChangedBy: "runtime" });
-    expect(await agent.gate({ runId: r.runId, leaseId: r.leaseId, epoch: 1, operationId: opId("after"), tool: "http" }))
-      .toMatchObject({ decision: "deny", reason: "breaker_open" });
-    const audit = await prisma().auditEvent.findMany({ where: { teamId: w.a.teamId, target: r.runId, action: { startsWith: "breaker." } } });
+    expect(await agent.gate({ runId: r.runId, leaseId: r.leaseId, epoch: 1, operationId: opId("after"), tool: "http" })).toMatchObject({
+      decision: "deny",
+      reason: "breaker_open",
+    });
+    const audit = await prisma().auditEvent.findMany({
+      where: { teamId: w.a.teamId, target: r.runId, action: { startsWith: "breaker." } },
+    });
     expect(audit.map((a) => a.action)).toEqual(["breaker.tripped"]);
   });
 });

@@ -6,18 +6,31 @@ import { QuiesceApiError } from "../../lib/sdk/errors";
 import { makeWorld, raw, snapshot, type World } from "./fixtures";
 
 let w: World;
-beforeAll(async () => { w = await makeWorld(); });
-afterAll(async () => { await w?.close(); });
+beforeAll(async () => {
+  w = await makeWorld();
+});
+afterAll(async () => {
+  await w?.close();
+});
 
 describe("POST /api/v1/runs", () => {
   test("registers a root run with its lease (201), as stored in the database", async () => {
-    const r = await w.client(w.a.keys.agent).createRun({ taskId: "task-root", title: "Root", harness: "claude-code", scopes: ["deploy", "read"], leaseTtlSeconds: 600 });
+    const r = await w
+      .client(w.a.keys.agent)
+      .createRun({ taskId: "task-root", title: "Root", harness: "claude-code", scopes: ["deploy", "read"], leaseTtlSeconds: 600 });
     expect(r.status).toBe(201);
     expect(r).toMatchObject({ epoch: 1, parentRunId: null, rootRunId: r.runId, scopes: ["deploy", "read"], created: true });
     expect(r.runId).toMatch(/^run_/);
     expect(r.leaseId).toMatch(/^lease_/);
     const run = await prisma().run.findUniqueOrThrow({ where: { id: r.runId } });
-    expect(run).toMatchObject({ teamId: w.a.teamId, path: [r.runId], depth: 0, harness: "claude_code", lifecycle: "normal", breaker: "closed" });
+    expect(run).toMatchObject({
+      teamId: w.a.teamId,
+      path: [r.runId],
+      depth: 0,
+      harness: "claude_code",
+      lifecycle: "normal",
+      breaker: "closed",
+    });
     const lease = await prisma().lease.findUniqueOrThrow({ where: { id: r.leaseId } });
     expect(lease.path).toEqual([r.leaseId]);
     expect(lease.validUntil.toISOString()).toBe(r.validUntil);
@@ -78,8 +91,16 @@ describe("POST /api/v1/runs", () => {
     expect(await prisma().run.count({ where: { teamId: w.a.teamId, nativeSessionId: native.sessionId } })).toBe(1);
     // A subagent of the same session is a different run (child of the session's run), itself idempotent.
     const root = answers[0]!;
-    const sub1 = await agent.createRun({ taskId: "hook", parentRunId: root.runId, native: { sessionId: native.sessionId, agentId: "sub-1" } });
-    const sub2 = await agent.createRun({ taskId: "hook", parentRunId: root.runId, native: { sessionId: native.sessionId, agentId: "sub-1" } });
+    const sub1 = await agent.createRun({
+      taskId: "hook",
+      parentRunId: root.runId,
+      native: { sessionId: native.sessionId, agentId: "sub-1" },
+    });
+    const sub2 = await agent.createRun({
+      taskId: "hook",
+      parentRunId: root.runId,
+      native: { sessionId: native.sessionId, agentId: "sub-1" },
+    });
     expect(sub1.status).toBe(201);
     expect(sub2).toMatchObject({ status: 200, runId: sub1.runId, created: false });
     // Another team's identical native ids are another run.
@@ -196,7 +217,14 @@ describe("authentication", () => {
     expect((await raw(w.server.url, "GET", "/api/v1/runs", { key: revoked.secret })).status).toBe(200);
     await revokeApiKey(sys, revoked.id);
     expect((await raw(w.server.url, "GET", "/api/v1/runs", { key: revoked.secret })).status).toBe(401);
-    expect((await raw(w.server.url, "POST", "/api/v1/gate", { key: revoked.secret, body: { runId: "r", leaseId: "l", epoch: 1, operationId: "o", tool: "t" } })).status).toBe(401);
+    expect(
+      (
+        await raw(w.server.url, "POST", "/api/v1/gate", {
+          key: revoked.secret,
+          body: { runId: "r", leaseId: "l", epoch: 1, operationId: "o", tool: "t" },
+        })
+      ).status,
+    ).toBe(401);
 
     const expired = await createApiKey(sys, { teamId: w.a.teamId, kind: "agent", name: "expired", expiresAt: new Date(Date.now() - 1000) });
     expect((await raw(w.server.url, "GET", "/api/v1/runs", { key: expired.secret })).status).toBe(401);

@@ -8,14 +8,25 @@ import { QuiesceApiError, QuiesceConfigError, QuiesceUnreachableError } from "..
 import { makeWorld, type World } from "./fixtures";
 
 let w: World;
-beforeAll(async () => { w = await makeWorld(); });
-afterAll(async () => { await w?.close(); });
+beforeAll(async () => {
+  w = await makeWorld();
+});
+afterAll(async () => {
+  await w?.close();
+});
 
 async function listen(handler: http.RequestListener): Promise<{ url: string; close(): Promise<void> }> {
   const s = http.createServer(handler);
   await new Promise<void>((r) => s.listen(0, "127.0.0.1", r));
   const url = `http://127.0.0.1:${(s.address() as AddressInfo).port}`;
-  return { url, close: () => new Promise((r) => { s.closeAllConnections(); s.close(() => r()); }) };
+  return {
+    url,
+    close: () =>
+      new Promise((r) => {
+        s.closeAllConnections();
+        s.close(() => r());
+      }),
+  };
 }
 
 test("reads QUIESCE_URL and QUIESCE_API_KEY from the environment; options override", async () => {
@@ -34,8 +45,10 @@ test("reads QUIESCE_URL and QUIESCE_API_KEY from the environment; options overri
     delete process.env.QUIESCE_API_KEY;
     await expect(new QuiesceClient({ url: w.server.url }).getRun(r.runId)).rejects.toBeInstanceOf(QuiesceConfigError);
   } finally {
-    if (saved.url === undefined) delete process.env.QUIESCE_URL; else process.env.QUIESCE_URL = saved.url;
-    if (saved.key === undefined) delete process.env.QUIESCE_API_KEY; else process.env.QUIESCE_API_KEY = saved.key;
+    if (saved.url === undefined) delete process.env.QUIESCE_URL;
+    else process.env.QUIESCE_URL = saved.url;
+    if (saved.key === undefined) delete process.env.QUIESCE_API_KEY;
+    else process.env.QUIESCE_API_KEY = saved.key;
   }
 });
 
@@ -46,7 +59,10 @@ test("an HTTP error becomes QuiesceApiError with status, code, message and detai
   expect(err).toMatchObject({ status: 400, code: "bad_request" });
   expect(err.message).toContain("body.epoch");
   expect(err.details).toMatchObject({ issues: [expect.objectContaining({ field: "body.epoch" })] });
-  const unauth = await w.client("qk_agent_wrong").listRuns().catch((e) => e);
+  const unauth = await w
+    .client("qk_agent_wrong")
+    .listRuns()
+    .catch((e) => e);
   expect(unauth).toMatchObject({ status: 401, code: "unauthenticated" });
 });
 
@@ -59,9 +75,13 @@ test("a refused connection is QuiesceUnreachableError (not timed out)", async ()
 });
 
 test("a control plane that never answers is QuiesceUnreachableError after the client's own timeout", async () => {
-  const s = await listen(() => { /* never answers */ });
+  const s = await listen(() => {
+    /* never answers */
+  });
   try {
-    const err = await new QuiesceClient({ url: s.url, apiKey: "k", timeoutMs: 200 }).gate({ runId: "r", leaseId: "l", epoch: 1, operationId: "o", tool: "t" }).catch((e) => e);
+    const err = await new QuiesceClient({ url: s.url, apiKey: "k", timeoutMs: 200 })
+      .gate({ runId: "r", leaseId: "l", epoch: 1, operationId: "o", tool: "t" })
+      .catch((e) => e);
     expect(err).toBeInstanceOf(QuiesceUnreachableError);
     expect(err.timedOut).toBe(true);
     expect(err.message).toContain("200 ms");
@@ -72,8 +92,13 @@ test("a control plane that never answers is QuiesceUnreachableError after the cl
 
 test("a non-JSON success or an error without the error shape is still a typed error", async () => {
   const s = await listen((q, r) => {
-    if (q.url?.includes("html")) { r.writeHead(200, { "content-type": "text/html" }); r.end("<html>proxy login</html>"); return; }
-    r.writeHead(502); r.end("bad gateway");
+    if (q.url?.includes("html")) {
+      r.writeHead(200, { "content-type": "text/html" });
+      r.end("<html>proxy login</html>");
+      return;
+    }
+    r.writeHead(502);
+    r.end("bad gateway");
   });
   try {
     const c = new QuiesceClient({ url: s.url, apiKey: "k" });

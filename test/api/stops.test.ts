@@ -31,8 +31,10 @@ beforeAll(async () => {
   const k = (teamId: string, name: string, userId?: string) =>
     createApiKey(system, { teamId, kind: userId ? "operator" : "agent", name, ...(userId ? { userId } : {}) }).then((r) => r.secret);
   keys = {
-    operator: await k(team.teamId, "op", team.users.operator.id), admin: await k(team.teamId, "admin", team.users.admin.id),
-    viewer: await k(team.teamId, "viewer", team.users.viewer.id), agent: await k(team.teamId, "agent"),
+    operator: await k(team.teamId, "op", team.users.operator.id),
+    admin: await k(team.teamId, "admin", team.users.admin.id),
+    viewer: await k(team.teamId, "viewer", team.users.viewer.id),
+    agent: await k(team.teamId, "agent"),
     otherAdmin: await k(other.teamId, "other", other.users.admin.id),
   };
   gateKey = await makeKey(team.teamId, { kind: "agent" });
@@ -49,18 +51,30 @@ afterAll(async () => {
 
 async function call(method: string, path: string, key: string, body?: unknown) {
   const res = await fetch(`${api.url}${path}`, {
-    method, headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+    method,
+    headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
     body: body === undefined ? undefined : JSON.stringify(body),
   });
   return { status: res.status, json: (await res.json()) as any };
 }
 
-const ask = (r: FixtureRun) => gateCheck({ keyHash: gateKey.hash, runId: r.runId, leaseId: r.leaseId, epoch: r.epoch, operationId: opKey("fleet"), tool: "t" });
-const decisionOf = async (r: FixtureRun) => { const g = await ask(r); return g.ok ? `${g.decision}:${g.reason}` : g.code; };
+const ask = (r: FixtureRun) =>
+  gateCheck({ keyHash: gateKey.hash, runId: r.runId, leaseId: r.leaseId, epoch: r.epoch, operationId: opKey("fleet"), tool: "t" });
+const decisionOf = async (r: FixtureRun) => {
+  const g = await ask(r);
+  return g.ok ? `${g.decision}:${g.reason}` : g.code;
+};
 
-async function makeTask(prefix: string, spec: { harness?: "claude_code" | "codex" | "mcp" | "custom" } = {}, parent?: FixtureRun): Promise<FixtureRun> {
+async function makeTask(
+  prefix: string,
+  spec: { harness?: "claude_code" | "codex" | "mcp" | "custom" } = {},
+  parent?: FixtureRun,
+): Promise<FixtureRun> {
   const r = await makeRun(team.teamId, {}, parent);
-  await prisma().run.update({ where: { id: r.runId }, data: { taskId: `${prefix}-${r.runId}`, ...(spec.harness ? { harness: spec.harness } : {}) } });
+  await prisma().run.update({
+    where: { id: r.runId },
+    data: { taskId: `${prefix}-${r.runId}`, ...(spec.harness ? { harness: spec.harness } : {}) },
+  });
   return r;
 }
 
@@ -78,7 +92,11 @@ describe("fleet stop API", () => {
     const bad2 = await call("POST", "/api/v1/stops", keys.operator, { action: "kill", filter: { status: ["sleeping"] }, reason: "x" });
     expect(bad2.status).toBe(400);
     expect(bad2.json.error.message).toContain("body.filter.status");
-    const bad3 = await call("POST", "/api/v1/stops", keys.operator, { action: "kill", filter: { createdAfter: "2026-12-02T00:00:00Z", createdBefore: "2026-12-01T00:00:00Z" }, reason: "x" });
+    const bad3 = await call("POST", "/api/v1/stops", keys.operator, {
+      action: "kill",
+      filter: { createdAfter: "2026-12-02T00:00:00Z", createdBefore: "2026-12-01T00:00:00Z" },
+      reason: "x",
+    });
     expect(bad3.status).toBe(400);
     expect(bad3.json.error.message).toContain("filter.createdBefore");
     expect((await call("POST", "/api/v1/stops", keys.operator, { action: "kill", reason: "" })).status).toBe(400);
@@ -92,7 +110,12 @@ describe("fleet stop API", () => {
     const finished = await makeTask("dry", { harness: "codex" });
     await prisma().run.update({ where: { id: finished.runId }, data: { finishedAt: new Date() } });
     const before = await prisma().stopScope.count();
-    const r = await call("POST", "/api/v1/stops", keys.operator, { action: "kill", filter: { taskPrefix: "dry-", harness: ["codex"] }, reason: "incident", dryRun: true });
+    const r = await call("POST", "/api/v1/stops", keys.operator, {
+      action: "kill",
+      filter: { taskPrefix: "dry-", harness: ["codex"] },
+      reason: "incident",
+      dryRun: true,
+    });
     expect(r.status).toBe(200);
     const body = StopDryRunResponse.parse(r.json);
     // the codex root and its child (covered through its parent); the finished one is not stopped again
@@ -100,9 +123,18 @@ describe("fleet stop API", () => {
     expect(body.sample.map((s) => s.harness).sort()).toEqual(["codex", "codex"]);
     expect(await prisma().stopScope.count()).toBe(before);
     // the other team's admin naming our run ids covers nothing
-    const foreign = await call("POST", "/api/v1/stops", keys.otherAdmin, { action: "kill", filter: { runIds: [a.runId] }, reason: "x", dryRun: true });
+    const foreign = await call("POST", "/api/v1/stops", keys.otherAdmin, {
+      action: "kill",
+      filter: { runIds: [a.runId] },
+      reason: "x",
+      dryRun: true,
+    });
     expect(foreign.json).toMatchObject({ matched: 0, barrierTargets: 0 });
-    const foreignKill = await call("POST", "/api/v1/stops", keys.otherAdmin, { action: "kill", filter: { runIds: [a.runId] }, reason: "x" });
+    const foreignKill = await call("POST", "/api/v1/stops", keys.otherAdmin, {
+      action: "kill",
+      filter: { runIds: [a.runId] },
+      reason: "x",
+    });
     expect(foreignKill.status).toBe(202);
     // a kill that matched nothing is complete at once, with an empty fleet receipt
     expect(foreignKill.json).toMatchObject({ matched: 0, barriers: { total: 0 }, receipt: { decision: "stopped_and_quiet" } });
@@ -115,7 +147,11 @@ describe("fleet stop API", () => {
     const a = await makeTask("pz", { harness: "claude_code" });
     const child = await makeTask("pz", {}, a);
     const outside = await makeTask("other");
-    const r = await call("POST", "/api/v1/stops", keys.operator, { action: "pause", filter: { taskPrefix: "pz-" }, reason: "investigating" });
+    const r = await call("POST", "/api/v1/stops", keys.operator, {
+      action: "pause",
+      filter: { taskPrefix: "pz-" },
+      reason: "investigating",
+    });
     expect(r.status).toBe(202);
     const view = StopView.parse(r.json);
     expect(view).toMatchObject({ action: "pause", dispatchStopped: true, matched: 2, barriers: { total: 0 } });
@@ -164,13 +200,22 @@ describe("fleet stop API", () => {
     expect(await decisionOf(outside)).toBe("allow:allowed");
     expect(await decisionOf(finished)).toBe("deny:killed");
 
-    const done = await waitFor("fleet receipt", async () => {
-      const v = await call("GET", `/api/v1/stops/${stopId}`, keys.operator);
-      return v.json.receipt ? StopView.parse(v.json) : null;
-    }, 90_000, 250);
+    const done = await waitFor(
+      "fleet receipt",
+      async () => {
+        const v = await call("GET", `/api/v1/stops/${stopId}`, keys.operator);
+        return v.json.receipt ? StopView.parse(v.json) : null;
+      },
+      90_000,
+      250,
+    );
     expect(done.barriers).toMatchObject({ total: 6, started: 6, complete: 6, stopIncomplete: 0, failed: 0 });
     expect(done.receipt!.decision).toBe("stopped_and_quiet");
-    const body = done.receipt!.body as { digest: string; runs: { runId: string; barrierId: string; decision: string; digest: string }[]; matched: number };
+    const body = done.receipt!.body as {
+      digest: string;
+      runs: { runId: string; barrierId: string; decision: string; digest: string }[];
+      matched: number;
+    };
     const { digest, ...rest } = body;
     expect(digest).toBe(sha256Hex(canonicalJson(rest)));
     expect(digest).toBe(done.receipt!.digest);
@@ -181,7 +226,10 @@ describe("fleet stop API", () => {
       expect(rc.json.digest).toBe(e.digest);
     }
     // the engine started each barrier on behalf of the admin who asked for the stop
-    const requesters = await prisma().barrier.findMany({ where: { id: { in: body.runs.map((e) => e.barrierId) } }, select: { requestedBy: true } });
+    const requesters = await prisma().barrier.findMany({
+      where: { id: { in: body.runs.map((e) => e.barrierId) } },
+      select: { requestedBy: true },
+    });
     expect(requesters).toHaveLength(6);
     for (const b of requesters) expect(b.requestedBy.startsWith(`user:${team.users.admin.id} via key:`)).toBe(true);
     // the finished and the already-killed runs got no new barrier
@@ -193,7 +241,11 @@ describe("fleet stop API", () => {
     expect((await call("POST", `/api/v1/stops/${stopId}/resume`, keys.admin, { reason: "oops" })).status).toBe(409);
     expect(await decisionOf(lateRoot)).toBe("deny:killed");
     // audited: the scope, each barrier, the fleet receipt
-    const actions = (await prisma().auditEvent.findMany({ where: { teamId: team.teamId, OR: [{ target: stopId }, { action: "run.kill", target: { in: trees.map((t) => t.runId) } }] } })).map((e) => e.action);
+    const actions = (
+      await prisma().auditEvent.findMany({
+        where: { teamId: team.teamId, OR: [{ target: stopId }, { action: "run.kill", target: { in: trees.map((t) => t.runId) } }] },
+      })
+    ).map((e) => e.action);
     expect(actions.filter((a) => a === "run.kill")).toHaveLength(6);
     expect(actions).toEqual(expect.arrayContaining(["fleet.kill", "fleet.receipt"]));
   }, 120_000);
@@ -207,11 +259,24 @@ describe("fleet stop API", () => {
     const f = await call("POST", `/api/v1/runs/${root.runId}/finish`, keys.agent, {});
     expect(f.status).toBe(200);
     expect(f.json).toMatchObject({ runId: root.runId, finished: 2 });
-    expect((await call("POST", `/api/v1/runs/${root.runId}/finish`, keys.agent, {})).json).toMatchObject({ finished: 0, finishedAt: f.json.finishedAt });
+    expect((await call("POST", `/api/v1/runs/${root.runId}/finish`, keys.agent, {})).json).toMatchObject({
+      finished: 0,
+      finishedAt: f.json.finishedAt,
+    });
     expect((await prisma().run.findUniqueOrThrow({ where: { id: kid.runId } })).finishedAt).not.toBeNull();
-    const dry = await call("POST", "/api/v1/stops", keys.operator, { action: "kill", filter: { taskPrefix: "fin-" }, reason: "x", dryRun: true });
+    const dry = await call("POST", "/api/v1/stops", keys.operator, {
+      action: "kill",
+      filter: { taskPrefix: "fin-" },
+      reason: "x",
+      dryRun: true,
+    });
     expect(dry.json).toMatchObject({ matched: 1, barrierTargets: 1, sample: [{ runId: live.runId, status: "active" }] });
-    const byStatus = await call("POST", "/api/v1/stops", keys.operator, { action: "kill", filter: { taskPrefix: "fin-", status: ["finished"] }, reason: "x", dryRun: true });
+    const byStatus = await call("POST", "/api/v1/stops", keys.operator, {
+      action: "kill",
+      filter: { taskPrefix: "fin-", status: ["finished"] },
+      reason: "x",
+      dryRun: true,
+    });
     expect(byStatus.json).toMatchObject({ matched: 0 });
   });
 
@@ -221,10 +286,15 @@ describe("fleet stop API", () => {
     await addOp(team.teamId, quiet, { state: "queued" });
     await addOp(team.teamId, busy, { state: "running" }); // a plain call nobody can be asked about → unknown
     const r = await call("POST", "/api/v1/stops", keys.operator, { action: "kill", filter: { taskPrefix: "inc-" }, reason: "incident" });
-    const done = await waitFor("fleet receipt", async () => {
-      const v = await call("GET", `/api/v1/stops/${r.json.stopId}`, keys.operator);
-      return v.json.receipt ? StopView.parse(v.json) : null;
-    }, 90_000, 250);
+    const done = await waitFor(
+      "fleet receipt",
+      async () => {
+        const v = await call("GET", `/api/v1/stops/${r.json.stopId}`, keys.operator);
+        return v.json.receipt ? StopView.parse(v.json) : null;
+      },
+      90_000,
+      250,
+    );
     expect(done.receipt!.decision).toBe("stop_incomplete");
     expect(done.barriers).toMatchObject({ total: 2, complete: 2, stopIncomplete: 1 });
     expect(done.openReconciliations).toBe(1);

@@ -28,8 +28,11 @@ beforeAll(async () => {
   keys = {
     operator: (await createApiKey(system, { teamId: team.teamId, kind: "operator", name: "op", userId: team.users.operator.id })).secret,
     agent: (await createApiKey(system, { teamId: team.teamId, kind: "agent", name: "agent" })).secret,
-    otherOperator: (await createApiKey(system, { teamId: other.teamId, kind: "operator", name: "op", userId: other.users.admin.id })).secret,
-    managerlessOperator: (await createApiKey(system, { teamId: team.teamId, kind: "operator", name: "viewer", userId: team.users.viewer.id })).secret,
+    otherOperator: (await createApiKey(system, { teamId: other.teamId, kind: "operator", name: "op", userId: other.users.admin.id }))
+      .secret,
+    managerlessOperator: (
+      await createApiKey(system, { teamId: team.teamId, kind: "operator", name: "viewer", userId: team.users.viewer.id })
+    ).secret,
   };
   // The real engine, in this process, scoped to this test's team.
   engine = runBarrierWorker({ teamId: team.teamId, signal: ac.signal, pollMs: 300, claimMs: 3000, localSettleMs: 500, listen: true });
@@ -45,12 +48,17 @@ afterAll(async () => {
 
 async function call(method: string, path: string, key: string, body?: unknown, headers: Record<string, string> = {}) {
   const res = await fetch(`${api.url}${path}`, {
-    method, headers: { authorization: `Bearer ${key}`, "content-type": "application/json", ...headers },
+    method,
+    headers: { authorization: `Bearer ${key}`, "content-type": "application/json", ...headers },
     body: body === undefined ? undefined : JSON.stringify(body),
   });
   const text = await res.text();
   let json: any = null;
-  try { json = JSON.parse(text); } catch { /* yaml */ }
+  try {
+    json = JSON.parse(text);
+  } catch {
+    /* yaml */
+  }
   return { status: res.status, json, text, headers: res.headers };
 }
 
@@ -81,7 +89,9 @@ describe("barrier API", () => {
     // Nothing to observe before a kill.
     expect((await call("POST", `/api/v1/runs/${root.runId}/observed`, keys.agent, { meaning: "signal_accepted" })).status).toBe(409);
     // Queued work for a provider with a 5 s quiet period: the barrier waits that long before its receipt.
-    await prisma().provider.create({ data: { id: `prov_${root.runId}`, teamId: team.teamId, name: `quiet-${root.runId}`, quietPeriodSeconds: 5 } });
+    await prisma().provider.create({
+      data: { id: `prov_${root.runId}`, teamId: team.teamId, name: `quiet-${root.runId}`, quietPeriodSeconds: 5 },
+    });
     await addOp(team.teamId, children[0]!, { state: "queued", providerName: `quiet-${root.runId}` });
     const { barrierId } = await operator.kill(root.runId, "stop now");
     const early = await call("GET", `/api/v1/barriers/${barrierId}/receipt`, keys.agent);
@@ -91,19 +101,39 @@ describe("barrier API", () => {
     const bad = await call("POST", `/api/v1/runs/${root.runId}/observed`, keys.agent, { meaning: "stopped" });
     expect(bad.status).toBe(400);
     expect(bad.json.error.message).toContain("body.meaning");
-    expect((await call("POST", `/api/v1/runs/${root.runId}/observed`, keys.managerlessOperator, { meaning: "signal_accepted" })).status).toBe(403);
-    expect((await call("POST", `/api/v1/runs/${root.runId}/observed`, keys.otherOperator, { meaning: "signal_accepted" })).status).toBe(404);
+    expect(
+      (await call("POST", `/api/v1/runs/${root.runId}/observed`, keys.managerlessOperator, { meaning: "signal_accepted" })).status,
+    ).toBe(403);
+    expect((await call("POST", `/api/v1/runs/${root.runId}/observed`, keys.otherOperator, { meaning: "signal_accepted" })).status).toBe(
+      404,
+    );
     const ack = await agent.reportObserved(children[0]!.runId, { meaning: "turn_interrupted", evidence: { threadId: "t1", turnId: "u9" } });
     expect(ack).toMatchObject({ barrierId, meaning: "turn_interrupted" });
     // A weaker acknowledgment later never downgrades what was observed.
-    expect(await agent.reportObserved(root.runId, { meaning: "signal_accepted" })).toMatchObject({ meaning: "turn_interrupted", observedAt: ack.observedAt });
+    expect(await agent.reportObserved(root.runId, { meaning: "signal_accepted" })).toMatchObject({
+      meaning: "turn_interrupted",
+      observedAt: ack.observedAt,
+    });
 
-    const view = await waitFor("barrier complete", async () => {
-      const v = await agent.getBarrier(barrierId);
-      return v.phase === "complete" ? v : null;
-    }, 60_000, 200);
+    const view = await waitFor(
+      "barrier complete",
+      async () => {
+        const v = await agent.getBarrier(barrierId);
+        return v.phase === "complete" ? v : null;
+      },
+      60_000,
+      200,
+    );
     const ladder = view.ladder as Record<string, { status: string; at: string | null; evidence: Record<string, unknown> }>;
-    expect(Object.keys(ladder)).toEqual(["cancellation_requested", "observed_by_target", "new_work_prevented", "queued_work_cancelled", "execution_quiesced", "effects_settled", "receipt_issued"]);
+    expect(Object.keys(ladder)).toEqual([
+      "cancellation_requested",
+      "observed_by_target",
+      "new_work_prevented",
+      "queued_work_cancelled",
+      "execution_quiesced",
+      "effects_settled",
+      "receipt_issued",
+    ]);
     // Both runs acknowledged: the child said turn_interrupted, the root signal_accepted — the rung shows per-run evidence.
     expect(ladder.observed_by_target).toMatchObject({ status: "done", evidence: { observed: 2, of: 2 } });
     expect(ladder.effects_settled!.status).toBe("done");
@@ -113,13 +143,22 @@ describe("barrier API", () => {
 
     const receipt = await agent.getReceipt(barrierId);
     // The subtree is observed no further than its weakest acknowledgment (the root's signal_accepted).
-    expect(receipt).toMatchObject({ barrier_id: barrierId, run_id: root.runId, decision: "stopped_and_quiet", version: 1, observed_by_target: { meaning: "signal_accepted" } });
+    expect(receipt).toMatchObject({
+      barrier_id: barrierId,
+      run_id: root.runId,
+      decision: "stopped_and_quiet",
+      version: 1,
+      observed_by_target: { meaning: "signal_accepted" },
+    });
     expect(verifyReceiptBody({ body: receipt }).ok).toBe(true);
     // Both responses match their published (OpenAPI) schemas, strictly for the receipt.
     expect(() => StopReceiptSchema.parse(receipt)).not.toThrow();
     expect(() => BarrierViewSchema.parse(view)).not.toThrow();
     // The audit head the receipt was issued at (checked by `quiesce audit verify`).
-    expect((receipt as { audit_head?: unknown }).audit_head).toMatchObject({ event_id: expect.stringMatching(/^\d+$/), hash: expect.stringMatching(/^[0-9a-f]{64}$/) });
+    expect((receipt as { audit_head?: unknown }).audit_head).toMatchObject({
+      event_id: expect.stringMatching(/^\d+$/),
+      hash: expect.stringMatching(/^[0-9a-f]{64}$/),
+    });
     const yaml1 = await call("GET", `/api/v1/barriers/${barrierId}/receipt?format=yaml`, keys.agent);
     expect(yaml1.headers.get("content-type")).toContain("application/yaml");
     expect(parse(yaml1.text).stop_receipt).toEqual(receipt);

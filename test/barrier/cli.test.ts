@@ -36,7 +36,9 @@ test("reconcile list / assign / resolve and receipt, acting as named members wit
 
   const list = await cli(["reconcile", "list", "--barrier", barrierId, "--json"]);
   expect(list.code, list.out).toBe(0);
-  expect(JSON.parse(list.out.slice(list.out.indexOf("[")))).toEqual([expect.objectContaining({ id: rec.id, operationId: "bash-rm-rf", status: "assigned", cause: "cancel_unacknowledged" })]);
+  expect(JSON.parse(list.out.slice(list.out.indexOf("[")))).toEqual([
+    expect.objectContaining({ id: rec.id, operationId: "bash-rm-rf", status: "assigned", cause: "cancel_unacknowledged" }),
+  ]);
 
   // An operator may not assign: refused, exit 2, nothing changed.
   const refused = await cli(["reconcile", "assign", rec.id, "--to", team.users.viewer.email, "--as", team.users.operator.email]);
@@ -51,7 +53,17 @@ test("reconcile list / assign / resolve and receipt, acting as named members wit
   const assigned = await cli(["reconcile", "assign", rec.id, "--to", team.users.viewer.email, "--as", team.users.manager.email]);
   expect(assigned.code, assigned.out).toBe(0);
   expect(assigned.out).toContain("receipt v2 issued");
-  const resolved = await cli(["reconcile", "resolve", rec.id, "--resolution", "effect_present", "--evidence", "the file is gone: rm ran", "--as", team.users.viewer.email]);
+  const resolved = await cli([
+    "reconcile",
+    "resolve",
+    rec.id,
+    "--resolution",
+    "effect_present",
+    "--evidence",
+    "the file is gone: rm ran",
+    "--as",
+    team.users.viewer.email,
+  ]);
   expect(resolved.code, resolved.out).toBe(0);
   expect(resolved.out).toContain("receipt v3 issued");
 
@@ -59,7 +71,9 @@ test("reconcile list / assign / resolve and receipt, acting as named members wit
   expect(json.code, json.out).toBe(0);
   const body = JSON.parse(json.out.slice(json.out.indexOf("{")));
   expect(body).toMatchObject({ version: 3, decision: "stopped_and_quiet", effects: { completed_and_verified: 1, unknown: 0 } });
-  expect(body.reconciliation).toEqual([expect.objectContaining({ assignee: team.users.viewer.email, status: "resolved", resolution: "effect_present" })]);
+  expect(body.reconciliation).toEqual([
+    expect.objectContaining({ assignee: team.users.viewer.email, status: "resolved", resolution: "effect_present" }),
+  ]);
   expect(body.effect_receipts).toEqual([expect.objectContaining({ operation_id: "bash-rm-rf", source: "reconciliation" })]);
   const summary = await cli(["receipt", barrierId, "--version", "2"]);
   expect(summary.code).toBe(0);

@@ -7,7 +7,18 @@ import { prisma } from "../../lib/db/prisma";
 import { closePool } from "../../lib/db/pool";
 import { killRun } from "../../lib/dal/kill";
 import { SimProviderClient } from "../../lib/providers/sim-client";
-import { addOp, makeProvider, makeTeam, makeTree, receiptsOf, startSimProcess, startWorkerProcess, waitFor, type Proc, type TeamFixture } from "./fixtures";
+import {
+  addOp,
+  makeProvider,
+  makeTeam,
+  makeTree,
+  receiptsOf,
+  startSimProcess,
+  startWorkerProcess,
+  waitFor,
+  type Proc,
+  type TeamFixture,
+} from "./fixtures";
 
 const PORT = 4712;
 let team: TeamFixture;
@@ -33,20 +44,35 @@ test("an engine killed with SIGKILL mid-barrier is finished by another; exactly 
   const fast = await simc.createJob({ mode: "cancel_cleanly" });
   const slow = await simc.createJob({ mode: "slow", delayMs: 60_000 });
   await addOp(team.teamId, root, { state: "running", providerName: "deploy-sim", providerJobId: fast.jobId, operationId: "fast-op" });
-  const slowOp = await addOp(team.teamId, root, { state: "running", providerName: "deploy-sim", providerJobId: slow.jobId, operationId: "slow-op" });
+  const slowOp = await addOp(team.teamId, root, {
+    state: "running",
+    providerName: "deploy-sim",
+    providerJobId: slow.jobId,
+    operationId: "slow-op",
+  });
   const env = { QUIESCE_BARRIER_CLAIM_MS: "2000" };
 
   const a = startWorkerProcess(team.teamId, env, "engine-A");
   procs.push(a);
   const { barrierId } = await killRun(team.users.operator.principal, root.runId, "crash drill");
   // Mid-way: one settlement done, the other's cancel request sent and unanswered.
-  await waitFor("engine A mid-barrier", async () => {
-    if (a.child.exitCode !== null) throw new Error(`engine A exited: ${a.output()}`);
-    const ss = await prisma().settlement.findMany({ where: { barrierId }, include: { operation: true } });
-    const f = ss.find((s) => s.operation.operationId === "fast-op");
-    const s = ss.find((s) => s.operation.operationId === "slow-op");
-    return f?.settledState === "cancelled_without_effect" && s?.cancelRequestedAt && s.providerResponse === null && (await simc.getJob(slow.jobId)).cancelRequests === 1;
-  }, 90_000, 100);
+  await waitFor(
+    "engine A mid-barrier",
+    async () => {
+      if (a.child.exitCode !== null) throw new Error(`engine A exited: ${a.output()}`);
+      const ss = await prisma().settlement.findMany({ where: { barrierId }, include: { operation: true } });
+      const f = ss.find((s) => s.operation.operationId === "fast-op");
+      const s = ss.find((s) => s.operation.operationId === "slow-op");
+      return (
+        f?.settledState === "cancelled_without_effect" &&
+        s?.cancelRequestedAt &&
+        s.providerResponse === null &&
+        (await simc.getJob(slow.jobId)).cancelRequests === 1
+      );
+    },
+    90_000,
+    100,
+  );
   const claimedByA = await prisma().barrier.findUniqueOrThrow({ where: { id: barrierId } });
   expect(claimedByA).toMatchObject({ phase: "settling", claimedBy: "engine-A" });
   await a.stop("SIGKILL");
@@ -57,16 +83,26 @@ test("an engine killed with SIGKILL mid-barrier is finished by another; exactly 
   const b1 = startWorkerProcess(team.teamId, env, "engine-B1");
   const b2 = startWorkerProcess(team.teamId, env, "engine-B2");
   procs.push(b1, b2);
-  const receipt = await waitFor("the receipt", async () => {
-    for (const p of [b1, b2]) if (p.child.exitCode !== null) throw new Error(`engine exited: ${p.output()}`);
-    const b = await prisma().barrier.findUniqueOrThrow({ where: { id: barrierId } });
-    return b.phase === "complete" ? b : null;
-  }, 120_000, 200);
+  const receipt = await waitFor(
+    "the receipt",
+    async () => {
+      for (const p of [b1, b2]) if (p.child.exitCode !== null) throw new Error(`engine exited: ${p.output()}`);
+      const b = await prisma().barrier.findUniqueOrThrow({ where: { id: barrierId } });
+      return b.phase === "complete" ? b : null;
+    },
+    120_000,
+    200,
+  );
   // Let both engines run a little longer: neither may issue a second receipt.
-  await waitFor("both engines idle", async () => {
-    const b = await prisma().barrier.findUniqueOrThrow({ where: { id: barrierId } });
-    return b.claimedBy === null && /receipt v1/.test(b1.output() + b2.output());
-  }, 30_000, 200);
+  await waitFor(
+    "both engines idle",
+    async () => {
+      const b = await prisma().barrier.findUniqueOrThrow({ where: { id: barrierId } });
+      return b.claimedBy === null && /receipt v1/.test(b1.output() + b2.output());
+    },
+    30_000,
+    200,
+  );
   await Promise.all([b1.stop(), b2.stop()]);
 
   const rs = await receiptsOf(barrierId);

@@ -31,7 +31,12 @@ beforeAll(async () => {
   // A small quiet period keeps the test quick; it still applies to every barrier (finding 9).
   await setTeamStopSettings(SYSTEM, team.teamId, { quietPeriodMs: 300 });
   engine = runBarrierWorker({
-    teamId: team.teamId, signal: stop.signal, claimMs: 3000, pollMs: 200, localSettleMs: 400, listen: true,
+    teamId: team.teamId,
+    signal: stop.signal,
+    claimMs: 3000,
+    pollMs: 200,
+    localSettleMs: 400,
+    listen: true,
   });
 });
 
@@ -43,7 +48,12 @@ afterAll(async () => {
 });
 
 const latest = async (barrierId: string, version = 1) =>
-  waitFor(`receipt v${version} of ${barrierId}`, async () => (await receiptsOf(barrierId)).find((r) => r.version === version) ?? null, 30_000, 100);
+  waitFor(
+    `receipt v${version} of ${barrierId}`,
+    async () => (await receiptsOf(barrierId)).find((r) => r.version === version) ?? null,
+    30_000,
+    100,
+  );
 
 describe("stop-evidence findings", () => {
   test("1: child killed, then root: the root's receipt accounts for the child's call (never 'stopped and quiet' while it is unsettled)", async () => {
@@ -86,17 +96,27 @@ describe("stop-evidence findings", () => {
     const r = await latest(barrierId);
     expect(r.decision).toBe("stop_incomplete");
     expect((r.body as any).effects.unknown).toBe(1);
-    expect((r.body as any).reconciliation).toEqual([expect.objectContaining({ operation_id: op.operationId, assignee: team.users.admin.email, status: "assigned" })]);
+    expect((r.body as any).reconciliation).toEqual([
+      expect.objectContaining({ operation_id: op.operationId, assignee: team.users.admin.email, status: "assigned" }),
+    ]);
   });
 
   test("3: an unknown without any kill opens an uncertain interval and a reconciliation with an owner at once", async () => {
     const { root } = await makeTree(team.teamId, 0);
     const op = await addOp(team.teamId, root, { state: "running", tool: "mcp.call", operationId: `f3-${root.runId}` });
-    await prisma().operation.update({ where: { id: op.rowId }, data: { state: "aborted_unknown", stateReason: "transport_lost", finishedAt: new Date() } });
+    await prisma().operation.update({
+      where: { id: op.rowId },
+      data: { state: "aborted_unknown", stateReason: "transport_lost", finishedAt: new Date() },
+    });
     const interval = await prisma().uncertainInterval.findFirstOrThrow({ where: { operationId: op.rowId } });
     expect(interval).toMatchObject({ cause: "transport_lost", endedAt: null });
     const rec = await prisma().reconciliation.findUniqueOrThrow({ where: { operationId: op.rowId } });
-    expect(rec).toMatchObject({ status: "assigned", assigneeUserId: team.users.admin.id, settlementId: null, assignedBy: "system:default-owner (team admin)" });
+    expect(rec).toMatchObject({
+      status: "assigned",
+      assigneeUserId: team.users.admin.id,
+      settlementId: null,
+      assignedBy: "system:default-owner (team admin)",
+    });
     // A second write of the same state opens nothing twice (exactly one reconciliation per unknown).
     await prisma().operation.update({ where: { id: op.rowId }, data: { state: "aborted_unknown" } });
     expect(await prisma().reconciliation.count({ where: { operationId: op.rowId } })).toBe(1);
@@ -105,10 +125,15 @@ describe("stop-evidence findings", () => {
     await setTeamStopSettings(SYSTEM, team.teamId, { defaultReconcilerUserId: team.users.manager.id });
     const op2 = await addOp(team.teamId, root, { state: "running", tool: "mcp.call", operationId: `f3b-${root.runId}` });
     await prisma().operation.update({ where: { id: op2.rowId }, data: { state: "aborted_unknown" } });
-    expect((await prisma().reconciliation.findUniqueOrThrow({ where: { operationId: op2.rowId } })).assigneeUserId).toBe(team.users.manager.id);
+    expect((await prisma().reconciliation.findUniqueOrThrow({ where: { operationId: op2.rowId } })).assigneeUserId).toBe(
+      team.users.manager.id,
+    );
     await setTeamStopSettings(SYSTEM, team.teamId, { defaultReconcilerUserId: null });
     // Resolving it without any barrier settles the operation and closes the interval.
-    await resolveReconciliation(team.users.admin.principal, rec.id, { resolution: "effect_absent", evidence: "upstream log shows no call" });
+    await resolveReconciliation(team.users.admin.principal, rec.id, {
+      resolution: "effect_absent",
+      evidence: "upstream log shows no call",
+    });
     expect((await prisma().operation.findUniqueOrThrow({ where: { id: op.rowId } })).state).toBe("failed");
     expect((await prisma().uncertainInterval.findFirstOrThrow({ where: { operationId: op.rowId } })).endedAt).not.toBeNull();
   });
@@ -122,12 +147,19 @@ describe("stop-evidence findings", () => {
     expect(s1).not.toMatch(/nothing to roll back/i);
     expect(s1).not.toMatch(/unassigned|reconciled by the people/);
     const rec = await prisma().reconciliation.findUniqueOrThrow({ where: { operationId: op.rowId } });
-    await resolveReconciliation(team.users.operator.principal, rec.id, { resolution: "effect_absent", evidence: "shell history shows the command never ran" });
+    await resolveReconciliation(team.users.operator.principal, rec.id, {
+      resolution: "effect_absent",
+      evidence: "shell history shows the command never ran",
+    });
     const v2 = await latest(barrierId, 2);
     const b2 = v2.body as any;
     expect(v2.decision).toBe("stopped_and_quiet");
     expect(b2.in_flight[0]).toMatchObject({ settled_by: "person" });
-    expect(b2.human_settlements[0]).toMatchObject({ by: team.users.operator.email, resolution: "effect_absent", evidence: "shell history shows the command never ran" });
+    expect(b2.human_settlements[0]).toMatchObject({
+      by: team.users.operator.email,
+      resolution: "effect_absent",
+      evidence: "shell history shows the command never ran",
+    });
     expect(b2.summary.join(" ")).toContain(`reconciled by ${team.users.operator.email}`);
     expect(b2.summary.join(" ")).not.toMatch(/settled by (its|their) provider/);
     const view = await getBarrierView(team.users.viewer.principal, barrierId);
@@ -138,7 +170,11 @@ describe("stop-evidence findings", () => {
     const { root, children } = await makeTree(team.teamId, 1);
     await addOp(team.teamId, root, { state: "running", tool: "bash", operationId: `f5-${root.runId}` });
     const { barrierId } = await killRun(team.users.operator.principal, root.runId, "stop");
-    await recordObserved({ type: "key", keyId: "k", teamId: team.teamId, kind: "agent", scopes: [], userId: null, role: null }, children[0]!.runId, { meaning: "turn_interrupted" });
+    await recordObserved(
+      { type: "key", keyId: "k", teamId: team.teamId, kind: "agent", scopes: [], userId: null, role: null },
+      children[0]!.runId,
+      { meaning: "turn_interrupted" },
+    );
     await latest(barrierId);
     const view = await getBarrierView(team.users.viewer.principal, barrierId);
     expect(view.ladder.observed_by_target.status).toBe("uncertain");
@@ -168,14 +204,28 @@ describe("stop-evidence findings", () => {
     const { barrierId } = await killRun(team.users.operator.principal, root.runId, "stop");
     const key = await createApiKey(SYSTEM, { teamId: other.teamId, kind: "agent", name: "foreign" });
     const hash = createHash("sha256").update(key.secret).digest("hex");
-    const ans = await gateCheck({ keyHash: hash, runId: root.runId, leaseId: root.leaseId, epoch: 1, operationId: `f7-${root.runId}`, tool: "x" });
+    const ans = await gateCheck({
+      keyHash: hash,
+      runId: root.runId,
+      leaseId: root.leaseId,
+      epoch: 1,
+      operationId: `f7-${root.runId}`,
+      tool: "x",
+    });
     expect(ans).toMatchObject({ ok: true, decision: "deny", reason: "missing_state" });
     expect(await prisma().gateDecision.count({ where: { runId: root.runId } })).toBe(0);
     await latest(barrierId);
     expect((await getBarrierView(team.users.viewer.principal, barrierId)).counts.lateRequestsDenied).toBe(0);
     // This team's own late request does count, live (not only when the barrier goes quiet).
     const own = await createApiKey(SYSTEM, { teamId: team.teamId, kind: "agent", name: "own" });
-    await gateCheck({ keyHash: createHash("sha256").update(own.secret).digest("hex"), runId: root.runId, leaseId: root.leaseId, epoch: 1, operationId: `f7b-${root.runId}`, tool: "x" });
+    await gateCheck({
+      keyHash: createHash("sha256").update(own.secret).digest("hex"),
+      runId: root.runId,
+      leaseId: root.leaseId,
+      epoch: 1,
+      operationId: `f7b-${root.runId}`,
+      tool: "x",
+    });
     expect((await getBarrierView(team.users.viewer.principal, barrierId)).counts.lateRequestsDenied).toBe(1);
   });
 

@@ -26,7 +26,11 @@ export async function makeTeam(): Promise<TeamFixture> {
   return { teamId, users };
 }
 
-export interface RunNode { runId: string; leaseId: string; epoch: number }
+export interface RunNode {
+  runId: string;
+  leaseId: string;
+  epoch: number;
+}
 
 /** A root run with `children` child runs, each with a lease that descends from the root lease. */
 export async function makeTree(teamId: string, children = 0): Promise<{ root: RunNode; children: RunNode[] }> {
@@ -36,52 +40,88 @@ export async function makeTree(teamId: string, children = 0): Promise<{ root: Ru
   return { root, children: kids };
 }
 
-export async function addOp(teamId: string, run: RunNode, o: {
-  state: "queued" | "scheduled" | "running" | "succeeded"; kind?: "call" | "queued" | "scheduled" | "retry";
-  providerName?: string; providerJobId?: string; operationId?: string; tool?: string;
-}): Promise<{ rowId: string; operationId: string }> {
+export async function addOp(
+  teamId: string,
+  run: RunNode,
+  o: {
+    state: "queued" | "scheduled" | "running" | "succeeded";
+    kind?: "call" | "queued" | "scheduled" | "retry";
+    providerName?: string;
+    providerJobId?: string;
+    operationId?: string;
+    tool?: string;
+  },
+): Promise<{ rowId: string; operationId: string }> {
   const rowId = newId("op");
   const operationId = o.operationId ?? `op-${rowId.slice(3, 15)}`;
   await prisma().operation.create({
     data: {
-      id: rowId, teamId, operationId, runId: run.runId, leaseId: run.leaseId, epochStamp: run.epoch,
+      id: rowId,
+      teamId,
+      operationId,
+      runId: run.runId,
+      leaseId: run.leaseId,
+      epochStamp: run.epoch,
       kind: o.kind ?? (o.state === "running" ? "call" : o.state === "scheduled" ? "scheduled" : "queued"),
-      tool: o.tool ?? "deployment.reserve_preview", state: o.state, providerName: o.providerName ?? null, providerJobId: o.providerJobId ?? null,
+      tool: o.tool ?? "deployment.reserve_preview",
+      state: o.state,
+      providerName: o.providerName ?? null,
+      providerJobId: o.providerJobId ?? null,
       startedAt: o.state === "running" ? new Date() : null,
     },
   });
   return { rowId, operationId };
 }
 
-export async function makeProvider(teamId: string, p: { name: string; url: string; quietPeriodSeconds?: number; settleDeadlineMs?: number; timeoutMs?: number; rollbackOwner?: string }) {
+export async function makeProvider(
+  teamId: string,
+  p: { name: string; url: string; quietPeriodSeconds?: number; settleDeadlineMs?: number; timeoutMs?: number; rollbackOwner?: string },
+) {
   await prisma().provider.create({
     data: {
-      id: newId("prov"), teamId, name: p.name, kind: "simulated",
-      cancelUrl: `${p.url}/jobs/{providerJobId}/cancel`, statusUrl: `${p.url}/jobs/{providerJobId}/effect`,
-      timeoutMs: p.timeoutMs ?? 5000, settleDeadlineMs: p.settleDeadlineMs ?? 3000, quietPeriodSeconds: p.quietPeriodSeconds ?? 0,
+      id: newId("prov"),
+      teamId,
+      name: p.name,
+      kind: "simulated",
+      cancelUrl: `${p.url}/jobs/{providerJobId}/cancel`,
+      statusUrl: `${p.url}/jobs/{providerJobId}/effect`,
+      timeoutMs: p.timeoutMs ?? 5000,
+      settleDeadlineMs: p.settleDeadlineMs ?? 3000,
+      quietPeriodSeconds: p.quietPeriodSeconds ?? 0,
       rollbackOwner: p.rollbackOwner ?? "release-oncall",
     },
   });
 }
 
-export interface Proc { child: ChildProcess; output: () => string; stop: (signal?: NodeJS.Signals) => Promise<void> }
+export interface Proc {
+  child: ChildProcess;
+  output: () => string;
+  stop: (signal?: NodeJS.Signals) => Promise<void>;
+}
 
 /** `npm run quiesce -- <args>` as ONE real process (node --import tsx: no wrapper, so SIGKILL kills it). */
 export function spawnCli(args: string[], env: Record<string, string> = {}): Proc {
   const child = spawn(process.execPath, ["--conditions=react-server", "--import", "tsx", "bin/quiesce.ts", ...args], {
-    cwd: ROOT, env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "pipe"],
+    cwd: ROOT,
+    env: { ...process.env, ...env },
+    stdio: ["ignore", "pipe", "pipe"],
   });
   let out = "";
-  child.stdout!.on("data", (d) => { out += d; });
-  child.stderr!.on("data", (d) => { out += d; });
+  child.stdout!.on("data", (d) => {
+    out += d;
+  });
+  child.stderr!.on("data", (d) => {
+    out += d;
+  });
   return {
     child,
     output: () => out,
-    stop: (signal = "SIGTERM") => new Promise<void>((resolve) => {
-      if (child.exitCode !== null || child.signalCode !== null) return resolve();
-      child.once("exit", () => resolve());
-      child.kill(signal);
-    }),
+    stop: (signal = "SIGTERM") =>
+      new Promise<void>((resolve) => {
+        if (child.exitCode !== null || child.signalCode !== null) return resolve();
+        child.once("exit", () => resolve());
+        child.kill(signal);
+      }),
   };
 }
 
@@ -91,11 +131,16 @@ export { waitFor };
 export async function startSimProcess(port: number): Promise<Proc & { url: string }> {
   const proc = spawnCli(["provider-sim", "--port", String(port), "--quiet"]);
   const url = `http://127.0.0.1:${port}`;
-  await waitFor(`provider-sim on ${port}`, async () => {
-    if (proc.child.exitCode !== null) throw new Error(`provider-sim exited: ${proc.output()}`);
-    const r = await fetch(`${url}/health`).catch(() => null);
-    return r?.ok ?? false;
-  }, 60_000, 200);
+  await waitFor(
+    `provider-sim on ${port}`,
+    async () => {
+      if (proc.child.exitCode !== null) throw new Error(`provider-sim exited: ${proc.output()}`);
+      const r = await fetch(`${url}/health`).catch(() => null);
+      return r?.ok ?? false;
+    },
+    60_000,
+    200,
+  );
   return { ...proc, url };
 }
 

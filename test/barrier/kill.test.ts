@@ -12,8 +12,14 @@ import type { Principal } from "../../lib/dal/principal";
 
 let team: TeamFixture;
 let other: TeamFixture;
-beforeAll(async () => { team = await makeTeam(); other = await makeTeam(); });
-afterAll(async () => { await prisma().$disconnect(); await closePool(); });
+beforeAll(async () => {
+  team = await makeTeam();
+  other = await makeTeam();
+});
+afterAll(async () => {
+  await prisma().$disconnect();
+  await closePool();
+});
 
 describe("killRun authorization", () => {
   test("machine keys and viewers are refused (403); another team's run is not found (404); bad reason is 400; nothing changes", async () => {
@@ -24,7 +30,10 @@ describe("killRun authorization", () => {
     await expect(killRun(agentP, tree.root.runId, "stop")).rejects.toMatchObject({ code: "forbidden" });
     await expect(killRun(team.users.viewer.principal, tree.root.runId, "stop")).rejects.toMatchObject({ code: "forbidden" });
     await expect(killRun(other.users.admin.principal, tree.root.runId, "stop")).rejects.toMatchObject({ code: "not_found" });
-    await expect(killRun(team.users.operator.principal, tree.root.runId, "  ")).rejects.toMatchObject({ code: "bad_request", message: expect.stringContaining("reason") });
+    await expect(killRun(team.users.operator.principal, tree.root.runId, "  ")).rejects.toMatchObject({
+      code: "bad_request",
+      message: expect.stringContaining("reason"),
+    });
     await expect(killRun(team.users.operator.principal, "run_missing", "stop")).rejects.toMatchObject({ code: "not_found" });
     const run = await prisma().run.findUniqueOrThrow({ where: { id: tree.root.runId } });
     expect(run.lifecycle).toBe("normal");
@@ -35,7 +44,7 @@ describe("killRun authorization", () => {
 describe("the barrier transaction", () => {
   test("kills the tree, bumps epochs, revokes leases, cancels queued/scheduled/retry work (kept), one settlement per running op", async () => {
     const { root, children } = await makeTree(team.teamId, 2);
-    const [c1, c2] = children as [typeof children[0], typeof children[0]];
+    const [c1, c2] = children as [(typeof children)[0], (typeof children)[0]];
     const q1 = await addOp(team.teamId, root, { state: "queued" });
     const q2 = await addOp(team.teamId, c1, { state: "queued" });
     const sched = await addOp(team.teamId, c2, { state: "scheduled", kind: "scheduled" });
@@ -52,7 +61,10 @@ describe("the barrier transaction", () => {
     expect(runs.map((x) => [x.lifecycle, x.epoch])).toEqual(runs.map(() => ["killed", 2]));
     const leases = await prisma().lease.findMany({ where: { runId: { in: runs.map((x) => x.id) } } });
     expect(leases).toHaveLength(3);
-    for (const l of leases) { expect(l.revokedAt).not.toBeNull(); expect(l.revokedBy).toBe(r.barrierId); }
+    for (const l of leases) {
+      expect(l.revokedAt).not.toBeNull();
+      expect(l.revokedBy).toBe(r.barrierId);
+    }
 
     const ops = new Map((await prisma().operation.findMany({ where: { runId: { in: runs.map((x) => x.id) } } })).map((o) => [o.id, o]));
     expect(ops.get(q1.rowId)).toMatchObject({ state: "cancelled_not_started", stateReason: "killed" });
@@ -64,10 +76,21 @@ describe("the barrier transaction", () => {
 
     const b = await prisma().barrier.findUniqueOrThrow({ where: { id: r.barrierId }, include: { settlements: true } });
     expect(b).toMatchObject({
-      phase: "revoking", newEpoch: 2, runsKilled: 3, leasesRevoked: 3, queuedCancelled: 2, scheduledCancelled: 1, retriesCancelled: 1, inFlight: 2,
-      requestedBy: `user:${team.users.operator.id}`, reason: "wrong_commit_detected",
+      phase: "revoking",
+      newEpoch: 2,
+      runsKilled: 3,
+      leasesRevoked: 3,
+      queuedCancelled: 2,
+      scheduledCancelled: 1,
+      retriesCancelled: 1,
+      inFlight: 2,
+      requestedBy: `user:${team.users.operator.id}`,
+      reason: "wrong_commit_detected",
     });
-    expect(b.policy).toMatchObject({ revoke: { root_lease: root.leaseId, descendants: true, new_revocation_epoch: 2 }, completion_rule: { pending_calls: 0, unknown_outcomes: 0, active_leases: 0 } });
+    expect(b.policy).toMatchObject({
+      revoke: { root_lease: root.leaseId, descendants: true, new_revocation_epoch: 2 },
+      completion_rule: { pending_calls: 0, unknown_outcomes: 0, active_leases: 0 },
+    });
     expect(b.dispatchStoppedAt).not.toBeNull();
     expect(b.queuedCancelledAt).not.toBeNull();
     expect(b.settlements.map((s) => s.operationId).sort()).toEqual([run1.rowId, run2.rowId].sort());
@@ -122,10 +145,25 @@ describe("the barrier transaction", () => {
     const running = await addOp(team.teamId, root, { state: "running" });
     const r = await killRun(team.users.operator.principal, root.runId, "stop");
 
-    const g = await gateCheck({ keyHash, runId: child.runId, leaseId: child.leaseId, epoch: 1, operationId: "new-call-after-kill", tool: "ticket.update" });
+    const g = await gateCheck({
+      keyHash,
+      runId: child.runId,
+      leaseId: child.leaseId,
+      epoch: 1,
+      operationId: "new-call-after-kill",
+      tool: "ticket.update",
+    });
     expect(g).toMatchObject({ ok: true, decision: "deny", reason: "parent_revoked" });
-    expect(await admitCheck({ keyHash, operationId: retry.operationId })).toMatchObject({ ok: true, decision: "deny", reason: "stale_epoch" });
-    expect(await admitCheck({ keyHash, operationId: queued.operationId })).toMatchObject({ ok: true, decision: "deny", reason: "parent_revoked" });
+    expect(await admitCheck({ keyHash, operationId: retry.operationId })).toMatchObject({
+      ok: true,
+      decision: "deny",
+      reason: "stale_epoch",
+    });
+    expect(await admitCheck({ keyHash, operationId: queued.operationId })).toMatchObject({
+      ok: true,
+      decision: "deny",
+      reason: "parent_revoked",
+    });
     expect(await heartbeatCheck({ keyHash, operationId: running.operationId })).toMatchObject({ ok: true, continue: false });
 
     const denies = await prisma().gateDecision.findMany({ where: { runId: { in: [root.runId, child.runId] }, decision: "deny" } });

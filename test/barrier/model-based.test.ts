@@ -9,13 +9,23 @@ import { closePool } from "../../lib/db/pool";
 import { makeModelTeam, modelProperty, type ModelTeam } from "../support/model-harness";
 
 let team: ModelTeam;
-beforeAll(async () => { team = await makeModelTeam(); });
-afterAll(async () => { await prisma().$disconnect(); await closePool(); });
+beforeAll(async () => {
+  team = await makeModelTeam();
+});
+afterAll(async () => {
+  await prisma().$disconnect();
+  await closePool();
+});
 
 const runs = Number(process.env.QUIESCE_MODEL_RUNS ?? 300);
 const seed = process.env.QUIESCE_MODEL_SEED ? Number(process.env.QUIESCE_MODEL_SEED) : undefined;
 const path = process.env.QUIESCE_MODEL_PATH;
 
 test(`I1–I5 hold after ${runs} random sequences of kills, reports, pauses, engine crashes and resolutions`, async () => {
-  await fc.assert(modelProperty(team), { numRuns: runs, ...(seed !== undefined ? { seed } : {}), ...(path ? { path } : {}), endOnFailure: false });
+  await fc.assert(modelProperty(team), {
+    numRuns: runs,
+    ...(seed !== undefined ? { seed } : {}),
+    ...(path ? { path } : {}),
+    endOnFailure: false,
+  });
 }, 600_000);

@@ -4,7 +4,11 @@ import path from "node:path";
 
 const ROOT = path.resolve(import.meta.dirname, "../..");
 
-export interface CliResult { code: number | null; stdout: string; stderr: string }
+export interface CliResult {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
 
 export function runCli(args: string[], env: Record<string, string | undefined> = {}): Promise<CliResult> {
   return new Promise((resolve, reject) => {
@@ -15,8 +19,12 @@ export function runCli(args: string[], env: Record<string, string | undefined> =
     });
     let stdout = "";
     let stderr = "";
-    child.stdout.on("data", (d) => { stdout += d; });
-    child.stderr.on("data", (d) => { stderr += d; });
+    child.stdout.on("data", (d) => {
+      stdout += d;
+    });
+    child.stderr.on("data", (d) => {
+      stderr += d;
+    });
     child.once("error", reject);
     child.once("close", (code) => resolve({ code, stdout, stderr }));
   });
@@ -26,12 +34,14 @@ export function runCli(args: string[], env: Record<string, string | undefined> =
 export async function runCliAll(argvs: string[][], env: Record<string, string | undefined> = {}, parallel = 3): Promise<CliResult[]> {
   const out: CliResult[] = new Array(argvs.length);
   let next = 0;
-  await Promise.all(Array.from({ length: Math.min(parallel, argvs.length) }, async () => {
-    while (next < argvs.length) {
-      const i = next++;
-      out[i] = await runCli(argvs[i]!, env);
-    }
-  }));
+  await Promise.all(
+    Array.from({ length: Math.min(parallel, argvs.length) }, async () => {
+      while (next < argvs.length) {
+        const i = next++;
+        out[i] = await runCli(argvs[i]!, env);
+      }
+    }),
+  );
   return out;
 }
 

@@ -13,18 +13,25 @@ beforeAll(async () => {
 });
 afterAll(() => new Promise<void>((r) => blocker.close(() => r())));
 
-test("bad flags exit 2; a busy port exits 1 with a clear message; nothing is started", async () => {
-  const [badPort, badFlag, busy] = (await runCliAll([
-    ["start", "--port", "http"],
-    ["start", "--demo-off"],
-    ["start", "--port", String(busyPort), "--no-demo"],
-  ], { DATABASE_URL: "postgresql://nobody@127.0.0.1:1/never" })) as [CliResult, CliResult, CliResult];
-  expect(badPort.code).toBe(2);
-  expect(badPort.stderr).toMatch(/--port: not a TCP port: "http"/);
-  expect(badFlag.code).toBe(2);
-  expect(badFlag.stderr).toMatch(/Unknown option '--demo-off'/);
-  expect(busy.code).toBe(1);
-  expect(busy.stderr).toMatch(new RegExp(`port ${busyPort} is already in use`));
-  // It stopped before the database: the unreachable DATABASE_URL above was never dialled.
-  expect(busy.stdout + busy.stderr).not.toMatch(/ECONNREFUSED|migration/);
-}, CLI_TEST_TIMEOUT);
+test(
+  "bad flags exit 2; a busy port exits 1 with a clear message; nothing is started",
+  async () => {
+    const [badPort, badFlag, busy] = (await runCliAll(
+      [
+        ["start", "--port", "http"],
+        ["start", "--demo-off"],
+        ["start", "--port", String(busyPort), "--no-demo"],
+      ],
+      { DATABASE_URL: "postgresql://nobody@127.0.0.1:1/never" },
+    )) as [CliResult, CliResult, CliResult];
+    expect(badPort.code).toBe(2);
+    expect(badPort.stderr).toMatch(/--port: not a TCP port: "http"/);
+    expect(badFlag.code).toBe(2);
+    expect(badFlag.stderr).toMatch(/Unknown option '--demo-off'/);
+    expect(busy.code).toBe(1);
+    expect(busy.stderr).toMatch(new RegExp(`port ${busyPort} is already in use`));
+    // It stopped before the database: the unreachable DATABASE_URL above was never dialled.
+    expect(busy.stdout + busy.stderr).not.toMatch(/ECONNREFUSED|migration/);
+  },
+  CLI_TEST_TIMEOUT,
+);

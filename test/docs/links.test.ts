@@ -8,7 +8,13 @@ const ROOT = path.resolve(import.meta.dirname, "../..");
 // Pages written on other branches of this round; remove an entry when its page lands.
 const PENDING = new Set<string>();
 
-const files = ["README.md", "CONTRIBUTING.md", ...readdirSync(path.join(ROOT, "docs")).filter((f) => f.endsWith(".md")).map((f) => `docs/${f}`)];
+const files = [
+  "README.md",
+  "CONTRIBUTING.md",
+  ...readdirSync(path.join(ROOT, "docs"))
+    .filter((f) => f.endsWith(".md"))
+    .map((f) => `docs/${f}`),
+];
 
 /** GitHub's heading anchors: lower case, punctuation dropped, spaces to hyphens. */
 function anchors(markdown: string): Set<string> {
@@ -17,7 +23,14 @@ function anchors(markdown: string): Set<string> {
   for (const line of markdown.split("\n")) {
     if (line.startsWith("```")) code = !code;
     const m = !code && /^#{1,6} (.*)$/.exec(line);
-    if (m) out.add(m[1]!.trim().toLowerCase().replace(/[^\p{L}\p{N}\- _]/gu, "").replace(/ /g, "-"));
+    if (m)
+      out.add(
+        m[1]!
+          .trim()
+          .toLowerCase()
+          .replace(/[^\p{L}\p{N}\- _]/gu, "")
+          .replace(/ /g, "-"),
+      );
   }
   return out;
 }
@@ -35,7 +48,10 @@ test("every relative link in the docs resolves, down to its heading", () => {
       const [rel, frag] = target!.split("#") as [string, string | undefined];
       const resolved = rel ? path.normalize(path.join(path.dirname(file), rel)) : file;
       if (PENDING.has(resolved)) continue;
-      if (!existsSync(path.join(ROOT, resolved))) { broken.push(`${file}: ${target} (no such file)`); continue; }
+      if (!existsSync(path.join(ROOT, resolved))) {
+        broken.push(`${file}: ${target} (no such file)`);
+        continue;
+      }
       if (frag && resolved.endsWith(".md") && !anchors(readFileSync(path.join(ROOT, resolved), "utf8")).has(frag)) {
         broken.push(`${file}: ${target} (no such heading)`);
       }

@@ -9,7 +9,10 @@ import { KEY_KINDS, ROLES, type Role } from "../../lib/control/types";
 import { gateCheck } from "../../lib/gate";
 import { makeKey, makeRun, makeTeam, makeUser, opKey } from "../support/fixtures";
 
-afterAll(async () => { await closePool(); await prisma().$disconnect(); });
+afterAll(async () => {
+  await closePool();
+  await prisma().$disconnect();
+});
 
 // Derived from the action registry: no scopes, the wildcard, each action alone, and every action but
 // the gate's, so a new action is covered without editing this list.

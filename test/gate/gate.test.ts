@@ -6,9 +6,22 @@ import { prisma } from "../../lib/db/prisma";
 import { closePool } from "../../lib/db/pool";
 import { newId } from "../../lib/ids";
 import { admitCheck, gateCheck, heartbeatCheck, type GateOutcome } from "../../lib/gate";
-import { makeChain, makeGateWorld, makeKey, makeOperation, makeRun, makeTeam, opKey, type FixtureKey, type FixtureRun } from "../support/fixtures";
+import {
+  makeChain,
+  makeGateWorld,
+  makeKey,
+  makeOperation,
+  makeRun,
+  makeTeam,
+  opKey,
+  type FixtureKey,
+  type FixtureRun,
+} from "../support/fixtures";
 
-afterAll(async () => { await closePool(); await prisma().$disconnect(); });
+afterAll(async () => {
+  await closePool();
+  await prisma().$disconnect();
+});
 
 const HOUR = 3600_000;
 const ago = (ms: number) => new Date(Date.now() - ms);
@@ -16,8 +29,12 @@ const ahead = (ms: number) => new Date(Date.now() + ms);
 
 function ask(key: FixtureKey, run: FixtureRun, over: Partial<{ epoch: number; operationId: string; leaseId: string; runId: string }> = {}) {
   return gateCheck({
-    keyHash: key.hash, runId: over.runId ?? run.runId, leaseId: over.leaseId ?? run.leaseId,
-    epoch: over.epoch ?? run.epoch, operationId: over.operationId ?? opKey(), tool: "deploy",
+    keyHash: key.hash,
+    runId: over.runId ?? run.runId,
+    leaseId: over.leaseId ?? run.leaseId,
+    epoch: over.epoch ?? run.epoch,
+    operationId: over.operationId ?? opKey(),
+    tool: "deploy",
   });
 }
 
@@ -47,7 +64,15 @@ describe("reason codes", () => {
     expect(op!.startedAt).not.toBeNull();
     const d = await decisions(leaf.runId);
     expect(d).toHaveLength(1);
-    expect(d[0]).toMatchObject({ decision: "allow", reason: "allowed", source: "gate", epochSeen: 1, currentEpoch: 1, operationId, teamId: team.teamId });
+    expect(d[0]).toMatchObject({
+      decision: "allow",
+      reason: "allowed",
+      source: "gate",
+      epochSeen: 1,
+      currentEpoch: 1,
+      operationId,
+      teamId: team.teamId,
+    });
   });
 
   test("missing_state: a run that does not exist, recorded, and no operation created", async () => {
@@ -191,9 +216,20 @@ describe("reason codes", () => {
   test("first match wins: killed beats revoked, expired, stale, breaker and paused", async () => {
     const team = await makeTeam();
     const key = await makeKey(team.teamId);
-    const run = await makeRun(team.teamId, { lifecycle: "killed", breaker: "open", epoch: 5, lease: { revokedAt: ago(1), validUntil: ago(1) } });
+    const run = await makeRun(team.teamId, {
+      lifecycle: "killed",
+      breaker: "open",
+      epoch: 5,
+      lease: { revokedAt: ago(1), validUntil: ago(1) },
+    });
     expectDecision(await ask(key, run, { epoch: 1 }), "deny", "killed");
-    const run2 = await makeRun(team.teamId, { lifecycle: "paused", breaker: "open", breakerChangedAt: ago(1), epoch: 5, lease: { validUntil: ago(1) } });
+    const run2 = await makeRun(team.teamId, {
+      lifecycle: "paused",
+      breaker: "open",
+      breakerChangedAt: ago(1),
+      epoch: 5,
+      lease: { validUntil: ago(1) },
+    });
     expectDecision(await ask(key, run2, { epoch: 1 }), "deny", "lease_expired");
     const run3 = await makeRun(team.teamId, { lifecycle: "paused", breaker: "open", breakerChangedAt: ago(1) });
     expectDecision(await ask(key, run3), "deny", "breaker_open");
@@ -205,13 +241,24 @@ describe("replay of an operationId", () => {
     const { team, key, leaf } = await makeGateWorld(1);
     const { id, operationId } = await makeOperation(leaf, { state: "succeeded", outcomeDetail: { deployed: "v2" } });
     await prisma().effectReceipt.create({
-      data: { id: newId("eff"), teamId: team.teamId, operationId: id, providerOperationId: "prov-42", detail: { url: "x" }, committedAt: new Date(), rollbackOwner: "sre", source: "executor" },
+      data: {
+        id: newId("eff"),
+        teamId: team.teamId,
+        operationId: id,
+        providerOperationId: "prov-42",
+        detail: { url: "x" },
+        committedAt: new Date(),
+        rollbackOwner: "sre",
+        source: "executor",
+      },
     });
     const o = await ask(key, leaf, { operationId });
     expectDecision(o, "deny", "already_applied");
     if (!o.ok) return;
     expect(o.operation).toMatchObject({
-      operationId, state: "succeeded", outcomeDetail: { deployed: "v2" },
+      operationId,
+      state: "succeeded",
+      outcomeDetail: { deployed: "v2" },
       effectReceipt: { providerOperationId: "prov-42", detail: { url: "x" }, rollbackOwner: "sre" },
     });
   });
@@ -272,18 +319,22 @@ describe("admit and heartbeat", () => {
     const team = await makeTeam();
     const key = await makeKey(team.teamId, { kind: "worker" });
     const run = await makeRun(team.teamId);
-    for (const [state, kind] of [["queued", "queued"], ["scheduled", "scheduled"], ["scheduled", "retry"]] as const) {
+    for (const [state, kind] of [
+      ["queued", "queued"],
+      ["scheduled", "scheduled"],
+      ["scheduled", "retry"],
+    ] as const) {
       const { operationId } = await makeOperation(run, { state, kind });
-      expectDecision(await admitCheck({ keyHash: key.hash, operationId }) as GateOutcome, "allow", "allowed");
+      expectDecision((await admitCheck({ keyHash: key.hash, operationId })) as GateOutcome, "allow", "allowed");
       expect(await opRow(team.teamId, operationId)).toMatchObject({ state: "running" });
     }
     const paused = await makeRun(team.teamId, { lifecycle: "paused" });
     const held = await makeOperation(paused, { state: "queued" });
-    expectDecision(await admitCheck({ keyHash: key.hash, operationId: held.operationId }) as GateOutcome, "hold", "paused");
+    expectDecision((await admitCheck({ keyHash: key.hash, operationId: held.operationId })) as GateOutcome, "hold", "paused");
     expect(await opRow(team.teamId, held.operationId)).toMatchObject({ state: "queued" });
     const killed = await makeRun(team.teamId, { lifecycle: "killed" });
     const dead = await makeOperation(killed, { state: "queued" });
-    expectDecision(await admitCheck({ keyHash: key.hash, operationId: dead.operationId }) as GateOutcome, "deny", "killed");
+    expectDecision((await admitCheck({ keyHash: key.hash, operationId: dead.operationId })) as GateOutcome, "deny", "killed");
     expect(await opRow(team.teamId, dead.operationId)).toMatchObject({ state: "denied", stateReason: "killed" });
     const d = await decisions(killed.runId);
     expect(d).toMatchObject([{ source: "admit", decision: "deny", reason: "killed" }]);
@@ -294,7 +345,7 @@ describe("admit and heartbeat", () => {
     const key = await makeKey(team.teamId, { kind: "worker" });
     const run = await makeRun(team.teamId, { epoch: 2 });
     const { operationId } = await makeOperation(run, { state: "queued", epochStamp: 1 });
-    expectDecision(await admitCheck({ keyHash: key.hash, operationId }) as GateOutcome, "deny", "stale_epoch");
+    expectDecision((await admitCheck({ keyHash: key.hash, operationId })) as GateOutcome, "deny", "stale_epoch");
   });
 
   test("admit of an unknown operation, or another team's, is not_found", async () => {
@@ -310,7 +361,12 @@ describe("admit and heartbeat", () => {
     const { team, key, leaf } = await makeGateWorld(1);
     const operationId = opKey();
     expectDecision(await ask(key, leaf, { operationId }), "allow", "allowed");
-    expect(await heartbeatCheck({ keyHash: key.hash, operationId })).toEqual({ ok: true, continue: true, reason: "allowed", currentEpoch: 1 });
+    expect(await heartbeatCheck({ keyHash: key.hash, operationId })).toEqual({
+      ok: true,
+      continue: true,
+      reason: "allowed",
+      currentEpoch: 1,
+    });
     const op = await opRow(team.teamId, operationId);
     const run = await prisma().run.findUniqueOrThrow({ where: { id: leaf.runId } });
     expect(op!.lastHeartbeatAt).not.toBeNull();
@@ -318,14 +374,23 @@ describe("admit and heartbeat", () => {
     await prisma().run.update({ where: { id: leaf.runId }, data: { lifecycle: "paused" } });
     expect(await heartbeatCheck({ keyHash: key.hash, operationId })).toMatchObject({ ok: true, continue: true, reason: "paused" });
     await prisma().run.update({ where: { id: leaf.runId }, data: { lifecycle: "killed", epoch: 2 } });
-    expect(await heartbeatCheck({ keyHash: key.hash, operationId })).toEqual({ ok: true, continue: false, reason: "killed", currentEpoch: 2 });
+    expect(await heartbeatCheck({ keyHash: key.hash, operationId })).toEqual({
+      ok: true,
+      continue: false,
+      reason: "killed",
+      currentEpoch: 2,
+    });
     expect((await decisions(leaf.runId)).map((d) => d.source)).toEqual(["gate", "heartbeat", "heartbeat", "heartbeat"]);
   });
 
   test("heartbeat of a finished operation stops with already_applied", async () => {
     const { key, leaf } = await makeGateWorld(1);
     const { operationId } = await makeOperation(leaf, { state: "succeeded" });
-    expect(await heartbeatCheck({ keyHash: key.hash, operationId })).toMatchObject({ ok: true, continue: false, reason: "already_applied" });
+    expect(await heartbeatCheck({ keyHash: key.hash, operationId })).toMatchObject({
+      ok: true,
+      continue: false,
+      reason: "already_applied",
+    });
   });
 });
 

@@ -10,10 +10,18 @@ import { sleep } from "../../lib/wait";
 import { makeWorld, type World } from "../api/fixtures";
 
 let w: World;
-beforeAll(async () => { w = await makeWorld(); });
-afterAll(async () => { await w?.close(); });
+beforeAll(async () => {
+  w = await makeWorld();
+});
+afterAll(async () => {
+  await w?.close();
+});
 
-interface Call { startedAt: number; endedAt: number; decision: string }
+interface Call {
+  startedAt: number;
+  endedAt: number;
+  decision: string;
+}
 
 test("during a steady stream of gate calls on a run tree, a kill lands: every call that began after it returned is denied", async () => {
   const agent = w.client(w.a.keys.agent);
@@ -30,7 +38,8 @@ test("during a steady stream of gate calls on a run tree, a kill lands: every ca
       const startedAt = performance.now();
       let decision: string;
       try {
-        decision = (await agent.gate({ runId: run.runId, leaseId: run.leaseId, epoch: run.epoch, operationId: newId("op"), tool: "shell" })).decision;
+        decision = (await agent.gate({ runId: run.runId, leaseId: run.leaseId, epoch: run.epoch, operationId: newId("op"), tool: "shell" }))
+          .decision;
       } catch (e) {
         decision = `error:${(e as { code?: string }).code ?? e}`;
       }
@@ -54,7 +63,10 @@ test("during a steady stream of gate calls on a run tree, a kill lands: every ca
   // The load was real on both sides of the kill (otherwise the check below could not fail).
   expect(before.filter((c) => c.decision === "allow").length).toBeGreaterThan(10);
   expect(after.length).toBeGreaterThan(10);
-  expect(after.filter((c) => c.decision === "allow"), `allowed after the kill returned: ${JSON.stringify(after.filter((c) => c.decision === "allow"))}`).toEqual([]);
+  expect(
+    after.filter((c) => c.decision === "allow"),
+    `allowed after the kill returned: ${JSON.stringify(after.filter((c) => c.decision === "allow"))}`,
+  ).toEqual([]);
   expect(after.every((c) => c.decision === "deny")).toBe(true);
   // Calls that overlapped the kill may go either way; each still got an answer.
   expect(during.every((c) => c.decision === "allow" || c.decision === "deny")).toBe(true);

@@ -14,10 +14,21 @@ import { newId } from "../../lib/ids";
 import { admitCheck, gateCheck, heartbeatCheck } from "../../lib/gate";
 import { decideGate, type GateFacts, type GateMode, type LeaseFacts, type OperationFacts, type RunFacts } from "../../lib/control/gate";
 import { STOP_ACTIONS, RUN_STATUSES, type ScopeFacts, type ScopeRunFacts, type StopFilter } from "../../lib/control/fleet";
-import { BREAKER_STATES, HARNESSES, LIFECYCLES, OPERATION_STATES, type BreakerState, type Lifecycle, type OperationState } from "../../lib/control/types";
+import {
+  BREAKER_STATES,
+  HARNESSES,
+  LIFECYCLES,
+  OPERATION_STATES,
+  type BreakerState,
+  type Lifecycle,
+  type OperationState,
+} from "../../lib/control/types";
 import { makeKey, makeTeam, opKey, type FixtureKey, type FixtureRun, type FixtureTeam } from "../support/fixtures";
 
-afterAll(async () => { await closePool(); await prisma().$disconnect(); });
+afterAll(async () => {
+  await closePool();
+  await prisma().$disconnect();
+});
 
 // Every case writes fresh runs and operation ids, so the teams and keys can be shared.
 let team: FixtureTeam, other: FixtureTeam, agentKey: FixtureKey, workerKey: FixtureKey;
@@ -68,12 +79,15 @@ const caseArb = fc.record({
   // usually the current epoch (as a well-behaved caller stamps), sometimes anything
   epoch: fc.oneof(fc.constant<"current">("current"), fc.constant<"current">("current"), fc.integer({ min: 0, max: 4 })),
   mode: fc.constantFrom<GateMode>("gate", "gate", "admit", "heartbeat"),
-  op: fc.option(fc.record({
-    state: fc.constantFrom<OperationState>(...OPERATION_STATES, "queued", "scheduled", "running"),
-    stateReason: fc.constantFrom(null, "killed", "stale_epoch", "nonsense"),
-    expired: fc.boolean(),
-    onTarget: fc.constantFrom(true, true, true, true, true, false),
-  }), { nil: null, freq: 2 }),
+  op: fc.option(
+    fc.record({
+      state: fc.constantFrom<OperationState>(...OPERATION_STATES, "queued", "scheduled", "running"),
+      stateReason: fc.constantFrom(null, "killed", "stale_epoch", "nonsense"),
+      expired: fc.boolean(),
+      onTarget: fc.constantFrom(true, true, true, true, true, false),
+    }),
+    { nil: null, freq: 2 },
+  ),
   // half the cases carry one or two scopes
   scopes: fc.oneof(fc.constant([]), fc.array(scopeArb, { minLength: 1, maxLength: 2 })),
 });
@@ -85,132 +99,229 @@ test("quiesce_gate agrees with decideGate on generated states", async () => {
   const seen = new Set<string>();
   const reasons = new Set<string>();
   const scoped = new Set<string>();
-  await fc.assert(fc.asyncProperty(caseArb, async (c: Case) => {
-    const now = Date.now();
-    const key = c.mode === "admit" ? workerKey : agentKey;
-    const operationId = opKey("oracle");
-    const runs: FixtureRun[] = [];
-    const facts: RunFacts[] = [];
-    const leases: LeaseFacts[] = [];
-    const teamId = c.target === "other-team" ? other.teamId : team.teamId;
-    const runRows: Prisma.RunCreateManyInput[] = [];
-    const scopeRuns: ScopeRunFacts[] = [];
-    const taskId = `oracle-${newId("run")}-`;
-    const leaseRows: Prisma.LeaseCreateManyInput[] = [];
-    for (const n of c.nodes) {
-      const parent = runs[runs.length - 1];
-      const runId = newId("run"), leaseId = newId("lease");
-      const path = [...(parent?.path ?? []), runId], leasePath = [...(parent?.leasePath ?? []), leaseId];
-      const changedAt = now - n.breakerAgo;
-      const probe = n.breaker === "half_open" && n.probe !== "none" ? (n.probe === "this" ? operationId : "someone-else") : null;
-      const validUntil = n.leaseExpired ? now - 60 * S : now + 3600 * S;
-      const revokedAt = n.leaseRevoked ? now - S : null;
-      runRows.push({
-        id: runId, teamId, taskId, harness: n.harness, nativeAgentId: n.agent, createdAt: new Date(now - n.createdAgo),
-        finishedAt: n.finished ? new Date(now - 1000) : null, parentRunId: parent?.runId ?? null, rootRunId: parent?.rootRunId ?? runId, path, depth: path.length - 1,
-        lifecycle: n.lifecycle, breaker: n.breaker, breakerChangedAt: new Date(changedAt), breakerProbeOpId: probe, epoch: n.epoch,
-        breakerHeld: n.held && n.breaker === "open",
-      });
-      leaseRows.push({
-        id: leaseId, teamId, runId, parentLeaseId: parent?.leaseId ?? null, path: leasePath, scopes: ["*"],
-        validUntil: new Date(validUntil), revokedAt: revokedAt === null ? null : new Date(revokedAt),
-      });
-      runs.push({ runId, leaseId, teamId, rootRunId: parent?.rootRunId ?? runId, parentRunId: parent?.runId ?? null, path, leasePath, depth: path.length - 1, epoch: n.epoch });
-      facts.push({ runId, lifecycle: n.lifecycle, breaker: n.breaker, breakerChangedAt: changedAt, breakerProbeOpId: probe, breakerHeld: n.held && n.breaker === "open", epoch: n.epoch });
-      leases.push({ leaseId, runId, validUntil, revokedAt });
-      scopeRuns.push({ runId, harness: n.harness, nativeAgentId: n.agent, createdBy: null, taskId, createdAt: now - n.createdAgo, lifecycle: n.lifecycle, finishedAt: n.finished ? now - 1000 : null });
-    }
-    // the case's stop scopes (lifted ones must be ignored by both sides)
-    const liveScopes: ScopeFacts[] = [];
-    for (const sc of c.scopes) {
-      const filter: StopFilter = { taskPrefix: sc.also.k === "otherPrefix" ? `${taskId}x` : taskId };
-      if (sc.also.k === "harness") filter.harness = sc.also.v;
-      if (sc.also.k === "agent") filter.agent = sc.also.v;
-      if (sc.also.k === "status") filter.status = sc.also.v;
-      if (sc.also.k === "node") filter.runIds = [runRows[Math.min(sc.also.v, runRows.length - 1)]!.id];
-      if (sc.also.k === "after") filter.createdAfter = now - sc.also.v;
-      if (sc.also.k === "before") filter.createdBefore = now - sc.also.v;
-      await prisma().stopScope.create({
-        data: {
-          id: newId("scope"), teamId, action: sc.action, filter: {}, reason: "oracle", requestedBy: "oracle",
-          fTaskPrefix: filter.taskPrefix, fHarness: filter.harness ? [...filter.harness] : undefined, fAgent: filter.agent ? [...filter.agent] : undefined,
-          fStatus: filter.status ? [...filter.status] : undefined, fRunIds: filter.runIds ? [...filter.runIds] : undefined,
-          fCreatedAfter: filter.createdAfter === undefined ? undefined : new Date(filter.createdAfter),
-          fCreatedBefore: filter.createdBefore === undefined ? undefined : new Date(filter.createdBefore),
-          liftedAt: sc.lifted ? new Date(now) : undefined,
-        },
-      });
-      if (!sc.lifted) liveScopes.push({ action: sc.action, filter });
-    }
-    await prisma().run.createMany({ data: runRows });
-    await prisma().lease.createMany({ data: leaseRows });
-    const depth = runs.length;
-    const epoch = c.epoch === "current" ? Math.max(...c.nodes.map((n) => n.epoch)) : c.epoch;
-    const targetIdx = c.target === "root" ? 0 : depth - 1;
-    const runId = c.target === "missing" ? newId("run") : runs[targetIdx]!.runId;
-    const leaseIdx = c.lease === "parent" && targetIdx > 0 ? targetIdx - 1 : targetIdx;
-    const leaseId = c.lease === "missing" ? newId("lease") : runs[leaseIdx]!.leaseId;
+  await fc.assert(
+    fc.asyncProperty(caseArb, async (c: Case) => {
+      const now = Date.now();
+      const key = c.mode === "admit" ? workerKey : agentKey;
+      const operationId = opKey("oracle");
+      const runs: FixtureRun[] = [];
+      const facts: RunFacts[] = [];
+      const leases: LeaseFacts[] = [];
+      const teamId = c.target === "other-team" ? other.teamId : team.teamId;
+      const runRows: Prisma.RunCreateManyInput[] = [];
+      const scopeRuns: ScopeRunFacts[] = [];
+      const taskId = `oracle-${newId("run")}-`;
+      const leaseRows: Prisma.LeaseCreateManyInput[] = [];
+      for (const n of c.nodes) {
+        const parent = runs[runs.length - 1];
+        const runId = newId("run"),
+          leaseId = newId("lease");
+        const path = [...(parent?.path ?? []), runId],
+          leasePath = [...(parent?.leasePath ?? []), leaseId];
+        const changedAt = now - n.breakerAgo;
+        const probe = n.breaker === "half_open" && n.probe !== "none" ? (n.probe === "this" ? operationId : "someone-else") : null;
+        const validUntil = n.leaseExpired ? now - 60 * S : now + 3600 * S;
+        const revokedAt = n.leaseRevoked ? now - S : null;
+        runRows.push({
+          id: runId,
+          teamId,
+          taskId,
+          harness: n.harness,
+          nativeAgentId: n.agent,
+          createdAt: new Date(now - n.createdAgo),
+          finishedAt: n.finished ? new Date(now - 1000) : null,
+          parentRunId: parent?.runId ?? null,
+          rootRunId: parent?.rootRunId ?? runId,
+          path,
+          depth: path.length - 1,
+          lifecycle: n.lifecycle,
+          breaker: n.breaker,
+          breakerChangedAt: new Date(changedAt),
+          breakerProbeOpId: probe,
+          epoch: n.epoch,
+          breakerHeld: n.held && n.breaker === "open",
+        });
+        leaseRows.push({
+          id: leaseId,
+          teamId,
+          runId,
+          parentLeaseId: parent?.leaseId ?? null,
+          path: leasePath,
+          scopes: ["*"],
+          validUntil: new Date(validUntil),
+          revokedAt: revokedAt === null ? null : new Date(revokedAt),
+        });
+        runs.push({
+          runId,
+          leaseId,
+          teamId,
+          rootRunId: parent?.rootRunId ?? runId,
+          parentRunId: parent?.runId ?? null,
+          path,
+          leasePath,
+          depth: path.length - 1,
+          epoch: n.epoch,
+        });
+        facts.push({
+          runId,
+          lifecycle: n.lifecycle,
+          breaker: n.breaker,
+          breakerChangedAt: changedAt,
+          breakerProbeOpId: probe,
+          breakerHeld: n.held && n.breaker === "open",
+          epoch: n.epoch,
+        });
+        leases.push({ leaseId, runId, validUntil, revokedAt });
+        scopeRuns.push({
+          runId,
+          harness: n.harness,
+          nativeAgentId: n.agent,
+          createdBy: null,
+          taskId,
+          createdAt: now - n.createdAgo,
+          lifecycle: n.lifecycle,
+          finishedAt: n.finished ? now - 1000 : null,
+        });
+      }
+      // the case's stop scopes (lifted ones must be ignored by both sides)
+      const liveScopes: ScopeFacts[] = [];
+      for (const sc of c.scopes) {
+        const filter: StopFilter = { taskPrefix: sc.also.k === "otherPrefix" ? `${taskId}x` : taskId };
+        if (sc.also.k === "harness") filter.harness = sc.also.v;
+        if (sc.also.k === "agent") filter.agent = sc.also.v;
+        if (sc.also.k === "status") filter.status = sc.also.v;
+        if (sc.also.k === "node") filter.runIds = [runRows[Math.min(sc.also.v, runRows.length - 1)]!.id];
+        if (sc.also.k === "after") filter.createdAfter = now - sc.also.v;
+        if (sc.also.k === "before") filter.createdBefore = now - sc.also.v;
+        await prisma().stopScope.create({
+          data: {
+            id: newId("scope"),
+            teamId,
+            action: sc.action,
+            filter: {},
+            reason: "oracle",
+            requestedBy: "oracle",
+            fTaskPrefix: filter.taskPrefix,
+            fHarness: filter.harness ? [...filter.harness] : undefined,
+            fAgent: filter.agent ? [...filter.agent] : undefined,
+            fStatus: filter.status ? [...filter.status] : undefined,
+            fRunIds: filter.runIds ? [...filter.runIds] : undefined,
+            fCreatedAfter: filter.createdAfter === undefined ? undefined : new Date(filter.createdAfter),
+            fCreatedBefore: filter.createdBefore === undefined ? undefined : new Date(filter.createdBefore),
+            liftedAt: sc.lifted ? new Date(now) : undefined,
+          },
+        });
+        if (!sc.lifted) liveScopes.push({ action: sc.action, filter });
+      }
+      await prisma().run.createMany({ data: runRows });
+      await prisma().lease.createMany({ data: leaseRows });
+      const depth = runs.length;
+      const epoch = c.epoch === "current" ? Math.max(...c.nodes.map((n) => n.epoch)) : c.epoch;
+      const targetIdx = c.target === "root" ? 0 : depth - 1;
+      const runId = c.target === "missing" ? newId("run") : runs[targetIdx]!.runId;
+      const leaseIdx = c.lease === "parent" && targetIdx > 0 ? targetIdx - 1 : targetIdx;
+      const leaseId = c.lease === "missing" ? newId("lease") : runs[leaseIdx]!.leaseId;
 
-    // the existing operation (admit / heartbeat need one in this team)
-    let op: OperationFacts | null = null;
-    if (c.op && c.target !== "missing" && c.target !== "other-team") {
-      const opRun = c.op.onTarget ? runs[targetIdx]! : runs[0]!;
-      const expiresAt = c.op.expired ? now - 10 * S : now + 3600 * S;
-      await prisma().operation.create({
-        data: {
-          id: newId("op"), teamId: team.teamId, operationId, runId: opRun.runId, leaseId, epochStamp: epoch,
-          kind: c.op.state === "scheduled" ? "retry" : c.op.state === "queued" ? "queued" : "call", tool: "t",
-          state: c.op.state, stateReason: c.op.stateReason, expiresAt: new Date(expiresAt),
-        },
-      });
-      op = { operationId, runId: opRun.runId, state: c.op.state, stateReason: c.op.stateReason, expiresAt };
-    }
-    const mode: GateMode = op ? c.mode : "gate";
-    const reqRunId = mode === "gate" ? runId : op!.runId;
-    const reqRunIdx = runs.findIndex((r) => r.runId === reqRunId);
-    const chain = c.target === "other-team" || reqRunIdx < 0 ? null : facts.slice(0, reqRunIdx + 1);
-    const leaseChain = c.lease === "missing" || c.target === "other-team" ? null : leases.slice(0, leaseIdx + 1);
+      // the existing operation (admit / heartbeat need one in this team)
+      let op: OperationFacts | null = null;
+      if (c.op && c.target !== "missing" && c.target !== "other-team") {
+        const opRun = c.op.onTarget ? runs[targetIdx]! : runs[0]!;
+        const expiresAt = c.op.expired ? now - 10 * S : now + 3600 * S;
+        await prisma().operation.create({
+          data: {
+            id: newId("op"),
+            teamId: team.teamId,
+            operationId,
+            runId: opRun.runId,
+            leaseId,
+            epochStamp: epoch,
+            kind: c.op.state === "scheduled" ? "retry" : c.op.state === "queued" ? "queued" : "call",
+            tool: "t",
+            state: c.op.state,
+            stateReason: c.op.stateReason,
+            expiresAt: new Date(expiresAt),
+          },
+        });
+        op = { operationId, runId: opRun.runId, state: c.op.state, stateReason: c.op.stateReason, expiresAt };
+      }
+      const mode: GateMode = op ? c.mode : "gate";
+      const reqRunId = mode === "gate" ? runId : op!.runId;
+      const reqRunIdx = runs.findIndex((r) => r.runId === reqRunId);
+      const chain = c.target === "other-team" || reqRunIdx < 0 ? null : facts.slice(0, reqRunIdx + 1);
+      const leaseChain = c.lease === "missing" || c.target === "other-team" ? null : leases.slice(0, leaseIdx + 1);
 
-    const f: GateFacts = {
-      now: Date.now(), mode, request: { runId: reqRunId, leaseId, epoch, operationId }, chain, leaseChain, operation: op,
-      scopes: liveScopes, scopeChain: chain ? scopeRuns.slice(0, reqRunIdx + 1) : [],
-    };
-    const expected = decideGate(f);
-    const got = mode === "gate"
-      ? await gateCheck({ keyHash: key.hash, runId, leaseId, epoch, operationId, tool: "t" })
-      : mode === "admit" ? await admitCheck({ keyHash: key.hash, operationId }) : await heartbeatCheck({ keyHash: key.hash, operationId });
-    expect(got.ok).toBe(true);
-    if (!got.ok) return;
-    const gotDecision = "decision" in got ? { decision: got.decision, reason: got.reason } : { decision: got.continue ? "allow|hold" : "deny", reason: got.reason };
-    const wantDecision = "decision" in got ? { decision: expected.decision, reason: expected.reason } : { decision: expected.decision === "deny" ? "deny" : "allow|hold", reason: expected.reason };
-    expect({ ...gotDecision, currentEpoch: got.currentEpoch }).toEqual({ ...wantDecision, currentEpoch: expected.currentEpoch });
+      const f: GateFacts = {
+        now: Date.now(),
+        mode,
+        request: { runId: reqRunId, leaseId, epoch, operationId },
+        chain,
+        leaseChain,
+        operation: op,
+        scopes: liveScopes,
+        scopeChain: chain ? scopeRuns.slice(0, reqRunIdx + 1) : [],
+      };
+      const expected = decideGate(f);
+      const got =
+        mode === "gate"
+          ? await gateCheck({ keyHash: key.hash, runId, leaseId, epoch, operationId, tool: "t" })
+          : mode === "admit"
+            ? await admitCheck({ keyHash: key.hash, operationId })
+            : await heartbeatCheck({ keyHash: key.hash, operationId });
+      expect(got.ok).toBe(true);
+      if (!got.ok) return;
+      const gotDecision =
+        "decision" in got
+          ? { decision: got.decision, reason: got.reason }
+          : { decision: got.continue ? "allow|hold" : "deny", reason: got.reason };
+      const wantDecision =
+        "decision" in got
+          ? { decision: expected.decision, reason: expected.reason }
+          : { decision: expected.decision === "deny" ? "deny" : "allow|hold", reason: expected.reason };
+      expect({ ...gotDecision, currentEpoch: got.currentEpoch }).toEqual({ ...wantDecision, currentEpoch: expected.currentEpoch });
 
-    // the operation's resulting state
-    const row = await prisma().operation.findUnique({ where: { teamId_operationId: { teamId: team.teamId, operationId } } });
-    const e = expected.effect;
-    const wantState = e.kind === "insert" ? e.state : e.kind === "start" ? "running" : e.kind === "deny_registered" ? "denied" : op?.state ?? null;
-    expect(row?.state ?? null).toBe(wantState);
-    // the breaker probe claims
-    for (const id of expected.probeClaims) {
-      expect(await prisma().run.findUniqueOrThrow({ where: { id } })).toMatchObject({ breaker: "half_open", breakerProbeOpId: operationId });
-    }
+      // the operation's resulting state
+      const row = await prisma().operation.findUnique({ where: { teamId_operationId: { teamId: team.teamId, operationId } } });
+      const e = expected.effect;
+      const wantState =
+        e.kind === "insert" ? e.state : e.kind === "start" ? "running" : e.kind === "deny_registered" ? "denied" : (op?.state ?? null);
+      expect(row?.state ?? null).toBe(wantState);
+      // the breaker probe claims
+      for (const id of expected.probeClaims) {
+        expect(await prisma().run.findUniqueOrThrow({ where: { id } })).toMatchObject({
+          breaker: "half_open",
+          breakerProbeOpId: operationId,
+        });
+      }
 
-    // replay: ask again with facts re-read from the database
-    if (mode === "gate" && chain) {
-      const f2: GateFacts = { ...f, now: Date.now(), chain: await loadChain(runs.slice(0, reqRunIdx + 1)), operation: row ? { operationId, runId: row.runId, state: row.state, stateReason: row.stateReason, expiresAt: row.expiresAt?.getTime() ?? null } : null };
-      const again = await gateCheck({ keyHash: key.hash, runId, leaseId, epoch, operationId, tool: "t" });
-      const want2 = decideGate(f2);
-      expect(again).toMatchObject({ ok: true, decision: want2.decision, reason: want2.reason, currentEpoch: want2.currentEpoch });
-      expect(await prisma().operation.count({ where: { teamId: team.teamId, operationId } })).toBe(row ? 1 : want2.effect.kind === "insert" ? 1 : 0);
-    }
-    compared++;
-    seen.add(`${mode}:${expected.reason}`);
-    if (liveScopes.length > 0) scoped.add(expected.reason);
-    reasons.add(expected.reason);
-  }), { numRuns: 150 });
+      // replay: ask again with facts re-read from the database
+      if (mode === "gate" && chain) {
+        const f2: GateFacts = {
+          ...f,
+          now: Date.now(),
+          chain: await loadChain(runs.slice(0, reqRunIdx + 1)),
+          operation: row
+            ? { operationId, runId: row.runId, state: row.state, stateReason: row.stateReason, expiresAt: row.expiresAt?.getTime() ?? null }
+            : null,
+        };
+        const again = await gateCheck({ keyHash: key.hash, runId, leaseId, epoch, operationId, tool: "t" });
+        const want2 = decideGate(f2);
+        expect(again).toMatchObject({ ok: true, decision: want2.decision, reason: want2.reason, currentEpoch: want2.currentEpoch });
+        expect(await prisma().operation.count({ where: { teamId: team.teamId, operationId } })).toBe(
+          row ? 1 : want2.effect.kind === "insert" ? 1 : 0,
+        );
+      }
+      compared++;
+      seen.add(`${mode}:${expected.reason}`);
+      if (liveScopes.length > 0) scoped.add(expected.reason);
+      reasons.add(expected.reason);
+    }),
+    { numRuns: 150 },
+  );
   expect(compared).toBeGreaterThanOrEqual(150);
   // The generator reaches (nearly) every reason code; print what this run covered.
-  console.info(`oracle: ${compared} cases, reasons ${[...reasons].sort().join(", ")}; mode:reason pairs ${seen.size}; with live scopes: ${[...scoped].sort().join(", ")}`);
+  console.info(
+    `oracle: ${compared} cases, reasons ${[...reasons].sort().join(", ")}; mode:reason pairs ${seen.size}; with live scopes: ${[...scoped].sort().join(", ")}`,
+  );
   expect(reasons.size).toBeGreaterThanOrEqual(9);
   // scopes were live on cases that a scope held and a scope killed
   expect([...scoped]).toEqual(expect.arrayContaining(["paused", "killed"]));
@@ -221,6 +332,14 @@ async function loadChain(runs: FixtureRun[]): Promise<RunFacts[]> {
   const byId = new Map(rows.map((r) => [r.id, r]));
   return runs.map((x) => {
     const r = byId.get(x.runId)!;
-    return { runId: r.id, lifecycle: r.lifecycle, breaker: r.breaker, breakerChangedAt: r.breakerChangedAt.getTime(), breakerProbeOpId: r.breakerProbeOpId, breakerHeld: r.breakerHeld, epoch: r.epoch };
+    return {
+      runId: r.id,
+      lifecycle: r.lifecycle,
+      breaker: r.breaker,
+      breakerChangedAt: r.breakerChangedAt.getTime(),
+      breakerProbeOpId: r.breakerProbeOpId,
+      breakerHeld: r.breakerHeld,
+      epoch: r.epoch,
+    };
   });
 }

@@ -7,8 +7,21 @@ import { createInterface } from "node:readline";
 import { gateCheck } from "../../lib/gate";
 import { closePool } from "../../lib/db/pool";
 
-interface Config { label: string; keyHash: string; runs: { runId: string; leaseId: string; epoch: number }[]; out: string; loops: number }
-export interface CallRecord { operationId: string; runId: string; t0: number; t1: number; decision: string; reason: string }
+interface Config {
+  label: string;
+  keyHash: string;
+  runs: { runId: string; leaseId: string; epoch: number }[];
+  out: string;
+  loops: number;
+}
+export interface CallRecord {
+  operationId: string;
+  runId: string;
+  t0: number;
+  t1: number;
+  decision: string;
+  reason: string;
+}
 
 const cfg = JSON.parse(process.env.RACE_CONFIG ?? "{}") as Config;
 const records: CallRecord[] = [];
@@ -16,8 +29,12 @@ let stopping = false;
 let n = 0;
 
 const rl = createInterface({ input: process.stdin });
-rl.on("line", (l) => { if (l.trim() === "stop") stopping = true; });
-process.stdin.on("end", () => { stopping = true; });
+rl.on("line", (l) => {
+  if (l.trim() === "stop") stopping = true;
+});
+process.stdin.on("end", () => {
+  stopping = true;
+});
 
 async function loop(loopNo: number): Promise<void> {
   let i = 0;
@@ -25,7 +42,14 @@ async function loop(loopNo: number): Promise<void> {
     const run = cfg.runs[(i + loopNo) % cfg.runs.length]!;
     const operationId = `${cfg.label}-${loopNo}-${i++}`;
     const t0 = Date.now();
-    const o = await gateCheck({ keyHash: cfg.keyHash, runId: run.runId, leaseId: run.leaseId, epoch: run.epoch, operationId, tool: "race" });
+    const o = await gateCheck({
+      keyHash: cfg.keyHash,
+      runId: run.runId,
+      leaseId: run.leaseId,
+      epoch: run.epoch,
+      operationId,
+      tool: "race",
+    });
     const t1 = Date.now();
     if (!o.ok) throw new Error(`gate refused the key: ${o.code}`);
     records.push({ operationId, runId: run.runId, t0, t1, decision: o.decision, reason: o.reason });

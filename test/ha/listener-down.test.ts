@@ -41,7 +41,14 @@ test("a kill reaches a running handler by heartbeat while the listener cannot re
   const agent = w.client(w.a.keys.agent);
   const run = await agent.createRun({ taskId: "listener-down" });
   const operationId = newId("op");
-  await agent.registerOperation({ runId: run.runId, leaseId: run.leaseId, epoch: run.epoch, operationId, kind: "queued", tool: "db.compatibility_check" });
+  await agent.registerOperation({
+    runId: run.runId,
+    leaseId: run.leaseId,
+    epoch: run.epoch,
+    operationId,
+    kind: "queued",
+    tool: "db.compatibility_check",
+  });
   const stamp: JobStamp = { runId: run.runId, leaseId: run.leaseId, epoch: run.epoch, operationId };
 
   const guard = new WorkerGuard({
@@ -56,7 +63,10 @@ test("a kill reaches a running handler by heartbeat while the listener cannot re
     started();
     await new Promise<void>((resolve, reject) => {
       const t = setTimeout(resolve, 60_000);
-      ctx.signal.addEventListener("abort", () => { clearTimeout(t); reject(new Error("aborted")); });
+      ctx.signal.addEventListener("abort", () => {
+        clearTimeout(t);
+        reject(new Error("aborted"));
+      });
     });
   });
   await running;

@@ -16,17 +16,27 @@ import { removeServer, startPrimary, startStandby, waitFor, type LocalServer } f
 describe("parsing", () => {
   test("URL form: hosts, ports, credentials, database, target_session_attrs", () => {
     const p = parseMultiHost("postgresql://u:p%40ss@h1:5432,h2:6543,h3/db?target_session_attrs=read-write&application_name=x");
-    expect(p?.hosts).toEqual([{ host: "h1", port: 5432 }, { host: "h2", port: 6543 }, { host: "h3", port: 5432 }]);
+    expect(p?.hosts).toEqual([
+      { host: "h1", port: 5432 },
+      { host: "h2", port: 6543 },
+      { host: "h3", port: 5432 },
+    ]);
     expect(p?.base).toMatchObject({ user: "u", password: "p@ss", database: "db", application_name: "x" });
     expect(p?.targetSessionAttrs).toBe("read-write");
   });
 
   test("keyword form: one port for all hosts or one per host", () => {
     const p = parseMultiHost("host=a,b port=5433 dbname=q user=postgres target_session_attrs=read-write");
-    expect(p?.hosts).toEqual([{ host: "a", port: 5433 }, { host: "b", port: 5433 }]);
+    expect(p?.hosts).toEqual([
+      { host: "a", port: 5433 },
+      { host: "b", port: 5433 },
+    ]);
     expect(p?.base).toMatchObject({ database: "q", user: "postgres" });
     const q = parseMultiHost("host=a,b port=1,2 dbname=q");
-    expect(q?.hosts).toEqual([{ host: "a", port: 1 }, { host: "b", port: 2 }]);
+    expect(q?.hosts).toEqual([
+      { host: "a", port: 1 },
+      { host: "b", port: 2 },
+    ]);
     expect(q?.targetSessionAttrs).toBe("any");
   });
 
@@ -36,10 +46,15 @@ describe("parsing", () => {
   });
 
   test("DATABASE_URL accepts both multi-host forms and still refuses what is not PostgreSQL", () => {
-    for (const v of ["postgresql://u:p@h1:5432,h2:5433/db?target_session_attrs=read-write", "host=h1,h2 port=5432 dbname=db target_session_attrs=read-write", "postgres://u@h/db"]) {
+    for (const v of [
+      "postgresql://u:p@h1:5432,h2:5433/db?target_session_attrs=read-write",
+      "host=h1,h2 port=5432 dbname=db target_session_attrs=read-write",
+      "postgres://u@h/db",
+    ]) {
       expect(setting("DATABASE_URL", { DATABASE_URL: v })).toBe(v);
     }
-    for (const v of ["mysql://u@h1,h2/db", "dbname=db", "not a url"]) expect(() => setting("DATABASE_URL", { DATABASE_URL: v })).toThrow(/DATABASE_URL/);
+    for (const v of ["mysql://u@h1,h2/db", "dbname=db", "not a url"])
+      expect(() => setting("DATABASE_URL", { DATABASE_URL: v })).toThrow(/DATABASE_URL/);
   });
 
   test("an unsupported target_session_attrs is an error, not a silent 'any'", () => {
@@ -82,7 +97,8 @@ describe("listener behind a transaction pooler", () => {
 describe("primary and standby", () => {
   let primary: LocalServer;
   let standby: LocalServer;
-  const port = async (q: { query: (s: string) => Promise<{ rows: Array<{ port: number }> }> }) => (await q.query("SELECT inet_server_port() AS port")).rows[0]!.port;
+  const port = async (q: { query: (s: string) => Promise<{ rows: Array<{ port: number }> }> }) =>
+    (await q.query("SELECT inet_server_port() AS port")).rows[0]!.port;
 
   beforeAll(async () => {
     primary = await startPrimary();
@@ -98,7 +114,8 @@ describe("primary and standby", () => {
     if (primary) removeServer(primary);
   });
 
-  const multi = (...s: LocalServer[]) => `postgresql://postgres@${s.map((x) => `127.0.0.1:${x.port}`).join(",")}/postgres?target_session_attrs=read-write`;
+  const multi = (...s: LocalServer[]) =>
+    `postgresql://postgres@${s.map((x) => `127.0.0.1:${x.port}`).join(",")}/postgres?target_session_attrs=read-write`;
 
   test("the standby really is read-only (so the next tests mean something)", async () => {
     const c = new pg.Client({ connectionString: standby.url() });
@@ -116,7 +133,9 @@ describe("primary and standby", () => {
     }
     await pool.end();
 
-    const kw = newClient(`host=127.0.0.1,127.0.0.1 port=${standby.port},${primary.port} user=postgres dbname=postgres target_session_attrs=read-write`);
+    const kw = newClient(
+      `host=127.0.0.1,127.0.0.1 port=${standby.port},${primary.port} user=postgres dbname=postgres target_session_attrs=read-write`,
+    );
     await kw.connect();
     expect(await port(kw)).toBe(primary.port);
     await kw.end();
@@ -142,7 +161,8 @@ describe("primary and standby", () => {
     const listener = new ControlListener({ connectionString: url, pingIntervalMs: 200 });
     const events: WakeEvent[] = [];
     await listener.subscribe("*", (e) => events.push(e));
-    const notify = async (p: pg.Pool, root: string) => p.query(`SELECT pg_notify($1, $2)`, [CONTROL_CHANNEL, JSON.stringify({ kind: "kill", teamId: "t", rootRunId: root })]);
+    const notify = async (p: pg.Pool, root: string) =>
+      p.query(`SELECT pg_notify($1, $2)`, [CONTROL_CHANNEL, JSON.stringify({ kind: "kill", teamId: "t", rootRunId: root })]);
     await notify(pool, "before");
     await waitFor(async () => events.some((e) => e.rootRunId === "before"), 5000, "notification before failover");
 
@@ -150,9 +170,17 @@ describe("primary and standby", () => {
     standby.promote();
 
     // Requests during the failover fail (the caller denies); none is answered by the old primary.
-    await waitFor(async () => {
-      try { return (await port(pool)) === standby.port; } catch { return false; }
-    }, 30_000, "pool did not reach the new primary");
+    await waitFor(
+      async () => {
+        try {
+          return (await port(pool)) === standby.port;
+        } catch {
+          return false;
+        }
+      },
+      30_000,
+      "pool did not reach the new primary",
+    );
     await pool.query("INSERT INTO ha_probe (note) VALUES ('after failover')");
 
     await waitFor(async () => events.some((e) => e.kind === "resync"), 30_000, "listener did not reconnect");

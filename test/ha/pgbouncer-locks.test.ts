@@ -21,11 +21,13 @@ let admin: pg.Client;
 
 /** Advisory locks held on `key` (a bigint key, as pg_locks splits it into classid and objid). */
 const advisoryLocks = async (key: string) =>
-  (await admin.query<{ n: string }>(
-    `SELECT count(*) AS n FROM pg_locks WHERE locktype = 'advisory' AND database = (SELECT oid FROM pg_database WHERE datname = $1)
+  (
+    await admin.query<{ n: string }>(
+      `SELECT count(*) AS n FROM pg_locks WHERE locktype = 'advisory' AND database = (SELECT oid FROM pg_database WHERE datname = $1)
        AND ((classid::bigint << 32) | objid::bigint) = (${key})`,
-    [dbName],
-  )).rows[0]!.n;
+      [dbName],
+    )
+  ).rows[0]!.n;
 const treeKey = (root: string) => `hashtextextended('${root}', 0)`;
 
 beforeAll(async () => {
@@ -49,7 +51,10 @@ describe("through PgBouncer (transaction mode)", () => {
     await b.connect();
     const pids = new Set<number>();
     for (let i = 0; i < 20; i++) {
-      const [ra] = await Promise.all([a.query<{ pid: number }>("SELECT pg_backend_pid() AS pid, pg_sleep(0.01)"), b.query("SELECT pg_sleep(0.01)")]);
+      const [ra] = await Promise.all([
+        a.query<{ pid: number }>("SELECT pg_backend_pid() AS pid, pg_sleep(0.01)"),
+        b.query("SELECT pg_sleep(0.01)"),
+      ]);
       pids.add(ra.rows[0]!.pid);
     }
     await a.end();
@@ -86,11 +91,14 @@ describe("through PgBouncer (transaction mode)", () => {
     const hold = new Promise<void>((r) => (release = r));
     let locked!: () => void;
     const isLocked = new Promise<void>((r) => (locked = r));
-    const kill = prisma.$transaction(async (tx) => {
-      await lockRunTreeExclusive(tx, root);
-      locked();
-      await hold;
-    }, { timeout: 20_000 });
+    const kill = prisma.$transaction(
+      async (tx) => {
+        await lockRunTreeExclusive(tx, root);
+        locked();
+        await hold;
+      },
+      { timeout: 20_000 },
+    );
 
     await isLocked;
     for (let i = 0; i < 5; i++) expect(await gateTry()).toBe(false);
@@ -118,7 +126,9 @@ test("every advisory lock on a pooled path is transaction-scoped (the one sessio
   };
   walk(path.join(root, "lib"));
   walk(path.join(root, "prisma/migrations"));
-  const session = files.filter((f) => /pg_(try_)?advisory_lock(_shared)?\s*\(/.test(fs.readFileSync(f, "utf8"))).map((f) => path.relative(root, f));
+  const session = files
+    .filter((f) => /pg_(try_)?advisory_lock(_shared)?\s*\(/.test(fs.readFileSync(f, "utf8")))
+    .map((f) => path.relative(root, f));
   expect(session).toEqual(["lib/db/migrate.ts"]);
   const xact = files.filter((f) => /pg_advisory_xact_lock/.test(fs.readFileSync(f, "utf8")));
   expect(xact.length).toBeGreaterThan(3);

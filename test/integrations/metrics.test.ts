@@ -19,7 +19,11 @@ beforeAll(async () => {
   process.env.QUIESCE_METRICS_TOKEN = TOKEN;
   world = { server: await startApiServer({ also: ["metrics", ".well-known"] }), a: await makeTeam("metrics") };
 }, 60_000);
-afterAll(async () => { await world?.server.close(); await prisma().$disconnect(); await closePool(); });
+afterAll(async () => {
+  await world?.server.close();
+  await prisma().$disconnect();
+  await closePool();
+});
 
 async function scrape(): Promise<Map<string, number>> {
   const res = await fetch(`${world.server.url}/metrics`, { headers: { authorization: `Bearer ${TOKEN}` } });
@@ -52,29 +56,51 @@ test("a scrape reports gate decisions, latency, barriers, kill timings, reconcil
   const agent = new QuiesceClient({ url: world.server.url, apiKey: world.a.keys.agent, timeoutMs: 20_000 });
   const operator = new QuiesceClient({ url: world.server.url, apiKey: world.a.keys.operator, timeoutMs: 20_000 });
   const run = await agent.createRun({ taskId: "metrics" });
-  for (let i = 0; i < 3; i++) await agent.gate({ runId: run.runId, leaseId: run.leaseId, epoch: run.epoch, operationId: `op-m-${i}`, tool: "t" });
+  for (let i = 0; i < 3; i++)
+    await agent.gate({ runId: run.runId, leaseId: run.leaseId, epoch: run.epoch, operationId: `op-m-${i}`, tool: "t" });
   // An unknown outcome opens a reconciliation (a database trigger).
-  const op = await addOp(world.a.teamId, { runId: run.runId, leaseId: run.leaseId, epoch: run.epoch }, { state: "running", operationId: "op-m-unknown" });
+  const op = await addOp(
+    world.a.teamId,
+    { runId: run.runId, leaseId: run.leaseId, epoch: run.epoch },
+    { state: "running", operationId: "op-m-unknown" },
+  );
   await prisma().operation.update({ where: { id: op.rowId }, data: { state: "aborted_unknown" } });
   // A webhook endpoint that is down: one pending event, and (another endpoint, max 1 attempt) a dead letter.
-  await createWebhookEndpoint({ type: "system", name: "test" }, { url: "http://127.0.0.1:9/down", eventTypes: ["run.paused", "run.killed"] }, world.a.teamId);
+  await createWebhookEndpoint(
+    { type: "system", name: "test" },
+    { url: "http://127.0.0.1:9/down", eventTypes: ["run.paused", "run.killed"] },
+    world.a.teamId,
+  );
   await pauseRun({ type: "system", name: "test" }, run.runId, "metrics");
   await deliverDueOnce({ teamId: world.a.teamId, maxAttempts: 1, timeoutMs: 1000 });
   await operator.kill(run.runId, "metrics");
   await agent.gate({ runId: run.runId, leaseId: run.leaseId, epoch: run.epoch, operationId: "op-m-late", tool: "t" });
   const after = await scrape();
 
-  expect(v(after, 'quiesce_gate_decisions_total{decision="allow",reason="allowed",check="gate"}') - v(before, 'quiesce_gate_decisions_total{decision="allow",reason="allowed",check="gate"}')).toBe(3);
+  expect(
+    v(after, 'quiesce_gate_decisions_total{decision="allow",reason="allowed",check="gate"}') -
+      v(before, 'quiesce_gate_decisions_total{decision="allow",reason="allowed",check="gate"}'),
+  ).toBe(3);
   const killed = 'quiesce_gate_decisions_total{decision="deny",reason="killed",check="gate"}';
   expect(v(after, killed) - v(before, killed)).toBe(1);
-  expect(v(after, 'quiesce_gate_decision_seconds_count{check="gate"}') - v(before, 'quiesce_gate_decision_seconds_count{check="gate"}')).toBe(4);
-  expect(v(after, 'quiesce_gate_decision_seconds_bucket{le="+Inf",check="gate"}')).toBe(v(after, 'quiesce_gate_decision_seconds_count{check="gate"}'));
+  expect(
+    v(after, 'quiesce_gate_decision_seconds_count{check="gate"}') - v(before, 'quiesce_gate_decision_seconds_count{check="gate"}'),
+  ).toBe(4);
+  expect(v(after, 'quiesce_gate_decision_seconds_bucket{le="+Inf",check="gate"}')).toBe(
+    v(after, 'quiesce_gate_decision_seconds_count{check="gate"}'),
+  );
 
   expect(v(after, 'quiesce_barriers{phase="revoking"}') + v(after, 'quiesce_barriers{phase="settling"}')).toBeGreaterThanOrEqual(1);
-  expect(v(after, "quiesce_kill_to_dispatch_stopped_seconds_count") - v(before, "quiesce_kill_to_dispatch_stopped_seconds_count")).toBeGreaterThanOrEqual(1);
-  expect(v(after, 'quiesce_kill_to_dispatch_stopped_seconds_bucket{le="+Inf"}')).toBe(v(after, "quiesce_kill_to_dispatch_stopped_seconds_count"));
+  expect(
+    v(after, "quiesce_kill_to_dispatch_stopped_seconds_count") - v(before, "quiesce_kill_to_dispatch_stopped_seconds_count"),
+  ).toBeGreaterThanOrEqual(1);
+  expect(v(after, 'quiesce_kill_to_dispatch_stopped_seconds_bucket{le="+Inf"}')).toBe(
+    v(after, "quiesce_kill_to_dispatch_stopped_seconds_count"),
+  );
   expect(after.has("quiesce_kill_to_receipt_seconds_count")).toBe(true);
-  expect(v(after, 'quiesce_open_reconciliations{age="lt_1h"}') - v(before, 'quiesce_open_reconciliations{age="lt_1h"}')).toBeGreaterThanOrEqual(1);
+  expect(
+    v(after, 'quiesce_open_reconciliations{age="lt_1h"}') - v(before, 'quiesce_open_reconciliations{age="lt_1h"}'),
+  ).toBeGreaterThanOrEqual(1);
   expect(v(after, "quiesce_webhook_dead_letters") - v(before, "quiesce_webhook_dead_letters")).toBeGreaterThanOrEqual(1);
   expect(v(after, "quiesce_webhook_backlog") - v(before, "quiesce_webhook_backlog")).toBeGreaterThanOrEqual(1); // run.killed, not yet attempted
 });
@@ -82,7 +108,7 @@ test("a scrape reports gate decisions, latency, barriers, kill timings, reconcil
 test("the signing public keys are published at /.well-known/quiesce/keys.json", async () => {
   const res = await fetch(`${world.server.url}/.well-known/quiesce/keys.json`);
   expect(res.status).toBe(200);
-  const doc = await res.json() as { predicate_types: string[]; keys: { keyid: string; public_key_pem: string; current: boolean }[] };
+  const doc = (await res.json()) as { predicate_types: string[]; keys: { keyid: string; public_key_pem: string; current: boolean }[] };
   expect(doc.predicate_types).toEqual(["https://quiesce.dev/stop-receipt/v1"]);
   expect(doc.keys.filter((k) => k.current)).toHaveLength(1);
   expect(doc.keys[0]!.public_key_pem).toMatch(/^-----BEGIN PUBLIC KEY-----/);

@@ -23,18 +23,30 @@ const keyDir = mkdtempSync(path.join(tmpdir(), "quiesce-signing-test-"));
 process.env.QUIESCE_SIGNING_KEY_DIR = keyDir;
 const env = { QUIESCE_SIGNING_KEY_DIR: keyDir };
 const work = mkdtempSync(path.join(tmpdir(), "quiesce-verify-"));
-const file = (name: string, text: string) => { const p = path.join(work, name); writeFileSync(p, text); return p; };
+const file = (name: string, text: string) => {
+  const p = path.join(work, name);
+  writeFileSync(p, text);
+  return p;
+};
 
 let team: TeamFixture;
-beforeAll(async () => { team = await makeTeam(); });
-afterAll(async () => { await prisma().$disconnect(); await closePool(); });
+beforeAll(async () => {
+  team = await makeTeam();
+});
+afterAll(async () => {
+  await prisma().$disconnect();
+  await closePool();
+});
 
 /** Kills a fresh run and issues `versions` receipt versions through the real issuer. */
 async function signedBarrier(versions: number): Promise<string> {
   const { root } = await makeTree(team.teamId, 1);
   const { barrierId } = await killRun(team.users.operator.principal, root.runId, "signing test");
   for (let v = 0; v < versions; v++) {
-    await prisma().$transaction(async (tx) => { await lockBarrierTx(tx, barrierId); await issueReceiptTx(tx, barrierId); });
+    await prisma().$transaction(async (tx) => {
+      await lockBarrierTx(tx, barrierId);
+      await issueReceiptTx(tx, barrierId);
+    });
   }
   return barrierId;
 }
@@ -56,7 +68,12 @@ describe("signed stop receipts", () => {
     expect(env1.signatures).toEqual([{ keyid: current, sig: expect.any(String) }]);
     const st = JSON.parse(Buffer.from(env1.payload, "base64").toString("utf8"));
     const r = await getConsoleReceipt(team.users.viewer.principal, barrierId, 1);
-    expect(st).toEqual({ _type: STATEMENT_TYPE, subject: [{ name: `stop-receipt/${barrierId}/v1`, digest: { sha256: r!.digest } }], predicateType: STOP_RECEIPT_PREDICATE, predicate: JSON.parse(serializeReceipt(r!.body, "json")) });
+    expect(st).toEqual({
+      _type: STATEMENT_TYPE,
+      subject: [{ name: `stop-receipt/${barrierId}/v1`, digest: { sha256: r!.digest } }],
+      predicateType: STOP_RECEIPT_PREDICATE,
+      predicate: JSON.parse(serializeReceipt(r!.body, "json")),
+    });
     expect(r!.signature).toEqual({ valid: true, keyId: current, detail: expect.any(String) });
     // PAE per the DSSE spec, byte lengths included.
     expect(pae("a/b", Buffer.from("héllo")).toString()).toBe("DSSEv1 3 a/b 6 héllo");
@@ -142,7 +159,9 @@ describe("signed stop receipts", () => {
     expect((await runCli(["verify", newEnv, "--key", oldPem], env)).code).toBe(5);
     // --keys-url: the same document fetched over HTTP (as served at /.well-known/quiesce/keys.json).
     const http = await import("node:http");
-    const srv = http.createServer((_req, res) => { res.writeHead(200, { "content-type": "application/json" }).end(keysJson.stdout); });
+    const srv = http.createServer((_req, res) => {
+      res.writeHead(200, { "content-type": "application/json" }).end(keysJson.stdout);
+    });
     await new Promise<void>((r) => srv.listen(0, "127.0.0.1", r));
     try {
       const url = `http://127.0.0.1:${(srv.address() as import("node:net").AddressInfo).port}/.well-known/quiesce/keys.json`;

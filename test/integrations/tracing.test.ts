@@ -11,12 +11,20 @@ import { flushTracing } from "../../lib/integrations/tracing";
 import { makeTeam, makeWorld, type World } from "../api/fixtures";
 import { addOp, waitFor } from "../barrier/fixtures";
 
-interface OtlpSpan { traceId: string; spanId: string; parentSpanId?: string; name: string; attributes: { key: string; value: { stringValue?: string } }[] }
+interface OtlpSpan {
+  traceId: string;
+  spanId: string;
+  parentSpanId?: string;
+  name: string;
+  attributes: { key: string; value: { stringValue?: string } }[];
+}
 const spans: OtlpSpan[] = [];
 const requests: { path: string; contentType: string | undefined }[] = [];
 const receiver = http.createServer((req, res) => {
   let body = "";
-  req.on("data", (d) => { body += d; });
+  req.on("data", (d) => {
+    body += d;
+  });
   req.on("end", () => {
     requests.push({ path: req.url ?? "", contentType: req.headers["content-type"] });
     const doc = JSON.parse(body) as { resourceSpans: { scopeSpans: { spans: OtlpSpan[] }[] }[] };
@@ -42,22 +50,51 @@ const hex = (n: number) => Array.from({ length: n }, () => Math.floor(Math.rando
 const attr = (s: OtlpSpan, k: string) => s.attributes.find((a) => a.key === k)?.value.stringValue;
 
 test("gate, kill, barrier steps and settlements are traced; the agent's traceparent links them", async () => {
-  const traceId = hex(32), agentSpan = hex(16), operatorSpan = hex(16);
-  const agent = new QuiesceClient({ url: world.server.url, apiKey: world.a.keys.agent, timeoutMs: 20_000, traceparent: `00-${traceId}-${agentSpan}-01` });
+  const traceId = hex(32),
+    agentSpan = hex(16),
+    operatorSpan = hex(16);
+  const agent = new QuiesceClient({
+    url: world.server.url,
+    apiKey: world.a.keys.agent,
+    timeoutMs: 20_000,
+    traceparent: `00-${traceId}-${agentSpan}-01`,
+  });
   const run = await agent.createRun({ taskId: "traced" });
   await prisma().team.update({ where: { id: world.a.teamId }, data: { quietPeriodMs: 0 } });
-  const allowed = await agent.gate({ runId: run.runId, leaseId: run.leaseId, epoch: run.epoch, operationId: "op-traced-1", tool: "deploy" });
+  const allowed = await agent.gate({
+    runId: run.runId,
+    leaseId: run.leaseId,
+    epoch: run.epoch,
+    operationId: "op-traced-1",
+    tool: "deploy",
+  });
   expect(allowed.decision).toBe("allow");
-  await addOp(world.a.teamId, { runId: run.runId, leaseId: run.leaseId, epoch: run.epoch }, { state: "running", operationId: "op-traced-running" });
+  await addOp(
+    world.a.teamId,
+    { runId: run.runId, leaseId: run.leaseId, epoch: run.epoch },
+    { state: "running", operationId: "op-traced-running" },
+  );
 
-  const operator = new QuiesceClient({ url: world.server.url, apiKey: world.a.keys.operator, timeoutMs: 20_000, traceparent: () => `00-${traceId}-${operatorSpan}-01` });
+  const operator = new QuiesceClient({
+    url: world.server.url,
+    apiKey: world.a.keys.operator,
+    timeoutMs: 20_000,
+    traceparent: () => `00-${traceId}-${operatorSpan}-01`,
+  });
   const { barrierId } = await operator.kill(run.runId, "traced stop");
   const denied = await agent.gate({ runId: run.runId, leaseId: run.leaseId, epoch: run.epoch, operationId: "op-traced-2", tool: "deploy" });
   expect(denied.decision).toBe("deny");
 
   // The engine, in this process, settles the running operation (no provider: unknown after 300 ms) and issues the receipt.
   const ac = new AbortController();
-  const engine = runBarrierWorker({ teamId: world.a.teamId, claimMs: 5000, pollMs: 200, localSettleMs: 300, signal: ac.signal, listen: true });
+  const engine = runBarrierWorker({
+    teamId: world.a.teamId,
+    claimMs: 5000,
+    pollMs: 200,
+    localSettleMs: 300,
+    signal: ac.signal,
+    listen: true,
+  });
   await waitFor("receipt", () => prisma().stopReceipt.findFirst({ where: { barrierId } }), 60_000, 100);
   ac.abort();
   await engine;

@@ -20,7 +20,10 @@ function write(file: string, text: string) {
 
 test("each boundary rule reports its breach, and only that", async () => {
   symlinkSync(path.join(ROOT, "node_modules"), path.join(dir, "node_modules"));
-  writeFileSync(path.join(dir, "package.json"), JSON.stringify({ name: "probe", dependencies: { pg: "*", zod: "*" }, devDependencies: { "fast-check": "*" } }));
+  writeFileSync(
+    path.join(dir, "package.json"),
+    JSON.stringify({ name: "probe", dependencies: { pg: "*", zod: "*" }, devDependencies: { "fast-check": "*" } }),
+  );
   write("lib/db/prisma.ts", "export const prisma = 1;\n");
   write("lib/dal/internal/helper.ts", "export const h = 1;\n");
   write("lib/dal/ok.ts", 'import { h } from "./internal/helper";\nimport { prisma } from "../db/prisma";\nexport const ok = h + prisma;\n');
@@ -36,21 +39,31 @@ test("each boundary rule reports its breach, and only that", async () => {
   write("lib/dev.ts", 'import fc from "fast-check";\nimport "thread-stream";\nexport const d = fc;\n');
 
   const { tsConfig: _ts, ...options } = config.options;
-  const result = await cruise(["lib", "app", "bin"], { ...options, preserveSymlinks: true, ruleSet: { forbidden: config.forbidden }, validate: true, baseDir: dir });
+  const result = await cruise(["lib", "app", "bin"], {
+    ...options,
+    preserveSymlinks: true,
+    ruleSet: { forbidden: config.forbidden },
+    validate: true,
+    baseDir: dir,
+  });
   const output = result.output as { summary: { violations: { rule: { name: string }; from: string; to: string }[] } };
-  const seen = output.summary.violations.map((v) => `${v.rule.name}: ${v.from} -> ${v.to.replace(/^(?:.*\/)?node_modules\/([^/]+).*/, "$1")}`).sort();
-  expect(seen).toEqual([
-    "control-is-pure: lib/control/impure.ts -> lib/db/prisma.ts",
-    "control-no-io-core-modules: lib/control/impure.ts -> fs",
-    "database-only-in-dal-gate-db: lib/barrier/sneaky.ts -> lib/db/prisma.ts",
-    "database-only-in-dal-gate-db: lib/barrier/sneaky.ts -> pg",
-    "database-only-in-dal-gate-db: lib/control/impure.ts -> lib/db/prisma.ts",
-    "dal-internal-stays-in-dal: app/page.ts -> lib/dal/internal/helper.ts",
-    "dal-is-a-lower-layer: lib/dal/upward.ts -> lib/barrier/engine.ts",
-    "declared-dependencies-only: lib/dev.ts -> thread-stream",
-    "lib-never-imports-bin: lib/cli/uses-bin.ts -> bin/thing.ts",
-    "no-circular: lib/a.ts -> lib/b.ts",
-    "shipped-code-uses-runtime-dependencies: lib/dev.ts -> fast-check",
-    "ui-reaches-data-through-dal: app/page.ts -> lib/dal/internal/helper.ts",
-  ].sort());
+  const seen = output.summary.violations
+    .map((v) => `${v.rule.name}: ${v.from} -> ${v.to.replace(/^(?:.*\/)?node_modules\/([^/]+).*/, "$1")}`)
+    .sort();
+  expect(seen).toEqual(
+    [
+      "control-is-pure: lib/control/impure.ts -> lib/db/prisma.ts",
+      "control-no-io-core-modules: lib/control/impure.ts -> fs",
+      "database-only-in-dal-gate-db: lib/barrier/sneaky.ts -> lib/db/prisma.ts",
+      "database-only-in-dal-gate-db: lib/barrier/sneaky.ts -> pg",
+      "database-only-in-dal-gate-db: lib/control/impure.ts -> lib/db/prisma.ts",
+      "dal-internal-stays-in-dal: app/page.ts -> lib/dal/internal/helper.ts",
+      "dal-is-a-lower-layer: lib/dal/upward.ts -> lib/barrier/engine.ts",
+      "declared-dependencies-only: lib/dev.ts -> thread-stream",
+      "lib-never-imports-bin: lib/cli/uses-bin.ts -> bin/thing.ts",
+      "no-circular: lib/a.ts -> lib/b.ts",
+      "shipped-code-uses-runtime-dependencies: lib/dev.ts -> fast-check",
+      "ui-reaches-data-through-dal: app/page.ts -> lib/dal/internal/helper.ts",
+    ].sort(),
+  );
 });

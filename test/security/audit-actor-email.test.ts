@@ -5,7 +5,9 @@ import { listConsoleAudit } from "../../lib/dal/console/audit";
 import { createStop } from "../../lib/dal/stops";
 import { makeTeam, makeUser } from "../support/fixtures";
 
-afterAll(async () => { await prisma().$disconnect(); });
+afterAll(async () => {
+  await prisma().$disconnect();
+});
 
 test("actor filter: an e-mail (or part of one) of a member matches that member's rows, and only theirs", async () => {
   const { teamId } = await makeTeam("audit-email");

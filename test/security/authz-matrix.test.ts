@@ -23,7 +23,15 @@ const ROOT = path.resolve(import.meta.dirname, "../..");
 const SYSTEM: Principal = { type: "system", name: "matrix" };
 
 // ── What each operation needs. The ONLY hand-kept part; keyed by the OpenAPI operationId. ────────────
-type Target = { runId: string; leaseId: string; epoch: number; operationId: string; runningOpId: string; barrierId: string; stopId: string };
+type Target = {
+  runId: string;
+  leaseId: string;
+  epoch: number;
+  operationId: string;
+  runningOpId: string;
+  barrierId: string;
+  stopId: string;
+};
 interface Entry {
   /** null: public. */
   action: Action | null;
@@ -45,15 +53,27 @@ const ENTRIES: Record<string, Entry> = {
   killRun: { action: "run.kill", crossTeam: 404, body: () => ({ reason: "matrix" }) },
   setBreaker: { action: "breaker.trip", crossTeam: 404, body: () => ({ action: "trip", reason: "matrix" }) },
   reportObserved: { action: "operation.report", crossTeam: 404, body: () => ({ meaning: "signal_accepted" }) },
-  registerOperation: { action: "operation.register", crossTeam: 404, body: (t, u) => ({ runId: t.runId, leaseId: t.leaseId, epoch: t.epoch, operationId: `m-${u}`, kind: "queued", tool: "t" }) },
+  registerOperation: {
+    action: "operation.register",
+    crossTeam: 404,
+    body: (t, u) => ({ runId: t.runId, leaseId: t.leaseId, epoch: t.epoch, operationId: `m-${u}`, kind: "queued", tool: "t" }),
+  },
   admitOperation: { action: "gate.ask", crossTeam: 404, body: () => ({}) },
   heartbeatOperation: { action: "gate.ask", crossTeam: 404, body: () => ({}) },
   completeOperation: { action: "operation.report", crossTeam: 404, body: () => ({ outcome: "failed" }) },
-  gate: { action: "gate.ask", crossTeam: "deny", body: (t, u) => ({ runId: t.runId, leaseId: t.leaseId, epoch: t.epoch, operationId: `g-${u}`, tool: "t" }) },
+  gate: {
+    action: "gate.ask",
+    crossTeam: "deny",
+    body: (t, u) => ({ runId: t.runId, leaseId: t.leaseId, epoch: t.epoch, operationId: `g-${u}`, tool: "t" }),
+  },
   getBarrier: { action: "run.read", crossTeam: 404 },
   getReceipt: { action: "run.read", crossTeam: 404 },
   finishRun: { action: "operation.report", crossTeam: 404, body: () => ({}) },
-  createStop: { action: "fleet.stop", crossTeam: "none", body: () => ({ action: "pause", filter: { taskPrefix: "matrix-nothing-" }, reason: "matrix", dryRun: true }) },
+  createStop: {
+    action: "fleet.stop",
+    crossTeam: "none",
+    body: () => ({ action: "pause", filter: { taskPrefix: "matrix-nothing-" }, reason: "matrix", dryRun: true }),
+  },
   getStop: { action: "run.read", crossTeam: 404 },
   resumeStop: { action: "fleet.stop", crossTeam: 404, body: () => ({ reason: "matrix" }) },
 };
@@ -69,34 +89,62 @@ const METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE"] as const;
 async function discoveredRoutes(): Promise<{ key: string; method: string; path: string }[]> {
   const out: { key: string; method: string; path: string }[] = [];
   for (const file of routeFiles(path.join(ROOT, "app/api/v1"))) {
-    const rel = path.relative(path.join(ROOT, "app"), path.dirname(file)).split(path.sep).map((s) => s.replace(/^\[(.+)\]$/, "{$1}"));
-    const mod = await import(file) as Record<string, unknown>;
-    for (const m of METHODS) if (typeof mod[m] === "function") out.push({ key: `${m} /${rel.join("/")}`, method: m, path: `/${rel.join("/")}` });
+    const rel = path
+      .relative(path.join(ROOT, "app"), path.dirname(file))
+      .split(path.sep)
+      .map((s) => s.replace(/^\[(.+)\]$/, "{$1}"));
+    const mod = (await import(file)) as Record<string, unknown>;
+    for (const m of METHODS)
+      if (typeof mod[m] === "function") out.push({ key: `${m} /${rel.join("/")}`, method: m, path: `/${rel.join("/")}` });
   }
   return out;
 }
 
 // ── The world ────────────────────────────────────────────────────────────────────────────────────
 let w: World;
-interface Who { name: string; secret: string | null; header?: string; team: "a" | "b" | null; caller: Caller | null }
+interface Who {
+  name: string;
+  secret: string | null;
+  header?: string;
+  team: "a" | "b" | null;
+  caller: Caller | null;
+}
 let principals: Who[] = [];
 const targets: Record<"a" | "b", Target> = {} as never;
 
 async function makeTarget(team: TestTeam): Promise<Target> {
   const agent = w.client(team.keys.agent);
   const run = await agent.createRun({ taskId: "matrix-target" });
-  await w.client(team.keys.worker).registerOperation({ runId: run.runId, leaseId: run.leaseId, epoch: run.epoch, operationId: `q-${run.runId}`, kind: "queued", tool: "t" });
+  await w.client(team.keys.worker).registerOperation({
+    runId: run.runId,
+    leaseId: run.leaseId,
+    epoch: run.epoch,
+    operationId: `q-${run.runId}`,
+    kind: "queued",
+    tool: "t",
+  });
   await agent.gate({ runId: run.runId, leaseId: run.leaseId, epoch: run.epoch, operationId: `r-${run.runId}`, tool: "t" });
   const doomed = await agent.createRun({ taskId: "matrix-barrier" });
   const { barrierId } = await w.client(team.keys.admin).kill(doomed.runId, "matrix barrier");
-  const stop = await w.client(team.keys.admin).createStop({ action: "pause", filter: { taskPrefix: "matrix-nothing-" }, reason: "matrix stop" });
-  return { runId: run.runId, leaseId: run.leaseId, epoch: run.epoch, operationId: `q-${run.runId}`, runningOpId: `r-${run.runId}`, barrierId, stopId: (stop as { stopId: string }).stopId };
+  const stop = await w
+    .client(team.keys.admin)
+    .createStop({ action: "pause", filter: { taskPrefix: "matrix-nothing-" }, reason: "matrix stop" });
+  return {
+    runId: run.runId,
+    leaseId: run.leaseId,
+    epoch: run.epoch,
+    operationId: `q-${run.runId}`,
+    runningOpId: `r-${run.runId}`,
+    barrierId,
+    stopId: (stop as { stopId: string }).stopId,
+  };
 }
 
 /** Everything of both teams that a request could change. */
 async function fingerprint(): Promise<string> {
   const teams = [w.a.teamId, w.b.teamId];
-  const rows = await prisma().$queryRawUnsafe<{ f: string }[]>(`
+  const rows = await prisma().$queryRawUnsafe<{ f: string }[]>(
+    `
     SELECT concat_ws('|',
       (SELECT md5(coalesce(string_agg(id || lifecycle || breaker || epoch || breaker_failures || breaker_held, ',' ORDER BY id), '')) FROM runs WHERE team_id = ANY($1)),
       (SELECT md5(coalesce(string_agg(id || coalesce(revoked_at::text, ''), ',' ORDER BY id), '')) FROM leases WHERE team_id = ANY($1)),
@@ -106,7 +154,9 @@ async function fingerprint(): Promise<string> {
       (SELECT count(*) FROM api_keys WHERE team_id = ANY($1) AND revoked_at IS NULL),
       (SELECT count(*) FROM memberships WHERE team_id = ANY($1)),
       (SELECT md5(coalesce(string_agg(id::text || hash, ',' ORDER BY id), '')) FROM audit_events WHERE team_id = ANY($1))
-    ) AS f`, teams);
+    ) AS f`,
+    teams,
+  );
   return rows[0]!.f;
 }
 
@@ -116,7 +166,12 @@ beforeAll(async () => {
   targets.b = await makeTarget(w.b);
   const revoked = await createApiKey(SYSTEM, { teamId: w.a.teamId, kind: "agent", name: "revoked" });
   await revokeApiKey(SYSTEM, revoked.id);
-  const expired = await createApiKey(SYSTEM, { teamId: w.a.teamId, kind: "agent", name: "expired", expiresAt: new Date(Date.now() - 1000) });
+  const expired = await createApiKey(SYSTEM, {
+    teamId: w.a.teamId,
+    kind: "agent",
+    name: "expired",
+    expiresAt: new Date(Date.now() - 1000),
+  });
   const managerId = newId("user");
   await prisma().user.create({ data: { id: managerId, email: `manager.${managerId.toLowerCase()}@matrix.test`, name: "manager" } });
   await prisma().membership.create({ data: { id: newId("mem"), teamId: w.a.teamId, userId: managerId, role: "manager" } });
@@ -146,7 +201,9 @@ beforeAll(async () => {
     { name: "other-admin", secret: w.b.keys.admin, team: "b", caller: op("admin") },
   ];
 });
-afterAll(async () => { await w?.close(); });
+afterAll(async () => {
+  await w?.close();
+});
 
 function fillPath(p: string, t: Target, opId: string): string {
   return p.replace("{runId}", t.runId).replace("{barrierId}", t.barrierId).replace("{operationId}", opId).replace("{stopId}", t.stopId);
@@ -157,11 +214,23 @@ async function call(method: string, url: string, who: Who, body: unknown, stream
   if (who.header) headers.authorization = who.header;
   else if (who.secret) headers.authorization = `Bearer ${who.secret}`;
   const ac = new AbortController();
-  const res = await fetch(w.server.url + url, { method, headers, body: body === undefined ? undefined : JSON.stringify(body), signal: ac.signal });
-  if (stream && res.status === 200) { ac.abort(); return { status: 200, json: null }; }
+  const res = await fetch(w.server.url + url, {
+    method,
+    headers,
+    body: body === undefined ? undefined : JSON.stringify(body),
+    signal: ac.signal,
+  });
+  if (stream && res.status === 200) {
+    ac.abort();
+    return { status: 200, json: null };
+  }
   const text = await res.text();
   let json: any = null;
-  try { json = JSON.parse(text); } catch { /* not JSON */ }
+  try {
+    json = JSON.parse(text);
+  } catch {
+    /* not JSON */
+  }
   return { status: res.status, json };
 }
 
@@ -170,11 +239,15 @@ describe("the matrix covers every route", () => {
     const routes = await discoveredRoutes();
     const doc = buildOpenApiDocument() as { paths: Record<string, Record<string, { operationId: string }>> };
     const documented = new Map<string, string>();
-    for (const [p, ops] of Object.entries(doc.paths)) for (const [m, o] of Object.entries(ops)) documented.set(`${m.toUpperCase()} ${p}`, o.operationId);
+    for (const [p, ops] of Object.entries(doc.paths))
+      for (const [m, o] of Object.entries(ops)) documented.set(`${m.toUpperCase()} ${p}`, o.operationId);
     expect(routes.map((r) => r.key).sort()).toEqual([...documented.keys()].sort());
     const missing = [...documented.values()].filter((id) => !(id in ENTRIES));
     expect(missing, "operations without a matrix entry").toEqual([]);
-    expect(Object.keys(ENTRIES).filter((id) => ![...documented.values()].includes(id)), "stale matrix entries").toEqual([]);
+    expect(
+      Object.keys(ENTRIES).filter((id) => ![...documented.values()].includes(id)),
+      "stale matrix entries",
+    ).toEqual([]);
   });
 });
 
@@ -210,13 +283,16 @@ test("every operation × every principal × own and other team's resource: the s
           const label = `${o.operationId} as ${who.name} on ${where === "a" ? "own" : "other"} team's resource`;
           if (r.status >= 500) failures.push(`${label}: ${r.status}`);
           else if (expected === "ok") {
-            if (r.status === 401 || r.status === 403) failures.push(`${label}: expected to be allowed, got ${r.status} ${r.json?.error?.message ?? ""}`);
+            if (r.status === 401 || r.status === 403)
+              failures.push(`${label}: expected to be allowed, got ${r.status} ${r.json?.error?.message ?? ""}`);
           } else if (expected === "deny") {
-            if (r.status !== 200 || r.json?.decision !== "deny" || r.json?.reason !== "missing_state") failures.push(`${label}: expected deny missing_state, got ${r.status} ${JSON.stringify(r.json)}`);
+            if (r.status !== 200 || r.json?.decision !== "deny" || r.json?.reason !== "missing_state")
+              failures.push(`${label}: expected deny missing_state, got ${r.status} ${JSON.stringify(r.json)}`);
           } else if (r.status !== expected) {
             failures.push(`${label}: expected ${expected}, got ${r.status} ${r.json?.error?.message ?? ""}`);
           }
-          if (r.status >= 400 && !(r.json?.error?.code && r.json?.error?.message)) failures.push(`${label}: ${r.status} without an error body`);
+          if (r.status >= 400 && !(r.json?.error?.code && r.json?.error?.message))
+            failures.push(`${label}: ${r.status} without an error body`);
           if (refused && (await fingerprint()) !== before) failures.push(`${label}: refused (${r.status}) but something changed`);
         }
       }
@@ -227,10 +303,11 @@ test("every operation × every principal × own and other team's resource: the s
 }, 240_000);
 
 describe("server actions", () => {
-  const actionFiles = (dir: string): string[] => readdirSync(dir).flatMap((n) => {
-    const full = path.join(dir, n);
-    return statSync(full).isDirectory() ? actionFiles(full) : n === "actions.ts" ? [full] : [];
-  });
+  const actionFiles = (dir: string): string[] =>
+    readdirSync(dir).flatMap((n) => {
+      const full = path.join(dir, n);
+      return statSync(full).isDirectory() ? actionFiles(full) : n === "actions.ts" ? [full] : [];
+    });
 
   test("every exported server action goes through runAction with a declared permission", () => {
     const files = actionFiles(path.join(ROOT, "app"));
@@ -244,11 +321,15 @@ describe("server actions", () => {
         // The permission is a string or a function of the input returning one of several strings.
         const spec = /runAction\(\s*\{[\s\S]*?\baction:\s*([^\n]*?)(?:,\s*revalidate\b|\s*\},)/.exec(fnBody!);
         const named = spec ? [...spec[1]!.matchAll(/"([a-z]+\.[a-z]+)"/g)].map((x) => x[1]!) : [];
-        if (named.length === 0) { problems.push(`${path.relative(ROOT, file)} ${name}: does not call runAction with a permission`); continue; }
+        if (named.length === 0) {
+          problems.push(`${path.relative(ROOT, file)} ${name}: does not call runAction with a permission`);
+          continue;
+        }
         for (const a of named) if (!(ACTIONS as readonly string[]).includes(a)) problems.push(`${name}: unknown permission ${a}`);
       }
       const all = [...src.matchAll(/export (?:async )?(?:function|const) (\w+)/g)].map((x) => x[1]);
-      if (all.length !== exported.length) problems.push(`${path.relative(ROOT, file)}: exports something other than runAction-wrapped async functions`);
+      if (all.length !== exported.length)
+        problems.push(`${path.relative(ROOT, file)}: exports something other than runAction-wrapped async functions`);
     }
     expect(problems).toEqual([]);
   });

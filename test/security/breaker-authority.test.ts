@@ -14,15 +14,22 @@ beforeAll(async () => {
   w = await makeWorld();
   otherAgent = (await createApiKey({ type: "system", name: "test" }, { teamId: w.a.teamId, kind: "agent", name: "other agent" })).secret;
 });
-afterAll(async () => { await w?.close(); });
+afterAll(async () => {
+  await w?.close();
+});
 
 /** Moves the breaker's last change back past the cool-down, as if that much time had passed. */
 async function coolDownPassed(runId: string) {
-  await prisma().run.update({ where: { id: runId }, data: { breakerChangedAt: new Date(Date.now() - BREAKER_DEFAULTS.coolDownMs - 1000) } });
+  await prisma().run.update({
+    where: { id: runId },
+    data: { breakerChangedAt: new Date(Date.now() - BREAKER_DEFAULTS.coolDownMs - 1000) },
+  });
 }
 
 async function audit(runId: string) {
-  return (await prisma().auditEvent.findMany({ where: { target: runId, action: { startsWith: "breaker." } }, orderBy: { id: "asc" } })).map((e) => `${e.action} by ${e.actor.split(":")[0]}`);
+  return (await prisma().auditEvent.findMany({ where: { target: runId, action: { startsWith: "breaker." } }, orderBy: { id: "asc" } })).map(
+    (e) => `${e.action} by ${e.actor.split(":")[0]}`,
+  );
 }
 
 test("an operator's trip holds after the cool-down: no probe is admitted until an operator resets it", async () => {
@@ -54,7 +61,11 @@ test("an automatic trip keeps its probe; the gate's open → half_open step and 
   expect(await ask("auto-probe")).toMatchObject({ decision: "allow" });
   await agent.complete("auto-probe", { outcome: "succeeded" });
   expect((await prisma().run.findUniqueOrThrow({ where: { id: run.runId } })).breaker).toBe("closed");
-  expect(await audit(run.runId)).toEqual(["breaker.tripped by system", "breaker.probe_admitted by system", "breaker.probe_succeeded by system"]);
+  expect(await audit(run.runId)).toEqual([
+    "breaker.tripped by system",
+    "breaker.probe_admitted by system",
+    "breaker.probe_succeeded by system",
+  ]);
 });
 
 test("another key of the team reporting failures on operations it did not register does not move the breaker", async () => {
@@ -70,12 +81,26 @@ test("another key of the team reporting failures on operations it did not regist
   expect(after).toMatchObject({ breaker: "closed", breakerFailures: 0 });
   // Work registered by the worker key (not the run's holder) counts when the worker reports it.
   const worker = w.client(w.a.keys.worker);
-  await worker.registerOperation({ runId: run.runId, leaseId: run.leaseId, epoch: run.epoch, operationId: "ny-q", kind: "queued", tool: "t" });
+  await worker.registerOperation({
+    runId: run.runId,
+    leaseId: run.leaseId,
+    epoch: run.epoch,
+    operationId: "ny-q",
+    kind: "queued",
+    tool: "t",
+  });
   await worker.admit("ny-q");
   await worker.complete("ny-q", { outcome: "failed" });
   expect((await prisma().run.findUniqueOrThrow({ where: { id: run.runId } })).breakerFailures).toBe(1);
   // The lease holder (the key that registered the run) counts too, for operations another key registered.
-  await worker.registerOperation({ runId: run.runId, leaseId: run.leaseId, epoch: run.epoch, operationId: "ny-q2", kind: "queued", tool: "t" });
+  await worker.registerOperation({
+    runId: run.runId,
+    leaseId: run.leaseId,
+    epoch: run.epoch,
+    operationId: "ny-q2",
+    kind: "queued",
+    tool: "t",
+  });
   await worker.admit("ny-q2");
   await agent.complete("ny-q2", { outcome: "failed" });
   expect((await prisma().run.findUniqueOrThrow({ where: { id: run.runId } })).breakerFailures).toBe(2);

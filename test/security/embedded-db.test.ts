@@ -24,7 +24,11 @@ afterAll(async () => {
 async function query(url: string, sql: string) {
   const c = new pg.Client({ connectionString: url });
   await c.connect();
-  try { return (await c.query(sql)).rows; } finally { await c.end(); }
+  try {
+    return (await c.query(sql)).rows;
+  } finally {
+    await c.end();
+  }
 }
 
 test("random per-folder passwords in a 0600 file; the app role is no superuser and owns only its database", async () => {
@@ -38,12 +42,17 @@ test("random per-folder passwords in a 0600 file; the app role is no superuser a
   const url = server.url("quiesce");
   expect(url).toContain(`${creds.appUser}:`);
   expect((await migrate(url)).applied.length).toBeGreaterThan(0);
-  const [me] = await query(url, "SELECT current_user AS who, rolsuper, rolcreaterole, rolcreatedb FROM pg_roles WHERE rolname = current_user");
+  const [me] = await query(
+    url,
+    "SELECT current_user AS who, rolsuper, rolcreaterole, rolcreatedb FROM pg_roles WHERE rolname = current_user",
+  );
   expect(me).toMatchObject({ who: creds.appUser, rolsuper: false, rolcreaterole: false, rolcreatedb: false });
   await expect(query(url, "CREATE DATABASE sneaky")).rejects.toThrow(/permission denied/);
   // The old fixed credentials and a wrong password are refused.
   await expect(query(`postgresql://quiesce:quiesce@127.0.0.1:${PORT}/quiesce`, "SELECT 1")).rejects.toThrow(/authentication failed/);
-  await expect(query(`postgresql://${creds.superuser}:wrong@127.0.0.1:${PORT}/postgres`, "SELECT 1")).rejects.toThrow(/authentication failed/);
+  await expect(query(`postgresql://${creds.superuser}:wrong@127.0.0.1:${PORT}/postgres`, "SELECT 1")).rejects.toThrow(
+    /authentication failed/,
+  );
   // A restart on the same folder keeps the same credentials.
   await server.stop();
   server = await startEmbeddedPostgres({ dataDir, port: PORT });

@@ -31,25 +31,79 @@ beforeAll(async () => {
     ids.barriers.push(barrierId);
   }
 });
-afterAll(async () => { await w?.close(); });
+afterAll(async () => {
+  await w?.close();
+});
 
 // ── Hostile values ────────────────────────────────────────────────────────────────────────────────
 const hostileString = fc.constantFrom(
-  "\u0000", "a\u0000b", "\ud800", "x\udfffy", "\ud83d", "../../../../etc/passwd", "..%2f..%2f", "%00", "%", "_", "\\", "'; DROP TABLE runs; --",
-  "' OR '1'='1", "\" OR 1=1 --", "${jndi:ldap://x}", "<script>alert(1)</script>", "\r\nSet-Cookie: x=1", " ", "", "\t", "🚀".repeat(300),
-  "x".repeat(5000), "NaN", "-1", "1e309", "null", "[]", "{}", "__proto__", "constructor",
+  "\u0000",
+  "a\u0000b",
+  "\ud800",
+  "x\udfffy",
+  "\ud83d",
+  "../../../../etc/passwd",
+  "..%2f..%2f",
+  "%00",
+  "%",
+  "_",
+  "\\",
+  "'; DROP TABLE runs; --",
+  "' OR '1'='1",
+  '" OR 1=1 --',
+  "${jndi:ldap://x}",
+  "<script>alert(1)</script>",
+  "\r\nSet-Cookie: x=1",
+  " ",
+  "",
+  "\t",
+  "🚀".repeat(300),
+  "x".repeat(5000),
+  "NaN",
+  "-1",
+  "1e309",
+  "null",
+  "[]",
+  "{}",
+  "__proto__",
+  "constructor",
 );
-const hostileNumber = fc.constantFrom(2 ** 31, 2 ** 31 - 1, -(2 ** 31) - 1, 2 ** 53 + 1, -1, 0, 1.5, 1e308, -1e308, Number.MAX_SAFE_INTEGER, 4294967296);
+const hostileNumber = fc.constantFrom(
+  2 ** 31,
+  2 ** 31 - 1,
+  -(2 ** 31) - 1,
+  2 ** 53 + 1,
+  -1,
+  0,
+  1.5,
+  1e308,
+  -1e308,
+  Number.MAX_SAFE_INTEGER,
+  4294967296,
+);
 /** Poison woven into otherwise ordinary text: what PostgreSQL cannot store or Unicode does not allow. */
-const poisoned = fc.tuple(fc.string({ maxLength: 8 }), fc.constantFrom("\u0000", "\ud800", "\udfff", "\ud83d"), fc.string({ maxLength: 8 })).map(([a, p, b]) => a + p + b);
+const poisoned = fc
+  .tuple(fc.string({ maxLength: 8 }), fc.constantFrom("\u0000", "\ud800", "\udfff", "\ud83d"), fc.string({ maxLength: 8 }))
+  .map(([a, p, b]) => a + p + b);
 const hostileAny: fc.Arbitrary<unknown> = fc.oneof(
   { weight: 5, arbitrary: poisoned },
   { weight: 4, arbitrary: hostileString },
   { weight: 3, arbitrary: hostileNumber },
   { weight: 2, arbitrary: fc.constantFrom(null, true, [], {}) },
-  { weight: 1, arbitrary: fc.constantFrom<unknown>(JSON.parse("{\"__proto__\":{\"polluted\":1}}"), Array.from({ length: 2000 }, (_, i) => i), deep(200)) },
+  {
+    weight: 1,
+    arbitrary: fc.constantFrom<unknown>(
+      JSON.parse('{"__proto__":{"polluted":1}}'),
+      Array.from({ length: 2000 }, (_, i) => i),
+      deep(200),
+    ),
+  },
 );
-function deep(n: number): unknown { let v: unknown = "leaf"; for (let i = 0; i < n; i++) v = { v }; return v; }
+function deep(n: number): unknown {
+  let v: unknown = "leaf";
+  for (let i = 0; i < n; i++) v = { v };
+  return v;
+}
 
 // ── JSON schema → arbitrary ──────────────────────────────────────────────────────────────────────
 function resolve(s: Schema): Schema {
@@ -93,7 +147,8 @@ function validArb(s: Schema, depth: number): fc.Arbitrary<unknown> {
   if (s.enum) return fc.constantFrom(...s.enum);
   switch (s.type) {
     case "string":
-      if (s.format === "date-time") return fc.date({ min: new Date(0), max: new Date(4e12), noInvalidDate: true }).map((d) => d.toISOString());
+      if (s.format === "date-time")
+        return fc.date({ min: new Date(0), max: new Date(4e12), noInvalidDate: true }).map((d) => d.toISOString());
       return fc.oneof(
         fc.string({ minLength: Math.max(1, s.minLength ?? 1), maxLength: Math.min(s.maxLength ?? 40, 40) }),
         fc.string({ unit: "binary", minLength: s.minLength ?? 0, maxLength: Math.min(s.maxLength ?? 40, 40) }),
@@ -115,47 +170,82 @@ function validArb(s: Schema, depth: number): fc.Arbitrary<unknown> {
       for (const [k, v] of Object.entries(props)) shape[k] = arb(v, depth + 1);
       const base = Object.keys(shape).length
         ? fc.record(shape, { requiredKeys: required.filter((k) => k in shape) })
-        : fc.dictionary(fc.string({ minLength: 1, maxLength: 8 }), fc.oneof(fc.string({ maxLength: 10 }), fc.integer(), fc.boolean()), { maxKeys: 3 });
+        : fc.dictionary(fc.string({ minLength: 1, maxLength: 8 }), fc.oneof(fc.string({ maxLength: 10 }), fc.integer(), fc.boolean()), {
+            maxKeys: 3,
+          });
       return base;
     }
     default:
       // Free-form JSON (detail, evidence): any JSON-ish value.
-      return fc.oneof(fc.string({ maxLength: 20 }), fc.integer(), fc.dictionary(fc.string({ minLength: 1, maxLength: 8 }), fc.string({ maxLength: 20 }), { maxKeys: 3 }));
+      return fc.oneof(
+        fc.string({ maxLength: 20 }),
+        fc.integer(),
+        fc.dictionary(fc.string({ minLength: 1, maxLength: 8 }), fc.string({ maxLength: 20 }), { maxKeys: 3 }),
+      );
   }
 }
 
 const pathParam = fc.oneof(
-  { weight: 3, arbitrary: fc.constantFrom(...["runs", "leases", "ops", "barriers"].map((k) => k)).chain(() => fc.constantFrom(...ids.runs, ...ids.ops, ...ids.barriers)) },
+  {
+    weight: 3,
+    arbitrary: fc
+      .constantFrom(...["runs", "leases", "ops", "barriers"].map((k) => k))
+      .chain(() => fc.constantFrom(...ids.runs, ...ids.ops, ...ids.barriers)),
+  },
   { weight: 2, arbitrary: hostileString.filter((v) => v.length > 0 && v.length < 1000) },
   { weight: 1, arbitrary: fc.string({ minLength: 1, maxLength: 30 }) },
 );
 
-interface Op { method: string; path: string; operationId: string; body?: Schema; query: { name: string; schema: Schema }[]; stream: boolean }
-const OPS: Op[] = Object.entries(doc.paths).flatMap(([p, methods]) => Object.entries(methods).map(([m, o]) => ({
-  method: m.toUpperCase(), path: p, operationId: o.operationId,
-  body: o.requestBody?.content?.["application/json"]?.schema,
-  query: (o.parameters ?? []).filter((x: any) => x.in === "query").map((x: any) => ({ name: x.name, schema: x.schema ?? {} })),
-  stream: Object.values(o.responses ?? {}).some((r: any) => r.content?.["text/event-stream"]),
-})));
+interface Op {
+  method: string;
+  path: string;
+  operationId: string;
+  body?: Schema;
+  query: { name: string; schema: Schema }[];
+  stream: boolean;
+}
+const OPS: Op[] = Object.entries(doc.paths).flatMap(([p, methods]) =>
+  Object.entries(methods).map(([m, o]) => ({
+    method: m.toUpperCase(),
+    path: p,
+    operationId: o.operationId,
+    body: o.requestBody?.content?.["application/json"]?.schema,
+    query: (o.parameters ?? []).filter((x: any) => x.in === "query").map((x: any) => ({ name: x.name, schema: x.schema ?? {} })),
+    stream: Object.values(o.responses ?? {}).some((r: any) => r.content?.["text/event-stream"]),
+  })),
+);
 
-const requestArb = fc.constantFrom(...OPS).chain((op) => fc.record({
-  op: fc.constant(op),
-  params: fc.array(pathParam, { minLength: 3, maxLength: 3 }),
-  body: op.body ? fc.oneof({ weight: 8, arbitrary: mutated(arb(op.body)) }, { weight: 1, arbitrary: fc.constantFrom("{", "[1,2", "\u0000", "null", "\"str\"", "{\"a\":1}garbage") }) : fc.constant(undefined),
-  query: mutated(fc.record(Object.fromEntries(op.query.map((q) => [q.name, arb(q.schema).map((v) => String(v))])), { requiredKeys: [] }))
-    .map((q) => Object.fromEntries(Object.entries((q ?? {}) as object).map(([k, v]) => [k, typeof v === "string" ? v : JSON.stringify(v) ?? ""]))),
-  key: fc.constantFrom(w.a.keys.admin, w.a.keys.agent, w.a.keys.worker, w.b.keys.admin),
-}));
+const requestArb = fc.constantFrom(...OPS).chain((op) =>
+  fc.record({
+    op: fc.constant(op),
+    params: fc.array(pathParam, { minLength: 3, maxLength: 3 }),
+    body: op.body
+      ? fc.oneof(
+          { weight: 8, arbitrary: mutated(arb(op.body)) },
+          { weight: 1, arbitrary: fc.constantFrom("{", "[1,2", "\u0000", "null", '"str"', '{"a":1}garbage') },
+        )
+      : fc.constant(undefined),
+    query: mutated(
+      fc.record(Object.fromEntries(op.query.map((q) => [q.name, arb(q.schema).map((v) => String(v))])), { requiredKeys: [] }),
+    ).map((q) =>
+      Object.fromEntries(Object.entries((q ?? {}) as object).map(([k, v]) => [k, typeof v === "string" ? v : (JSON.stringify(v) ?? "")])),
+    ),
+    key: fc.constantFrom(w.a.keys.admin, w.a.keys.agent, w.a.keys.worker, w.b.keys.admin),
+  }),
+);
 
 async function fingerprint(): Promise<string> {
-  const rows = await prisma().$queryRawUnsafe<{ f: string }[]>(`
+  const rows = await prisma().$queryRawUnsafe<{ f: string }[]>(
+    `
     SELECT concat_ws('|',
       (SELECT md5(coalesce(string_agg(id || lifecycle || breaker || epoch || breaker_failures, ',' ORDER BY id), '')) FROM runs WHERE team_id = ANY($1)),
       (SELECT md5(coalesce(string_agg(id || state, ',' ORDER BY id), '')) FROM operations WHERE team_id = ANY($1)),
       (SELECT count(*) FROM leases WHERE team_id = ANY($1)),
       (SELECT count(*) FROM barriers WHERE team_id = ANY($1)),
       (SELECT count(*) FROM effect_receipts WHERE team_id = ANY($1)),
-      (SELECT md5(coalesce(string_agg(id::text || hash, ',' ORDER BY id), '')) FROM audit_events WHERE team_id = ANY($1))) AS f`, [w.a.teamId, w.b.teamId]);
+      (SELECT md5(coalesce(string_agg(id::text || hash, ',' ORDER BY id), '')) FROM audit_events WHERE team_id = ANY($1))) AS f`,
+    [w.a.teamId, w.b.teamId],
+  );
   return rows[0]!.f;
 }
 
@@ -164,12 +254,16 @@ function encodePathSegment(v: string): string {
   try {
     return encodeURIComponent(v);
   } catch {
-    return [...v].map((c) => {
-      try { return encodeURIComponent(c); } catch {
-        const cp = c.charCodeAt(0);
-        return [0xe0 | (cp >> 12), 0x80 | ((cp >> 6) & 0x3f), 0x80 | (cp & 0x3f)].map((b) => `%${b.toString(16).toUpperCase()}`).join("");
-      }
-    }).join("");
+    return [...v]
+      .map((c) => {
+        try {
+          return encodeURIComponent(c);
+        } catch {
+          const cp = c.charCodeAt(0);
+          return [0xe0 | (cp >> 12), 0x80 | ((cp >> 6) & 0x3f), 0x80 | (cp & 0x3f)].map((b) => `%${b.toString(16).toUpperCase()}`).join("");
+        }
+      })
+      .join("");
   }
 }
 
@@ -187,14 +281,22 @@ test(`fuzz: ${REQUESTS} schema-driven and hostile requests, none answered >= 500
     let i = 0;
     const url = s.op.path.replace(/\{[^}]+\}/g, () => encodePathSegment(s.params[i++] ?? "x"));
     const qs = new URLSearchParams(Object.entries(s.query as Record<string, string>)).toString();
-    const text = s.body === undefined ? (s.op.method === "POST" ? "{}" : undefined) : typeof s.body === "string" && s.body.length < 20 && !s.body.startsWith("{\"") ? s.body : JSON.stringify(s.body);
+    const text =
+      s.body === undefined
+        ? s.op.method === "POST"
+          ? "{}"
+          : undefined
+        : typeof s.body === "string" && s.body.length < 20 && !s.body.startsWith('{"')
+          ? s.body
+          : JSON.stringify(s.body);
     const before = current;
     const ac = new AbortController();
     let status = 0;
     let body = "";
     try {
       const res = await fetch(`${w.server.url}${url}${qs ? `?${qs}` : ""}`, {
-        method: s.op.method, signal: ac.signal,
+        method: s.op.method,
+        signal: ac.signal,
         headers: { authorization: `Bearer ${s.key}`, "content-type": "application/json" },
         body: text,
       });
@@ -212,7 +314,11 @@ test(`fuzz: ${REQUESTS} schema-driven and hostile requests, none answered >= 500
     if (status >= 500) failures.push(`${label} → ${status} ${body.slice(0, 200)}`);
     if (status >= 400 && status < 500) {
       let err: any = null;
-      try { err = JSON.parse(body).error; } catch { /* not JSON */ }
+      try {
+        err = JSON.parse(body).error;
+      } catch {
+        /* not JSON */
+      }
       // 431: the HTTP server refused the header size before any route ran (Node and Next alike).
       if (status !== 431 && (!err?.code || !err?.message)) failures.push(`${label} → ${status} without an error body`);
     }
@@ -222,11 +328,16 @@ test(`fuzz: ${REQUESTS} schema-driven and hostile requests, none answered >= 500
   }
   // A few 10 MB bodies at the hot routes and a regular one: 413, not a buffered read.
   for (const p of ["/api/v1/gate", "/api/v1/runs", `/api/v1/operations/${ids.ops[0]}/complete`]) {
-    const res = await fetch(w.server.url + p, { method: "POST", headers: { authorization: `Bearer ${w.a.keys.admin}`, "content-type": "application/json" }, body: `{"x":"${"a".repeat(10 * 1024 * 1024)}"}` });
+    const res = await fetch(w.server.url + p, {
+      method: "POST",
+      headers: { authorization: `Bearer ${w.a.keys.admin}`, "content-type": "application/json" },
+      body: `{"x":"${"a".repeat(10 * 1024 * 1024)}"}`,
+    });
     sent++;
     if (res.status !== 413) failures.push(`10 MB body to ${p} → ${res.status}`);
   }
-  if (process.env.QUIESCE_FUZZ_DEBUG) console.log(JSON.stringify([...statuses]), JSON.stringify(samples.slice(0, 5).map((x) => [x.op.operationId, x.body])));
+  if (process.env.QUIESCE_FUZZ_DEBUG)
+    console.log(JSON.stringify([...statuses]), JSON.stringify(samples.slice(0, 5).map((x) => [x.op.operationId, x.body])));
   expect(failures).toEqual([]);
   expect(sent).toBeGreaterThanOrEqual(Math.min(5000, REQUESTS));
   // The fuzzer reached past authentication and validation, too.

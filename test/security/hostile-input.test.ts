@@ -7,8 +7,12 @@ import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { makeWorld, raw, snapshot, type World } from "../api/fixtures";
 
 let w: World;
-beforeAll(async () => { w = await makeWorld(); });
-afterAll(async () => { await w?.close(); });
+beforeAll(async () => {
+  w = await makeWorld();
+});
+afterAll(async () => {
+  await w?.close();
+});
 
 /** A request whose JSON text is written by hand, so lone surrogates survive (JSON.stringify escapes them). */
 async function rawText(method: string, path: string, key: string, text: string) {
@@ -43,22 +47,42 @@ describe("NUL and lone surrogates", () => {
     const g = await agent.gate({ runId: run.runId, leaseId: run.leaseId, epoch: run.epoch, operationId: "op-nul", tool: "t" });
     expect(g.decision).toBe("allow");
     const before = await snapshot(w.a.teamId);
-    const r = await raw(w.server.url, "POST", "/api/v1/operations/op-nul/complete", { key: w.a.keys.agent, body: { outcome: "succeeded", detail: { note: "a\u0000" } } });
+    const r = await raw(w.server.url, "POST", "/api/v1/operations/op-nul/complete", {
+      key: w.a.keys.agent,
+      body: { outcome: "succeeded", detail: { note: "a\u0000" } },
+    });
     expect(r.status).toBe(400);
     expect(r.json.error.message).toContain("body.detail.note");
     const k = await rawText("POST", "/api/v1/operations/op-nul/complete", w.a.keys.agent, '{"outcome":"succeeded","detail":{"\\u0000":1}}');
     expect(k.status).toBe(400);
-    const ev = await raw(w.server.url, "POST", `/api/v1/runs/${run.runId}/observed`, { key: w.a.keys.agent, body: { meaning: "signal_accepted", evidence: { x: "\u0000" } } });
+    const ev = await raw(w.server.url, "POST", `/api/v1/runs/${run.runId}/observed`, {
+      key: w.a.keys.agent,
+      body: { meaning: "signal_accepted", evidence: { x: "\u0000" } },
+    });
     expect(ev.status).toBe(400);
     expect(await snapshot(w.a.teamId)).toEqual(before);
   });
 
   test("in a path id: 400 naming the parameter", async () => {
     for (const [method, path] of [
-      ["GET", "/api/v1/runs/a%00b"], ["POST", "/api/v1/runs/a%00b/pause"], ["GET", "/api/v1/barriers/%ED%A0%80"],
-      ["POST", "/api/v1/operations/x%00/admit"], ["POST", "/api/v1/operations/x%00/heartbeat"], ["POST", "/api/v1/operations/x%00/complete"],
+      ["GET", "/api/v1/runs/a%00b"],
+      ["POST", "/api/v1/runs/a%00b/pause"],
+      ["GET", "/api/v1/barriers/%ED%A0%80"],
+      ["POST", "/api/v1/operations/x%00/admit"],
+      ["POST", "/api/v1/operations/x%00/heartbeat"],
+      ["POST", "/api/v1/operations/x%00/complete"],
     ] as const) {
-      const r = await raw(w.server.url, method, path, { key: w.a.keys.admin, body: method === "POST" ? (path.endsWith("complete") ? { outcome: "failed" } : path.endsWith("pause") ? { reason: "r" } : {}) : undefined });
+      const r = await raw(w.server.url, method, path, {
+        key: w.a.keys.admin,
+        body:
+          method === "POST"
+            ? path.endsWith("complete")
+              ? { outcome: "failed" }
+              : path.endsWith("pause")
+                ? { reason: "r" }
+                : {}
+            : undefined,
+      });
       expect(r.status, `${method} ${path}`).toBe(400);
       expect(r.json.error.message, path).toMatch(/^params(\.(runId|barrierId|operationId))?:/);
     }
@@ -71,7 +95,10 @@ describe("NUL and lone surrogates", () => {
   });
 
   test("in a gate field: 400, and the gate writes no decision row", async () => {
-    const r = await raw(w.server.url, "POST", "/api/v1/gate", { key: w.a.keys.agent, body: { runId: "r\u0000", leaseId: "l", epoch: 1, operationId: "o", tool: "t" } });
+    const r = await raw(w.server.url, "POST", "/api/v1/gate", {
+      key: w.a.keys.agent,
+      body: { runId: "r\u0000", leaseId: "l", epoch: 1, operationId: "o", tool: "t" },
+    });
     expect(r.status).toBe(400);
     expect(r.json.error.message).toContain("body.runId");
   });
@@ -83,7 +110,14 @@ describe("integers bounded to their column", () => {
     const run = await agent.createRun({ taskId: "big-epoch" });
     const before = await snapshot(w.a.teamId);
     for (const path of ["/api/v1/operations", "/api/v1/gate"]) {
-      const body = { runId: run.runId, leaseId: run.leaseId, epoch: 2 ** 31, operationId: "op-big", tool: "t", ...(path.endsWith("operations") ? { kind: "queued" } : {}) };
+      const body = {
+        runId: run.runId,
+        leaseId: run.leaseId,
+        epoch: 2 ** 31,
+        operationId: "op-big",
+        tool: "t",
+        ...(path.endsWith("operations") ? { kind: "queued" } : {}),
+      };
       const r = await raw(w.server.url, "POST", path, { key: w.a.keys.agent, body });
       expect(r.status, path).toBe(400);
       expect(r.json.error.message, path).toContain("body.epoch");
@@ -107,10 +141,17 @@ describe("hot routes check the key and the size before reading the body", () => 
       const req = http.request(w.server.url + path, { method: "POST", headers });
       req.on("response", (res) => {
         let body = "";
-        res.on("data", (c) => { body += c; });
-        res.on("end", () => { resolve({ status: res.statusCode ?? 0, body }); req.destroy(); });
+        res.on("data", (c) => {
+          body += c;
+        });
+        res.on("end", () => {
+          resolve({ status: res.statusCode ?? 0, body });
+          req.destroy();
+        });
       });
-      req.on("error", (e) => { if (!(e as NodeJS.ErrnoException).code?.startsWith("ECONNRESET")) reject(e); });
+      req.on("error", (e) => {
+        if (!(e as NodeJS.ErrnoException).code?.startsWith("ECONNRESET")) reject(e);
+      });
       req.flushHeaders();
       if (partial) req.write(partial);
     });
@@ -118,7 +159,11 @@ describe("hot routes check the key and the size before reading the body", () => 
 
   test("a malformed key answers 401 while the body is still unsent", async () => {
     for (const path of ["/api/v1/gate", "/api/v1/operations/op-1/admit", "/api/v1/operations/op-1/heartbeat"]) {
-      const r = await unfinishedRequest(path, { authorization: "Bearer not-a-quiesce-key", "content-type": "application/json", "content-length": "100" }, "{");
+      const r = await unfinishedRequest(
+        path,
+        { authorization: "Bearer not-a-quiesce-key", "content-type": "application/json", "content-length": "100" },
+        "{",
+      );
       expect(r.status, path).toBe(401);
       expect(JSON.parse(r.body).error.code).toBe("unauthenticated");
     }
@@ -126,7 +171,11 @@ describe("hot routes check the key and the size before reading the body", () => 
 
   test("a Content-Length over the limit answers 413 while the body is still unsent", async () => {
     for (const path of ["/api/v1/gate", "/api/v1/operations/op-1/admit", "/api/v1/operations/op-1/heartbeat", "/api/v1/runs"]) {
-      const r = await unfinishedRequest(path, { authorization: `Bearer ${w.a.keys.agent}`, "content-type": "application/json", "content-length": String(10 * 1024 * 1024) }, "{");
+      const r = await unfinishedRequest(
+        path,
+        { authorization: `Bearer ${w.a.keys.agent}`, "content-type": "application/json", "content-length": String(10 * 1024 * 1024) },
+        "{",
+      );
       expect(r.status, path).toBe(413);
       expect(JSON.parse(r.body).error.message).toContain("body");
     }

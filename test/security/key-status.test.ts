@@ -6,7 +6,9 @@ import { createApiKey, listApiKeys, revokeApiKey } from "../../lib/dal/api-keys"
 import { makeTeam } from "../support/fixtures";
 
 const SYSTEM = { type: "system", name: "test" } as const;
-afterAll(async () => { await prisma().$disconnect(); });
+afterAll(async () => {
+  await prisma().$disconnect();
+});
 
 test("listed status: active, expired (past expiresAt), revoked", async () => {
   const { teamId } = await makeTeam("key-status");

@@ -25,7 +25,11 @@ const PASSWORD = "correct horse battery";
 async function signIn(password = PASSWORD): Promise<SessionTokenClaims> {
   const user = await verifyCredentials(email, password);
   if (!user) throw new Error("sign-in refused");
-  const token = await authOptions.callbacks!.jwt!({ token: {}, user: user as never, account: { provider: "credentials", type: "credentials", providerAccountId: user.id } } as never);
+  const token = await authOptions.callbacks!.jwt!({
+    token: {},
+    user: user as never,
+    account: { provider: "credentials", type: "credentials", providerAccountId: user.id },
+  } as never);
   const session = await authOptions.callbacks!.session!({ session: { user: {}, expires: "" }, token, user: undefined } as never);
   return (session as unknown as { quiesce: SessionTokenClaims }).quiesce;
 }
@@ -44,7 +48,9 @@ beforeAll(async () => {
   await ensureMembership(SYSTEM, { teamId, userId: adminId, role: "admin" });
   await ensureMembership(SYSTEM, { teamId, userId, role: "operator" });
 });
-afterAll(async () => { await prisma().$disconnect(); });
+afterAll(async () => {
+  await prisma().$disconnect();
+});
 
 const admin = (): Principal => ({ type: "user", userId: adminId, email: `admin.${email}`, teamId, role: "admin" });
 
@@ -100,8 +106,11 @@ test("a role change applies on the next request; every change is audited", async
   await setMemberRole(admin(), { teamId, userId, role: "viewer" });
   const s = await resolveConsoleSession(copy, undefined);
   expect(s.kind === "ok" && s.session.principal.role).toBe("viewer");
-  const actions = (await prisma().auditEvent.findMany({ where: { OR: [{ teamId }, { teamId: null, target: userId }] }, orderBy: { id: "asc" } })).map((e) => e.action);
-  for (const a of ["user.signout", "user.password_set", "user.disable", "user.enable", "member.remove", "member.role"]) expect(actions).toContain(a);
+  const actions = (
+    await prisma().auditEvent.findMany({ where: { OR: [{ teamId }, { teamId: null, target: userId }] }, orderBy: { id: "asc" } })
+  ).map((e) => e.action);
+  for (const a of ["user.signout", "user.password_set", "user.disable", "user.enable", "member.remove", "member.role"])
+    expect(actions).toContain(a);
 });
 
 test("the team keeps its last admin; an admin cannot disable themself", async () => {

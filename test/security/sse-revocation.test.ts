@@ -18,8 +18,12 @@ process.env.QUIESCE_SSE_RECHECK_MS = "300";
 const SYSTEM: Principal = { type: "system", name: "test" };
 
 let w: World;
-beforeAll(async () => { w = await makeWorld(); });
-afterAll(async () => { await w?.close(); });
+beforeAll(async () => {
+  w = await makeWorld();
+});
+afterAll(async () => {
+  await w?.close();
+});
 
 /** Reads the stream until it ends or `ms` pass; returns everything read and whether it ended. */
 async function readUntilEnd(body: ReadableStream<Uint8Array>, ms: number): Promise<{ text: string; ended: boolean }> {
@@ -29,9 +33,15 @@ async function readUntilEnd(body: ReadableStream<Uint8Array>, ms: number): Promi
   const deadline = Date.now() + ms;
   for (;;) {
     const left = deadline - Date.now();
-    if (left <= 0) { await reader.cancel().catch(() => {}); return { text, ended: false }; }
+    if (left <= 0) {
+      await reader.cancel().catch(() => {});
+      return { text, ended: false };
+    }
     const next = await Promise.race([reader.read(), new Promise<"timeout">((r) => setTimeout(() => r("timeout"), left))]);
-    if (next === "timeout") { await reader.cancel().catch(() => {}); return { text, ended: false }; }
+    if (next === "timeout") {
+      await reader.cancel().catch(() => {});
+      return { text, ended: false };
+    }
     if (next.done) return { text, ended: true };
     text += decoder.decode(next.value);
   }
@@ -71,7 +81,10 @@ test("console: removing the member ends the live stream (the helper with the con
   });
   const [a, b] = res.body!.tee();
   expect(new TextDecoder().decode((await a.getReader().read()).value)).toContain("connected");
-  await removeMember({ type: "user", userId: w.a.users.admin, email: "a", teamId: w.a.teamId, role: "admin" }, { teamId: w.a.teamId, userId });
+  await removeMember(
+    { type: "user", userId: w.a.users.admin, email: "a", teamId: w.a.teamId, role: "admin" },
+    { teamId: w.a.teamId, userId },
+  );
   const rest = await readUntilEnd(b, 5000);
   expect(rest.ended).toBe(true);
   expect(rest.text).toContain("event: revoked");

@@ -11,7 +11,9 @@ beforeAll(async () => {
   process.env.QUIESCE_SIGNIN_FREE_FAILURES = "5";
   w = await makeWorld();
 });
-afterAll(async () => { await w?.close(); });
+afterAll(async () => {
+  await w?.close();
+});
 
 describe("sign-in", () => {
   test("after 5 failures the account waits 2 s, then 4 s …, even with the right password; success clears it", async () => {
@@ -33,7 +35,8 @@ describe("sign-in", () => {
 
   test("one address trying many accounts is throttled by address", async () => {
     const addr = `10.1.${Date.now() % 250}.7`;
-    for (let i = 0; i < 6; i++) await recordSignIn({ email: `spray${i}.${Date.now()}@example.test`, address: addr, ok: false, provider: "credentials" });
+    for (let i = 0; i < 6; i++)
+      await recordSignIn({ email: `spray${i}.${Date.now()}@example.test`, address: addr, ok: false, provider: "credentials" });
     expect(await signInWait(`fresh.${Date.now()}@example.test`, addr)).toBeGreaterThan(0);
   });
 
@@ -41,10 +44,14 @@ describe("sign-in", () => {
     const email = `blocked.${Date.now()}@example.test`;
     for (let i = 0; i < 6; i++) await recordSignIn({ email, address: "10.2.0.1", ok: false, provider: "credentials" });
     const { POST } = await import("../../app/api/auth/[...nextauth]/route");
-    const res = await POST(new Request("http://localhost/api/auth/callback/credentials", {
-      method: "POST", headers: { "content-type": "application/x-www-form-urlencoded", "x-forwarded-for": "10.3.0.1" },
-      body: new URLSearchParams({ email, password: "whatever", csrfToken: "x", json: "true" }).toString(),
-    }), { params: Promise.resolve({ nextauth: ["callback", "credentials"] }) });
+    const res = await POST(
+      new Request("http://localhost/api/auth/callback/credentials", {
+        method: "POST",
+        headers: { "content-type": "application/x-www-form-urlencoded", "x-forwarded-for": "10.3.0.1" },
+        body: new URLSearchParams({ email, password: "whatever", csrfToken: "x", json: "true" }).toString(),
+      }),
+      { params: Promise.resolve({ nextauth: ["callback", "credentials"] }) },
+    );
     expect(res.status).toBe(429);
     expect(Number(res.headers.get("retry-after"))).toBeGreaterThan(0);
     const body = await res.json();
@@ -57,9 +64,14 @@ describe("bad API keys per source address", () => {
     const headers = (key: string, ip: string) => ({ authorization: `Bearer ${key}`, "x-forwarded-for": ip });
     const ip = `10.5.${Date.now() % 250}.9`;
     const statuses: number[] = [];
-    for (let i = 0; i < 5; i++) statuses.push((await fetch(`${w.server.url}/api/v1/runs`, { headers: headers(`qk_agent_guess${i}`, ip) })).status);
+    for (let i = 0; i < 5; i++)
+      statuses.push((await fetch(`${w.server.url}/api/v1/runs`, { headers: headers(`qk_agent_guess${i}`, ip) })).status);
     expect(statuses).toEqual([401, 401, 401, 429, 429]);
-    const blocked = await fetch(`${w.server.url}/api/v1/gate`, { method: "POST", headers: { ...headers(w.a.keys.agent, ip), "content-type": "application/json" }, body: "{}" });
+    const blocked = await fetch(`${w.server.url}/api/v1/gate`, {
+      method: "POST",
+      headers: { ...headers(w.a.keys.agent, ip), "content-type": "application/json" },
+      body: "{}",
+    });
     expect(blocked.status).toBe(429);
     expect(Number(blocked.headers.get("retry-after"))).toBeGreaterThan(0);
     expect((await blocked.json()).error.code).toBe("rate_limited");
@@ -67,6 +79,8 @@ describe("bad API keys per source address", () => {
     expect(elsewhere.status).toBe(200);
     const row = await prisma().authThrottle.findUniqueOrThrow({ where: { key: `key-address:${ip}` } });
     expect(row.failures).toBeGreaterThanOrEqual(4);
-    expect(await prisma().auditEvent.count({ where: { teamId: null, action: "apikey.address_blocked", target: ip } })).toBeGreaterThanOrEqual(1);
+    expect(
+      await prisma().auditEvent.count({ where: { teamId: null, action: "apikey.address_blocked", target: ip } }),
+    ).toBeGreaterThanOrEqual(1);
   });
 });

@@ -55,13 +55,17 @@ test("a held tree lock: the gate answers deny control_unavailable within its bud
   expect(await prisma().operation.count({ where: { operationId: "slow-1" } })).toBe(0);
   expect(await prisma().gateDecision.count({ where: { operationId: "slow-1" } })).toBe(0);
   // With the lock gone the same request is decided normally.
-  const again = await w.client(w.a.keys.agent).gate({ runId: run.runId, leaseId: run.leaseId, epoch: run.epoch, operationId: "slow-1", tool: "t" });
+  const again = await w
+    .client(w.a.keys.agent)
+    .gate({ runId: run.runId, leaseId: run.leaseId, epoch: run.epoch, operationId: "slow-1", tool: "t" });
   expect(again.decision).toBe("allow");
 });
 
 test("a table lock held elsewhere: admit answers deny control_unavailable too", async () => {
   const run = await newRun();
-  await w.client(w.a.keys.worker).registerOperation({ runId: run.runId, leaseId: run.leaseId, epoch: run.epoch, operationId: "slow-q", kind: "queued", tool: "t" });
+  await w
+    .client(w.a.keys.worker)
+    .registerOperation({ runId: run.runId, leaseId: run.leaseId, epoch: run.epoch, operationId: "slow-q", kind: "queued", tool: "t" });
   await other.query("BEGIN");
   await other.query("LOCK TABLE operations IN ACCESS EXCLUSIVE MODE");
   try {
@@ -74,10 +78,24 @@ test("a table lock held elsewhere: admit answers deny control_unavailable too", 
 });
 
 test("pg_sleep: a statement past the statement timeout is cancelled on both the Prisma and the plain pool", async () => {
-  const a = await timed(() => prisma().$queryRawUnsafe("SELECT pg_sleep(5)").then(() => "finished", (e: Error) => e.message));
+  const a = await timed(() =>
+    prisma()
+      .$queryRawUnsafe("SELECT pg_sleep(5)")
+      .then(
+        () => "finished",
+        (e: Error) => e.message,
+      ),
+  );
   expect(a.value).toMatch(/statement timeout|canceling statement/i);
   expect(a.ms).toBeLessThan(4000);
-  const b = await timed(() => pool().query("SELECT pg_sleep(5)").then(() => "finished", (e: Error) => e.message));
+  const b = await timed(() =>
+    pool()
+      .query("SELECT pg_sleep(5)")
+      .then(
+        () => "finished",
+        (e: Error) => e.message,
+      ),
+  );
   expect(b.value).toMatch(/statement timeout|canceling statement/i);
 });
 
@@ -87,7 +105,9 @@ test("pool exhausted (every connection checked out): acquiring fails within the 
   const held = [gatePool().connect(), gatePool().connect()];
   const clients = await Promise.all(held);
   try {
-    const { ms, value } = await timed(() => w.client(w.a.keys.agent).gate({ runId: run.runId, leaseId: run.leaseId, epoch: run.epoch, operationId: "slow-2", tool: "t" }));
+    const { ms, value } = await timed(() =>
+      w.client(w.a.keys.agent).gate({ runId: run.runId, leaseId: run.leaseId, epoch: run.epoch, operationId: "slow-2", tool: "t" }),
+    );
     expect(value).toMatchObject({ decision: "deny", reason: "control_unavailable" });
     expect(ms).toBeLessThan(5000);
   } finally {
@@ -95,7 +115,14 @@ test("pool exhausted (every connection checked out): acquiring fails within the 
   }
   const plain = await Promise.all([pool().connect(), pool().connect()]);
   try {
-    const r = await timed(() => pool().query("SELECT 1").then(() => "ok", (e: Error) => e.message));
+    const r = await timed(() =>
+      pool()
+        .query("SELECT 1")
+        .then(
+          () => "ok",
+          (e: Error) => e.message,
+        ),
+    );
     expect(r.value).toMatch(/timeout/i);
     expect(r.ms).toBeLessThan(4000);
   } finally {

@@ -9,8 +9,16 @@ import { hashKeySecret, newKeySecret } from "../../lib/keys";
 import type { BreakerState, KeyKind, Lifecycle, OperationKind, OperationState, Role } from "../../lib/control/types";
 import { isFinishedOperation } from "../../lib/control/types";
 
-export interface FixtureTeam { teamId: string; slug: string }
-export interface FixtureKey { keyId: string; secret: string; hash: string; teamId: string }
+export interface FixtureTeam {
+  teamId: string;
+  slug: string;
+}
+export interface FixtureKey {
+  keyId: string;
+  secret: string;
+  hash: string;
+  teamId: string;
+}
 
 export interface RunSpec {
   lifecycle?: Lifecycle;
@@ -38,7 +46,10 @@ export interface FixtureRun {
 
 export async function makeTeam(name = "Fixture team"): Promise<FixtureTeam> {
   const teamId = newId("team");
-  const slug = `t-${teamId.slice(5).toLowerCase().replace(/[^a-z0-9]/g, "")}`;
+  const slug = `t-${teamId
+    .slice(5)
+    .toLowerCase()
+    .replace(/[^a-z0-9]/g, "")}`;
   await prisma().team.create({ data: { id: teamId, slug, name } });
   return { teamId, slug };
 }
@@ -61,8 +72,15 @@ export async function makeKey(
   const keyId = newId("key");
   await prisma().apiKey.create({
     data: {
-      id: keyId, teamId, kind, name: `fixture ${kind}`, scopes: opts.scopes ?? [], secretHash: hash,
-      userId: opts.userId ?? null, expiresAt: opts.expiresAt ?? null, revokedAt: opts.revokedAt ?? null,
+      id: keyId,
+      teamId,
+      kind,
+      name: `fixture ${kind}`,
+      scopes: opts.scopes ?? [],
+      secretHash: hash,
+      userId: opts.userId ?? null,
+      expiresAt: opts.expiresAt ?? null,
+      revokedAt: opts.revokedAt ?? null,
     },
   });
   return { keyId, secret, hash, teamId };
@@ -81,17 +99,33 @@ export async function makeRun(teamId: string, spec: RunSpec = {}, parent?: Fixtu
   const now = new Date();
   await prisma().run.create({
     data: {
-      id: runId, teamId, taskId: `task-${runId}`, parentRunId: parent?.runId ?? null, rootRunId, path, depth: path.length - 1,
-      title: spec.title ?? null, lifecycle: spec.lifecycle ?? "normal", breaker: spec.breaker ?? "closed",
-      breakerChangedAt: spec.breakerChangedAt ?? now, breakerProbeOpId: spec.breakerProbeOpId ?? null,
-      breakerFailures: spec.breakerFailures ?? 0, epoch,
+      id: runId,
+      teamId,
+      taskId: `task-${runId}`,
+      parentRunId: parent?.runId ?? null,
+      rootRunId,
+      path,
+      depth: path.length - 1,
+      title: spec.title ?? null,
+      lifecycle: spec.lifecycle ?? "normal",
+      breaker: spec.breaker ?? "closed",
+      breakerChangedAt: spec.breakerChangedAt ?? now,
+      breakerProbeOpId: spec.breakerProbeOpId ?? null,
+      breakerFailures: spec.breakerFailures ?? 0,
+      epoch,
     },
   });
   await prisma().lease.create({
     data: {
-      id: leaseId, teamId, runId, parentLeaseId: parent?.leaseId ?? null, path: leasePath,
-      scopes: spec.lease?.scopes ?? ["*"], validUntil: spec.lease?.validUntil ?? new Date(now.getTime() + HOUR),
-      revokedAt: spec.lease?.revokedAt ?? null, revokedBy: spec.lease?.revokedAt ? "fixture" : null,
+      id: leaseId,
+      teamId,
+      runId,
+      parentLeaseId: parent?.leaseId ?? null,
+      path: leasePath,
+      scopes: spec.lease?.scopes ?? ["*"],
+      validUntil: spec.lease?.validUntil ?? new Date(now.getTime() + HOUR),
+      revokedAt: spec.lease?.revokedAt ?? null,
+      revokedBy: spec.lease?.revokedAt ? "fixture" : null,
     },
   });
   return { runId, leaseId, teamId, rootRunId, parentRunId: parent?.runId ?? null, path, leasePath, depth: path.length - 1, epoch };
@@ -123,12 +157,21 @@ export async function makeOperation(run: FixtureRun, spec: OperationSpec): Promi
   const finished = isFinishedOperation(spec.state);
   await prisma().operation.create({
     data: {
-      id, teamId: run.teamId, operationId, runId: run.runId, leaseId: spec.leaseId === undefined ? run.leaseId : spec.leaseId,
-      epochStamp: spec.epochStamp ?? run.epoch, kind: spec.kind ?? (spec.state === "queued" || spec.state === "scheduled" ? spec.state : "call"),
-      tool: spec.tool ?? "fixture.tool", state: spec.state, stateReason: spec.stateReason ?? null,
-      expiresAt: spec.expiresAt ?? null, notBefore: spec.notBefore ?? null,
+      id,
+      teamId: run.teamId,
+      operationId,
+      runId: run.runId,
+      leaseId: spec.leaseId === undefined ? run.leaseId : spec.leaseId,
+      epochStamp: spec.epochStamp ?? run.epoch,
+      kind: spec.kind ?? (spec.state === "queued" || spec.state === "scheduled" ? spec.state : "call"),
+      tool: spec.tool ?? "fixture.tool",
+      state: spec.state,
+      stateReason: spec.stateReason ?? null,
+      expiresAt: spec.expiresAt ?? null,
+      notBefore: spec.notBefore ?? null,
       outcomeDetail: spec.outcomeDetail === undefined ? undefined : (spec.outcomeDetail as object),
-      startedAt: spec.state === "running" || finished ? new Date() : null, finishedAt: finished ? new Date() : null,
+      startedAt: spec.state === "running" || finished ? new Date() : null,
+      finishedAt: finished ? new Date() : null,
     },
   });
   return { id, operationId };
@@ -138,7 +181,10 @@ export async function makeOperation(run: FixtureRun, spec: OperationSpec): Promi
 export async function makeGateWorld(depth = 1, keyKind: KeyKind = "agent") {
   const team = await makeTeam();
   const key = await makeKey(team.teamId, { kind: keyKind });
-  const chain = await makeChain(team.teamId, Array.from({ length: depth }, () => ({})));
+  const chain = await makeChain(
+    team.teamId,
+    Array.from({ length: depth }, () => ({})),
+  );
   return { team, key, chain, leaf: chain[chain.length - 1]! };
 }
 

@@ -40,9 +40,13 @@ export const MODEL_ENGINE = { claimMs: 400, localSettleMs: 90, quietPeriodMs: 20
 
 export interface ModelTeam {
   teamId: string;
-  operator: Principal; manager: Principal; admin: Principal;
-  worker: Principal; agent: Principal;
-  adminUserId: string; managerUserId: string;
+  operator: Principal;
+  manager: Principal;
+  admin: Principal;
+  worker: Principal;
+  agent: Principal;
+  adminUserId: string;
+  managerUserId: string;
 }
 
 /** A team for the model test: members of each role, a worker key, an unreachable provider, small timings. */
@@ -58,40 +62,101 @@ export async function makeModelTeam(): Promise<ModelTeam> {
     users[role] = { id, principal: { type: "user", userId: id, email, teamId, role } };
   }
   const keyId = newId("key");
-  await prisma().apiKey.create({ data: { id: keyId, teamId, kind: "worker", name: "model worker", scopes: [], secretHash: createHash("sha256").update(keyId).digest("hex") } });
+  await prisma().apiKey.create({
+    data: {
+      id: keyId,
+      teamId,
+      kind: "worker",
+      name: "model worker",
+      scopes: [],
+      secretHash: createHash("sha256").update(keyId).digest("hex"),
+    },
+  });
   // A provider nobody can reach: cancel and status fail fast, so its calls settle unknown at the deadline.
   await prisma().provider.create({
-    data: { id: newId("prov"), teamId, name: "down", kind: "http", cancelUrl: "http://127.0.0.1:9/c/{providerJobId}", statusUrl: "http://127.0.0.1:9/s/{providerJobId}", timeoutMs: 30, settleDeadlineMs: 60, quietPeriodSeconds: 0 },
+    data: {
+      id: newId("prov"),
+      teamId,
+      name: "down",
+      kind: "http",
+      cancelUrl: "http://127.0.0.1:9/c/{providerJobId}",
+      statusUrl: "http://127.0.0.1:9/s/{providerJobId}",
+      timeoutMs: 30,
+      settleDeadlineMs: 60,
+      quietPeriodSeconds: 0,
+    },
   });
-  await setTeamStopSettings(SYSTEM, teamId, { quietPeriodMs: MODEL_ENGINE.quietPeriodMs, pausePolicySeconds: MODEL_ENGINE.pausePolicySeconds });
+  await setTeamStopSettings(SYSTEM, teamId, {
+    quietPeriodMs: MODEL_ENGINE.quietPeriodMs,
+    pausePolicySeconds: MODEL_ENGINE.pausePolicySeconds,
+  });
   return {
-    teamId, operator: users.operator!.principal, manager: users.manager!.principal, admin: users.admin!.principal,
+    teamId,
+    operator: users.operator!.principal,
+    manager: users.manager!.principal,
+    admin: users.admin!.principal,
     worker: { type: "key", keyId, teamId, kind: "worker", scopes: [], userId: null, role: null },
     agent: { type: "key", keyId, teamId, kind: "agent", scopes: [], userId: null, role: null },
-    adminUserId: users.admin!.id, managerUserId: users.manager!.id,
+    adminUserId: users.admin!.id,
+    managerUserId: users.manager!.id,
   };
 }
 
 // ---- the model --------------------------------------------------------------------------------
-interface MRun { id: string; parent: number | null; depth: number; leaseId: string }
-interface MOp { operationId: string; rowId: string; run: number; reported: boolean }
-export interface Model { team: ModelTeam; runs: MRun[]; ops: MOp[]; kills: number; log: string[] }
+interface MRun {
+  id: string;
+  parent: number | null;
+  depth: number;
+  leaseId: string;
+}
+interface MOp {
+  operationId: string;
+  rowId: string;
+  run: number;
+  reported: boolean;
+}
+export interface Model {
+  team: ModelTeam;
+  runs: MRun[];
+  ops: MOp[];
+  kills: number;
+  log: string[];
+}
 type Real = { team: ModelTeam };
 
-const runKilled = async (m: Model, i: number) => (await prisma().run.findUniqueOrThrow({ where: { id: m.runs[i]!.id }, select: { lifecycle: true } })).lifecycle;
+const runKilled = async (m: Model, i: number) =>
+  (await prisma().run.findUniqueOrThrow({ where: { id: m.runs[i]!.id }, select: { lifecycle: true } })).lifecycle;
 
 abstract class Cmd implements fc.AsyncCommand<Model, Real> {
   abstract label(): string;
-  check(_m: Readonly<Model>): boolean { return true; }
+  check(_m: Readonly<Model>): boolean {
+    return true;
+  }
   abstract act(m: Model, r: Real): Promise<void>;
-  async run(m: Model, r: Real): Promise<void> { m.log.push(this.label()); await this.act(m, r); }
-  toString(): string { return this.label(); }
+  async run(m: Model, r: Real): Promise<void> {
+    m.log.push(this.label());
+    await this.act(m, r);
+  }
+  toString(): string {
+    return this.label();
+  }
 }
 
 class AddOp extends Cmd {
-  constructor(readonly at: number, readonly state: "queued" | "scheduled" | "running", readonly kind: "call" | "queued" | "scheduled" | "retry", readonly provider: boolean) { super(); }
-  label() { return `addOp(run ${this.at}, ${this.kind}/${this.state}${this.provider ? ", provider down" : ""})`; }
-  check(m: Readonly<Model>) { return this.at < m.runs.length; }
+  constructor(
+    readonly at: number,
+    readonly state: "queued" | "scheduled" | "running",
+    readonly kind: "call" | "queued" | "scheduled" | "retry",
+    readonly provider: boolean,
+  ) {
+    super();
+  }
+  label() {
+    return `addOp(run ${this.at}, ${this.kind}/${this.state}${this.provider ? ", provider down" : ""})`;
+  }
+  check(m: Readonly<Model>) {
+    return this.at < m.runs.length;
+  }
   async act(m: Model) {
     const run = m.runs[this.at]!;
     // Only a live tree takes new work (registration and admission refuse a killed one).
@@ -100,8 +165,17 @@ class AddOp extends Cmd {
     const operationId = `m-${rowId.slice(3, 17)}`;
     await prisma().operation.create({
       data: {
-        id: rowId, teamId: m.team.teamId, operationId, runId: run.id, leaseId: run.leaseId, epochStamp: 1, kind: this.kind, tool: "model.tool",
-        state: this.state, providerName: this.provider ? "down" : null, providerJobId: this.provider ? `job-${rowId}` : null,
+        id: rowId,
+        teamId: m.team.teamId,
+        operationId,
+        runId: run.id,
+        leaseId: run.leaseId,
+        epochStamp: 1,
+        kind: this.kind,
+        tool: "model.tool",
+        state: this.state,
+        providerName: this.provider ? "down" : null,
+        providerJobId: this.provider ? `job-${rowId}` : null,
         startedAt: this.state === "running" ? new Date() : null,
       },
     });
@@ -110,9 +184,18 @@ class AddOp extends Cmd {
 }
 
 class Complete extends Cmd {
-  constructor(readonly op: number, readonly outcome: "succeeded" | "failed" | "aborted_unknown") { super(); }
-  label() { return `complete(op ${this.op}, ${this.outcome})`; }
-  check(m: Readonly<Model>) { return this.op < m.ops.length && !m.ops[this.op]!.reported; }
+  constructor(
+    readonly op: number,
+    readonly outcome: "succeeded" | "failed" | "aborted_unknown",
+  ) {
+    super();
+  }
+  label() {
+    return `complete(op ${this.op}, ${this.outcome})`;
+  }
+  check(m: Readonly<Model>) {
+    return this.op < m.ops.length && !m.ops[this.op]!.reported;
+  }
   async act(m: Model) {
     const op = m.ops[this.op]!;
     op.reported = true;
@@ -120,35 +203,65 @@ class Complete extends Cmd {
     if (row.state !== "running") return;
     // On a killed tree this is a late report: recorded as evidence, the caller gets 409.
     await completeOperation(m.team.worker, op.operationId, {
-      outcome: this.outcome, ...(this.outcome === "succeeded" ? { effect: { providerOperationId: `eff-${op.rowId}` } } : {}),
-    } as never).catch((e: { code?: string }) => { if (e?.code !== "conflict") throw e; });
+      outcome: this.outcome,
+      ...(this.outcome === "succeeded" ? { effect: { providerOperationId: `eff-${op.rowId}` } } : {}),
+    } as never).catch((e: { code?: string }) => {
+      if (e?.code !== "conflict") throw e;
+    });
   }
 }
 
 class LoseReport extends Cmd {
-  constructor(readonly op: number) { super(); }
-  label() { return `loseReport(op ${this.op})`; }
-  check(m: Readonly<Model>) { return this.op < m.ops.length && !m.ops[this.op]!.reported; }
-  async act(m: Model) { m.ops[this.op]!.reported = true; } // the executor never answers
+  constructor(readonly op: number) {
+    super();
+  }
+  label() {
+    return `loseReport(op ${this.op})`;
+  }
+  check(m: Readonly<Model>) {
+    return this.op < m.ops.length && !m.ops[this.op]!.reported;
+  }
+  async act(m: Model) {
+    m.ops[this.op]!.reported = true;
+  } // the executor never answers
 }
 
 class Pause extends Cmd {
-  constructor(readonly at: number, readonly long: boolean) { super(); }
-  label() { return `${this.long ? "longPause" : "pause"}(run ${this.at})`; }
-  check(m: Readonly<Model>) { return this.at < m.runs.length; }
+  constructor(
+    readonly at: number,
+    readonly long: boolean,
+  ) {
+    super();
+  }
+  label() {
+    return `${this.long ? "longPause" : "pause"}(run ${this.at})`;
+  }
+  check(m: Readonly<Model>) {
+    return this.at < m.runs.length;
+  }
   async act(m: Model) {
     const id = m.runs[this.at]!.id;
     if ((await runKilled(m, this.at)) !== "normal") return;
     await pauseRun(m.team.operator, id, "model pause");
     // A long pause: as if the team's policy had already run out (time passes in the rows, not the test).
-    if (this.long) await prisma().run.update({ where: { id }, data: { lifecycleChangedAt: new Date(Date.now() - (MODEL_ENGINE.pausePolicySeconds + 1) * 1000) } });
+    if (this.long)
+      await prisma().run.update({
+        where: { id },
+        data: { lifecycleChangedAt: new Date(Date.now() - (MODEL_ENGINE.pausePolicySeconds + 1) * 1000) },
+      });
   }
 }
 
 class Resume extends Cmd {
-  constructor(readonly at: number) { super(); }
-  label() { return `resume(run ${this.at})`; }
-  check(m: Readonly<Model>) { return this.at < m.runs.length; }
+  constructor(readonly at: number) {
+    super();
+  }
+  label() {
+    return `resume(run ${this.at})`;
+  }
+  check(m: Readonly<Model>) {
+    return this.at < m.runs.length;
+  }
   async act(m: Model) {
     if ((await runKilled(m, this.at)) !== "paused") return;
     await resumeRun(m.team.operator, m.runs[this.at]!.id, "model resume");
@@ -156,36 +269,79 @@ class Resume extends Cmd {
 }
 
 class Kill extends Cmd {
-  constructor(readonly at: number) { super(); }
-  label() { return `kill(run ${this.at})`; }
-  check(m: Readonly<Model>) { return this.at < m.runs.length; }
-  async act(m: Model) { m.kills++; await killRun(m.team.operator, m.runs[this.at]!.id, "model kill"); }
+  constructor(readonly at: number) {
+    super();
+  }
+  label() {
+    return `kill(run ${this.at})`;
+  }
+  check(m: Readonly<Model>) {
+    return this.at < m.runs.length;
+  }
+  async act(m: Model) {
+    m.kills++;
+    await killRun(m.team.operator, m.runs[this.at]!.id, "model kill");
+  }
 }
 
 class Observe extends Cmd {
-  constructor(readonly at: number, readonly meaning: "signal_accepted" | "turn_interrupted" | "process_terminated") { super(); }
-  label() { return `observe(run ${this.at}, ${this.meaning})`; }
-  check(m: Readonly<Model>) { return this.at < m.runs.length; }
+  constructor(
+    readonly at: number,
+    readonly meaning: "signal_accepted" | "turn_interrupted" | "process_terminated",
+  ) {
+    super();
+  }
+  label() {
+    return `observe(run ${this.at}, ${this.meaning})`;
+  }
+  check(m: Readonly<Model>) {
+    return this.at < m.runs.length;
+  }
   async act(m: Model) {
-    await recordObserved(m.team.agent, m.runs[this.at]!.id, { meaning: this.meaning }).catch((e: { code?: string }) => { if (e?.code !== "conflict") throw e; });
+    await recordObserved(m.team.agent, m.runs[this.at]!.id, { meaning: this.meaning }).catch((e: { code?: string }) => {
+      if (e?.code !== "conflict") throw e;
+    });
   }
 }
 
 class EngineStep extends Cmd {
-  constructor(readonly ms: number, readonly crash: boolean) { super(); }
-  label() { return `${this.crash ? "engineCrash" : "engineStep"}(${this.ms} ms)`; }
-  async act(m: Model) { await driveEngine(m.team.teamId, this.ms, this.crash); }
+  constructor(
+    readonly ms: number,
+    readonly crash: boolean,
+  ) {
+    super();
+  }
+  label() {
+    return `${this.crash ? "engineCrash" : "engineStep"}(${this.ms} ms)`;
+  }
+  async act(m: Model) {
+    await driveEngine(m.team.teamId, this.ms, this.crash);
+  }
 }
 
 class Resolve extends Cmd {
-  constructor(readonly pick: number, readonly resolution: "effect_present" | "effect_absent", readonly assignFirst: boolean) { super(); }
-  label() { return `${this.assignFirst ? "assign+" : ""}resolve(#${this.pick}, ${this.resolution})`; }
+  constructor(
+    readonly pick: number,
+    readonly resolution: "effect_present" | "effect_absent",
+    readonly assignFirst: boolean,
+  ) {
+    super();
+  }
+  label() {
+    return `${this.assignFirst ? "assign+" : ""}resolve(#${this.pick}, ${this.resolution})`;
+  }
   async act(m: Model) {
-    const open = await prisma().reconciliation.findMany({ where: { teamId: m.team.teamId, status: { not: "resolved" }, operation: { runId: { in: m.runs.map((r) => r.id) } } }, orderBy: { id: "asc" } });
+    const open = await prisma().reconciliation.findMany({
+      where: { teamId: m.team.teamId, status: { not: "resolved" }, operation: { runId: { in: m.runs.map((r) => r.id) } } },
+      orderBy: { id: "asc" },
+    });
     const rec = open[this.pick % Math.max(1, open.length)];
     if (!rec) return;
     if (this.assignFirst) await assignReconciliation(m.team.admin, rec.id, m.team.managerUserId);
-    await resolveReconciliation(this.assignFirst ? m.team.manager : m.team.admin, rec.id, { resolution: this.resolution, evidence: "checked the system of record" });
+    await resolveReconciliation(this.assignFirst ? m.team.manager : m.team.admin, rec.id, {
+      resolution: this.resolution,
+      evidence: "checked the system of record",
+    });
   }
 }
 
@@ -216,8 +372,23 @@ export async function driveEngine(teamId: string, ms: number, crash = false): Pr
         continue;
       }
       const id = claimed.id;
-      active.set(id, processBarrier(id, { principal: ENGINE, workerId, claimMs: MODEL_ENGINE.claimMs, localSettleMs: MODEL_ENGINE.localSettleMs, concurrency: 4, signal: ac.signal, log, subtreePollMs: 10 })
-        .then(() => {}).finally(() => { active.delete(id); }));
+      active.set(
+        id,
+        processBarrier(id, {
+          principal: ENGINE,
+          workerId,
+          claimMs: MODEL_ENGINE.claimMs,
+          localSettleMs: MODEL_ENGINE.localSettleMs,
+          concurrency: 4,
+          signal: ac.signal,
+          log,
+          subtreePollMs: 10,
+        })
+          .then(() => {})
+          .finally(() => {
+            active.delete(id);
+          }),
+      );
     }
     await Promise.all(active.values());
   } finally {
@@ -228,7 +399,11 @@ export async function driveEngine(teamId: string, ms: number, crash = false): Pr
       // What a SIGKILLed engine leaves behind: its claims, still held until they expire.
       await prisma().$executeRawUnsafe(
         `UPDATE barriers SET claimed_by = $2, claim_expires_at = clock_timestamp() + make_interval(secs => $3::double precision / 1000)
-          WHERE team_id = $1 AND phase <> 'complete' AND (claimed_by IS NULL OR claimed_by = $2)`, teamId, workerId, MODEL_ENGINE.claimMs);
+          WHERE team_id = $1 AND phase <> 'complete' AND (claimed_by IS NULL OR claimed_by = $2)`,
+        teamId,
+        workerId,
+        MODEL_ENGINE.claimMs,
+      );
     }
   }
 }
@@ -238,7 +413,13 @@ async function settleAll(m: Model): Promise<void> {
   const runIds = m.runs.map((r) => r.id);
   for (let i = 0; i < 60; i++) {
     const open = await prisma().barrier.count({ where: { runId: { in: runIds }, phase: { not: "complete" } } });
-    const paused = await prisma().run.count({ where: { id: { in: runIds }, lifecycle: "paused", lifecycleChangedAt: { lt: new Date(Date.now() - MODEL_ENGINE.pausePolicySeconds * 1000) } } });
+    const paused = await prisma().run.count({
+      where: {
+        id: { in: runIds },
+        lifecycle: "paused",
+        lifecycleChangedAt: { lt: new Date(Date.now() - MODEL_ENGINE.pausePolicySeconds * 1000) },
+      },
+    });
     if (open === 0 && paused === 0) return;
     await driveEngine(m.team.teamId, 150);
   }
@@ -248,17 +429,24 @@ async function settleAll(m: Model): Promise<void> {
 // ---- invariants ---------------------------------------------------------------------------------
 export async function checkInvariants(m: Model): Promise<void> {
   const runIds = m.runs.map((r) => r.id);
-  const fail = (what: string) => { throw new Error(`${what}\n  sequence: ${m.log.join(" → ")}`); };
+  const fail = (what: string) => {
+    throw new Error(`${what}\n  sequence: ${m.log.join(" → ")}`);
+  };
 
   // I2: every unknown outcome has exactly one reconciliation, with an owner.
-  const unknowns = await prisma().operation.findMany({ where: { runId: { in: runIds }, state: "aborted_unknown" }, select: { operationId: true, reconciliation: true } });
+  const unknowns = await prisma().operation.findMany({
+    where: { runId: { in: runIds }, state: "aborted_unknown" },
+    select: { operationId: true, reconciliation: true },
+  });
   for (const u of unknowns) {
     if (!u.reconciliation) fail(`I2: ${u.operationId} is unknown without a reconciliation`);
     if (!u.reconciliation!.assigneeUserId) fail(`I2: the reconciliation of ${u.operationId} has no owner`);
     if (u.reconciliation!.status === "resolved") fail(`I2: ${u.operationId} is still unknown but its reconciliation is resolved`);
   }
   const recCount = await prisma().$queryRawUnsafe<{ n: number }[]>(
-    `SELECT count(*)::int AS n FROM (SELECT r.operation_id FROM reconciliations r JOIN operations o ON o.id = r.operation_id WHERE o.run_id = ANY ($1::text[]) GROUP BY r.operation_id HAVING count(*) > 1) x`, runIds);
+    `SELECT count(*)::int AS n FROM (SELECT r.operation_id FROM reconciliations r JOIN operations o ON o.id = r.operation_id WHERE o.run_id = ANY ($1::text[]) GROUP BY r.operation_id HAVING count(*) > 1) x`,
+    runIds,
+  );
   if (recCount[0]!.n > 0) fail("I2: an operation has more than one reconciliation");
 
   const barriers = await prisma().barrier.findMany({ where: { runId: { in: runIds } }, orderBy: { requestedAt: "asc" } });
@@ -269,14 +457,21 @@ export async function checkInvariants(m: Model): Promise<void> {
     receipts.forEach((r, i) => {
       const { digest: _d, ...rest } = r.body as Record<string, unknown>;
       if (canonicalJson(rest) !== r.canonical) fail(`I3: v${r.version} of ${b.id}: stored canonical text differs from the body`);
-      if (sha256Hex(r.canonical) !== r.digest || (r.body as { digest?: string }).digest !== r.digest) fail(`I3: v${r.version} of ${b.id}: digest mismatch`);
+      if (sha256Hex(r.canonical) !== r.digest || (r.body as { digest?: string }).digest !== r.digest)
+        fail(`I3: v${r.version} of ${b.id}: digest mismatch`);
       if (r.version !== i + 1) fail(`I3: versions of ${b.id} are not 1..n`);
       const prev = (r.body as { previous_digest?: string | null }).previous_digest ?? null;
       if (prev !== (i === 0 ? null : receipts[i - 1]!.digest)) fail(`I3: v${r.version} of ${b.id} does not chain to v${i}`);
       // I1 as the receipt itself states it: stopped_and_quiet only with nothing pending, unknown, open or active, after the quiet period.
       const body = r.body as any;
-      if (r.decision === "stopped_and_quiet" && (body.effects.unknown || body.work.in_flight_pending || body.authority.active_leases
-          || body.reconciliation.some((x: any) => x.status !== "resolved") || (body.quiet_until && body.verified_at < body.quiet_until))) {
+      if (
+        r.decision === "stopped_and_quiet" &&
+        (body.effects.unknown ||
+          body.work.in_flight_pending ||
+          body.authority.active_leases ||
+          body.reconciliation.some((x: any) => x.status !== "resolved") ||
+          (body.quiet_until && body.verified_at < body.quiet_until))
+      ) {
         fail(`I1: v${r.version} of ${b.id} says stopped_and_quiet but its own body disagrees`);
       }
     });
@@ -290,21 +485,26 @@ export async function checkInvariants(m: Model): Promise<void> {
     // The latest receipt says what is true now (nothing changed since that it did not re-issue for):
     // a barrier that issued early, or was never told of a later settlement, fails here.
     const ev = deriveEvidence(facts);
-    if (latest.decision !== ev.decision) fail(`fresh: ${b.id} v${latest.version} says ${latest.decision} but the facts now say ${ev.decision}`);
+    if (latest.decision !== ev.decision)
+      fail(`fresh: ${b.id} v${latest.version} says ${latest.decision} but the facts now say ${ev.decision}`);
     const lb = latest.body as any;
     if (lb.work.in_flight_pending !== ev.counts.pending || lb.effects.unknown !== ev.counts.unknown) {
-      fail(`fresh: ${b.id} v${latest.version} says ${lb.work.in_flight_pending} pending / ${lb.effects.unknown} unknown but the facts now say ${ev.counts.pending} / ${ev.counts.unknown}`);
+      fail(
+        `fresh: ${b.id} v${latest.version} says ${lb.work.in_flight_pending} pending / ${lb.effects.unknown} unknown but the facts now say ${ev.counts.pending} / ${ev.counts.unknown}`,
+      );
     }
     // I5: a rung is done exactly when its fact holds.
     const want = rungFacts(facts);
     for (const rung of ev.ladder) {
-      if ((rung.status === "done") !== want[rung.id]) fail(`I5: rung ${rung.id} of ${b.id} is ${rung.status} but its fact is ${want[rung.id]}`);
+      if ((rung.status === "done") !== want[rung.id])
+        fail(`I5: rung ${rung.id} of ${b.id} is ${rung.status} but its fact is ${want[rung.id]}`);
     }
     // I4: the API read, the console read model and the downloads give the same bytes.
     const api = await getReceipt(m.team.operator, b.id);
     const con = await getConsoleReceipt(m.team.operator, b.id);
     for (const f of ["json", "yaml"] as const) {
-      if (serializeReceipt(api.body, f) !== serializeReceipt(con!.body, f)) fail(`I4: ${f} bytes of ${b.id} differ between API and console`);
+      if (serializeReceipt(api.body, f) !== serializeReceipt(con!.body, f))
+        fail(`I4: ${f} bytes of ${b.id} differ between API and console`);
     }
     if (!api.check.ok || !con!.check.verified) fail(`I4: ${b.id} does not verify: ${api.check.detail}`);
   }
@@ -316,19 +516,34 @@ const treeArb = fc.array(fc.nat(10), { minLength: 0, maxLength: 5 }); // parent 
 function commandsArb(): fc.Arbitrary<Iterable<fc.AsyncCommand<Model, Real>>> {
   const run = fc.nat(5);
   const op = fc.nat(7);
-  return fc.commands([
-    fc.tuple(run, fc.constantFrom("queued" as const, "scheduled" as const, "running" as const, "running" as const), fc.constantFrom("call" as const, "queued" as const, "scheduled" as const, "retry" as const), fc.boolean())
-      .map(([r, s, k, p]) => new AddOp(r, s, s === "running" ? "call" : k, p && s === "running")),
-    fc.tuple(op, fc.constantFrom("succeeded" as const, "failed" as const, "aborted_unknown" as const)).map(([o, x]) => new Complete(o, x)),
-    op.map((o) => new LoseReport(o)),
-    fc.tuple(run, fc.boolean()).map(([r, l]) => new Pause(r, l)),
-    run.map((r) => new Resume(r)),
-    run.map((r) => new Kill(r)),
-    run.map((r) => new Kill(r)),
-    fc.tuple(run, fc.constantFrom("signal_accepted" as const, "turn_interrupted" as const, "process_terminated" as const)).map(([r, x]) => new Observe(r, x)),
-    fc.tuple(fc.integer({ min: 5, max: 60 }), fc.boolean()).map(([ms, c]) => new EngineStep(ms, c)),
-    fc.tuple(fc.nat(3), fc.constantFrom("effect_present" as const, "effect_absent" as const), fc.boolean()).map(([p, x, a]) => new Resolve(p, x, a)),
-  ], { maxCommands: 9, size: "small" });
+  return fc.commands(
+    [
+      fc
+        .tuple(
+          run,
+          fc.constantFrom("queued" as const, "scheduled" as const, "running" as const, "running" as const),
+          fc.constantFrom("call" as const, "queued" as const, "scheduled" as const, "retry" as const),
+          fc.boolean(),
+        )
+        .map(([r, s, k, p]) => new AddOp(r, s, s === "running" ? "call" : k, p && s === "running")),
+      fc
+        .tuple(op, fc.constantFrom("succeeded" as const, "failed" as const, "aborted_unknown" as const))
+        .map(([o, x]) => new Complete(o, x)),
+      op.map((o) => new LoseReport(o)),
+      fc.tuple(run, fc.boolean()).map(([r, l]) => new Pause(r, l)),
+      run.map((r) => new Resume(r)),
+      run.map((r) => new Kill(r)),
+      run.map((r) => new Kill(r)),
+      fc
+        .tuple(run, fc.constantFrom("signal_accepted" as const, "turn_interrupted" as const, "process_terminated" as const))
+        .map(([r, x]) => new Observe(r, x)),
+      fc.tuple(fc.integer({ min: 5, max: 60 }), fc.boolean()).map(([ms, c]) => new EngineStep(ms, c)),
+      fc
+        .tuple(fc.nat(3), fc.constantFrom("effect_present" as const, "effect_absent" as const), fc.boolean())
+        .map(([p, x, a]) => new Resolve(p, x, a)),
+    ],
+    { maxCommands: 9, size: "small" },
+  );
 }
 
 async function buildTree(team: ModelTeam, parents: number[]): Promise<MRun[]> {
@@ -344,8 +559,29 @@ async function buildTree(team: ModelTeam, parents: number[]): Promise<MRun[]> {
     const path: string[] = parent === null ? [id] : [...pathIds(runs, parent), id];
     const leaseId = newId("lease");
     const leasePath = parent === null ? [leaseId] : [...leasePaths[parent]!, leaseId];
-    await prisma().run.create({ data: { id, teamId: team.teamId, taskId: "model", parentRunId: parent === null ? null : runs[parent]!.id, rootRunId: rootId, path, depth, title: `run ${i}` } });
-    await prisma().lease.create({ data: { id: leaseId, teamId: team.teamId, runId: id, parentLeaseId: parent === null ? null : runs[parent]!.leaseId, path: leasePath, scopes: ["*"], validUntil } });
+    await prisma().run.create({
+      data: {
+        id,
+        teamId: team.teamId,
+        taskId: "model",
+        parentRunId: parent === null ? null : runs[parent]!.id,
+        rootRunId: rootId,
+        path,
+        depth,
+        title: `run ${i}`,
+      },
+    });
+    await prisma().lease.create({
+      data: {
+        id: leaseId,
+        teamId: team.teamId,
+        runId: id,
+        parentLeaseId: parent === null ? null : runs[parent]!.leaseId,
+        path: leasePath,
+        scopes: ["*"],
+        validUntil,
+      },
+    });
     runs.push({ id, parent, depth, leaseId });
     leasePaths.push(leasePath);
   }

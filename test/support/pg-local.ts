@@ -26,7 +26,12 @@ export function pgBinDir(): string {
 /** Runs a command as the postgres user when we are root. */
 export function asPostgres(cmd: string, args: string[], opts: { cwd?: string; env?: NodeJS.ProcessEnv } = {}): string {
   const [file, argv] = isRoot ? ["runuser", ["-u", "postgres", "--", cmd, ...args]] : [cmd, args];
-  return execFileSync(file, argv, { encoding: "utf8", cwd: opts.cwd ?? "/tmp", env: { ...process.env, ...opts.env }, stdio: ["ignore", "pipe", "pipe"] });
+  return execFileSync(file, argv, {
+    encoding: "utf8",
+    cwd: opts.cwd ?? "/tmp",
+    env: { ...process.env, ...opts.env },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
 }
 
 export function spawnAsPostgres(cmd: string, args: string[], opts: { env?: NodeJS.ProcessEnv } = {}): ChildProcess {
@@ -75,16 +80,29 @@ function server(dataDir: string, port: number): LocalServer {
     }
   };
   return {
-    dataDir, port, pid,
+    dataDir,
+    port,
+    pid,
     url: (db = "postgres") => `postgresql://postgres@127.0.0.1:${port}/${db}`,
     stop: () => {
-      try { asPostgres(path.join(bin, "pg_ctl"), ["-D", dataDir, "-m", "fast", "-w", "stop"]); } catch { /* already down */ }
+      try {
+        asPostgres(path.join(bin, "pg_ctl"), ["-D", dataDir, "-m", "fast", "-w", "stop"]);
+      } catch {
+        /* already down */
+      }
     },
     kill: () => {
       const p = pid();
-      if (p) try { process.kill(p, "SIGKILL"); } catch { /* gone */ }
+      if (p)
+        try {
+          process.kill(p, "SIGKILL");
+        } catch {
+          /* gone */
+        }
     },
-    promote: () => { asPostgres(path.join(bin, "pg_ctl"), ["-D", dataDir, "-w", "promote"]); },
+    promote: () => {
+      asPostgres(path.join(bin, "pg_ctl"), ["-D", dataDir, "-w", "promote"]);
+    },
   };
 }
 
@@ -109,7 +127,20 @@ export async function startPrimary(): Promise<LocalServer> {
 export async function startStandby(primary: LocalServer): Promise<LocalServer> {
   const bin = pgBinDir();
   const dataDir = path.join(tempDir("quiesce-pg-"), "data");
-  asPostgres(path.join(bin, "pg_basebackup"), ["-h", "127.0.0.1", "-p", String(primary.port), "-U", "postgres", "-D", dataDir, "-R", "-X", "stream", "--no-sync"]);
+  asPostgres(path.join(bin, "pg_basebackup"), [
+    "-h",
+    "127.0.0.1",
+    "-p",
+    String(primary.port),
+    "-U",
+    "postgres",
+    "-D",
+    dataDir,
+    "-R",
+    "-X",
+    "stream",
+    "--no-sync",
+  ]);
   const port = await freePort();
   start(dataDir, port);
   return server(dataDir, port);
@@ -120,10 +151,17 @@ export function removeServer(s: LocalServer): void {
   fs.rmSync(path.dirname(s.dataDir), { recursive: true, force: true });
 }
 
-export interface LocalBouncer { port: number; url(db: string): string; stop(): void }
+export interface LocalBouncer {
+  port: number;
+  url(db: string): string;
+  stop(): void;
+}
 
 /** PgBouncer in transaction mode in front of `target` (every database, trust auth). */
-export async function startPgBouncer(target: { host: string; port: number }, opts: { poolSize?: number; queryWaitTimeoutS?: number } = {}): Promise<LocalBouncer> {
+export async function startPgBouncer(
+  target: { host: string; port: number },
+  opts: { poolSize?: number; queryWaitTimeoutS?: number } = {},
+): Promise<LocalBouncer> {
   const dir = tempDir("quiesce-bouncer-");
   const port = await freePort();
   const ini = [
@@ -151,11 +189,23 @@ export async function startPgBouncer(target: { host: string; port: number }, opt
   fs.writeFileSync(path.join(dir, "users.txt"), `"postgres" ""\n`);
   if (isRoot) execFileSync("chown", ["-R", "postgres:postgres", dir]);
   asPostgres("pgbouncer", ["-d", path.join(dir, "pgbouncer.ini")]);
-  await waitFor(async () => {
-    const c = new pg.Client({ host: "127.0.0.1", port, user: "postgres", database: "postgres" });
-    c.on("error", () => {});
-    try { await c.connect(); await c.query("SELECT 1"); return true; } catch { return false; } finally { await c.end().catch(() => {}); }
-  }, 15_000, "pgbouncer did not start");
+  await waitFor(
+    async () => {
+      const c = new pg.Client({ host: "127.0.0.1", port, user: "postgres", database: "postgres" });
+      c.on("error", () => {});
+      try {
+        await c.connect();
+        await c.query("SELECT 1");
+        return true;
+      } catch {
+        return false;
+      } finally {
+        await c.end().catch(() => {});
+      }
+    },
+    15_000,
+    "pgbouncer did not start",
+  );
   return {
     port,
     url: (db) => `postgresql://postgres@127.0.0.1:${port}/${db}`,
@@ -163,7 +213,9 @@ export async function startPgBouncer(target: { host: string; port: number }, opt
       try {
         const pid = Number(fs.readFileSync(path.join(dir, "pgbouncer.pid"), "utf8"));
         process.kill(pid, "SIGTERM");
-      } catch { /* gone */ }
+      } catch {
+        /* gone */
+      }
       fs.rmSync(dir, { recursive: true, force: true });
     },
   };
@@ -174,8 +226,13 @@ export function descendants(pid: number): number[] {
   const out: number[] = [];
   let children: number[] = [];
   try {
-    children = execFileSync("ps", ["-o", "pid=", "--ppid", String(pid)], { encoding: "utf8" }).split("\n").map((l) => Number(l.trim())).filter((n) => n > 0);
-  } catch { /* none */ }
+    children = execFileSync("ps", ["-o", "pid=", "--ppid", String(pid)], { encoding: "utf8" })
+      .split("\n")
+      .map((l) => Number(l.trim()))
+      .filter((n) => n > 0);
+  } catch {
+    /* none */
+  }
   for (const c of children) out.push(c, ...descendants(c));
   return out;
 }

@@ -98,9 +98,13 @@ describe("in-process abort tokens (LISTEN quiesce_control)", () => {
     const tokens = inProcessTokens();
     const t = await tokens.open(ops[0]!);
     const resynced = new Promise<void>((resolve) => {
-      void listener.subscribe(root.runId, (e) => { if (e.kind === "resync") resolve(); });
+      void listener.subscribe(root.runId, (e) => {
+        if (e.kind === "resync") resolve();
+      });
     });
-    await pool().query("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'quiesce-control-listener' AND datname = current_database()");
+    await pool().query(
+      "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'quiesce-control-listener' AND datname = current_database()",
+    );
     await resynced;
     // Live again: a kill after the reconnect still reaches the token.
     await killRun(SYSTEM, root.runId, "after reconnect");
@@ -116,8 +120,23 @@ describe("what else aborts, and what does not", () => {
     const short = newId("op");
     const long = newId("op");
     const expiresAt = new Date(Date.now() + 1500).toISOString();
-    await agent.registerOperation({ runId: run.runId, leaseId: run.leaseId, epoch: run.epoch, operationId: short, kind: "queued", tool: "t", expiresAt });
-    await agent.registerOperation({ runId: run.runId, leaseId: run.leaseId, epoch: run.epoch, operationId: long, kind: "queued", tool: "t" });
+    await agent.registerOperation({
+      runId: run.runId,
+      leaseId: run.leaseId,
+      epoch: run.epoch,
+      operationId: short,
+      kind: "queued",
+      tool: "t",
+      expiresAt,
+    });
+    await agent.registerOperation({
+      runId: run.runId,
+      leaseId: run.leaseId,
+      epoch: run.epoch,
+      operationId: long,
+      kind: "queued",
+      tool: "t",
+    });
     const worker = w.client(w.a.keys.worker);
     expect((await worker.admit(short)).decision).toBe("allow");
     expect((await worker.admit(long)).decision).toBe("allow");
@@ -137,7 +156,10 @@ describe("what else aborts, and what does not", () => {
     const dead = new QuiesceClient({ url: "http://127.0.0.1:9", apiKey: w.a.keys.worker, timeoutMs: 500 });
     const tokens = new AbortTokens({
       feed: listenFeed({ resolveRoot: async (runId) => (await agent.getRun(runId)).rootRunId, listener }),
-      recheck: async (op) => { const r = await dead.heartbeat(op); return { continue: r.continue, reason: r.reason }; },
+      recheck: async (op) => {
+        const r = await dead.heartbeat(op);
+        return { continue: r.continue, reason: r.reason };
+      },
       unreachableAttempts: 2,
     });
     const t = await tokens.open(ops[0]!);
@@ -153,7 +175,10 @@ describe("remote abort tokens (server-sent events + HTTP heartbeat)", () => {
     const worker = w.client(w.a.keys.worker);
     const tokens = new AbortTokens({
       feed: sseFeed(worker),
-      recheck: async (op) => { const r = await worker.heartbeat(op); return { continue: r.continue, reason: r.reason }; },
+      recheck: async (op) => {
+        const r = await worker.heartbeat(op);
+        return { continue: r.continue, reason: r.reason };
+      },
     });
     const opened = await Promise.all(ops.map((o) => tokens.open(o)));
     await w.client(w.a.keys.operator).kill(root.runId, "operator pressed stop");

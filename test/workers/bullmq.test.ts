@@ -46,10 +46,18 @@ describe.skipIf(!redisOk)("BullMQ guard (real Redis)", () => {
   }
   function queue(prefix: string) {
     const q = new Queue(`${prefix}-${Date.now().toString(36)}`, { connection: conn });
-    closers.push(async () => { await q.obliterate({ force: true }).catch(() => {}); await q.close(); });
+    closers.push(async () => {
+      await q.obliterate({ force: true }).catch(() => {});
+      await q.close();
+    });
     return q;
   }
-  function worker<T>(q: Queue, guard: WorkerGuard, handler: Parameters<typeof guardBullMQWorker<T, unknown>>[2], extra: Partial<Parameters<typeof guardBullMQWorker>[3]> = {}): Worker {
+  function worker<T>(
+    q: Queue,
+    guard: WorkerGuard,
+    handler: Parameters<typeof guardBullMQWorker<T, unknown>>[2],
+    extra: Partial<Parameters<typeof guardBullMQWorker>[3]> = {},
+  ): Worker {
     const wk = guardBullMQWorker<T, unknown>(q.name, guard, handler, { connection: redisConnection(), ...extra });
     closers.push(() => wk.close(true));
     return wk;
@@ -58,7 +66,8 @@ describe.skipIf(!redisOk)("BullMQ guard (real Redis)", () => {
     const r = await w.client(w.a.keys.agent).createRun({ taskId: "release-payments-8bc911d" });
     return { runId: r.runId, leaseId: r.leaseId, epoch: r.epoch };
   }
-  const op = (operationId: string) => prisma().operation.findUniqueOrThrow({ where: { teamId_operationId: { teamId: w.a.teamId, operationId } } });
+  const op = (operationId: string) =>
+    prisma().operation.findUniqueOrThrow({ where: { teamId_operationId: { teamId: w.a.teamId, operationId } } });
   const until = waitForValue;
 
   test("jobs are registered operations (jobId = operationId) carrying their stamp; allowed jobs run", async () => {
@@ -71,8 +80,14 @@ describe.skipIf(!redisOk)("BullMQ guard (real Redis)", () => {
     expect(await op(b.operationId)).toMatchObject({ kind: "scheduled", state: "scheduled" });
     expect((await q.getJob(a.jobId))?.data.quiesce).toMatchObject({ runId: auth.runId, epoch: auth.epoch, operationId: a.operationId });
     const seen: number[] = [];
-    worker<{ n: number }>(q, newGuard(), async (p) => { seen.push(p.n); return "ok"; });
-    await until(() => Promise.all([op(a.operationId), op(b.operationId)]), (ops) => ops.every((o) => o.state === "succeeded"));
+    worker<{ n: number }>(q, newGuard(), async (p) => {
+      seen.push(p.n);
+      return "ok";
+    });
+    await until(
+      () => Promise.all([op(a.operationId), op(b.operationId)]),
+      (ops) => ops.every((o) => o.state === "succeeded"),
+    );
     expect(seen.sort()).toEqual([1, 2]);
   });
 
@@ -84,15 +99,28 @@ describe.skipIf(!redisOk)("BullMQ guard (real Redis)", () => {
     for (let i = 0; i < 6; i++) jobs.push(await enqueueBullMQ(q, producer, { authority: auth, tool: "ticket.update", payload: { i } }));
     const stamps = await Promise.all(jobs.map(async (j) => (await q.getJob(j.jobId))!.data));
     await killRun(SYSTEM, auth.runId, "wrong commit detected");
-    await until(() => Promise.all(jobs.map((j) => q.getJob(j.jobId))), (found) => found.every((x) => !x));
+    await until(
+      () => Promise.all(jobs.map((j) => q.getJob(j.jobId))),
+      (found) => found.every((x) => !x),
+    );
     for (const j of jobs) expect((await op(j.operationId)).state).toBe("cancelled_not_started");
     // A producer that did not hear about the kill puts the same stamped work back: still nothing runs.
     for (const [i, data] of stamps.entries()) await q.add("ticket.update", data, { jobId: `${jobs[i]!.jobId}-again` });
     const guard = newGuard();
     let started = 0;
     const outcomes: unknown[] = [];
-    worker(q, guard, async () => { started++; }, { onOutcome: (_s, o) => outcomes.push(o) });
-    await until(async () => outcomes.length, (n) => n === jobs.length);
+    worker(
+      q,
+      guard,
+      async () => {
+        started++;
+      },
+      { onOutcome: (_s, o) => outcomes.push(o) },
+    );
+    await until(
+      async () => outcomes.length,
+      (n) => n === jobs.length,
+    );
     expect(started).toBe(0);
     expect(guard.counts.snapshot()).toEqual({ discarded_killed: jobs.length });
   });
@@ -102,14 +130,33 @@ describe.skipIf(!redisOk)("BullMQ guard (real Redis)", () => {
     const auth = await authority();
     const j = await enqueueBullMQ(q, w.client(w.a.keys.agent), { authority: auth, tool: "deployment.reserve_preview", payload: {} });
     let outcome: GuardOutcome<unknown> | undefined;
-    worker(q, newGuard(), (_p, ctx) => new Promise((_, reject) => {
-      ctx.signal.addEventListener("abort", () => reject(ctx.signal.reason), { once: true });
-    }), { onOutcome: (_s, o) => { outcome = o as GuardOutcome<unknown>; } });
-    await until(() => op(j.operationId), (o) => o.state === "running");
+    worker(
+      q,
+      newGuard(),
+      (_p, ctx) =>
+        new Promise((_, reject) => {
+          ctx.signal.addEventListener("abort", () => reject(ctx.signal.reason), { once: true });
+        }),
+      {
+        onOutcome: (_s, o) => {
+          outcome = o as GuardOutcome<unknown>;
+        },
+      },
+    );
+    await until(
+      () => op(j.operationId),
+      (o) => o.state === "running",
+    );
     await killRun(SYSTEM, auth.runId, "stop");
-    await until(async () => outcome, (o) => o !== undefined);
+    await until(
+      async () => outcome,
+      (o) => o !== undefined,
+    );
     expect(outcome).toMatchObject({ status: "aborted_unknown", reason: "killed" });
-    const job = await until(() => q.getJob(j.jobId), (x) => !!x?.finishedOn);
+    const job = await until(
+      () => q.getJob(j.jobId),
+      (x) => !!x?.finishedOn,
+    );
     expect(job?.returnvalue).toMatchObject({ quiesce: "aborted_unknown", reason: "killed" });
   });
 
@@ -120,12 +167,26 @@ describe.skipIf(!redisOk)("BullMQ guard (real Redis)", () => {
     const j = await enqueueBullMQ(q, w.client(w.a.keys.agent), { authority: auth, tool: "ticket.update", payload: {} });
     let ran = 0;
     const guard = newGuard({ holdMaxMs: 200 });
-    worker(q, guard, async () => { ran++; return "ran"; }, { redeliveryDelayMs: 200 });
-    await until(async () => guard.counts.get("held"), (n) => n >= 2);
+    worker(
+      q,
+      guard,
+      async () => {
+        ran++;
+        return "ran";
+      },
+      { redeliveryDelayMs: 200 },
+    );
+    await until(
+      async () => guard.counts.get("held"),
+      (n) => n >= 2,
+    );
     expect(ran).toBe(0);
     expect((await q.getJob(j.jobId))?.attemptsMade ?? 0).toBe(0);
     await resumeRun(SYSTEM, auth.runId, "go");
-    await until(() => op(j.operationId), (o) => o.state === "succeeded");
+    await until(
+      () => op(j.operationId),
+      (o) => o.state === "succeeded",
+    );
     expect(ran).toBe(1);
   });
 });

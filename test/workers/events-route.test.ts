@@ -10,7 +10,9 @@ import type { Principal } from "../../lib/dal/principal";
 
 const SYSTEM: Principal = { type: "system", name: "test" };
 let w: World;
-beforeAll(async () => { w = await makeWorld(); });
+beforeAll(async () => {
+  w = await makeWorld();
+});
 afterAll(async () => {
   await closeControlListener();
   await w?.close();
@@ -33,7 +35,10 @@ describe("GET /api/v1/runs/{runId}/events", () => {
     const child = await agent.createRun({ taskId: "sse-stream", parentRunId: root.runId });
     const baseline = controlListener().subscriberCount;
     const ctrl = new AbortController();
-    const res = await fetch(`${w.server.url}/api/v1/runs/${child.runId}/events`, { headers: { authorization: `Bearer ${w.a.keys.worker}` }, signal: ctrl.signal });
+    const res = await fetch(`${w.server.url}/api/v1/runs/${child.runId}/events`, {
+      headers: { authorization: `Bearer ${w.a.keys.worker}` },
+      signal: ctrl.signal,
+    });
     expect(res.status).toBe(200);
     expect(res.headers.get("content-type")).toContain("text/event-stream");
     const reader = res.body!.getReader();
@@ -81,8 +86,13 @@ describe("GET /api/v1/runs/{runId}/events", () => {
     expect(seen[0]).toMatchObject({ type: "ready", data: { runId: run.runId, rootRunId: run.runId, lifecycle: "normal" } });
     await pauseRun(SYSTEM, run.runId, "p");
     await resumeRun(SYSTEM, run.runId, "r");
-    await vi.waitFor(() => expect(seen.filter((e) => e.type === "control").map((e) => e.type === "control" && e.data.kind)).toEqual(["pause", "resume"]), { timeout: 10_000 });
+    await vi.waitFor(
+      () => expect(seen.filter((e) => e.type === "control").map((e) => e.type === "control" && e.data.kind)).toEqual(["pause", "resume"]),
+      { timeout: 10_000 },
+    );
     ctrl.abort();
-    await expect(w.client(w.b.keys.worker).subscribe(run.runId, () => {}, new AbortController().signal)).rejects.toMatchObject({ status: 404 });
+    await expect(w.client(w.b.keys.worker).subscribe(run.runId, () => {}, new AbortController().signal)).rejects.toMatchObject({
+      status: 404,
+    });
   });
 });

@@ -47,7 +47,14 @@ async function queuedJob(opts: { tool?: string; leaseTtlSeconds?: number } = {})
   const agent = w.client(w.a.keys.agent);
   const run = await agent.createRun({ taskId: "guard", leaseTtlSeconds: opts.leaseTtlSeconds });
   const operationId = newId("op");
-  await agent.registerOperation({ runId: run.runId, leaseId: run.leaseId, epoch: run.epoch, operationId, kind: "queued", tool: opts.tool ?? "db.compatibility_check" });
+  await agent.registerOperation({
+    runId: run.runId,
+    leaseId: run.leaseId,
+    epoch: run.epoch,
+    operationId,
+    kind: "queued",
+    tool: opts.tool ?? "db.compatibility_check",
+  });
   const stamp: JobStamp = { runId: run.runId, leaseId: run.leaseId, epoch: run.epoch, operationId };
   return { run, stamp };
 }
@@ -66,7 +73,10 @@ describe("admission at dequeue", () => {
     });
     expect(out).toMatchObject({ status: "completed", result: "ok" });
     expect(await opState(stamp.operationId)).toBe("succeeded");
-    const op = await prisma().operation.findUniqueOrThrow({ where: { teamId_operationId: { teamId: w.a.teamId, operationId: stamp.operationId } }, include: { effectReceipts: true } });
+    const op = await prisma().operation.findUniqueOrThrow({
+      where: { teamId_operationId: { teamId: w.a.teamId, operationId: stamp.operationId } },
+      include: { effectReceipts: true },
+    });
     expect(op.effectReceipts).toHaveLength(1);
     expect(op.effectReceipts[0]).toMatchObject({ providerOperationId: "check-1", source: "executor" });
   });
@@ -76,7 +86,9 @@ describe("admission at dequeue", () => {
     await killRun(SYSTEM, run.runId, "wrong commit");
     const guard = guardFor(w.client(w.a.keys.worker));
     let ran = false;
-    const out = await guard.run(stamp, async () => { ran = true; });
+    const out = await guard.run(stamp, async () => {
+      ran = true;
+    });
     expect(ran).toBe(false);
     expect(out).toMatchObject({ status: "discarded", reason: "killed", counter: "discarded_killed" });
     expect(guard.counts.get("discarded_killed")).toBe(1);
@@ -89,7 +101,9 @@ describe("admission at dequeue", () => {
     await prisma().run.update({ where: { id: run.runId }, data: { epoch: { increment: 1 } } });
     const guard = guardFor(w.client(w.a.keys.worker));
     let ran = false;
-    const out = await guard.run(stamp, async () => { ran = true; });
+    const out = await guard.run(stamp, async () => {
+      ran = true;
+    });
     expect(ran).toBe(false);
     expect(out).toMatchObject({ status: "discarded", reason: "stale_epoch", counter: "stale_epoch" });
     expect(guard.counts.snapshot()).toEqual({ stale_epoch: 1 });
@@ -99,7 +113,9 @@ describe("admission at dequeue", () => {
     const { stamp } = await queuedJob();
     const guard = guardFor(w.client(w.a.keys.worker));
     let ran = false;
-    const out = await guard.run({ ...stamp, operationId: newId("op") }, async () => { ran = true; });
+    const out = await guard.run({ ...stamp, operationId: newId("op") }, async () => {
+      ran = true;
+    });
     expect(ran).toBe(false);
     expect(out).toMatchObject({ status: "discarded", counter: "discarded_missing_state" });
   });
@@ -109,7 +125,10 @@ describe("admission at dequeue", () => {
     await pauseRun(SYSTEM, run.runId, "inspect");
     const guard = guardFor(w.client(w.a.keys.worker));
     let ran = false;
-    const pending = guard.run(stamp, async () => { ran = true; return "after resume"; });
+    const pending = guard.run(stamp, async () => {
+      ran = true;
+      return "after resume";
+    });
     // The hold is recorded by the gate as a decision; wait for it, then prove nothing ran.
     await waitFor(async () => (await prisma().gateDecision.count({ where: { operationId: stamp.operationId, decision: "hold" } })) > 0);
     expect(ran).toBe(false);
@@ -126,11 +145,17 @@ describe("abort during a long call", () => {
     const { run, stamp } = await queuedJob({ tool: "deployment.reserve_preview" });
     const guard = guardFor(w.client(w.a.keys.worker));
     let started!: () => void;
-    const isRunning = new Promise<void>((r) => { started = r; });
-    const pending = guard.run(stamp, (ctx) => new Promise((_, reject) => {
-      started();
-      ctx.signal.addEventListener("abort", () => reject(ctx.signal.reason), { once: true });
-    }));
+    const isRunning = new Promise<void>((r) => {
+      started = r;
+    });
+    const pending = guard.run(
+      stamp,
+      (ctx) =>
+        new Promise((_, reject) => {
+          started();
+          ctx.signal.addEventListener("abort", () => reject(ctx.signal.reason), { once: true });
+        }),
+    );
     await isRunning;
     await killRun(SYSTEM, run.runId, "operator pressed stop");
     const out = await pending;
@@ -156,7 +181,10 @@ describe("approved-artifact handoff (docs/architecture.md#five-questions): trans
       writes++;
       const body = `approved build for ${stamp.operationId}\n`;
       await writeFile(artifact, body, { flag: "a" });
-      await ctx.recordEffect({ providerOperationId: `file:${artifact}`, detail: { sha256: createHash("sha256").update(body).digest("hex") } });
+      await ctx.recordEffect({
+        providerOperationId: `file:${artifact}`,
+        detail: { sha256: createHash("sha256").update(body).digest("hex") },
+      });
       return "handed off";
     };
     const flaky = new QuiesceClient({ url: proxy.url, apiKey: w.a.keys.worker, timeoutMs: 10_000 });
@@ -169,7 +197,11 @@ describe("approved-artifact handoff (docs/architecture.md#five-questions): trans
     const h = await handoff("before_server");
     expect(h.first).toMatchObject({ status: "uncertain", cause: "transport_lost" });
     const entry = await h.journal.get(h.stamp.operationId);
-    expect(entry).toMatchObject({ state: "uncertain", uncertain: { cause: "transport_lost" }, effect: { providerOperationId: `file:${h.artifact}` } });
+    expect(entry).toMatchObject({
+      state: "uncertain",
+      uncertain: { cause: "transport_lost" },
+      effect: { providerOperationId: `file:${h.artifact}` },
+    });
     expect(await opState(h.stamp.operationId)).toBe("running");
 
     // The queue redelivers the same operationId to a worker with a healthy connection.
@@ -177,7 +209,10 @@ describe("approved-artifact handoff (docs/architecture.md#five-questions): trans
     expect(retry).toMatchObject({ status: "already_applied", reconciled: true });
     expect(h.writes()).toBe(1);
     expect((await readFile(h.artifact, "utf8")).split("\n").filter(Boolean)).toHaveLength(1);
-    const op = await prisma().operation.findUniqueOrThrow({ where: { teamId_operationId: { teamId: w.a.teamId, operationId: h.stamp.operationId } }, include: { effectReceipts: true } });
+    const op = await prisma().operation.findUniqueOrThrow({
+      where: { teamId_operationId: { teamId: w.a.teamId, operationId: h.stamp.operationId } },
+      include: { effectReceipts: true },
+    });
     expect(op.state).toBe("succeeded");
     expect(op.effectReceipts).toHaveLength(1);
     expect(op.effectReceipts[0]!.detail).toMatchObject({ sha256: expect.any(String) });

@@ -44,7 +44,8 @@ async function authority() {
   return { runId: r.runId, leaseId: r.leaseId, epoch: r.epoch };
 }
 
-const op = (operationId: string) => prisma().operation.findUniqueOrThrow({ where: { teamId_operationId: { teamId: w.a.teamId, operationId } } });
+const op = (operationId: string) =>
+  prisma().operation.findUniqueOrThrow({ where: { teamId_operationId: { teamId: w.a.teamId, operationId } } });
 const jobState = async (queue: string, id: string) => (await boss.getJobById(queue, id))?.state;
 
 const until = waitForValue;
@@ -56,8 +57,20 @@ describe("pg-boss guard", () => {
     const auth = await authority();
     const producer = w.client(w.a.keys.agent);
     const now = await enqueuePgBoss(boss, producer, queue, { authority: auth, tool: "db.compatibility_check", payload: { n: 1 } });
-    const later = await enqueuePgBoss(boss, producer, queue, { authority: auth, tool: "db.compatibility_check", payload: { n: 2 }, delayMs: 1000 });
-    expect(await op(now.operationId)).toMatchObject({ kind: "queued", state: "queued", providerName: `pg-boss:${queue}`, providerJobId: now.jobId, epochStamp: auth.epoch, leaseId: auth.leaseId });
+    const later = await enqueuePgBoss(boss, producer, queue, {
+      authority: auth,
+      tool: "db.compatibility_check",
+      payload: { n: 2 },
+      delayMs: 1000,
+    });
+    expect(await op(now.operationId)).toMatchObject({
+      kind: "queued",
+      state: "queued",
+      providerName: `pg-boss:${queue}`,
+      providerJobId: now.jobId,
+      epochStamp: auth.epoch,
+      leaseId: auth.leaseId,
+    });
     expect(await op(later.operationId)).toMatchObject({ kind: "scheduled", state: "scheduled", providerJobId: later.jobId });
     expect((await op(later.operationId)).notBefore).not.toBeNull();
     const job = await boss.getJobById<{ quiesce: unknown }>(queue, now.jobId);
@@ -65,10 +78,19 @@ describe("pg-boss guard", () => {
 
     const guard = newGuard();
     const seen: number[] = [];
-    await guardPgBossWork<{ n: number }, string>(boss, queue, guard, async (payload) => { seen.push(payload.n); return "done"; });
-    await until(() => Promise.all([op(now.operationId), op(later.operationId)]), (ops) => ops.every((o) => o.state === "succeeded"));
+    await guardPgBossWork<{ n: number }, string>(boss, queue, guard, async (payload) => {
+      seen.push(payload.n);
+      return "done";
+    });
+    await until(
+      () => Promise.all([op(now.operationId), op(later.operationId)]),
+      (ops) => ops.every((o) => o.state === "succeeded"),
+    );
     expect(seen.sort()).toEqual([1, 2]);
-    await until(() => jobState(queue, later.jobId), (s) => s === "completed");
+    await until(
+      () => jobState(queue, later.jobId),
+      (s) => s === "completed",
+    );
     await boss.offWork(queue);
   });
 
@@ -78,24 +100,47 @@ describe("pg-boss guard", () => {
     const auth = await authority();
     const producer = w.client(w.a.keys.agent);
     const jobs: Enqueued[] = [];
-    for (let i = 0; i < 8; i++) jobs.push(await enqueuePgBoss(boss, producer, queue, { authority: auth, tool: "ticket.update", payload: { i }, delayMs: i % 2 ? 500 : 0 }));
+    for (let i = 0; i < 8; i++)
+      jobs.push(
+        await enqueuePgBoss(boss, producer, queue, { authority: auth, tool: "ticket.update", payload: { i }, delayMs: i % 2 ? 500 : 0 }),
+      );
     await killRun(SYSTEM, auth.runId, "wrong commit detected");
     // The kill committed every operation as cancelled_not_started and cancelled the jobs in pg-boss.
     for (const j of jobs) expect((await op(j.operationId)).state).toBe("cancelled_not_started");
-    await until(() => Promise.all(jobs.map((j) => jobState(queue, j.jobId))), (s) => s.every((x) => x === "cancelled"));
+    await until(
+      () => Promise.all(jobs.map((j) => jobState(queue, j.jobId))),
+      (s) => s.every((x) => x === "cancelled"),
+    );
 
     // Second line: even if the queue hands them out again (here: resumed by hand), nothing runs.
-    await boss.resume(queue, jobs.map((j) => j.jobId));
+    await boss.resume(
+      queue,
+      jobs.map((j) => j.jobId),
+    );
     const guard = newGuard();
     let started = 0;
     const outcomes: GuardOutcome<unknown>[] = [];
-    await guardPgBossWork(boss, queue, guard, async () => { started++; }, { concurrency: 2, onOutcome: (_s, o) => outcomes.push(o as GuardOutcome<unknown>) });
-    await until(async () => outcomes.length, (n) => n === jobs.length);
+    await guardPgBossWork(
+      boss,
+      queue,
+      guard,
+      async () => {
+        started++;
+      },
+      { concurrency: 2, onOutcome: (_s, o) => outcomes.push(o as GuardOutcome<unknown>) },
+    );
+    await until(
+      async () => outcomes.length,
+      (n) => n === jobs.length,
+    );
     expect(started).toBe(0);
     // Queued work is denied `killed`; a delayed job (scheduled) carries stale authority: `stale_epoch`
     // (docs/architecture.md#barriers: delayed_retry_fires_after_revocation → deny_stale_epoch).
     expect(guard.counts.snapshot()).toEqual({ discarded_killed: 4, stale_epoch: 4 });
-    await until(() => Promise.all(jobs.map((j) => jobState(queue, j.jobId))), (s) => s.every((x) => x === "completed"));
+    await until(
+      () => Promise.all(jobs.map((j) => jobState(queue, j.jobId))),
+      (s) => s.every((x) => x === "completed"),
+    );
     await boss.offWork(queue);
   });
 
@@ -103,17 +148,41 @@ describe("pg-boss guard", () => {
     const queue = `long-${Date.now().toString(36)}`;
     await ensureGuardedQueue(boss, queue);
     const auth = await authority();
-    const j = await enqueuePgBoss(boss, w.client(w.a.keys.agent), queue, { authority: auth, tool: "deployment.reserve_preview", payload: {} });
+    const j = await enqueuePgBoss(boss, w.client(w.a.keys.agent), queue, {
+      authority: auth,
+      tool: "deployment.reserve_preview",
+      payload: {},
+    });
     const guard = newGuard();
     let outcome: GuardOutcome<unknown> | undefined;
-    await guardPgBossWork(boss, queue, guard, (_p, ctx) => new Promise((_, reject) => {
-      ctx.signal.addEventListener("abort", () => reject(ctx.signal.reason), { once: true });
-    }), { onOutcome: (_s, o) => { outcome = o as GuardOutcome<unknown>; } });
-    await until(() => op(j.operationId), (o) => o.state === "running");
+    await guardPgBossWork(
+      boss,
+      queue,
+      guard,
+      (_p, ctx) =>
+        new Promise((_, reject) => {
+          ctx.signal.addEventListener("abort", () => reject(ctx.signal.reason), { once: true });
+        }),
+      {
+        onOutcome: (_s, o) => {
+          outcome = o as GuardOutcome<unknown>;
+        },
+      },
+    );
+    await until(
+      () => op(j.operationId),
+      (o) => o.state === "running",
+    );
     await killRun(SYSTEM, auth.runId, "stop the preview");
-    await until(async () => outcome, (o) => o !== undefined);
+    await until(
+      async () => outcome,
+      (o) => o !== undefined,
+    );
     expect(outcome).toMatchObject({ status: "aborted_unknown", reason: "killed" });
-    const job = await until(() => boss.getJobById<unknown>(queue, j.jobId), (x) => x?.state === "completed" || x?.state === "cancelled");
+    const job = await until(
+      () => boss.getJobById<unknown>(queue, j.jobId),
+      (x) => x?.state === "completed" || x?.state === "cancelled",
+    );
     if (job?.state === "completed") expect(job.output).toMatchObject({ quiesce: "aborted_unknown", reason: "killed" });
     expect((await op(j.operationId)).state).not.toBe("cancelled_not_started");
     await boss.offWork(queue);
@@ -126,19 +195,42 @@ describe("pg-boss guard", () => {
     const producer = w.client(w.a.keys.agent);
     const first = await enqueuePgBoss(boss, producer, queue, { authority: auth, tool: "db.compatibility_check", payload: {} });
     const guard = newGuard();
-    await guardPgBossWork(boss, queue, guard, async () => { throw new Error("db not ready"); }, { retry: { limit: 3, delayMs: 60_000 }, producer });
+    await guardPgBossWork(
+      boss,
+      queue,
+      guard,
+      async () => {
+        throw new Error("db not ready");
+      },
+      { retry: { limit: 3, delayMs: 60_000 }, producer },
+    );
     const retryId = `${first.operationId}.r1`;
-    const retry = await until(() => prisma().operation.findUnique({ where: { teamId_operationId: { teamId: w.a.teamId, operationId: retryId } } }), (o) => o !== null);
-    expect(retry).toMatchObject({ kind: "retry", state: "scheduled", epochStamp: auth.epoch, leaseId: auth.leaseId, providerName: `pg-boss:${queue}` });
+    const retry = await until(
+      () => prisma().operation.findUnique({ where: { teamId_operationId: { teamId: w.a.teamId, operationId: retryId } } }),
+      (o) => o !== null,
+    );
+    expect(retry).toMatchObject({
+      kind: "retry",
+      state: "scheduled",
+      epochStamp: auth.epoch,
+      leaseId: auth.leaseId,
+      providerName: `pg-boss:${queue}`,
+    });
     // The guard registers the retry operation before it sends the retry job and counts it: wait for
     // the count rather than race it.
-    await until(async () => guard.counts.get("retry_scheduled") ?? 0, (n) => n >= 1);
+    await until(
+      async () => guard.counts.get("retry_scheduled") ?? 0,
+      (n) => n >= 1,
+    );
     expect(guard.counts.get("retry_scheduled")).toBe(1);
     expect((await op(first.operationId)).state).toBe("failed");
     // The retry timer is queued authority in another form (docs/architecture.md#barriers): the kill cancels it, here too.
     await killRun(SYSTEM, auth.runId, "stop retries");
     expect((await op(retryId)).state).toBe("cancelled_not_started");
-    await until(() => jobState(queue, retry!.providerJobId!), (s) => s === "cancelled");
+    await until(
+      () => jobState(queue, retry!.providerJobId!),
+      (s) => s === "cancelled",
+    );
     await boss.offWork(queue);
   });
 
@@ -147,11 +239,14 @@ describe("pg-boss guard", () => {
     await ensureGuardedQueue(boss, queue);
     const auth = await authority();
     const j = await enqueuePgBoss(boss, w.client(w.a.keys.agent), queue, { authority: auth, tool: "t", payload: {}, delayMs: 60_000 });
-    const report = await cancelQueueJobs([
-      { providerName: `pg-boss:${queue}`, providerJobId: j.jobId },
-      { providerName: "bullmq:nowhere", providerJobId: "op_x" },
-      { providerName: "deploy-sim", providerJobId: "preview-1" },
-    ], { redisUrl: "redis://127.0.0.1:1" });
+    const report = await cancelQueueJobs(
+      [
+        { providerName: `pg-boss:${queue}`, providerJobId: j.jobId },
+        { providerName: "bullmq:nowhere", providerJobId: "op_x" },
+        { providerName: "deploy-sim", providerJobId: "preview-1" },
+      ],
+      { redisUrl: "redis://127.0.0.1:1" },
+    );
     expect(report).toContainEqual({ providerName: `pg-boss:${queue}`, requested: 1, cancelled: 1 });
     expect(report.find((r) => r.providerName === "bullmq:nowhere")?.error).toBeTruthy();
     expect(report.some((r) => r.providerName === "deploy-sim")).toBe(false);

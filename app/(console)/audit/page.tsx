@@ -16,13 +16,22 @@ export const metadata = { title: "Audit log" };
 function Json({ value }: { value: unknown }) {
   if (value === null || value === undefined) return <span className="muted">—</span>;
   const full = JSON.stringify(value);
-  if (typeof value !== "object" || Array.isArray(value)) return <code className="json" title={full}>{full.length > 80 ? `${full.slice(0, 80)}…` : full}</code>;
+  if (typeof value !== "object" || Array.isArray(value))
+    return (
+      <code className="json" title={full}>
+        {full.length > 80 ? `${full.slice(0, 80)}…` : full}
+      </code>
+    );
   const entries = Object.entries(value as Record<string, unknown>);
   return (
     <span className="audit-kv" title={full}>
       {entries.slice(0, 6).map(([k, v]) => {
         const text = typeof v === "string" ? v : JSON.stringify(v);
-        return <span key={k}><span className="k">{k}</span> <code>{text.length > 40 ? `${text.slice(0, 40)}…` : text}</code></span>;
+        return (
+          <span key={k}>
+            <span className="k">{k}</span> <code>{text.length > 40 ? `${text.slice(0, 40)}…` : text}</code>
+          </span>
+        );
       })}
       {entries.length > 6 ? <span className="muted">+{entries.length - 6} more</span> : null}
     </span>
@@ -37,7 +46,10 @@ export default async function AuditPage({ searchParams }: { searchParams: Promis
   const parsed = AuditQuery.safeParse(raw);
   const f = parsed.success ? parsed.data : {};
   const [data, broken] = await Promise.all([listConsoleAudit(s.principal, f), checkAuditChain(s.principal)]);
-  const labels = await actorLabels(s.principal, data.items.map((i) => i.actor));
+  const labels = await actorLabels(
+    s.principal,
+    data.items.map((i) => i.actor),
+  );
   const link = (page: number) => {
     const u = new URLSearchParams();
     for (const k of ["action", "actor", "target"] as const) if (f[k]) u.set(k, f[k]!);
@@ -49,37 +61,93 @@ export default async function AuditPage({ searchParams }: { searchParams: Promis
     <section aria-labelledby="audit-title">
       <div className="page-head">
         <h1 id="audit-title">Audit log</h1>
-        <p className="muted">{data.total} event{data.total === 1 ? "" : "s"}{filtered ? " match" : ""}. Append-only; each row carries the hash of the one before.</p>
+        <p className="muted">
+          {data.total} event{data.total === 1 ? "" : "s"}
+          {filtered ? " match" : ""}. Append-only; each row carries the hash of the one before.
+        </p>
       </div>
-      {broken === null
-        ? <div className="notice notice-ok" role="status">✓ Hash chain intact for this team.</div>
-        : <div className="notice notice-error" role="alert">✗ Hash chain broken at event #{broken}: a row was altered or removed.</div>}
+      {broken === null ? (
+        <div className="notice notice-ok" role="status">
+          ✓ Hash chain intact for this team.
+        </div>
+      ) : (
+        <div className="notice notice-error" role="alert">
+          ✗ Hash chain broken at event #{broken}: a row was altered or removed.
+        </div>
+      )}
       <form method="get" action="/audit" className="toolbar" role="search">
-        <label className="select"><span>Action</span>
+        <label className="select">
+          <span>Action</span>
           <select name="action" defaultValue={f.action ?? ""}>
             <option value="">any</option>
-            {data.actions.map((a) => <option key={a} value={a}>{a}</option>)}
+            {data.actions.map((a) => (
+              <option key={a} value={a}>
+                {a}
+              </option>
+            ))}
           </select>
         </label>
-        <label className="select"><span>Actor</span><input name="actor" defaultValue={f.actor ?? ""} placeholder="e-mail, user id, key id…" /></label>
-        <label className="select"><span>Target</span><input name="target" defaultValue={f.target ?? ""} placeholder="run id, key id…" /></label>
-        <button className="btn" type="submit">Filter</button>
-        {filtered ? <Link className="btn btn-ghost" href="/audit">Clear</Link> : null}
+        <label className="select">
+          <span>Actor</span>
+          <input name="actor" defaultValue={f.actor ?? ""} placeholder="e-mail, user id, key id…" />
+        </label>
+        <label className="select">
+          <span>Target</span>
+          <input name="target" defaultValue={f.target ?? ""} placeholder="run id, key id…" />
+        </label>
+        <button className="btn" type="submit">
+          Filter
+        </button>
+        {filtered ? (
+          <Link className="btn btn-ghost" href="/audit">
+            Clear
+          </Link>
+        ) : null}
       </form>
-      {data.items.length === 0 ? <EmptyState title={filtered ? "No events match" : "No audit events yet"}>Control writes (pause, resume, kill, breaker, reconciliation, keys) are recorded here.</EmptyState> : (
+      {data.items.length === 0 ? (
+        <EmptyState title={filtered ? "No events match" : "No audit events yet"}>
+          Control writes (pause, resume, kill, breaker, reconciliation, keys) are recorded here.
+        </EmptyState>
+      ) : (
         <div className="table-wrap">
           <table className="table compact">
-            <thead><tr><th scope="col">#</th><th scope="col">At</th><th scope="col">Actor</th><th scope="col">Action</th><th scope="col">Target</th><th scope="col">Before</th><th scope="col">After</th></tr></thead>
+            <thead>
+              <tr>
+                <th scope="col">#</th>
+                <th scope="col">At</th>
+                <th scope="col">Actor</th>
+                <th scope="col">Action</th>
+                <th scope="col">Target</th>
+                <th scope="col">Before</th>
+                <th scope="col">After</th>
+              </tr>
+            </thead>
             <tbody>
               {data.items.map((e) => (
                 <tr key={e.id}>
-                  <td className="num mono" title={`hash ${e.hash}`}>{e.id}</td>
-                  <td><Time iso={e.at} /></td>
+                  <td className="num mono" title={`hash ${e.hash}`}>
+                    {e.id}
+                  </td>
+                  <td>
+                    <Time iso={e.at} />
+                  </td>
                   <td title={e.actor}>{labels[e.actor] ?? e.actor}</td>
                   <td className="mono">{e.action}</td>
-                  <td className="mono">{e.target.startsWith("run_") ? <Link href={`/runs/${e.target}`}>{e.target}</Link> : e.target.startsWith("stop_") ? <Link href={`/barriers/${e.target}`}>{e.target}</Link> : e.target}</td>
-                  <td><Json value={e.before} /></td>
-                  <td><Json value={e.after} /></td>
+                  <td className="mono">
+                    {e.target.startsWith("run_") ? (
+                      <Link href={`/runs/${e.target}`}>{e.target}</Link>
+                    ) : e.target.startsWith("stop_") ? (
+                      <Link href={`/barriers/${e.target}`}>{e.target}</Link>
+                    ) : (
+                      e.target
+                    )}
+                  </td>
+                  <td>
+                    <Json value={e.before} />
+                  </td>
+                  <td>
+                    <Json value={e.after} />
+                  </td>
                 </tr>
               ))}
             </tbody>
@@ -88,9 +156,23 @@ export default async function AuditPage({ searchParams }: { searchParams: Promis
       )}
       {data.pages > 1 ? (
         <nav className="pager" aria-label="Pages">
-          {data.page > 1 ? <Link className="btn btn-small" href={link(data.page - 1)}>← Newer</Link> : <span />}
-          <span>Page {data.page} of {data.pages}</span>
-          {data.page < data.pages ? <Link className="btn btn-small" href={link(data.page + 1)}>Older →</Link> : <span />}
+          {data.page > 1 ? (
+            <Link className="btn btn-small" href={link(data.page - 1)}>
+              ← Newer
+            </Link>
+          ) : (
+            <span />
+          )}
+          <span>
+            Page {data.page} of {data.pages}
+          </span>
+          {data.page < data.pages ? (
+            <Link className="btn btn-small" href={link(data.page + 1)}>
+              Older →
+            </Link>
+          ) : (
+            <span />
+          )}
         </nav>
       ) : null}
     </section>

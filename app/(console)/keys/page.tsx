@@ -18,7 +18,9 @@ export default async function KeysPage() {
     <section aria-labelledby="keys-page-title">
       <div className="page-head">
         <h1 id="keys-page-title">API keys</h1>
-        <p className="muted">Keys for agents, workers, gateways and the CLI of team <strong>{s.team.name}</strong>. Secrets are stored only as hashes.</p>
+        <p className="muted">
+          Keys for agents, workers, gateways and the CLI of team <strong>{s.team.name}</strong>. Secrets are stored only as hashes.
+        </p>
       </div>
       <KeysPanel keys={keys} members={members} me={s.user.id} />
     </section>

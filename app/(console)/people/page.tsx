@@ -14,7 +14,10 @@ export default async function PeoplePage() {
     <section aria-labelledby="people-page-title">
       <div className="page-head">
         <h1 id="people-page-title">People</h1>
-        <p className="muted">Members of team <strong>{s.team.name}</strong>. Every change is audited; removing or disabling someone ends their sessions at once.</p>
+        <p className="muted">
+          Members of team <strong>{s.team.name}</strong>. Every change is audited; removing or disabling someone ends their sessions at
+          once.
+        </p>
       </div>
       <PeoplePanel members={members} me={s.user.id} />
     </section>

@@ -9,16 +9,20 @@ import { toFilter } from "@/lib/dal/stops";
 import { QuiesceError } from "@/lib/errors";
 
 export async function fleetStopAction(raw: unknown) {
-  return runAction({ name: "fleet-stop", input: FleetStopInput, action: "fleet.stop", revalidate: () => ["/runs"] }, raw, async ({ session, input }) => {
-    const body = { action: input.action, filter: input.filter, reason: input.reason, dryRun: input.dryRun };
-    if (input.dryRun) {
-      const r = await previewStop(session.principal, body);
-      return { dryRun: true as const, matched: r.matched, barrierTargets: r.barrierTargets, stopId: null };
-    }
-    if (isWholeTeam(toFilter(input.filter)) && input.confirmTeam?.trim() !== session.team.name) {
-      throw new QuiesceError("bad_request", `confirmTeam: type the team's name ("${session.team.name}") to stop every run of the team`);
-    }
-    const r = await createStop(session.principal, body);
-    return { dryRun: false as const, matched: r.matched, barrierTargets: r.barriers.total, stopId: r.stopId };
-  });
+  return runAction(
+    { name: "fleet-stop", input: FleetStopInput, action: "fleet.stop", revalidate: () => ["/runs"] },
+    raw,
+    async ({ session, input }) => {
+      const body = { action: input.action, filter: input.filter, reason: input.reason, dryRun: input.dryRun };
+      if (input.dryRun) {
+        const r = await previewStop(session.principal, body);
+        return { dryRun: true as const, matched: r.matched, barrierTargets: r.barrierTargets, stopId: null };
+      }
+      if (isWholeTeam(toFilter(input.filter)) && input.confirmTeam?.trim() !== session.team.name) {
+        throw new QuiesceError("bad_request", `confirmTeam: type the team's name ("${session.team.name}") to stop every run of the team`);
+      }
+      const r = await createStop(session.principal, body);
+      return { dryRun: false as const, matched: r.matched, barrierTargets: r.barriers.total, stopId: r.stopId };
+    },
+  );
 }

@@ -6,28 +6,48 @@ import { WebhookDeliveryIdInput, WebhookEndpointIdInput, WebhookFormInput } from
 import { createWebhookEndpoint, deleteWebhookEndpoint, retryWebhookDelivery, rotateWebhookSecret } from "@/lib/dal/webhooks";
 
 export async function createWebhookAction(raw: unknown) {
-  return runAction({ name: "createWebhook", input: WebhookFormInput, action: "key.manage", revalidate: () => ["/webhooks"] }, raw, async ({ session, input }) => {
-    const e = await createWebhookEndpoint(session.principal, { url: input.url, eventTypes: input.eventTypes, ...(input.secret ? { secret: input.secret } : {}) });
-    return { id: e.id, url: e.url, secret: e.secret };
-  });
+  return runAction(
+    { name: "createWebhook", input: WebhookFormInput, action: "key.manage", revalidate: () => ["/webhooks"] },
+    raw,
+    async ({ session, input }) => {
+      const e = await createWebhookEndpoint(session.principal, {
+        url: input.url,
+        eventTypes: input.eventTypes,
+        ...(input.secret ? { secret: input.secret } : {}),
+      });
+      return { id: e.id, url: e.url, secret: e.secret };
+    },
+  );
 }
 
 export async function deleteWebhookAction(raw: unknown) {
-  return runAction({ name: "deleteWebhook", input: WebhookEndpointIdInput, action: "key.manage", revalidate: () => ["/webhooks"] }, raw, async ({ session, input }) => {
-    await deleteWebhookEndpoint(session.principal, input.endpointId);
-    return { id: input.endpointId };
-  });
+  return runAction(
+    { name: "deleteWebhook", input: WebhookEndpointIdInput, action: "key.manage", revalidate: () => ["/webhooks"] },
+    raw,
+    async ({ session, input }) => {
+      await deleteWebhookEndpoint(session.principal, input.endpointId);
+      return { id: input.endpointId };
+    },
+  );
 }
 
 export async function retryWebhookDeliveryAction(raw: unknown) {
-  return runAction({ name: "retryWebhookDelivery", input: WebhookDeliveryIdInput, action: "key.manage", revalidate: () => ["/webhooks"] }, raw, async ({ session, input }) => {
-    await retryWebhookDelivery(session.principal, input.deliveryId);
-    return { id: input.deliveryId };
-  });
+  return runAction(
+    { name: "retryWebhookDelivery", input: WebhookDeliveryIdInput, action: "key.manage", revalidate: () => ["/webhooks"] },
+    raw,
+    async ({ session, input }) => {
+      await retryWebhookDelivery(session.principal, input.deliveryId);
+      return { id: input.deliveryId };
+    },
+  );
 }
 
 export async function rotateWebhookSecretAction(raw: unknown) {
-  return runAction({ name: "rotateWebhookSecret", input: WebhookEndpointIdInput, action: "key.manage", revalidate: () => ["/webhooks"] }, raw, async ({ session, input }) => {
-    return rotateWebhookSecret(session.principal, input.endpointId);
-  });
+  return runAction(
+    { name: "rotateWebhookSecret", input: WebhookEndpointIdInput, action: "key.manage", revalidate: () => ["/webhooks"] },
+    raw,
+    async ({ session, input }) => {
+      return rotateWebhookSecret(session.principal, input.endpointId);
+    },
+  );
 }

@@ -19,7 +19,10 @@ export default async function WebhooksPage() {
     <section aria-labelledby="webhooks-page-title">
       <div className="page-head">
         <h1 id="webhooks-page-title">Webhooks</h1>
-        <p className="muted">Stop events of team <strong>{s.team.name}</strong> as CloudEvents 1.0 (structured JSON), signed with HMAC-SHA256 in the <code>quiesce-signature</code> header, delivered at least once and in order per run.</p>
+        <p className="muted">
+          Stop events of team <strong>{s.team.name}</strong> as CloudEvents 1.0 (structured JSON), signed with HMAC-SHA256 in the{" "}
+          <code>quiesce-signature</code> header, delivered at least once and in order per run.
+        </p>
       </div>
       <WebhooksPanel endpoints={endpoints} dead={dead} pendingCount={pending.length} />
     </section>

@@ -105,15 +105,18 @@ const isForkOfKilled = (err: unknown) => err instanceof QuiesceApiError && err.s
 async function preToolUse(ctx: HookContext, input: PreToolUseInput): Promise<HookResult> {
   let b: Binding;
   try {
-    b = input.agent_id
-      ? await agentBinding(ctx, { ...input, agent_id: input.agent_id })
-      : await sessionBinding(ctx, input);
+    b = input.agent_id ? await agentBinding(ctx, { ...input, agent_id: input.agent_id }) : await sessionBinding(ctx, input);
   } catch (err) {
-    if (isForkOfKilled(err)) return { exitCode: 0, stdout: denyToolUse(`Quiesce denied ${input.tool_name}: ${FORK_OF_KILLED}.`, stopText(FORK_OF_KILLED)) };
+    if (isForkOfKilled(err))
+      return { exitCode: 0, stdout: denyToolUse(`Quiesce denied ${input.tool_name}: ${FORK_OF_KILLED}.`, stopText(FORK_OF_KILLED)) };
     throw err;
   }
   const ans = await ctx.client.gate({
-    runId: b.runId, leaseId: b.leaseId, epoch: b.epoch, operationId: input.tool_use_id, tool: input.tool_name,
+    runId: b.runId,
+    leaseId: b.leaseId,
+    epoch: b.epoch,
+    operationId: input.tool_use_id,
+    tool: input.tool_name,
   });
   if (ans.decision === "allow") return { exitCode: 0 };
   if (ans.decision === "hold") {
@@ -133,7 +136,9 @@ async function postToolUse(ctx: HookContext, input: PostToolUseInput): Promise<H
     await ctx.client.complete(input.tool_use_id, {
       outcome,
       detail: {
-        harness: "claude_code", tool: input.tool_name, ...(input.agent_id ? { agentId: input.agent_id } : {}),
+        harness: "claude_code",
+        tool: input.tool_name,
+        ...(input.agent_id ? { agentId: input.agent_id } : {}),
         ...(interrupted ? { abortedBy: "user_interrupt" } : {}),
       },
     });

@@ -5,7 +5,14 @@ import fc from "fast-check";
 import { describe, expect, test } from "vitest";
 import { HookInputError, parseHookInput } from "./input";
 
-const pre = { session_id: "s", hook_event_name: "PreToolUse", tool_name: "Bash", tool_input: { command: "ls" }, tool_use_id: "toolu_1", cwd: "/w" };
+const pre = {
+  session_id: "s",
+  hook_event_name: "PreToolUse",
+  tool_name: "Bash",
+  tool_input: { command: "ls" },
+  tool_use_id: "toolu_1",
+  cwd: "/w",
+};
 
 describe("parseHookInput", () => {
   test("the documented PreToolUse input parses, extra fields are kept", () => {
@@ -22,12 +29,20 @@ describe("parseHookInput", () => {
 
   test("SubagentStart needs agent_id; unknown events need only session_id", () => {
     expect(() => parseHookInput(JSON.stringify({ session_id: "s", hook_event_name: "SubagentStart" }))).toThrow(/agent_id/);
-    expect(parseHookInput(JSON.stringify({ session_id: "s", hook_event_name: "Stop" }))).toEqual({ hook_event_name: "other", event: "Stop", session_id: "s" });
+    expect(parseHookInput(JSON.stringify({ session_id: "s", hook_event_name: "Stop" }))).toEqual({
+      hook_event_name: "other",
+      event: "Stop",
+      session_id: "s",
+    });
   });
 
   test("event names that are Object.prototype members are ordinary unknown events", () => {
     for (const name of ["toString", "constructor", "__proto__", "hasOwnProperty"]) {
-      expect(parseHookInput(JSON.stringify({ session_id: "s", hook_event_name: name }))).toEqual({ hook_event_name: "other", event: name, session_id: "s" });
+      expect(parseHookInput(JSON.stringify({ session_id: "s", hook_event_name: name }))).toEqual({
+        hook_event_name: "other",
+        event: name,
+        session_id: "s",
+      });
     }
   });
 
@@ -35,16 +50,26 @@ describe("parseHookInput", () => {
     const anyText = fc.oneof(
       fc.string(),
       fc.json(),
-      fc.record({ ...Object.fromEntries(Object.keys(pre).map((k) => [k, fc.oneof(fc.string(), fc.integer(), fc.constant(null), fc.jsonValue())])) }, { requiredKeys: [] }).map((o) => JSON.stringify(o)),
+      fc
+        .record(
+          {
+            ...Object.fromEntries(Object.keys(pre).map((k) => [k, fc.oneof(fc.string(), fc.integer(), fc.constant(null), fc.jsonValue())])),
+          },
+          { requiredKeys: [] },
+        )
+        .map((o) => JSON.stringify(o)),
     );
-    fc.assert(fc.property(anyText, (text) => {
-      try {
-        const p = parseHookInput(text);
-        expect(typeof p.session_id).toBe("string");
-        expect(p.session_id.length).toBeGreaterThan(0);
-      } catch (err) {
-        expect(err).toBeInstanceOf(HookInputError);
-      }
-    }), { numRuns: 500 });
+    fc.assert(
+      fc.property(anyText, (text) => {
+        try {
+          const p = parseHookInput(text);
+          expect(typeof p.session_id).toBe("string");
+          expect(p.session_id.length).toBeGreaterThan(0);
+        } catch (err) {
+          expect(err).toBeInstanceOf(HookInputError);
+        }
+      }),
+      { numRuns: 500 },
+    );
   });
 });

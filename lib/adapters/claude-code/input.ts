@@ -53,7 +53,10 @@ export type PreToolUseInput = z.infer<typeof PreToolUseInput>;
 export type PostToolUseInput = z.infer<typeof PostToolUseInput>;
 
 export type HookInput =
-  | SessionStartInput | SubagentStartInput | PreToolUseInput | PostToolUseInput
+  | SessionStartInput
+  | SubagentStartInput
+  | PreToolUseInput
+  | PostToolUseInput
   | { hook_event_name: "other"; event: string; session_id: string };
 
 export class HookInputError extends Error {

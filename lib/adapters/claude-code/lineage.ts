@@ -57,7 +57,9 @@ export function transcriptLineage(transcriptPath: string | undefined, sessionId:
   let best: { id: string; shared: number; ts: string } | undefined;
   let names: string[];
   try {
-    names = readdirSync(dir).filter((n) => n.endsWith(".jsonl") && n !== path.basename(transcriptPath)).slice(0, MAX_SIBLINGS);
+    names = readdirSync(dir)
+      .filter((n) => n.endsWith(".jsonl") && n !== path.basename(transcriptPath))
+      .slice(0, MAX_SIBLINGS);
   } catch {
     return { readable: true };
   }

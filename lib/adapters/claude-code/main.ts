@@ -29,7 +29,9 @@ async function readAll(stream: Readable): Promise<string> {
 }
 
 export async function runClaudeCodeHook(
-  stdin: Readable, env: NodeJS.ProcessEnv = process.env, opts: { managed?: string } = {},
+  stdin: Readable,
+  env: NodeJS.ProcessEnv = process.env,
+  opts: { managed?: string } = {},
 ): Promise<HookResult> {
   let timeoutMs = DEFAULT_HOOK_TIMEOUT_MS;
   try {
@@ -51,7 +53,12 @@ export async function runClaudeCodeHook(
     const leaseTtl = setting("QUIESCE_LEASE_TTL_SECONDS", env);
     return handleHookEvent(
       // One request per process: node:http answers it without loading undici (see node-fetch.ts).
-      { client: makeClient(cfg, timeoutMs, { fetch: nodeFetch }), store, taskId: setting("QUIESCE_TASK_ID", env), leaseTtlSeconds: leaseTtl },
+      {
+        client: makeClient(cfg, timeoutMs, { fetch: nodeFetch }),
+        store,
+        taskId: setting("QUIESCE_TASK_ID", env),
+        leaseTtlSeconds: leaseTtl,
+      },
       input,
     );
   })().catch(fail);
@@ -81,7 +88,9 @@ export function emit(result: HookResult, env: NodeJS.ProcessEnv = process.env): 
   if (result.stdout && stdoutPolluted(env)) {
     const o = result.stdout as { hookSpecificOutput?: { permissionDecisionReason?: string }; stopReason?: string };
     const why = [o.hookSpecificOutput?.permissionDecisionReason, o.stopReason].filter(Boolean).join(" ");
-    process.stderr.write(`${why || "Quiesce: blocked"} (npm printed its banner on stdout; use \`npm run --silent\` or bin/quiesce-hook.mjs for the JSON answer)\n`);
+    process.stderr.write(
+      `${why || "Quiesce: blocked"} (npm printed its banner on stdout; use \`npm run --silent\` or bin/quiesce-hook.mjs for the JSON answer)\n`,
+    );
     return 2;
   }
   if (result.stdout) process.stdout.write(`${JSON.stringify(result.stdout)}\n`);

@@ -29,7 +29,10 @@ const h = (s: string) => createHash("sha256").update(s).digest("hex").slice(0, 3
 
 export class SessionStore {
   /** `scope`: the control plane URL and the key's hash — another plane or team never reuses a mapping. */
-  constructor(private readonly dir: string, private readonly scope: string) {}
+  constructor(
+    private readonly dir: string,
+    private readonly scope: string,
+  ) {}
 
   private file(sessionId: string, agentId?: string): string {
     const session = h(`${this.scope}\n${sessionId}`);

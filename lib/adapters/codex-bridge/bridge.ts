@@ -49,7 +49,12 @@ export interface BridgeOptions {
 
 export const DEFAULT_CODEX_MAX_HOLD_MS = 5 * 60_000;
 
-interface OpenOp { operationId: string; threadId: string; turnId: string; tool: string }
+interface OpenOp {
+  operationId: string;
+  threadId: string;
+  turnId: string;
+  tool: string;
+}
 
 function operationIdFor(threadId: string, turnId: string, itemId: string, approvalId?: string): string {
   const id = `codex-${threadId}-${turnId}-${itemId}${approvalId ? `-${approvalId}` : ""}`;
@@ -77,7 +82,12 @@ export async function runBridge(o: BridgeOptions): Promise<number> {
   const openOps = new Map<string, OpenOp>(); // itemId → allowed operation awaiting item/completed
 
   const tracker = new ThreadTracker({
-    cfg: o.cfg, client: o.client, parentRunId: o.parentRunId, taskId: o.taskId, recheckMs: o.recheckMs, log,
+    cfg: o.cfg,
+    client: o.client,
+    parentRunId: o.parentRunId,
+    taskId: o.taskId,
+    recheckMs: o.recheckMs,
+    log,
     interrupt: (threadId, turnId) => {
       const id = `quiesce-bridge-${++seq}`;
       ownRequests.set(id, `turn/interrupt ${turnId}`);
@@ -92,7 +102,8 @@ export async function runBridge(o: BridgeOptions): Promise<number> {
     try {
       await o.client.complete(op.operationId, { outcome, detail: { harness: "codex", tool: op.tool, ...detail } });
     } catch (err) {
-      if (!(err instanceof QuiesceApiError && err.status === 409)) log(`could not report ${outcome} for ${op.operationId}: ${describeError(err)}`);
+      if (!(err instanceof QuiesceApiError && err.status === 409))
+        log(`could not report ${outcome} for ${op.operationId}: ${describeError(err)}`);
     }
   };
 
@@ -114,7 +125,9 @@ export async function runBridge(o: BridgeOptions): Promise<number> {
     try {
       const b = await tracker.ensureRun(t, turnId);
       const out = await askGate(() => o.client.gate({ runId: b.runId, leaseId: b.leaseId, epoch: b.epoch, operationId, tool }), {
-        signal: stopWaiting.signal, wake: () => tracker.doorbell.signal, maxHoldMs: o.maxHoldMs ?? DEFAULT_CODEX_MAX_HOLD_MS,
+        signal: stopWaiting.signal,
+        wake: () => tracker.doorbell.signal,
+        maxHoldMs: o.maxHoldMs ?? DEFAULT_CODEX_MAX_HOLD_MS,
       });
       if (out.kind === "cancelled") return "cancel"; // the thread was killed while held
       if (out.kind === "held_too_long") {
@@ -143,16 +156,21 @@ export async function runBridge(o: BridgeOptions): Promise<number> {
   // ── direct client calls: gated on the bridge's own run ──
   let ownRun: Promise<RunBinding> | null = null;
   const bridgeRun = (): Promise<RunBinding> => {
-    ownRun ??= o.client.createRun({
-      taskId: o.taskId ?? `codex-bridge:${o.parentRunId ?? "root"}`,
-      title: "Codex app-server client (direct calls)",
-      harness: "codex",
-      ...(o.parentRunId ? { parentRunId: o.parentRunId } : {}),
-      native: { sessionId: `codex-bridge-${bridgeId}` },
-    }).then((r) => ({ runId: r.runId, leaseId: r.leaseId, epoch: r.epoch }), (err) => {
-      ownRun = null;
-      throw err;
-    });
+    ownRun ??= o.client
+      .createRun({
+        taskId: o.taskId ?? `codex-bridge:${o.parentRunId ?? "root"}`,
+        title: "Codex app-server client (direct calls)",
+        harness: "codex",
+        ...(o.parentRunId ? { parentRunId: o.parentRunId } : {}),
+        native: { sessionId: `codex-bridge-${bridgeId}` },
+      })
+      .then(
+        (r) => ({ runId: r.runId, leaseId: r.leaseId, epoch: r.epoch }),
+        (err) => {
+          ownRun = null;
+          throw err;
+        },
+      );
     return ownRun;
   };
   const bridgeId = `${process.pid}-${Date.now().toString(36)}`;
@@ -164,9 +182,13 @@ export async function runBridge(o: BridgeOptions): Promise<number> {
     try {
       const b = threadId ? await tracker.ensureRun(tracker.get(threadId)) : await bridgeRun();
       const operationId = `codex-direct-${bridgeId}-${++directSeq}`;
-      const out = await askGate(() => o.client.gate({ runId: b.runId, leaseId: b.leaseId, epoch: b.epoch, operationId, tool: `codex.${msg.method}` }), {
-        wake: () => tracker.doorbell.signal, maxHoldMs: o.maxHoldMs ?? DEFAULT_CODEX_MAX_HOLD_MS,
-      });
+      const out = await askGate(
+        () => o.client.gate({ runId: b.runId, leaseId: b.leaseId, epoch: b.epoch, operationId, tool: `codex.${msg.method}` }),
+        {
+          wake: () => tracker.doorbell.signal,
+          maxHoldMs: o.maxHoldMs ?? DEFAULT_CODEX_MAX_HOLD_MS,
+        },
+      );
       if (out.kind === "decided" && out.answer.decision === "allow") {
         // Finished when the app-server answers (fromServer); the answer's error decides the outcome.
         directOps.set(msg.id, { operationId, threadId: threadId ?? "", turnId: "", tool: `codex.${msg.method}` });
@@ -187,9 +209,13 @@ export async function runBridge(o: BridgeOptions): Promise<number> {
     try {
       const b = t ? await tracker.ensureRun(t, str(msg.params, "turnId")) : await bridgeRun();
       const operationId = `codex-${threadId ?? bridgeId}-${msg.method.replaceAll("/", ".")}-${String(msg.id)}`;
-      const out = await askGate(() => o.client.gate({ runId: b.runId, leaseId: b.leaseId, epoch: b.epoch, operationId, tool: `codex.${msg.method}` }), {
-        wake: () => tracker.doorbell.signal, maxHoldMs: o.maxHoldMs ?? DEFAULT_CODEX_MAX_HOLD_MS,
-      });
+      const out = await askGate(
+        () => o.client.gate({ runId: b.runId, leaseId: b.leaseId, epoch: b.epoch, operationId, tool: `codex.${msg.method}` }),
+        {
+          wake: () => tracker.doorbell.signal,
+          maxHoldMs: o.maxHoldMs ?? DEFAULT_CODEX_MAX_HOLD_MS,
+        },
+      );
       if (out.kind === "decided" && out.answer.decision === "allow") return null;
       const reason = out.answer?.reason ?? "cancelled";
       const killed = out.kind === "decided" && REVOKED_REASONS.has(reason);
@@ -296,7 +322,10 @@ export async function runBridge(o: BridgeOptions): Promise<number> {
       const threadId = str(c.msg.params, "threadId");
       const t: ThreadState | undefined = threadId ? tracker.get(threadId) : undefined;
       if (t?.killed) {
-        toClient.send({ id: c.msg.id, error: { code: -32000, message: `Quiesce: run ${t.runId ?? ""} was killed by an operator; no new turns` } });
+        toClient.send({
+          id: c.msg.id,
+          error: { code: -32000, message: `Quiesce: run ${t.runId ?? ""} was killed by an operator; no new turns` },
+        });
         return;
       }
       if (c.msg.method === "turn/start" && threadId) clientTurnStarts.set(c.msg.id, threadId);

@@ -30,7 +30,9 @@ export function classify(line: string): Classified {
   const m = msg as RpcMessage;
   const hasId = typeof m.id === "string" || typeof m.id === "number";
   if (typeof m.method === "string") {
-    return hasId ? { kind: "request", msg: m as RpcMessage & { id: RpcId; method: string } } : { kind: "notification", msg: m as RpcMessage & { method: string } };
+    return hasId
+      ? { kind: "request", msg: m as RpcMessage & { id: RpcId; method: string } }
+      : { kind: "notification", msg: m as RpcMessage & { method: string } };
   }
   if (hasId) return { kind: "response", msg: m as RpcMessage & { id: RpcId } };
   return { kind: "raw", line };

@@ -10,7 +10,11 @@ import type { AdapterConfig } from "../common/config";
 import { describeError } from "../common/control";
 import { Doorbell } from "../../wait";
 
-export interface RunBinding { runId: string; leaseId: string; epoch: number }
+export interface RunBinding {
+  runId: string;
+  leaseId: string;
+  epoch: number;
+}
 
 export interface ThreadState {
   threadId: string;
@@ -72,7 +76,9 @@ export class ThreadTracker {
           harness: "codex",
           ...(t.forkedFrom
             ? { forkedFrom: sourceRunId ? { runId: sourceRunId } : { threadId: t.forkedFrom } }
-            : this.d.parentRunId ? { parentRunId: this.d.parentRunId } : {}),
+            : this.d.parentRunId
+              ? { parentRunId: this.d.parentRunId }
+              : {}),
           native: { sessionId: t.threadId, threadId: t.threadId, ...(turnId ? { turnId } : {}) },
         });
       } catch (err) {
@@ -156,8 +162,13 @@ export class ThreadTracker {
       await this.d.client.request("POST", `/api/v1/runs/${encodeURIComponent(t.runId)}/observed`, {
         meaning: "turn_interrupted",
         evidence: {
-          harness: "codex", method: "turn/completed", threadId, turnId, status,
-          interruptRequestedAt: requestedAt, completedAt: new Date().toISOString(),
+          harness: "codex",
+          method: "turn/completed",
+          threadId,
+          turnId,
+          status,
+          interruptRequestedAt: requestedAt,
+          completedAt: new Date().toISOString(),
         },
       });
       this.d.log(`turn ${turnId} interrupted: reported "observed by target" for run ${t.runId}`);
@@ -186,10 +197,16 @@ export class ThreadTracker {
 
   private async watch(t: ThreadState, runId: string): Promise<void> {
     try {
-      await subscribe({ url: this.d.cfg.url, apiKey: this.d.cfg.apiKey }, runId, () => {
-        this.doorbell.ring();
-        void this.check(t);
-      }, this.stop.signal, { onDisconnect: (e) => this.d.log(`event stream: ${e.message}; reconnecting`) });
+      await subscribe(
+        { url: this.d.cfg.url, apiKey: this.d.cfg.apiKey },
+        runId,
+        () => {
+          this.doorbell.ring();
+          void this.check(t);
+        },
+        this.stop.signal,
+        { onDisconnect: (e) => this.d.log(`event stream: ${e.message}; reconnecting`) },
+      );
       void this.check(t); // anything that happened before the stream was ready
     } catch (err) {
       if (!this.stop.signal.aborted) this.d.log(`event stream unavailable (${describeError(err)}); relying on periodic checks`);
@@ -218,6 +235,10 @@ export class ThreadTracker {
    */
   async finishAll(): Promise<void> {
     const runIds = [...this.threads.values()].flatMap((t) => (t.runId && !t.killed ? [t.runId] : []));
-    await Promise.all(runIds.map((runId) => this.d.client.finish(runId).catch((err: unknown) => this.d.log(`cannot mark run ${runId} finished: ${describeError(err)}`))));
+    await Promise.all(
+      runIds.map((runId) =>
+        this.d.client.finish(runId).catch((err: unknown) => this.d.log(`cannot mark run ${runId} finished: ${describeError(err)}`)),
+      ),
+    );
   }
 }

@@ -38,7 +38,10 @@ export const ManagedConfig = z.strictObject({
 export type ManagedConfig = z.infer<typeof ManagedConfig>;
 
 /** The managed config in force, or null when there is none. */
-export function loadManagedConfig(explicitPath: string | undefined, env: NodeJS.ProcessEnv): { path: string; config: ManagedConfig } | null {
+export function loadManagedConfig(
+  explicitPath: string | undefined,
+  env: NodeJS.ProcessEnv,
+): { path: string; config: ManagedConfig } | null {
   const candidates = explicitPath ? [explicitPath] : [MANAGED_CONFIG_PATH];
   if (!explicitPath && env.QUIESCE_MANAGED_CONFIG && !existsSync(MANAGED_CONFIG_PATH)) candidates.push(env.QUIESCE_MANAGED_CONFIG);
   for (const file of candidates) {

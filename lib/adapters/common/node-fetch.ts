@@ -5,22 +5,27 @@
 import http from "node:http";
 import https from "node:https";
 
-export const nodeFetch = ((input: string | URL, init: RequestInit = {}): Promise<Response> => new Promise((resolve, reject) => {
-  const url = new URL(String(input));
-  const lib = url.protocol === "https:" ? https : url.protocol === "http:" ? http : null;
-  if (!lib) return reject(new TypeError(`unsupported protocol ${url.protocol}`));
-  const signal = init.signal ?? undefined;
-  if (signal?.aborted) return reject(signal.reason ?? new Error("aborted"));
-  const req = lib.request(url, { method: init.method ?? "GET", headers: init.headers as http.OutgoingHttpHeaders, signal, agent: false }, (res) => {
-    const chunks: Buffer[] = [];
-    res.on("data", (c: Buffer) => chunks.push(c));
-    res.on("error", reject);
-    res.on("end", () => {
-      const body = Buffer.concat(chunks).toString("utf8");
-      const status = res.statusCode ?? 0;
-      resolve({ ok: status >= 200 && status < 300, status, text: async () => body } as unknown as Response);
-    });
-  });
-  req.on("error", reject);
-  req.end(typeof init.body === "string" ? init.body : undefined);
-})) as typeof fetch;
+export const nodeFetch = ((input: string | URL, init: RequestInit = {}): Promise<Response> =>
+  new Promise((resolve, reject) => {
+    const url = new URL(String(input));
+    const lib = url.protocol === "https:" ? https : url.protocol === "http:" ? http : null;
+    if (!lib) return reject(new TypeError(`unsupported protocol ${url.protocol}`));
+    const signal = init.signal ?? undefined;
+    if (signal?.aborted) return reject(signal.reason ?? new Error("aborted"));
+    const req = lib.request(
+      url,
+      { method: init.method ?? "GET", headers: init.headers as http.OutgoingHttpHeaders, signal, agent: false },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on("data", (c: Buffer) => chunks.push(c));
+        res.on("error", reject);
+        res.on("end", () => {
+          const body = Buffer.concat(chunks).toString("utf8");
+          const status = res.statusCode ?? 0;
+          resolve({ ok: status >= 200 && status < 300, status, text: async () => body } as unknown as Response);
+        });
+      },
+    );
+    req.on("error", reject);
+    req.end(typeof init.body === "string" ? init.body : undefined);
+  })) as typeof fetch;

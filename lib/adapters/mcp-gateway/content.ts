@@ -17,7 +17,11 @@ export function adaptResult(result: CallToolResult, version: string): CallToolRe
   const content = result.content.map((c): Item => {
     const item = c as Item & { type: string; uri?: string; name?: string; mimeType?: string };
     if (item.type === "resource_link") return { type: "text", text: `${item.name ?? "resource"}: ${item.uri ?? ""}` };
-    if (item.type === "audio" && version < "2025-03-26") return { type: "text", text: `[audio content (${item.mimeType ?? "audio"}) omitted: the client's protocol version ${version} has no audio]` };
+    if (item.type === "audio" && version < "2025-03-26")
+      return {
+        type: "text",
+        text: `[audio content (${item.mimeType ?? "audio"}) omitted: the client's protocol version ${version} has no audio]`,
+      };
     return c;
   });
   const { structuredContent: _dropped, ...rest } = result;

@@ -24,7 +24,13 @@ import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import {
-  CallToolRequestSchema, ErrorCode, isInitializeRequest, ListToolsRequestSchema, McpError, ToolListChangedNotificationSchema, type CallToolResult,
+  CallToolRequestSchema,
+  ErrorCode,
+  isInitializeRequest,
+  ListToolsRequestSchema,
+  McpError,
+  ToolListChangedNotificationSchema,
+  type CallToolResult,
 } from "@modelcontextprotocol/sdk/types.js";
 import { adaptResult, negotiatedVersion } from "./content";
 import { subscribe } from "../../sdk/events";
@@ -60,7 +66,11 @@ export interface GatewayOptions {
   log?: (m: string) => void;
 }
 
-interface RunBinding { runId: string; leaseId: string; epoch: number }
+interface RunBinding {
+  runId: string;
+  leaseId: string;
+  epoch: number;
+}
 
 /** Environment for the upstream: ours minus the Quiesce credentials (the upstream is not trusted with them). */
 function upstreamEnv(): Record<string, string> {
@@ -96,7 +106,7 @@ export async function runGateway(o: GatewayOptions): Promise<number> {
     binding ??= (async () => {
       const r = await o.client.createRun({
         taskId: o.taskId ?? `mcp-gateway:${o.parentRunId}`,
-        title: `MCP gateway → ${upstreamInfo?.name ?? (o.upstreamUrl ?? path.basename(o.command))}`,
+        title: `MCP gateway → ${upstreamInfo?.name ?? o.upstreamUrl ?? path.basename(o.command)}`,
         harness: "mcp",
         parentRunId: o.parentRunId,
         ...(o.parentLeaseId ? { parentLeaseId: o.parentLeaseId } : {}),
@@ -116,11 +126,17 @@ export async function runGateway(o: GatewayOptions): Promise<number> {
   // Control events are wake-up calls: re-check running calls, wake held ones.
   const watch = async (runId: string) => {
     try {
-      await subscribe({ url: o.cfg.url, apiKey: o.cfg.apiKey }, runId, () => {
-        eventSeq++;
-        doorbell.ring();
-        void inflight.check();
-      }, stop.signal, { onDisconnect: (e) => log(`event stream: ${e.message}; reconnecting`) });
+      await subscribe(
+        { url: o.cfg.url, apiKey: o.cfg.apiKey },
+        runId,
+        () => {
+          eventSeq++;
+          doorbell.ring();
+          void inflight.check();
+        },
+        stop.signal,
+        { onDisconnect: (e) => log(`event stream: ${e.message}; reconnecting`) },
+      );
     } catch (err) {
       if (!stop.signal.aborted) log(`event stream unavailable (${describeError(err)}); relying on periodic re-checks`);
     }
@@ -181,10 +197,12 @@ export async function runGateway(o: GatewayOptions): Promise<number> {
           wake: () => doorbell.signal,
           onHold: (_ans, attempt) => {
             if (progressToken === undefined) return;
-            void extra.sendNotification({
-              method: "notifications/progress",
-              params: { progressToken, progress: attempt + 1, message: "Quiesce: paused by operator; waiting to be resumed" },
-            }).catch(() => {});
+            void extra
+              .sendNotification({
+                method: "notifications/progress",
+                params: { progressToken, progress: attempt + 1, message: "Quiesce: paused by operator; waiting to be resumed" },
+              })
+              .catch(() => {});
           },
         });
       } catch (err) {
@@ -203,7 +221,8 @@ export async function runGateway(o: GatewayOptions): Promise<number> {
           await o.client.complete(operationId, { outcome, detail: { harness: "mcp", tool, ...detail } });
         } catch (err) {
           // 409: the run is killed and the report was kept as barrier evidence — that is the point.
-          if (!(err instanceof QuiesceApiError && err.status === 409)) log(`could not report ${outcome} for ${operationId}: ${describeError(err)}`);
+          if (!(err instanceof QuiesceApiError && err.status === 409))
+            log(`could not report ${outcome} for ${operationId}: ${describeError(err)}`);
         }
       };
       try {
@@ -211,15 +230,18 @@ export async function runGateway(o: GatewayOptions): Promise<number> {
         // relayed back under the client's token.
         const { _meta: meta, ...params } = req.params;
         const { progressToken: _theirs, ...otherMeta } = meta ?? {};
-        const result = await upstream.callTool({ ...params, ...(Object.keys(otherMeta).length ? { _meta: otherMeta } : {}) }, undefined, {
-          signal, timeout: o.callTimeoutMs ?? 3_600_000,
-          ...(progressToken !== undefined ? {
-            resetTimeoutOnProgress: true,
-            onprogress: (p: { progress: number; total?: number; message?: string }) => {
-              void extra.sendNotification({ method: "notifications/progress", params: { ...p, progressToken } }).catch(() => {});
-            },
-          } : {}),
-        }) as CallToolResult;
+        const result = (await upstream.callTool({ ...params, ...(Object.keys(otherMeta).length ? { _meta: otherMeta } : {}) }, undefined, {
+          signal,
+          timeout: o.callTimeoutMs ?? 3_600_000,
+          ...(progressToken !== undefined
+            ? {
+                resetTimeoutOnProgress: true,
+                onprogress: (p: { progress: number; total?: number; message?: string }) => {
+                  void extra.sendNotification({ method: "notifications/progress", params: { ...p, progressToken } }).catch(() => {});
+                },
+              }
+            : {}),
+        })) as CallToolResult;
         call.answered = true;
         await report(result.isError ? "failed" : "succeeded", {});
         return adaptResult(result, version);
@@ -270,7 +292,10 @@ export async function runGateway(o: GatewayOptions): Promise<number> {
     await server.connect(transport);
     watchInit(transport);
     const prev = server.onclose;
-    server.onclose = () => { prev?.(); finish(0); };
+    server.onclose = () => {
+      prev?.();
+      finish(0);
+    };
     // The stdio transport does not notice its client going away; end of stdin is that moment.
     if (!o.transport) process.stdin.once("end", () => void server.close());
   }
@@ -279,7 +304,11 @@ export async function runGateway(o: GatewayOptions): Promise<number> {
   stop.abort();
   clearInterval(tick);
   await Promise.allSettled([upstream.close(), ...[...servers].map((srv) => srv.close())]);
-  if (httpServer) await new Promise<void>((r) => { httpServer!.closeAllConnections(); httpServer!.close(() => r()); });
+  if (httpServer)
+    await new Promise<void>((r) => {
+      httpServer!.closeAllConnections();
+      httpServer!.close(() => r());
+    });
   if (!o.transport && !o.listen) process.stdin.destroy(); // nothing more to read: let the process exit
   return code;
 }
@@ -304,7 +333,9 @@ async function serveHttp(
         try {
           body = JSON.parse(raw);
         } catch {
-          res.writeHead(400, { "content-type": "application/json" }).end(JSON.stringify({ jsonrpc: "2.0", error: { code: -32700, message: "Parse error" }, id: null }));
+          res
+            .writeHead(400, { "content-type": "application/json" })
+            .end(JSON.stringify({ jsonrpc: "2.0", error: { code: -32700, message: "Parse error" }, id: null }));
           return;
         }
       }
@@ -312,14 +343,20 @@ async function serveHttp(
       let transport = typeof sid === "string" ? sessions.get(sid) : undefined;
       if (!transport) {
         if (req.method !== "POST" || !isInitializeRequest(body)) {
-          res.writeHead(400, { "content-type": "application/json" }).end(JSON.stringify({ jsonrpc: "2.0", error: { code: -32000, message: "Bad Request: no valid session" }, id: null }));
+          res
+            .writeHead(400, { "content-type": "application/json" })
+            .end(JSON.stringify({ jsonrpc: "2.0", error: { code: -32000, message: "Bad Request: no valid session" }, id: null }));
           return;
         }
         const t: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
           sessionIdGenerator: () => randomUUID(),
-          onsessioninitialized: (id) => { sessions.set(id, t); },
+          onsessioninitialized: (id) => {
+            sessions.set(id, t);
+          },
         });
-        t.onclose = () => { if (t.sessionId) sessions.delete(t.sessionId); };
+        t.onclose = () => {
+          if (t.sessionId) sessions.delete(t.sessionId);
+        };
         const { server, watchInit } = buildServer(true);
         await server.connect(t);
         watchInit(t);

@@ -20,7 +20,10 @@ export class Inflight {
   private checking: Promise<void> | null = null;
   private again = false;
 
-  constructor(private readonly client: QuiesceClient, private readonly log: (m: string) => void) {}
+  constructor(
+    private readonly client: QuiesceClient,
+    private readonly log: (m: string) => void,
+  ) {}
 
   add(operationId: string, tool: string): InflightCall {
     const call: InflightCall = { operationId, tool, ctrl: new AbortController(), answered: false };

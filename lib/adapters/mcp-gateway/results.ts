@@ -17,9 +17,10 @@ export interface Refusal {
 }
 
 export function refusalResult(r: Refusal): CallToolResult {
-  const text = r.decision === "aborted"
-    ? `Quiesce aborted ${r.tool}: ${reasonText(r.reason)}. The call was cancelled upstream; its outcome is UNKNOWN (recorded for reconciliation).`
-    : `Quiesce denied ${r.tool}: ${reasonText(r.reason)}${r.detail ? ` (${r.detail})` : ""}.`;
+  const text =
+    r.decision === "aborted"
+      ? `Quiesce aborted ${r.tool}: ${reasonText(r.reason)}. The call was cancelled upstream; its outcome is UNKNOWN (recorded for reconciliation).`
+      : `Quiesce denied ${r.tool}: ${reasonText(r.reason)}${r.detail ? ` (${r.detail})` : ""}.`;
   return {
     content: [{ type: "text", text }],
     isError: true,

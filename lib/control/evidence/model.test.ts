@@ -14,139 +14,306 @@ const t0 = Date.UTC(2026, 7, 16, 10, 51, 4);
 const at = (ms: number) => new Date(t0 + ms);
 const optDate = fc.option(fc.integer({ min: 0, max: 60_000 }).map(at), { nil: null });
 
-const op: fc.Arbitrary<OperationFact> = fc.record({
-  state: fc.constantFrom<OperationState>(...OPERATION_STATES),
-  hasProvider: fc.boolean(),
-  settled: fc.constantFrom(null, "cancelled_without_effect", "completed_and_verified", "unknown", "pending"),
-  rec: fc.constantFrom(null, "awaiting_assignee", "assigned", "resolved"),
-  owner: fc.boolean(),
-  idx: fc.nat(1000),
-  run: fc.nat(4),
-  settledAt: optDate,
-}).map((x): OperationFact => {
-  // Keep the facts as the database would hold them: unknown ⇔ an open reconciliation (the trigger),
-  // a resolved reconciliation ⇒ a terminal known state.
-  const state: OperationState = x.rec === "resolved" && (x.state === "aborted_unknown" || x.state === "running") ? "failed" : x.state;
-  const rec = state === "aborted_unknown" ? (x.rec === null || x.rec === "resolved" ? "assigned" : x.rec) : x.rec === "resolved" ? "resolved" : null;
-  return {
-    operationId: `op-${x.idx}`, runId: `run_${x.run}`, tool: "t", kind: "call", state, providerName: x.hasProvider ? "p" : null,
-    hasProvider: x.hasProvider, providerJob: null, finishedAt: x.settledAt,
-    settlement: x.settled === null ? null : {
-      barrierId: "stop_x", stateAtBarrier: "running", cancelRequestedAt: at(0), providerResponse: x.hasProvider ? "accepted" : null,
-      effectExpected: "absence", effectObserved: x.settled === "completed_and_verified" && x.hasProvider ? "present" : null, effectCheckedAt: null,
-      settledState: x.settled === "pending" ? null : x.settled, settledAt: x.settled === "pending" ? null : x.settledAt,
-      settledReason: x.settled === "completed_and_verified" ? "effect present (provider)" : null, attempts: 1, lastError: null,
-    },
-    reconciliation: rec === null ? null : {
-      id: `rec-${x.idx}`, status: rec, assignee: x.owner ? "owner@x.test" : null, assignedBy: "system:default-owner (team admin)", assignedAt: at(1),
-      resolution: rec === "resolved" ? "effect_absent" : null, evidence: rec === "resolved" ? "looked" : null,
-      resolvedAt: rec === "resolved" ? at(2000) : null, resolvedBy: rec === "resolved" ? "alice@x.test" : null, cause: "cancel_unacknowledged",
-    },
-  };
-});
+const op: fc.Arbitrary<OperationFact> = fc
+  .record({
+    state: fc.constantFrom<OperationState>(...OPERATION_STATES),
+    hasProvider: fc.boolean(),
+    settled: fc.constantFrom(null, "cancelled_without_effect", "completed_and_verified", "unknown", "pending"),
+    rec: fc.constantFrom(null, "awaiting_assignee", "assigned", "resolved"),
+    owner: fc.boolean(),
+    idx: fc.nat(1000),
+    run: fc.nat(4),
+    settledAt: optDate,
+  })
+  .map((x): OperationFact => {
+    // Keep the facts as the database would hold them: unknown ⇔ an open reconciliation (the trigger),
+    // a resolved reconciliation ⇒ a terminal known state.
+    const state: OperationState = x.rec === "resolved" && (x.state === "aborted_unknown" || x.state === "running") ? "failed" : x.state;
+    const rec =
+      state === "aborted_unknown"
+        ? x.rec === null || x.rec === "resolved"
+          ? "assigned"
+          : x.rec
+        : x.rec === "resolved"
+          ? "resolved"
+          : null;
+    return {
+      operationId: `op-${x.idx}`,
+      runId: `run_${x.run}`,
+      tool: "t",
+      kind: "call",
+      state,
+      providerName: x.hasProvider ? "p" : null,
+      hasProvider: x.hasProvider,
+      providerJob: null,
+      finishedAt: x.settledAt,
+      settlement:
+        x.settled === null
+          ? null
+          : {
+              barrierId: "stop_x",
+              stateAtBarrier: "running",
+              cancelRequestedAt: at(0),
+              providerResponse: x.hasProvider ? "accepted" : null,
+              effectExpected: "absence",
+              effectObserved: x.settled === "completed_and_verified" && x.hasProvider ? "present" : null,
+              effectCheckedAt: null,
+              settledState: x.settled === "pending" ? null : x.settled,
+              settledAt: x.settled === "pending" ? null : x.settledAt,
+              settledReason: x.settled === "completed_and_verified" ? "effect present (provider)" : null,
+              attempts: 1,
+              lastError: null,
+            },
+      reconciliation:
+        rec === null
+          ? null
+          : {
+              id: `rec-${x.idx}`,
+              status: rec,
+              assignee: x.owner ? "owner@x.test" : null,
+              assignedBy: "system:default-owner (team admin)",
+              assignedAt: at(1),
+              resolution: rec === "resolved" ? "effect_absent" : null,
+              evidence: rec === "resolved" ? "looked" : null,
+              resolvedAt: rec === "resolved" ? at(2000) : null,
+              resolvedBy: rec === "resolved" ? "alice@x.test" : null,
+              cause: "cancel_unacknowledged",
+            },
+    };
+  });
 
-const facts: fc.Arbitrary<EvidenceFacts> = fc.record({
-  runs: fc.array(fc.record({ lifecycle: fc.constantFrom("normal" as const, "paused" as const, "killed" as const, "killed" as const), ack: fc.option(fc.constantFrom("signal_accepted", "turn_interrupted", "process_terminated"), { nil: null }) }), { minLength: 1, maxLength: 5 }),
-  ops: fc.uniqueArray(op, { maxLength: 8, selector: (o) => o.operationId }),
-  enginePhase: fc.constantFrom("revoking" as const, "settling" as const, "quiet" as const, "complete" as const),
-  dispatch: fc.boolean(), queued: fc.boolean(),
-  active: fc.nat(2),
-  quietUntil: optDate, now: fc.integer({ min: 0, max: 60_000 }).map(at),
-  receipts: fc.nat(2), late: fc.nat(3),
-}).map((x): EvidenceFacts => ({
-  now: x.now,
-  barrier: {
-    id: "stop_x", runId: "run_0", requestedAt: at(0), requestedBy: "user:u1", reason: "wrong commit", newEpoch: 2, enginePhase: x.enginePhase,
-    dispatchStoppedAt: x.dispatch ? at(5) : null, queuedCancelledAt: x.queued ? at(5) : null,
-    runsKilled: 1, leasesRevoked: 1, queuedCancelled: 0, scheduledCancelled: 0, retriesCancelled: 0,
-    quietPeriodSeconds: 2, quietUntil: x.quietUntil,
-  },
-  runs: x.runs.map((r, i) => ({ id: `run_${i}`, lifecycle: r.lifecycle, acknowledgment: r.ack ? { meaning: r.ack, at: at(100 + i) } : null })),
-  leases: { rootLease: "revoked", descendantLeasesRevoked: 0, active: x.active },
-  currentEpoch: 2,
-  operations: x.ops,
-  effectReceipts: [],
-  lateRequestsDenied: x.late,
-  receipts: Array.from({ length: x.receipts }, (_, i) => ({ version: i + 1, decision: "stop_incomplete" as const, digest: "a".repeat(64), verifiedAt: at(50_000 + i) })),
-}));
+const facts: fc.Arbitrary<EvidenceFacts> = fc
+  .record({
+    runs: fc.array(
+      fc.record({
+        lifecycle: fc.constantFrom("normal" as const, "paused" as const, "killed" as const, "killed" as const),
+        ack: fc.option(fc.constantFrom("signal_accepted", "turn_interrupted", "process_terminated"), { nil: null }),
+      }),
+      { minLength: 1, maxLength: 5 },
+    ),
+    ops: fc.uniqueArray(op, { maxLength: 8, selector: (o) => o.operationId }),
+    enginePhase: fc.constantFrom("revoking" as const, "settling" as const, "quiet" as const, "complete" as const),
+    dispatch: fc.boolean(),
+    queued: fc.boolean(),
+    active: fc.nat(2),
+    quietUntil: optDate,
+    now: fc.integer({ min: 0, max: 60_000 }).map(at),
+    receipts: fc.nat(2),
+    late: fc.nat(3),
+  })
+  .map((x): EvidenceFacts => ({
+    now: x.now,
+    barrier: {
+      id: "stop_x",
+      runId: "run_0",
+      requestedAt: at(0),
+      requestedBy: "user:u1",
+      reason: "wrong commit",
+      newEpoch: 2,
+      enginePhase: x.enginePhase,
+      dispatchStoppedAt: x.dispatch ? at(5) : null,
+      queuedCancelledAt: x.queued ? at(5) : null,
+      runsKilled: 1,
+      leasesRevoked: 1,
+      queuedCancelled: 0,
+      scheduledCancelled: 0,
+      retriesCancelled: 0,
+      quietPeriodSeconds: 2,
+      quietUntil: x.quietUntil,
+    },
+    runs: x.runs.map((r, i) => ({
+      id: `run_${i}`,
+      lifecycle: r.lifecycle,
+      acknowledgment: r.ack ? { meaning: r.ack, at: at(100 + i) } : null,
+    })),
+    leases: { rootLease: "revoked", descendantLeasesRevoked: 0, active: x.active },
+    currentEpoch: 2,
+    operations: x.ops,
+    effectReceipts: [],
+    lateRequestsDenied: x.late,
+    receipts: Array.from({ length: x.receipts }, (_, i) => ({
+      version: i + 1,
+      decision: "stop_incomplete" as const,
+      digest: "a".repeat(64),
+      verifiedAt: at(50_000 + i),
+    })),
+  }));
 
 describe("evidence model", () => {
   test("I1: stopped_and_quiet only when every operation is terminal and known, nothing is open, no lease is active and the quiet period is over", () => {
-    fc.assert(fc.property(facts, (f) => {
-      const ev = deriveEvidence(f);
-      expect(ev.decision === "stopped_and_quiet").toBe(i1Violation(f) === null);
-    }), { numRuns: 500 });
+    fc.assert(
+      fc.property(facts, (f) => {
+        const ev = deriveEvidence(f);
+        expect(ev.decision === "stopped_and_quiet").toBe(i1Violation(f) === null);
+      }),
+      { numRuns: 500 },
+    );
   });
 
   test("I5: every rung is done exactly when its fact holds", () => {
-    fc.assert(fc.property(facts, (f) => {
-      const want = rungFacts(f);
-      for (const r of deriveEvidence(f).ladder) expect([r.id, r.status === "done"]).toEqual([r.id, want[r.id]]);
-    }), { numRuns: 500 });
+    fc.assert(
+      fc.property(facts, (f) => {
+        const want = rungFacts(f);
+        for (const r of deriveEvidence(f).ladder) expect([r.id, r.status === "done"]).toEqual([r.id, want[r.id]]);
+      }),
+      { numRuns: 500 },
+    );
   });
 
   test("sentences claim only what the facts show", () => {
-    fc.assert(fc.property(facts, (f) => {
-      const ev = deriveEvidence(f);
-      const text = [...ev.sentences, ...ev.ladder.map((r) => r.detail)].join("\n");
-      if (ev.counts.settledByProvider === 0) expect(text).not.toMatch(/settled by (its|their) provider/);
-      if (ev.counts.unknown > 0 || ev.counts.pending > 0) expect(text).not.toMatch(/nothing to roll back/i);
-      if (ev.counts.inFlight > 0) expect(text).not.toMatch(/nothing was in flight/);
-      expect(text).not.toMatch(/unassigned|answered by its provider/);
-      if (ev.counts.reconciledByPerson > 0) expect(text).toMatch(/reconciled by alice@x\.test on /);
-      if (ev.decision === "stopped_and_quiet") expect(ev.sentences.at(-1)).toMatch(/^Stopped and quiet/);
-      else expect(ev.sentences.at(-1)).toMatch(/^Stop incomplete/);
-    }), { numRuns: 300 });
+    fc.assert(
+      fc.property(facts, (f) => {
+        const ev = deriveEvidence(f);
+        const text = [...ev.sentences, ...ev.ladder.map((r) => r.detail)].join("\n");
+        if (ev.counts.settledByProvider === 0) expect(text).not.toMatch(/settled by (its|their) provider/);
+        if (ev.counts.unknown > 0 || ev.counts.pending > 0) expect(text).not.toMatch(/nothing to roll back/i);
+        if (ev.counts.inFlight > 0) expect(text).not.toMatch(/nothing was in flight/);
+        expect(text).not.toMatch(/unassigned|answered by its provider/);
+        if (ev.counts.reconciledByPerson > 0) expect(text).toMatch(/reconciled by alice@x\.test on /);
+        if (ev.decision === "stopped_and_quiet") expect(ev.sentences.at(-1)).toMatch(/^Stopped and quiet/);
+        else expect(ev.sentences.at(-1)).toMatch(/^Stop incomplete/);
+      }),
+      { numRuns: 300 },
+    );
   });
 
   test("the receipt: counts from the model, one verifier, JSON and YAML from the same object", () => {
-    fc.assert(fc.property(facts, fc.nat(3), (f, v) => {
-      const verifiedAt = at(60_001);
-      const { body, canonical, digest, decision, evidence } = buildReceipt(f, { version: v + 1, previousDigest: v ? "b".repeat(64) : null, verifiedAt });
-      expect(decision).toBe(deriveEvidence({ ...f, now: verifiedAt }).decision);
-      expect(body.effects.unknown).toBe(evidence.counts.unknown);
-      expect(body.work.in_flight_pending).toBe(evidence.counts.pending);
-      expect(verifyReceipt({ body, canonical, digest }).ok).toBe(true);
-      expect(verifyReceipt({ body: JSON.parse(JSON.stringify(body)) }).ok).toBe(true);
-      expect(verifyReceipt({ body: { ...body, decision: decision === "stopped_and_quiet" ? "stop_incomplete" : "stopped_and_quiet" } }).ok).toBe(false);
-      expect(verifyReceipt({ body: { ...body, summary: [...body.summary, "extra"] } }).ok).toBe(false);
-      expect(parse(serializeReceipt(body, "yaml")).stop_receipt).toEqual(JSON.parse(serializeReceipt(body, "json")));
-      expect(canonicalJson(inReadingOrder(body))).toBe(canonicalJson(body));
-    }), { numRuns: 200 });
+    fc.assert(
+      fc.property(facts, fc.nat(3), (f, v) => {
+        const verifiedAt = at(60_001);
+        const { body, canonical, digest, decision, evidence } = buildReceipt(f, {
+          version: v + 1,
+          previousDigest: v ? "b".repeat(64) : null,
+          verifiedAt,
+        });
+        expect(decision).toBe(deriveEvidence({ ...f, now: verifiedAt }).decision);
+        expect(body.effects.unknown).toBe(evidence.counts.unknown);
+        expect(body.work.in_flight_pending).toBe(evidence.counts.pending);
+        expect(verifyReceipt({ body, canonical, digest }).ok).toBe(true);
+        expect(verifyReceipt({ body: JSON.parse(JSON.stringify(body)) }).ok).toBe(true);
+        expect(
+          verifyReceipt({ body: { ...body, decision: decision === "stopped_and_quiet" ? "stop_incomplete" : "stopped_and_quiet" } }).ok,
+        ).toBe(false);
+        expect(verifyReceipt({ body: { ...body, summary: [...body.summary, "extra"] } }).ok).toBe(false);
+        expect(parse(serializeReceipt(body, "yaml")).stop_receipt).toEqual(JSON.parse(serializeReceipt(body, "json")));
+        expect(canonicalJson(inReadingOrder(body))).toBe(canonicalJson(body));
+      }),
+      { numRuns: 200 },
+    );
   });
 });
 
 describe("who settled what, in words", () => {
   const base = (over: Partial<OperationFact>): OperationFact => ({
-    operationId: "op-a", runId: "run_0", tool: "deploy", kind: "call", state: "failed", providerName: "deploy-sim", hasProvider: true,
-    providerJob: "j1", finishedAt: at(3000), settlement: {
-      barrierId: "stop_x", stateAtBarrier: "running", cancelRequestedAt: at(10), providerResponse: "accepted", effectExpected: "absence",
-      effectObserved: "absent", effectCheckedAt: at(900), settledState: "cancelled_without_effect", settledAt: at(1000),
-      settledReason: "provider stopped; effect proven absent", attempts: 2, lastError: null,
-    }, reconciliation: null, ...over,
+    operationId: "op-a",
+    runId: "run_0",
+    tool: "deploy",
+    kind: "call",
+    state: "failed",
+    providerName: "deploy-sim",
+    hasProvider: true,
+    providerJob: "j1",
+    finishedAt: at(3000),
+    settlement: {
+      barrierId: "stop_x",
+      stateAtBarrier: "running",
+      cancelRequestedAt: at(10),
+      providerResponse: "accepted",
+      effectExpected: "absence",
+      effectObserved: "absent",
+      effectCheckedAt: at(900),
+      settledState: "cancelled_without_effect",
+      settledAt: at(1000),
+      settledReason: "provider stopped; effect proven absent",
+      attempts: 2,
+      lastError: null,
+    },
+    reconciliation: null,
+    ...over,
   });
   const facts = (ops: OperationFact[]): EvidenceFacts => ({
     now: at(60_000),
-    barrier: { id: "stop_x", runId: "run_0", requestedAt: at(0), requestedBy: "user:u1", reason: "r", newEpoch: 2, enginePhase: "complete", dispatchStoppedAt: at(1), queuedCancelledAt: at(1), runsKilled: 1, leasesRevoked: 1, queuedCancelled: 0, scheduledCancelled: 0, retriesCancelled: 0, quietPeriodSeconds: 2, quietUntil: at(5000) },
-    runs: [{ id: "run_0", lifecycle: "killed", acknowledgment: null }], leases: { rootLease: "revoked", descendantLeasesRevoked: 0, active: 0 }, currentEpoch: 2,
-    operations: ops, effectReceipts: [], lateRequestsDenied: 0, receipts: [],
+    barrier: {
+      id: "stop_x",
+      runId: "run_0",
+      requestedAt: at(0),
+      requestedBy: "user:u1",
+      reason: "r",
+      newEpoch: 2,
+      enginePhase: "complete",
+      dispatchStoppedAt: at(1),
+      queuedCancelledAt: at(1),
+      runsKilled: 1,
+      leasesRevoked: 1,
+      queuedCancelled: 0,
+      scheduledCancelled: 0,
+      retriesCancelled: 0,
+      quietPeriodSeconds: 2,
+      quietUntil: at(5000),
+    },
+    runs: [{ id: "run_0", lifecycle: "killed", acknowledgment: null }],
+    leases: { rootLease: "revoked", descendantLeasesRevoked: 0, active: 0 },
+    currentEpoch: 2,
+    operations: ops,
+    effectReceipts: [],
+    lateRequestsDenied: 0,
+    receipts: [],
   });
 
   test("'1 settled by its provider, 1 reconciled by … on …' — the person's settlement is never credited to a provider", () => {
     const person = base({
-      operationId: "op-b", state: "failed",
-      settlement: { ...base({}).settlement!, providerResponse: "unreachable", effectObserved: "unavailable", settledReason: "reconciled by user:u2: effect_absent" },
-      reconciliation: { id: "rec-b", status: "resolved", assignee: "bob@x.test", assignedBy: "system:default-owner (asked for the stop)", assignedAt: at(2000), resolution: "effect_absent", evidence: "deploy console shows nothing", resolvedAt: new Date(Date.UTC(2026, 10, 30, 23, 50)), resolvedBy: "bob@x.test", cause: "target_unreachable" },
+      operationId: "op-b",
+      state: "failed",
+      settlement: {
+        ...base({}).settlement!,
+        providerResponse: "unreachable",
+        effectObserved: "unavailable",
+        settledReason: "reconciled by user:u2: effect_absent",
+      },
+      reconciliation: {
+        id: "rec-b",
+        status: "resolved",
+        assignee: "bob@x.test",
+        assignedBy: "system:default-owner (asked for the stop)",
+        assignedAt: at(2000),
+        resolution: "effect_absent",
+        evidence: "deploy console shows nothing",
+        resolvedAt: new Date(Date.UTC(2026, 10, 30, 23, 50)),
+        resolvedBy: "bob@x.test",
+        cause: "target_unreachable",
+      },
     });
     const ev = deriveEvidence(facts([base({}), person]));
-    expect(ev.sentences[2]).toBe("2 calls in flight across the subtree; 1 settled by its provider, 1 reconciled by bob@x.test on 2026-11-30 23:50 UTC (effect absent).");
+    expect(ev.sentences[2]).toBe(
+      "2 calls in flight across the subtree; 1 settled by its provider, 1 reconciled by bob@x.test on 2026-11-30 23:50 UTC (effect absent).",
+    );
     expect(ev.operations.map((o) => o.settledBy)).toEqual(["provider", "person"]);
     expect(ev.decision).toBe("stopped_and_quiet");
   });
 
   test("no provider, or one that never answered a check, never 'settled' anything", () => {
-    const none = base({ providerName: null, hasProvider: false, state: "succeeded", settlement: { ...base({}).settlement!, providerResponse: null, effectObserved: null, settledState: "completed_and_verified", settledReason: "late effect reported by key:k" } });
-    const silent = base({ operationId: "op-c", state: "succeeded", settlement: { ...base({}).settlement!, effectObserved: "unavailable", settledState: "completed_and_verified", settledReason: "effect present (executor)" } });
+    const none = base({
+      providerName: null,
+      hasProvider: false,
+      state: "succeeded",
+      settlement: {
+        ...base({}).settlement!,
+        providerResponse: null,
+        effectObserved: null,
+        settledState: "completed_and_verified",
+        settledReason: "late effect reported by key:k",
+      },
+    });
+    const silent = base({
+      operationId: "op-c",
+      state: "succeeded",
+      settlement: {
+        ...base({}).settlement!,
+        effectObserved: "unavailable",
+        settledState: "completed_and_verified",
+        settledReason: "effect present (executor)",
+      },
+    });
     const ev = deriveEvidence(facts([none, silent]));
     expect(ev.counts.settledByProvider).toBe(0);
     expect(ev.sentences.join(" ")).toContain("2 reported by their executors");

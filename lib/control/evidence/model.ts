@@ -62,18 +62,34 @@ export interface RunFact {
 }
 
 export interface EffectReceiptFact {
-  operationId: string; providerOperationId: string | null; committedAt: Date; rollbackOwner: string | null; source: string; detail: unknown;
+  operationId: string;
+  providerOperationId: string | null;
+  committedAt: Date;
+  rollbackOwner: string | null;
+  source: string;
+  detail: unknown;
 }
 
 export interface EvidenceFacts {
   now: Date;
   barrier: {
-    id: string; runId: string; requestedAt: Date; requestedBy: string; reason: string; newEpoch: number;
+    id: string;
+    runId: string;
+    requestedAt: Date;
+    requestedBy: string;
+    reason: string;
+    newEpoch: number;
     /** The engine's own step (revoking → settling → quiet → complete), as stored. */
     enginePhase: BarrierPhase;
-    dispatchStoppedAt: Date | null; queuedCancelledAt: Date | null;
-    runsKilled: number; leasesRevoked: number; queuedCancelled: number; scheduledCancelled: number; retriesCancelled: number;
-    quietPeriodSeconds: number | null; quietUntil: Date | null;
+    dispatchStoppedAt: Date | null;
+    queuedCancelledAt: Date | null;
+    runsKilled: number;
+    leasesRevoked: number;
+    queuedCancelled: number;
+    scheduledCancelled: number;
+    retriesCancelled: number;
+    quietPeriodSeconds: number | null;
+    quietUntil: Date | null;
   };
   /** Every run of the subtree, the barrier's run first. */
   runs: RunFact[];
@@ -110,31 +126,45 @@ const NOT_TERMINAL = new Set<OperationState>(["queued", "scheduled", "running"])
 export function classify(op: OperationFact): OperationEvidence {
   const s = op.settlement;
   const r = op.reconciliation;
-  const outcome: OutcomeClass = NOT_TERMINAL.has(op.state) ? "pending"
-    : op.state === "aborted_unknown" ? "unknown"
-    : op.state === "succeeded" ? "effect_present"
-    : op.state === "failed" ? "effect_absent"
-    : "not_started";
+  const outcome: OutcomeClass = NOT_TERMINAL.has(op.state)
+    ? "pending"
+    : op.state === "aborted_unknown"
+      ? "unknown"
+      : op.state === "succeeded"
+        ? "effect_present"
+        : op.state === "failed"
+          ? "effect_absent"
+          : "not_started";
   const inFlight = s !== null || op.state === "aborted_unknown" || r !== null || op.state === "running";
   let settledBy: SettledBy = null;
   let settledAt: Date | null = null;
   if (outcome === "effect_present" || outcome === "effect_absent") {
-    if (r?.status === "resolved") { settledBy = "person"; settledAt = r.resolvedAt; }
-    else if (s?.settledState && s.settledState !== "unknown") {
+    if (r?.status === "resolved") {
+      settledBy = "person";
+      settledAt = r.resolvedAt;
+    } else if (s?.settledState && s.settledState !== "unknown") {
       // The provider settled it only when there is one and it answered an effect check (present, or
       // absent in a final state); a late report or an executor's receipt is the executor's word.
       const providerAnswered = op.hasProvider && (s.effectObserved === "present" || s.effectObserved === "absent");
       const byExecutor = !providerAnswered || /^late effect|\(executor\)/.test(s.settledReason ?? "");
       settledBy = byExecutor ? "executor" : "provider";
       settledAt = s.settledAt;
-    } else { settledBy = "executor"; settledAt = op.finishedAt; }
+    } else {
+      settledBy = "executor";
+      settledAt = op.finishedAt;
+    }
   }
   return { op, outcome, inFlight, settledBy, settledAt };
 }
 
 export const RUNG_IDS = [
-  "cancellation_requested", "observed_by_target", "new_work_prevented", "queued_work_cancelled",
-  "execution_quiesced", "effects_settled", "receipt_issued",
+  "cancellation_requested",
+  "observed_by_target",
+  "new_work_prevented",
+  "queued_work_cancelled",
+  "execution_quiesced",
+  "effects_settled",
+  "receipt_issued",
 ] as const;
 export type RungId = (typeof RUNG_IDS)[number];
 export type RungStatus = "done" | "pending" | "uncertain";
@@ -151,7 +181,9 @@ export interface Rung {
 }
 
 export interface Counts {
-  runs: number; runsObserved: number; runsKilled: number;
+  runs: number;
+  runsObserved: number;
+  runsKilled: number;
   activeLeases: number;
   operations: number;
   inFlight: number;
@@ -165,7 +197,9 @@ export interface Counts {
   reconciledByPerson: number;
   openReconciliations: number;
   unownedReconciliations: number;
-  queuedCancelled: number; scheduledCancelled: number; retriesCancelled: number;
+  queuedCancelled: number;
+  scheduledCancelled: number;
+  retriesCancelled: number;
   lateRequestsDenied: number;
 }
 
@@ -204,9 +238,13 @@ function weakest(meanings: string[]): ObservedMeaning | null {
 }
 
 /** The completion rule over the whole subtree. */
-export function decide(c: Pick<Counts, "pending" | "unknown" | "openReconciliations" | "activeLeases">, quietElapsed: boolean): ReceiptDecision {
+export function decide(
+  c: Pick<Counts, "pending" | "unknown" | "openReconciliations" | "activeLeases">,
+  quietElapsed: boolean,
+): ReceiptDecision {
   return c.pending === 0 && c.unknown === 0 && c.openReconciliations === 0 && c.activeLeases === 0 && quietElapsed
-    ? "stopped_and_quiet" : "stop_incomplete";
+    ? "stopped_and_quiet"
+    : "stop_incomplete";
 }
 
 export function deriveEvidence(f: EvidenceFacts): Evidence {
@@ -231,70 +269,99 @@ export function deriveEvidence(f: EvidenceFacts): Evidence {
     reconciledByPerson: count((o) => o.settledBy === "person"),
     openReconciliations: openRecs.length,
     unownedReconciliations: openRecs.filter((o) => !o.op.reconciliation!.assignee).length,
-    queuedCancelled: b.queuedCancelled, scheduledCancelled: b.scheduledCancelled, retriesCancelled: b.retriesCancelled,
+    queuedCancelled: b.queuedCancelled,
+    scheduledCancelled: b.scheduledCancelled,
+    retriesCancelled: b.retriesCancelled,
     lateRequestsDenied: f.lateRequestsDenied,
   };
   const quietElapsed = b.quietUntil !== null && f.now.getTime() >= b.quietUntil.getTime();
   const decision = decide(counts, quietElapsed);
   const latest = f.receipts.at(-1) ?? null;
-  const phase: BarrierPhase = b.enginePhase === "revoking" ? "revoking"
-    : counts.pending > 0 ? "settling"
-    : b.enginePhase === "complete" && latest ? "complete"
-    : "quiet";
+  const phase: BarrierPhase =
+    b.enginePhase === "revoking"
+      ? "revoking"
+      : counts.pending > 0
+        ? "settling"
+        : b.enginePhase === "complete" && latest
+          ? "complete"
+          : "quiet";
   const inFlightOps = ops.filter((o) => o.inFlight);
   const lastSettledAt = maxDate(inFlightOps.map((o) => o.settledAt ?? o.op.settlement?.settledAt ?? null));
   const quiescedAt = counts.pending === 0 && counts.unknown === 0 ? (lastSettledAt ?? b.dispatchStoppedAt) : null;
   const finished = phase === "complete";
-  const observedMeaning = counts.runsObserved === counts.runs && counts.runs > 0
-    ? weakest(f.runs.map((r) => r.acknowledgment!.meaning)) : null;
+  const observedMeaning =
+    counts.runsObserved === counts.runs && counts.runs > 0 ? weakest(f.runs.map((r) => r.acknowledgment!.meaning)) : null;
 
   // --- sentences ----------------------------------------------------------------------------
   const settledParts: string[] = [];
-  if (counts.settledByProvider) settledParts.push(`${counts.settledByProvider} settled by ${counts.settledByProvider === 1 ? "its provider" : "their providers"}`);
-  if (counts.settledByExecutor) settledParts.push(`${counts.settledByExecutor} reported by ${counts.settledByExecutor === 1 ? "its executor" : "their executors"}`);
+  if (counts.settledByProvider)
+    settledParts.push(`${counts.settledByProvider} settled by ${counts.settledByProvider === 1 ? "its provider" : "their providers"}`);
+  if (counts.settledByExecutor)
+    settledParts.push(`${counts.settledByExecutor} reported by ${counts.settledByExecutor === 1 ? "its executor" : "their executors"}`);
   for (const o of ops.filter((x) => x.settledBy === "person")) {
     const r = o.op.reconciliation!;
-    settledParts.push(`1 reconciled by ${r.resolvedBy ?? "a person"} on ${r.resolvedAt ? when(r.resolvedAt) : "an unrecorded date"} (${r.resolution === "effect_present" ? "effect present" : "effect absent"})`);
+    settledParts.push(
+      `1 reconciled by ${r.resolvedBy ?? "a person"} on ${r.resolvedAt ? when(r.resolvedAt) : "an unrecorded date"} (${r.resolution === "effect_present" ? "effect present" : "effect absent"})`,
+    );
   }
-  const unknownParts = ops.filter((o) => o.outcome === "unknown").map((o) => {
-    const r = o.op.reconciliation;
-    const owner = r?.assignee ? `owned by ${r.assignee}` : "with no owner (the team has no admin to name)";
-    return `${o.op.operationId} unknown — ${unknownWhy(o.op)}; ${owner}`;
-  });
-  const effectsDetail = inFlightOps.length === 0
-    ? "nothing was in flight anywhere in the subtree"
-    : [
-        `${plural(inFlightOps.length, "call")} in flight across the subtree`,
-        settledParts.length ? settledParts.join(", ") : null,
-        counts.pending ? `${counts.pending} still being settled` : null,
-        unknownParts.length ? `${plural(counts.unknown, "outcome")} unknown` : null,
-      ].filter(Boolean).join("; ");
+  const unknownParts = ops
+    .filter((o) => o.outcome === "unknown")
+    .map((o) => {
+      const r = o.op.reconciliation;
+      const owner = r?.assignee ? `owned by ${r.assignee}` : "with no owner (the team has no admin to name)";
+      return `${o.op.operationId} unknown — ${unknownWhy(o.op)}; ${owner}`;
+    });
+  const effectsDetail =
+    inFlightOps.length === 0
+      ? "nothing was in flight anywhere in the subtree"
+      : [
+          `${plural(inFlightOps.length, "call")} in flight across the subtree`,
+          settledParts.length ? settledParts.join(", ") : null,
+          counts.pending ? `${counts.pending} still being settled` : null,
+          unknownParts.length ? `${plural(counts.unknown, "outcome")} unknown` : null,
+        ]
+          .filter(Boolean)
+          .join("; ");
   const sentences: string[] = [];
   sentences.push(`Stop requested by ${b.requestedBy} at ${when(b.requestedAt)}: “${b.reason}”.`);
-  sentences.push(counts.runsKilled === counts.runs && counts.activeLeases === 0
-    ? `${plural(counts.runs, "run")} killed and no lease is active: every gate denies new work.`
-    : `${counts.runsKilled} of ${plural(counts.runs, "run")} killed, ${plural(counts.activeLeases, "lease")} still active.`);
+  sentences.push(
+    counts.runsKilled === counts.runs && counts.activeLeases === 0
+      ? `${plural(counts.runs, "run")} killed and no lease is active: every gate denies new work.`
+      : `${counts.runsKilled} of ${plural(counts.runs, "run")} killed, ${plural(counts.activeLeases, "lease")} still active.`,
+  );
   sentences.push(`${effectsDetail}.`);
   for (const u of unknownParts) sentences.push(`${u}.`);
   if (counts.unknown === 0 && counts.pending === 0) {
     const present = count((o) => o.outcome === "effect_present" && o.inFlight);
-    sentences.push(present === 0 ? "No in-flight effect completed: nothing to roll back." : `${plural(present, "effect")} completed and must be rolled back by its owner if unwanted.`);
+    sentences.push(
+      present === 0
+        ? "No in-flight effect completed: nothing to roll back."
+        : `${plural(present, "effect")} completed and must be rolled back by its owner if unwanted.`,
+    );
   } else {
     sentences.push("Whether every effect was undone is not known yet: nothing is claimed about rollback.");
   }
-  sentences.push(b.quietUntil === null ? "The quiet period has not started."
-    : quietElapsed ? `The quiet period of ${b.quietPeriodSeconds ?? 0} s ended at ${when(b.quietUntil)}.`
-    : `The quiet period runs until ${when(b.quietUntil)}.`);
+  sentences.push(
+    b.quietUntil === null
+      ? "The quiet period has not started."
+      : quietElapsed
+        ? `The quiet period of ${b.quietPeriodSeconds ?? 0} s ended at ${when(b.quietUntil)}.`
+        : `The quiet period runs until ${when(b.quietUntil)}.`,
+  );
   sentences.push(`${plural(counts.lateRequestsDenied, "late request")} denied since the stop.`);
-  sentences.push(decision === "stopped_and_quiet"
-    ? "Stopped and quiet: nothing in flight, every outcome known, no authority left."
-    : `Stop incomplete: ${[
-        counts.pending ? `${counts.pending} in flight` : null,
-        counts.unknown ? `${counts.unknown} unknown` : null,
-        counts.openReconciliations && !counts.unknown ? `${counts.openReconciliations} open reconciliations` : null,
-        counts.activeLeases ? `${counts.activeLeases} active leases` : null,
-        !quietElapsed ? "quiet period not over" : null,
-      ].filter(Boolean).join(", ")}.`);
+  sentences.push(
+    decision === "stopped_and_quiet"
+      ? "Stopped and quiet: nothing in flight, every outcome known, no authority left."
+      : `Stop incomplete: ${[
+          counts.pending ? `${counts.pending} in flight` : null,
+          counts.unknown ? `${counts.unknown} unknown` : null,
+          counts.openReconciliations && !counts.unknown ? `${counts.openReconciliations} open reconciliations` : null,
+          counts.activeLeases ? `${counts.activeLeases} active leases` : null,
+          !quietElapsed ? "quiet period not over" : null,
+        ]
+          .filter(Boolean)
+          .join(", ")}.`,
+  );
 
   // --- ladder -------------------------------------------------------------------------------
   const waiting = (done: boolean): RungStatus => (done ? "done" : finished ? "uncertain" : "pending");
@@ -306,48 +373,116 @@ export function deriveEvidence(f: EvidenceFacts): Evidence {
   const cancelledTotal = b.queuedCancelled + b.scheduledCancelled + b.retriesCancelled;
   const perRun = f.runs.map((r) => ({ run_id: r.id, meaning: r.acknowledgment?.meaning ?? null, at: iso(r.acknowledgment?.at) }));
   const ladder: Rung[] = [
-    { id: "cancellation_requested", label: "Cancellation requested", stopState: null, status: "done", at: iso(b.requestedAt),
-      detail: `by ${b.requestedBy}: “${b.reason}”`, evidence: { requested_by: b.requestedBy, reason: b.reason } },
-    { id: "observed_by_target", label: "Observed by target", stopState: "generation_stopped", status: waiting(allObserved),
+    {
+      id: "cancellation_requested",
+      label: "Cancellation requested",
+      stopState: null,
+      status: "done",
+      at: iso(b.requestedAt),
+      detail: `by ${b.requestedBy}: “${b.reason}”`,
+      evidence: { requested_by: b.requestedBy, reason: b.reason },
+    },
+    {
+      id: "observed_by_target",
+      label: "Observed by target",
+      stopState: "generation_stopped",
+      status: waiting(allObserved),
       at: allObserved ? iso(maxDate(f.runs.map((r) => r.acknowledgment?.at))) : null,
       detail: allObserved
         ? `every run acknowledged (${plural(counts.runs, "run")}); the weakest says ${observedMeaning!.replaceAll("_", " ")} — ${describeObservedMeaning(observedMeaning!)}`
         : `${counts.runsObserved} of ${plural(counts.runs, "run")} acknowledged; requested is not stopped${finished ? " (authority was revoked at every gate regardless)" : ""}`,
-      evidence: { runs: perRun, observed: counts.runsObserved, of: counts.runs } },
-    { id: "new_work_prevented", label: "New work prevented", stopState: "dispatch_stopped", status: authorityGone ? "done" : "pending",
+      evidence: { runs: perRun, observed: counts.runsObserved, of: counts.runs },
+    },
+    {
+      id: "new_work_prevented",
+      label: "New work prevented",
+      stopState: "dispatch_stopped",
+      status: authorityGone ? "done" : "pending",
       at: authorityGone ? iso(b.dispatchStoppedAt) : null,
-      detail: authorityGone ? `${plural(counts.runs, "run")} killed, leases revoked, epoch raised to ${b.newEpoch}: every gate now denies`
+      detail: authorityGone
+        ? `${plural(counts.runs, "run")} killed, leases revoked, epoch raised to ${b.newEpoch}: every gate now denies`
         : `revoking authority: ${counts.runsKilled} of ${plural(counts.runs, "run")} killed, ${plural(counts.activeLeases, "lease")} active`,
-      evidence: { runs_killed: counts.runsKilled, runs: counts.runs, leases_revoked: b.leasesRevoked, active_leases: counts.activeLeases, new_epoch: b.newEpoch, late_requests_denied: counts.lateRequestsDenied } },
-    { id: "queued_work_cancelled", label: "Queued work cancelled", stopState: "queued_work_cancelled", status: queuedGone ? "done" : "pending",
+      evidence: {
+        runs_killed: counts.runsKilled,
+        runs: counts.runs,
+        leases_revoked: b.leasesRevoked,
+        active_leases: counts.activeLeases,
+        new_epoch: b.newEpoch,
+        late_requests_denied: counts.lateRequestsDenied,
+      },
+    },
+    {
+      id: "queued_work_cancelled",
+      label: "Queued work cancelled",
+      stopState: "queued_work_cancelled",
+      status: queuedGone ? "done" : "pending",
       at: queuedGone ? iso(b.queuedCancelledAt) : null,
       detail: queuedGone
         ? `${plural(b.queuedCancelled, "queued job")}, ${plural(b.scheduledCancelled, "scheduled job")}, ${plural(b.retriesCancelled, "retry", "retries")} cancelled and kept${cancelledTotal === 0 ? " (nothing was queued)" : ""}`
         : `${plural(counts.queuedLeft, "queued or scheduled operation")} not cancelled yet`,
-      evidence: { queued_cancelled: b.queuedCancelled, scheduled_cancelled: b.scheduledCancelled, retries_cancelled: b.retriesCancelled, still_queued: counts.queuedLeft } },
-    { id: "execution_quiesced", label: "Execution quiesced", stopState: null,
-      status: quiesced ? "done" : counts.pending === 0 ? "uncertain" : "pending", at: iso(quiescedAt),
-      detail: quiesced ? (inFlightOps.length === 0 ? "nothing was in flight" : `every in-flight call ended: ${settledParts.join(", ")}`)
-        : counts.pending > 0 ? `${plural(counts.pending, "call")} still in flight or being settled`
-        : `${plural(counts.unknown, "call")} may still be running: outcome unknown`,
-      evidence: { in_flight: inFlightOps.length, pending: counts.pending, unknown: counts.unknown,
-        settled_by_provider: counts.settledByProvider, reported_by_executor: counts.settledByExecutor, reconciled_by_person: counts.reconciledByPerson } },
-    { id: "effects_settled", label: "Effects settled / evidence reconciled", stopState: "effects_settled",
+      evidence: {
+        queued_cancelled: b.queuedCancelled,
+        scheduled_cancelled: b.scheduledCancelled,
+        retries_cancelled: b.retriesCancelled,
+        still_queued: counts.queuedLeft,
+      },
+    },
+    {
+      id: "execution_quiesced",
+      label: "Execution quiesced",
+      stopState: null,
+      status: quiesced ? "done" : counts.pending === 0 ? "uncertain" : "pending",
+      at: iso(quiescedAt),
+      detail: quiesced
+        ? inFlightOps.length === 0
+          ? "nothing was in flight"
+          : `every in-flight call ended: ${settledParts.join(", ")}`
+        : counts.pending > 0
+          ? `${plural(counts.pending, "call")} still in flight or being settled`
+          : `${plural(counts.unknown, "call")} may still be running: outcome unknown`,
+      evidence: {
+        in_flight: inFlightOps.length,
+        pending: counts.pending,
+        unknown: counts.unknown,
+        settled_by_provider: counts.settledByProvider,
+        reported_by_executor: counts.settledByExecutor,
+        reconciled_by_person: counts.reconciledByPerson,
+      },
+    },
+    {
+      id: "effects_settled",
+      label: "Effects settled / evidence reconciled",
+      stopState: "effects_settled",
       status: settled ? "done" : counts.unknown > 0 || counts.openReconciliations > 0 ? "uncertain" : "pending",
       at: settled ? iso(b.quietUntil) : null,
-      detail: settled ? `${effectsDetail}; quiet period over`
-        : counts.unknown > 0 ? `${plural(counts.unknown, "outcome")} unknown: ${unknownParts.join("; ")}`
-        : counts.pending > 0 ? `${counts.pending} still being settled`
-        : b.quietUntil ? `quiet period running until ${when(b.quietUntil)}: late requests are denied and recorded` : "waiting for the quiet period",
+      detail: settled
+        ? `${effectsDetail}; quiet period over`
+        : counts.unknown > 0
+          ? `${plural(counts.unknown, "outcome")} unknown: ${unknownParts.join("; ")}`
+          : counts.pending > 0
+            ? `${counts.pending} still being settled`
+            : b.quietUntil
+              ? `quiet period running until ${when(b.quietUntil)}: late requests are denied and recorded`
+              : "waiting for the quiet period",
       evidence: {
-        cancelled_without_effect: counts.cancelledWithoutEffect, completed_and_verified: counts.completedAndVerified, unknown: counts.unknown,
+        cancelled_without_effect: counts.cancelledWithoutEffect,
+        completed_and_verified: counts.completedAndVerified,
+        unknown: counts.unknown,
         open_reconciliations: counts.openReconciliations,
         reconciliation_holders: openRecs.map((o) => o.op.reconciliation!.assignee ?? "no owner"),
-        quiet_until: iso(b.quietUntil), quiet_elapsed: quietElapsed,
-      } },
-    { id: "receipt_issued", label: "Receipt issued", stopState: null, status: latest ? "done" : "pending", at: iso(latest?.verifiedAt),
+        quiet_until: iso(b.quietUntil),
+        quiet_elapsed: quietElapsed,
+      },
+    },
+    {
+      id: "receipt_issued",
+      label: "Receipt issued",
+      stopState: null,
+      status: latest ? "done" : "pending",
+      at: iso(latest?.verifiedAt),
       detail: latest ? `version ${latest.version}: ${latest.decision.replaceAll("_", " ")}` : "issued when the quiet period ends",
-      evidence: latest ? { version: latest.version, decision: latest.decision, digest: latest.digest } : {} },
+      evidence: latest ? { version: latest.version, decision: latest.decision, digest: latest.digest } : {},
+    },
   ];
   return { phase, decision, quietElapsed, counts, operations: ops, ladder, sentences, observedMeaning, lastSettledAt, quiescedAt };
 }

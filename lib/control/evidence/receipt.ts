@@ -22,7 +22,9 @@ export function buildReceipt(facts: EvidenceFacts, issue: ReceiptIssue) {
   const c = ev.counts;
   const inFlight = ev.operations.filter((o) => o.inFlight);
   const body = {
-    ...(issue.auditHead ? { audit_head: { event_id: issue.auditHead.eventId, hash: issue.auditHead.hash, count: issue.auditHead.count } } : {}),
+    ...(issue.auditHead
+      ? { audit_head: { event_id: issue.auditHead.eventId, hash: issue.auditHead.hash, count: issue.auditHead.count } }
+      : {}),
     barrier_id: b.id,
     run_id: b.runId,
     version: issue.version,
@@ -60,9 +62,19 @@ export function buildReceipt(facts: EvidenceFacts, issue: ReceiptIssue) {
       provider_job: op.providerJob,
       state_at_barrier: op.settlement?.stateAtBarrier ?? op.state,
       cancellation: { requested_at: iso(op.settlement?.cancelRequestedAt), provider_response: op.settlement?.providerResponse ?? null },
-      effect_check: { expected: op.settlement?.effectExpected ?? null, observed: op.settlement?.effectObserved ?? null, checked_at: iso(op.settlement?.effectCheckedAt) },
-      settled_state: outcome === "pending" ? "pending" : outcome === "unknown" ? "unknown"
-        : outcome === "effect_present" ? "completed_and_verified" : "cancelled_without_effect",
+      effect_check: {
+        expected: op.settlement?.effectExpected ?? null,
+        observed: op.settlement?.effectObserved ?? null,
+        checked_at: iso(op.settlement?.effectCheckedAt),
+      },
+      settled_state:
+        outcome === "pending"
+          ? "pending"
+          : outcome === "unknown"
+            ? "unknown"
+            : outcome === "effect_present"
+              ? "completed_and_verified"
+              : "cancelled_without_effect",
       settled_by: settledBy,
       settled_at: iso(settledAt),
       settled_reason: op.settlement?.settledReason ?? null,
@@ -77,21 +89,25 @@ export function buildReceipt(facts: EvidenceFacts, issue: ReceiptIssue) {
     quiet_until: iso(b.quietUntil),
     verified_at: issue.verifiedAt.toISOString(),
     decision: ev.decision,
-    reconciliation: ev.operations.filter((o) => o.op.reconciliation).map(({ op }) => {
-      const r = op.reconciliation!;
-      return {
-        operation_id: op.operationId,
-        assignee: r.assignee ?? "no owner (the team has no admin)",
-        assigned_by: r.assignedBy,
-        status: r.status,
-        cause: r.cause,
-        resolution: r.resolution,
-      };
-    }),
-    human_settlements: ev.operations.filter((o) => o.settledBy === "person").map(({ op }) => {
-      const r = op.reconciliation!;
-      return { operation_id: op.operationId, by: r.resolvedBy, at: iso(r.resolvedAt), resolution: r.resolution, evidence: r.evidence };
-    }),
+    reconciliation: ev.operations
+      .filter((o) => o.op.reconciliation)
+      .map(({ op }) => {
+        const r = op.reconciliation!;
+        return {
+          operation_id: op.operationId,
+          assignee: r.assignee ?? "no owner (the team has no admin)",
+          assigned_by: r.assignedBy,
+          status: r.status,
+          cause: r.cause,
+          resolution: r.resolution,
+        };
+      }),
+    human_settlements: ev.operations
+      .filter((o) => o.settledBy === "person")
+      .map(({ op }) => {
+        const r = op.reconciliation!;
+        return { operation_id: op.operationId, by: r.resolvedBy, at: iso(r.resolvedAt), resolution: r.resolution, evidence: r.evidence };
+      }),
     effect_receipts: facts.effectReceipts.map((e) => ({
       operation_id: e.operationId,
       provider_operation_id: e.providerOperationId,
@@ -108,7 +124,11 @@ export function buildReceipt(facts: EvidenceFacts, issue: ReceiptIssue) {
 
 export type StopReceiptBody = ReturnType<typeof buildReceipt>["body"];
 
-export interface ReceiptCheck { ok: boolean; recomputed: string; detail: string }
+export interface ReceiptCheck {
+  ok: boolean;
+  recomputed: string;
+  detail: string;
+}
 
 /**
  * THE verifier: the body (as served, without `digest`) canonicalizes to the stored text, the text
@@ -118,10 +138,16 @@ export interface ReceiptCheck { ok: boolean; recomputed: string; detail: string 
 export function verifyReceipt(r: { body: Record<string, unknown>; canonical?: string; digest?: string }): ReceiptCheck {
   const recorded = r.digest ?? (typeof r.body.digest === "string" ? r.body.digest : "");
   let canonical: string;
-  try { canonical = digestOf(r.body).canonical; } catch (e) { return { ok: false, recomputed: "", detail: `the body is not canonicalizable: ${(e as Error).message}` }; }
+  try {
+    canonical = digestOf(r.body).canonical;
+  } catch (e) {
+    return { ok: false, recomputed: "", detail: `the body is not canonicalizable: ${(e as Error).message}` };
+  }
   const recomputed = sha256Hex(canonical);
-  if (recomputed !== recorded) return { ok: false, recomputed, detail: "the digest recomputed from the receipt body does not match the recorded digest" };
-  if (r.canonical !== undefined && r.canonical !== canonical) return { ok: false, recomputed, detail: "the stored canonical text does not match the receipt body" };
+  if (recomputed !== recorded)
+    return { ok: false, recomputed, detail: "the digest recomputed from the receipt body does not match the recorded digest" };
+  if (r.canonical !== undefined && r.canonical !== canonical)
+    return { ok: false, recomputed, detail: "the stored canonical text does not match the receipt body" };
   if (r.body.digest !== recorded) return { ok: false, recomputed, detail: "the body names a different digest" };
   return { ok: true, recomputed, detail: "sha256 of the RFC 8785 canonical body matches the recorded digest" };
 }
@@ -132,24 +158,85 @@ export function verifyReceipt(r: { body: Record<string, unknown>; canonical?: st
  * body read back is put in this order before a person, a YAML file or an API response sees it.
  */
 const KEY_ORDER = [
-  "barrier_id", "run_id", "version", "previous_digest", "requested_at", "requested_by", "reason",
-  "authority", "root_lease", "descendant_leases_revoked", "active_leases", "current_epoch", "runs_killed", "runs_in_subtree",
-  "work", "queued_cancelled", "in_flight_settled", "in_flight_pending", "scheduled_retries_cancelled",
-  "effects", "completed_and_verified", "cancelled_without_effect", "unknown", "settled_by_provider", "reported_by_executor", "reconciled_by_person",
-  "in_flight", "operation_id", "tool", "provider", "provider_job", "state_at_barrier", "cancellation", "requested_at",
-  "provider_response", "effect_check", "expected", "observed", "checked_at", "settled_state", "settled_by", "settled_at", "settled_reason",
-  "observed_by_target", "observed_runs", "meaning", "at", "late_requests_denied", "last_settled_at", "quiet_period_seconds", "quiet_until",
-  "verified_at", "decision", "reconciliation", "assignee", "assigned_by", "status", "cause", "resolution",
-  "human_settlements", "by", "evidence",
-  "effect_receipts", "provider_operation_id", "committed_at", "rollback_owner", "source", "detail", "summary", "digest",
+  "barrier_id",
+  "run_id",
+  "version",
+  "previous_digest",
+  "requested_at",
+  "requested_by",
+  "reason",
+  "authority",
+  "root_lease",
+  "descendant_leases_revoked",
+  "active_leases",
+  "current_epoch",
+  "runs_killed",
+  "runs_in_subtree",
+  "work",
+  "queued_cancelled",
+  "in_flight_settled",
+  "in_flight_pending",
+  "scheduled_retries_cancelled",
+  "effects",
+  "completed_and_verified",
+  "cancelled_without_effect",
+  "unknown",
+  "settled_by_provider",
+  "reported_by_executor",
+  "reconciled_by_person",
+  "in_flight",
+  "operation_id",
+  "tool",
+  "provider",
+  "provider_job",
+  "state_at_barrier",
+  "cancellation",
+  "requested_at",
+  "provider_response",
+  "effect_check",
+  "expected",
+  "observed",
+  "checked_at",
+  "settled_state",
+  "settled_by",
+  "settled_at",
+  "settled_reason",
+  "observed_by_target",
+  "observed_runs",
+  "meaning",
+  "at",
+  "late_requests_denied",
+  "last_settled_at",
+  "quiet_period_seconds",
+  "quiet_until",
+  "verified_at",
+  "decision",
+  "reconciliation",
+  "assignee",
+  "assigned_by",
+  "status",
+  "cause",
+  "resolution",
+  "human_settlements",
+  "by",
+  "evidence",
+  "effect_receipts",
+  "provider_operation_id",
+  "committed_at",
+  "rollback_owner",
+  "source",
+  "detail",
+  "summary",
+  "digest",
 ];
 const rank = new Map(KEY_ORDER.map((k, i) => [k, i] as const));
 
 export function inReadingOrder<T>(value: T): T {
   if (Array.isArray(value)) return value.map(inReadingOrder) as T;
   if (value === null || typeof value !== "object" || value instanceof Date) return value;
-  const entries = Object.entries(value as Record<string, unknown>).sort(([a], [b]) =>
-    (rank.get(a) ?? KEY_ORDER.length) - (rank.get(b) ?? KEY_ORDER.length) || (a < b ? -1 : a > b ? 1 : 0));
+  const entries = Object.entries(value as Record<string, unknown>).sort(
+    ([a], [b]) => (rank.get(a) ?? KEY_ORDER.length) - (rank.get(b) ?? KEY_ORDER.length) || (a < b ? -1 : a > b ? 1 : 0),
+  );
   return Object.fromEntries(entries.map(([k, v]) => [k, k === "detail" ? v : inReadingOrder(v)])) as T;
 }
 

@@ -17,23 +17,26 @@ test("PAE is the DSSE v1 encoding with byte lengths", () => {
 });
 
 test("sign → verify round-trips; another key is unknown; any flipped byte fails", () => {
-  fc.assert(fc.property(json, fc.nat(), fc.integer({ min: 1, max: 255 }), (predicate, at, flip) => {
-    const env = signStatement(statementFor("https://example.test/p/v1", { name: "s", sha256: "0".repeat(64) }, predicate), signer);
-    const ok = verifyEnvelope(env, trusted);
-    expect(ok.ok).toBe(true);
-    if (ok.ok) expect(ok.statement.predicate).toEqual(JSON.parse(JSON.stringify(predicate)));
-    const other = verifyEnvelope(env, new Map([[keyIdOf(b.publicKey), b.publicKey]]));
-    expect(other).toMatchObject({ ok: false, kind: "unknown_key" });
-    // A different key presented under the signer's key id: the signature does not verify.
-    expect(verifyEnvelope(env, new Map([[signer.keyId, b.publicKey]]))).toMatchObject({ ok: false, kind: "bad_signature" });
-    const payload = Buffer.from(env.payload, "base64");
-    payload[at % payload.length]! ^= flip;
-    const tampered = verifyEnvelope({ ...env, payload: payload.toString("base64") }, trusted);
-    expect(tampered.ok).toBe(false);
-    const sig = Buffer.from(env.signatures[0]!.sig, "base64");
-    sig[at % sig.length]! ^= flip;
-    expect(verifyEnvelope({ ...env, signatures: [{ keyid: signer.keyId, sig: sig.toString("base64") }] }, trusted).ok).toBe(false);
-  }), { numRuns: 150 });
+  fc.assert(
+    fc.property(json, fc.nat(), fc.integer({ min: 1, max: 255 }), (predicate, at, flip) => {
+      const env = signStatement(statementFor("https://example.test/p/v1", { name: "s", sha256: "0".repeat(64) }, predicate), signer);
+      const ok = verifyEnvelope(env, trusted);
+      expect(ok.ok).toBe(true);
+      if (ok.ok) expect(ok.statement.predicate).toEqual(JSON.parse(JSON.stringify(predicate)));
+      const other = verifyEnvelope(env, new Map([[keyIdOf(b.publicKey), b.publicKey]]));
+      expect(other).toMatchObject({ ok: false, kind: "unknown_key" });
+      // A different key presented under the signer's key id: the signature does not verify.
+      expect(verifyEnvelope(env, new Map([[signer.keyId, b.publicKey]]))).toMatchObject({ ok: false, kind: "bad_signature" });
+      const payload = Buffer.from(env.payload, "base64");
+      payload[at % payload.length]! ^= flip;
+      const tampered = verifyEnvelope({ ...env, payload: payload.toString("base64") }, trusted);
+      expect(tampered.ok).toBe(false);
+      const sig = Buffer.from(env.signatures[0]!.sig, "base64");
+      sig[at % sig.length]! ^= flip;
+      expect(verifyEnvelope({ ...env, signatures: [{ keyid: signer.keyId, sig: sig.toString("base64") }] }, trusted).ok).toBe(false);
+    }),
+    { numRuns: 150 },
+  );
 });
 
 test("not an envelope, a wrong payload type, no signatures", () => {
@@ -41,5 +44,8 @@ test("not an envelope, a wrong payload type, no signatures", () => {
   expect(verifyEnvelope({}, trusted)).toMatchObject({ ok: false, kind: "malformed" });
   expect(verifyEnvelope({ ...env, payloadType: "text/plain" }, trusted)).toMatchObject({ ok: false, kind: "malformed" });
   expect(verifyEnvelope({ ...env, signatures: [] }, trusted)).toMatchObject({ ok: false, kind: "bad_signature" });
-  expect(verifyEnvelope({ ...env, payload: Buffer.from("{}").toString("base64") }, trusted)).toMatchObject({ ok: false, kind: "malformed" });
+  expect(verifyEnvelope({ ...env, payload: Buffer.from("{}").toString("base64") }, trusted)).toMatchObject({
+    ok: false,
+    kind: "malformed",
+  });
 });

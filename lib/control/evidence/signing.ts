@@ -13,8 +13,15 @@ export interface Statement {
   predicateType: string;
   predicate: Record<string, unknown>;
 }
-export interface DsseEnvelope { payloadType: string; payload: string; signatures: { keyid: string; sig: string }[] }
-export interface Signer { keyId: string; privateKey: KeyObject }
+export interface DsseEnvelope {
+  payloadType: string;
+  payload: string;
+  signatures: { keyid: string; sig: string }[];
+}
+export interface Signer {
+  keyId: string;
+  privateKey: KeyObject;
+}
 
 /** DSSE pre-authentication encoding: "DSSEv1" SP LEN(type) SP type SP LEN(body) SP body (lengths in bytes). */
 export function pae(payloadType: string, payload: Buffer): Buffer {
@@ -28,7 +35,11 @@ export function keyIdOf(publicKey: KeyObject): string {
   return `ed25519:${createHash("sha256").update(der).digest("hex").slice(0, 32)}`;
 }
 
-export function statementFor(predicateType: string, subject: { name: string; sha256: string }, predicate: Record<string, unknown>): Statement {
+export function statementFor(
+  predicateType: string,
+  subject: { name: string; sha256: string },
+  predicate: Record<string, unknown>,
+): Statement {
   return { _type: STATEMENT_TYPE, subject: [{ name: subject.name, digest: { sha256: subject.sha256 } }], predicateType, predicate };
 }
 
@@ -36,13 +47,16 @@ export function statementFor(predicateType: string, subject: { name: string; sha
 export function signStatement(statement: Statement, signer: Signer): DsseEnvelope {
   const payload = Buffer.from(JSON.stringify(statement), "utf8");
   const sig = edSign(null, pae(DSSE_PAYLOAD_TYPE, payload), signer.privateKey);
-  return { payloadType: DSSE_PAYLOAD_TYPE, payload: payload.toString("base64"), signatures: [{ keyid: signer.keyId, sig: sig.toString("base64") }] };
+  return {
+    payloadType: DSSE_PAYLOAD_TYPE,
+    payload: payload.toString("base64"),
+    signatures: [{ keyid: signer.keyId, sig: sig.toString("base64") }],
+  };
 }
 
 export type EnvelopeFailure = "malformed" | "unknown_key" | "bad_signature";
 export type EnvelopeCheck =
-  | { ok: true; keyId: string; statement: Statement }
-  | { ok: false; kind: EnvelopeFailure; detail: string; statement?: Statement };
+  { ok: true; keyId: string; statement: Statement } | { ok: false; kind: EnvelopeFailure; detail: string; statement?: Statement };
 
 export function isEnvelope(x: unknown): x is DsseEnvelope {
   const e = x as DsseEnvelope;
@@ -53,9 +67,18 @@ export function isEnvelope(x: unknown): x is DsseEnvelope {
 export function readStatement(env: DsseEnvelope): Statement | null {
   try {
     const s = JSON.parse(Buffer.from(env.payload, "base64").toString("utf8")) as Statement;
-    if (s?._type !== STATEMENT_TYPE || !Array.isArray(s.subject) || typeof s.predicateType !== "string" || typeof s.predicate !== "object" || !s.predicate) return null;
+    if (
+      s?._type !== STATEMENT_TYPE ||
+      !Array.isArray(s.subject) ||
+      typeof s.predicateType !== "string" ||
+      typeof s.predicate !== "object" ||
+      !s.predicate
+    )
+      return null;
     return s;
-  } catch { return null; }
+  } catch {
+    return null;
+  }
 }
 
 /**
@@ -64,7 +87,8 @@ export function readStatement(env: DsseEnvelope): Statement | null {
  */
 export function verifyEnvelope(env: unknown, keys: ReadonlyMap<string, KeyObject | string>): EnvelopeCheck {
   if (!isEnvelope(env)) return { ok: false, kind: "malformed", detail: "not a DSSE envelope (payloadType, payload, signatures)" };
-  if (env.payloadType !== DSSE_PAYLOAD_TYPE) return { ok: false, kind: "malformed", detail: `payloadType is "${env.payloadType}", expected ${DSSE_PAYLOAD_TYPE}` };
+  if (env.payloadType !== DSSE_PAYLOAD_TYPE)
+    return { ok: false, kind: "malformed", detail: `payloadType is "${env.payloadType}", expected ${DSSE_PAYLOAD_TYPE}` };
   const statement = readStatement(env);
   if (!statement) return { ok: false, kind: "malformed", detail: "the payload is not an in-toto Statement v1" };
   if (!env.signatures.length) return { ok: false, kind: "bad_signature", detail: "the envelope carries no signature", statement };
@@ -72,12 +96,29 @@ export function verifyEnvelope(env: unknown, keys: ReadonlyMap<string, KeyObject
   const unknown: string[] = [];
   for (const s of env.signatures) {
     const k = keys.get(s?.keyid);
-    if (!k) { unknown.push(String(s?.keyid)); continue; }
+    if (!k) {
+      unknown.push(String(s?.keyid));
+      continue;
+    }
     const key = typeof k === "string" ? createPublicKey(k) : k;
     let good = false;
-    try { good = edVerify(null, pae(env.payloadType, payload), key, Buffer.from(String(s.sig), "base64")); } catch { good = false; }
+    try {
+      good = edVerify(null, pae(env.payloadType, payload), key, Buffer.from(String(s.sig), "base64"));
+    } catch {
+      good = false;
+    }
     if (good) return { ok: true, keyId: s.keyid, statement };
-    return { ok: false, kind: "bad_signature", detail: `the Ed25519 signature by key ${s.keyid} does not verify over the payload`, statement };
+    return {
+      ok: false,
+      kind: "bad_signature",
+      detail: `the Ed25519 signature by key ${s.keyid} does not verify over the payload`,
+      statement,
+    };
   }
-  return { ok: false, kind: "unknown_key", detail: `signed by key ${unknown.join(", ")}, which is not among the trusted keys (${[...keys.keys()].join(", ") || "none"})`, statement };
+  return {
+    ok: false,
+    kind: "unknown_key",
+    detail: `signed by key ${unknown.join(", ")}, which is not among the trusted keys (${[...keys.keys()].join(", ") || "none"})`,
+    statement,
+  };
 }

@@ -9,10 +9,28 @@ import { escapeLike } from "../../security/text";
 import type { Principal } from "../principal";
 import { consoleTeam } from "./team";
 
-export interface AuditRow { id: string; at: string; actor: string; action: string; target: string; before: unknown; after: unknown; hash: string }
-export interface AuditPage { items: AuditRow[]; total: number; page: number; pages: number; actions: string[] }
+export interface AuditRow {
+  id: string;
+  at: string;
+  actor: string;
+  action: string;
+  target: string;
+  before: unknown;
+  after: unknown;
+  hash: string;
+}
+export interface AuditPage {
+  items: AuditRow[];
+  total: number;
+  page: number;
+  pages: number;
+  actions: string[];
+}
 
-export async function listConsoleAudit(p: Principal, filter: { action?: string; actor?: string; target?: string; page?: number }): Promise<AuditPage> {
+export async function listConsoleAudit(
+  p: Principal,
+  filter: { action?: string; actor?: string; target?: string; page?: number },
+): Promise<AuditPage> {
   authorize(p, "audit.read");
   const teamId = consoleTeam(p);
   const pageSize = 50;
@@ -21,19 +39,22 @@ export async function listConsoleAudit(p: Principal, filter: { action?: string; 
   // (or part of one) of a team member also matches that member's rows.
   const byEmail = filter.actor
     ? await prisma().user.findMany({
-      where: { email: { contains: escapeLike(filter.actor), mode: "insensitive" }, memberships: { some: { teamId } } },
-      select: { id: true }, take: 50,
-    })
+        where: { email: { contains: escapeLike(filter.actor), mode: "insensitive" }, memberships: { some: { teamId } } },
+        select: { id: true },
+        take: 50,
+      })
     : [];
   const where: Prisma.AuditEventWhereInput = {
     teamId,
     ...(filter.action ? { action: filter.action } : {}),
-    ...(filter.actor ? {
-      OR: [
-        { actor: { contains: escapeLike(filter.actor), mode: "insensitive" } },
-        ...byEmail.map((u) => ({ actor: { contains: `user:${u.id}` } })),
-      ],
-    } : {}),
+    ...(filter.actor
+      ? {
+          OR: [
+            { actor: { contains: escapeLike(filter.actor), mode: "insensitive" } },
+            ...byEmail.map((u) => ({ actor: { contains: `user:${u.id}` } })),
+          ],
+        }
+      : {}),
     ...(filter.target ? { target: { contains: escapeLike(filter.target), mode: "insensitive" } } : {}),
   };
   const db = prisma();
@@ -43,8 +64,20 @@ export async function listConsoleAudit(p: Principal, filter: { action?: string; 
     db.auditEvent.findMany({ where: { teamId }, distinct: ["action"], select: { action: true }, orderBy: { action: "asc" } }),
   ]);
   return {
-    total, page, pages: Math.max(1, Math.ceil(total / pageSize)), actions: actions.map((a) => a.action),
-    items: rows.map((r) => ({ id: r.id.toString(), at: r.at.toISOString(), actor: r.actor, action: r.action, target: r.target, before: r.before, after: r.after, hash: r.hash })),
+    total,
+    page,
+    pages: Math.max(1, Math.ceil(total / pageSize)),
+    actions: actions.map((a) => a.action),
+    items: rows.map((r) => ({
+      id: r.id.toString(),
+      at: r.at.toISOString(),
+      actor: r.actor,
+      action: r.action,
+      target: r.target,
+      before: r.before,
+      after: r.after,
+      hash: r.hash,
+    })),
   };
 }
 

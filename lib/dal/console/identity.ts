@@ -4,7 +4,12 @@ import "server-only";
 import { prisma } from "../../db/prisma";
 import { verifyPassword } from "../../auth/password";
 
-export interface SignInUser { id: string; email: string; name: string; sessionVersion: number }
+export interface SignInUser {
+  id: string;
+  email: string;
+  name: string;
+  sessionVersion: number;
+}
 
 // A fixed bcrypt hash (of a random string) compared against when the email is unknown, so a wrong
 // email costs the same time as a wrong password and sign-in timing does not reveal who has an account.

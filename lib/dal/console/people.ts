@@ -17,8 +17,15 @@ export async function actorLabels(p: Principal, actors: (string | null | undefin
     for (const m of a.matchAll(/key:(\S+)/g)) keyIds.add(m[1]!);
   }
   const [members, keys] = await Promise.all([
-    userIds.size ? prisma().membership.findMany({ where: { teamId, userId: { in: [...userIds] } }, include: { user: { select: { id: true, email: true } } } }) : [],
-    keyIds.size ? prisma().apiKey.findMany({ where: { teamId, id: { in: [...keyIds] } }, select: { id: true, name: true, kind: true } }) : [],
+    userIds.size
+      ? prisma().membership.findMany({
+          where: { teamId, userId: { in: [...userIds] } },
+          include: { user: { select: { id: true, email: true } } },
+        })
+      : [],
+    keyIds.size
+      ? prisma().apiKey.findMany({ where: { teamId, id: { in: [...keyIds] } }, select: { id: true, name: true, kind: true } })
+      : [],
   ]);
   const users = new Map(members.map((m) => [m.user.id, m.user.email]));
   const keyNames = new Map(keys.map((k) => [k.id, `${k.kind} key “${k.name}”`]));

@@ -10,12 +10,24 @@ import type { Principal } from "../principal";
 import { findReceipt } from "../barriers";
 import { consoleTeam } from "./team";
 
-export interface ReceiptVersionRef { version: number; decision: string; digest: string; createdAt: string }
+export interface ReceiptVersionRef {
+  version: number;
+  decision: string;
+  digest: string;
+  createdAt: string;
+}
 
 export interface ConsoleReceipt {
-  barrierId: string; runId: string; version: number; latestVersion: number;
-  decision: "stopped_and_quiet" | "stop_incomplete"; verifiedAt: string; createdAt: string;
-  digest: string; canonical: string; body: Record<string, unknown>;
+  barrierId: string;
+  runId: string;
+  version: number;
+  latestVersion: number;
+  decision: "stopped_and_quiet" | "stop_incomplete";
+  verifiedAt: string;
+  createdAt: string;
+  digest: string;
+  canonical: string;
+  body: Record<string, unknown>;
   check: { verified: boolean; recomputed: string; detail: string };
   versions: ReceiptVersionRef[];
   envelope: unknown;
@@ -39,10 +51,19 @@ export async function getConsoleReceipt(p: Principal, barrierId: string, version
     return null;
   }
   return {
-    barrierId, runId: r.runId, version: r.version, latestVersion: r.latestVersion, decision: r.decision,
-    verifiedAt: r.verifiedAt, createdAt: r.createdAt, digest: r.digest, canonical: r.canonical, body: r.body,
+    barrierId,
+    runId: r.runId,
+    version: r.version,
+    latestVersion: r.latestVersion,
+    decision: r.decision,
+    verifiedAt: r.verifiedAt,
+    createdAt: r.createdAt,
+    digest: r.digest,
+    canonical: r.canonical,
+    body: r.body,
     check: { verified: r.check.ok, recomputed: r.check.recomputed, detail: r.check.detail },
     versions: [...r.versions].reverse(),
-    envelope: r.envelope, signature: r.signature,
+    envelope: r.envelope,
+    signature: r.signature,
   };
 }

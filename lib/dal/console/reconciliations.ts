@@ -9,16 +9,38 @@ import { consoleTeam } from "./team";
 import { OPEN_RECONCILIATION_STATUSES, type ReconciliationStatus } from "../../control/reconciliation";
 
 export interface ReconciliationRow {
-  id: string; status: ReconciliationStatus; createdAt: string;
-  barrierId: string | null; runId: string; operationId: string; tool: string; providerName: string | null; providerJobId: string | null;
-  settledReason: string | null; providerResponse: string | null; effectExpected: string | null;
-  assignee: { id: string; email: string; name: string } | null; assignedBy: string | null; assignedAt: string | null;
-  resolution: "effect_present" | "effect_absent" | null; evidence: string | null; resolvedAt: string | null; resolvedBy: string | null;
+  id: string;
+  status: ReconciliationStatus;
+  createdAt: string;
+  barrierId: string | null;
+  runId: string;
+  operationId: string;
+  tool: string;
+  providerName: string | null;
+  providerJobId: string | null;
+  settledReason: string | null;
+  providerResponse: string | null;
+  effectExpected: string | null;
+  assignee: { id: string; email: string; name: string } | null;
+  assignedBy: string | null;
+  assignedAt: string | null;
+  resolution: "effect_present" | "effect_absent" | null;
+  evidence: string | null;
+  resolvedAt: string | null;
+  resolvedBy: string | null;
 }
 
-export interface Member { id: string; email: string; name: string; role: Role }
+export interface Member {
+  id: string;
+  email: string;
+  name: string;
+  role: Role;
+}
 
-export async function listConsoleReconciliations(p: Principal, filter: { status?: "open" | "resolved" | "all"; mine?: boolean } = {}): Promise<ReconciliationRow[]> {
+export async function listConsoleReconciliations(
+  p: Principal,
+  filter: { status?: "open" | "resolved" | "all"; mine?: boolean } = {},
+): Promise<ReconciliationRow[]> {
   authorize(p, "run.read");
   const teamId = consoleTeam(p);
   const status = filter.status ?? "open";
@@ -33,18 +55,35 @@ export async function listConsoleReconciliations(p: Principal, filter: { status?
     include: { settlement: true, operation: true },
   });
   const userIds = [...new Set(rows.map((r) => r.assigneeUserId).filter((x): x is string => !!x))];
-  const users = userIds.length ? await prisma().user.findMany({ where: { id: { in: userIds } }, select: { id: true, email: true, name: true } }) : [];
+  const users = userIds.length
+    ? await prisma().user.findMany({ where: { id: { in: userIds } }, select: { id: true, email: true, name: true } })
+    : [];
   const byId = new Map(users.map((u) => [u.id, u]));
   return rows.map((r) => ({
-    id: r.id, status: r.status, createdAt: r.createdAt.toISOString(),
-    barrierId: r.settlement?.barrierId ?? null, runId: r.operation.runId, operationId: r.operation.operationId,
-    tool: r.operation.tool, providerName: r.operation.providerName, providerJobId: r.operation.providerJobId,
+    id: r.id,
+    status: r.status,
+    createdAt: r.createdAt.toISOString(),
+    barrierId: r.settlement?.barrierId ?? null,
+    runId: r.operation.runId,
+    operationId: r.operation.operationId,
+    tool: r.operation.tool,
+    providerName: r.operation.providerName,
+    providerJobId: r.operation.providerJobId,
     // Without a barrier the executor itself gave up on the call (its report is the evidence).
-    settledReason: r.settlement?.settledReason ?? `aborted_unknown reported by its executor${r.operation.stateReason ? ` (${r.operation.stateReason})` : ""}`,
-    providerResponse: r.settlement?.providerResponse ?? null, effectExpected: r.settlement?.effectExpected ?? null,
-    assignee: r.assigneeUserId ? byId.get(r.assigneeUserId) ?? { id: r.assigneeUserId, email: r.assigneeUserId, name: r.assigneeUserId } : null,
-    assignedBy: r.assignedBy, assignedAt: r.assignedAt?.toISOString() ?? null,
-    resolution: r.resolution, evidence: r.evidence, resolvedAt: r.resolvedAt?.toISOString() ?? null, resolvedBy: r.resolvedBy,
+    settledReason:
+      r.settlement?.settledReason ??
+      `aborted_unknown reported by its executor${r.operation.stateReason ? ` (${r.operation.stateReason})` : ""}`,
+    providerResponse: r.settlement?.providerResponse ?? null,
+    effectExpected: r.settlement?.effectExpected ?? null,
+    assignee: r.assigneeUserId
+      ? (byId.get(r.assigneeUserId) ?? { id: r.assigneeUserId, email: r.assigneeUserId, name: r.assigneeUserId })
+      : null,
+    assignedBy: r.assignedBy,
+    assignedAt: r.assignedAt?.toISOString() ?? null,
+    resolution: r.resolution,
+    evidence: r.evidence,
+    resolvedAt: r.resolvedAt?.toISOString() ?? null,
+    resolvedBy: r.resolvedBy,
   }));
 }
 

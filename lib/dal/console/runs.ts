@@ -42,7 +42,13 @@ export interface RunsFilter {
   pageSize?: number;
 }
 
-export interface RunsPage { items: RunRow[]; total: number; page: number; pageSize: number; pages: number }
+export interface RunsPage {
+  items: RunRow[];
+  total: number;
+  page: number;
+  pageSize: number;
+  pages: number;
+}
 
 export async function listConsoleRuns(p: Principal, filter: RunsFilter): Promise<RunsPage> {
   authorize(p, "run.read");
@@ -68,14 +74,29 @@ export async function listConsoleRuns(p: Principal, filter: RunsFilter): Promise
     }),
   ]);
   return {
-    total, page, pageSize, pages: Math.max(1, Math.ceil(total / pageSize)),
+    total,
+    page,
+    pageSize,
+    pages: Math.max(1, Math.ceil(total / pageSize)),
     items: rows.map((r) => ({
-      id: r.id, title: r.title, taskId: r.taskId, harness: r.harness as Harness,
-      lifecycle: r.lifecycle as Lifecycle, lifecycleChangedAt: r.lifecycleChangedAt.toISOString(), lifecycleReason: r.lifecycleReason,
-      breaker: r.breaker as BreakerState, breakerChangedAt: r.breakerChangedAt.toISOString(),
-      epoch: r.epoch, parentRunId: r.parentRunId, rootRunId: r.rootRunId, depth: r.depth,
-      childCount: r._count.children, running: r._count.operations,
-      createdAt: r.createdAt.toISOString(), lastHeartbeatAt: r.lastHeartbeatAt?.toISOString() ?? null, isDrill: r.isDrill,
+      id: r.id,
+      title: r.title,
+      taskId: r.taskId,
+      harness: r.harness as Harness,
+      lifecycle: r.lifecycle as Lifecycle,
+      lifecycleChangedAt: r.lifecycleChangedAt.toISOString(),
+      lifecycleReason: r.lifecycleReason,
+      breaker: r.breaker as BreakerState,
+      breakerChangedAt: r.breakerChangedAt.toISOString(),
+      epoch: r.epoch,
+      parentRunId: r.parentRunId,
+      rootRunId: r.rootRunId,
+      depth: r.depth,
+      childCount: r._count.children,
+      running: r._count.operations,
+      createdAt: r.createdAt.toISOString(),
+      lastHeartbeatAt: r.lastHeartbeatAt?.toISOString() ?? null,
+      isDrill: r.isDrill,
     })),
   };
 }

@@ -19,7 +19,9 @@ let runA: string, childA: string, runB: string, barrierB: string, userB: string;
 
 async function team(slug: string) {
   const t = await prisma().team.create({ data: { id: newId("team"), slug: `${slug}-${Date.now().toString(36)}`, name: slug } });
-  const u = await prisma().user.create({ data: { id: newId("user"), email: `${slug}-${Date.now().toString(36)}@example.test`, name: slug } });
+  const u = await prisma().user.create({
+    data: { id: newId("user"), email: `${slug}-${Date.now().toString(36)}@example.test`, name: slug },
+  });
   await prisma().membership.create({ data: { id: newId("mem"), teamId: t.id, userId: u.id, role: "operator" } });
   return { t, u };
 }
@@ -27,7 +29,18 @@ async function team(slug: string) {
 async function run(teamId: string, title: string, parent?: { id: string; rootRunId: string; path: string[] }) {
   const id = newId("run");
   const rootRunId = parent?.rootRunId ?? id;
-  await prisma().run.create({ data: { id, teamId, taskId: "task", title, parentRunId: parent?.id ?? null, rootRunId, path: [...(parent?.path ?? []), id], depth: parent ? parent.path.length : 0 } });
+  await prisma().run.create({
+    data: {
+      id,
+      teamId,
+      taskId: "task",
+      title,
+      parentRunId: parent?.id ?? null,
+      rootRunId,
+      path: [...(parent?.path ?? []), id],
+      depth: parent ? parent.path.length : 0,
+    },
+  });
   return { id, rootRunId, path: [...(parent?.path ?? []), id] };
 }
 
@@ -44,7 +57,9 @@ beforeAll(async () => {
   const rootB = await run(B.t.id, "bravo root");
   runB = rootB.id;
   barrierB = newId("stop");
-  await prisma().barrier.create({ data: { id: barrierB, teamId: B.t.id, runId: runB, requestedBy: `user:${B.u.id}`, reason: "test", newEpoch: 2, policy: {} } });
+  await prisma().barrier.create({
+    data: { id: barrierB, teamId: B.t.id, runId: runB, requestedBy: `user:${B.u.id}`, reason: "test", newEpoch: 2, policy: {} },
+  });
 });
 
 const notFound = (p: Promise<unknown>) => expect(p).rejects.toSatisfy((e) => e instanceof QuiesceError && e.code === "not_found");
@@ -71,9 +86,17 @@ describe("console read models are team-scoped", () => {
   });
 
   it("carries the harness's native identities to the run page", async () => {
-    await prisma().run.update({ where: { id: childA }, data: { harness: "claude_code", nativeSessionId: "sess-1", nativeAgentId: "agent-7", lastNativeState: "tool_use" } });
+    await prisma().run.update({
+      where: { id: childA },
+      data: { harness: "claude_code", nativeSessionId: "sess-1", nativeAgentId: "agent-7", lastNativeState: "tool_use" },
+    });
     const d = await getRunDetail(a, childA);
-    expect(d.run).toMatchObject({ harness: "claude_code", nativeSessionId: "sess-1", nativeAgentId: "agent-7", lastNativeState: "tool_use" });
+    expect(d.run).toMatchObject({
+      harness: "claude_code",
+      nativeSessionId: "sess-1",
+      nativeAgentId: "agent-7",
+      lastNativeState: "tool_use",
+    });
   });
 
   it("404s another team's barrier and receipt", async () => {
@@ -94,7 +117,9 @@ describe("console read models are team-scoped", () => {
 
   it("refuses the audit log to a viewer and system principals without a team", async () => {
     await expect(listConsoleAudit(viewerA, {})).rejects.toSatisfy((e) => e instanceof QuiesceError && e.code === "forbidden");
-    await expect(listConsoleRuns({ type: "system", name: "test" }, {})).rejects.toSatisfy((e) => e instanceof QuiesceError && e.code === "forbidden");
+    await expect(listConsoleRuns({ type: "system", name: "test" }, {})).rejects.toSatisfy(
+      (e) => e instanceof QuiesceError && e.code === "forbidden",
+    );
     expect((await listConsoleAudit(a, {})).items.every((e) => e.id)).toBe(true);
   });
 });

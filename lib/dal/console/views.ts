@@ -29,13 +29,23 @@ export async function barrierView(p: Principal, barrierId: string): Promise<Barr
   const b = await getConsoleBarrier(p, barrierId);
   const labels = await actorLabels(p, [b.requestedBy]);
   const who = labels[b.requestedBy] ?? b.requestedBy;
-  return { ...b, labels, ladder: b.ladder.map((r) => (r.id === "cancellation_requested" ? { ...r, detail: r.detail.replace(b.requestedBy, who) } : r)) };
+  return {
+    ...b,
+    labels,
+    ladder: b.ladder.map((r) => (r.id === "cancellation_requested" ? { ...r, detail: r.detail.replace(b.requestedBy, who) } : r)),
+  };
 }
 
 export type ReconciliationsView = { items: ReconciliationRow[]; members: Member[]; labels: Labels };
-export async function reconciliationsView(p: Principal, filter: { status?: "open" | "resolved" | "all"; mine?: boolean }): Promise<ReconciliationsView> {
+export async function reconciliationsView(
+  p: Principal,
+  filter: { status?: "open" | "resolved" | "all"; mine?: boolean },
+): Promise<ReconciliationsView> {
   const [items, members] = await Promise.all([listConsoleReconciliations(p, filter), listTeamMembers(p)]);
-  const labels = await actorLabels(p, items.flatMap((r) => [r.assignedBy, r.resolvedBy]));
+  const labels = await actorLabels(
+    p,
+    items.flatMap((r) => [r.assignedBy, r.resolvedBy]),
+  );
   return { items, members, labels };
 }
 

@@ -9,14 +9,22 @@ import { notifyControl } from "../notify";
 export async function auditGateProbeClaims(runIds: readonly string[], operationId: string, source: string): Promise<void> {
   if (runIds.length === 0) return;
   await prisma().$transaction(async (tx) => {
-    const runs = await tx.run.findMany({ where: { id: { in: [...runIds] } }, select: { id: true, teamId: true, rootRunId: true, breakerFailures: true } });
+    const runs = await tx.run.findMany({
+      where: { id: { in: [...runIds] } },
+      select: { id: true, teamId: true, rootRunId: true, breakerFailures: true },
+    });
     for (const r of runs) {
       await appendAudit(tx, {
-        teamId: r.teamId, actor: "system:gate", action: "breaker.probe_admitted", target: r.id,
-        before: { breaker: "open" }, after: { breaker: "half_open", failures: r.breakerFailures, probeOperationId: operationId, source },
+        teamId: r.teamId,
+        actor: "system:gate",
+        action: "breaker.probe_admitted",
+        target: r.id,
+        before: { breaker: "open" },
+        after: { breaker: "half_open", failures: r.breakerFailures, probeOperationId: operationId, source },
       });
     }
     const first = runs[0];
-    if (first) await notifyControl(tx, { kind: "breaker", teamId: first.teamId, rootRunId: first.rootRunId, runIds: runs.map((r) => r.id) });
+    if (first)
+      await notifyControl(tx, { kind: "breaker", teamId: first.teamId, rootRunId: first.rootRunId, runIds: runs.map((r) => r.id) });
   });
 }

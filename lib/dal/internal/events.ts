@@ -18,12 +18,24 @@ export interface EmitInput {
 /** Writes the event for every enabled endpoint of the team that subscribes to its type. */
 export async function emitEventTx(tx: Tx, e: EmitInput): Promise<string> {
   const id = randomUUID();
-  const event = cloudEvent({ id, teamId: e.teamId, type: e.type, subject: e.subject ?? e.runId, time: new Date(), data: { run_id: e.runId, ...e.data } });
+  const event = cloudEvent({
+    id,
+    teamId: e.teamId,
+    type: e.type,
+    subject: e.subject ?? e.runId,
+    time: new Date(),
+    data: { run_id: e.runId, ...e.data },
+  });
   await tx.$executeRawUnsafe(
     `INSERT INTO webhook_deliveries (event_id, endpoint_id, team_id, type, ordering_key, event)
      SELECT $1, w.id, w.team_id, $2, $3, $4::jsonb FROM webhook_endpoints w
       WHERE w.team_id = $5 AND w.enabled AND ($2 = ANY (w.event_types) OR '*' = ANY (w.event_types))
       ORDER BY w.id`,
-    id, e.type, e.runId, JSON.stringify(event), e.teamId);
+    id,
+    e.type,
+    e.runId,
+    JSON.stringify(event),
+    e.teamId,
+  );
   return id;
 }

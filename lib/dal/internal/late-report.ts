@@ -40,8 +40,15 @@ export async function recordLateReport(tx: Tx, report: LateReport): Promise<void
   const at = new Date();
   await tx.gateDecision.create({
     data: {
-      teamId: report.teamId, runId: op.runId, operationId: op.operationId, source: "complete", decision: "deny",
-      reason: barrier && barrier.runId !== op.runId ? "parent_revoked" : "killed", epochSeen: op.epochStamp, currentEpoch: run?.epoch ?? null, at,
+      teamId: report.teamId,
+      runId: op.runId,
+      operationId: op.operationId,
+      source: "complete",
+      decision: "deny",
+      reason: barrier && barrier.runId !== op.runId ? "parent_revoked" : "killed",
+      epochSeen: op.epochStamp,
+      currentEpoch: run?.epoch ?? null,
+      at,
     },
   });
   if (!barrier) return;
@@ -57,7 +64,10 @@ export async function recordLateReport(tx: Tx, report: LateReport): Promise<void
   if (report.outcome !== "succeeded") {
     if (settlement && settlement.settledState === null) {
       const prior = (settlement.effectCheckDetail ?? {}) as Record<string, unknown>;
-      await tx.settlement.update({ where: { id: settlement.id }, data: { effectCheckDetail: { ...prior, executor_report: evidence } as never } });
+      await tx.settlement.update({
+        where: { id: settlement.id },
+        data: { effectCheckDetail: { ...prior, executor_report: evidence } as never },
+      });
     }
     return;
   }
@@ -69,20 +79,33 @@ export async function recordLateReport(tx: Tx, report: LateReport): Promise<void
     });
   }
   const provider = op.providerName
-    ? await tx.provider.findUnique({ where: { teamId_name: { teamId: report.teamId, name: op.providerName } }, select: { rollbackOwner: true } })
+    ? await tx.provider.findUnique({
+        where: { teamId_name: { teamId: report.teamId, name: op.providerName } },
+        select: { rollbackOwner: true },
+      })
     : null;
   const effect = {
-    providerOperationId: report.effect?.providerOperationId ?? op.providerJobId, committedAt: at,
-    detail: { reported: report.effect?.detail ?? null, late: true, reportedBy: report.reportedBy }, rollbackOwner: provider?.rollbackOwner ?? null,
+    providerOperationId: report.effect?.providerOperationId ?? op.providerJobId,
+    committedAt: at,
+    detail: { reported: report.effect?.detail ?? null, late: true, reportedBy: report.reportedBy },
+    rollbackOwner: provider?.rollbackOwner ?? null,
     source: "executor" as const,
   };
   if (settlement.settledState === "completed_and_verified") {
     // Already known to be present; keep the executor's receipt as additional evidence.
-    await tx.effectReceipt.create({ data: { id: newId("eff"), teamId: report.teamId, operationId: op.id, ...effect, detail: effect.detail as never } });
+    await tx.effectReceipt.create({
+      data: { id: newId("eff"), teamId: report.teamId, operationId: op.id, ...effect, detail: effect.detail as never },
+    });
   } else {
     await settleTx(tx, {
-      settlementId: settlement.id, teamId: report.teamId, state: "completed_and_verified", at, onlyIfPending: false,
-      reason: `late effect reported by ${report.reportedBy}`, effect, resolvedBy: report.reportedBy,
+      settlementId: settlement.id,
+      teamId: report.teamId,
+      state: "completed_and_verified",
+      at,
+      onlyIfPending: false,
+      reason: `late effect reported by ${report.reportedBy}`,
+      effect,
+      resolvedBy: report.reportedBy,
     });
   }
   await tx.operation.update({ where: { id: op.id }, data: { outcomeDetail: evidence as never } });

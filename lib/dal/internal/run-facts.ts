@@ -14,10 +14,17 @@ export async function loadRunChain(tx: Tx, teamId: string, path: readonly string
   const byId = new Map(rows.map((r) => [r.id, r]));
   return path.map((id) => {
     const r = byId.get(id);
-    return r ? {
-      runId: r.id, lifecycle: r.lifecycle as Lifecycle, breaker: r.breaker as BreakerState,
-      breakerChangedAt: r.breakerChangedAt.getTime(), breakerProbeOpId: r.breakerProbeOpId, breakerHeld: r.breakerHeld, epoch: r.epoch,
-    } : null;
+    return r
+      ? {
+          runId: r.id,
+          lifecycle: r.lifecycle as Lifecycle,
+          breaker: r.breaker as BreakerState,
+          breakerChangedAt: r.breakerChangedAt.getTime(),
+          breakerProbeOpId: r.breakerProbeOpId,
+          breakerHeld: r.breakerHeld,
+          epoch: r.epoch,
+        }
+      : null;
   });
 }
 

@@ -8,7 +8,8 @@ export const cancellationRequestedNoAck: DrillCase = {
   name: "cancellation_requested_no_ack",
   seed: "000",
   expected: "pending_not_cancelled",
-  summary: "the stop is requested while a call runs inside an agent that never acknowledges: 'observed by target' reads pending, then uncertain; the call settles unknown and the receipt is stop_incomplete — never 'cancelled'",
+  summary:
+    "the stop is requested while a call runs inside an agent that never acknowledges: 'observed by target' reads pending, then uncertain; the call settles unknown and the receipt is stop_incomplete — never 'cancelled'",
   needs: ["agent"],
   async run(ctx) {
     const agent = must(ctx.agent, "an agent key");
@@ -23,14 +24,22 @@ export const cancellationRequestedNoAck: DrillCase = {
     const earlyRung = early.ladder.observed_by_target?.status;
     const lateRung = late.ladder.observed_by_target?.status;
     const checks = [
-      check("the call was running at the stop", allowed.decision === "allow" && s?.stateAtBarrier === "running", { allowed, stateAtBarrier: s?.stateAtBarrier }),
-      check("right after the request, 'observed by target' is pending (not done)", earlyRung === "pending" || earlyRung === "uncertain", early.ladder.observed_by_target),
+      check("the call was running at the stop", allowed.decision === "allow" && s?.stateAtBarrier === "running", {
+        allowed,
+        stateAtBarrier: s?.stateAtBarrier,
+      }),
+      check(
+        "right after the request, 'observed by target' is pending (not done)",
+        earlyRung === "pending" || earlyRung === "uncertain",
+        early.ladder.observed_by_target,
+      ),
       check("after the barrier, 'observed by target' is uncertain", lateRung === "uncertain", late.ladder.observed_by_target),
       check("the receipt records no acknowledgment", receipt.observed_by_target === "uncertain", receipt.observed_by_target),
       check("the call settled unknown, not cancelled", s?.settledState === "unknown", s?.settledState),
       check("the receipt is stop_incomplete", receipt.decision === "stop_incomplete", receipt.decision),
     ];
-    const notCancelled = (earlyRung === "pending" || earlyRung === "uncertain") && lateRung === "uncertain" && receipt.decision !== "stopped_and_quiet";
+    const notCancelled =
+      (earlyRung === "pending" || earlyRung === "uncertain") && lateRung === "uncertain" && receipt.decision !== "stopped_and_quiet";
     return {
       observed: notCancelled ? "pending_not_cancelled" : `${earlyRung}/${lateRung}/${receipt.decision}`,
       checks,

@@ -8,7 +8,8 @@ export const childRunMissesParentNotification: DrillCase = {
   name: "child_run_misses_parent_notification",
   seed: "001",
   expected: "deny_on_gateway_authority_check",
-  summary: "the parent is killed and its child's gateway (another process) never receives a notification: its next call is denied parent_revoked at the gate and no external call is sent",
+  summary:
+    "the parent is killed and its child's gateway (another process) never receives a notification: its next call is denied parent_revoked at the gate and no external call is sent",
   needs: ["agent"],
   async run(ctx) {
     const gateway = must(ctx.pod, "a second process");
@@ -23,7 +24,10 @@ export const childRunMissesParentNotification: DrillCase = {
     const rootView = await ctx.operator.getRun(root.runId);
     const checks = [
       check("the gate denied the child's call parent_revoked", answer.decision === "deny" && answer.reason === "parent_revoked", answer),
-      check("the current epoch is newer than the child's", (answer.currentEpoch ?? 0) > child.epoch, { child_epoch: child.epoch, current: answer.currentEpoch }),
+      check("the current epoch is newer than the child's", (answer.currentEpoch ?? 0) > child.epoch, {
+        child_epoch: child.epoch,
+        current: answer.currentEpoch,
+      }),
       check("the gateway sent no external call", !answer.externalCallSent),
     ];
     if (ctx.sim) {
@@ -32,9 +36,16 @@ export const childRunMissesParentNotification: DrillCase = {
     }
     if (ctx.db) {
       const ds = await ctx.db.decisions(operationId);
-      checks.push(check("db: the deny is on record", ds.some((d) => d.decision === "deny" && d.reason === "parent_revoked"), ds));
+      checks.push(
+        check(
+          "db: the deny is on record",
+          ds.some((d) => d.decision === "deny" && d.reason === "parent_revoked"),
+          ds,
+        ),
+      );
     }
-    const denied = answer.decision === "deny" && (answer.reason === "parent_revoked" || answer.reason === "killed") && !answer.externalCallSent;
+    const denied =
+      answer.decision === "deny" && (answer.reason === "parent_revoked" || answer.reason === "killed") && !answer.externalCallSent;
     return {
       observed: denied ? "deny_on_gateway_authority_check" : `${answer.decision}_${answer.reason}`,
       checks,
@@ -42,9 +53,13 @@ export const childRunMissesParentNotification: DrillCase = {
       // The article's child_dispatch_check, as the system answered it.
       facts: {
         child_dispatch_check: {
-          child_run: child.runId, parent_run: root.runId, child_epoch: child.epoch, current_parent_epoch: rootView.epoch,
+          child_run: child.runId,
+          parent_run: root.runId,
+          child_epoch: child.epoch,
+          current_parent_epoch: rootView.epoch,
           parent_lease_status: rootView.leases.every((l) => l.revokedAt) ? "revoked" : "active",
-          decision: `${answer.decision}_${answer.reason}`, external_call_sent: answer.externalCallSent,
+          decision: `${answer.decision}_${answer.reason}`,
+          external_call_sent: answer.externalCallSent,
         },
         gateway: gateway.label,
       },

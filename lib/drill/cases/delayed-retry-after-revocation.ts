@@ -11,7 +11,8 @@ export const delayedRetryFiresAfterRevocation: DrillCase = {
   name: "delayed_retry_fires_after_revocation",
   seed: "001",
   expected: "deny_stale_epoch",
-  summary: "a retry scheduled before the kill under epoch N fires from a worker's own timer after it: admission denies stale_epoch, the retry never runs, the receipt counts it as cancelled",
+  summary:
+    "a retry scheduled before the kill under epoch N fires from a worker's own timer after it: admission denies stale_epoch, the retry never runs, the receipt counts it as cancelled",
   needs: ["agent"],
   async run(ctx) {
     const worker = must(ctx.worker, "a worker");
@@ -33,7 +34,13 @@ export const delayedRetryFiresAfterRevocation: DrillCase = {
     ];
     if (ctx.db) {
       const op = await ctx.db.operation(retry.operationId);
-      checks.push(check("db: the retry is kept as cancelled_not_started (stale_epoch)", op?.state === "cancelled_not_started" && op.stateReason === "stale_epoch", op));
+      checks.push(
+        check(
+          "db: the retry is kept as cancelled_not_started (stale_epoch)",
+          op?.state === "cancelled_not_started" && op.stateReason === "stale_epoch",
+          op,
+        ),
+      );
     }
     return {
       observed: label(admit.decision, admit.reason),

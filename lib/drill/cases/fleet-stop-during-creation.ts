@@ -13,12 +13,14 @@ export const fleetStopDuringCreation: DrillCase = {
   name: "fleet_stop_with_runs_created_during_the_stop",
   seed: "004",
   expected: "deny_killed",
-  summary: "a kill scope by task prefix while new matching runs keep being created: every call after the commit is denied killed (new runs too), one barrier per tree, and a stopped_and_quiet fleet receipt",
+  summary:
+    "a kill scope by task prefix while new matching runs keep being created: every call after the commit is denied killed (new runs too), one barrier per tree, and a stopped_and_quiet fleet receipt",
   needs: ["agent"],
   async run(ctx) {
     const agent = must(ctx.agent, "an agent key");
     const prefix = `${ctx.tag}-fleet-${randomBytes(3).toString("hex")}-`;
-    const mk = (i: number) => agent.createRun({ taskId: `${prefix}${i}`, title: `fleet member ${i}`, ...(ctx.markDrill ? { drill: true } : {}) } as never);
+    const mk = (i: number) =>
+      agent.createRun({ taskId: `${prefix}${i}`, title: `fleet member ${i}`, ...(ctx.markDrill ? { drill: true } : {}) } as never);
     // An allowed call finishes at once (a quick read-only call): what is in flight at the stop is then
     // only what the race itself leaves, and every barrier can settle it from the executor's report.
     const ask = async (r: { runId: string; leaseId: string; epoch: number }, n: string) => {
@@ -32,7 +34,8 @@ export const fleetStopDuringCreation: DrillCase = {
     const allowedBefore = (await Promise.all(before.map((r, i) => ask(r, `before-${i}`)))).filter((a) => a.decision === "allow").length;
 
     // The producer: registers a matching run and asks the gate for it, over and over, across the stop.
-    let stopping = false, n = BEFORE;
+    let stopping = false,
+      n = BEFORE;
     const made: { t0: number; runId: string; decision: string; reason: string }[] = [];
     const producer = (async () => {
       while (!stopping) {
@@ -43,7 +46,11 @@ export const fleetStopDuringCreation: DrillCase = {
       }
     })();
     await waitFor("the producer to make runs", async () => made.length >= 2, 30_000, 20);
-    const stop = await ctx.operator.createStop({ action: "kill", filter: { taskPrefix: prefix }, reason: "drill: fleet stop while runs are being created" }) as StopView;
+    const stop = (await ctx.operator.createStop({
+      action: "kill",
+      filter: { taskPrefix: prefix },
+      reason: "drill: fleet stop while runs are being created",
+    })) as StopView;
     const committed = Date.now();
     await waitFor("the producer to make runs after the stop", async () => made.filter((m) => m.t0 > committed).length >= 3, 30_000, 20);
     stopping = true;
@@ -51,24 +58,51 @@ export const fleetStopDuringCreation: DrillCase = {
 
     const after = made.filter((m) => m.t0 > committed);
     const oldAgain = await Promise.all(before.map((r, i) => ask(r, `after-${i}`)));
-    const done = await waitFor("the fleet receipt", async () => {
-      const v = await ctx.operator.getStop(stop.stopId);
-      return v.receipt ? v : null;
-    }, ctx.receiptTimeoutMs, 250);
+    const done = await waitFor(
+      "the fleet receipt",
+      async () => {
+        const v = await ctx.operator.getStop(stop.stopId);
+        return v.receipt ? v : null;
+      },
+      ctx.receiptTimeoutMs,
+      250,
+    );
     const checks = [
       check("the matching runs were allowed before the stop", allowedBefore === BEFORE, allowedBefore),
-      check("every call of a run created after the scope committed is denied killed", after.length > 0 && after.every((m) => m.decision === "deny" && m.reason === "killed"), after),
-      check("every call of a run from before the stop is denied", oldAgain.every((a) => a.decision === "deny"), oldAgain.map((a) => label(a.decision, a.reason))),
+      check(
+        "every call of a run created after the scope committed is denied killed",
+        after.length > 0 && after.every((m) => m.decision === "deny" && m.reason === "killed"),
+        after,
+      ),
+      check(
+        "every call of a run from before the stop is denied",
+        oldAgain.every((a) => a.decision === "deny"),
+        oldAgain.map((a) => label(a.decision, a.reason)),
+      ),
       check("the scope matched every run existing at its commit (at least those made before it)", stop.matched >= BEFORE + 2, stop.matched),
-      check("one barrier per tree, all complete", done.barriers.total === stop.matched && done.barriers.complete === done.barriers.total, done.barriers),
-      check("the fleet receipt is stopped_and_quiet and every run's receipt is", done.receipt!.decision === "stopped_and_quiet" && done.runs.every((r) => r.decision === "stopped_and_quiet"), done.receipt!.decision),
+      check(
+        "one barrier per tree, all complete",
+        done.barriers.total === stop.matched && done.barriers.complete === done.barriers.total,
+        done.barriers,
+      ),
+      check(
+        "the fleet receipt is stopped_and_quiet and every run's receipt is",
+        done.receipt!.decision === "stopped_and_quiet" && done.runs.every((r) => r.decision === "stopped_and_quiet"),
+        done.receipt!.decision,
+      ),
     ];
     const first = after[0];
     return {
       observed: first ? label(first.decision, first.reason) : "no_run_created_after_the_stop",
       checks,
       evidence: [...links(ctx, {}), { label: "fleet stop", url: `${ctx.baseUrl}/stops/${stop.stopId}` }],
-      facts: { stopId: stop.stopId, matched: stop.matched, createdDuring: made.length, createdAfterCommit: after.length, fleetDigest: done.receipt!.digest },
+      facts: {
+        stopId: stop.stopId,
+        matched: stop.matched,
+        createdDuring: made.length,
+        createdAfterCommit: after.length,
+        fleetDigest: done.receipt!.digest,
+      },
     };
   },
 };

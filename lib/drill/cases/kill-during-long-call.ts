@@ -7,7 +7,8 @@ export const killDuringLongCall: DrillCase = {
   name: "kill_during_long_call",
   seed: "004",
   expected: "aborted_unknown_outcome",
-  summary: "a long call is running when the run is killed: its abort token fires, the worker reports aborted_unknown, and the barrier settles it unknown — never 'did not execute'",
+  summary:
+    "a long call is running when the run is killed: its abort token fires, the worker reports aborted_unknown, and the barrier settles it unknown — never 'did not execute'",
   needs: ["agent"],
   async run(ctx) {
     const worker = must(ctx.worker, "a worker");
@@ -20,13 +21,30 @@ export const killDuringLongCall: DrillCase = {
     const receipt = await waitForReceipt(ctx, ctx.operator, barrierId);
     const view = await barrierView(ctx.operator, barrierId);
     const s = view.settlements.find((x) => x.operationId === stamp.operationId);
-    const inFlight = (receipt.in_flight as { operation_id: string; settled_state: string }[] | undefined)?.find((x) => x.operation_id === stamp.operationId);
+    const inFlight = (receipt.in_flight as { operation_id: string; settled_state: string }[] | undefined)?.find(
+      (x) => x.operation_id === stamp.operationId,
+    );
     const checks = [
-      check("the call was running when the kill came", started && s?.stateAtBarrier === "running", { started, stateAtBarrier: s?.stateAtBarrier }),
+      check("the call was running when the kill came", started && s?.stateAtBarrier === "running", {
+        started,
+        stateAtBarrier: s?.stateAtBarrier,
+      }),
       check("the worker's abort token fired: aborted_unknown (killed)", out.status === "aborted_unknown" && out.reason === "killed", out),
-      check("the barrier did not call it cancelled", s?.settledState !== "cancelled_without_effect" && s?.settledState === "unknown", s?.settledState),
-      check("the receipt lists it as unknown and the stop as incomplete", inFlight?.settled_state === "unknown" && receipt.decision === "stop_incomplete", { inFlight, decision: receipt.decision }),
-      check("the worker's acknowledgment reached the ladder (observed by target)", view.ladder.observed_by_target?.status === "done", view.ladder.observed_by_target),
+      check(
+        "the barrier did not call it cancelled",
+        s?.settledState !== "cancelled_without_effect" && s?.settledState === "unknown",
+        s?.settledState,
+      ),
+      check(
+        "the receipt lists it as unknown and the stop as incomplete",
+        inFlight?.settled_state === "unknown" && receipt.decision === "stop_incomplete",
+        { inFlight, decision: receipt.decision },
+      ),
+      check(
+        "the worker's acknowledgment reached the ladder (observed by target)",
+        view.ladder.observed_by_target?.status === "done",
+        view.ladder.observed_by_target,
+      ),
     ];
     if (ctx.db) {
       const op = await ctx.db.operation(stamp.operationId);

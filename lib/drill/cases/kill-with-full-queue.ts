@@ -11,7 +11,8 @@ export const killWithFullQueue: DrillCase = {
   name: "kill_with_full_queue",
   seed: "004",
   expected: "none_started",
-  summary: "jobs of the run and its subagent wait behind a running long job; after the kill the queue still delivers every one: each is acknowledged without running, kept as cancelled_not_started",
+  summary:
+    "jobs of the run and its subagent wait behind a running long job; after the kill the queue still delivers every one: each is acknowledged without running, kept as cancelled_not_started",
   needs: ["agent"],
   async run(ctx) {
     const worker = must(ctx.worker, "a worker");
@@ -21,8 +22,11 @@ export const killWithFullQueue: DrillCase = {
     const long = worker.run(head, { kind: "long" });
     await long.started;
     const queued: JobStamp[] = [];
-    for (let i = 0; i < QUEUED; i++) queued.push(await registerWork(ctx, i % 2 ? child : root, `queued-${i}`, i % 2 ? "ticket.update" : "db.compatibility_check"));
-    const delayed = await registerWork(ctx, child, "delayed", "db.compatibility_recheck", "scheduled", { notBefore: new Date(Date.now() + 60_000).toISOString() });
+    for (let i = 0; i < QUEUED; i++)
+      queued.push(await registerWork(ctx, i % 2 ? child : root, `queued-${i}`, i % 2 ? "ticket.update" : "db.compatibility_check"));
+    const delayed = await registerWork(ctx, child, "delayed", "db.compatibility_recheck", "scheduled", {
+      notBefore: new Date(Date.now() + 60_000).toISOString(),
+    });
     const { barrierId } = await ctx.operator.kill(root.runId, "drill: kill with a full queue");
     const deliveries = [...queued, delayed].map((s) => worker.run(s, { kind: "quick" }));
     const outs = await Promise.all(deliveries.map((d) => d.outcome));
@@ -30,20 +34,40 @@ export const killWithFullQueue: DrillCase = {
     const view = await barrierView(ctx.operator, barrierId);
     const started = outs.filter((o) => o.handlerStarted).length;
     const checks = [
-      check("no queued job started", started === 0, outs.map((o) => `${o.status}:${o.reason ?? ""}`)),
-      check("every delivery was discarded as killed / parent_revoked / stale_epoch", outs.every((o) => o.status === "discarded" && ["killed", "parent_revoked", "stale_epoch"].includes(o.reason ?? ""))),
-      check("the barrier cancelled the queued and scheduled work", view.counts.queuedCancelled === QUEUED && view.counts.scheduledCancelled === 1, view.counts),
+      check(
+        "no queued job started",
+        started === 0,
+        outs.map((o) => `${o.status}:${o.reason ?? ""}`),
+      ),
+      check(
+        "every delivery was discarded as killed / parent_revoked / stale_epoch",
+        outs.every((o) => o.status === "discarded" && ["killed", "parent_revoked", "stale_epoch"].includes(o.reason ?? "")),
+      ),
+      check(
+        "the barrier cancelled the queued and scheduled work",
+        view.counts.queuedCancelled === QUEUED && view.counts.scheduledCancelled === 1,
+        view.counts,
+      ),
       check("the long job at the head was aborted (unknown outcome)", headOut.status === "aborted_unknown", headOut),
     ];
     if (ctx.db) {
       const rows = await Promise.all([...queued, delayed].map((s) => ctx.db!.operation(s.operationId)));
-      checks.push(check("db: every queued operation is kept as cancelled_not_started", rows.every((r) => r?.state === "cancelled_not_started"), rows.map((r) => r?.state)));
+      checks.push(
+        check(
+          "db: every queued operation is kept as cancelled_not_started",
+          rows.every((r) => r?.state === "cancelled_not_started"),
+          rows.map((r) => r?.state),
+        ),
+      );
     }
     return {
       observed: started === 0 ? "none_started" : `${started}_started`,
       checks,
       evidence: links(ctx, { runId: root.runId, barrierId }),
-      facts: { delivered: outs.length, outcomes: outs.map((o, i) => ({ operationId: [...queued, delayed][i]!.operationId, status: o.status, reason: o.reason })) },
+      facts: {
+        delivered: outs.length,
+        outcomes: outs.map((o, i) => ({ operationId: [...queued, delayed][i]!.operationId, status: o.status, reason: o.reason })),
+      },
     };
   },
 };

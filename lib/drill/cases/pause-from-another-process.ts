@@ -7,7 +7,8 @@ export const pauseFromAnotherProcess: DrillCase = {
   name: "pause_from_another_process",
   seed: "004",
   expected: "held",
-  summary: "the operator pauses; a tool call from a different process and a queued job at a worker are both held (not run), and after resume the job runs once on a fresh decision",
+  summary:
+    "the operator pauses; a tool call from a different process and a queued job at a worker are both held (not run), and after resume the job runs once on a fresh decision",
   needs: ["agent"],
   async run(ctx) {
     const worker = must(ctx.worker, "a worker");
@@ -15,13 +16,25 @@ export const pauseFromAnotherProcess: DrillCase = {
     const run = await newRun(ctx, { title: "release payments" });
     const stamp = await registerWork(ctx, run, "compat-check", "db.compatibility_check");
     await ctx.operator.pause(run.runId, "drill: inspecting the commit");
-    const call = await pod.call({ runId: run.runId, leaseId: run.leaseId, epoch: run.epoch, operationId: opId(ctx, "pod-call"), tool: "deployment.reserve_preview" });
+    const call = await pod.call({
+      runId: run.runId,
+      leaseId: run.leaseId,
+      epoch: run.epoch,
+      operationId: opId(ctx, "pod-call"),
+      tool: "deployment.reserve_preview",
+    });
     const h = worker.run(stamp, { kind: "quick" });
     const firstAdmit = await h.firstAdmit;
     const paused = await ctx.operator.getRun(run.runId);
     await ctx.operator.resume(run.runId, "drill: commit verified");
     const out = await h.outcome;
-    const after = await pod.call({ runId: run.runId, leaseId: run.leaseId, epoch: run.epoch, operationId: opId(ctx, "pod-call-after"), tool: "deployment.reserve_preview" });
+    const after = await pod.call({
+      runId: run.runId,
+      leaseId: run.leaseId,
+      epoch: run.epoch,
+      operationId: opId(ctx, "pod-call-after"),
+      tool: "deployment.reserve_preview",
+    });
     const checks = [
       check("the other process's call was held (paused)", call.decision === "hold" && call.reason === "paused", call),
       check("the worker's job was held at dequeue", firstAdmit.decision === "hold" && firstAdmit.reason === "paused", firstAdmit),
@@ -31,7 +44,13 @@ export const pauseFromAnotherProcess: DrillCase = {
     ];
     if (ctx.db) {
       const ds = await ctx.db.decisions(stamp.operationId);
-      checks.push(check("db: hold then allow are on record for the job", ds.some((d) => d.decision === "hold") && ds.at(-1)?.decision === "allow", ds.map((d) => `${d.source}:${d.decision}:${d.reason}`)));
+      checks.push(
+        check(
+          "db: hold then allow are on record for the job",
+          ds.some((d) => d.decision === "hold") && ds.at(-1)?.decision === "allow",
+          ds.map((d) => `${d.source}:${d.decision}:${d.reason}`),
+        ),
+      );
     }
     const held = call.decision === "hold" && firstAdmit.decision === "hold";
     return {

@@ -7,14 +7,18 @@ export const providerCommitsDuringCancelRequest: DrillCase = {
   name: "provider_commits_during_cancel_request",
   seed: "001",
   expected: "completed_and_verified",
-  summary: "the provider answers the cancel with accepted but commits first: the barrier checks the authoritative effect and settles completed_and_verified with an effect receipt and rollback owner",
+  summary:
+    "the provider answers the cancel with accepted but commits first: the barrier checks the authoritative effect and settles completed_and_verified with an effect receipt and rollback owner",
   needs: ["agent", "sim"],
   async run(ctx) {
     const sim = must(ctx.sim, "the simulated provider");
     const agent = must(ctx.agent, "an agent key");
     const run = await newRun(ctx, { title: "deployment preview" });
     const job = await sim.client.createJob({ mode: "commit_during_cancel", runId: run.runId });
-    const stamp = await registerWork(ctx, run, "reserve-preview", "deployment.reserve_preview", "queued", { providerName: sim.provider, providerJobId: job.jobId });
+    const stamp = await registerWork(ctx, run, "reserve-preview", "deployment.reserve_preview", "queued", {
+      providerName: sim.provider,
+      providerJobId: job.jobId,
+    });
     const admitted = await agent.admit(stamp.operationId);
     const { barrierId } = await ctx.operator.kill(run.runId, "drill: provider commits during cancel");
     const receipt = await waitForReceipt(ctx, ctx.operator, barrierId);
@@ -23,17 +27,37 @@ export const providerCommitsDuringCancelRequest: DrillCase = {
     const simJob = await sim.client.getJob(job.jobId);
     const eff = receipt.effect_receipts?.find((e) => e.operation_id === stamp.operationId);
     const checks = [
-      check("the call was in flight at the barrier", admitted.decision === "allow" && s?.stateAtBarrier === "running", { admitted, stateAtBarrier: s?.stateAtBarrier }),
+      check("the call was in flight at the barrier", admitted.decision === "allow" && s?.stateAtBarrier === "running", {
+        admitted,
+        stateAtBarrier: s?.stateAtBarrier,
+      }),
       check("the provider accepted the cancel", s?.providerResponse === "accepted", s?.providerResponse),
-      check("the provider itself shows the effect committed", simJob.state === "committed" && simJob.cancelRequests >= 1, { state: simJob.state, cancelRequests: simJob.cancelRequests }),
+      check("the provider itself shows the effect committed", simJob.state === "committed" && simJob.cancelRequests >= 1, {
+        state: simJob.state,
+        cancelRequests: simJob.cancelRequests,
+      }),
       check("the settlement is completed_and_verified, not cancelled", s?.settledState === "completed_and_verified", s),
-      check("the receipt carries the effect receipt with a rollback owner", !!eff && !!eff.rollback_owner && eff.rollback_owner !== "unassigned", eff),
-      check("the receipt counts one completed_and_verified effect", receipt.effects?.completed_and_verified === 1 && receipt.effects?.cancelled_without_effect === 0, receipt.effects),
+      check(
+        "the receipt carries the effect receipt with a rollback owner",
+        !!eff && !!eff.rollback_owner && eff.rollback_owner !== "unassigned",
+        eff,
+      ),
+      check(
+        "the receipt counts one completed_and_verified effect",
+        receipt.effects?.completed_and_verified === 1 && receipt.effects?.cancelled_without_effect === 0,
+        receipt.effects,
+      ),
       check("nothing unknown remains: stopped_and_quiet", receipt.decision === "stopped_and_quiet", receipt.decision),
     ];
     if (ctx.db) {
       const op = await ctx.db.operation(stamp.operationId);
-      checks.push(check("db: the operation is recorded as succeeded with its effect receipt", op?.state === "succeeded" && op.effectReceipts >= 1, op));
+      checks.push(
+        check(
+          "db: the operation is recorded as succeeded with its effect receipt",
+          op?.state === "succeeded" && op.effectReceipts >= 1,
+          op,
+        ),
+      );
     }
     return {
       observed: s?.settledState ?? "pending",

@@ -7,14 +7,18 @@ export const providerStatusUnavailable: DrillCase = {
   name: "provider_status_unavailable",
   seed: "001",
   expected: "stop_incomplete_unknown_outcome",
-  summary: "the provider accepts the cancel but its status endpoint is down: the effect cannot be proven either way, so the settlement stays unknown and the receipt says stop_incomplete and names the reconciliation",
+  summary:
+    "the provider accepts the cancel but its status endpoint is down: the effect cannot be proven either way, so the settlement stays unknown and the receipt says stop_incomplete and names the reconciliation",
   needs: ["agent", "sim"],
   async run(ctx) {
     const sim = must(ctx.sim, "the simulated provider");
     const agent = must(ctx.agent, "an agent key");
     const run = await newRun(ctx, { title: "deployment preview" });
     const job = await sim.client.createJob({ mode: "status_down", runId: run.runId });
-    const stamp = await registerWork(ctx, run, "reserve-preview", "deployment.reserve_preview", "queued", { providerName: sim.provider, providerJobId: job.jobId });
+    const stamp = await registerWork(ctx, run, "reserve-preview", "deployment.reserve_preview", "queued", {
+      providerName: sim.provider,
+      providerJobId: job.jobId,
+    });
     await agent.admit(stamp.operationId);
     const { barrierId } = await ctx.operator.kill(run.runId, "drill: status endpoint down");
     const receipt = await waitForReceipt(ctx, ctx.operator, barrierId);
@@ -25,9 +29,17 @@ export const providerStatusUnavailable: DrillCase = {
       check("the provider accepted the cancel", s?.providerResponse === "accepted", s?.providerResponse),
       check("the effect check was unavailable", s?.effectObserved === "unavailable", s?.effectObserved),
       check("the settlement is unknown, not cancelled", s?.settledState === "unknown", s?.settledState),
-      check("the receipt counts one unknown and no clean cancellation", receipt.effects?.unknown === 1 && receipt.effects?.cancelled_without_effect === 0, receipt.effects),
+      check(
+        "the receipt counts one unknown and no clean cancellation",
+        receipt.effects?.unknown === 1 && receipt.effects?.cancelled_without_effect === 0,
+        receipt.effects,
+      ),
       check("the receipt lists the reconciliation for the operation", !!rec, receipt.reconciliation),
-      check("the ladder says effects are uncertain, not settled", view.ladder.effects_settled?.status === "uncertain", view.ladder.effects_settled),
+      check(
+        "the ladder says effects are uncertain, not settled",
+        view.ladder.effects_settled?.status === "uncertain",
+        view.ladder.effects_settled,
+      ),
     ];
     let assignee: string | null = null;
     if (ctx.db) {
@@ -35,10 +47,15 @@ export const providerStatusUnavailable: DrillCase = {
       assignee = await ctx.db.assignReconciliation(barrierId);
       const v2 = await waitForReceipt(ctx, ctx.operator, barrierId, receipt.version + 1);
       const named = v2.reconciliation?.find((r) => r.operation_id === stamp.operationId);
-      checks.push(check("after assignment a new receipt version names the assignee and stays stop_incomplete",
-        !!assignee && named?.assignee === assignee && v2.decision === "stop_incomplete", { version: v2.version, named, assignee }));
+      checks.push(
+        check(
+          "after assignment a new receipt version names the assignee and stays stop_incomplete",
+          !!assignee && named?.assignee === assignee && v2.decision === "stop_incomplete",
+          { version: v2.version, named, assignee },
+        ),
+      );
     }
-    const observed = `${receipt.decision}_${s?.settledState === "unknown" ? "unknown_outcome" : s?.settledState ?? "pending"}`;
+    const observed = `${receipt.decision}_${s?.settledState === "unknown" ? "unknown_outcome" : (s?.settledState ?? "pending")}`;
     return {
       observed,
       checks,

@@ -8,7 +8,8 @@ export const queuedCallStartsAfterParentRevocation: DrillCase = {
   name: "queued_call_starts_after_parent_revocation",
   seed: "001",
   expected: "deny_parent_revoked",
-  summary: "a subagent's call queued before the root's kill is picked up by a worker after it: the dequeue-time check denies parent_revoked and the job never runs",
+  summary:
+    "a subagent's call queued before the root's kill is picked up by a worker after it: the dequeue-time check denies parent_revoked and the job never runs",
   needs: ["agent"],
   async run(ctx) {
     const worker = must(ctx.worker, "a worker");
@@ -25,14 +26,34 @@ export const queuedCallStartsAfterParentRevocation: DrillCase = {
     const checks = [
       check("the worker's admission was denied parent_revoked", admit.decision === "deny" && admit.reason === "parent_revoked", admit),
       check("the job was acknowledged without running", out.status === "discarded" && !out.handlerStarted, out),
-      check("the child run is killed with a newer epoch than the job's stamp", childView.lifecycle === "killed" && childView.epoch > stamp.epoch, { lifecycle: childView.lifecycle, epoch: childView.epoch, stamped: stamp.epoch }),
-      check("the child's lease is revoked", childView.leases.every((l) => l.revokedAt !== null), childView.leases.map((l) => l.revokedAt)),
+      check(
+        "the child run is killed with a newer epoch than the job's stamp",
+        childView.lifecycle === "killed" && childView.epoch > stamp.epoch,
+        { lifecycle: childView.lifecycle, epoch: childView.epoch, stamped: stamp.epoch },
+      ),
+      check(
+        "the child's lease is revoked",
+        childView.leases.every((l) => l.revokedAt !== null),
+        childView.leases.map((l) => l.revokedAt),
+      ),
     ];
     if (ctx.db) {
       const op = await ctx.db.operation(stamp.operationId);
-      checks.push(check("db: the operation is kept as cancelled_not_started (parent_revoked)", op?.state === "cancelled_not_started" && op.stateReason === "parent_revoked", op));
+      checks.push(
+        check(
+          "db: the operation is kept as cancelled_not_started (parent_revoked)",
+          op?.state === "cancelled_not_started" && op.stateReason === "parent_revoked",
+          op,
+        ),
+      );
       const ds = await ctx.db.decisions(stamp.operationId);
-      checks.push(check("db: the admission is on record as deny parent_revoked", ds.some((d) => d.source === "admit" && d.decision === "deny" && d.reason === "parent_revoked"), ds));
+      checks.push(
+        check(
+          "db: the admission is on record as deny parent_revoked",
+          ds.some((d) => d.source === "admit" && d.decision === "deny" && d.reason === "parent_revoked"),
+          ds,
+        ),
+      );
     }
     return {
       observed: label(admit.decision, admit.reason),

@@ -8,7 +8,8 @@ export const sideEffectCompletedBeforeStop: DrillCase = {
   name: "side_effect_completed_before_stop",
   seed: "000",
   expected: "recorded_completed",
-  summary: "a ticket update completed (with its effect receipt) before the kill, and a provider job had already committed: after the stop both stay recorded as completed — a replay is already_applied, nothing is counted as cancelled",
+  summary:
+    "a ticket update completed (with its effect receipt) before the kill, and a provider job had already committed: after the stop both stay recorded as completed — a replay is already_applied, nothing is counted as cancelled",
   needs: ["agent"],
   async run(ctx) {
     const agent = must(ctx.agent, "an agent key");
@@ -17,12 +18,18 @@ export const sideEffectCompletedBeforeStop: DrillCase = {
     const body = { runId: run.runId, leaseId: run.leaseId, epoch: run.epoch, operationId: done, tool: "ticket.update" };
     await agent.gate(body);
     const effectId = `ticket-${ctx.tag}`;
-    await agent.complete(done, { outcome: "succeeded", effect: { providerOperationId: effectId, detail: { ticket: "PAY-8bc911d", field: "status" }, rollbackOwner: "release-oncall" } });
+    await agent.complete(done, {
+      outcome: "succeeded",
+      effect: { providerOperationId: effectId, detail: { ticket: "PAY-8bc911d", field: "status" }, rollbackOwner: "release-oncall" },
+    });
     let committed: { operationId: string; jobId: string } | null = null;
     if (ctx.sim) {
       const job = await ctx.sim.client.createJob({ runId: run.runId });
       await ctx.sim.client.commit(job.jobId);
-      const stamp = await registerWork(ctx, run, "reserve-preview", "deployment.reserve_preview", "queued", { providerName: ctx.sim.provider, providerJobId: job.jobId });
+      const stamp = await registerWork(ctx, run, "reserve-preview", "deployment.reserve_preview", "queued", {
+        providerName: ctx.sim.provider,
+        providerJobId: job.jobId,
+      });
       await agent.admit(stamp.operationId);
       committed = { operationId: stamp.operationId, jobId: job.jobId };
     }
@@ -31,11 +38,24 @@ export const sideEffectCompletedBeforeStop: DrillCase = {
     const view = await barrierView(ctx.operator, barrierId);
     const replay = await agent.gate(body);
     const checks = [
-      check("a replay of the completed call is already_applied, with its effect receipt", replay.decision === "deny" && replay.reason === "already_applied"
-        && replay.operation?.state === "succeeded" && replay.operation.effectReceipt?.providerOperationId === effectId, replay),
-      check("the effect that completed before the stop is in the stop receipt with its rollback owner",
-        receipt.effect_receipts?.some((e) => e.operation_id === done && e.rollback_owner === "release-oncall") === true, receipt.effect_receipts),
-      check("the stop cancelled nothing and counted no clean cancellation", receipt.work?.queued_cancelled === 0 && receipt.effects?.cancelled_without_effect === 0, { work: receipt.work, effects: receipt.effects }),
+      check(
+        "a replay of the completed call is already_applied, with its effect receipt",
+        replay.decision === "deny" &&
+          replay.reason === "already_applied" &&
+          replay.operation?.state === "succeeded" &&
+          replay.operation.effectReceipt?.providerOperationId === effectId,
+        replay,
+      ),
+      check(
+        "the effect that completed before the stop is in the stop receipt with its rollback owner",
+        receipt.effect_receipts?.some((e) => e.operation_id === done && e.rollback_owner === "release-oncall") === true,
+        receipt.effect_receipts,
+      ),
+      check(
+        "the stop cancelled nothing and counted no clean cancellation",
+        receipt.work?.queued_cancelled === 0 && receipt.effects?.cancelled_without_effect === 0,
+        { work: receipt.work, effects: receipt.effects },
+      ),
     ];
     let secondOk = true;
     if (committed) {
@@ -43,13 +63,27 @@ export const sideEffectCompletedBeforeStop: DrillCase = {
       const s = view.settlements.find((x) => x.operationId === c.operationId);
       const eff = receipt.effect_receipts?.find((e) => e.operation_id === c.operationId);
       secondOk = s?.settledState === "completed_and_verified" && !!eff;
-      checks.push(check("the provider job that had committed settles completed_and_verified", s?.settledState === "completed_and_verified", s));
-      checks.push(check("its effect receipt and rollback owner are in the stop receipt", !!eff && !!eff.rollback_owner && eff.rollback_owner !== "unassigned", eff));
+      checks.push(
+        check("the provider job that had committed settles completed_and_verified", s?.settledState === "completed_and_verified", s),
+      );
+      checks.push(
+        check(
+          "its effect receipt and rollback owner are in the stop receipt",
+          !!eff && !!eff.rollback_owner && eff.rollback_owner !== "unassigned",
+          eff,
+        ),
+      );
       checks.push(check("the receipt is stopped_and_quiet (nothing unknown)", receipt.decision === "stopped_and_quiet", receipt.decision));
     }
     if (ctx.db) {
       const op = await ctx.db.operation(done);
-      checks.push(check("db: the completed operation is still succeeded with one effect receipt", op?.state === "succeeded" && op.effectReceipts === 1, op));
+      checks.push(
+        check(
+          "db: the completed operation is still succeeded with one effect receipt",
+          op?.state === "succeeded" && op.effectReceipts === 1,
+          op,
+        ),
+      );
     }
     const listed = receipt.effect_receipts?.some((e) => e.operation_id === done) === true;
     const ok = replay.operation?.state === "succeeded" && listed && secondOk;

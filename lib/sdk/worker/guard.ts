@@ -28,23 +28,31 @@ export class WorkerGuard {
 
   constructor(private readonly opts: WorkerGuardOptions) {
     this.reporter = new Reporter(opts.client, opts.journal, this.counts);
-    const recheck: Recheck = opts.recheck ?? (async (op) => {
-      try {
-        const r = await opts.client.heartbeat(op);
-        return { continue: r.continue, reason: r.reason };
-      } catch (err) {
-        const refused = refusal(err);
-        if (refused) return refused;
-        throw err; // unreachable: retried, then fail closed
-      }
-    });
+    const recheck: Recheck =
+      opts.recheck ??
+      (async (op) => {
+        try {
+          const r = await opts.client.heartbeat(op);
+          return { continue: r.continue, reason: r.reason };
+        } catch (err) {
+          const refused = refusal(err);
+          if (refused) return refused;
+          throw err; // unreachable: retried, then fail closed
+        }
+      });
     this.tokens = new AbortTokens({ feed: opts.feed, recheck, abortOnPause: opts.abortOnPause, log: opts.log });
   }
 
   /** Running tokens (tests, bench). */
-  get running(): number { return this.tokens.size; }
+  get running(): number {
+    return this.tokens.size;
+  }
 
-  async run<R>(rawStamp: JobStamp, handler: (ctx: JobContext) => Promise<R>, runOpts: { signal?: AbortSignal } = {}): Promise<GuardOutcome<R>> {
+  async run<R>(
+    rawStamp: JobStamp,
+    handler: (ctx: JobContext) => Promise<R>,
+    runOpts: { signal?: AbortSignal } = {},
+  ): Promise<GuardOutcome<R>> {
     const parsed = JobStampSchema.safeParse(rawStamp);
     if (!parsed.success) return this.discard("missing_state");
     const stamp = parsed.data;
@@ -73,7 +81,9 @@ export class WorkerGuard {
         wake: () => bell.signal,
         maxHoldMs: this.opts.holdMaxMs ?? 10 * 60_000,
         backoff: () => this.opts.holdRecheckMs ?? 30_000,
-        onHold: (_answer, attempt) => { if (attempt === 0) this.counts.add("held"); },
+        onHold: (_answer, attempt) => {
+          if (attempt === 0) this.counts.add("held");
+        },
       });
       if (held.kind !== "decided") throw new StillHeldError(op);
       const d = held.answer;
@@ -81,7 +91,8 @@ export class WorkerGuard {
         if (d.reason === "already_applied") {
           this.counts.add("already_applied");
           const prior = await this.opts.journal?.get(op);
-          if (prior && prior.state !== "reported") await this.opts.journal?.put({ ...prior, state: "reported", updatedAt: new Date().toISOString() });
+          if (prior && prior.state !== "reported")
+            await this.opts.journal?.put({ ...prior, state: "reported", updatedAt: new Date().toISOString() });
           return { status: "already_applied", reconciled: false, operation: d.operation };
         }
         return this.discard(d.reason);
@@ -95,7 +106,9 @@ export class WorkerGuard {
         // A previous attempt started and left no receipt: its outcome is unknown. Running it again
         // could repeat the effect, so the guard says so instead of guessing.
         this.counts.add("uncertain");
-        await this.opts.client.complete(op, { outcome: "aborted_unknown", detail: { cause: "interrupted_attempt", startedAt: prior.updatedAt } }).catch(() => {});
+        await this.opts.client
+          .complete(op, { outcome: "aborted_unknown", detail: { cause: "interrupted_attempt", startedAt: prior.updatedAt } })
+          .catch(() => {});
         return { status: "uncertain", cause: "interrupted_attempt" };
       }
 
@@ -110,8 +123,12 @@ export class WorkerGuard {
       await this.opts.journal?.put(entry(op, "started"));
       try {
         const result = await handler({
-          signal, stamp,
-          recordEffect: async (e) => { effect = e; await this.opts.journal?.put(entry(op, "effect_recorded", { effect: e })); },
+          signal,
+          stamp,
+          recordEffect: async (e) => {
+            effect = e;
+            await this.opts.journal?.put(entry(op, "effect_recorded", { effect: e }));
+          },
         });
         return await this.reporter.report(stamp, { outcome: "succeeded", effect }, result);
       } catch (err) {
@@ -149,7 +166,10 @@ export class WorkerGuard {
     const limit = this.opts.heartbeatFailuresBeforeAbort ?? 3;
     const t = setInterval(() => {
       this.opts.client.heartbeat(op).then(
-        (r) => { failures = 0; apply({ continue: r.continue, reason: r.reason }); },
+        (r) => {
+          failures = 0;
+          apply({ continue: r.continue, reason: r.reason });
+        },
         (err: Error) => {
           const refused = refusal(err);
           if (refused) return apply(refused);

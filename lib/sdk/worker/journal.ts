@@ -6,7 +6,12 @@
 import { mkdir, readFile, rename, writeFile, open } from "node:fs/promises";
 import path from "node:path";
 
-export interface JournalEffect { providerOperationId: string; detail?: unknown; committedAt?: string; rollbackOwner?: string }
+export interface JournalEffect {
+  providerOperationId: string;
+  detail?: unknown;
+  committedAt?: string;
+  rollbackOwner?: string;
+}
 
 export interface JournalEntry {
   operationId: string;
@@ -44,7 +49,11 @@ export function fileJournal(dir: string): ExecutorJournal {
       const tmp = `${target}.${process.pid}.tmp`;
       await writeFile(tmp, JSON.stringify(entry));
       const fh = await open(tmp, "r");
-      try { await fh.sync(); } finally { await fh.close(); }
+      try {
+        await fh.sync();
+      } finally {
+        await fh.close();
+      }
       await rename(tmp, target);
     },
   };
@@ -55,7 +64,11 @@ export function memoryJournal(): ExecutorJournal & { entries: Map<string, Journa
   const entries = new Map<string, JournalEntry>();
   return {
     entries,
-    async get(op) { return entries.get(op) ?? null; },
-    async put(e) { entries.set(e.operationId, structuredClone(e)); },
+    async get(op) {
+      return entries.get(op) ?? null;
+    },
+    async put(e) {
+      entries.set(e.operationId, structuredClone(e));
+    },
   };
 }

@@ -18,7 +18,11 @@ export class Reporter {
   /** "Observed by target" is one fact per run and stop, not one per operation. */
   private readonly observed = new Set<string>();
 
-  constructor(private readonly client: GuardClient, private readonly journal: ExecutorJournal | undefined, private readonly counts: GuardCounters) {}
+  constructor(
+    private readonly client: GuardClient,
+    private readonly journal: ExecutorJournal | undefined,
+    private readonly counts: GuardCounters,
+  ) {}
 
   async report<R>(stamp: JobStamp, body: CompleteBody, result: R | Error): Promise<GuardOutcome<R>> {
     const op = stamp.operationId;
@@ -26,14 +30,20 @@ export class Reporter {
     try {
       const res = await this.client.complete(op, body);
       if (eff) await this.journal?.put(entry(op, "reported", { effect: eff }));
-      if (body.outcome === "failed") { this.counts.add("failed"); return { status: "failed", error: result as Error }; }
+      if (body.outcome === "failed") {
+        this.counts.add("failed");
+        return { status: "failed", error: result as Error };
+      }
       this.counts.add("completed");
       return { status: "completed", result: result as R, effectReceiptId: res.effectReceiptId };
     } catch (err) {
       if (err instanceof QuiesceApiError && err.status === 409) {
         // The run was killed while the handler ran; the report is kept as evidence by the barrier.
         if (eff) await this.journal?.put(entry(op, "reported", { effect: eff }));
-        if (body.outcome === "failed") { this.counts.add("failed"); return { status: "failed", error: result as Error }; }
+        if (body.outcome === "failed") {
+          this.counts.add("failed");
+          return { status: "failed", error: result as Error };
+        }
         this.counts.add("completed_after_kill");
         return { status: "completed_after_kill", result: result as R };
       }
@@ -52,7 +62,11 @@ export class Reporter {
   /** Send the report the control plane never acknowledged, from the executor's own receipt. */
   async reconcile<R>(stamp: JobStamp, prior: JournalEntry): Promise<GuardOutcome<R>> {
     const original = prior.report ?? { outcome: "succeeded" as const, effect: prior.effect };
-    const detail = { reconciledFrom: "executor_receipt", uncertainSince: prior.uncertain?.since ?? null, original: original.detail ?? null };
+    const detail = {
+      reconciledFrom: "executor_receipt",
+      uncertainSince: prior.uncertain?.since ?? null,
+      original: original.detail ?? null,
+    };
     const out = await this.report<R>(stamp, { ...original, detail }, undefined as R);
     if (out.status === "completed" || out.status === "completed_after_kill" || out.status === "failed") {
       this.counts.add("already_applied");
@@ -67,15 +81,21 @@ export class Reporter {
     // "It was stopped" and "it did not happen" are different claims (docs/architecture.md#control-state): the report says the
     // outcome is unknown. Under a kill the API keeps it as barrier evidence (409) and the barrier
     // settles the operation against its provider.
-    await this.reports.run(() => this.client.complete(op, { outcome: "aborted_unknown", detail: { abortedBy: reason, error: error.message } })).catch(() => {});
+    await this.reports
+      .run(() => this.client.complete(op, { outcome: "aborted_unknown", detail: { abortedBy: reason, error: error.message } }))
+      .catch(() => {});
     const key = `${stamp.runId}|${stamp.epoch}`;
     if (KILL_REASONS.has(reason) && this.client.reportObserved && !this.observed.has(key)) {
       this.observed.add(key);
       // The stop ladder's "observed by target": this worker saw the signal and its handler returned.
-      await this.reports.run(() => this.client.reportObserved!(stamp.runId, {
-        meaning: "signal_accepted",
-        evidence: { operationId: op, abortedBy: reason, handlerReturnedAt: new Date().toISOString(), source: "worker-guard" },
-      })).catch(() => {});
+      await this.reports
+        .run(() =>
+          this.client.reportObserved!(stamp.runId, {
+            meaning: "signal_accepted",
+            evidence: { operationId: op, abortedBy: reason, handlerReturnedAt: new Date().toISOString(), source: "worker-guard" },
+          }),
+        )
+        .catch(() => {});
     }
     return { status: "aborted_unknown", reason, error };
   }

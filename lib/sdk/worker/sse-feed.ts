@@ -9,7 +9,11 @@ export interface EventSubscriber {
   subscribe(runId: string, onEvent: (e: RunEvent) => void, signal: AbortSignal): Promise<void>;
 }
 
-interface Shared { watchers: Set<(e: WakeEvent) => void>; ctrl: AbortController; ready: Promise<void> }
+interface Shared {
+  watchers: Set<(e: WakeEvent) => void>;
+  ctrl: AbortController;
+  ready: Promise<void>;
+}
 
 export function sseFeed(client: EventSubscriber): ControlFeed {
   const streams = new Map<string, Shared>();
@@ -20,15 +24,23 @@ export function sseFeed(client: EventSubscriber): ControlFeed {
         const ctrl = new AbortController();
         const watchers = new Set<(e: WakeEvent) => void>();
         const fresh: Shared = {
-          watchers, ctrl,
-          ready: client.subscribe(runId, (e) => {
-            const wake: WakeEvent | null = e.type === "control" ? e.data : e.type === "resync" ? { kind: "resync" } : null;
-            if (wake) for (const w of [...watchers]) w(wake);
-          }, ctrl.signal),
+          watchers,
+          ctrl,
+          ready: client.subscribe(
+            runId,
+            (e) => {
+              const wake: WakeEvent | null = e.type === "control" ? e.data : e.type === "resync" ? { kind: "resync" } : null;
+              if (wake) for (const w of [...watchers]) w(wake);
+            },
+            ctrl.signal,
+          ),
         };
         s = fresh;
         streams.set(runId, fresh);
-        fresh.ready.catch(() => { if (streams.get(runId) === fresh) streams.delete(runId); ctrl.abort(); });
+        fresh.ready.catch(() => {
+          if (streams.get(runId) === fresh) streams.delete(runId);
+          ctrl.abort();
+        });
       }
       const shared = s;
       shared.watchers.add(onWake);

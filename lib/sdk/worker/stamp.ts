@@ -18,7 +18,11 @@ export const JobStampSchema = z.strictObject({
 export type JobStamp = z.infer<typeof JobStampSchema>;
 
 /** Authority handed to a producer: the run's lease and epoch as the control plane issued them. */
-export interface RunAuthority { runId: string; leaseId: string; epoch: number }
+export interface RunAuthority {
+  runId: string;
+  leaseId: string;
+  epoch: number;
+}
 
 /** Reads the stamp from a job's data; a job without a valid stamp has no authority at all. */
 export function readStamp(data: unknown): JobStamp | null {

@@ -12,7 +12,10 @@ export interface GuardClient {
   heartbeat(operationId: string): Promise<HeartbeatResponse>;
   complete(operationId: string, body: CompleteBody): Promise<CompleteResponse>;
   /** Optional: "observed by target" for the stop ladder (worker keys may not be allowed; ignored). */
-  reportObserved?(runId: string, body: { meaning: "signal_accepted" | "turn_interrupted" | "process_terminated"; evidence?: Record<string, unknown> }): Promise<unknown>;
+  reportObserved?(
+    runId: string,
+    body: { meaning: "signal_accepted" | "turn_interrupted" | "process_terminated"; evidence?: Record<string, unknown> },
+  ): Promise<unknown>;
 }
 
 export interface WorkerGuardOptions {
@@ -53,7 +56,10 @@ export type GuardOutcome<R> =
 
 /** The control plane could not be asked: the job was NOT run and must go back to its queue. */
 export class ControlUnavailableError extends Error {
-  constructor(message: string, readonly cause?: unknown) {
+  constructor(
+    message: string,
+    readonly cause?: unknown,
+  ) {
     super(message);
     this.name = "ControlUnavailableError";
   }

@@ -35,7 +35,9 @@ beforeAll(async () => {
   settingsFile = path.join(dir, "settings.json");
   writeFileSync(settingsFile, JSON.stringify({ hooks: hookSettings(hook) }));
 }, 600_000);
-beforeEach(() => { fake?.clear(); });
+beforeEach(() => {
+  fake?.clear();
+});
 afterAll(async () => {
   if (!claude) return;
   await fake?.close();
@@ -45,7 +47,12 @@ afterAll(async () => {
   await prisma().$disconnect();
 });
 
-interface ClaudeResult { code: number | null; out: any; raw: string; sessionId?: string }
+interface ClaudeResult {
+  code: number | null;
+  out: any;
+  raw: string;
+  sessionId?: string;
+}
 
 /** One `claude -p` session; resolves with its JSON result. */
 function runClaude(prompt: string, opts: { extra?: string[]; env?: Record<string, string>; cwd?: string } = {}): Promise<ClaudeResult> {
@@ -53,15 +60,36 @@ function runClaude(prompt: string, opts: { extra?: string[]; env?: Record<string
   const cwd = opts.cwd ?? path.join(dir, "work");
   for (const d of [home, cwd]) mkdirSync(d, { recursive: true });
   return new Promise((resolve, reject) => {
-    const child = spawn(claude!.bin, ["-p", prompt, "--settings", settingsFile, "--allowedTools", "Bash", "--output-format", "json",
-      "--model", "claude-sonnet-4-5", ...(opts.extra ?? [])], {
-      cwd, stdio: ["ignore", "pipe", "pipe"],
-      env: {
-        ...noEgressEnv(home), ANTHROPIC_BASE_URL: fake.url, ANTHROPIC_API_KEY: "sk-ant-fake",
-        QUIESCE_URL: w.api.url, QUIESCE_API_KEY: w.agentKey, QUIESCE_HOOK_STATE_DIR: path.join(dir, "hook-state"), QUIESCE_HOOK_TIMEOUT_MS: "20000",
-        ...opts.env,
+    const child = spawn(
+      claude!.bin,
+      [
+        "-p",
+        prompt,
+        "--settings",
+        settingsFile,
+        "--allowedTools",
+        "Bash",
+        "--output-format",
+        "json",
+        "--model",
+        "claude-sonnet-4-5",
+        ...(opts.extra ?? []),
+      ],
+      {
+        cwd,
+        stdio: ["ignore", "pipe", "pipe"],
+        env: {
+          ...noEgressEnv(home),
+          ANTHROPIC_BASE_URL: fake.url,
+          ANTHROPIC_API_KEY: "sk-ant-fake",
+          QUIESCE_URL: w.api.url,
+          QUIESCE_API_KEY: w.agentKey,
+          QUIESCE_HOOK_STATE_DIR: path.join(dir, "hook-state"),
+          QUIESCE_HOOK_TIMEOUT_MS: "20000",
+          ...opts.env,
+        },
       },
-    });
+    );
     let raw = "";
     child.stdout.on("data", (d) => (raw += d));
     child.stderr.on("data", (d) => (raw += d));
@@ -70,7 +98,11 @@ function runClaude(prompt: string, opts: { extra?: string[]; env?: Record<string
     child.once("close", (code) => {
       clearTimeout(timer);
       let out: any = null;
-      try { out = JSON.parse(raw.slice(raw.indexOf("{"), raw.lastIndexOf("}") + 1)); } catch { /* not JSON */ }
+      try {
+        out = JSON.parse(raw.slice(raw.indexOf("{"), raw.lastIndexOf("}") + 1));
+      } catch {
+        /* not JSON */
+      }
       resolve({ code, out, raw, sessionId: out?.session_id });
     });
   });
@@ -78,7 +110,11 @@ function runClaude(prompt: string, opts: { extra?: string[]; env?: Record<string
 
 const file = (name: string) => path.join(dir, "work", name);
 const write = (name: string) => ({ tool: "Bash", input: { command: `echo ok > ${file(name)}`, description: `write ${name}` } });
-const sessionRun = (sessionId: string) => until(() => prisma().run.findFirst({ where: { teamId: w.teamId, nativeSessionId: sessionId, nativeAgentId: null } }), `run of ${sessionId}`);
+const sessionRun = (sessionId: string) =>
+  until(
+    () => prisma().run.findFirst({ where: { teamId: w.teamId, nativeSessionId: sessionId, nativeAgentId: null } }),
+    `run of ${sessionId}`,
+  );
 
 describe("real Claude Code", { timeout: 240_000 }, () => {
   test("an allowed call runs and is recorded against the session's run (harness, native id, operation)", async (ctx) => {
@@ -89,14 +125,21 @@ describe("real Claude Code", { timeout: 240_000 }, () => {
     expect(existsSync(file("a1.txt"))).toBe(true);
     const run = await sessionRun(r.sessionId!);
     expect(run.harness).toBe("claude_code");
-    const op = await until(() => prisma().operation.findFirst({ where: { runId: run.id, tool: "Bash", state: "succeeded" } }), "operation succeeded");
+    const op = await until(
+      () => prisma().operation.findFirst({ where: { runId: run.id, tool: "Bash", state: "succeeded" } }),
+      "operation succeeded",
+    );
     expect(op.operationId).toMatch(/^toolu_/);
   });
 
   test("a subagent's tool call goes through its own child run (SubagentStart), under the session's run", async (ctx) => {
     if (!claude) return ctx.skip();
     fake.script([
-      { tool: "Agent", input: { description: "write a file", prompt: "subagent: write s1", subagent_type: "general-purpose" }, conversation: "delegate" },
+      {
+        tool: "Agent",
+        input: { description: "write a file", prompt: "subagent: write s1", subagent_type: "general-purpose" },
+        conversation: "delegate",
+      },
       { ...write("s1.txt"), conversation: "subagent: write s1" },
       { text: "sub done", conversation: "subagent: write s1" },
       { text: "Done.", conversation: "delegate" },
@@ -104,7 +147,10 @@ describe("real Claude Code", { timeout: 240_000 }, () => {
     const r = await runClaude("delegate", { extra: ["--allowedTools", "Bash,Agent,Task"] });
     expect(existsSync(file("s1.txt")), r.raw.slice(0, 1500)).toBe(true);
     const parent = await sessionRun(r.sessionId!);
-    const child = await until(() => prisma().run.findFirst({ where: { teamId: w.teamId, parentRunId: parent.id, nativeAgentId: { not: null } } }), "subagent run");
+    const child = await until(
+      () => prisma().run.findFirst({ where: { teamId: w.teamId, parentRunId: parent.id, nativeAgentId: { not: null } } }),
+      "subagent run",
+    );
     expect(child).toMatchObject({ harness: "claude_code", nativeSessionId: r.sessionId });
     expect(await prisma().operation.findFirst({ where: { runId: child.id, tool: "Bash" } })).not.toBeNull();
   });
@@ -114,11 +160,26 @@ describe("real Claude Code", { timeout: 240_000 }, () => {
     let sessionId = "";
     fake.script([
       write("k1.txt"),
-      { ...write("k2.txt"), before: async () => {
-        const run = await until(() => prisma().run.findFirst({ where: { teamId: w.teamId, operations: { some: { tool: "Bash", state: "succeeded", outcomeDetail: { not: undefined } } }, nativeSessionId: { not: null }, createdAt: { gt: new Date(Date.now() - 60_000) } }, orderBy: { createdAt: "desc" } }), "first call done");
-        sessionId = run.nativeSessionId!;
-        await w.operator.kill(run.id, "kill mid-session");
-      } },
+      {
+        ...write("k2.txt"),
+        before: async () => {
+          const run = await until(
+            () =>
+              prisma().run.findFirst({
+                where: {
+                  teamId: w.teamId,
+                  operations: { some: { tool: "Bash", state: "succeeded", outcomeDetail: { not: undefined } } },
+                  nativeSessionId: { not: null },
+                  createdAt: { gt: new Date(Date.now() - 60_000) },
+                },
+                orderBy: { createdAt: "desc" },
+              }),
+            "first call done",
+          );
+          sessionId = run.nativeSessionId!;
+          await w.operator.kill(run.id, "kill mid-session");
+        },
+      },
       write("k3.txt"),
     ]);
     const r = await runClaude("write k1 then k2");
@@ -133,10 +194,20 @@ describe("real Claude Code", { timeout: 240_000 }, () => {
   test("a pause denies the call (retry later) and a resume lets the next session's call through", async (ctx) => {
     if (!claude) return ctx.skip();
     fake.script([
-      { ...write("p1.txt"), before: async () => {
-        const run = await until(() => prisma().run.findFirst({ where: { teamId: w.teamId, harness: "claude_code", lifecycle: "normal", createdAt: { gt: new Date(Date.now() - 30_000) } }, orderBy: { createdAt: "desc" } }), "session run");
-        await w.operator.pause(run.id, "pause real claude");
-      } },
+      {
+        ...write("p1.txt"),
+        before: async () => {
+          const run = await until(
+            () =>
+              prisma().run.findFirst({
+                where: { teamId: w.teamId, harness: "claude_code", lifecycle: "normal", createdAt: { gt: new Date(Date.now() - 30_000) } },
+                orderBy: { createdAt: "desc" },
+              }),
+            "session run",
+          );
+          await w.operator.pause(run.id, "pause real claude");
+        },
+      },
     ]);
     const r = await runClaude("write p1");
     expect(existsSync(file("p1.txt"))).toBe(false);
@@ -151,8 +222,15 @@ describe("real Claude Code", { timeout: 240_000 }, () => {
 
   test("a session that works longer than its lease TTL keeps its authority (renewal)", async (ctx) => {
     if (!claude) return ctx.skip();
-    const pause = async () => { await sleep(1200); };
-    fake.script([write("l1.txt"), { ...write("l2.txt"), before: pause }, { ...write("l3.txt"), before: pause }, { ...write("l4.txt"), before: pause }]);
+    const pause = async () => {
+      await sleep(1200);
+    };
+    fake.script([
+      write("l1.txt"),
+      { ...write("l2.txt"), before: pause },
+      { ...write("l3.txt"), before: pause },
+      { ...write("l4.txt"), before: pause },
+    ]);
     const r = await runClaude("write l1..l4", { env: { QUIESCE_LEASE_TTL_SECONDS: "3" } });
     for (const f of ["l1.txt", "l2.txt", "l3.txt", "l4.txt"]) expect(existsSync(file(f)), f).toBe(true);
     const run = await sessionRun(r.sessionId!);

@@ -19,8 +19,15 @@ export const PINNED = {
 } as const;
 export type ClientName = keyof typeof PINNED;
 
-export interface ClientBinary { available: true; bin: string; version: string }
-export interface ClientMissing { available: false; why: string }
+export interface ClientBinary {
+  available: true;
+  bin: string;
+  version: string;
+}
+export interface ClientMissing {
+  available: false;
+  why: string;
+}
 
 function dirFor(name: ClientName): string {
   const p = PINNED[name];
@@ -43,7 +50,9 @@ export async function ensureClient(name: ClientName): Promise<ClientBinary | Cli
       // Someone else is installing; a lock older than 15 minutes belongs to a run that died.
       try {
         if (Date.now() - statSync(lock).mtimeMs > 15 * 60_000) rmSync(lock, { recursive: true, force: true });
-      } catch { /* gone already */ }
+      } catch {
+        /* gone already */
+      }
       await sleep(1000);
       continue;
     }
@@ -51,7 +60,9 @@ export async function ensureClient(name: ClientName): Promise<ClientBinary | Cli
       mkdirSync(dir, { recursive: true });
       writeFileSync(path.join(dir, "package.json"), '{ "private": true }\n');
       await run("npm", ["install", "--no-audit", "--no-fund", "--no-save", "--loglevel=error", `${p.pkg}@${p.version}`], {
-        cwd: dir, timeout: 600_000, maxBuffer: 16 * 1024 * 1024,
+        cwd: dir,
+        timeout: 600_000,
+        maxBuffer: 16 * 1024 * 1024,
       });
     } catch (err) {
       return missing(`${p.pkg}@${p.version} could not be installed into ${dir}: ${(err as Error).message.split("\n")[0]}`);
@@ -72,9 +83,17 @@ function missing(why: string): ClientMissing {
 /** Environment that keeps a real client on 127.0.0.1: every other destination goes to a dead proxy. */
 export function noEgressEnv(home: string): NodeJS.ProcessEnv {
   return {
-    PATH: process.env.PATH, HOME: home, NODE_ENV: "test",
-    HTTPS_PROXY: "http://127.0.0.1:9", HTTP_PROXY: "http://127.0.0.1:9", https_proxy: "http://127.0.0.1:9", http_proxy: "http://127.0.0.1:9",
-    NO_PROXY: "127.0.0.1,localhost", no_proxy: "127.0.0.1,localhost",
-    DISABLE_AUTOUPDATER: "1", DISABLE_TELEMETRY: "1", CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: "1",
+    PATH: process.env.PATH,
+    HOME: home,
+    NODE_ENV: "test",
+    HTTPS_PROXY: "http://127.0.0.1:9",
+    HTTP_PROXY: "http://127.0.0.1:9",
+    https_proxy: "http://127.0.0.1:9",
+    http_proxy: "http://127.0.0.1:9",
+    NO_PROXY: "127.0.0.1,localhost",
+    no_proxy: "127.0.0.1,localhost",
+    DISABLE_AUTOUPDATER: "1",
+    DISABLE_TELEMETRY: "1",
+    CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: "1",
   };
 }

@@ -32,7 +32,9 @@ beforeAll(async () => {
   dir = mkdtempSync(path.join(ROOT, ".quiesce", "real-codex-"));
   writeFileSync(path.join(dir, "config.toml"), codexConfig(fake.url));
 }, 600_000);
-beforeEach(() => { fake?.clear(); });
+beforeEach(() => {
+  fake?.clear();
+});
 afterAll(async () => {
   if (!codex) return;
   await Promise.allSettled(bridges.map((b) => b.close()));
@@ -50,10 +52,17 @@ class Bridge {
   private next = 1;
   private waiters: { pred: (m: Msg) => boolean; resolve: (m: Msg) => void }[] = [];
   stderr = "";
-  constructor(readonly child: ChildProcessWithoutNullStreams, readonly parentRunId: string) {
+  constructor(
+    readonly child: ChildProcessWithoutNullStreams,
+    readonly parentRunId: string,
+  ) {
     createInterface({ input: child.stdout }).on("line", (line) => {
       let m: Msg;
-      try { m = JSON.parse(line) as Msg; } catch { return; }
+      try {
+        m = JSON.parse(line) as Msg;
+      } catch {
+        return;
+      }
       this.seen.push(m);
       this.waiters = this.waiters.filter((wt) => (wt.pred(m) ? (wt.resolve(m), false) : true));
     });
@@ -64,7 +73,13 @@ class Bridge {
     if (hit) return Promise.resolve(hit);
     return new Promise((resolve, reject) => {
       const t = setTimeout(() => reject(new Error(`no ${what} within 60 s; bridge stderr:\n${this.stderr.slice(-3000)}`)), 60_000);
-      this.waiters.push({ pred, resolve: (m) => { clearTimeout(t); resolve(m); } });
+      this.waiters.push({
+        pred,
+        resolve: (m) => {
+          clearTimeout(t);
+          resolve(m);
+        },
+      });
     });
   }
   async request(method: string, params: unknown): Promise<Msg> {
@@ -85,13 +100,22 @@ async function startBridge(env: Record<string, string> = {}): Promise<Bridge> {
   const parent = await w.agent.createRun({ taskId: "real-codex", title: "Codex session" });
   const work = path.join(dir, `work-${bridges.length}`);
   mkdirSync(work, { recursive: true });
-  const child = spawn(process.execPath, ["bin/quiesce-adapter.mjs", "codex-bridge", "--run", parent.runId, "--", codex!.bin, "app-server"], {
-    cwd: ROOT, stdio: ["pipe", "pipe", "pipe"],
-    env: {
-      ...noEgressEnv(dir), CODEX_HOME: dir, FAKE_OPENAI_KEY: "sk-fake",
-      QUIESCE_URL: w.api.url, QUIESCE_API_KEY: w.agentKey, ...env,
+  const child = spawn(
+    process.execPath,
+    ["bin/quiesce-adapter.mjs", "codex-bridge", "--run", parent.runId, "--", codex!.bin, "app-server"],
+    {
+      cwd: ROOT,
+      stdio: ["pipe", "pipe", "pipe"],
+      env: {
+        ...noEgressEnv(dir),
+        CODEX_HOME: dir,
+        FAKE_OPENAI_KEY: "sk-fake",
+        QUIESCE_URL: w.api.url,
+        QUIESCE_API_KEY: w.agentKey,
+        ...env,
+      },
     },
-  });
+  );
   const b = new Bridge(child, parent.runId);
   bridges.push(b);
   await b.request("initialize", { clientInfo: { name: "quiesce_real_test", title: "Quiesce", version: "0.0.1" } });
@@ -100,13 +124,19 @@ async function startBridge(env: Record<string, string> = {}): Promise<Bridge> {
 }
 
 async function turn(b: Bridge, threadId: string, text: string): Promise<Msg> {
-  const r = await b.request("turn/start", { threadId, input: [{ type: "text", text }], approvalPolicy: "never", sandboxPolicy: { type: "dangerFullAccess" } });
+  const r = await b.request("turn/start", {
+    threadId,
+    input: [{ type: "text", text }],
+    approvalPolicy: "never",
+    sandboxPolicy: { type: "dangerFullAccess" },
+  });
   expect(r.error, JSON.stringify(r.error)).toBeUndefined();
   const turnId = r.result.turn.id as string;
   return b.waitFor((m) => m.method === "turn/completed" && m.params?.turn?.id === turnId, `turn/completed ${turnId}`);
 }
 
-const commandItems = (b: Bridge) => b.seen.filter((m) => m.method === "item/completed" && m.params?.item?.type === "commandExecution").map((m) => m.params.item);
+const commandItems = (b: Bridge) =>
+  b.seen.filter((m) => m.method === "item/completed" && m.params?.item?.type === "commandExecution").map((m) => m.params.item);
 
 describe("real codex app-server behind the bridge", { timeout: 240_000 }, () => {
   for (const mode of [
@@ -203,7 +233,16 @@ describe("real codex app-server behind the bridge", { timeout: 240_000 }, () => 
     fake.script([{ text: "warm" }]);
     await turn(b, threadId, "warm up");
     await until(() => prisma().run.findFirst({ where: { teamId: w.teamId, nativeThreadId: threadId } }), "thread run");
-    fake.script([{ cmd: `echo killed > ${file}`, escalate: true, before: async () => { await w.operator.kill(b.parentRunId, "kill real codex"); } }, { text: "done" }]);
+    fake.script([
+      {
+        cmd: `echo killed > ${file}`,
+        escalate: true,
+        before: async () => {
+          await w.operator.kill(b.parentRunId, "kill real codex");
+        },
+      },
+      { text: "done" },
+    ]);
     const done = await turn(b, threadId, "write after kill");
     expect(["interrupted", "completed", "failed"]).toContain(done.params.turn.status);
     expect(existsSync(file)).toBe(false);

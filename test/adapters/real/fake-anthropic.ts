@@ -10,10 +10,10 @@ import type { AddressInfo } from "node:net";
  * `conversation`: only a request whose first user message contains this text takes the step (a
  * subagent's conversation starts with its own prompt), so interleaved conversations stay in order.
  */
-export type ModelStep = (
-  | { tool: string; input: Record<string, unknown>; id?: string }
-  | { text: string }
-) & { before?: () => Promise<void>; conversation?: string };
+export type ModelStep = ({ tool: string; input: Record<string, unknown>; id?: string } | { text: string }) & {
+  before?: () => Promise<void>;
+  conversation?: string;
+};
 
 function firstUserText(body: any): string {
   const c = body?.messages?.[0]?.content;
@@ -37,7 +37,18 @@ function sse(res: http.ServerResponse, model: string, step: ModelStep) {
   res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache" });
   const ev = (type: string, data: unknown) => res.write(`event: ${type}\ndata: ${JSON.stringify({ type, ...(data as object) })}\n\n`);
   const id = `msg_fake_${++seq}`;
-  ev("message_start", { message: { id, type: "message", role: "assistant", model, content: [], stop_reason: null, stop_sequence: null, usage: { input_tokens: 10, output_tokens: 1 } } });
+  ev("message_start", {
+    message: {
+      id,
+      type: "message",
+      role: "assistant",
+      model,
+      content: [],
+      stop_reason: null,
+      stop_sequence: null,
+      usage: { input_tokens: 10, output_tokens: 1 },
+    },
+  });
   if ("tool" in step) {
     const toolId = step.id ?? `toolu_fake_${seq}`;
     ev("content_block_start", { index: 0, content_block: { type: "tool_use", id: toolId, name: step.tool, input: {} } });
@@ -55,14 +66,23 @@ function sse(res: http.ServerResponse, model: string, step: ModelStep) {
 }
 
 function json(res: http.ServerResponse, model: string, step: ModelStep) {
-  const content = "tool" in step
-    ? [{ type: "tool_use", id: step.id ?? `toolu_fake_${++seq}`, name: step.tool, input: step.input }]
-    : [{ type: "text", text: step.text }];
+  const content =
+    "tool" in step
+      ? [{ type: "tool_use", id: step.id ?? `toolu_fake_${++seq}`, name: step.tool, input: step.input }]
+      : [{ type: "text", text: step.text }];
   res.writeHead(200, { "content-type": "application/json" });
-  res.end(JSON.stringify({
-    id: `msg_fake_${++seq}`, type: "message", role: "assistant", model, content,
-    stop_reason: "tool" in step ? "tool_use" : "end_turn", stop_sequence: null, usage: { input_tokens: 10, output_tokens: 5 },
-  }));
+  res.end(
+    JSON.stringify({
+      id: `msg_fake_${++seq}`,
+      type: "message",
+      role: "assistant",
+      model,
+      content,
+      stop_reason: "tool" in step ? "tool_use" : "end_turn",
+      stop_sequence: null,
+      usage: { input_tokens: 10, output_tokens: 5 },
+    }),
+  );
 }
 
 export async function startFakeAnthropic(): Promise<FakeAnthropic> {
@@ -73,7 +93,11 @@ export async function startFakeAnthropic(): Promise<FakeAnthropic> {
     req.on("data", (d) => (raw += d));
     req.on("end", () => {
       let body: any = {};
-      try { body = raw ? JSON.parse(raw) : {}; } catch { /* keep {} */ }
+      try {
+        body = raw ? JSON.parse(raw) : {};
+      } catch {
+        /* keep {} */
+      }
       requests.push({ path: req.url ?? "", body });
       const path = (req.url ?? "").split("?")[0];
       if (req.method === "POST" && path === "/v1/messages/count_tokens") {
@@ -104,7 +128,13 @@ export async function startFakeAnthropic(): Promise<FakeAnthropic> {
     url: `http://127.0.0.1:${port}`,
     requests,
     script: (steps) => queue.push(...steps),
-    clear: () => { queue.length = 0; },
-    close: () => new Promise((r) => { server.closeAllConnections(); server.close(() => r()); }),
+    clear: () => {
+      queue.length = 0;
+    },
+    close: () =>
+      new Promise((r) => {
+        server.closeAllConnections();
+        server.close(() => r());
+      }),
   };
 }

@@ -25,7 +25,11 @@ export async function startFakeOpenAI(): Promise<FakeOpenAI> {
     req.on("data", (d) => (raw += d));
     req.on("end", () => {
       let body: any = {};
-      try { body = JSON.parse(raw); } catch { /* keep {} */ }
+      try {
+        body = JSON.parse(raw);
+      } catch {
+        /* keep {} */
+      }
       requests.push(body);
       if (req.method !== "POST" || !(req.url ?? "").startsWith("/v1/responses")) {
         res.writeHead(404, { "content-type": "application/json" });
@@ -38,12 +42,34 @@ export async function startFakeOpenAI(): Promise<FakeOpenAI> {
         const id = `resp_fake_${++seq}`;
         ev({ type: "response.created", response: { id } });
         if ("cmd" in step) {
-          const args = { cmd: step.cmd, ...(step.escalate ? { sandbox_permissions: "require_escalated", justification: "test needs to write" } : {}) };
-          ev({ type: "response.output_item.done", item: { type: "function_call", id: `fc_${seq}`, call_id: `call_${seq}`, name: "exec_command", arguments: JSON.stringify(args), status: "completed" } });
+          const args = {
+            cmd: step.cmd,
+            ...(step.escalate ? { sandbox_permissions: "require_escalated", justification: "test needs to write" } : {}),
+          };
+          ev({
+            type: "response.output_item.done",
+            item: {
+              type: "function_call",
+              id: `fc_${seq}`,
+              call_id: `call_${seq}`,
+              name: "exec_command",
+              arguments: JSON.stringify(args),
+              status: "completed",
+            },
+          });
         } else {
-          ev({ type: "response.output_item.done", item: { type: "message", role: "assistant", id: `msg_${seq}`, content: [{ type: "output_text", text: step.text }] } });
+          ev({
+            type: "response.output_item.done",
+            item: { type: "message", role: "assistant", id: `msg_${seq}`, content: [{ type: "output_text", text: step.text }] },
+          });
         }
-        ev({ type: "response.completed", response: { id, usage: { input_tokens: 1, input_tokens_details: null, output_tokens: 1, output_tokens_details: null, total_tokens: 2 } } });
+        ev({
+          type: "response.completed",
+          response: {
+            id,
+            usage: { input_tokens: 1, input_tokens_details: null, output_tokens: 1, output_tokens_details: null, total_tokens: 2 },
+          },
+        });
         res.end();
       });
     });
@@ -54,16 +80,30 @@ export async function startFakeOpenAI(): Promise<FakeOpenAI> {
     url: `http://127.0.0.1:${port}`,
     requests,
     script: (steps) => queue.push(...steps),
-    clear: () => { queue.length = 0; },
-    close: () => new Promise((r) => { server.closeAllConnections(); server.close(() => r()); }),
+    clear: () => {
+      queue.length = 0;
+    },
+    close: () =>
+      new Promise((r) => {
+        server.closeAllConnections();
+        server.close(() => r());
+      }),
   };
 }
 
 /** CODEX_HOME/config.toml pointing Codex at the fake. */
 export function codexConfig(fakeUrl: string): string {
   return [
-    'model = "gpt-fake"', 'model_provider = "fake"', "",
-    "[model_providers.fake]", 'name = "fake"', `base_url = "${fakeUrl}/v1"`, 'wire_api = "responses"', 'env_key = "FAKE_OPENAI_KEY"',
-    "request_max_retries = 0", "stream_max_retries = 0", "",
+    'model = "gpt-fake"',
+    'model_provider = "fake"',
+    "",
+    "[model_providers.fake]",
+    'name = "fake"',
+    `base_url = "${fakeUrl}/v1"`,
+    'wire_api = "responses"',
+    'env_key = "FAKE_OPENAI_KEY"',
+    "request_max_retries = 0",
+    "stream_max_retries = 0",
+    "",
   ].join("\n");
 }

@@ -30,7 +30,12 @@ function freePort(): Promise<number> {
 }
 
 /** Spawns and resolves once `pattern` appears on stderr (its first capture group, or the line). */
-function spawnUntil(cmd: string, args: string[], env: NodeJS.ProcessEnv, pattern: RegExp): Promise<{ child: ChildProcess; match: string; log: () => string }> {
+function spawnUntil(
+  cmd: string,
+  args: string[],
+  env: NodeJS.ProcessEnv,
+  pattern: RegExp,
+): Promise<{ child: ChildProcess; match: string; log: () => string }> {
   return new Promise((resolve, reject) => {
     const child = spawn(cmd, args, { cwd: ROOT, env, stdio: ["ignore", "pipe", "pipe"] });
     children.push(child);
@@ -70,8 +75,12 @@ afterAll(async () => {
 
 async function startGateway(): Promise<{ url: string; parentRunId: string }> {
   const parent = await w.agent.createRun({ taskId: "mcp-http", title: "agent using remote MCP" });
-  const g = await spawnUntil(process.execPath, ["bin/quiesce-adapter.mjs", "mcp-gateway", "--run", parent.runId, "--listen", "127.0.0.1:0", "--upstream-url", upstreamUrl],
-    { ...process.env, QUIESCE_URL: w.api.url, QUIESCE_API_KEY: w.gatewayKey }, /serving MCP over Streamable HTTP at (\S+)/);
+  const g = await spawnUntil(
+    process.execPath,
+    ["bin/quiesce-adapter.mjs", "mcp-gateway", "--run", parent.runId, "--listen", "127.0.0.1:0", "--upstream-url", upstreamUrl],
+    { ...process.env, QUIESCE_URL: w.api.url, QUIESCE_API_KEY: w.gatewayKey },
+    /serving MCP over Streamable HTTP at (\S+)/,
+  );
   return { url: g.match, parentRunId: parent.runId };
 }
 
@@ -91,17 +100,19 @@ describe("MCP gateway over Streamable HTTP", { timeout: 180_000 }, () => {
     const client = await connect(gw.url);
     const tools = (await client.listTools()).tools.map((t) => t.name);
     expect(tools).toEqual(expect.arrayContaining(["echo", "trigger-long-running-operation"]));
-    const echoed = await client.callTool({ name: "echo", arguments: { message: "through http" } }) as CallToolResult;
+    const echoed = (await client.callTool({ name: "echo", arguments: { message: "through http" } })) as CallToolResult;
     expect(text(echoed)).toContain("through http");
     const progress: number[] = [];
-    const long = await client.callTool({ name: "trigger-long-running-operation", arguments: { duration: 1, steps: 3 } }, undefined, {
+    const long = (await client.callTool({ name: "trigger-long-running-operation", arguments: { duration: 1, steps: 3 } }, undefined, {
       onprogress: (p) => progress.push(p.progress),
-    }) as CallToolResult;
+    })) as CallToolResult;
     expect(text(long)).toContain("completed");
     expect(progress).toEqual([1, 2, 3]);
     // A second client session: its request ids start again at 0, its operations are its own.
     const second = await connect(gw.url);
-    expect(text(await second.callTool({ name: "echo", arguments: { message: "second session" } }) as CallToolResult)).toContain("second session");
+    expect(text((await second.callTool({ name: "echo", arguments: { message: "second session" } })) as CallToolResult)).toContain(
+      "second session",
+    );
     const run = await until(() => prisma().run.findFirst({ where: { parentRunId: gw.parentRunId, harness: "mcp" } }), "gateway run");
     const ops = await until(async () => {
       const o = await prisma().operation.findMany({ where: { runId: run.id }, orderBy: { createdAt: "asc" } });
@@ -119,12 +130,13 @@ describe("MCP gateway over Streamable HTTP", { timeout: 180_000 }, () => {
     await w.operator.pause(gw.parentRunId, "hold the remote call");
     const progress: string[] = [];
     const call = client.callTool({ name: "echo", arguments: { message: "after pause" } }, undefined, {
-      onprogress: (p) => progress.push(p.message ?? ""), timeout: 120_000,
+      onprogress: (p) => progress.push(p.message ?? ""),
+      timeout: 120_000,
     });
     await until(() => progress.length >= 2, "progress while held");
     expect(progress[0]).toMatch(/paused/);
     await w.operator.resume(gw.parentRunId, "release");
-    expect(text(await call as CallToolResult)).toContain("after pause");
+    expect(text((await call) as CallToolResult)).toContain("after pause");
   });
 
   test("a client on protocol 2024-11-05 gets resource links as text, not a content type it does not know", async (ctx) => {
@@ -134,15 +146,28 @@ describe("MCP gateway over Streamable HTTP", { timeout: 180_000 }, () => {
     const post = async (body: unknown) => {
       const r = await fetch(gw.url, { method: "POST", headers, body: JSON.stringify(body) });
       const raw = await r.text();
-      const data = raw.split("\n").filter((l) => l.startsWith("data:")).map((l) => JSON.parse(l.slice(5)));
+      const data = raw
+        .split("\n")
+        .filter((l) => l.startsWith("data:"))
+        .map((l) => JSON.parse(l.slice(5)));
       return { r, msgs: data.length ? data : raw ? [JSON.parse(raw)] : [] };
     };
-    const init = await post({ jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: "2024-11-05", capabilities: {}, clientInfo: { name: "old", version: "0" } } });
+    const init = await post({
+      jsonrpc: "2.0",
+      id: 1,
+      method: "initialize",
+      params: { protocolVersion: "2024-11-05", capabilities: {}, clientInfo: { name: "old", version: "0" } },
+    });
     expect(init.msgs[0].result.protocolVersion).toBe("2024-11-05");
     headers["mcp-session-id"] = init.r.headers.get("mcp-session-id")!;
     headers["mcp-protocol-version"] = "2024-11-05";
     await post({ jsonrpc: "2.0", method: "notifications/initialized" });
-    const res = await post({ jsonrpc: "2.0", id: 2, method: "tools/call", params: { name: "get-resource-links", arguments: { count: 2 } } });
+    const res = await post({
+      jsonrpc: "2.0",
+      id: 2,
+      method: "tools/call",
+      params: { name: "get-resource-links", arguments: { count: 2 } },
+    });
     const result = res.msgs.find((m) => m.id === 2).result;
     const types = result.content.map((c: { type: string }) => c.type);
     expect(types).not.toContain("resource_link");

@@ -32,7 +32,10 @@ export async function startFlakyProxy(target: string): Promise<FlakyProxy> {
       if (rule?.how === "after_server") {
         // Let the server finish (read its whole answer), then drop the client's connection.
         up.resume();
-        up.on("end", () => { lost.push({ method, path, how: rule.how }); req.socket.destroy(); });
+        up.on("end", () => {
+          lost.push({ method, path, how: rule.how });
+          req.socket.destroy();
+        });
         return;
       }
       res.writeHead(up.statusCode ?? 502, up.headers);
@@ -45,8 +48,14 @@ export async function startFlakyProxy(target: string): Promise<FlakyProxy> {
   const { port } = server.address() as AddressInfo;
   return {
     url: `http://127.0.0.1:${port}`,
-    loseNext: (match, how) => { rules.push({ match, how }); },
+    loseNext: (match, how) => {
+      rules.push({ match, how });
+    },
     lost,
-    close: () => new Promise<void>((resolve) => { server.close(() => resolve()); server.closeAllConnections(); }),
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
   };
 }

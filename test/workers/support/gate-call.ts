@@ -5,10 +5,15 @@ import { QuiesceClient } from "../../../lib/sdk/client";
 const client = new QuiesceClient({ timeoutMs: 10_000 });
 try {
   const d = await client.gate({
-    runId: process.env.RUN_ID!, leaseId: process.env.LEASE_ID!, epoch: Number(process.env.EPOCH),
-    operationId: process.env.OP_ID!, tool: process.env.TOOL ?? "deployment.reserve_preview",
+    runId: process.env.RUN_ID!,
+    leaseId: process.env.LEASE_ID!,
+    epoch: Number(process.env.EPOCH),
+    operationId: process.env.OP_ID!,
+    tool: process.env.TOOL ?? "deployment.reserve_preview",
   });
   process.stdout.write(`${JSON.stringify({ event: "decision", ...d })}\n`);
 } catch (err) {
-  process.stdout.write(`${JSON.stringify({ event: "decision", decision: "deny", reason: "control_unreachable", error: (err as Error).message })}\n`);
+  process.stdout.write(
+    `${JSON.stringify({ event: "decision", decision: "deny", reason: "control_unreachable", error: (err as Error).message })}\n`,
+  );
 }

@@ -19,7 +19,10 @@ export async function redisAvailable(url = redisUrl()): Promise<boolean> {
 
 export async function requireRedis(): Promise<boolean> {
   const ok = await redisAvailable();
-  if (!ok && process.env.CI) throw new Error(`Redis is not reachable at ${redisUrl()} and CI is set: the BullMQ tests must run in CI (start redis-server or set REDIS_URL)`);
+  if (!ok && process.env.CI)
+    throw new Error(
+      `Redis is not reachable at ${redisUrl()} and CI is set: the BullMQ tests must run in CI (start redis-server or set REDIS_URL)`,
+    );
   if (!ok) console.warn(`[bullmq tests] skipped: no Redis at ${redisUrl()} (set REDIS_URL; with CI set this fails instead)`);
   return ok;
 }

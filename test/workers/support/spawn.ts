@@ -25,32 +25,59 @@ export function spawnCli(args: string[], env: Record<string, string | undefined>
 
 export function spawnTsx(entry: string, env: Record<string, string | undefined>, args: string[] = []): Child {
   const proc = spawn(process.execPath, ["--conditions=react-server", "--import", "tsx", entry, ...args], {
-    cwd: ROOT, env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "pipe"],
+    cwd: ROOT,
+    env: { ...process.env, ...env },
+    stdio: ["ignore", "pipe", "pipe"],
   });
   const lines: Record<string, unknown>[] = [];
   const waiters: { pred: (l: Record<string, unknown>) => boolean; resolve: (l: Record<string, unknown>) => void }[] = [];
   let err = "";
   let out = "";
-  proc.stderr!.on("data", (d) => { err += String(d); });
-  proc.stdout!.on("data", (d) => { out += String(d); });
+  proc.stderr!.on("data", (d) => {
+    err += String(d);
+  });
+  proc.stdout!.on("data", (d) => {
+    out += String(d);
+  });
   createInterface({ input: proc.stdout! }).on("line", (text) => {
     let l: Record<string, unknown>;
-    try { l = JSON.parse(text); } catch { return; }
+    try {
+      l = JSON.parse(text);
+    } catch {
+      return;
+    }
     lines.push(l);
-    for (const w of [...waiters]) if (w.pred(l)) { waiters.splice(waiters.indexOf(w), 1); w.resolve(l); }
+    for (const w of [...waiters])
+      if (w.pred(l)) {
+        waiters.splice(waiters.indexOf(w), 1);
+        w.resolve(l);
+      }
   });
   const exited = new Promise<number | null>((r) => proc.on("exit", (code) => r(code)));
   return {
-    proc, lines,
+    proc,
+    lines,
     out: () => out,
     stderr: () => err,
     waitFor(pred, timeoutMs = 60_000) {
       const seen = lines.find(pred);
       if (seen) return Promise.resolve(seen);
       return new Promise((resolve, reject) => {
-        const t = setTimeout(() => reject(new Error(`child ${entry}: no matching line within ${timeoutMs} ms; stderr:\n${err.slice(-2000)}`)), timeoutMs);
-        waiters.push({ pred, resolve: (l) => { clearTimeout(t); resolve(l); } });
-        exited.then((code) => { clearTimeout(t); reject(new Error(`child ${entry} exited (${code}) before a matching line; stderr:\n${err.slice(-2000)}`)); });
+        const t = setTimeout(
+          () => reject(new Error(`child ${entry}: no matching line within ${timeoutMs} ms; stderr:\n${err.slice(-2000)}`)),
+          timeoutMs,
+        );
+        waiters.push({
+          pred,
+          resolve: (l) => {
+            clearTimeout(t);
+            resolve(l);
+          },
+        });
+        exited.then((code) => {
+          clearTimeout(t);
+          reject(new Error(`child ${entry} exited (${code}) before a matching line; stderr:\n${err.slice(-2000)}`));
+        });
       });
     },
     async stop(signal = "SIGTERM") {

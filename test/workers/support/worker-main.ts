@@ -16,17 +16,24 @@ await boss.start();
 await ensureGuardedQueue(boss, queue, { redeliveryDelaySeconds: 1 });
 const stop = new AbortController();
 
-await guardPgBossWork<{ long?: boolean; label?: string }, string>(boss, queue, guard, async (payload, ctx) => {
-  emit({ event: "started", operationId: ctx.stamp.operationId, label: payload.label });
-  if (payload.long) {
-    await new Promise((_, reject) => ctx.signal.addEventListener("abort", () => reject(ctx.signal.reason), { once: true }));
-  }
-  return "done";
-}, {
-  concurrency: Number(process.env.WORKER_CONCURRENCY ?? 1),
-  stopSignal: stop.signal,
-  onOutcome: (stamp, o) => emit({ event: "outcome", operationId: stamp?.operationId, status: o.status, reason: (o as { reason?: string }).reason }),
-});
+await guardPgBossWork<{ long?: boolean; label?: string }, string>(
+  boss,
+  queue,
+  guard,
+  async (payload, ctx) => {
+    emit({ event: "started", operationId: ctx.stamp.operationId, label: payload.label });
+    if (payload.long) {
+      await new Promise((_, reject) => ctx.signal.addEventListener("abort", () => reject(ctx.signal.reason), { once: true }));
+    }
+    return "done";
+  },
+  {
+    concurrency: Number(process.env.WORKER_CONCURRENCY ?? 1),
+    stopSignal: stop.signal,
+    onOutcome: (stamp, o) =>
+      emit({ event: "outcome", operationId: stamp?.operationId, status: o.status, reason: (o as { reason?: string }).reason }),
+  },
+);
 emit({ event: "ready", pid: process.pid });
 
 process.on("SIGTERM", () => {

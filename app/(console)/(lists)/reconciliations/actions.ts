@@ -7,15 +7,23 @@ import { AssignInput, ResolveInput } from "@/lib/schemas/console";
 import { assignReconciliation, resolveReconciliation } from "@/lib/dal/reconciliations";
 
 export async function assignReconciliationAction(raw: unknown) {
-  return runAction({ name: "assign", input: AssignInput, action: "reconciliation.assign", revalidate: () => ["/reconciliations"] }, raw, async ({ session, input }) => {
-    await assignReconciliation(session.principal, input.reconciliationId, input.assigneeUserId);
-    return { reconciliationId: input.reconciliationId };
-  });
+  return runAction(
+    { name: "assign", input: AssignInput, action: "reconciliation.assign", revalidate: () => ["/reconciliations"] },
+    raw,
+    async ({ session, input }) => {
+      await assignReconciliation(session.principal, input.reconciliationId, input.assigneeUserId);
+      return { reconciliationId: input.reconciliationId };
+    },
+  );
 }
 
 export async function resolveReconciliationAction(raw: unknown) {
-  return runAction({ name: "resolve", input: ResolveInput, action: "reconciliation.resolve", revalidate: () => ["/reconciliations"] }, raw, async ({ session, input }) => {
-    await resolveReconciliation(session.principal, input.reconciliationId, { resolution: input.resolution, evidence: input.evidence });
-    return { reconciliationId: input.reconciliationId };
-  });
+  return runAction(
+    { name: "resolve", input: ResolveInput, action: "reconciliation.resolve", revalidate: () => ["/reconciliations"] },
+    raw,
+    async ({ session, input }) => {
+      await resolveReconciliation(session.principal, input.reconciliationId, { resolution: input.resolution, evidence: input.evidence });
+      return { reconciliationId: input.reconciliationId };
+    },
+  );
 }

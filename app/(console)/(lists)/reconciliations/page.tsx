@@ -6,13 +6,20 @@ import { ReconciliationQueue } from "@/components/reconciliation-queue";
 
 export const metadata = { title: "Reconciliations" };
 
-export default async function ReconciliationsPage({ searchParams }: { searchParams: Promise<Record<string, string | string[] | undefined>> }) {
+export default async function ReconciliationsPage({
+  searchParams,
+}: {
+  searchParams: Promise<Record<string, string | string[] | undefined>>;
+}) {
   const s = await requireSession();
   const raw = Object.fromEntries(Object.entries(await searchParams).map(([k, v]) => [k, Array.isArray(v) ? v[0] : v]));
   const parsed = ReconciliationsQuery.safeParse(raw);
   const filter = parsed.success ? parsed.data : {};
   const initial = await reconciliationsView(s.principal, filter);
-  const qs = new URLSearchParams([...(raw.status ? [["status", raw.status]] : []), ...(raw.mine ? [["mine", "1"]] : [])] as [string, string][]).toString();
+  const qs = new URLSearchParams([...(raw.status ? [["status", raw.status]] : []), ...(raw.mine ? [["mine", "1"]] : [])] as [
+    string,
+    string,
+  ][]).toString();
   const caller = { type: "user" as const, role: s.principal.role };
   return (
     <ReconciliationQueue

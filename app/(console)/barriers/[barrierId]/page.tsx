@@ -5,7 +5,13 @@ import { BarrierView } from "@/components/barrier-view";
 
 export const metadata = { title: "Barrier" };
 
-export default async function BarrierPage({ params, searchParams }: { params: Promise<{ barrierId: string }>; searchParams: Promise<{ follow?: string }> }) {
+export default async function BarrierPage({
+  params,
+  searchParams,
+}: {
+  params: Promise<{ barrierId: string }>;
+  searchParams: Promise<{ follow?: string }>;
+}) {
   const s = await requireSession();
   const { barrierId } = await params;
   const data = await orNotFound(() => barrierView(s.principal, barrierId));

@@ -15,7 +15,13 @@ import { EmptyState } from "@/components/states";
 
 export const metadata = { title: "Stop receipt" };
 
-export default async function ReceiptPage({ params, searchParams }: { params: Promise<{ barrierId: string }>; searchParams: Promise<{ version?: string }> }) {
+export default async function ReceiptPage({
+  params,
+  searchParams,
+}: {
+  params: Promise<{ barrierId: string }>;
+  searchParams: Promise<{ version?: string }>;
+}) {
   const s = await requireSession();
   const { barrierId } = await params;
   const v = ReceiptVersionQuery.safeParse(await searchParams);
@@ -27,8 +33,13 @@ export default async function ReceiptPage({ params, searchParams }: { params: Pr
       <article>
         <ReceiptWatcher barrierId={barrierId} latestVersion={null} auto />
         <EmptyState title="No receipt yet">
-          <p>The barrier is still working (<PhaseBadge value={b.phase} />). This page shows the receipt as soon as it is issued.</p>
-          <p><Link href={`/barriers/${barrierId}`}>Watch the stop ladder</Link></p>
+          <p>
+            The barrier is still working (<PhaseBadge value={b.phase} />
+            ). This page shows the receipt as soon as it is issued.
+          </p>
+          <p>
+            <Link href={`/barriers/${barrierId}`}>Watch the stop ladder</Link>
+          </p>
         </EmptyState>
       </article>
     );
@@ -40,43 +51,96 @@ export default async function ReceiptPage({ params, searchParams }: { params: Pr
   return (
     <article className="receipt" aria-labelledby="receipt-title">
       <ReceiptWatcher barrierId={barrierId} latestVersion={r.latestVersion} auto={!version} />
-      <nav className="crumbs no-print" aria-label="Breadcrumb"><Link href={`/runs/${r.runId}`}>Run</Link> / <Link href={`/barriers/${barrierId}`}>Barrier</Link> / receipt</nav>
+      <nav className="crumbs no-print" aria-label="Breadcrumb">
+        <Link href={`/runs/${r.runId}`}>Run</Link> / <Link href={`/barriers/${barrierId}`}>Barrier</Link> / receipt
+      </nav>
       <header className="receipt-head">
         <div>
-          <p className="eyebrow">Stop receipt · version {r.version} of {r.latestVersion}</p>
-          <h1 id="receipt-title"><ReceiptDecisionBadge value={r.decision} large /></h1>
+          <p className="eyebrow">
+            Stop receipt · version {r.version} of {r.latestVersion}
+          </p>
+          <h1 id="receipt-title">
+            <ReceiptDecisionBadge value={r.decision} large />
+          </h1>
           <p className="lead">{decisionSentence(r.decision, r.body)}</p>
           <dl className="fields inline">
-            <div className="field-row"><dt>barrier_id</dt><dd className="mono">{barrierId}</dd></div>
-            <div className="field-row"><dt>run_id</dt><dd className="mono"><Link href={`/runs/${r.runId}`}>{r.runId}</Link></dd></div>
-            <div className="field-row"><dt>verified_at</dt><dd><Time iso={r.verifiedAt} /></dd></div>
-            <div className="field-row"><dt>issued</dt><dd><Time iso={r.createdAt} /></dd></div>
+            <div className="field-row">
+              <dt>barrier_id</dt>
+              <dd className="mono">{barrierId}</dd>
+            </div>
+            <div className="field-row">
+              <dt>run_id</dt>
+              <dd className="mono">
+                <Link href={`/runs/${r.runId}`}>{r.runId}</Link>
+              </dd>
+            </div>
+            <div className="field-row">
+              <dt>verified_at</dt>
+              <dd>
+                <Time iso={r.verifiedAt} />
+              </dd>
+            </div>
+            <div className="field-row">
+              <dt>issued</dt>
+              <dd>
+                <Time iso={r.createdAt} />
+              </dd>
+            </div>
           </dl>
         </div>
         <div className="receipt-actions no-print">
-          <a className="btn" href={`/receipts/${barrierId}/receipt.json${q}`} download>Download JSON</a>
-          <a className="btn" href={`/receipts/${barrierId}/receipt.yaml${q}`} download>Download YAML</a>
-          {r.envelope ? <a className="btn" href={`/receipts/${barrierId}/receipt.dsse.json${q}`} download>Download signed envelope</a> : null}
+          <a className="btn" href={`/receipts/${barrierId}/receipt.json${q}`} download>
+            Download JSON
+          </a>
+          <a className="btn" href={`/receipts/${barrierId}/receipt.yaml${q}`} download>
+            Download YAML
+          </a>
+          {r.envelope ? (
+            <a className="btn" href={`/receipts/${barrierId}/receipt.dsse.json${q}`} download>
+              Download signed envelope
+            </a>
+          ) : null}
           <PrintButton />
         </div>
       </header>
       {!isLatest ? (
-        <div className="notice notice-warn" role="status">This is an older version. <Link href={`/receipts/${barrierId}`}>The latest is version {r.latestVersion}</Link>.</div>
+        <div className="notice notice-warn" role="status">
+          This is an older version. <Link href={`/receipts/${barrierId}`}>The latest is version {r.latestVersion}</Link>.
+        </div>
       ) : null}
 
       <section className={`digest ${r.check.verified ? "digest-ok" : "digest-bad"}`} aria-labelledby="digest-title">
         <h2 id="digest-title">{r.check.verified ? "✓ Digest verified" : "✗ Digest does NOT verify"}</h2>
-        <p className="mono digest-value" aria-label="sha256 digest">sha256:{r.digest}</p>
-        <p className={r.signature.valid ? "signature-ok" : "signature-bad"} data-testid="receipt-signature">
-          {r.signature.valid ? <>✓ signature valid (key <span className="mono">{r.signature.keyId}</span>)</> : <>✗ signature not valid: {r.signature.detail}</>}
+        <p className="mono digest-value" aria-label="sha256 digest">
+          sha256:{r.digest}
         </p>
-        <p className="small">{r.check.detail} (recomputed on the server when this page was rendered{r.check.verified ? "" : `; recomputed: ${r.check.recomputed}`}).</p>
+        <p className={r.signature.valid ? "signature-ok" : "signature-bad"} data-testid="receipt-signature">
+          {r.signature.valid ? (
+            <>
+              ✓ signature valid (key <span className="mono">{r.signature.keyId}</span>)
+            </>
+          ) : (
+            <>✗ signature not valid: {r.signature.detail}</>
+          )}
+        </p>
+        <p className="small">
+          {r.check.detail} (recomputed on the server when this page was rendered
+          {r.check.verified ? "" : `; recomputed: ${r.check.recomputed}`}).
+        </p>
         <details>
           <summary>Check it yourself</summary>
-          <p className="small">The digest is sha256 over the canonical JSON of the body without its <code>digest</code> member: object keys sorted, no whitespace. The exact text:</p>
+          <p className="small">
+            The digest is sha256 over the canonical JSON of the body without its <code>digest</code> member: object keys sorted, no
+            whitespace. The exact text:
+          </p>
           <pre className="canonical">{r.canonical}</pre>
-          <p className="small">Save it as a file with no trailing newline and run <code>sha256sum</code> on it: the result must equal the digest above.</p>
-          <p className="small">The signature: download the signed envelope and the public key (<code>/.well-known/quiesce/keys.json</code>), then run <code>npm run quiesce -- verify stop-receipt-….dsse.json --keys keys.json</code> — offline.</p>
+          <p className="small">
+            Save it as a file with no trailing newline and run <code>sha256sum</code> on it: the result must equal the digest above.
+          </p>
+          <p className="small">
+            The signature: download the signed envelope and the public key (<code>/.well-known/quiesce/keys.json</code>), then run{" "}
+            <code>npm run quiesce -- verify stop-receipt-….dsse.json --keys keys.json</code> — offline.
+          </p>
         </details>
       </section>
 
@@ -84,7 +148,9 @@ export default async function ReceiptPage({ params, searchParams }: { params: Pr
 
       <section className="card no-print" aria-labelledby="link-title">
         <h2 id="link-title">Stable link</h2>
-        <p className="small muted">Paste this into a review packet. It always shows the latest version; add <code>?version=n</code> to pin one.</p>
+        <p className="small muted">
+          Paste this into a review packet. It always shows the latest version; add <code>?version=n</code> to pin one.
+        </p>
         <CopyLink path={`/receipts/${barrierId}${q}`} />
       </section>
 
@@ -93,8 +159,13 @@ export default async function ReceiptPage({ params, searchParams }: { params: Pr
         <ol className="plain-list versions" reversed>
           {r.versions.map((x) => (
             <li key={x.version} aria-current={x.version === r.version ? "true" : undefined}>
-              {x.version === r.version ? <strong>version {x.version}</strong> : <Link href={`/receipts/${barrierId}?version=${x.version}`}>version {x.version}</Link>}{" "}
-              <ReceiptDecisionBadge value={x.decision} /> issued <Time iso={x.createdAt} /> <span className="mono small muted">{x.digest.slice(0, 16)}…</span>
+              {x.version === r.version ? (
+                <strong>version {x.version}</strong>
+              ) : (
+                <Link href={`/receipts/${barrierId}?version=${x.version}`}>version {x.version}</Link>
+              )}{" "}
+              <ReceiptDecisionBadge value={x.decision} /> issued <Time iso={x.createdAt} />{" "}
+              <span className="mono small muted">{x.digest.slice(0, 16)}…</span>
             </li>
           ))}
         </ol>

@@ -10,17 +10,25 @@ import { killRun } from "@/lib/dal/kill";
 const runPaths = (i: { runId: string }) => [`/runs/${i.runId}`, "/runs"];
 
 export async function pauseRunAction(raw: unknown) {
-  return runAction({ name: "pause", input: RunControlInput, action: "run.pause", revalidate: runPaths }, raw, async ({ session, input }) => {
-    const r = await pauseRun(session.principal, input.runId, input.reason);
-    return { lifecycle: r.lifecycle as string };
-  });
+  return runAction(
+    { name: "pause", input: RunControlInput, action: "run.pause", revalidate: runPaths },
+    raw,
+    async ({ session, input }) => {
+      const r = await pauseRun(session.principal, input.runId, input.reason);
+      return { lifecycle: r.lifecycle as string };
+    },
+  );
 }
 
 export async function resumeRunAction(raw: unknown) {
-  return runAction({ name: "resume", input: RunControlInput, action: "run.resume", revalidate: runPaths }, raw, async ({ session, input }) => {
-    const r = await resumeRun(session.principal, input.runId, input.reason);
-    return { lifecycle: r.lifecycle as string };
-  });
+  return runAction(
+    { name: "resume", input: RunControlInput, action: "run.resume", revalidate: runPaths },
+    raw,
+    async ({ session, input }) => {
+      const r = await resumeRun(session.principal, input.runId, input.reason);
+      return { lifecycle: r.lifecycle as string };
+    },
+  );
 }
 
 export async function killRunAction(raw: unknown) {
@@ -32,7 +40,12 @@ export async function killRunAction(raw: unknown) {
 
 export async function breakerAction(raw: unknown) {
   return runAction(
-    { name: "breaker", input: BreakerControlInput, action: (i) => (i.action === "trip" ? "breaker.trip" : "breaker.reset"), revalidate: runPaths },
+    {
+      name: "breaker",
+      input: BreakerControlInput,
+      action: (i) => (i.action === "trip" ? "breaker.trip" : "breaker.reset"),
+      revalidate: runPaths,
+    },
     raw,
     async ({ session, input }) => {
       const r = await setBreaker(session.principal, input.runId, input.action, input.reason);

@@ -15,8 +15,11 @@ export default async function RunPage({ params }: { params: Promise<{ runId: str
   const data = await orNotFound(() => runView(s.principal, runId));
   const caller = { type: "user" as const, role: s.principal.role };
   const can = {
-    pause: isAllowed(caller, "run.pause"), resume: isAllowed(caller, "run.resume"), kill: isAllowed(caller, "run.kill"),
-    trip: isAllowed(caller, "breaker.trip"), reset: isAllowed(caller, "breaker.reset"),
+    pause: isAllowed(caller, "run.pause"),
+    resume: isAllowed(caller, "run.resume"),
+    kill: isAllowed(caller, "run.kill"),
+    trip: isAllowed(caller, "breaker.trip"),
+    reset: isAllowed(caller, "breaker.reset"),
   };
   return <RunView initial={data} can={can} />;
 }

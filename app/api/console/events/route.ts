@@ -24,11 +24,17 @@ export async function GET(req: Request): Promise<Response> {
       keepAliveMs: PING_SECONDS * 1000,
       maxMs: STREAM_SECONDS * 1000,
       first: `retry: 2000\n: connected\n\n`,
-      subscribe: (send) => controlListener().subscribe("*", (e) => {
-        if (e.kind === "resync") { send(`event: control\ndata: ${JSON.stringify({ kind: "resync" })}\n\n`); return; }
-        if (e.teamId !== teamId) return;
-        send(`event: control\ndata: ${JSON.stringify({ kind: e.kind, rootRunId: e.rootRunId, runIds: e.runIds, barrierId: e.barrierId })}\n\n`);
-      }),
+      subscribe: (send) =>
+        controlListener().subscribe("*", (e) => {
+          if (e.kind === "resync") {
+            send(`event: control\ndata: ${JSON.stringify({ kind: "resync" })}\n\n`);
+            return;
+          }
+          if (e.teamId !== teamId) return;
+          send(
+            `event: control\ndata: ${JSON.stringify({ kind: e.kind, rootRunId: e.rootRunId, runIds: e.runIds, barrierId: e.barrierId })}\n\n`,
+          );
+        }),
     });
   } catch {
     // The listener is unreachable: tell the page to refetch and let the browser reconnect shortly.

@@ -3,5 +3,11 @@
 import { apiRoute } from "@/lib/api/route";
 import { servedOpenApiJson } from "@/lib/schemas/openapi";
 
-export const GET = apiRoute({ auth: "none" }, async () =>
-  new Response(servedOpenApiJson(), { status: 200, headers: { "content-type": "application/json; charset=utf-8", "cache-control": "no-store" } }));
+export const GET = apiRoute(
+  { auth: "none" },
+  async () =>
+    new Response(servedOpenApiJson(), {
+      status: 200,
+      headers: { "content-type": "application/json; charset=utf-8", "cache-control": "no-store" },
+    }),
+);

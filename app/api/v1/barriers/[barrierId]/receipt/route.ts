@@ -16,12 +16,16 @@ export const GET = apiRoute({ query: ReceiptQuery }, async ({ principal, params,
   const headers = { "x-receipt-version": String(r.version), "x-receipt-digest": r.digest, "cache-control": "no-store" };
   if (query.format === "dsse") {
     if (!r.envelope) throw new QuiesceError("not_found", "this receipt version was issued before receipts were signed");
-    return new Response(envelopeText(r.envelope), { status: 200, headers: { ...headers, "content-type": "application/json; charset=utf-8" } });
+    return new Response(envelopeText(r.envelope), {
+      status: 200,
+      headers: { ...headers, "content-type": "application/json; charset=utf-8" },
+    });
   }
   const accept = req.headers.get("accept") ?? "";
   const yaml = query.format === "yaml" || (query.format === undefined && /application\/(x-)?yaml|text\/yaml/.test(accept));
   // The one serializer: the console's downloads send the same bytes.
   return new Response(serializeReceipt(r.body, yaml ? "yaml" : "json"), {
-    status: 200, headers: { ...headers, "content-type": yaml ? "application/yaml; charset=utf-8" : "application/json; charset=utf-8" },
+    status: 200,
+    headers: { ...headers, "content-type": yaml ? "application/yaml; charset=utf-8" : "application/json; charset=utf-8" },
   });
 });

@@ -41,9 +41,10 @@ export const GET = apiRoute({}, async ({ principal, params, req }) => {
     },
     // Subscribed before answering: if the database is unreachable the client gets an error status,
     // not an open stream that would never deliver anything.
-    subscribe: (send) => controlListener().subscribe(run.rootRunId, (e: WakeEvent) => {
-      if (e.kind === "resync") send(`event: resync\ndata: ${JSON.stringify({ rootRunId: run.rootRunId })}\n\n`);
-      else if (e.teamId === principal.teamId) send(`event: control\ndata: ${JSON.stringify(e)}\n\n`);
-    }),
+    subscribe: (send) =>
+      controlListener().subscribe(run.rootRunId, (e: WakeEvent) => {
+        if (e.kind === "resync") send(`event: resync\ndata: ${JSON.stringify({ rootRunId: run.rootRunId })}\n\n`);
+        else if (e.teamId === principal.teamId) send(`event: control\ndata: ${JSON.stringify(e)}\n\n`);
+      }),
   });
 });

@@ -6,5 +6,6 @@ import { EmptyBody } from "@/lib/schemas/common";
 export const dynamic = "force-dynamic";
 
 export const POST = apiRoute({ body: EmptyBody }, async ({ principal, params }) => ({
-  status: 200, json: await finishRun(principal, params.runId ?? ""),
+  status: 200,
+  json: await finishRun(principal, params.runId ?? ""),
 }));

@@ -6,5 +6,6 @@ import { ReasonBody } from "@/lib/schemas/control";
 export const dynamic = "force-dynamic";
 
 export const POST = apiRoute({ body: ReasonBody }, async ({ principal, body, params }) => ({
-  status: 200, json: await resumeStop(principal, params.stopId ?? "", body.reason),
+  status: 200,
+  json: await resumeStop(principal, params.stopId ?? "", body.reason),
 }));
