@@ -9,6 +9,11 @@ describe("a database outage is a 503, a bug is a 500", () => {
     expect(isDatabaseUnavailable(new Error("wrapped", { cause: new Error("connect ECONNREFUSED 127.0.0.1:5432") }))).toBe(true);
     expect(isDatabaseUnavailable(new Error("no read-write PostgreSQL host reachable (a: refused)"))).toBe(true);
     expect(asQuiesceError(new Error("Connection terminated unexpectedly")).httpStatus).toBe(503);
+    // A slow or saturated database: statement / lock timeouts, and Prisma finding no connection in time.
+    expect(isDatabaseUnavailable(Object.assign(new Error("canceling statement due to statement timeout"), { code: "57014" }))).toBe(true);
+    expect(isDatabaseUnavailable(Object.assign(new Error("lock timeout"), { code: "55P03" }))).toBe(true);
+    const p2028 = Object.assign(new Error("Transaction API error: Unable to start a transaction in the given time."), { code: "P2028" });
+    expect(asQuiesceError(p2028).httpStatus).toBe(503);
   });
 
   test("anything else stays an internal error that leaks nothing", () => {

@@ -38,8 +38,12 @@ export const notFound = (what: string) => new QuiesceError("not_found", `${what}
 export const forbidden = (message: string) => new QuiesceError("forbidden", message);
 export const badRequest = (message: string, details?: unknown) => new QuiesceError("bad_request", message, details);
 
-/** SQLSTATEs of a database that is down, restarting, failing over or (a standby) read-only. */
-const DB_UNAVAILABLE_CODES = /^(08|57P0[1-3]|25006|53300)/;
+/**
+ * SQLSTATEs of a database that is down, restarting, failing over or (a standby) read-only, or too slow
+ * to answer within our timeouts (statement or lock timeout); and Prisma's codes for the same: no
+ * connection (P1001, P1002, P1008, P1017) or no transaction within its wait (P2028, an exhausted pool).
+ */
+const DB_UNAVAILABLE_CODES = /^(08|57P0[1-3]|57014$|55P03$|25006|53300|P1001$|P1002$|P1008$|P1017$|P2028$)/;
 const DB_UNAVAILABLE_TEXT =
   /ECONNREFUSED|ECONNRESET|Connection terminated|connection (?:ended|closed)|timeout exceeded when trying to connect|no read-write PostgreSQL host reachable|is no longer read-write|query_wait_timeout|server conn crashed|read-only transaction|Can't reach database server/i;
 
