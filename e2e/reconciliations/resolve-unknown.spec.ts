@@ -33,7 +33,7 @@ test("a manager assigns an unknown outcome, the assignee resolves it, the receip
   // tree, the stop ladder and the uncertain interval of the deployment nobody could check.
   await signIn(page, USERS.manager);
   await page.goto(`/runs/${run.runId}`);
-  await expect(page.locator(".run-head").getByTitle("lifecycle: killed")).toBeVisible();
+  await expect(page.locator(".run-head:visible").getByTitle("lifecycle: killed")).toBeVisible();
   await expect(page.getByRole("list", { name: "Uncertain intervals" })).toContainText("provider status unavailable");
   await capture(page, "run-killed-uncertain", { fullPage: true });
   await page

@@ -22,7 +22,7 @@ test("an operator kills a live run and follows the barrier to a stopped_and_quie
 
   await page.goto(`/runs/${run.runId}`);
   await expect(page.getByRole("heading", { level: 1 })).toHaveText("Deploy checkout service");
-  const header = page.locator(".run-head");
+  const header = page.locator(".run-head:visible");
   await expect(header.getByTitle("lifecycle: normal")).toBeVisible();
   await expect(header.getByTitle("breaker: closed")).toBeVisible();
   await expect(page.getByRole("region", { name: /Run tree/ })).toContainText("subagent");

@@ -15,7 +15,7 @@ test("a viewer sees no controls and the server refuses a hand-posted pause", asy
   await signIn(page, USERS.viewer);
   await page.goto(`/runs/${run.runId}`);
   await expect(page.getByRole("heading", { level: 1 })).toHaveText("Summarise incident timeline");
-  await expect(page.locator(".run-head").getByTitle("lifecycle: normal")).toBeVisible();
+  await expect(page.locator(".run-head:visible").getByTitle("lifecycle: normal")).toBeVisible();
   for (const name of ["Pause", "Resume", "Kill…", "Trip breaker", "Reset breaker"]) {
     await expect(page.getByRole("button", { name, exact: true })).toHaveCount(0);
   }
@@ -53,7 +53,7 @@ test("a viewer sees no controls and the server refuses a hand-posted pause", asy
   );
   expect(writes.n).toBe("0");
   await page.goto(`/runs/${run.runId}`);
-  await expect(page.locator(".run-head").getByTitle("lifecycle: normal")).toBeVisible();
+  await expect(page.locator(".run-head:visible").getByTitle("lifecycle: normal")).toBeVisible();
 });
 
 test("an operator's pause goes through the same action and is recorded", async ({ page }) => {
@@ -64,10 +64,10 @@ test("an operator's pause goes through the same action and is recorded", async (
   const dialog = page.getByRole("dialog", { name: "Pause this run" });
   await dialog.getByLabel(/Reason/).fill("waiting for change approval");
   await dialog.getByRole("button", { name: "Pause run" }).click();
-  await expect(page.locator(".run-head").getByTitle("lifecycle: paused")).toBeVisible();
-  await expect(page.locator(".run-head").getByTitle("breaker: closed")).toBeVisible();
+  await expect(page.locator(".run-head:visible").getByTitle("lifecycle: paused")).toBeVisible();
+  await expect(page.locator(".run-head:visible").getByTitle("breaker: closed")).toBeVisible();
   await expect(page.getByRole("button", { name: "Resume", exact: true })).toBeVisible();
-  await expect(page.locator(".run-head")).toContainText("if still paused");
+  await expect(page.locator(".run-head:visible")).toContainText("if still paused");
   const row = await one<{ lifecycle: string; lifecycle_reason: string; breaker: string }>(
     "SELECT lifecycle::text, lifecycle_reason, breaker::text FROM runs WHERE id = $1",
     [run.runId],

@@ -86,5 +86,5 @@ test("a Pause whose request fails shows the error, keeps the reason, and the ret
   await page.unroute(`**/runs/${run.runId}`);
   await retry.click();
   await expect(dialog).toBeHidden();
-  await expect(page.locator(".run-head").getByTitle("lifecycle: paused")).toBeVisible();
+  await expect(page.locator(".run-head:visible").getByTitle("lifecycle: paused")).toBeVisible();
 });
