@@ -6,8 +6,10 @@ import { SavedViewCreateInput, SavedViewDeleteInput } from "@/lib/schemas/consol
 import { createSavedView, deleteSavedView } from "@/lib/dal/console/saved-views";
 
 export async function createSavedViewAction(raw: unknown) {
-  return runAction({ name: "view.create", input: SavedViewCreateInput, action: "run.read", revalidate: () => ["/runs"] }, raw, ({ session, input }) =>
-    createSavedView(session.principal, input),
+  return runAction(
+    { name: "view.create", input: SavedViewCreateInput, action: "run.read", revalidate: () => ["/runs"] },
+    raw,
+    ({ session, input }) => createSavedView(session.principal, input),
   );
 }
 
