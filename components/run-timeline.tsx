@@ -25,8 +25,10 @@ export function RunTimeline({ runId, labels = {} }: { runId: string; labels?: Re
     placeholderData: keepPreviousData,
   });
   const page = q.data;
+  // While the next page loads, the previous one stays on screen (placeholder) but cannot be paged from.
+  const loading = q.isPlaceholderData;
   return (
-    <section aria-labelledby="timeline-title" className="card" data-testid="run-timeline">
+    <section aria-labelledby="timeline-title" className="card" data-testid="run-timeline" aria-busy={loading}>
       <h2 id="timeline-title">
         Event history <span className="muted">(gate decisions, operations, control events, acknowledgments — newest first)</span>
       </h2>
@@ -65,14 +67,19 @@ export function RunTimeline({ runId, labels = {} }: { runId: string; labels?: Re
       ) : null}
       {page && (stack.length > 0 || page.nextCursor) ? (
         <nav className="pager" aria-label="Event history pages">
-          <button type="button" className="btn btn-small" disabled={stack.length === 0} onClick={() => setStack((s) => s.slice(0, -1))}>
+          <button
+            type="button"
+            className="btn btn-small"
+            disabled={loading || stack.length === 0}
+            onClick={() => setStack((s) => s.slice(0, -1))}
+          >
             ← Newer
           </button>
           <span className="muted">page {stack.length + 1}</span>
           <button
             type="button"
             className="btn btn-small"
-            disabled={!page.nextCursor}
+            disabled={loading || !page.nextCursor}
             onClick={() => page.nextCursor && setStack((s) => [...s, page.nextCursor!])}
           >
             Older →

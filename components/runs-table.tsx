@@ -212,7 +212,7 @@ export function RunsTable({
         ) : null}
       </div>
       {data && data.ignored.length > 0 ? (
-        <p className="notice" role="status" data-testid="ignored-params">
+        <p className="notice notice-warn" role="status" data-testid="ignored-params">
           Ignored in the address: {data.ignored.map((i) => `${i.key} (${i.message})`).join(", ")}.
         </p>
       ) : null}
@@ -319,6 +319,7 @@ export function RunsTable({
             </table>
           </div>
           <CursorPager
+            busy={query.isPlaceholderData}
             prev={data.prevCursor}
             next={data.nextCursor}
             onPage={(c) => navigate({ cursor: c })}
@@ -512,7 +513,7 @@ function SavedViews({ initial, currentQuery }: { initial: SavedView[]; currentQu
       <span className="muted">Views:</span>
       {views.length === 0 ? <span className="muted">none saved yet</span> : null}
       {views.map((v) => (
-        <span key={v.id} className="tag saved-view">
+        <span key={v.id} className="saved-view">
           <Link href={v.query ? `/runs?${v.query}` : "/runs"} aria-current={v.query === currentQuery ? "page" : undefined}>
             {v.name}
           </Link>{" "}
@@ -540,7 +541,7 @@ function SavedViews({ initial, currentQuery }: { initial: SavedView[]; currentQu
         </button>
       )}
       {error ? (
-        <span role="alert" className="error-text">
+        <span role="alert" className="notice-error">
           {error}
         </span>
       ) : null}
@@ -592,7 +593,10 @@ export function CursorPager({
   next,
   onPage,
   onFirst,
+  busy = false,
 }: {
+  /** the page shown is the previous one while the next loads: no paging from it */
+  busy?: boolean;
   prev: string | null;
   next: string | null;
   onPage: (cursor: string) => void;
@@ -606,10 +610,10 @@ export function CursorPager({
           ⇤ First page
         </button>
       ) : null}
-      <button type="button" className="btn btn-small" disabled={!prev} onClick={() => prev && onPage(prev)}>
+      <button type="button" className="btn btn-small" disabled={busy || !prev} onClick={() => prev && onPage(prev)}>
         ← Previous
       </button>
-      <button type="button" className="btn btn-small" disabled={!next} onClick={() => next && onPage(next)}>
+      <button type="button" className="btn btn-small" disabled={busy || !next} onClick={() => next && onPage(next)}>
         Next →
       </button>
     </nav>

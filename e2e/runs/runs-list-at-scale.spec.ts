@@ -93,10 +93,12 @@ test("filter by URL, page by cursor, expand a root, save and reopen a view, read
   const pager = timeline.getByRole("navigation", { name: "Event history pages" });
   const older = pager.getByRole("button", { name: "Older →" });
   let pages = 1;
+  await expect(timeline).toHaveAttribute("aria-busy", "false");
   while (await older.isEnabled()) {
     await older.click();
     pages++;
     await expect(pager).toContainText(`page ${pages}`);
+    await expect(timeline).toHaveAttribute("aria-busy", "false"); // the page's own data, not the previous page's
   }
   expect(pages).toBeGreaterThanOrEqual(2);
   await expect(timeline).toContainText("run.register"); // the oldest event, on the last page
