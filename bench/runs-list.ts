@@ -63,15 +63,20 @@ interface Case {
   call: () => Promise<unknown>;
 }
 
-async function sample(c: Case, iterations: number, warmup: number): Promise<number[]> {
-  for (let i = 0; i < warmup; i++) await c.call();
-  const out: number[] = [];
-  for (let i = 0; i < iterations; i++) {
-    const t0 = performance.now();
-    await c.call();
-    out.push(performance.now() - t0);
-  }
-  return out.sort((a, b) => a - b);
+/**
+ * Samples every case round-robin (one call of each, then the next round), so a burst of load on this
+ * shared machine lands on every view and on the baseline alike, and the ratios stay meaningful.
+ */
+async function sampleAll(cases: Case[], iterations: number, warmup: number): Promise<number[][]> {
+  for (let i = 0; i < warmup; i++) for (const c of cases) await c.call();
+  const out = cases.map(() => [] as number[]);
+  for (let i = 0; i < iterations; i++)
+    for (const [k, c] of cases.entries()) {
+      const t0 = performance.now();
+      await c.call();
+      out[k]!.push(performance.now() - t0);
+    }
+  return out.map((t) => t.sort((a, b) => a - b));
 }
 
 export const runsListSection: BenchSection = {
@@ -130,29 +135,30 @@ export const runsListSection: BenchSection = {
       ];
       const iterations = Math.max(20, Math.round(ctx.iterations / 20));
       const warmup = Math.max(3, Math.round(ctx.warmup / 20));
-      const results: { label: string; p50: number; p95: number; p99: number }[] = [];
-      for (const c of cases) {
-        const t = await sample(c, iterations, warmup);
+      const samples = await sampleAll(cases, iterations, warmup);
+      const results = cases.map((c, k) => {
+        const t = samples[k]!;
         const r = { label: c.label, p50: percentile(t, 50), p95: percentile(t, 95), p99: percentile(t, 99) };
-        results.push(r);
         ctx.log(`runs-list: ${c.label}: p50 ${ms(r.p50)} ms, p95 ${ms(r.p95)} ms`);
-      }
+        return r;
+      });
       const base = results[0]!;
       const worst = Math.max(...results.slice(1).map((r) => r.p95));
       const table: BenchTable = {
         title: `Runs list server time at ${RUNS.toLocaleString("en-US")} runs (dal call, ${iterations} calls each)`,
-        columns: ["view", "p50 ms", "p95 ms", "p99 ms", "p95 vs baseline", `p95 ≤ ${TARGET_P95_MS} ms`],
+        columns: ["view", "p50 ms", "p95 ms", "p99 ms", "p50 vs baseline", `p95 ≤ ${TARGET_P95_MS} ms`],
         rows: results.map((r) => [
           r.label,
           ms(r.p50),
           ms(r.p95),
           ms(r.p99),
-          ratio(r.p95 / base.p95),
+          ratio(r.p50 / base.p50),
           r.p95 <= TARGET_P95_MS ? "yes" : "**no**",
         ]),
         notes: [
           `each call returns one page of 50 runs with each row's direct-children count and running calls, AND the count of matching runs (exact up to ${COUNT_CAP.toLocaleString("en-US")}, then “${COUNT_CAP.toLocaleString("en-US")}+”)`,
           `${RUNS.toLocaleString("en-US")} runs of the team (70 % roots, 30 % children; 85 % active, 4 % paused, 6 % killed, 5 % finished) plus ${OTHER_TEAM_RUNS.toLocaleString("en-US")} of another team, seeded in ${ms(seeded / 1000)} s with generate_series; worst p95 ${ms(worst)} ms`,
+          "views sampled round-robin (one call of each per round), so load on the machine falls on every view and the baseline alike",
           `${os.cpus().length} CPU(s), load average ${os
             .loadavg()
             .map((x) => x.toFixed(1))

@@ -8,8 +8,9 @@ CREATE INDEX "runs_team_id_created_at_id_idx" ON "runs"("team_id", "created_at",
 -- The roots-only view (parent_run_id IS NULL) and a root's children, newest first, without a sort.
 CREATE INDEX "runs_team_id_parent_run_id_created_at_id_idx" ON "runs"("team_id", "parent_run_id", "created_at", "id");
 -- Each filter of the list reads an index: lifecycle and status (paused and killed runs are a few per
--- cent of a team), completion, the agent (its native agent id or creator label), the task sort.
+-- cent of a team), harness (a quarter of the runs: without it the page and count walk the whole list), completion, the agent (its native agent id or creator label), the task sort.
 CREATE INDEX "runs_team_id_lifecycle_created_at_id_idx" ON "runs"("team_id", "lifecycle", "created_at", "id");
+CREATE INDEX "runs_team_id_harness_created_at_id_idx" ON "runs"("team_id", "harness", "created_at", "id");
 CREATE INDEX "runs_team_id_finished_at_idx" ON "runs"("team_id", "finished_at");
 CREATE INDEX "runs_team_id_native_agent_id_idx" ON "runs"("team_id", "native_agent_id");
 CREATE INDEX "runs_team_id_created_by_idx" ON "runs"("team_id", "created_by");
