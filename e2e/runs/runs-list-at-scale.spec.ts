@@ -84,6 +84,13 @@ test("filter by URL, page by cursor, expand a root, save and reopen a view, read
   await expect(page.getByTestId("ignored-params")).toContainText("status");
   await expect(page.getByTestId("ignored-params")).toContainText("cursor");
   await expect(page.getByTestId("runs-count")).toHaveText("63 runs match");
+  // The JSON endpoints: the list's filters read the same way; their own parameters must be valid (400, not 500).
+  const lenient = await page.request.get(`/api/console/runs?q=${tag}&status=sleeping&to=0000-01-01`);
+  expect(lenient.status()).toBe(200);
+  expect(((await lenient.json()) as { ignored: { key: string }[] }).ignored.map((i) => i.key).sort()).toEqual(["status", "to"]);
+  expect((await page.request.get(`/api/console/runs?pageSize=1000`)).status()).toBe(400);
+  expect((await page.request.get(`/api/console/runs/${root.runId}/timeline?cursor=garbage`)).status()).toBe(400);
+  expect((await page.request.get(`/api/console/runs/run_missing/timeline`)).status()).toBe(404);
 
   // The run's timeline: registration, gate decisions, paged by cursor.
   await page.goto(`/runs/${root.runId}`);
