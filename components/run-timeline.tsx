@@ -57,7 +57,7 @@ export function RunTimeline({ runId, labels = {} }: { runId: string; labels?: Re
                     <span className="tag">{KIND_LABEL[e.kind] ?? e.kind}</span>
                   </td>
                   <td>{e.link ? <Link href={e.link}>{human(e.title)}</Link> : human(e.title)}</td>
-                  <td className="sub">{e.detail || "—"}</td>
+                  <td className="muted">{e.detail || "—"}</td>
                   <td>{e.actor ? (labels[e.actor] ?? e.actor) : "—"}</td>
                 </tr>
               ))}
