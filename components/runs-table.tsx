@@ -9,7 +9,7 @@ import { Fragment, useState, type FormEvent } from "react";
 import type { RunRow } from "@/lib/dal/console/runs";
 import type { RunsView } from "@/lib/dal/console/views";
 import type { SavedView } from "@/lib/dal/console/saved-views";
-import { RUNS_QUERY_KEYS, VIEW_KEYS, parseRunsQuery } from "@/lib/schemas/runs-list";
+import { RUNS_QUERY_KEYS, VIEW_KEYS, parseRunsQuery, stopFilterOf } from "@/lib/schemas/runs-list";
 import { createSavedViewAction, deleteSavedViewAction } from "@/app/(console)/(lists)/runs/actions";
 import { BreakerBadge, LifecycleBadge } from "./badges";
 import { Time } from "./time";
@@ -18,22 +18,6 @@ import { EmptyState, ErrorNotice, LoadingBlock, StaleNotice } from "./states";
 import { human, shortId } from "./format";
 import { FleetStopDialog } from "./fleet-stop-dialog";
 import type { StopFilterInput } from "@/lib/schemas/stops";
-
-const iso = (d: Date | undefined) => d?.toISOString();
-
-/** The list's filters as a fleet-stop filter, or null when one of them (search, breaker) has no such form. */
-function stopFilterOf(sp: URLSearchParams): StopFilterInput | null {
-  const { query } = parseRunsQuery(sp);
-  if (query.q || query.breaker) return null;
-  const f: StopFilterInput = {};
-  const status = query.status ?? (query.lifecycle === "normal" ? "active" : query.lifecycle);
-  if (status) f.status = [status];
-  if (query.harness) f.harness = [query.harness];
-  if (query.agent) f.agent = [query.agent];
-  if (query.from) f.createdAfter = iso(query.from);
-  if (query.to) f.createdBefore = iso(query.to);
-  return f;
-}
 
 type StopTarget = { action: "pause" | "kill"; filter: StopFilterInput; label: string; confirmTeam?: string };
 
@@ -97,7 +81,7 @@ export function RunsTable({
   const data = query.data;
   const filtered = VIEW_KEYS.some((k) => k !== "sort" && searchParams.get(k));
   const grouped = searchParams.get("roots") === "1" || searchParams.get("roots") === "true";
-  const matchingFilter = stopFilterOf(new URLSearchParams(qs));
+  const matchingFilter = stopFilterOf(parseRunsQuery(new URLSearchParams(qs)).query);
   const pageIds = data?.items.map((r) => r.id) ?? [];
   const pageAll = pageIds.length > 0 && pageIds.every((id) => selected.has(id));
   const toggle = (id: string) => {

@@ -4,6 +4,7 @@
 import { z } from "zod";
 import { BREAKER_STATES, HARNESSES, LIFECYCLES } from "../control/types";
 import { RUN_STATUSES } from "../control/fleet";
+import type { StopFilterInput } from "./stops";
 
 export const RUNS_SORTS = ["newest", "oldest", "task"] as const;
 export type RunsSort = (typeof RUNS_SORTS)[number];
@@ -157,4 +158,21 @@ export function viewQueryString(raw: Raw | URLSearchParams): string {
     } else out.set(k, v === true ? "1" : String(v));
   }
   return out.toString();
+}
+
+/**
+ * The list's filters as a fleet-stop filter ("select all N matching"), or null when one of them has no
+ * such form (search, breaker, lifecycle and status together). A stop covers a matching run and what it delegated (docs/fleet-stop.md).
+ */
+export function stopFilterOf(query: RunsListQuery): StopFilterInput | null {
+  if (query.q || query.breaker || (query.status && query.lifecycle)) return null;
+  const f: StopFilterInput = {};
+  // A stop never covers finished or killed runs, so lifecycle normal/paused read as active/paused.
+  const status = query.status ?? (query.lifecycle === "normal" ? "active" : query.lifecycle);
+  if (status) f.status = [status];
+  if (query.harness) f.harness = [query.harness];
+  if (query.agent) f.agent = [query.agent];
+  if (query.from) f.createdAfter = query.from.toISOString();
+  if (query.to) f.createdBefore = query.to.toISOString();
+  return f;
 }

@@ -11,7 +11,8 @@ import { COUNT_CAP, listConsoleRuns, type RunsFilter } from "./runs";
 import { listRunTimeline } from "./timeline";
 import { createSavedView, deleteSavedView, listSavedViews } from "./saved-views";
 import { runsView } from "./views";
-import { decodeRunsCursor, encodeRunsCursor, parseRunsQuery, viewQueryString } from "../../schemas/runs-list";
+import { decodeRunsCursor, encodeRunsCursor, parseRunsQuery, stopFilterOf, viewQueryString } from "../../schemas/runs-list";
+import { previewStop } from "../stops";
 import { appendAudit } from "../audit";
 
 type User = Extract<Principal, { type: "user" }>;
@@ -359,5 +360,30 @@ describe("saved views", () => {
     await expect(listSavedViews({ type: "system", name: "t" })).rejects.toSatisfy(
       (e) => e instanceof QuiesceError && e.code === "forbidden",
     );
+  });
+});
+
+describe("select all matching → fleet stop", () => {
+  it("the list's filters as a stop filter cover the same runs the list shows (and what they delegated)", async () => {
+    const op = { ...a, role: "operator" as const };
+    const preview = async (raw: Record<string, string>) => {
+      const f = stopFilterOf(parseRunsQuery(raw).query);
+      if (!f) return null;
+      const r = await previewStop(op, { action: "pause", filter: f, reason: "t", dryRun: true });
+      return r.sample.map((s) => s.runId).sort();
+    };
+    const ids = async (f: RunsFilter) => (await listConsoleRuns(a, { pageSize: 100, ...f })).items.map((r) => r.id).sort();
+    // harness=codex: root and child1 match; child2 and grandchild are covered as what they delegated.
+    expect(await preview({ harness: "codex" })).toEqual([...(await ids({ harness: "codex" })), child2, grandchild].sort());
+    expect(await preview({ status: "paused" })).toEqual(await ids({ status: "paused" }));
+    expect(await preview({ agent: "agent-1", status: "active" })).toEqual(
+      [...(await ids({ agent: "agent-1", status: "active" })), child1, child2, grandchild].sort(),
+    );
+    expect(await preview({ from: at(4).toISOString(), to: at(6).toISOString() })).toEqual(
+      await ids({ status: "paused", from: at(4), to: at(6) }),
+    );
+    expect(await preview({ q: "x" })).toBeNull();
+    expect(await preview({ breaker: "open" })).toBeNull();
+    expect(await preview({ status: "paused", lifecycle: "paused" })).toBeNull();
   });
 });
