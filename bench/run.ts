@@ -12,12 +12,13 @@ import { abortSection } from "./abort";
 import { hookSection } from "./hook";
 import { httpSection } from "./http";
 import { fleetSection } from "./fleet";
+import { runsListSection } from "./runs-list";
 import { closeDbClients } from "../lib/start/database";
 import type { BenchSection } from "./lib/section";
 
 export type { BenchContext, BenchSection } from "./lib/section";
 
-const SECTIONS: BenchSection[] = [gateSection, httpSection, killSection, abortSection, hookSection, fleetSection];
+const SECTIONS: BenchSection[] = [gateSection, httpSection, killSection, abortSection, hookSection, fleetSection, runsListSection];
 
 const ROOT = path.resolve(import.meta.dirname, "..");
 

@@ -13,6 +13,7 @@ import { human, shortId } from "./format";
 import { RunControls, type Can } from "./run-controls";
 import { Ladder } from "./ladder";
 import { UncertainTimeline } from "./uncertain-timeline";
+import { RunTimeline } from "./run-timeline";
 
 export function RunView({ initial, can }: { initial: RunViewData; can: Can }) {
   const runId = initial.run.id;
@@ -231,6 +232,8 @@ export function RunView({ initial, can }: { initial: RunViewData; can: Can }) {
           </ul>
         </section>
       ) : null}
+
+      <RunTimeline runId={run.id} labels={d.labels} />
     </article>
   );
 }

@@ -1,11 +1,16 @@
 "use client";
-// The runs list: live (react-query + control events), filterable, searchable, paginated. Filters live
-// in the URL so a view can be shared ("every paused run of the claude-code harness").
+// The runs list (docs/console.md#runs): live (react-query + control events), filtered by status,
+// harness, agent, time range and search, sorted, grouped under roots (expandable rows) and paged by a
+// cursor. Every filter, the sort and the page live in the URL, so a view can be shared or saved.
 import Link from "next/link";
 import { useSearchParams } from "next/navigation";
 import { keepPreviousData, useQuery } from "@tanstack/react-query";
-import { useState, type FormEvent } from "react";
-import type { RunsPage } from "@/lib/dal/console/runs";
+import { Fragment, useState, type FormEvent } from "react";
+import type { RunRow } from "@/lib/dal/console/runs";
+import type { RunsView } from "@/lib/dal/console/views";
+import type { SavedView } from "@/lib/dal/console/saved-views";
+import { RUNS_QUERY_KEYS, VIEW_KEYS, parseRunsQuery, stopFilterOf } from "@/lib/schemas/runs-list";
+import { createSavedViewAction, deleteSavedViewAction } from "@/app/(console)/(lists)/runs/actions";
 import { BreakerBadge, LifecycleBadge } from "./badges";
 import { Time } from "./time";
 import { getJson } from "./providers";
@@ -14,38 +19,28 @@ import { human, shortId } from "./format";
 import { FleetStopDialog } from "./fleet-stop-dialog";
 import type { StopFilterInput } from "@/lib/schemas/stops";
 
-/** The list's filters as a fleet-stop filter, or null when one of them (search, breaker) has no such form. */
-function stopFilterOf(sp: URLSearchParams): StopFilterInput | null {
-  if (sp.get("q") || sp.get("breaker")) return null;
-  const f: StopFilterInput = {};
-  const lc = sp.get("lifecycle");
-  if (lc) f.status = [lc === "normal" ? "active" : lc === "paused" ? "paused" : "killed"];
-  const h = sp.get("harness");
-  if (h === "claude_code" || h === "codex" || h === "mcp" || h === "custom") f.harness = [h];
-  return f;
-}
-
 type StopTarget = { action: "pause" | "kill"; filter: StopFilterInput; label: string; confirmTeam?: string };
 
-const FILTERS = ["lifecycle", "breaker", "harness", "q", "roots", "page"] as const;
-
+/** The list's own parameters from the URL, in a fixed order (the query key and the API's query string). */
 function queryString(sp: URLSearchParams): string {
   const out = new URLSearchParams();
-  for (const k of FILTERS) {
+  for (const k of RUNS_QUERY_KEYS) {
     const v = sp.get(k);
     if (v) out.set(k, v);
   }
   return out.toString();
 }
 
+const count = (n: number, capped: boolean) => `${capped ? `${n.toLocaleString("en-US")}+` : n.toLocaleString("en-US")}`;
+
 export function RunsTable({
   initial,
-  initialQuery,
+  initialViews = [],
   canStop = false,
   teamName,
 }: {
-  initial: RunsPage;
-  initialQuery: string;
+  initial: RunsView;
+  initialViews?: SavedView[];
   canStop?: boolean;
   teamName?: string;
 }) {
@@ -53,12 +48,15 @@ export function RunsTable({
   const [selected, setSelected] = useState<ReadonlySet<string>>(new Set());
   const [allMatching, setAllMatching] = useState(false);
   const [stop, setStop] = useState<StopTarget | null>(null);
+  const [expanded, setExpanded] = useState<ReadonlySet<string>>(new Set());
   const qs = queryString(new URLSearchParams(searchParams.toString()));
+  const [initialQs] = useState(qs);
   const [search, setSearch] = useState(searchParams.get("q") ?? "");
+  const [agent, setAgent] = useState(searchParams.get("agent") ?? "");
   const query = useQuery({
     queryKey: ["runs", qs],
-    queryFn: () => getJson<RunsPage>(`/api/console/runs?${qs}`),
-    initialData: qs === initialQuery ? initial : undefined,
+    queryFn: () => getJson<RunsView>(`/api/console/runs?${qs}`),
+    initialData: qs === initialQs ? initial : undefined,
     placeholderData: keepPreviousData,
   });
 
@@ -68,7 +66,8 @@ export function RunsTable({
       if (v) next.set(k, v);
       else next.delete(k);
     }
-    if (!("page" in changes)) next.delete("page");
+    // A new filter or sort starts from the first page.
+    if (!("cursor" in changes)) next.delete("cursor");
     setSelected(new Set());
     setAllMatching(false);
     const s = next.toString();
@@ -77,11 +76,12 @@ export function RunsTable({
 
   const onSearch = (e: FormEvent) => {
     e.preventDefault();
-    navigate({ q: search.trim() || null });
+    navigate({ q: search.trim() || null, agent: agent.trim() || null });
   };
   const data = query.data;
-  const filtered = FILTERS.some((k) => k !== "page" && searchParams.get(k));
-  const matchingFilter = stopFilterOf(new URLSearchParams(qs));
+  const filtered = VIEW_KEYS.some((k) => k !== "sort" && searchParams.get(k));
+  const grouped = searchParams.get("roots") === "1" || searchParams.get("roots") === "true";
+  const matchingFilter = stopFilterOf(parseRunsQuery(new URLSearchParams(qs)).query);
   const pageIds = data?.items.map((r) => r.id) ?? [];
   const pageAll = pageIds.length > 0 && pageIds.every((id) => selected.has(id));
   const toggle = (id: string) => {
@@ -93,12 +93,21 @@ export function RunsTable({
       return n;
     });
   };
+  const toggleExpanded = (id: string) =>
+    setExpanded((s) => {
+      const n = new Set(s);
+      if (n.has(id)) n.delete(id);
+      else n.add(id);
+      return n;
+    });
   const selectionFilter = (): { filter: StopFilterInput; label: string } | null => {
-    if (allMatching && matchingFilter && data) return { filter: matchingFilter, label: `all ${data.total} runs matching these filters` };
+    if (allMatching && matchingFilter && data)
+      return { filter: matchingFilter, label: `all ${count(data.total, data.totalCapped)} runs matching these filters` };
     if (selected.size === 0) return null;
     return { filter: { runIds: [...selected] }, label: `${selected.size} selected run${selected.size === 1 ? "" : "s"}` };
   };
   const sel = selectionFilter();
+  const rowProps = { canStop, allMatching, selected, toggle, expanded, toggleExpanded };
 
   return (
     <section aria-labelledby="runs-title">
@@ -113,11 +122,14 @@ export function RunsTable({
             Stop everything…
           </button>
         ) : null}
-        <p className="muted">
-          {data ? `${data.total} run${data.total === 1 ? "" : "s"}${filtered ? " match" : ""}` : " "}
+        <p className="muted" data-testid="runs-count">
+          {data
+            ? `${count(data.total, data.totalCapped)} ${grouped ? "root run" : "run"}${data.total === 1 ? "" : "s"}${filtered ? " match" : ""}`
+            : " "}
           {query.isFetching ? <span className="spinner" aria-label="refreshing" /> : null}
         </p>
       </div>
+      <SavedViews initial={initialViews} currentQuery={queryString(new URLSearchParams(qs.replace(/(^|&)cursor=[^&]*/, "")))} />
       <div className="toolbar" role="search">
         <form onSubmit={onSearch} className="search">
           <label className="sr-only" htmlFor="run-search">
@@ -130,21 +142,19 @@ export function RunsTable({
             value={search}
             onChange={(e) => setSearch(e.target.value)}
           />
+          <label className="select">
+            <span>Agent</span>
+            <input type="text" size={12} placeholder="agent id or creator" value={agent} onChange={(e) => setAgent(e.target.value)} />
+          </label>
           <button className="btn" type="submit">
             Search
           </button>
         </form>
         <Select
-          label="Lifecycle"
-          value={searchParams.get("lifecycle")}
-          options={["normal", "paused", "killed"]}
-          onChange={(v) => navigate({ lifecycle: v })}
-        />
-        <Select
-          label="Breaker"
-          value={searchParams.get("breaker")}
-          options={["closed", "open", "half_open"]}
-          onChange={(v) => navigate({ breaker: v })}
+          label="Status"
+          value={searchParams.get("status")}
+          options={["active", "paused", "killed", "finished"]}
+          onChange={(v) => navigate({ status: v, lifecycle: null })}
         />
         <Select
           label="Harness"
@@ -152,13 +162,24 @@ export function RunsTable({
           options={["claude_code", "codex", "mcp", "custom"]}
           onChange={(v) => navigate({ harness: v })}
         />
+        <Select
+          label="Breaker"
+          value={searchParams.get("breaker")}
+          options={["closed", "open", "half_open"]}
+          onChange={(v) => navigate({ breaker: v })}
+        />
+        <DateInput label="From" value={searchParams.get("from")} onChange={(v) => navigate({ from: v })} />
+        <DateInput label="Until" value={searchParams.get("to")} onChange={(v) => navigate({ to: v })} />
+        <Select
+          label="Sort"
+          value={searchParams.get("sort")}
+          options={["oldest", "task"]}
+          anyLabel="newest first"
+          onChange={(v) => navigate({ sort: v })}
+        />
         <label className="check">
-          <input
-            type="checkbox"
-            checked={searchParams.get("roots") === "1"}
-            onChange={(e) => navigate({ roots: e.target.checked ? "1" : null })}
-          />
-          Root runs only
+          <input type="checkbox" checked={grouped} onChange={(e) => navigate({ roots: e.target.checked ? "1" : null })} />
+          Group under root runs
         </label>
         {filtered ? (
           <button
@@ -166,6 +187,7 @@ export function RunsTable({
             className="btn btn-ghost"
             onClick={() => {
               setSearch("");
+              setAgent("");
               window.history.pushState(null, "", "/runs");
             }}
           >
@@ -173,13 +195,18 @@ export function RunsTable({
           </button>
         ) : null}
       </div>
+      {data && data.ignored.length > 0 ? (
+        <p className="notice notice-warn" role="status" data-testid="ignored-params">
+          Ignored in the address: {data.ignored.map((i) => `${i.key} (${i.message})`).join(", ")}.
+        </p>
+      ) : null}
       {canStop && (sel || pageAll) ? (
         <div className="toolbar selection-bar" role="region" aria-label="Selection">
           <span>{sel ? `${sel.label[0]!.toUpperCase()}${sel.label.slice(1)}` : "No runs"} selected for a fleet stop.</span>
           {pageAll && !allMatching && data && data.total > pageIds.length ? (
             matchingFilter ? (
               <button type="button" className="btn btn-small" onClick={() => setAllMatching(true)}>
-                Select all {data.total} matching
+                Select all {count(data.total, data.totalCapped)} matching
               </button>
             ) : (
               <span className="muted">(search and breaker filters cannot be stopped as a filter: select runs instead)</span>
@@ -223,6 +250,10 @@ export function RunsTable({
       {data && data.items.length === 0 ? (
         filtered ? (
           <EmptyState title="No runs match these filters">Clear the filters or search for another id.</EmptyState>
+        ) : searchParams.get("cursor") ? (
+          <EmptyState title="No more runs">
+            <Link href="/runs">Back to the first page</Link>
+          </EmptyState>
         ) : (
           <EmptyState title="No runs yet">
             Runs appear here as soon as an agent, worker or gateway registers one (<code>POST /api/v1/runs</code>, or the SDK&rsquo;s{" "}
@@ -266,68 +297,239 @@ export function RunsTable({
               </thead>
               <tbody>
                 {data.items.map((r) => (
-                  <tr key={r.id} className={r.lifecycle === "killed" ? "row-dim" : undefined}>
-                    {canStop ? (
-                      <td className="check-col">
-                        <input
-                          type="checkbox"
-                          aria-label={`Select ${r.title ?? r.taskId}`}
-                          checked={allMatching || selected.has(r.id)}
-                          onChange={() => toggle(r.id)}
-                        />
-                      </td>
-                    ) : null}
-                    <td>
-                      <Link href={`/runs/${r.id}`} className="run-link">
-                        {r.title ?? r.taskId}
-                      </Link>
-                      <div className="sub mono" title={r.id}>
-                        {shortId(r.id)}
-                        {r.parentRunId ? (
-                          <>
-                            {" "}
-                            · child of <span title={r.parentRunId}>{shortId(r.parentRunId)}</span>
-                          </>
-                        ) : null}
-                        {r.childCount ? (
-                          <>
-                            {" "}
-                            · {r.childCount} child{r.childCount === 1 ? "" : "ren"}
-                          </>
-                        ) : null}
-                        {r.isDrill ? (
-                          <>
-                            {" "}
-                            · <span className="tag">drill</span>
-                          </>
-                        ) : null}
-                      </div>
-                    </td>
-                    <td className="mono">{r.taskId}</td>
-                    <td>{human(r.harness)}</td>
-                    <td>
-                      <LifecycleBadge value={r.lifecycle} />
-                    </td>
-                    <td>
-                      <BreakerBadge value={r.breaker} />
-                    </td>
-                    <td className="num">{r.epoch}</td>
-                    <td className="num">{r.running}</td>
-                    <td>
-                      <Time iso={r.createdAt} mode="relative" />
-                    </td>
-                    <td>
-                      <Time iso={r.lastHeartbeatAt} mode="relative" empty="never" />
-                    </td>
-                  </tr>
+                  <RunRowWithChildren key={r.id} run={r} level={0} grouped={grouped} {...rowProps} />
                 ))}
               </tbody>
             </table>
           </div>
-          <Pager page={data.page} pages={data.pages} onPage={(p) => navigate({ page: p === 1 ? null : String(p) })} />
+          <CursorPager
+            busy={query.isPlaceholderData}
+            prev={data.prevCursor}
+            next={data.nextCursor}
+            onPage={(c) => navigate({ cursor: c })}
+            onFirst={searchParams.get("cursor") ? () => navigate({ cursor: null }) : null}
+          />
         </>
       ) : null}
     </section>
+  );
+}
+
+interface RowProps {
+  canStop: boolean;
+  allMatching: boolean;
+  selected: ReadonlySet<string>;
+  toggle: (id: string) => void;
+  expanded: ReadonlySet<string>;
+  toggleExpanded: (id: string) => void;
+}
+
+/** A row and, when expanded, its direct children (each expandable in turn). */
+function RunRowWithChildren({ run, level, grouped, ...p }: RowProps & { run: RunRow; level: number; grouped: boolean }) {
+  const open = p.expanded.has(run.id);
+  return (
+    <>
+      <RunTableRow run={run} level={level} expandable={(grouped || level > 0) && run.childCount > 0} open={open} {...p} />
+      {open ? <ChildRows parentId={run.id} childCount={run.childCount} level={level + 1} {...p} /> : null}
+    </>
+  );
+}
+
+const CHILD_PAGE = 100;
+
+function ChildRows({ parentId, childCount, level, ...p }: RowProps & { parentId: string; childCount: number; level: number }) {
+  const cols = p.canStop ? 10 : 9;
+  const children = useQuery({
+    queryKey: ["runs", "children", parentId],
+    queryFn: () => getJson<RunsView>(`/api/console/runs?parent=${encodeURIComponent(parentId)}&sort=oldest&pageSize=${CHILD_PAGE}`),
+  });
+  if (!children.data)
+    return (
+      <tr>
+        <td colSpan={cols} className="muted" style={{ paddingLeft: `${1 + level * 1.5}rem` }}>
+          {children.isError ? `Could not load the children: ${children.error.message}` : "Loading children…"}
+        </td>
+      </tr>
+    );
+  return (
+    <>
+      {children.data.items.map((c) => (
+        <Fragment key={c.id}>
+          <RunRowWithChildren run={c} level={level} grouped {...p} />
+        </Fragment>
+      ))}
+      {childCount > children.data.items.length ? (
+        <tr>
+          <td colSpan={cols} className="muted" style={{ paddingLeft: `${1 + level * 1.5}rem` }}>
+            {childCount - children.data.items.length} more — <Link href={`/runs/${parentId}`}>open the run</Link> to see its whole tree.
+          </td>
+        </tr>
+      ) : null}
+    </>
+  );
+}
+
+function RunTableRow({
+  run: r,
+  level,
+  expandable,
+  open,
+  canStop,
+  allMatching,
+  selected,
+  toggle,
+  toggleExpanded,
+}: RowProps & { run: RunRow; level: number; expandable: boolean; open: boolean }) {
+  const name = r.title ?? r.taskId;
+  return (
+    <tr className={r.lifecycle === "killed" ? "row-dim" : undefined} data-level={level}>
+      {canStop ? (
+        <td className="check-col">
+          <input
+            type="checkbox"
+            aria-label={`Select ${name}`}
+            checked={(allMatching && level === 0) || selected.has(r.id)}
+            onChange={() => toggle(r.id)}
+          />
+        </td>
+      ) : null}
+      <td style={level ? { paddingLeft: `${0.75 + level * 1.5}rem` } : undefined}>
+        {expandable ? (
+          <button
+            type="button"
+            className="btn btn-small btn-ghost expand"
+            aria-expanded={open}
+            aria-label={`${open ? "Collapse" : "Expand"} ${name} (${r.childCount} child${r.childCount === 1 ? "" : "ren"})`}
+            onClick={() => toggleExpanded(r.id)}
+          >
+            {open ? "▾" : "▸"}
+          </button>
+        ) : null}{" "}
+        <Link href={`/runs/${r.id}`} className="run-link">
+          {name}
+        </Link>
+        <div className="sub mono" title={r.id}>
+          {shortId(r.id)}
+          {r.parentRunId && level === 0 ? (
+            <>
+              {" "}
+              · child of <span title={r.parentRunId}>{shortId(r.parentRunId)}</span>
+            </>
+          ) : null}
+          {r.childCount ? (
+            <>
+              {" "}
+              · {r.childCount} child{r.childCount === 1 ? "" : "ren"}
+            </>
+          ) : null}
+          {r.agent ? <> · {r.agent}</> : null}
+          {r.isDrill ? (
+            <>
+              {" "}
+              · <span className="tag">drill</span>
+            </>
+          ) : null}
+        </div>
+      </td>
+      <td className="mono">{r.taskId}</td>
+      <td>{human(r.harness)}</td>
+      <td>
+        <LifecycleBadge value={r.lifecycle} />
+        {r.status === "finished" ? (
+          <>
+            {" "}
+            <span className="tag" title={r.finishedAt ?? undefined}>
+              finished
+            </span>
+          </>
+        ) : null}
+      </td>
+      <td>
+        <BreakerBadge value={r.breaker} />
+      </td>
+      <td className="num">{r.epoch}</td>
+      <td className="num">{r.running}</td>
+      <td>
+        <Time iso={r.createdAt} mode="relative" />
+      </td>
+      <td>
+        <Time iso={r.lastHeartbeatAt} mode="relative" empty="never" />
+      </td>
+    </tr>
+  );
+}
+
+/** The member's saved views: open one (a link to its URL), delete one, save the current filters as one. */
+function SavedViews({ initial, currentQuery }: { initial: SavedView[]; currentQuery: string }) {
+  const [views, setViews] = useState(initial);
+  const [naming, setNaming] = useState(false);
+  const [name, setName] = useState("");
+  const [error, setError] = useState<string | null>(null);
+  const [busy, setBusy] = useState(false);
+  async function save(e: FormEvent) {
+    e.preventDefault();
+    setBusy(true);
+    setError(null);
+    try {
+      const r = await createSavedViewAction({ name, query: currentQuery });
+      if (!r.ok) return setError(r.message);
+      setViews((v) => [...v.filter((x) => x.id !== r.data.id), r.data].sort((a, b) => a.name.localeCompare(b.name)));
+      setNaming(false);
+      setName("");
+    } catch {
+      setError("could not save the view (network error): try again");
+    } finally {
+      setBusy(false);
+    }
+  }
+  async function remove(v: SavedView) {
+    setError(null);
+    try {
+      const r = await deleteSavedViewAction({ viewId: v.id });
+      if (!r.ok) return setError(r.message);
+      setViews((all) => all.filter((x) => x.id !== v.id));
+    } catch {
+      setError("could not delete the view (network error): try again");
+    }
+  }
+  return (
+    <nav className="toolbar saved-views" aria-label="Saved views">
+      <span className="muted">Views:</span>
+      {views.length === 0 ? <span className="muted">none saved yet</span> : null}
+      {views.map((v) => (
+        <span key={v.id} className="saved-view">
+          <Link href={v.query ? `/runs?${v.query}` : "/runs"} aria-current={v.query === currentQuery ? "page" : undefined}>
+            {v.name}
+          </Link>{" "}
+          <button type="button" className="btn btn-small btn-ghost" aria-label={`Delete view ${v.name}`} onClick={() => remove(v)}>
+            ×
+          </button>
+        </span>
+      ))}
+      {naming ? (
+        <form onSubmit={save} className="search">
+          <label className="select">
+            <span>View name</span>
+            <input value={name} onChange={(e) => setName(e.target.value)} maxLength={80} autoFocus />
+          </label>
+          <button className="btn btn-small" type="submit" disabled={busy || !name.trim()}>
+            Save
+          </button>
+          <button type="button" className="btn btn-small btn-ghost" onClick={() => setNaming(false)}>
+            Cancel
+          </button>
+        </form>
+      ) : (
+        <button type="button" className="btn btn-small" onClick={() => setNaming(true)}>
+          Save this view…
+        </button>
+      )}
+      {error ? (
+        <span role="alert" className="notice-error">
+          {error}
+        </span>
+      ) : null}
+    </nav>
   );
 }
 
@@ -336,17 +538,19 @@ function Select({
   value,
   options,
   onChange,
+  anyLabel = "any",
 }: {
   label: string;
   value: string | null;
   options: string[];
   onChange: (v: string | null) => void;
+  anyLabel?: string;
 }) {
   return (
     <label className="select">
       <span>{label}</span>
       <select value={value ?? ""} onChange={(e) => onChange(e.target.value || null)}>
-        <option value="">any</option>
+        <option value="">{anyLabel}</option>
         {options.map((o) => (
           <option key={o} value={o}>
             {human(o)}
@@ -357,17 +561,43 @@ function Select({
   );
 }
 
-export function Pager({ page, pages, onPage }: { page: number; pages: number; onPage: (p: number) => void }) {
-  if (pages <= 1) return null;
+function DateInput({ label, value, onChange }: { label: string; value: string | null; onChange: (v: string | null) => void }) {
+  // A date input shows YYYY-MM-DD; a full ISO time from a shared link is kept in the URL as given.
+  const shown = value && /^\d{4}-\d{2}-\d{2}/.test(value) ? value.slice(0, 10) : "";
+  return (
+    <label className="select">
+      <span>{label}</span>
+      <input type="date" value={shown} onChange={(e) => onChange(e.target.value || null)} />
+    </label>
+  );
+}
+
+export function CursorPager({
+  prev,
+  next,
+  onPage,
+  onFirst,
+  busy = false,
+}: {
+  /** the page shown is the previous one while the next loads: no paging from it */
+  busy?: boolean;
+  prev: string | null;
+  next: string | null;
+  onPage: (cursor: string) => void;
+  onFirst: (() => void) | null;
+}) {
+  if (!prev && !next) return null;
   return (
     <nav className="pager" aria-label="Pages">
-      <button type="button" className="btn btn-small" disabled={page <= 1} onClick={() => onPage(page - 1)}>
+      {onFirst ? (
+        <button type="button" className="btn btn-small btn-ghost" onClick={onFirst}>
+          ⇤ First page
+        </button>
+      ) : null}
+      <button type="button" className="btn btn-small" disabled={busy || !prev} onClick={() => prev && onPage(prev)}>
         ← Previous
       </button>
-      <span>
-        Page {page} of {pages}
-      </span>
-      <button type="button" className="btn btn-small" disabled={page >= pages} onClick={() => onPage(page + 1)}>
+      <button type="button" className="btn btn-small" disabled={busy || !next} onClick={() => next && onPage(next)}>
         Next →
       </button>
     </nav>

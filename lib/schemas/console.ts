@@ -1,26 +1,34 @@
 // Inputs of the operator console: server actions and the console's JSON read endpoints.
 // Shared field rules come from ./common so the console and the machine API refuse the same things.
 import { z } from "zod";
-import { BREAKER_STATES, HARNESSES, KEY_KINDS, LIFECYCLES, ROLES } from "../control/types";
+import { KEY_KINDS, ROLES } from "../control/types";
 import { Id, PG_INT_MAX, Reason } from "./common";
 import { StopFilterSchema } from "./stops";
 
-const optionalEnum = <T extends readonly [string, ...string[]]>(values: T) =>
-  z.preprocess((v) => (v === "" || v === null ? undefined : v), z.enum(values).optional());
 const page = z.preprocess(
   (v) => (v === "" || v === null || v === undefined ? undefined : Number(v)),
   z.number().int().min(1).max(100_000).optional(),
 );
 
-export const RunsQuery = z.object({
-  lifecycle: optionalEnum(LIFECYCLES),
-  breaker: optionalEnum(BREAKER_STATES),
-  harness: optionalEnum(HARNESSES),
-  q: z.string().trim().max(200).optional(),
-  roots: z.preprocess((v) => v === "1" || v === "true" || v === true, z.boolean()).optional(),
-  page,
+/** The runs list's JSON endpoint's own parameters (its filters are read by parseRunsQuery, lib/schemas/runs-list). */
+export const RunsApiExtra = z.object({
+  /** an expanded row: the direct children of this run */
+  parent: z.preprocess((v) => (v === "" ? undefined : v), Id.optional()),
+  pageSize: z.preprocess((v) => (v === "" || v == null ? undefined : Number(v)), z.number().int().min(5).max(100).optional()),
 });
-export type RunsQuery = z.infer<typeof RunsQuery>;
+
+/** A page of a run's timeline (lib/dal/console/timeline.ts). */
+export const TimelineQuery = z.object({
+  cursor: z.preprocess((v) => (v === "" ? undefined : v), z.string().max(1000).optional()),
+  limit: z.preprocess((v) => (v === "" || v == null ? undefined : Number(v)), z.number().int().min(5).max(200).optional()),
+});
+
+/** Saved views of the runs list (lib/dal/console/saved-views.ts). */
+export const SavedViewCreateInput = z.strictObject({
+  name: z.string().trim().min(1, "a name is required").max(80, "at most 80 characters"),
+  query: z.string().max(2000),
+});
+export const SavedViewDeleteInput = z.strictObject({ viewId: Id });
 
 export const AuditQuery = z.object({
   action: z.string().trim().max(100).optional(),

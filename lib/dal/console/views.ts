@@ -3,6 +3,7 @@
 import "server-only";
 import type { Principal } from "../principal";
 import { listConsoleRuns, type RunsFilter, type RunsPage } from "./runs";
+import type { ParsedRunsQuery } from "../../schemas/runs-list";
 import { getRunDetail, type RunDetail } from "./run-detail";
 export type { TreeNode, UncertainRow } from "./run-detail";
 export type { Rung } from "../../control/evidence/model";
@@ -13,8 +14,16 @@ import { actorLabels } from "./people";
 
 export type Labels = Record<string, string>;
 
-export async function runsView(p: Principal, filter: RunsFilter): Promise<RunsPage> {
-  return listConsoleRuns(p, filter);
+/** One page of the runs list, and the URL parameters that were ignored (shown on the page, never a 500). */
+export type RunsView = RunsPage & { ignored: ParsedRunsQuery["ignored"] };
+export async function runsView(
+  p: Principal,
+  parsed: ParsedRunsQuery,
+  extra: Pick<RunsFilter, "parentRunId" | "pageSize"> = {},
+): Promise<RunsView> {
+  const { roots, ...q } = parsed.query;
+  const page = await listConsoleRuns(p, { ...q, rootsOnly: roots === true, ...extra });
+  return { ...page, ignored: parsed.ignored };
 }
 
 export type RunView = RunDetail & { labels: Labels };

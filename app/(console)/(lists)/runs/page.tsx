@@ -1,6 +1,7 @@
 import { requireSession } from "@/lib/dal/session";
 import { runsView } from "@/lib/dal/console/views";
-import { RunsQuery } from "@/lib/schemas/console";
+import { listSavedViews } from "@/lib/dal/console/saved-views";
+import { parseRunsQuery } from "@/lib/schemas/runs-list";
 import { RunsTable } from "@/components/runs-table";
 import { isAllowed } from "@/lib/control/authz";
 
@@ -8,15 +9,9 @@ export const metadata = { title: "Runs" };
 
 export default async function RunsPage({ searchParams }: { searchParams: Promise<Record<string, string | string[] | undefined>> }) {
   const s = await requireSession();
-  const raw = Object.fromEntries(Object.entries(await searchParams).map(([k, v]) => [k, Array.isArray(v) ? v[0] : v]));
-  const parsed = RunsQuery.safeParse(raw);
-  const q = parsed.success ? parsed.data : {};
-  const initial = await runsView(s.principal, { ...q, rootsOnly: q.roots });
-  const qs = new URLSearchParams();
-  for (const k of ["lifecycle", "breaker", "harness", "q", "roots", "page"] as const) {
-    const v = raw[k];
-    if (typeof v === "string" && v) qs.set(k, v);
-  }
+  // Every filter lives in the URL; a parameter that does not parse is ignored and named on the page.
+  const parsed = parseRunsQuery(await searchParams);
+  const [initial, views] = await Promise.all([runsView(s.principal, parsed), listSavedViews(s.principal)]);
   const canStop = isAllowed({ type: "user", role: s.principal.role }, "fleet.stop");
-  return <RunsTable initial={initial} initialQuery={qs.toString()} canStop={canStop} teamName={s.team.name} />;
+  return <RunsTable initial={initial} initialViews={views} canStop={canStop} teamName={s.team.name} />;
 }
