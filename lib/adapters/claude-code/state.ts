@@ -8,13 +8,13 @@ import { createHash, randomBytes } from "node:crypto";
 import { mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { z } from "zod";
+import * as z from "zod/mini";
 import { setting } from "../../config";
 
 export const Binding = z.object({
-  runId: z.string().min(1),
-  leaseId: z.string().min(1),
-  epoch: z.number().int(),
+  runId: z.string().check(z.minLength(1)),
+  leaseId: z.string().check(z.minLength(1)),
+  epoch: z.int(),
 });
 export type Binding = z.infer<typeof Binding>;
 
