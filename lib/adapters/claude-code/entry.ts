@@ -24,7 +24,8 @@ export async function main(argv: readonly string[]): Promise<never> {
   const opts = parseHookArgv(argv);
   if (!opts) return fail("usage: quiesce-hook.mjs claude-code [--managed <file>]");
   try {
-    const code = emit(await runClaudeCodeHook(process.stdin, process.env, opts));
+    // fd 0, not process.stdin: creating the stdin stream costs a fresh process a few ms (main.ts).
+    const code = emit(await runClaudeCodeHook(0, process.env, opts));
     // Exit now: an idle keep-alive socket must not hold the process past Claude Code's hook timeout.
     return process.exit(code);
   } catch (err) {
