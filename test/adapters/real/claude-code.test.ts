@@ -379,13 +379,14 @@ describe("real Claude Code", { timeout: 240_000 }, () => {
       for (const r of forkRuns) expect(r.parentRunId).toBe(runA.id);
     }
   });
-  test("an interrupt (stream-json control request) stops a running Bash call; Claude Code sends no PostToolUseFailure for it", async (ctx) => {
+  test("an interrupt (stream-json control request) stops a running Bash call; Claude Code sends no PostToolUseFailure, and SessionEnd records the call aborted_unknown", async (ctx) => {
     if (!claude) return ctx.skip();
     // What the hook would record: PostToolUseFailure with is_interrupt: true → aborted_unknown
     // (test/adapters/claude-code-hook.test.ts). What the real binary does, shown here: the interrupt
     // stops the call, and no PostToolUseFailure (nor PostToolUse) hook is started for it — its
     // PostToolUseFailure hooks run under the turn's abort signal, which the interrupt has already
-    // aborted. A witness hook beside ours records every event Claude Code delivers.
+    // aborted. A witness hook beside ours records every event Claude Code delivers. What still
+    // arrives is SessionEnd, where the hook settles what never got an outcome.
     const started = file("int-started");
     const after = file("int-after");
     const witness = path.join(dir, "witness.jsonl");
@@ -427,9 +428,15 @@ describe("real Claude Code", { timeout: 240_000 }, () => {
       events.filter((e) => e.tool_use_id === toolUseId).map((e) => e.hook_event_name),
       `hook events seen: ${names.join(", ")}`,
     ).toEqual(["PreToolUse"]);
-    // So the hook is never told the outcome: the operation stays running (unsettled), never
-    // recorded as failed or succeeded.
-    expect(await opRow(w.teamId, toolUseId)).toMatchObject({ state: "running", finishedAt: null });
+    // So the hook never hears the call's outcome; at SessionEnd it reports the allowed call that got
+    // none as aborted_unknown — never failed or succeeded — over the interval from the gate's allow
+    // to the session's end, in which its effect may or may not have happened.
+    const op = await opRow(w.teamId, toolUseId);
+    expect(op).toMatchObject({
+      state: "aborted_unknown",
+      outcomeDetail: { harness: "claude_code", abortedBy: "no_outcome_at_session_end" },
+    });
+    expect(op!.startedAt!.getTime()).toBeLessThanOrEqual(op!.finishedAt!.getTime());
   });
 
   test("managed settings: the hook still runs, and denies, in a project whose settings say disableAllHooks: true", async (ctx) => {
