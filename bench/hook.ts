@@ -14,7 +14,7 @@ import { ms, ratio, type BenchTable } from "./lib/report";
 import { percentile } from "./lib/measure";
 import { ensureTeam } from "../lib/dal/admin-directory";
 import { createApiKey } from "../lib/dal/api-keys";
-import { buildHookBundle, hookCommand } from "../lib/cli/hook-install";
+import { buildHookBundle, HOOK_FILE, hookCommand } from "../lib/cli/hook-install";
 import { startApiServer } from "../test/support/api-server";
 import { QuiesceClient } from "../lib/sdk/client";
 
@@ -48,7 +48,7 @@ export const hookSection: BenchSection = {
     try {
       const team = (await ensureTeam(SYSTEM, { slug: `bench-hook-${process.pid}`, name: "Bench hook" })).team;
       const key = await createApiKey(SYSTEM, { teamId: team.id, kind: "agent", name: "bench-hook" });
-      const bundle = path.join(dir, "quiesce-hook.mjs");
+      const bundle = path.join(dir, HOOK_FILE);
       await buildHookBundle(bundle);
       const env: NodeJS.ProcessEnv = {
         ...process.env,

@@ -12,7 +12,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from "vitest";
 import { prisma } from "../../../lib/db/prisma";
 import { closePool } from "../../../lib/db/pool";
-import { buildHookBundle, hookSettings } from "../../../lib/cli/hook-install";
+import { buildHookBundle, HOOK_FILE, hookSettings } from "../../../lib/cli/hook-install";
 import { makeWorld, opRow, until, type World } from "../support";
 import { ensureClient, noEgressEnv, type ClientBinary } from "./clients";
 import { startFakeAnthropic, type FakeAnthropic } from "./fake-anthropic";
@@ -31,7 +31,7 @@ beforeAll(async () => {
   w = await makeWorld();
   fake = await startFakeAnthropic();
   dir = mkdtempSync(path.join(os.tmpdir(), "quiesce-real-claude-"));
-  hookFile = path.join(dir, "hook", "quiesce-hook.mjs");
+  hookFile = path.join(dir, "hook", HOOK_FILE);
   await buildHookBundle(hookFile);
   settingsFile = path.join(dir, "settings.json");
   writeFileSync(settingsFile, JSON.stringify({ hooks: hookSettings(hookFile) }));
