@@ -163,8 +163,8 @@ export const hookSection: BenchSection = {
           row("tsx entry (bin/quiesce-hook.mjs)", tsxEntry, tsxCpu),
         ],
         notes: [
-          `Target: bundled hook p50 ≤ ${TARGET_P50_MS} ms; measured ${ms(hookP50)} ms wall (${hookP50 <= TARGET_P50_MS ? "met" : "NOT met"} on this machine, load ${load}),`,
-          `${ratio(wallRatio)} the baseline's wall time and ${ratio(cpuRatio)} its CPU time: on a machine where \`node -e 0\` takes T ms, about ${ratio(cpuRatio)} T plus the gate's round trip.`,
+          `Target: bundled hook p50 ≤ ${TARGET_P50_MS} ms; measured ${ms(hookP50)} ms wall (${hookP50 <= TARGET_P50_MS ? "met" : "NOT met"} on this machine, load ${load}).`,
+          `The hook costs ${ratio(wallRatio)} the baseline's wall time and ${ratio(cpuRatio)} its CPU time: where \`node -e 0\` takes T ms, a call takes about ${ratio(cpuRatio)} T plus the gate's round trip.`,
           "Each hook call includes the gate's HTTP round trip to an API server in the bench process (shown alone above; CPU times count the hook process only).",
         ],
       };
