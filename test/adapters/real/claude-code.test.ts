@@ -347,8 +347,11 @@ describe("real Claude Code", { timeout: 240_000 }, () => {
 
   test("a session that works longer than its lease TTL keeps its authority (renewal)", async (ctx) => {
     if (!claude) return ctx.skip();
+    // Three pauses of 3 s outlast the 8 s TTL; each gap between two gate calls (a pause, a hook
+    // process start, the Bash call) stays under it even on a loaded machine (at load 23, a 3 s TTL
+    // with 1.2 s pauses was not).
     const pause = async () => {
-      await sleep(1200);
+      await sleep(3000);
     };
     fake.script([
       write("l1.txt"),
@@ -356,12 +359,12 @@ describe("real Claude Code", { timeout: 240_000 }, () => {
       { ...write("l3.txt"), before: pause },
       { ...write("l4.txt"), before: pause },
     ]);
-    const r = await runClaude("write l1..l4", { env: { QUIESCE_LEASE_TTL_SECONDS: "3" } });
+    const r = await runClaude("write l1..l4", { env: { QUIESCE_LEASE_TTL_SECONDS: "8" } });
     for (const f of ["l1.txt", "l2.txt", "l3.txt", "l4.txt"]) expect(existsSync(file(f)), f).toBe(true);
     const run = await sessionRun(r.sessionId!);
     const lease = await prisma().lease.findFirstOrThrow({ where: { runId: run.id } });
-    expect(lease.ttlSeconds).toBe(3);
-    expect(lease.validUntil.getTime() - lease.createdAt.getTime()).toBeGreaterThan(3000);
+    expect(lease.ttlSeconds).toBe(8);
+    expect(lease.validUntil.getTime() - lease.createdAt.getTime()).toBeGreaterThan(8000);
   });
 
   test("--resume --fork-session of a killed session: the fork inherits the kill; nothing runs", async (ctx) => {
