@@ -1,13 +1,19 @@
 // `quiesce hook install`: builds the Claude Code hook into ONE JavaScript file (esbuild bundles the
 // adapter, zod and the SDK client: nothing is loaded from node_modules or compiled at run time) and
 // writes the Claude Code settings that run it in the fail-closed command form:
-//   node '<dir>/quiesce-hook.mjs' claude-code || exit 2
+//   node '<dir>/quiesce-hook.cjs' claude-code || exit 2
 // `|| exit 2` turns every way the command can fail to start (node missing: 127; file missing or
 // unloadable: 1) into exit 2, which Claude Code treats as "block" for PreToolUse.
 import { mkdirSync, readFileSync, renameSync, writeFileSync, existsSync } from "node:fs";
 import path from "node:path";
 
-export const HOOK_FILE = "quiesce-hook.mjs";
+/**
+ * CommonJS, not ESM: node starts a .cjs file without setting up its ESM loader, a few ms less per
+ * hook process (one per tool call; bench/hook.ts).
+ */
+export const HOOK_FILE = "quiesce-hook.cjs";
+/** Names earlier versions installed the hook under: their settings entries are replaced too. */
+const OLD_HOOK_FILES = ["quiesce-hook.mjs"];
 /** Events the hook is registered for; tool events match every tool. */
 export const HOOK_EVENTS = ["SessionStart", "SubagentStart", "PreToolUse", "PostToolUse", "PostToolUseFailure", "SessionEnd"] as const;
 const TOOL_EVENTS: ReadonlySet<string> = new Set(["PreToolUse", "PostToolUse", "PostToolUseFailure"]);
@@ -47,7 +53,10 @@ export function mergeSettings(existing: Record<string, unknown>, hooks: Record<s
   const merged: Record<string, HookEntry[]> = { ...old };
   for (const [event, ours] of Object.entries(hooks)) {
     const kept = (Array.isArray(old[event]) ? old[event] : [])
-      .map((g) => ({ ...g, hooks: (g.hooks ?? []).filter((h) => !String(h.command ?? "").includes(HOOK_FILE)) }))
+      .map((g) => ({
+        ...g,
+        hooks: (g.hooks ?? []).filter((h) => ![HOOK_FILE, ...OLD_HOOK_FILES].some((f) => String(h.command ?? "").includes(f))),
+      }))
       .filter((g) => g.hooks.length > 0);
     merged[event] = [...kept, ...ours];
   }
@@ -65,7 +74,7 @@ export async function buildHookBundle(outFile: string): Promise<void> {
     entryPoints: [path.join(ROOT, "lib/adapters/claude-code/bundle-main.ts")],
     bundle: true,
     platform: "node",
-    format: "esm",
+    format: "cjs",
     target: "node20",
     minify: true,
     outfile: tmp,

@@ -9,7 +9,12 @@
 // the bench and the test setup set DATABASE_URL for the processes and modules they start, after
 // this module is loaded. The docs' table of variables (docs/configuration.md) is generated from
 // CONFIG by `npm run docs:config`; test/config-docs.test.ts fails when it is stale.
-import { z } from "zod";
+//
+// zod/mini (the same validation core as `zod`, tree-shakable), and each schema is built on its
+// first use: the bundled Claude Code hook loads this table in a fresh process on every tool call,
+// and reads four of its entries (building ~100 classic-zod schemas cost that process more than its
+// own work; see bench/hook.ts).
+import * as z from "zod/mini";
 import { QuiesceError } from "../errors";
 
 export type Env = Record<string, string | undefined>;
@@ -47,7 +52,14 @@ interface Common {
   secret?: boolean;
 }
 
-function define<T>(schema: z.ZodType<T>, accepts: string, fallback: T, shownDefault: string | null, c: Common): Setting<T> {
+function define<T>(
+  makeSchema: () => z.ZodMiniType<T, unknown>,
+  accepts: string,
+  fallback: T,
+  shownDefault: string | null,
+  c: Common,
+): Setting<T> {
+  let schema: z.ZodMiniType<T, unknown> | undefined;
   return {
     group: c.group,
     doc: c.doc,
@@ -56,18 +68,15 @@ function define<T>(schema: z.ZodType<T>, accepts: string, fallback: T, shownDefa
     secret: c.secret ?? false,
     fallback,
     parse(raw) {
+      schema ??= makeSchema();
       const r = schema.safeParse(raw);
       return r.success ? { ok: true, value: r.data } : { ok: false };
     },
   };
 }
 
-const intSchema = (min: number, max: number) =>
-  z
-    .string()
-    .regex(/^-?\d+$/)
-    .transform(Number)
-    .pipe(z.number().int().min(min).max(max));
+const intSchema = (min: number, max: number) => () =>
+  z.pipe(z.pipe(z.string().check(z.regex(/^-?\d+$/)), z.transform(Number)), z.int().check(z.minimum(min), z.maximum(max)));
 const range = (min: number, max: number) => `an integer from ${min} to ${max}`;
 
 /** An integer within [min, max], with a default. */
@@ -83,17 +92,19 @@ const port = (fallback: number, c: Common) => int(1, 65_535, fallback, c);
 function text(c: Common): Setting<string | undefined>;
 function text(c: Common, fallback: string): Setting<string>;
 function text(c: Common, fallback?: string): Setting<string | undefined> {
-  return define<string | undefined>(z.string().min(1), "any non-empty text", fallback, fallback ?? null, c);
+  return define<string | undefined>(() => z.string().check(z.minLength(1)), "any non-empty text", fallback, fallback ?? null, c);
 }
 
-const urlSchema = (protocols: string[]) =>
-  z.string().refine((s) => {
-    try {
-      return protocols.includes(new URL(s).protocol);
-    } catch {
-      return false;
-    }
-  });
+const urlSchema = (protocols: string[]) => () =>
+  z.string().check(
+    z.refine((s) => {
+      try {
+        return protocols.includes(new URL(s).protocol);
+      } catch {
+        return false;
+      }
+    }),
+  );
 function url(protocols: string[], c: Common): Setting<string | undefined>;
 function url(protocols: string[], c: Common, fallback: string): Setting<string>;
 function url(protocols: string[], c: Common, fallback?: string): Setting<string | undefined> {
@@ -102,17 +113,23 @@ function url(protocols: string[], c: Common, fallback?: string): Setting<string 
 }
 
 function oneOf<const V extends readonly [string, ...string[]]>(values: V, fallback: V[number], c: Common): Setting<V[number]> {
-  return define(z.enum(values), `one of ${values.map((v) => `"${v}"`).join(", ")}`, fallback, fallback, c);
+  return define(() => z.enum(values), `one of ${values.map((v) => `"${v}"`).join(", ")}`, fallback, fallback, c);
 }
 
 const TRUE = ["1", "true", "yes", "on"];
 const FALSE = ["0", "false", "no", "off"];
 function flag(fallback: boolean, c: Common): Setting<boolean> {
-  const schema = z
-    .string()
-    .transform((s) => s.toLowerCase())
-    .pipe(z.enum([...TRUE, ...FALSE] as [string, ...string[]]))
-    .transform((s) => TRUE.includes(s));
+  const schema = () =>
+    z.pipe(
+      z.pipe(
+        z.pipe(
+          z.string(),
+          z.transform((s) => s.toLowerCase()),
+        ),
+        z.enum([...TRUE, ...FALSE] as [string, ...string[]]),
+      ),
+      z.transform((s: string) => TRUE.includes(s)),
+    );
   return define(schema, "1/true/yes/on or 0/false/no/off", fallback, fallback ? "1" : "0", c);
 }
 
@@ -122,18 +139,21 @@ function flag(fallback: boolean, c: Common): Setting<boolean> {
  * (`host=h1,h2 port=5432,5433 dbname=db target_session_attrs=read-write`); see lib/db/hosts.ts.
  */
 function pgConnection(c: Common): Setting<string | undefined> {
-  const schema = z.string().refine((s) => {
-    const t = s.trim();
-    if (/^postgres(ql)?:\/\/[^/?]*,/i.test(t)) return /^postgres(ql)?:\/\/(?:[^@/]*@)?[^/?\s]+(?:\/[^?\s]*)?(?:\?\S*)?$/i.test(t);
-    if (/^postgres(ql)?:/i.test(t)) {
-      try {
-        return PG.includes(new URL(t).protocol);
-      } catch {
-        return false;
-      }
-    }
-    return /^(\s*\w+\s*=\s*('(?:[^'\\]|\\.)*'|\S+))+\s*$/.test(t) && /\bhost\s*=/.test(t);
-  });
+  const schema = () =>
+    z.string().check(
+      z.refine((s) => {
+        const t = s.trim();
+        if (/^postgres(ql)?:\/\/[^/?]*,/i.test(t)) return /^postgres(ql)?:\/\/(?:[^@/]*@)?[^/?\s]+(?:\/[^?\s]*)?(?:\?\S*)?$/i.test(t);
+        if (/^postgres(ql)?:/i.test(t)) {
+          try {
+            return PG.includes(new URL(t).protocol);
+          } catch {
+            return false;
+          }
+        }
+        return /^(\s*\w+\s*=\s*('(?:[^'\\]|\\.)*'|\S+))+\s*$/.test(t) && /\bhost\s*=/.test(t);
+      }),
+    );
   return define<string | undefined>(
     schema,
     "a PostgreSQL URL (postgres, postgresql; several hosts allowed) or a libpq keyword string",
@@ -315,11 +335,17 @@ export const CONFIG = {
     group: "integrations",
     doc: "Folder of the receipt-signing Ed25519 keys (0600). Default: $QUIESCE_DATA_DIR/signing.",
   }),
-  QUIESCE_METRICS_TOKEN: define<string | undefined>(z.string().min(16), "text of at least 16 characters", undefined, null, {
-    group: "integrations",
-    doc: "Bearer token for `/metrics`. Unset: the endpoint answers 404.",
-    secret: true,
-  }),
+  QUIESCE_METRICS_TOKEN: define<string | undefined>(
+    () => z.string().check(z.minLength(16)),
+    "text of at least 16 characters",
+    undefined,
+    null,
+    {
+      group: "integrations",
+      doc: "Bearer token for `/metrics`. Unset: the endpoint answers 404.",
+      secret: true,
+    },
+  ),
   QUIESCE_PUBLIC_URL: url(HTTP, { group: "integrations", doc: "This deployment's public URL; a webhook endpoint may not point at it." }),
   QUIESCE_WEBHOOK_RETRY_BASE_MS: int(1, 3_600_000, 1_000, {
     group: "integrations",

@@ -2,8 +2,9 @@
 // `quiesce_control` PostgreSQL channel (lib/dal/notify.ts writes it inside the writing transaction;
 // the LISTEN client, abort tokens, the SSE streams and the SDK read it). Parsed with zod wherever it
 // arrives: a notification is only a wake-up call, never an authority — whoever receives one re-checks
-// the durable state before acting.
-import { z } from "zod";
+// the durable state before acting. zod/mini (the same validation core): the SDK carries this schema
+// into the bundled Claude Code hook, whose start-up is paid on every tool call.
+import * as z from "zod/mini";
 
 export const CONTROL_CHANNEL = "quiesce_control";
 
@@ -11,10 +12,10 @@ export const CONTROL_EVENT_KINDS = ["pause", "resume", "kill", "epoch", "breaker
 
 export const ControlEventSchema = z.object({
   kind: z.enum(CONTROL_EVENT_KINDS),
-  teamId: z.string().min(1),
-  rootRunId: z.string().min(1),
-  runIds: z.array(z.string()).optional(),
-  barrierId: z.string().optional(),
+  teamId: z.string().check(z.minLength(1)),
+  rootRunId: z.string().check(z.minLength(1)),
+  runIds: z.optional(z.array(z.string())),
+  barrierId: z.optional(z.string()),
 });
 export type ControlEvent = z.infer<typeof ControlEventSchema>;
 

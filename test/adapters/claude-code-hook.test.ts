@@ -153,6 +153,34 @@ describe("session, tool calls, subagents", () => {
     for (const r of rows) expect(r.finishedAt).not.toBeNull();
   });
 
+  test("SessionEnd reports an allowed call that never got an outcome (an interrupt: no PostToolUseFailure) as aborted_unknown", async () => {
+    const s = sid();
+    await hook(sessionStart(s));
+    const [lost, done, denied] = [toolUseId(), toolUseId(), toolUseId()];
+    expect((await hook(preToolUse(s, lost))).code).toBe(0);
+    expect((await hook(preToolUse(s, done))).code).toBe(0);
+    expect((await hook(postToolUse(s, done))).code).toBe(0);
+    const runId = await sessionRunId(s);
+    await w.operator.pause(runId, "hold the third call");
+    expect((await hook(preToolUse(s, denied))).json).toMatchObject({ hookSpecificOutput: { permissionDecision: "deny" } });
+    await w.operator.resume(runId, "resume");
+    expect(await opRow(w.teamId, lost)).toMatchObject({ state: "running" });
+    const end = await hook({ ...common(s), hook_event_name: "SessionEnd", reason: "other" });
+    expect(end).toMatchObject({ code: 0, stdout: "" });
+    const row = await opRow(w.teamId, lost);
+    expect(row).toMatchObject({
+      state: "aborted_unknown",
+      outcomeDetail: { harness: "claude_code", abortedBy: "no_outcome_at_session_end" },
+    });
+    // The interval in which its effect may have happened: from the gate's allow to the report.
+    expect(row!.startedAt!.getTime()).toBeLessThanOrEqual(row!.finishedAt!.getTime());
+    expect(await opRow(w.teamId, done)).toMatchObject({ state: "succeeded" });
+    expect((await opRow(w.teamId, denied))?.state ?? "none").not.toBe("aborted_unknown");
+    // A second SessionEnd (a resumed session ending again) reports nothing twice.
+    expect((await hook({ ...common(s), hook_event_name: "SessionEnd", reason: "other" })).code).toBe(0);
+    expect(await opRow(w.teamId, lost)).toMatchObject({ state: "aborted_unknown" });
+  });
+
   test("with no cached mapping (state lost, or no SubagentStart seen) the hook finds the runs on the server", async () => {
     const s = sid();
     await hook(sessionStart(s));

@@ -3,6 +3,7 @@
 // API; the documented command form blocks (exit 2) when node or the file is missing; the checked-in
 // example settings are exactly what the installer writes; managed configuration beats the user's shell.
 import { copyFileSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { isBuiltin } from "node:module";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { prisma } from "../../lib/db/prisma";
@@ -19,7 +20,14 @@ beforeAll(async () => {
   dir = tempDir("hook-install");
   writeFileSync(
     path.join(dir, "settings.json"),
-    JSON.stringify({ model: "keep-me", hooks: { Stop: [{ hooks: [{ type: "command", command: "true" }] }] } }),
+    JSON.stringify({
+      model: "keep-me",
+      hooks: {
+        Stop: [{ hooks: [{ type: "command", command: "true" }] }],
+        // An earlier install (the ESM file name): replaced, never left to run beside the new hook.
+        PreToolUse: [{ matcher: "*", hooks: [{ type: "command", command: "node /old/quiesce-hook.mjs claude-code || exit 2" }] }],
+      },
+    }),
   );
   const r = await runProcess(
     TSX,
@@ -75,13 +83,16 @@ describe("quiesce hook install", () => {
     expect(expected.endsWith(" || exit 2")).toBe(true);
     expect(Object.keys(settings.hooks).sort()).toEqual([...HOOK_EVENTS, "Stop"].sort());
     for (const e of HOOK_EVENTS) expect(settings.hooks[e][0].hooks[0].command).toBe(expected);
+    expect(settings.hooks.PreToolUse).toHaveLength(1);
     // Existing settings are kept; the env block says where the control plane and the key are.
     expect(settings.model).toBe("keep-me");
     expect(settings.hooks.Stop).toEqual([{ hooks: [{ type: "command", command: "true" }] }]);
     expect(settings.env).toEqual({ QUIESCE_URL: "https://quiesce.example", QUIESCE_API_KEY_FILE: "/etc/quiesce/agent.key" });
-    // The bundle is self-contained: no import of anything outside node's built-ins.
+    // The bundle is self-contained: it imports or requires nothing but node's built-ins.
     const js = readFileSync(hookPath, "utf8");
-    expect(js).not.toMatch(/from\s*["'](?!node:)[^"'./][^"']*["']/);
+    const specifiers = [...js.matchAll(/(?:\bfrom\s*|\brequire\(\s*|\bimport\(\s*)["']([^"']+)["']/g)].map((m) => m[1]!);
+    expect(specifiers.length).toBeGreaterThan(0);
+    expect(specifiers.filter((x) => !isBuiltin(x))).toEqual([]);
     expect(js).not.toContain("tsx");
   });
 

@@ -17,7 +17,7 @@ test("examples/claude-code/settings.json registers every handled event, fail-clo
     if (event.startsWith("P")) expect(groups[0]!.matcher).toBe("*");
     const h = groups[0]!.hooks[0]!;
     expect(h).toMatchObject({ type: "command" });
-    expect(h.command).toMatch(/^node \S+\/quiesce-hook\.mjs claude-code \|\| exit 2$/);
+    expect(h.command).toMatch(/^node \S+\/quiesce-hook\.cjs claude-code \|\| exit 2$/);
     expect(h.timeout * 1000).toBeGreaterThanOrEqual(deadlineMs * 5); // seconds vs ms: room for node startup
   }
 });

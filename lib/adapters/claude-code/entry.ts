@@ -1,6 +1,6 @@
 // The entry point of the bundled hook (`quiesce hook install` builds it into ONE JavaScript file with
 // esbuild: no tsx, no node_modules at run time). Usage, as Claude Code runs it:
-//   node /opt/quiesce/quiesce-hook.mjs claude-code [--managed <managed.json>] || exit 2
+//   node /opt/quiesce/quiesce-hook.cjs claude-code [--managed <managed.json>] || exit 2
 // Anything that goes wrong here exits 2 (block); the `|| exit 2` covers what cannot run this file at
 // all (node missing: 127, file missing: 1), because Claude Code lets a tool call through on any other
 // non-zero code.
@@ -22,9 +22,10 @@ export async function main(argv: readonly string[]): Promise<never> {
   process.on("uncaughtException", (err) => fail(err?.message ?? String(err)));
   process.on("unhandledRejection", (err) => fail((err as Error)?.message ?? String(err)));
   const opts = parseHookArgv(argv);
-  if (!opts) return fail("usage: quiesce-hook.mjs claude-code [--managed <file>]");
+  if (!opts) return fail("usage: quiesce-hook.cjs claude-code [--managed <file>]");
   try {
-    const code = emit(await runClaudeCodeHook(process.stdin, process.env, opts));
+    // fd 0, not process.stdin: creating the stdin stream costs a fresh process a few ms (main.ts).
+    const code = emit(await runClaudeCodeHook(0, process.env, opts));
     // Exit now: an idle keep-alive socket must not hold the process past Claude Code's hook timeout.
     return process.exit(code);
   } catch (err) {

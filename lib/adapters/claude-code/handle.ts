@@ -3,7 +3,9 @@
 //   SessionStart   registers the session's run (idempotent on session_id) and caches the mapping
 //   SubagentStart  registers a child run under it, keyed by agent_id
 //   PreToolUse     asks the gate; tool_use_id is the operationId; inside a subagent the child run asks
-//   SessionEnd     marks the session's run finished (docs/fleet-stop.md#run-completion)
+//   SessionEnd     reports every allowed call of the session that never got an outcome as
+//                  aborted_unknown (an interrupted call: Claude Code sends no PostToolUseFailure for
+//                  it), then marks the session's run finished (docs/fleet-stop.md#run-completion)
 //   PostToolUse    reports completion (PostToolUseFailure: outcome failed; with is_interrupt: true the
 //                  tool was stopped part-way and its effect is unknown: outcome aborted_unknown)
 import path from "node:path";
@@ -118,7 +120,10 @@ async function preToolUse(ctx: HookContext, input: PreToolUseInput): Promise<Hoo
     operationId: input.tool_use_id,
     tool: input.tool_name,
   });
-  if (ans.decision === "allow") return { exitCode: 0 };
+  if (ans.decision === "allow") {
+    ctx.store.markRunning(input.session_id, input.tool_use_id);
+    return { exitCode: 0 };
+  }
   if (ans.decision === "hold") {
     // Claude Code cannot wait inside a hook past its own timeout, so a pause denies THIS call with a
     // retry hint; the next call asks the gate afresh. Never allow while paused.
@@ -142,6 +147,7 @@ async function postToolUse(ctx: HookContext, input: PostToolUseInput): Promise<H
         ...(interrupted ? { abortedBy: "user_interrupt" } : {}),
       },
     });
+    ctx.store.settled(input.session_id, input.tool_use_id);
     return { exitCode: 0 };
   } catch (err) {
     // 409 on a killed tree: the report was kept as barrier evidence; Claude must stop now.
@@ -190,6 +196,20 @@ export async function handleHookEvent(ctx: HookContext, input: HookInput): Promi
       // SessionEnd: the session's run (and its subagents' runs) finished; a fleet stop leaves it alone.
       // Best effort: the session is over, nothing is gated, so a failed report never blocks the exit.
       if (input.event === "SessionEnd") {
+        // Allowed calls with no outcome by now were interrupted (or lost their report): their
+        // effect is unknown. A call already reported, or on a killed tree (409), is left as it is.
+        for (const operationId of ctx.store.unsettled(input.session_id)) {
+          const reported = await ctx.client
+            .complete(operationId, {
+              outcome: "aborted_unknown",
+              detail: { harness: "claude_code", abortedBy: "no_outcome_at_session_end" },
+            })
+            .then(
+              () => true,
+              (err: unknown) => err instanceof QuiesceApiError && err.status < 500,
+            );
+          if (reported) ctx.store.settled(input.session_id, operationId);
+        }
         const b = ctx.store.read(input.session_id);
         if (b) await ctx.client.finish(b.runId).catch(() => undefined);
       }

@@ -1,50 +1,51 @@
 // The JSON Claude Code writes to a command hook's stdin (code.claude.com/docs/en/hooks: common input
 // fields, and the PreToolUse / PostToolUse / SessionStart / SubagentStart inputs). Only the fields the
 // adapter needs are required; unknown fields are kept (Claude Code adds fields between versions).
-import { z } from "zod";
+import * as z from "zod/mini";
+import { firstIssue } from "../common/issue";
 
 const Common = {
-  session_id: z.string().min(1).max(300),
-  transcript_path: z.string().optional(),
-  cwd: z.string().optional(),
-  permission_mode: z.string().optional(),
+  session_id: z.string().check(z.minLength(1), z.maxLength(300)),
+  transcript_path: z.optional(z.string()),
+  cwd: z.optional(z.string()),
+  permission_mode: z.optional(z.string()),
   /** Present when the hook fires inside a subagent. */
-  agent_id: z.string().min(1).max(300).optional(),
-  agent_type: z.string().optional(),
+  agent_id: z.optional(z.string().check(z.minLength(1), z.maxLength(300))),
+  agent_type: z.optional(z.string()),
 };
 
 export const SessionStartInput = z.looseObject({
   ...Common,
   hook_event_name: z.literal("SessionStart"),
-  source: z.string().optional(),
-  model: z.string().optional(),
+  source: z.optional(z.string()),
+  model: z.optional(z.string()),
 });
 
 export const SubagentStartInput = z.looseObject({
   ...Common,
   hook_event_name: z.literal("SubagentStart"),
-  agent_id: z.string().min(1).max(300),
-  agent_type: z.string().optional(),
+  agent_id: z.string().check(z.minLength(1), z.maxLength(300)),
+  agent_type: z.optional(z.string()),
 });
 
 export const PreToolUseInput = z.looseObject({
   ...Common,
   hook_event_name: z.literal("PreToolUse"),
-  tool_name: z.string().min(1).max(300),
+  tool_name: z.string().check(z.minLength(1), z.maxLength(300)),
   tool_input: z.unknown(),
-  tool_use_id: z.string().min(1).max(200),
+  tool_use_id: z.string().check(z.minLength(1), z.maxLength(200)),
 });
 
 export const PostToolUseInput = z.looseObject({
   ...Common,
   hook_event_name: z.enum(["PostToolUse", "PostToolUseFailure"]),
-  tool_name: z.string().min(1).max(300),
+  tool_name: z.string().check(z.minLength(1), z.maxLength(300)),
   tool_input: z.unknown(),
-  tool_use_id: z.string().min(1).max(200),
-  tool_response: z.unknown().optional(),
-  error: z.unknown().optional(),
+  tool_use_id: z.string().check(z.minLength(1), z.maxLength(200)),
+  tool_response: z.optional(z.unknown()),
+  error: z.optional(z.unknown()),
   /** PostToolUseFailure: true when the user interrupted the tool (its effect is unknown). */
-  is_interrupt: z.boolean().optional(),
+  is_interrupt: z.optional(z.boolean()),
 });
 
 export type SessionStartInput = z.infer<typeof SessionStartInput>;
@@ -93,10 +94,6 @@ export function parseHookInput(text: string): HookInput {
     return { hook_event_name: "other", event, session_id: sid };
   }
   const parsed = schema.safeParse(raw);
-  if (!parsed.success) {
-    const issue = parsed.error.issues[0];
-    const field = issue?.path.join(".") || "(root)";
-    throw new HookInputError(`${field}: ${issue?.message ?? "invalid"}`);
-  }
+  if (!parsed.success) throw new HookInputError(firstIssue(schema, raw));
   return parsed.data as HookInput;
 }

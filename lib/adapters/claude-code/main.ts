@@ -4,6 +4,7 @@
 // on exit 2; a crash or its own timeout would let the call through). The whole invocation runs under
 // its own deadline, QUIESCE_HOOK_TIMEOUT_MS (default 3000), well inside Claude Code's hook timeout.
 import { createHash } from "node:crypto";
+import { read } from "node:fs";
 import type { Readable } from "node:stream";
 import { adapterConfig } from "../common/config";
 import { describeError, makeClient } from "../common/control";
@@ -15,6 +16,30 @@ import { setting } from "../../config";
 
 export const DEFAULT_HOOK_TIMEOUT_MS = 3000;
 const MAX_STDIN_BYTES = 4 * 1024 * 1024;
+
+/**
+ * Reads a file descriptor (the hook's stdin, fd 0) to its end with fs.read: no stream machinery is
+ * loaded, which a fresh process per tool call would pay for. Asynchronous on purpose: a stdin that
+ * never closes must not block the event loop, or the hook's own deadline could not fire. A
+ * descriptor that cannot be read this way (EAGAIN on a non-blocking pipe, ESPIPE…) is read as a
+ * stream instead.
+ */
+function readFd(fd: number, fallback: () => Readable): Promise<string> {
+  const buf = Buffer.allocUnsafe(MAX_STDIN_BYTES + 1); // only the part read is ever looked at
+  return new Promise((resolve, reject) => {
+    const step = (off: number) =>
+      read(fd, buf, off, buf.length - off, null, (err, n) => {
+        if (err) {
+          if (off === 0 && (err.code === "EAGAIN" || err.code === "ESPIPE" || err.code === "EISDIR")) return resolve(readAll(fallback()));
+          return reject(err);
+        }
+        if (n === 0) return resolve(buf.toString("utf8", 0, off));
+        if (off + n > MAX_STDIN_BYTES) return reject(new Error(`stdin larger than ${MAX_STDIN_BYTES} bytes`));
+        step(off + n);
+      });
+    step(0);
+  });
+}
 
 async function readAll(stream: Readable): Promise<string> {
   const chunks: Buffer[] = [];
@@ -28,8 +53,9 @@ async function readAll(stream: Readable): Promise<string> {
   return Buffer.concat(chunks).toString("utf8");
 }
 
+/** `stdin`: a stream, or a file descriptor (the bundled hook passes 0: see readFd). */
 export async function runClaudeCodeHook(
-  stdin: Readable,
+  stdin: Readable | number,
   env: NodeJS.ProcessEnv = process.env,
   opts: { managed?: string } = {},
 ): Promise<HookResult> {
@@ -47,7 +73,8 @@ export async function runClaudeCodeHook(
     );
   });
   const work = (async (): Promise<HookResult> => {
-    const input = parseHookInput(await readAll(stdin));
+    const text = typeof stdin === "number" ? await readFd(stdin, () => process.stdin) : await readAll(stdin);
+    const input = parseHookInput(text);
     const cfg = adapterConfig({ managed: opts.managed }, env);
     const store = new SessionStore(defaultStateDir(env), `${cfg.url}\n${createHash("sha256").update(cfg.apiKey).digest("hex")}`);
     const leaseTtl = setting("QUIESCE_LEASE_TTL_SECONDS", env);

@@ -5,16 +5,16 @@
 // existing run. Keyed by control-plane URL too, so pointing a fleet at another control plane never
 // reuses run ids that plane does not know, and a new key (possibly of another team) starts afresh.
 import { createHash, randomBytes } from "node:crypto";
-import { mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
+import { mkdirSync, readdirSync, readFileSync, renameSync, unlinkSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { z } from "zod";
+import * as z from "zod/mini";
 import { setting } from "../../config";
 
 export const Binding = z.object({
-  runId: z.string().min(1),
-  leaseId: z.string().min(1),
-  epoch: z.number().int(),
+  runId: z.string().check(z.minLength(1)),
+  leaseId: z.string().check(z.minLength(1)),
+  epoch: z.int(),
 });
 export type Binding = z.infer<typeof Binding>;
 
@@ -68,6 +68,50 @@ export class SessionStore {
     } catch {
       return false;
     }
+  }
+
+  private runningFile(sessionId: string, operationId: string): string {
+    return path.join(path.dirname(this.file(sessionId)), `running-${h(operationId)}.json`);
+  }
+
+  /**
+   * A tool call the gate allowed and whose outcome Claude Code has not reported yet. Claude Code
+   * 2.1.x sends no PostToolUse(Failure) for a call it interrupted (test/adapters/real/claude-code.test.ts),
+   * so what is still marked at SessionEnd ended without an outcome: the hook reports it as unknown.
+   */
+  markRunning(sessionId: string, operationId: string): void {
+    const file = this.runningFile(sessionId, operationId);
+    mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 });
+    writeFileSync(file, JSON.stringify({ operationId }), { mode: 0o600 });
+  }
+
+  settled(sessionId: string, operationId: string): void {
+    try {
+      unlinkSync(this.runningFile(sessionId, operationId));
+    } catch {
+      /* never marked (denied, or allowed before this version) or already settled */
+    }
+  }
+
+  /** Operation ids still marked running in this session. */
+  unsettled(sessionId: string): string[] {
+    const dir = path.dirname(this.file(sessionId));
+    let names: string[];
+    try {
+      names = readdirSync(dir).filter((n) => n.startsWith("running-") && n.endsWith(".json"));
+    } catch {
+      return [];
+    }
+    const ids: string[] = [];
+    for (const n of names) {
+      try {
+        const id = (JSON.parse(readFileSync(path.join(dir, n), "utf8")) as { operationId?: unknown }).operationId;
+        if (typeof id === "string" && id) ids.push(id);
+      } catch {
+        /* torn or foreign: skipped */
+      }
+    }
+    return ids;
   }
 
   write(sessionId: string, binding: Binding, agentId?: string): void {

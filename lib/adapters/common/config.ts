@@ -12,7 +12,8 @@
 //   - Without one, a key FILE (QUIESCE_API_KEY_FILE, typically set by managed settings) beats a key
 //     in the environment (QUIESCE_API_KEY, which any shell can set).
 import { existsSync, readFileSync } from "node:fs";
-import { z } from "zod";
+import * as z from "zod/mini";
+import { firstIssue } from "./issue";
 
 export class AdapterConfigError extends Error {
   constructor(message: string) {
@@ -30,10 +31,10 @@ export interface AdapterConfig {
 export const MANAGED_CONFIG_PATH = "/etc/quiesce/managed.json";
 
 export const ManagedConfig = z.strictObject({
-  url: z.string().min(1).optional(),
-  apiKeyFile: z.string().min(1).optional(),
+  url: z.optional(z.string().check(z.minLength(1))),
+  apiKeyFile: z.optional(z.string().check(z.minLength(1))),
   /** true: the user's environment (and flags) may override what this file sets. Default false. */
-  allowUserOverride: z.boolean().optional(),
+  allowUserOverride: z.optional(z.boolean()),
 });
 export type ManagedConfig = z.infer<typeof ManagedConfig>;
 
@@ -60,10 +61,7 @@ export function loadManagedConfig(
       throw new AdapterConfigError(`managed config ${file} is not JSON`);
     }
     const parsed = ManagedConfig.safeParse(json);
-    if (!parsed.success) {
-      const issue = parsed.error.issues[0]!;
-      throw new AdapterConfigError(`managed config ${file}: ${issue.path.join(".") || "(root)"}: ${issue.message}`);
-    }
+    if (!parsed.success) throw new AdapterConfigError(`managed config ${file}: ${firstIssue(ManagedConfig, json)}`);
     return { path: file, config: parsed.data };
   }
   return null;

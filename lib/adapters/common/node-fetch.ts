@@ -1,15 +1,15 @@
 // A minimal `fetch` over node:http / node:https for short-lived adapter processes: Node's global fetch
 // loads undici on first use, which costs a hook process (one per tool call) about 20–30 ms before its
 // only request. Supports what lib/sdk/client.ts uses: method, headers, a string body, an AbortSignal,
-// and a response with ok, status and text().
+// and a response with ok, status and text(). node:https (and with it TLS) is loaded only for an
+// https URL.
 import http from "node:http";
-import https from "node:https";
 
-export const nodeFetch = ((input: string | URL, init: RequestInit = {}): Promise<Response> =>
-  new Promise((resolve, reject) => {
-    const url = new URL(String(input));
-    const lib = url.protocol === "https:" ? https : url.protocol === "http:" ? http : null;
-    if (!lib) return reject(new TypeError(`unsupported protocol ${url.protocol}`));
+export const nodeFetch = (async (input: string | URL, init: RequestInit = {}): Promise<Response> => {
+  const url = new URL(String(input));
+  const lib = url.protocol === "https:" ? await import("node:https") : url.protocol === "http:" ? http : null;
+  if (!lib) throw new TypeError(`unsupported protocol ${url.protocol}`);
+  return new Promise((resolve, reject) => {
     const signal = init.signal ?? undefined;
     if (signal?.aborted) return reject(signal.reason ?? new Error("aborted"));
     const req = lib.request(
@@ -28,4 +28,5 @@ export const nodeFetch = ((input: string | URL, init: RequestInit = {}): Promise
     );
     req.on("error", reject);
     req.end(typeof init.body === "string" ? init.body : undefined);
-  })) as typeof fetch;
+  });
+}) as typeof fetch;
