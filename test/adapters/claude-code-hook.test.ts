@@ -174,6 +174,11 @@ describe("session, tool calls, subagents", () => {
     });
     // The interval in which its effect may have happened: from the gate's allow to the report.
     expect(row!.startedAt!.getTime()).toBeLessThanOrEqual(row!.finishedAt!.getTime());
+    // …and that interval is open in the evidence, with a reconciliation waiting for a person.
+    const intervals = await prisma().uncertainInterval.findMany({ where: { operationId: row!.id } });
+    expect(intervals).toHaveLength(1);
+    expect(intervals[0]!.startedAt.getTime()).toBe(row!.startedAt!.getTime());
+    expect(await prisma().reconciliation.count({ where: { operationId: row!.id } })).toBe(1);
     expect(await opRow(w.teamId, done)).toMatchObject({ state: "succeeded" });
     expect((await opRow(w.teamId, denied))?.state ?? "none").not.toBe("aborted_unknown");
     // A second SessionEnd (a resumed session ending again) reports nothing twice.
