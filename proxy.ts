@@ -1,9 +1,11 @@
-// Next.js proxy (formerly middleware). Two jobs:
+// Next.js proxy (formerly middleware). Its jobs:
 //  1. Security headers on every response (lib/security/headers.ts): a fresh CSP nonce per page
 //     request — passed to Next on the request's Content-Security-Policy header so its own scripts carry
 //     it — frame-ancestors 'none', nosniff, Referrer-Policy, Permissions-Policy, HSTS over https.
 //  2. The session cookie's idle timeout slides: a page request re-issues a cookie older than a minute.
-//  3. A console URL opened without a session cookie — typically a receipt link from a review packet —
+//  3. A page address that does not decode (`/runs/%E0%A4%A`) is a 400 with a readable page
+//     (lib/security/malformed-url.ts), not Next.js's bare 500.
+//  4. A console URL opened without a session cookie — typically a receipt link from a review packet —
 //     goes to sign-in and comes back to the same URL afterwards. This only looks for the cookie; whether
 //     the session is valid, and what its member may see, is decided by every page, action and route
 //     from the database (lib/dal/session.ts).
@@ -12,6 +14,7 @@ import { newNonce, securityHeaders } from "./lib/security/headers";
 import { refreshedSessionToken } from "./lib/auth/session-refresh";
 import { authSecret } from "./lib/auth/secret";
 import { setting } from "./lib/config";
+import { isMalformedPath, malformedUrlPage } from "./lib/security/malformed-url";
 
 const SESSION_COOKIE = /^(__Secure-)?next-auth\.session-token(\.\d+)?$/;
 const CONSOLE = /^\/(runs|barriers|receipts|reconciliations|audit|keys|webhooks|people)(\/|$)/;
@@ -26,7 +29,11 @@ export async function proxy(req: NextRequest) {
   const nonce = newNonce();
   const headers = securityHeaders({ nonce, https, dev: process.env.NODE_ENV === "development" });
   let res: NextResponse;
-  if (CONSOLE.test(path) && !req.cookies.getAll().some((c) => SESSION_COOKIE.test(c.name))) {
+  if (isMalformedPath(path)) {
+    // Nothing can be found at an address that does not decode: 400 and the console's error page, not
+    // the bare 500 Next.js answers when it fails to decode the route parameters.
+    res = new NextResponse(malformedUrlPage(), { status: 400, headers: { "content-type": "text/html; charset=utf-8" } });
+  } else if (CONSOLE.test(path) && !req.cookies.getAll().some((c) => SESSION_COOKIE.test(c.name))) {
     const url = req.nextUrl.clone();
     url.pathname = "/signin";
     url.search = `?callbackUrl=${encodeURIComponent(path + req.nextUrl.search)}`;
@@ -34,6 +41,8 @@ export async function proxy(req: NextRequest) {
   } else {
     const requestHeaders = new Headers(req.headers);
     requestHeaders.set("x-nonce", nonce);
+    // For the 403 page (app/(console)/forbidden.tsx), which gets no props: which page was refused.
+    requestHeaders.set("x-quiesce-path", path);
     requestHeaders.set("content-security-policy", headers["content-security-policy"]!);
     res = NextResponse.next({ request: { headers: requestHeaders } });
   }
