@@ -4,7 +4,7 @@
 //     it — frame-ancestors 'none', nosniff, Referrer-Policy, Permissions-Policy, HSTS over https.
 //  2. The session cookie's idle timeout slides: a page request re-issues a cookie older than a minute.
 //  3. A page address that does not decode (`/runs/%E0%A4%A`) is a 400 with a readable page
-//     (lib/security/malformed-url.ts), not Next.js's bare 500.
+//     (lib/security/malformed-url.ts), not Next.js's bare 500; a machine API path, a JSON 400.
 //  4. A console URL opened without a session cookie — typically a receipt link from a review packet —
 //     goes to sign-in and comes back to the same URL afterwards. This only looks for the cookie; whether
 //     the session is valid, and what its member may see, is decided by every page, action and route
@@ -15,6 +15,7 @@ import { refreshedSessionToken } from "./lib/auth/session-refresh";
 import { authSecret } from "./lib/auth/secret";
 import { setting } from "./lib/config";
 import { isMalformedPath, malformedUrlPage } from "./lib/security/malformed-url";
+import { badRequest } from "./lib/errors";
 
 const SESSION_COOKIE = /^(__Secure-)?next-auth\.session-token(\.\d+)?$/;
 const CONSOLE = /^\/(runs|barriers|receipts|reconciliations|audit|keys|webhooks|people)(\/|$)/;
@@ -25,6 +26,12 @@ function isHttps(req: NextRequest): boolean {
 
 export async function proxy(req: NextRequest) {
   const path = req.nextUrl.pathname;
+  // The machine API only reaches the proxy when its path carries a percent sign (see `config`): a
+  // malformed one is a 400 in the API's error shape, anything else passes untouched.
+  if (path.startsWith("/api/")) {
+    if (!isMalformedPath(path)) return NextResponse.next();
+    return NextResponse.json(badRequest("malformed URL path: a percent-encoding does not decode").toBody(), { status: 400 });
+  }
   const https = isHttps(req);
   const nonce = newNonce();
   const headers = securityHeaders({ nonce, https, dev: process.env.NODE_ENV === "development" });
@@ -69,5 +76,7 @@ export const config = {
   // Every page. Not /api/*: Next buffers the whole request body for a proxy, and the machine API's hot
   // routes must refuse a bad key or an oversized body before reading it; API responses and static
   // assets get their fixed headers from next.config.mjs instead.
-  matcher: ["/((?!api/|_next/static|_next/image|favicon.ico|icon.svg).*)"],
+  // Every page; and API paths with a percent sign in them, only to answer a malformed one with a 400
+  // (Next.js answers a bare 500 when it cannot decode the route parameters).
+  matcher: ["/((?!api/|_next/static|_next/image|favicon.ico|icon.svg).*)", "/api/:path(.*%.*)"],
 };

@@ -1,7 +1,7 @@
 // What the console answers when it cannot show a page, over HTTP against the production build:
 // a page the member's role may not use is a 403 that names the role and who may (not a 404 that
 // blames team membership), and an address that does not decode is a 400 with a readable page (not a
-// bare 500) — signed in or not.
+// bare 500) — signed in or not — or, on the machine API, a JSON 400.
 import { expect, test } from "@playwright/test";
 import { signIn } from "../support/session";
 import { e2e, USERS } from "../support/env";
@@ -71,4 +71,16 @@ test("a malformed address is a 400 with the console's error page, not a bare 500
   await expect(page.getByRole("heading", { level: 1, name: "Runs" })).toBeVisible();
   // A well-formed but odd address is not caught by this: it is an ordinary 404.
   expect((await page.goto("/runs/%E0%A4%A4"))?.status()).toBe(404);
+
+  // The machine API: a JSON 400 in its error shape; a percent-encoded path that decodes still works.
+  const auth = { authorization: `Bearer ${e2e.keys().agent!.secret}` };
+  for (const path of ["/api/v1/runs/%E0%A4%A", "/api/v1/runs/%", "/api/v1/runs/%ZZ/events"]) {
+    const res = await fetch(`${e2e.baseUrl}${path}`, { headers: auth });
+    expect(res.status, path).toBe(400);
+    expect(await res.json()).toMatchObject({ error: { code: "bad_request" } });
+  }
+  const encoded = await fetch(`${e2e.baseUrl}/api/v1/runs/run%5Fdoesnotexist000000`, { headers: auth });
+  expect(encoded.status).toBe(404);
+  expect(await encoded.json()).toMatchObject({ error: { code: "not_found" } });
+  expect((await fetch(`${e2e.baseUrl}/api/v1/runs/run_doesnotexist000000`, { headers: auth })).status).toBe(404);
 });
