@@ -7,10 +7,12 @@ import { useEffect, useState, useSyncExternalStore, type ReactNode } from "react
 
 export type LiveStatus = "connecting" | "live" | "reconnecting";
 
-// The badge's state lives in a small store read by the badge alone, not in a context above the page: a
-// context value that changes while the page's streamed Suspense boundary is still dehydrated (the
-// stream opens within a few hundred ms, often before a slow page has arrived) makes React give up
-// hydrating that boundary and render it on the client, leaving the server's streamed copy behind.
+// The badge's state lives in a small store read by the badge alone, not in a context above the page.
+// A context value that changes while the page's streamed Suspense boundary is still dehydrated (the
+// stream opens within a few hundred ms, often before a slow page has arrived) can make React stop
+// hydrating that boundary and render it on the client (updateDehydratedSuspenseComponent), which
+// would leave the server's streamed copy behind. A precaution: it was not reproduced here
+// (e2e/console/clean-console.spec.ts races exactly this and passes with either).
 let liveStatus: LiveStatus = "connecting";
 const liveListeners = new Set<() => void>();
 function setLiveStatus(next: LiveStatus) {
@@ -44,7 +46,6 @@ export const RECONNECTING_AFTER_MS = 2500;
 function LiveEvents({ children }: { children: ReactNode }) {
   const client = useQueryClient();
   useEffect(() => {
-    const setStatus = setLiveStatus;
     let source: EventSource | null = null;
     let stopped = false;
     let down: ReturnType<typeof setTimeout> | null = null;
@@ -60,11 +61,11 @@ function LiveEvents({ children }: { children: ReactNode }) {
         attempts = 0;
         if (down) clearTimeout(down);
         down = null;
-        setStatus("live");
+        setLiveStatus("live");
       };
       s.onerror = () => {
         // Only a failure that outlasts the grace period is shown.
-        if (!down) down = setTimeout(() => setStatus("reconnecting"), RECONNECTING_AFTER_MS);
+        if (!down) down = setTimeout(() => setLiveStatus("reconnecting"), RECONNECTING_AFTER_MS);
         // The browser gives up for good on an HTTP error (a 401 after the session ended, a 5xx during a
         // restart): try again ourselves, backing off up to 30 s.
         if (s.readyState === EventSource.CLOSED && !stopped) {
