@@ -20,6 +20,8 @@ const nextConfig = {
     "@opentelemetry/context-async-hooks",
   ],
   poweredByHeader: false,
+  // forbidden(): a role that may not use a console page gets a real 403 (app/(console)/forbidden.tsx).
+  experimental: { authInterrupts: true },
   typedRoutes: false,
   // `npm test` type-checks the whole tree (tsc --noEmit) before anything else; a second check inside
   // `next build` would cost minutes on a small machine and say nothing new.

@@ -8,6 +8,7 @@ import { useEffect } from "react";
 import type { BarrierView as BarrierViewData } from "@/lib/dal/console/views";
 import { PhaseBadge, ReceiptDecisionBadge, ReconciliationBadge, SettledBadge } from "./badges";
 import { Time } from "./time";
+import { TableScroll } from "./table-scroll";
 import { getJson } from "./providers";
 import { EmptyState, StaleNotice } from "./states";
 import { human, shortId } from "./format";
@@ -105,7 +106,7 @@ export function BarrierView({ initial, follow }: { initial: BarrierViewData; fol
             No call of the subtree was running or unknown, so there was nothing to settle.
           </EmptyState>
         ) : (
-          <div className="table-wrap">
+          <TableScroll label="Settlements (table)">
             <table className="table compact">
               <thead>
                 <tr>
@@ -170,7 +171,7 @@ export function BarrierView({ initial, follow }: { initial: BarrierViewData; fol
                 ))}
               </tbody>
             </table>
-          </div>
+          </TableScroll>
         )}
       </section>
 

@@ -3,31 +3,90 @@
 // the member's team (pause, kill, settlement, receipt…) invalidates the views at once; a slow poll
 // covers what is not announced (heartbeats, gate decisions) and any missed event.
 import { QueryClient, QueryClientProvider, useQueryClient } from "@tanstack/react-query";
-import { createContext, useContext, useEffect, useState, type ReactNode } from "react";
+import { useEffect, useState, useSyncExternalStore, type ReactNode } from "react";
 
 export type LiveStatus = "connecting" | "live" | "reconnecting";
-const LiveContext = createContext<LiveStatus>("connecting");
-export const useLiveStatus = () => useContext(LiveContext);
+
+// The badge's state lives in a small store read by the badge alone, not in a context above the page.
+// A context value that changes while the page's streamed Suspense boundary is still dehydrated (the
+// stream opens within a few hundred ms, often before a slow page has arrived) can make React stop
+// hydrating that boundary and render it on the client (updateDehydratedSuspenseComponent), which
+// would leave the server's streamed copy behind. A precaution: it was not reproduced here
+// (e2e/console/clean-console.spec.ts races exactly this and passes with either).
+let liveStatus: LiveStatus = "connecting";
+const liveListeners = new Set<() => void>();
+function setLiveStatus(next: LiveStatus) {
+  if (next === liveStatus) return;
+  liveStatus = next;
+  for (const l of liveListeners) l();
+}
+function subscribeLive(cb: () => void) {
+  liveListeners.add(cb);
+  return () => {
+    liveListeners.delete(cb);
+  };
+}
+export function useLiveStatus(): LiveStatus {
+  return useSyncExternalStore(
+    subscribeLive,
+    () => liveStatus,
+    () => "connecting",
+  );
+}
 
 export const POLL_MS = 5000;
 
+/**
+ * A failure must last this long before the badge says "Reconnecting…": the server rotates the stream
+ * every minute (announced with `event: rotate`) and the browser is back well within it, so a planned
+ * rotation, or a blip, never shows.
+ */
+export const RECONNECTING_AFTER_MS = 2500;
+
 function LiveEvents({ children }: { children: ReactNode }) {
   const client = useQueryClient();
-  const [status, setStatus] = useState<LiveStatus>("connecting");
   useEffect(() => {
-    const source = new EventSource("/api/console/events");
-    source.onopen = () => setStatus("live");
-    source.onerror = () => setStatus("reconnecting");
+    let source: EventSource | null = null;
+    let stopped = false;
+    let down: ReturnType<typeof setTimeout> | null = null;
+    let retry: ReturnType<typeof setTimeout> | null = null;
+    let attempts = 0;
     const onControl = () => {
       void client.invalidateQueries();
     };
-    source.addEventListener("control", onControl);
+    const open = () => {
+      const s = new EventSource("/api/console/events");
+      source = s;
+      s.onopen = () => {
+        attempts = 0;
+        if (down) clearTimeout(down);
+        down = null;
+        setLiveStatus("live");
+      };
+      s.onerror = () => {
+        // Only a failure that outlasts the grace period is shown.
+        if (!down) down = setTimeout(() => setLiveStatus("reconnecting"), RECONNECTING_AFTER_MS);
+        // The browser gives up for good on an HTTP error (a 401 after the session ended, a 5xx during a
+        // restart): try again ourselves, backing off up to 30 s.
+        if (s.readyState === EventSource.CLOSED && !stopped) {
+          s.close();
+          attempts += 1;
+          retry = setTimeout(open, Math.min(30_000, 1000 * 2 ** Math.min(attempts - 1, 5)));
+        }
+      };
+      s.addEventListener("control", onControl);
+    };
+    open();
     return () => {
-      source.removeEventListener("control", onControl);
-      source.close();
+      stopped = true;
+      if (down) clearTimeout(down);
+      if (retry) clearTimeout(retry);
+      source?.removeEventListener("control", onControl);
+      source?.close();
+      setLiveStatus("connecting");
     };
   }, [client]);
-  return <LiveContext.Provider value={status}>{children}</LiveContext.Provider>;
+  return <>{children}</>;
 }
 
 export function Providers({ children }: { children: ReactNode }) {

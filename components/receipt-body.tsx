@@ -3,6 +3,7 @@
 // reviewer can match the page against the JSON; unknown extra fields are listed rather than hidden.
 import type { ReactNode } from "react";
 import { absTime } from "./format";
+import { TableScroll } from "./table-scroll";
 
 type Obj = Record<string, unknown>;
 /** Actor strings ("user:…") resolved to people for the reader; the canonical value stays visible. */
@@ -39,7 +40,12 @@ function scalar(v: unknown, labels: Labels, key?: string): ReactNode {
   if (typeof v === "boolean") return v ? "yes" : "no";
   if (typeof v === "number" || typeof v === "string")
     return <span className={typeof v === "string" && /^[a-z]+_[A-Za-z0-9_-]{6,}$/.test(v) ? "mono" : undefined}>{String(v)}</span>;
-  if (Array.isArray(v)) return v.length === 0 ? <span className="muted">none</span> : <ArrayTable rows={v} labels={labels} />;
+  if (Array.isArray(v))
+    return v.length === 0 ? (
+      <span className="muted">none</span>
+    ) : (
+      <ArrayTable rows={v} labels={labels} label={key ? `${key.replaceAll("_", " ")} (table)` : "Table"} />
+    );
   if (isObj(v)) return <Fields obj={v} labels={labels} />;
   return String(v);
 }
@@ -75,7 +81,7 @@ function Fields({ obj, labels }: { obj: Obj; labels: Labels }) {
   );
 }
 
-function ArrayTable({ rows, labels }: { rows: unknown[]; labels: Labels }) {
+function ArrayTable({ rows, labels, label = "Table" }: { rows: unknown[]; labels: Labels; label?: string }) {
   if (!rows.every(isObj))
     return (
       <ul className="plain-list">
@@ -86,7 +92,7 @@ function ArrayTable({ rows, labels }: { rows: unknown[]; labels: Labels }) {
     );
   const cols = [...new Set(rows.flatMap((r) => Object.keys(r as Obj)))];
   return (
-    <div className="table-wrap">
+    <TableScroll label={label}>
       <table className="table compact">
         <thead>
           <tr>
@@ -107,7 +113,7 @@ function ArrayTable({ rows, labels }: { rows: unknown[]; labels: Labels }) {
           ))}
         </tbody>
       </table>
-    </div>
+    </TableScroll>
   );
 }
 
@@ -125,7 +131,15 @@ export function ReceiptBody({ body, labels = {} }: { body: Obj; labels?: Labels 
   const effects = isObj(body.effects) ? body.effects : {};
   const unknown = Number(effects.unknown ?? 0);
   const extra = Object.fromEntries(Object.entries(body).filter(([k]) => !KNOWN.has(k)));
-  const recon = Array.isArray(body.reconciliation) ? body.reconciliation : [];
+  // A resolved reconciliation keeps its cause (why it was unknown) and shows who resolved it and when,
+  // joined from the receipt's own human_settlements on operation_id (nothing the JSON does not say).
+  const settledBy = new Map(
+    (Array.isArray(body.human_settlements) ? body.human_settlements : []).filter(isObj).map((h) => [h.operation_id, h] as const),
+  );
+  const recon = (Array.isArray(body.reconciliation) ? body.reconciliation : []).map((r) => {
+    const h = isObj(r) && r.status === "resolved" ? settledBy.get(r.operation_id) : undefined;
+    return h ? { ...(r as Obj), resolved_by: h.by ?? null, resolved_at: h.at ?? null } : r;
+  });
   const obj = (v: unknown) => (isObj(v) ? <Fields obj={v} labels={labels} /> : scalar(v, labels));
   return (
     <div className="receipt-body">
@@ -162,23 +176,27 @@ export function ReceiptBody({ body, labels = {} }: { body: Obj; labels?: Labels 
         </Section>
       ) : null}
       <Section title="Reconciliation">
-        {recon.length === 0 ? <p className="muted">Nothing to reconcile.</p> : <ArrayTable rows={recon} labels={labels} />}
+        {recon.length === 0 ? (
+          <p className="muted">Nothing to reconcile.</p>
+        ) : (
+          <ArrayTable rows={recon} labels={labels} label="Outcomes to reconcile (table)" />
+        )}
       </Section>
       <Section title="In-flight calls of the subtree">
         {Array.isArray(body.in_flight) && body.in_flight.length > 0 ? (
-          <ArrayTable rows={body.in_flight} labels={labels} />
+          <ArrayTable rows={body.in_flight} labels={labels} label="In-flight calls of the subtree (table)" />
         ) : (
           <p className="muted">Nothing was in flight anywhere in the subtree.</p>
         )}
       </Section>
       {Array.isArray(body.human_settlements) && body.human_settlements.length > 0 ? (
         <Section title="Settled by a person">
-          <ArrayTable rows={body.human_settlements} labels={labels} />
+          <ArrayTable rows={body.human_settlements} labels={labels} label="Settled by a person (table)" />
         </Section>
       ) : null}
       <Section title="Effect receipts">
         {Array.isArray(body.effect_receipts) && body.effect_receipts.length > 0 ? (
-          <ArrayTable rows={body.effect_receipts} labels={labels} />
+          <ArrayTable rows={body.effect_receipts} labels={labels} label="Effect receipts (table)" />
         ) : (
           <p className="muted">
             {unknown > 0

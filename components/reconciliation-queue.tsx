@@ -9,6 +9,7 @@ import { useEffect, useRef, useState, type FormEvent } from "react";
 import type { ReconciliationsView } from "@/lib/dal/console/views";
 import { assignReconciliationAction, resolveReconciliationAction } from "@/app/(console)/(lists)/reconciliations/actions";
 import { ReconciliationBadge } from "./badges";
+import { TableScroll } from "./table-scroll";
 import { Time } from "./time";
 import { getJson } from "./providers";
 import { EmptyState, ErrorNotice, LoadingBlock, StaleNotice } from "./states";
@@ -87,7 +88,7 @@ export function ReconciliationQueue({
         </EmptyState>
       ) : null}
       {data && data.items.length > 0 ? (
-        <div className="table-wrap">
+        <TableScroll label="Outcomes to reconcile (table)">
           <table className="table">
             <thead>
               <tr>
@@ -119,12 +120,15 @@ export function ReconciliationQueue({
                       {r.barrierId ? <Link href={`/receipts/${r.barrierId}`}>receipt</Link> : "no stop (its executor gave up)"}
                     </div>
                   </td>
-                  <td className="why">{r.settledReason ?? `provider ${human(r.providerResponse)}, expected ${human(r.effectExpected)}`}</td>
+                  <td className="why">
+                    {r.whyUnknown ?? <span className="muted">not kept (resolved before the reason was recorded)</span>}
+                  </td>
                   <td>
                     <ReconciliationBadge value={r.status} />
-                    {r.resolution ? (
-                      <div className="sub">
-                        {human(r.resolution)} · <Time iso={r.resolvedAt} mode="relative" />
+                    {r.status === "resolved" ? (
+                      <div className="sub" data-resolution>
+                        <strong>{human(r.resolution)}</strong> · by {data.labels[r.resolvedBy ?? ""] ?? r.resolvedBy ?? "?"},{" "}
+                        <Time iso={r.resolvedAt} mode="relative" />
                       </div>
                     ) : null}
                   </td>
@@ -138,6 +142,8 @@ export function ReconciliationQueue({
                           </div>
                         ) : null}
                       </>
+                    ) : r.status === "resolved" ? (
+                      <span className="muted">none (resolved without one)</span>
                     ) : (
                       <span className="text-danger">nobody yet</span>
                     )}
@@ -159,7 +165,7 @@ export function ReconciliationQueue({
               ))}
             </tbody>
           </table>
-        </div>
+        </TableScroll>
       ) : null}
       <ResolveDialog row={resolving} onClose={() => setResolving(null)} />
     </section>

@@ -6,6 +6,7 @@ import { useQuery } from "@tanstack/react-query";
 import type { RunView as RunViewData, TreeNode } from "@/lib/dal/console/views";
 import type { BarrierView as BarrierViewData } from "@/lib/dal/console/views";
 import { BreakerBadge, DecisionBadge, LifecycleBadge, PhaseBadge, ReceiptDecisionBadge } from "./badges";
+import { TableScroll } from "./table-scroll";
 import { Time, useNow } from "./time";
 import { getJson } from "./providers";
 import { EmptyState, StaleNotice } from "./states";
@@ -110,7 +111,7 @@ export function RunView({ initial, can }: { initial: RunViewData; can: Can }) {
           {d.inFlight.length === 0 ? (
             <EmptyState title="Nothing in flight" />
           ) : (
-            <div className="table-wrap">
+            <TableScroll label="In-flight calls (table)">
               <table className="table compact">
                 <thead>
                   <tr>
@@ -145,7 +146,7 @@ export function RunView({ initial, can }: { initial: RunViewData; can: Can }) {
                   ))}
                 </tbody>
               </table>
-            </div>
+            </TableScroll>
           )}
         </section>
         <section aria-labelledby="uncertain-title" className="card">
@@ -155,7 +156,7 @@ export function RunView({ initial, can }: { initial: RunViewData; can: Can }) {
           {d.uncertain.length === 0 ? (
             <EmptyState title="No uncertainty recorded">The truth about every operation of this tree has been known throughout.</EmptyState>
           ) : (
-            <UncertainTimeline items={d.uncertain} />
+            <UncertainTimeline items={d.uncertain} labels={d.labels} />
           )}
         </section>
       </div>
@@ -169,7 +170,7 @@ export function RunView({ initial, can }: { initial: RunViewData; can: Can }) {
             Every call the run makes through an SDK, hook or gateway is decided and recorded here.
           </EmptyState>
         ) : (
-          <div className="table-wrap">
+          <TableScroll label="Gate decisions (table)">
             <table className="table compact">
               <thead>
                 <tr>
@@ -206,7 +207,7 @@ export function RunView({ initial, can }: { initial: RunViewData; can: Can }) {
                 ))}
               </tbody>
             </table>
-          </div>
+          </TableScroll>
         )}
       </section>
 
@@ -316,7 +317,7 @@ function LeaseCell({ lease }: { lease: TreeNode["lease"] }) {
 
 function TreeTable({ nodes, focal }: { nodes: TreeNode[]; focal: string }) {
   return (
-    <div className="table-wrap">
+    <TableScroll label="Runs of this tree (table)">
       <table className="table compact tree">
         <thead>
           <tr>
@@ -366,7 +367,7 @@ function TreeTable({ nodes, focal }: { nodes: TreeNode[]; focal: string }) {
           ))}
         </tbody>
       </table>
-    </div>
+    </TableScroll>
   );
 }
 

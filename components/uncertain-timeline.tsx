@@ -5,7 +5,7 @@ import type { UncertainRow } from "@/lib/dal/console/run-detail";
 import { useNow } from "./time";
 import { absTime, human, duration } from "./format";
 
-export function UncertainTimeline({ items }: { items: UncertainRow[] }) {
+export function UncertainTimeline({ items, labels = {} }: { items: UncertainRow[]; labels?: Record<string, string> }) {
   const current = useNow();
   if (items.length === 0) return null;
   // Before the client's clock is known (server render), an open interval runs to the last known instant.
@@ -24,7 +24,8 @@ export function UncertainTimeline({ items }: { items: UncertainRow[] }) {
         const e = i.endedAt ? new Date(i.endedAt).getTime() : now;
         const left = ((s - start) / span) * 100;
         const width = Math.max(((e - s) / span) * 100, 0.8);
-        const label = `${i.tool} (${i.operationId}): ${human(i.cause)}, ${i.endedAt ? `${duration(i.startedAt, i.endedAt)}, ${human(i.resolution)}` : "still open"}`;
+        const by = i.resolvedBy ? `reconciled by ${labels[i.resolvedBy] ?? i.resolvedBy}` : null;
+        const label = `${i.tool} (${i.operationId}): ${human(i.cause)}, ${i.endedAt ? `${duration(i.startedAt, i.endedAt)}, ${human(i.resolution)}${by ? `, ${by}` : ""}` : "still open"}`;
         return (
           <div key={i.id} className="timeline-row" role="listitem" aria-label={label}>
             <div className="timeline-label">
@@ -33,7 +34,10 @@ export function UncertainTimeline({ items }: { items: UncertainRow[] }) {
             <div className="timeline-track">
               <div className={`timeline-bar ${i.endedAt ? "" : "open"}`} style={{ left: `${left}%`, width: `${width}%` }} title={label} />
             </div>
-            <div className="timeline-res">{i.endedAt ? (human(i.resolution) ?? "ended") : <strong>open</strong>}</div>
+            <div className="timeline-res">
+              {i.endedAt ? (human(i.resolution) ?? "ended") : <strong>open</strong>}
+              {by ? <span className="sub">{by}</span> : null}
+            </div>
           </div>
         );
       })}

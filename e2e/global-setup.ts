@@ -117,6 +117,9 @@ export default async function globalSetup() {
     // Short enough that a journey waits seconds, not minutes, for an unknown outcome to settle.
     QUIESCE_LOCAL_SETTLE_MS: "1500",
     QUIESCE_BARRIER_POLL_MS: "1000",
+    // The console's live stream is rotated every few seconds instead of every minute, so every journey
+    // crosses rotations and e2e/console/live-badge.spec.ts can watch several of them.
+    QUIESCE_CONSOLE_STREAM_SECONDS: "4",
   };
 
   const teardown = async () => {

@@ -23,7 +23,8 @@ test("a viewer sees no controls and the server refuses a hand-posted pause", asy
   await expect(page.getByRole("navigation", { name: "Main" }).getByRole("link", { name: "Audit log" })).toHaveCount(0);
   await expect(page.getByRole("navigation", { name: "Main" }).getByRole("link", { name: "API keys" })).toHaveCount(0);
   const audit = await page.goto("/audit");
-  expect(audit?.status()).toBe(404);
+  expect(audit?.status()).toBe(403);
+  await expect(page.getByRole("alert").filter({ hasText: "403" })).toContainText("Viewers can't open the Audit log; ask an admin.");
 
   // Post the pause action by hand with the viewer's own session cookie.
   const pause = actionId("app/(console)/runs/[runId]/actions.ts", "pauseRunAction");

@@ -2,7 +2,8 @@
 // console's live updates). A stream is only as good as the authority behind it: the caller's authority
 // is re-checked at least every QUIESCE_SSE_RECHECK_MS (default 5 s) and the stream is closed — after an
 // `event: revoked` — as soon as it is gone (key revoked or expired, member removed, user disabled,
-// session ended). Keep-alive comments hold proxies open; an optional maximum age ends every stream.
+// session ended). Keep-alive comments hold proxies open; an optional maximum age ends every stream
+// (announced first when the route asks, so a planned rotation is not mistaken for a failure).
 import "server-only";
 import { setting } from "../config";
 
@@ -19,6 +20,11 @@ export interface SseOptions {
   recheckMs?: number;
   /** Ends the stream after this long (the client reconnects and is authenticated afresh). */
   maxMs?: number;
+  /**
+   * Written just before that planned end (e.g. `retry: 250` and an `event: rotate`), so the client can
+   * tell a rotation from a failure and come back at once.
+   */
+  beforeMaxClose?: string;
 }
 
 const encoder = new TextEncoder();
@@ -95,7 +101,13 @@ export async function sseResponse(o: SseOptions): Promise<Response> {
           void recheck();
         }, recheckMs),
       );
-      if (o.maxMs) timers.push(setTimeout(close, o.maxMs));
+      if (o.maxMs)
+        timers.push(
+          setTimeout(() => {
+            if (o.beforeMaxClose) send(o.beforeMaxClose);
+            close();
+          }, o.maxMs),
+        );
     },
     cancel() {
       close();

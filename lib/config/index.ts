@@ -195,6 +195,10 @@ export const CONFIG = {
     group: "server",
     doc: "A run event stream closes after this many seconds; clients reconnect.",
   }),
+  QUIESCE_CONSOLE_STREAM_SECONDS: int(1, DAY_S, 60, {
+    group: "server",
+    doc: "The console's live-update stream is rotated (closed and re-opened, re-authenticated) this often; the page does not show it.",
+  }),
   QUIESCE_SSE_RECHECK_MS: int(1, 600_000, 5_000, {
     group: "server",
     doc: "Live streams re-check the caller's authority this often and close when it is gone (ms).",

@@ -11,7 +11,7 @@ import { authorize, assertTeam } from "./authorize";
 import { actorOf, type Principal } from "./principal";
 import { appendAudit } from "./audit";
 import { notifyControl } from "./notify";
-import { settleTx } from "./settlements";
+import { settleTx, whyUnknownTx } from "./settlements";
 import type { issueReceiptTx } from "./receipts";
 import { lockBarrierTx, reissueCoveringTx } from "./receipts";
 import { emitEventTx } from "./internal/events";
@@ -216,9 +216,11 @@ export async function resolveReconciliation(
     if (cur.status === "resolved") throw new QuiesceError("conflict", "reconciliation already resolved");
     const at = new Date();
     const actor = actorOf(p);
+    // Kept: re-settling below overwrites the reasons the "why unknown" is made of.
+    const unknownReason = await whyUnknownTx(tx, op.id);
     await tx.reconciliation.update({
       where: { id },
-      data: { status: "resolved", resolution: input.resolution, evidence, resolvedAt: at, resolvedBy: actor },
+      data: { status: "resolved", resolution: input.resolution, evidence, resolvedAt: at, resolvedBy: actor, unknownReason },
     });
     const provider = op.providerName
       ? await tx.provider.findUnique({ where: { teamId_name: { teamId: r.teamId, name: op.providerName } } })

@@ -7,6 +7,7 @@ import type { Tx } from "../db/prisma";
 import { newId } from "../ids";
 import { operationStateFor, type UncertainCause } from "../control/settlement";
 import { quietUntil } from "../control/barrier";
+import { whyUnknownText } from "../control/reconciliation";
 import type { SettledState } from "../control/types";
 
 export interface EffectRecord {
@@ -44,12 +45,17 @@ export interface SettleInput {
 export async function settleTx(tx: Tx, s: SettleInput): Promise<boolean> {
   let op: { id: string; runId: string };
   let startedAt: Date | null = null;
+  let whyUnknown: string | null = null;
+  // Only evidence that closes an open reconciliation (below) needs its "why unknown" kept.
+  const mayClose = s.state !== "unknown" && (!s.onlyIfPending || !s.settlementId);
   if (s.settlementId) {
     const cur = await tx.settlement.findUnique({
       where: { id: s.settlementId },
       select: { id: true, settledState: true, cancelRequestedAt: true, operation: { select: { id: true, runId: true } } },
     });
     if (!cur) return false;
+    // Read before this settlement's reason is overwritten below.
+    if (mayClose) whyUnknown = await whyUnknownTx(tx, cur.operation.id);
     const where = s.onlyIfPending ? { id: s.settlementId, settledState: null } : { id: s.settlementId };
     const n = await tx.settlement.updateMany({ where, data: { settledState: s.state, settledAt: s.at, settledReason: s.reason } });
     if (n.count === 0) return false;
@@ -61,6 +67,7 @@ export async function settleTx(tx: Tx, s: SettleInput): Promise<boolean> {
       : null;
     if (!row) return false;
     op = row;
+    if (mayClose) whyUnknown = await whyUnknownTx(tx, row.id);
   }
   if (s.effect) {
     await tx.effectReceipt.create({
@@ -103,6 +110,7 @@ export async function settleTx(tx: Tx, s: SettleInput): Promise<boolean> {
         evidence: s.reason,
         resolvedAt: s.at,
         resolvedBy: s.resolvedBy ?? "system:barrier",
+        unknownReason: whyUnknown,
       },
     });
   }
@@ -115,6 +123,19 @@ export async function settleTx(tx: Tx, s: SettleInput): Promise<boolean> {
     },
   });
   return true;
+}
+
+/**
+ * Why the operation's open reconciliation (if any) is unknown, as the queue shows it — read before a
+ * settlement overwrites the reasons it is made of. Null when nothing is open.
+ */
+export async function whyUnknownTx(tx: Tx, operationRowId: string): Promise<string | null> {
+  const r = await tx.reconciliation.findUnique({
+    where: { operationId: operationRowId },
+    select: { status: true, settlement: { select: { settledReason: true } }, operation: { select: { stateReason: true } } },
+  });
+  if (!r || r.status === "resolved") return null;
+  return whyUnknownText(r.settlement?.settledReason, r.operation.stateReason);
 }
 
 /**

@@ -12,6 +12,7 @@ import { getConsoleBarrier } from "../../lib/dal/console/barrier";
 import { getConsoleReceipt } from "../../lib/dal/console/receipt";
 import { recordObserved } from "../../lib/dal/observed";
 import { resolveReconciliation } from "../../lib/dal/reconciliations";
+import { recordLateReport } from "../../lib/dal/internal/late-report";
 import { createApiKey } from "../../lib/dal/api-keys";
 import { setTeamStopSettings } from "../../lib/dal/team-settings";
 import { gateCheck } from "../../lib/gate";
@@ -136,6 +137,11 @@ describe("stop-evidence findings", () => {
     });
     expect((await prisma().operation.findUniqueOrThrow({ where: { id: op.rowId } })).state).toBe("failed");
     expect((await prisma().uncertainInterval.findFirstOrThrow({ where: { operationId: op.rowId } })).endedAt).not.toBeNull();
+    // Why it was unknown is kept, although resolving re-settled the operation (its state reason moved on).
+    expect((await prisma().reconciliation.findUniqueOrThrow({ where: { id: rec.id } })).unknownReason).toBe(
+      "aborted_unknown reported by its executor (transport_lost)",
+    );
+    expect((await prisma().operation.findUniqueOrThrow({ where: { id: op.rowId } })).stateReason).not.toBe("transport_lost");
   });
 
   test("4: while an outcome is unknown the receipt never says 'nothing to roll back'; after a person settles it, it says who and when", async () => {
@@ -147,10 +153,17 @@ describe("stop-evidence findings", () => {
     expect(s1).not.toMatch(/nothing to roll back/i);
     expect(s1).not.toMatch(/unassigned|reconciled by the people/);
     const rec = await prisma().reconciliation.findUniqueOrThrow({ where: { operationId: op.rowId } });
+    const why = (await prisma().settlement.findFirstOrThrow({ where: { barrierId, operationId: op.rowId } })).settledReason;
+    expect(why).toBeTruthy();
     await resolveReconciliation(team.users.operator.principal, rec.id, {
       resolution: "effect_absent",
       evidence: "shell history shows the command never ran",
     });
+    // The settlement's reason is now the resolution; the reconciliation keeps why it was unknown.
+    expect((await prisma().settlement.findFirstOrThrow({ where: { barrierId, operationId: op.rowId } })).settledReason).toMatch(
+      /^reconciled by /,
+    );
+    expect((await prisma().reconciliation.findUniqueOrThrow({ where: { id: rec.id } })).unknownReason).toBe(why);
     const v2 = await latest(barrierId, 2);
     const b2 = v2.body as any;
     expect(v2.decision).toBe("stopped_and_quiet");
@@ -164,6 +177,30 @@ describe("stop-evidence findings", () => {
     expect(b2.summary.join(" ")).not.toMatch(/settled by (its|their) provider/);
     const view = await getBarrierView(team.users.viewer.principal, barrierId);
     expect(view.ladder.execution_quiesced.detail).not.toMatch(/answered by its provider|settled by its provider/);
+  });
+
+  test("4b: late evidence that closes an unknown keeps why it was unknown on the reconciliation", async () => {
+    const { root } = await makeTree(team.teamId, 0);
+    const op = await addOp(team.teamId, root, { state: "running", tool: "bash", operationId: `f4b-${root.runId}` });
+    const { barrierId } = await killRun(team.users.operator.principal, root.runId, "stop");
+    await latest(barrierId);
+    const why = (await prisma().settlement.findFirstOrThrow({ where: { barrierId, operationId: op.rowId } })).settledReason;
+    expect(why).toBeTruthy();
+    await prisma().$transaction((tx) =>
+      recordLateReport(tx, {
+        operationRowId: op.rowId,
+        teamId: team.teamId,
+        runId: root.runId,
+        outcome: "succeeded",
+        effect: { providerOperationId: "late-1" },
+        reportedBy: "key:late-worker",
+      }),
+    );
+    const rec = await prisma().reconciliation.findUniqueOrThrow({ where: { operationId: op.rowId } });
+    expect(rec).toMatchObject({ status: "resolved", resolution: "effect_present", resolvedBy: "key:late-worker", unknownReason: why });
+    expect((await prisma().settlement.findFirstOrThrow({ where: { barrierId, operationId: op.rowId } })).settledReason).toBe(
+      "late effect reported by key:late-worker",
+    );
   });
 
   test("5: one acknowledgment does not mark the whole subtree observed; quiesced is not done while an outcome is unknown", async () => {

@@ -90,3 +90,35 @@ test("console: removing the member ends the live stream (the helper with the con
   expect(rest.text).toContain("event: revoked");
   ac.abort();
 });
+
+test("a planned end (maxMs) is announced first, so the console can tell a rotation from a failure", async () => {
+  const ac = new AbortController();
+  const t0 = Date.now();
+  const res = await sseResponse({
+    req: new Request("http://localhost/api/console/events", { signal: ac.signal }),
+    recheck: async () => true,
+    subscribe: async () => () => {},
+    first: "retry: 2000\n: connected\n\n",
+    maxMs: 600,
+    beforeMaxClose: "retry: 250\nevent: rotate\ndata: {}\n\n",
+  });
+  const all = await readUntilEnd(res.body!, 5000);
+  expect(all.ended).toBe(true);
+  expect(Date.now() - t0).toBeGreaterThanOrEqual(550);
+  // The announcement is the last thing on the stream, after everything else.
+  expect(all.text.endsWith("retry: 250\nevent: rotate\ndata: {}\n\n")).toBe(true);
+  expect(all.text.startsWith("retry: 2000\n: connected\n\n")).toBe(true);
+  // A stream that ends because its authority is gone is not announced as a rotation.
+  const revoked = await sseResponse({
+    req: new Request("http://localhost/api/console/events"),
+    recheck: async () => false,
+    subscribe: async () => () => {},
+    maxMs: 60_000,
+    beforeMaxClose: "event: rotate\ndata: {}\n\n",
+  });
+  const r = await readUntilEnd(revoked.body!, 5000);
+  expect(r.ended).toBe(true);
+  expect(r.text).toContain("event: revoked");
+  expect(r.text).not.toContain("event: rotate");
+  ac.abort();
+});

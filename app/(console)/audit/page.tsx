@@ -1,12 +1,11 @@
 // The team's audit log: every control write, who made it, before and after, newest first; filterable.
 // Plain GET form and links, so it works (and is bookmarkable) without client code.
 import Link from "next/link";
-import { notFound } from "next/navigation";
 import { requireSession } from "@/lib/dal/session";
+import { requirePage } from "@/lib/actions/forbidden";
 import { checkAuditChain, listConsoleAudit } from "@/lib/dal/console/audit";
 import { actorLabels } from "@/lib/dal/console/people";
 import { AuditQuery } from "@/lib/schemas/console";
-import { isAllowed } from "@/lib/control/authz";
 import { Time } from "@/components/time";
 import { EmptyState } from "@/components/states";
 
@@ -41,7 +40,7 @@ function Json({ value }: { value: unknown }) {
 export default async function AuditPage({ searchParams }: { searchParams: Promise<Record<string, string | string[] | undefined>> }) {
   const s = await requireSession();
   // The nav hides this page from roles without audit.read; the page refuses them too.
-  if (!isAllowed({ type: "user", role: s.principal.role }, "audit.read")) notFound();
+  requirePage(s.principal.role, "/audit");
   const raw = Object.fromEntries(Object.entries(await searchParams).map(([k, v]) => [k, Array.isArray(v) ? v[0] : v]));
   const parsed = AuditQuery.safeParse(raw);
   const f = parsed.success ? parsed.data : {};

@@ -1,12 +1,11 @@
-// Decided before anything streams, so a role without key.manage gets a real 404 (not a 200 page
-// that says "not found"), exactly as if the page did not exist.
+// Decided before anything streams: a role without key.manage gets a real 403 that names the role
+// (app/(console)/forbidden.tsx), not a 200 page and not a 404.
 import type { ReactNode } from "react";
-import { notFound } from "next/navigation";
 import { requireSession } from "@/lib/dal/session";
-import { isAllowed } from "@/lib/control/authz";
+import { requirePage } from "@/lib/actions/forbidden";
 
 export default async function Layout({ children }: { children: ReactNode }) {
   const s = await requireSession();
-  if (!isAllowed({ type: "user", role: s.principal.role }, "key.manage")) notFound();
+  requirePage(s.principal.role, "/keys");
   return children;
 }

@@ -1,15 +1,14 @@
-import { notFound } from "next/navigation";
 import { requireSession } from "@/lib/dal/session";
+import { requirePage } from "@/lib/actions/forbidden";
 import { listApiKeys } from "@/lib/dal/api-keys";
 import { listTeamMembers } from "@/lib/dal/console/reconciliations";
-import { isAllowed } from "@/lib/control/authz";
 import { KeysPanel } from "@/components/keys-panel";
 
 export const metadata = { title: "API keys" };
 
 export default async function KeysPage() {
   const s = await requireSession();
-  if (!isAllowed({ type: "user", role: s.principal.role }, "key.manage")) notFound();
+  requirePage(s.principal.role, "/keys");
   const [keys, members] = await Promise.all([
     listApiKeys(s.principal, { teamId: s.principal.teamId, includeRevoked: true }),
     listTeamMembers(s.principal),

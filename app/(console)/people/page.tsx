@@ -1,14 +1,13 @@
-import { notFound } from "next/navigation";
 import { requireSession } from "@/lib/dal/session";
+import { requirePage } from "@/lib/actions/forbidden";
 import { listMembers } from "@/lib/dal/members";
-import { isAllowed } from "@/lib/control/authz";
 import { PeoplePanel } from "@/components/people-panel";
 
 export const metadata = { title: "People" };
 
 export default async function PeoplePage() {
   const s = await requireSession();
-  if (!isAllowed({ type: "user", role: s.principal.role }, "member.manage")) notFound();
+  requirePage(s.principal.role, "/people");
   const members = await listMembers(s.principal, s.principal.teamId);
   return (
     <section aria-labelledby="people-page-title">

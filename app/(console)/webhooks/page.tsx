@@ -1,7 +1,6 @@
-import { notFound } from "next/navigation";
 import { requireSession } from "@/lib/dal/session";
+import { requirePage } from "@/lib/actions/forbidden";
 import { listWebhookDeliveries, listWebhookEndpoints } from "@/lib/dal/webhooks";
-import { isAllowed } from "@/lib/control/authz";
 import { WebhooksPanel } from "@/components/webhooks-panel";
 
 export const metadata = { title: "Webhooks" };
@@ -9,7 +8,7 @@ export const dynamic = "force-dynamic";
 
 export default async function WebhooksPage() {
   const s = await requireSession();
-  if (!isAllowed({ type: "user", role: s.principal.role }, "key.manage")) notFound();
+  requirePage(s.principal.role, "/webhooks");
   const [endpoints, dead, pending] = await Promise.all([
     listWebhookEndpoints(s.principal),
     listWebhookDeliveries(s.principal, "dead"),

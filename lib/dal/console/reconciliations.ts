@@ -6,7 +6,7 @@ import { authorize } from "../authorize";
 import type { Principal } from "../principal";
 import type { Role } from "../../control/types";
 import { consoleTeam } from "./team";
-import { OPEN_RECONCILIATION_STATUSES, type ReconciliationStatus } from "../../control/reconciliation";
+import { OPEN_RECONCILIATION_STATUSES, whyUnknownText, type ReconciliationStatus } from "../../control/reconciliation";
 
 export interface ReconciliationRow {
   id: string;
@@ -18,7 +18,8 @@ export interface ReconciliationRow {
   tool: string;
   providerName: string | null;
   providerJobId: string | null;
-  settledReason: string | null;
+  /** Why the outcome was unknown; kept after resolution (null: resolved before it was kept). */
+  whyUnknown: string | null;
   providerResponse: string | null;
   effectExpected: string | null;
   assignee: { id: string; email: string; name: string } | null;
@@ -69,10 +70,10 @@ export async function listConsoleReconciliations(
     tool: r.operation.tool,
     providerName: r.operation.providerName,
     providerJobId: r.operation.providerJobId,
-    // Without a barrier the executor itself gave up on the call (its report is the evidence).
-    settledReason:
-      r.settlement?.settledReason ??
-      `aborted_unknown reported by its executor${r.operation.stateReason ? ` (${r.operation.stateReason})` : ""}`,
+    // Why it was unknown. Open: the settlement's reason (or, without a barrier, its executor's report).
+    // Resolved: the reason kept at resolution, since resolving re-settled the operation and overwrote
+    // both; null for a row resolved before that reason was kept.
+    whyUnknown: r.status === "resolved" ? r.unknownReason : whyUnknownText(r.settlement?.settledReason, r.operation.stateReason),
     providerResponse: r.settlement?.providerResponse ?? null,
     effectExpected: r.settlement?.effectExpected ?? null,
     assignee: r.assigneeUserId

@@ -54,6 +54,8 @@ export interface UncertainRow {
   startedAt: string;
   endedAt: string | null;
   resolution: string | null;
+  /** Who ended it by resolving the operation's reconciliation (actor string), if a person did. */
+  resolvedBy: string | null;
 }
 export interface DecisionRow {
   id: string;
@@ -170,7 +172,7 @@ export async function getRunDetail(p: Principal, runId: string): Promise<RunDeta
       where: { teamId, runId: { in: ids } },
       orderBy: { startedAt: "asc" },
       take: 200,
-      include: { operation: { select: { operationId: true, tool: true } } },
+      include: { operation: { select: { operationId: true, tool: true, reconciliation: { select: { status: true, resolvedBy: true } } } } },
     }),
     db.gateDecision.findMany({ where: { teamId, runId: { in: ids } }, orderBy: { id: "desc" }, take: 50 }),
     db.barrier.findMany({ where: { teamId, runId: { in: ids } }, orderBy: { requestedAt: "desc" }, take: 20 }),
@@ -215,6 +217,7 @@ export async function getRunDetail(p: Principal, runId: string): Promise<RunDeta
       startedAt: u.startedAt.toISOString(),
       endedAt: iso(u.endedAt),
       resolution: u.resolution,
+      resolvedBy: u.endedAt && u.operation.reconciliation?.status === "resolved" ? u.operation.reconciliation.resolvedBy : null,
     })),
     decisions: decisions.map((d) => ({
       id: d.id.toString(),

@@ -29,7 +29,11 @@ export async function runsView(
 export type RunView = RunDetail & { labels: Labels };
 export async function runView(p: Principal, runId: string): Promise<RunView> {
   const d = await getRunDetail(p, runId);
-  const labels = await actorLabels(p, [...d.tree.map((n) => n.lifecycleChangedBy), ...d.barriers.map((b) => b.requestedBy)]);
+  const labels = await actorLabels(p, [
+    ...d.tree.map((n) => n.lifecycleChangedBy),
+    ...d.barriers.map((b) => b.requestedBy),
+    ...d.uncertain.map((u) => u.resolvedBy),
+  ]);
   return { ...d, labels };
 }
 

@@ -2,14 +2,16 @@
 // quiesce_control (lib/abort/listener.ts). Only the member's own team's events are forwarded, and each
 // event is only a hint to refetch — the pages re-read through the authorized dal. The member's session
 // is re-checked every few seconds (lib/api/sse.ts): a removed member, a disabled user or an ended
-// session stops receiving at once. The stream also ends after a minute and the browser reconnects.
+// session stops receiving at once. The stream is also rotated every QUIESCE_CONSOLE_STREAM_SECONDS
+// (default 60): it announces `event: rotate` with `retry: 250` first, the browser is back within a
+// fraction of a second, and the Live badge does not flicker (components/providers.tsx).
 import { currentSession, sessionRecheck } from "@/lib/dal/session";
 import { controlListener } from "@/lib/abort/listener";
 import { SSE_HEADERS, sseResponse } from "@/lib/api/sse";
+import { setting } from "@/lib/config";
 
 export const dynamic = "force-dynamic";
 
-const STREAM_SECONDS = 60;
 const PING_SECONDS = 15;
 
 export async function GET(req: Request): Promise<Response> {
@@ -22,7 +24,8 @@ export async function GET(req: Request): Promise<Response> {
       req,
       recheck,
       keepAliveMs: PING_SECONDS * 1000,
-      maxMs: STREAM_SECONDS * 1000,
+      maxMs: setting("QUIESCE_CONSOLE_STREAM_SECONDS") * 1000,
+      beforeMaxClose: `retry: 250\nevent: rotate\ndata: {}\n\n`,
       first: `retry: 2000\n: connected\n\n`,
       subscribe: (send) =>
         controlListener().subscribe("*", (e) => {
