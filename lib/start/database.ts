@@ -5,6 +5,8 @@ import { spawn } from "node:child_process";
 import path from "node:path";
 import { EMBEDDED_DIR, EMBEDDED_PORT, startEmbeddedPostgres } from "../db/embedded";
 import { setting } from "../config";
+import { BUILT_DIR } from "../build/current";
+import { nodeFlags } from "./plan";
 
 export const EMBEDDED_DATABASE = "quiesce";
 
@@ -58,12 +60,26 @@ export async function withDatabase<T>(fn: (url: string) => Promise<T>, log?: (li
  * a one-shot command alive, and a server cannot stop fast while clients hold connections).
  */
 export async function closeDbClients(): Promise<void> {
-  const g = globalThis as unknown as { quiescePrisma?: { $disconnect(): Promise<void> }; quiescePool?: { end(): Promise<void> } };
+  const g = globalThis as unknown as {
+    quiescePrisma?: { $disconnect(): Promise<void> };
+    quiescePool?: { end(): Promise<void> };
+    quiesceDbClientsHeld?: boolean;
+  };
+  // Several commands share this process (`quiesce together`): the clients are closed once, after the last.
+  if (g.quiesceDbClientsHeld) return;
   const p = g.quiescePrisma;
   const pl = g.quiescePool;
   g.quiescePrisma = undefined;
   g.quiescePool = undefined;
   await Promise.all([p?.$disconnect().catch(() => {}), pl?.end().catch(() => {})]);
+}
+
+/**
+ * While `hold` is true, closeDbClients() does nothing: for several long-running commands in one process
+ * (`quiesce together`), where the first to finish must not close the pool the others still use.
+ */
+export function holdDbClients(hold: boolean): void {
+  (globalThis as unknown as { quiesceDbClientsHeld?: boolean }).quiesceDbClientsHeld = hold;
 }
 
 /**
@@ -73,10 +89,12 @@ export async function closeDbClients(): Promise<void> {
 export async function openDatabaseHosted(log: (line: string) => void = () => {}): Promise<DatabaseHandle> {
   if (setting("DATABASE_URL")) return openDatabase(log);
   log(`starting embedded PostgreSQL on port ${EMBEDDED_PORT} (data: ${EMBEDDED_DIR}) …`);
-  const host = spawn(process.execPath, ["--conditions=react-server", "--import", "tsx", path.join(import.meta.dirname, "pg-host.ts")], {
+  // From the prebuilt CLI, its pg-host.mjs (plain JavaScript); from source, pg-host.ts through tsx.
+  const entry = BUILT_DIR ? [path.join(BUILT_DIR, "pg-host.mjs")] : ["--import", "tsx", path.join(import.meta.dirname, "pg-host.ts")];
+  const host = spawn(process.execPath, ["--conditions=react-server", ...(BUILT_DIR ? nodeFlags("pg-host") : []), ...entry], {
     detached: true,
     stdio: ["ignore", "inherit", "inherit", "ipc"],
-    env: process.env,
+    env: { ...process.env, MALLOC_ARENA_MAX: process.env.MALLOC_ARENA_MAX ?? "2" },
   });
   const exited = new Promise<number | null>((r) => host.once("exit", (code) => r(code)));
   const ready = await new Promise<{ url: string; owned: boolean }>((resolve, reject) => {
