@@ -56,9 +56,13 @@ export function rssOf(pid: number): number | null {
 export function stackName(p: ProcInfo): string {
   const c = p.cmdline.join(" ");
   if (/next-server|next[\\/]dist[\\/]bin[\\/]next/.test(c)) return "web (next start)";
-  if (/pg-host\.(mjs|ts)/.test(c)) return "embedded-PostgreSQL host";
-  const cli = /quiesce\.(?:mjs|ts)\s+(\S+)/.exec(c);
-  if (cli) return cli[1] === "start" ? "supervisor (quiesce start)" : cli[1]!;
+  const cli = /quiesce\.(?:mjs|ts)\s+(\S+)(.*)$/.exec(c);
+  if (cli?.[1] === "start") return "supervisor (quiesce start)";
+  if (cli?.[1] === "together") {
+    const members = cli[2]!.split(" + ").map((m) => m.trim().split(" ")[0]);
+    return `workers (${members.join(" + ")})`;
+  }
+  if (cli) return cli[1]!;
   if (/(^|[\\/ ])npm(-cli\.js)?( |$)/.test(c)) return "npm";
   return p.cmdline[0]?.split("/").pop() ?? String(p.pid);
 }

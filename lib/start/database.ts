@@ -1,12 +1,8 @@
 // Which PostgreSQL the CLI talks to: DATABASE_URL when set, else the embedded server of
 // lib/db/embedded.ts (started here, or reused when `npm start` already runs it). Sets
 // process.env.DATABASE_URL so prisma()/pool() and every child process use the same database.
-import { spawn } from "node:child_process";
-import path from "node:path";
 import { EMBEDDED_DIR, EMBEDDED_PORT, startEmbeddedPostgres } from "../db/embedded";
 import { setting } from "../config";
-import { BUILT_DIR } from "../build/current";
-import { nodeFlags } from "./plan";
 
 export const EMBEDDED_DATABASE = "quiesce";
 
@@ -83,37 +79,18 @@ export function holdDbClients(hold: boolean): void {
 }
 
 /**
- * For `npm start`: like openDatabase, but the embedded server runs in a detached host process
- * (lib/start/pg-host.ts) so that a terminal Ctrl-C does not stop it before everything else.
+ * For `npm start`: like openDatabase, but the embedded server runs detached from the terminal (a session
+ * of its own) so that a Ctrl-C does not stop it before everything else; `npm start` stops it last. If
+ * `npm start` dies abruptly, the server stops itself (lib/db/embedded.ts#spawnDetachedPostgres). No
+ * process of ours hosts it: a Node process only for that cost some 50 MB (docs/operating.md#processes-and-memory).
  */
 export async function openDatabaseHosted(log: (line: string) => void = () => {}): Promise<DatabaseHandle> {
   if (setting("DATABASE_URL")) return openDatabase(log);
   log(`starting embedded PostgreSQL on port ${EMBEDDED_PORT} (data: ${EMBEDDED_DIR}) …`);
-  // From the prebuilt CLI, its pg-host.mjs (plain JavaScript); from source, pg-host.ts through tsx.
-  const entry = BUILT_DIR ? [path.join(BUILT_DIR, "pg-host.mjs")] : ["--import", "tsx", path.join(import.meta.dirname, "pg-host.ts")];
-  const host = spawn(process.execPath, ["--conditions=react-server", ...(BUILT_DIR ? nodeFlags("pg-host") : []), ...entry], {
-    detached: true,
-    stdio: ["ignore", "inherit", "inherit", "ipc"],
-    env: { ...process.env, MALLOC_ARENA_MAX: process.env.MALLOC_ARENA_MAX ?? "2" },
-  });
-  const exited = new Promise<number | null>((r) => host.once("exit", (code) => r(code)));
-  const ready = await new Promise<{ url: string; owned: boolean }>((resolve, reject) => {
-    host.once("message", (m: { type: string; url?: string; owned?: boolean; message?: string }) => {
-      if (m.type === "ready") resolve({ url: m.url!, owned: m.owned! });
-      else reject(new Error(`embedded PostgreSQL did not start: ${m.message}`));
-    });
-    void exited.then((code) => reject(new Error(`embedded PostgreSQL host exited (code ${code}) before it was ready`)));
-  });
-  if (!ready.owned) log("reusing the embedded PostgreSQL that is already running");
-  process.env.DATABASE_URL = ready.url;
-  return {
-    url: ready.url,
-    source: "embedded",
-    owned: ready.owned,
-    stop: async () => {
-      if (!ready.owned || host.exitCode !== null) return;
-      host.send("stop");
-      await exited;
-    },
-  };
+  const server = await startEmbeddedPostgres({ detached: true });
+  if (!server.owned) log("reusing the embedded PostgreSQL that is already running");
+  await server.createDatabase(EMBEDDED_DATABASE);
+  const url = server.url(EMBEDDED_DATABASE);
+  process.env.DATABASE_URL = url;
+  return { url, source: "embedded", owned: server.owned, stop: server.stop };
 }

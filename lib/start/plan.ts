@@ -56,8 +56,8 @@ export const COMPANIONS: { name: string; args: string[]; afterWeb: boolean; opti
  *    depend on any of them: a killed run is refused at the gate whether or not its barrier has settled.
  *    Started once the web app answers (the demo fleet needs the API). Deployments run the barrier
  *    engine and the webhook worker as services of their own (docs/deploy.md).
- * Not combined: the web app (Next), the API process (the agents' hot path, isolated from everything
- * else) and the embedded-PostgreSQL host (a detached process by design, lib/start/pg-host.ts).
+ * Not combined: the web app (Next) and the API process (the agents' hot path, isolated from everything
+ * else). The embedded PostgreSQL needs no Node process of its own (lib/db/embedded.ts#spawnDetachedPostgres).
  * docs/operating.md#processes-and-memory explains the choice.
  */
 export const GROUPS: { name: string; members: string[] }[] = [

@@ -69,7 +69,6 @@ beforeAll(() => {
       "console.log(JSON.stringify({ here, greeting, built: BUILT_DIR, routes: Object.fromEntries(loaded) }));",
     ].join("\n"),
   );
-  put("lib/start/pg-host.ts", "console.log('pg-host');\n");
   put("lib/start/prepare.ts", "console.log('prepare');\n");
   put("app/api/v1/ping/route.ts", "export function GET() { return new Response('pong'); }\n");
 });
@@ -79,7 +78,7 @@ test("a build runs in plain node: our files bundled, import.meta.dirname still t
   expect((await checkCliBuild(fake)).fresh).toBe(false);
   const first = await ensureCliBuild(fake);
   expect(first.built).toBe(true);
-  for (const f of ["quiesce.mjs", "pg-host.mjs", "prepare.mjs"]) expect(existsSync(path.join(first.dir, f))).toBe(true);
+  for (const f of ["quiesce.mjs", "prepare.mjs"]) expect(existsSync(path.join(first.dir, f))).toBe(true);
   const out = await run([path.join(first.dir, "quiesce.mjs")]);
   expect(out.stderr).toBe("");
   const said = JSON.parse(out.stdout) as { here: string; greeting: string; built: string; routes: Record<string, string[]> };
