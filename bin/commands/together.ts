@@ -8,10 +8,17 @@
 import type { Command } from "./types";
 import { UsageError } from "../../lib/cli/args";
 import { closeDbClients, holdDbClients } from "../../lib/start/database";
-import { COMMAND_NAMES } from "./names";
+import { COMMAND_NAMES, type CommandName } from "./names";
 
-/** Commands that run until stopped and may share a process. */
-export const TOGETHER_COMMANDS = ["barrier-worker", "webhook-worker", "provider-sim", "demo", "api"] as const;
+/** Commands that run until stopped and may share a process (loaded here, not through ./index: no cycle). */
+const LOADERS = {
+  "barrier-worker": () => import("./barrier-worker").then((m) => m.barrierWorkerCommand),
+  "webhook-worker": () => import("./webhook-worker").then((m) => m.webhookWorkerCommand),
+  "provider-sim": () => import("./provider-sim").then((m) => m.providerSimCommand),
+  demo: () => import("./demo").then((m) => m.demoCommand),
+  api: () => import("./api").then((m) => m.apiCommand),
+} satisfies Partial<Record<CommandName, () => Promise<Command>>>;
+export const TOGETHER_COMMANDS = Object.keys(LOADERS) as (keyof typeof LOADERS)[];
 
 export function splitMembers(argv: string[]): { name: string; args: string[] }[] {
   const members: { name: string; args: string[] }[] = [];
@@ -41,8 +48,7 @@ export const togetherCommand: Command = {
   usage: `npm run quiesce -- together <command> [flags] + <command> [flags] …   (commands: ${TOGETHER_COMMANDS.join(", ")})`,
   async run(argv) {
     const members = splitMembers(argv);
-    const { commands } = await import("./index");
-    const loaded = await Promise.all(members.map(async (m) => ({ ...m, command: await commands[m.name]!() })));
+    const loaded = await Promise.all(members.map(async (m) => ({ ...m, command: await LOADERS[m.name as keyof typeof LOADERS]() })));
     let stopping = false;
     const onStop = () => {
       stopping = true;

@@ -53,7 +53,7 @@ test("production children run the prebuilt CLI with capped V8 settings; from sou
   const api = built.find((c) => c.name === "api")!;
   expect(api.args).toContain("/b/x/quiesce.mjs");
   expect(api.args).not.toContain("tsx");
-  expect(api.args).toEqual(expect.arrayContaining(["--max-semi-space-size=8", "--v8-pool-size=1"]));
+  expect(api.args).toEqual(expect.arrayContaining(["--max-semi-space-size=2", "--v8-pool-size=1"]));
   expect(built[0]!.args).toEqual(expect.arrayContaining(["--max-semi-space-size=1", "--max-old-space-size=512"]));
   const source = planChildren(ROOT, ["api"], { port: 1, dev: false, demo: false });
   expect(source[1]!.args).toEqual(expect.arrayContaining(["--import", "tsx", `${ROOT}/bin/quiesce.ts`]));

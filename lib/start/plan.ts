@@ -66,13 +66,13 @@ export const GROUPS: { name: string; members: string[] }[] = [
 ];
 
 /**
- * V8 settings per process (not under --dev): a small young generation (1 MB semi-spaces; 8 MB for the API process, which
- * allocates per request at hundreds of requests a second), one V8 platform thread instead of one per CPU
+ * V8 settings per process (not under --dev): a small young generation (1 MB semi-spaces; 2 MB for the API process, which
+ * allocates per request at hundreds of requests a second; V8's default lets it grow to 16 MB), one V8 platform thread instead of one per CPU
  * (each keeps a malloc arena of its own), and an old-space cap so a leak ends in a loud crash rather
  * than in swap. Measured in docs/benchmarks.md#memory.
  */
 export function nodeFlags(name: string): string[] {
-  const semi = name === "api" ? 8 : 1;
+  const semi = name === "api" ? 2 : 1;
   const old = name === "web" ? 512 : name === "api" ? 384 : 256;
   // Background workers compile Prisma's WebAssembly query compiler with the baseline compiler only:
   // some 30 MB less code; the optimizing tier would make their few queries a second no faster that
