@@ -167,15 +167,19 @@ function prune(root, keep) {
   }
 }
 
+/** Builds of this process in progress (they share esbuild's one service process). */
+let building = 0;
+
 /** Builds now, whatever the manifest says. Returns { dir, ms }. */
 export async function buildCli(root) {
   const esbuild = await import("esbuild");
   const base = path.join(root, BUILD_DIR);
   mkdirSync(base, { recursive: true });
-  const tmp = path.join(base, `tmp-${process.pid}-${Date.now()}`);
+  const tmp = path.join(base, `tmp-${process.pid}-${Date.now()}-${Math.random().toString(36).slice(2, 8)}`);
   const routes = routeFiles(root);
   const started = Date.now();
   let result;
+  building++;
   try {
     result = await esbuild.build({
       absWorkingDir: root,
@@ -198,8 +202,9 @@ export async function buildCli(root) {
       banner: { js: "// Quiesce CLI build (lib/build/cli-build.mjs); generated, do not edit." },
     });
   } finally {
-    // esbuild's service process would otherwise stay for the life of this process (60 MB).
-    await esbuild.stop();
+    // esbuild's service process would otherwise stay for the life of this process (60 MB); stopping
+    // it while another build of this process runs would leave that build hanging.
+    if (--building === 0) await esbuild.stop();
   }
   const inputs = [...new Set([...Object.keys(result.metafile.inputs).filter((f) => !f.startsWith("node_modules/")), THIS_FILE])];
   // Inputs esbuild names relative to absWorkingDir; a virtual or out-of-tree one cannot be hashed.
@@ -207,8 +212,14 @@ export async function buildCli(root) {
   const hash = hashInputs(root, hashable);
   const name = `${hash.slice(0, 16)}`;
   const dir = path.join(base, name);
-  if (existsSync(dir)) rmSync(tmp, { recursive: true, force: true });
-  else renameSync(tmp, dir);
+  try {
+    if (existsSync(dir)) throw new Error("built already");
+    renameSync(tmp, dir);
+  } catch (err) {
+    // Another process built the same inputs at the same moment: theirs is identical; keep it.
+    rmSync(tmp, { recursive: true, force: true });
+    if (!existsSync(dir)) throw err;
+  }
   const manifest = {
     format: FORMAT,
     dir: name,
@@ -218,7 +229,7 @@ export async function buildCli(root) {
     inputs: hashable,
     builtAt: new Date().toISOString(),
   };
-  const mtmp = path.join(base, `${MANIFEST}.${process.pid}.tmp`);
+  const mtmp = path.join(base, `${MANIFEST}.${path.basename(tmp)}.tmp`);
   writeFileSync(mtmp, `${JSON.stringify(manifest, null, 1)}\n`);
   renameSync(mtmp, path.join(base, MANIFEST));
   prune(root, name);

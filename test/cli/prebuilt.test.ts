@@ -23,7 +23,7 @@ interface Ran {
   stderr: string;
 }
 
-function run(args: string[], env: Record<string, string | undefined> = {}, opts: { untilLine?: RegExp } = {}): Promise<Ran> {
+function run(args: string[], env: Record<string, string | undefined> = {}): Promise<Ran> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, args, { cwd: ROOT, env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "pipe"] });
     let stdout = "";
@@ -32,7 +32,6 @@ function run(args: string[], env: Record<string, string | undefined> = {}, opts:
     child.stderr.on("data", (d) => (stderr += d));
     child.once("error", reject);
     child.once("close", (code) => resolve({ code, stdout, stderr }));
-    void opts;
   });
 }
 
@@ -87,6 +86,13 @@ test("a build runs in plain node: our files bundled, import.meta.dirname still t
   expect(said.routes).toEqual({ "api/v1/ping/route.ts": ["GET"] });
   // Nothing changed: no second build.
   expect(await ensureCliBuild(fake)).toEqual({ dir: first.dir, built: false });
+});
+
+test("two builds of the same inputs at the same moment both succeed, with one result", async () => {
+  const [a, b] = await Promise.all([buildCli(fake), buildCli(fake)]);
+  expect(a.dir).toBe(b.dir);
+  expect((await checkCliBuild(fake)).fresh).toBe(true);
+  expect(JSON.parse((await run([path.join(a.dir, "quiesce.mjs")])).stdout).greeting).toBe("one");
 });
 
 test("rebuilt exactly when needed: an input's content, a new route file, a removed input", async () => {
