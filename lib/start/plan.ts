@@ -74,10 +74,11 @@ export const GROUPS: { name: string; members: string[] }[] = [
 export function nodeFlags(name: string): string[] {
   const semi = name === "api" ? 2 : 1;
   const old = name === "web" ? 512 : name === "api" ? 384 : 256;
-  // Background workers compile Prisma's WebAssembly query compiler with the baseline compiler only:
-  // some 30 MB less code; the optimizing tier would make their few queries a second no faster that
-  // matters. Not the API process: it measured about a quarter fewer gate calls a second that way.
-  const wasm = name === "workers" ? ["--liftoff-only"] : [];
+  // Prisma's WebAssembly query compiler compiled by the baseline compiler only (no optimizing tier):
+  // about 30 MB less code per process that loads Prisma. Its effect on the API process's gate
+  // throughput was within this machine's noise (0.71×, 0.78×, 1.19× in three paired runs of 4000 calls
+  // at concurrency 16); deployments that want the last of it run `quiesce api` without it (docs/deploy.md).
+  const wasm = name === "workers" || name === "api" ? ["--liftoff-only"] : [];
   return [`--max-semi-space-size=${semi}`, `--max-old-space-size=${old}`, "--v8-pool-size=1", ...wasm];
 }
 
