@@ -75,9 +75,10 @@ export function nodeFlags(name: string): string[] {
   const semi = name === "api" ? 2 : 1;
   const old = name === "web" ? 512 : name === "api" ? 384 : 256;
   // Prisma's WebAssembly query compiler compiled by the baseline compiler only (no optimizing tier):
-  // about 30 MB less code per process that loads Prisma. Its effect on the API process's gate
-  // throughput was within this machine's noise (0.71×, 0.78×, 1.19× in three paired runs of 4000 calls
-  // at concurrency 16); deployments that want the last of it run `quiesce api` without it (docs/deploy.md).
+  // about 30 MB less code per process that loads Prisma. For the API process this is a trade: in two
+  // paired runs of 4000 gate calls at concurrency 16 on the loaded 2-core machine it did 0.71× and 0.78×
+  // the calls a second. `npm start` is the one-machine stack, held to ≤ 400 MB at rest; deployments run
+  // `quiesce api` themselves, without these flags (docs/deploy.md). Drop "api" here to trade back.
   const wasm = name === "workers" || name === "api" ? ["--liftoff-only"] : [];
   return [`--max-semi-space-size=${semi}`, `--max-old-space-size=${old}`, "--v8-pool-size=1", ...wasm];
 }
