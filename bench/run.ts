@@ -1,4 +1,5 @@
 // `npm run bench [-- --only gate] [--iterations 2000] [--warmup 200] [--concurrency 1,16] [--write-docs]`
+//   memory section: [--memory-rest 90 (seconds)] [--memory-soak [--memory-soak-minutes 10]]
 // Runs each registered section on a fresh, migrated database of its own and prints Markdown tables.
 // Figures are reported, never asserted: speed belongs here, not in tests (docs/architecture.md#evidence-that-it-works).
 // Add a section: write bench/<name>.ts exporting a BenchSection, and add it to SECTIONS below.
@@ -13,12 +14,22 @@ import { hookSection } from "./hook";
 import { httpSection } from "./http";
 import { fleetSection } from "./fleet";
 import { runsListSection } from "./runs-list";
+import { memorySection } from "./memory";
 import { closeDbClients } from "../lib/start/database";
 import type { BenchSection } from "./lib/section";
 
 export type { BenchContext, BenchSection } from "./lib/section";
 
-const SECTIONS: BenchSection[] = [gateSection, httpSection, killSection, abortSection, hookSection, fleetSection, runsListSection];
+const SECTIONS: BenchSection[] = [
+  gateSection,
+  httpSection,
+  killSection,
+  abortSection,
+  hookSection,
+  fleetSection,
+  runsListSection,
+  memorySection,
+];
 
 const ROOT = path.resolve(import.meta.dirname, "..");
 
@@ -37,6 +48,9 @@ async function main() {
         warmup: { type: "string", default: "200" },
         concurrency: { type: "string", default: "1,16" },
         "write-docs": { type: "boolean" },
+        "memory-rest": { type: "string", default: "90" },
+        "memory-soak": { type: "boolean" },
+        "memory-soak-minutes": { type: "string", default: "10" },
       },
       strict: true,
       allowPositionals: false,
@@ -51,6 +65,12 @@ async function main() {
   const concurrencies = values.concurrency!.split(",").map((s) => Number(s.trim()));
   if (concurrencies.some((c) => !Number.isInteger(c) || c < 1 || c > 256))
     fail(`--concurrency: comma-separated whole numbers 1–256, got "${values.concurrency}"`);
+  const memoryRestSeconds = Number(values["memory-rest"]);
+  const memorySoakMinutes = Number(values["memory-soak-minutes"]);
+  if (!Number.isInteger(memoryRestSeconds) || memoryRestSeconds < 0)
+    fail(`--memory-rest: whole seconds ≥ 0, got "${values["memory-rest"]}"`);
+  if (!Number.isInteger(memorySoakMinutes) || memorySoakMinutes < 4)
+    fail(`--memory-soak-minutes: whole minutes ≥ 4 (the growth is read over the last 3), got "${values["memory-soak-minutes"]}"`);
   const only = values.only?.split(",");
   const unknown = only?.filter((n) => !SECTIONS.some((s) => s.name === n));
   if (unknown?.length) fail(`--only: unknown section(s) ${unknown.join(", ")} (have: ${SECTIONS.map((s) => s.name).join(", ")})`);
@@ -67,7 +87,15 @@ async function main() {
     process.env.DATABASE_URL = db.url;
     try {
       log(`${section.name}: ${section.title}`);
-      const { tables, data } = await section.run({ url: db.url, server: db.server, iterations, warmup, concurrencies, log });
+      const { tables, data } = await section.run({
+        url: db.url,
+        server: db.server,
+        iterations,
+        warmup,
+        concurrencies,
+        log,
+        options: { memorySoak: values["memory-soak"] ?? false, memorySoakMinutes, memoryRestSeconds },
+      });
       const md = tables.map(markdown).join("\n\n");
       console.log(`\n${md}\n`);
       const file = saveResult(

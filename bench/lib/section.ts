@@ -8,6 +8,8 @@ export interface BenchContext {
   warmup: number;
   concurrencies: number[];
   log(line: string): void;
+  /** Section-specific flags (bench/run.ts). */
+  options?: { memorySoak?: boolean; memorySoakMinutes?: number; memoryRestSeconds?: number };
 }
 
 export interface BenchSection {

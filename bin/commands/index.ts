@@ -32,4 +32,5 @@ export const commands: Record<string, () => Promise<Command>> = {
   audit: () => import("./audit").then((m) => m.auditCommand),
   members: () => import("./members").then((m) => m.membersCommand),
   api: () => import("./api").then((m) => m.apiCommand),
+  together: () => import("./together").then((m) => m.togetherCommand),
 } satisfies Record<CommandName, () => Promise<Command>>;

@@ -27,5 +27,6 @@ export const COMMAND_NAMES = [
   "webhooks",
   "verify",
   "api",
+  "together",
 ] as const;
 export type CommandName = (typeof COMMAND_NAMES)[number];

@@ -6,9 +6,8 @@ import path from "node:path";
 import net from "node:net";
 import type { Command } from "./types";
 import { parseFlags, UsageError } from "../../lib/cli/args";
-import { migrate } from "../../lib/db/migrate";
-import { seedDemo } from "../../lib/seed/index";
-import { formatSeedReport } from "../../lib/seed/report";
+import { spawn } from "node:child_process";
+import type { PrepareResult } from "../../lib/start/prepare";
 import { checkBuild } from "../../lib/start/build-check";
 import { closeDbClients, openDatabaseHosted, redactUrl, type DatabaseHandle } from "../../lib/start/database";
 import { childEnv, demoEnabled, parsePort, planChildren, PROVIDER_SIM_PORT } from "../../lib/start/plan";
@@ -17,6 +16,7 @@ import { Supervisor } from "../../lib/start/supervisor";
 import { setting } from "../../lib/config";
 import { COMMAND_NAMES } from "./names";
 import { sleep } from "../../lib/wait";
+import { BUILT_DIR } from "../../lib/build/current";
 
 const ROOT = path.resolve(import.meta.dirname, "../..");
 const say = (line: string) => console.log(`${"[start]".padEnd(16)} ${line}`);
@@ -51,6 +51,28 @@ async function waitForHttp(url: string, gaveUp: () => boolean): Promise<boolean>
   return false;
 }
 
+/** Runs lib/start/prepare.ts (migrate, seed, signing key) as a child process and returns what it seeded. */
+function prepare(env: NodeJS.ProcessEnv): Promise<PrepareResult> {
+  const entry = BUILT_DIR ? [path.join(BUILT_DIR, "prepare.mjs")] : ["--import", "tsx", path.join(ROOT, "lib/start/prepare.ts")];
+  const child = spawn(process.execPath, ["--conditions=react-server", ...entry], {
+    cwd: ROOT,
+    env,
+    stdio: ["ignore", "inherit", "inherit", "ipc"],
+  });
+  return new Promise((resolve, reject) => {
+    let answer: PrepareResult | { type: "error"; message: string } | undefined;
+    child.on("message", (m: PrepareResult | { type: "error"; message: string }) => {
+      answer = m;
+    });
+    child.once("error", reject);
+    child.once("exit", (code, signal) => {
+      if (answer?.type === "ready") resolve(answer);
+      else if (answer?.type === "error") reject(new Error(answer.message));
+      else reject(new Error(`preparing the database ended (${signal ?? `exit code ${code}`}) without an answer`));
+    });
+  });
+}
+
 function loud(lines: string[]): void {
   const bar = "!".repeat(72);
   console.error([bar, ...lines.map((l) => `!! ${l}`), bar].join("\n"));
@@ -75,11 +97,22 @@ export const startCommand: Command = {
     }
     // Only this machine can reach the console unless HOST names another interface (e.g. 0.0.0.0).
     const apiPort = setting("QUIESCE_API_PORT");
-    const opts = { port, dev: values.dev ?? false, demo: demoEnabled(values["no-demo"], process.env), host: setting("HOST"), apiPort };
+    const opts = {
+      port,
+      dev: values.dev ?? false,
+      demo: demoEnabled(values["no-demo"], process.env),
+      host: setting("HOST"),
+      apiPort,
+      builtDir: BUILT_DIR,
+    };
     const plan = planChildren(ROOT, COMMAND_NAMES, opts);
     const withApi = plan.some((c) => c.name === "api");
 
-    for (const p of [port, ...(withApi ? [apiPort] : []), ...(plan.some((c) => c.name === "provider-sim") ? [PROVIDER_SIM_PORT] : [])]) {
+    for (const p of [
+      port,
+      ...(withApi ? [apiPort] : []),
+      ...(plan.some((c) => c.members.includes("provider-sim")) ? [PROVIDER_SIM_PORT] : []),
+    ]) {
       if (await portInUse(p)) {
         console.error(
           `error: port ${p} is already in use (another \`npm start\`?). ${p === port ? "Pass --port <n> or set PORT." : p === apiPort ? "Set QUIESCE_API_PORT." : "Stop whatever holds it."}`,
@@ -97,12 +130,14 @@ export const startCommand: Command = {
     const sup = new Supervisor({
       onUnexpectedExit: (name, code, signal) => {
         const how = signal ? `was killed by ${signal}` : `exited with code ${code}`;
-        const essential = plan.find((c) => c.name === name)?.essential ?? false;
+        const spec = plan.find((c) => c.name === name);
+        const essential = spec?.essential ?? false;
+        const settles = spec?.members.includes("barrier-worker") ?? false;
         loud([
           `${name} ${how}. It is NOT restarted.`,
           essential
             ? "Stopping everything."
-            : `Everything else keeps running; ${name === "barrier-worker" ? "kills will not settle until it runs again" : `${name} is down`}.`,
+            : `Everything else keeps running; ${settles ? "kills will not settle until it runs again" : `${name} is down`}.`,
           "Read its output above, fix the cause, then restart `npm start`.",
         ]);
         if (essential) void shutdown(1);
@@ -141,16 +176,11 @@ export const startCommand: Command = {
       db = await openDatabaseHosted(say);
       if (shuttingDown) return await done;
       say(`database ${redactUrl(db.url)}`);
-      const m = await migrate(db.url, (l) => say(l));
-      say(m.applied.length ? `${m.applied.length} migration(s) applied` : `migrations up to date (${m.alreadyApplied})`);
-      const seeded = await seedDemo();
-      for (const line of formatSeedReport(seeded, { consoleUrl: `http://localhost:${port}` })) console.log(line);
-      await closeDbClients();
+      // Migrations, demo data and the signing key, in a process of its own (lib/start/prepare.ts).
+      const seeded = await prepare({ ...process.env, DATABASE_URL: db.url, PORT: String(port) });
+      if (shuttingDown) return await done;
       const secret = ensureAuthSecret();
-      // The receipt-signing key exists before anything can issue a receipt (generated on the first start).
-      const { ensureSigningKey } = await import("../../lib/integrations/keystore");
-      say(`receipt-signing key ${ensureSigningKey()}`);
-      const keys = Object.fromEntries(seeded.keys.map((k) => [k.role, k.secret]));
+      const keys = seeded.keys;
       const env = childEnv(process.env, { databaseUrl: db.url, port, authSecret: secret.secret, keys, ...(withApi ? { apiPort } : {}) });
 
       if (!opts.dev && !shuttingDown) {
@@ -188,11 +218,11 @@ export const startCommand: Command = {
         (!withApi || (await waitForHttp(`http://127.0.0.1:${apiPort}/api/v1/openapi.json`, () => shuttingDown)));
       if (webUp) {
         for (const c of plan.filter((x) => x.afterWeb)) sup.spawn(c.name, c.command, c.args, env, ROOT);
-        const running = plan.map((c) => c.name).join(", ");
+        const running = plan.map((c) => (c.members.length > 1 ? `${c.name} (${c.members.join(" + ")})` : c.name)).join(", ");
         console.log(`\n  Quiesce is up: http://localhost:${port}   (running: ${running})`);
         if (withApi) console.log(`  Machine API for agents: http://127.0.0.1:${apiPort}/api/v1   (QUIESCE_URL)`);
         console.log(`  Demo sign-ins and keys: ${seeded.keysFile}   ·   Ctrl-C stops everything\n`);
-        const missing = ["barrier-worker", "provider-sim", "demo"].filter((n) => !plan.some((c) => c.name === n));
+        const missing = ["barrier-worker", "provider-sim", "demo"].filter((n) => !plan.some((c) => c.members.includes(n)));
         if (missing.length) say(`not started (not registered${opts.demo ? "" : " or turned off"}): ${missing.join(", ")}`);
       }
     } catch (err) {

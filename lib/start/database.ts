@@ -1,8 +1,6 @@
 // Which PostgreSQL the CLI talks to: DATABASE_URL when set, else the embedded server of
 // lib/db/embedded.ts (started here, or reused when `npm start` already runs it). Sets
 // process.env.DATABASE_URL so prisma()/pool() and every child process use the same database.
-import { spawn } from "node:child_process";
-import path from "node:path";
 import { EMBEDDED_DIR, EMBEDDED_PORT, startEmbeddedPostgres } from "../db/embedded";
 import { setting } from "../config";
 
@@ -58,7 +56,13 @@ export async function withDatabase<T>(fn: (url: string) => Promise<T>, log?: (li
  * a one-shot command alive, and a server cannot stop fast while clients hold connections).
  */
 export async function closeDbClients(): Promise<void> {
-  const g = globalThis as unknown as { quiescePrisma?: { $disconnect(): Promise<void> }; quiescePool?: { end(): Promise<void> } };
+  const g = globalThis as unknown as {
+    quiescePrisma?: { $disconnect(): Promise<void> };
+    quiescePool?: { end(): Promise<void> };
+    quiesceDbClientsHeld?: boolean;
+  };
+  // Several commands share this process (`quiesce together`): the clients are closed once, after the last.
+  if (g.quiesceDbClientsHeld) return;
   const p = g.quiescePrisma;
   const pl = g.quiescePool;
   g.quiescePrisma = undefined;
@@ -67,35 +71,26 @@ export async function closeDbClients(): Promise<void> {
 }
 
 /**
- * For `npm start`: like openDatabase, but the embedded server runs in a detached host process
- * (lib/start/pg-host.ts) so that a terminal Ctrl-C does not stop it before everything else.
+ * While `hold` is true, closeDbClients() does nothing: for several long-running commands in one process
+ * (`quiesce together`), where the first to finish must not close the pool the others still use.
+ */
+export function holdDbClients(hold: boolean): void {
+  (globalThis as unknown as { quiesceDbClientsHeld?: boolean }).quiesceDbClientsHeld = hold;
+}
+
+/**
+ * For `npm start`: like openDatabase, but the embedded server runs detached from the terminal (a session
+ * of its own) so that a Ctrl-C does not stop it before everything else; `npm start` stops it last. If
+ * `npm start` dies abruptly, the server stops itself (lib/db/embedded.ts#spawnDetachedPostgres). No
+ * process of ours hosts it: a Node process only for that cost some 50 MB (docs/operating.md#processes-and-memory).
  */
 export async function openDatabaseHosted(log: (line: string) => void = () => {}): Promise<DatabaseHandle> {
   if (setting("DATABASE_URL")) return openDatabase(log);
   log(`starting embedded PostgreSQL on port ${EMBEDDED_PORT} (data: ${EMBEDDED_DIR}) …`);
-  const host = spawn(process.execPath, ["--conditions=react-server", "--import", "tsx", path.join(import.meta.dirname, "pg-host.ts")], {
-    detached: true,
-    stdio: ["ignore", "inherit", "inherit", "ipc"],
-    env: process.env,
-  });
-  const exited = new Promise<number | null>((r) => host.once("exit", (code) => r(code)));
-  const ready = await new Promise<{ url: string; owned: boolean }>((resolve, reject) => {
-    host.once("message", (m: { type: string; url?: string; owned?: boolean; message?: string }) => {
-      if (m.type === "ready") resolve({ url: m.url!, owned: m.owned! });
-      else reject(new Error(`embedded PostgreSQL did not start: ${m.message}`));
-    });
-    void exited.then((code) => reject(new Error(`embedded PostgreSQL host exited (code ${code}) before it was ready`)));
-  });
-  if (!ready.owned) log("reusing the embedded PostgreSQL that is already running");
-  process.env.DATABASE_URL = ready.url;
-  return {
-    url: ready.url,
-    source: "embedded",
-    owned: ready.owned,
-    stop: async () => {
-      if (!ready.owned || host.exitCode !== null) return;
-      host.send("stop");
-      await exited;
-    },
-  };
+  const server = await startEmbeddedPostgres({ detached: true });
+  if (!server.owned) log("reusing the embedded PostgreSQL that is already running");
+  await server.createDatabase(EMBEDDED_DATABASE);
+  const url = server.url(EMBEDDED_DATABASE);
+  process.env.DATABASE_URL = url;
+  return { url, source: "embedded", owned: server.owned, stop: server.stop };
 }

@@ -15,12 +15,50 @@ test("the web app always runs; companions run only when registered, in start ord
     dev: false,
     demo: true,
   });
-  expect(all.map((c) => c.name)).toEqual(["web", "barrier-worker", "webhook-worker", "provider-sim", "demo"]);
-  const sim = all.find((c) => c.name === "provider-sim")!;
-  expect(sim.args.slice(-3)).toEqual(["provider-sim", "--port", String(PROVIDER_SIM_PORT)]);
-  expect(sim.args).toContain("--conditions=react-server");
-  expect(all.find((c) => c.name === "demo")!.afterWeb).toBe(true);
+  // The four share one process (GROUPS), started after the web app because the demo needs the API.
+  expect(all.map((c) => c.name)).toEqual(["web", "workers"]);
+  const workers = all.find((c) => c.name === "workers")!;
+  expect(workers.members).toEqual(["barrier-worker", "webhook-worker", "provider-sim", "demo"]);
+  expect(workers.args.slice(workers.args.indexOf("together"))).toEqual([
+    "together",
+    "barrier-worker",
+    "+",
+    "webhook-worker",
+    "+",
+    "provider-sim",
+    "--port",
+    String(PROVIDER_SIM_PORT),
+    "+",
+    "demo",
+  ]);
+  expect(workers.args).toContain("--conditions=react-server");
+  expect(workers.afterWeb).toBe(true);
   expect(all.filter((c) => c.essential).map((c) => c.name)).toEqual(["web"]);
+});
+
+test("a group runs only when all its members run; otherwise each runs alone", () => {
+  const noDemo = planChildren(ROOT, ["demo", "provider-sim", "webhook-worker", "barrier-worker"], { port: 1, dev: false, demo: false });
+  expect(noDemo.map((c) => [c.name, c.members])).toEqual([
+    ["web", ["web"]],
+    ["workers", ["barrier-worker", "webhook-worker", "provider-sim"]],
+  ]);
+  expect(noDemo[1]!.afterWeb).toBe(false);
+  const two = planChildren(ROOT, ["provider-sim", "barrier-worker"], { port: 1, dev: false, demo: true });
+  expect(two.map((c) => c.name)).toEqual(["web", "barrier-worker", "provider-sim"]);
+  expect(two[2]!.args.slice(-3)).toEqual(["provider-sim", "--port", String(PROVIDER_SIM_PORT)]);
+});
+
+test("production children run the prebuilt CLI with capped V8 settings; from source (no build) they run tsx", () => {
+  const built = planChildren(ROOT, ["api", "barrier-worker"], { port: 1, dev: false, demo: false, builtDir: "/b/x" });
+  const api = built.find((c) => c.name === "api")!;
+  expect(api.args).toContain("/b/x/quiesce.mjs");
+  expect(api.args).not.toContain("tsx");
+  expect(api.args).toEqual(expect.arrayContaining(["--max-semi-space-size=2", "--v8-pool-size=1"]));
+  expect(built[0]!.args).toEqual(expect.arrayContaining(["--max-semi-space-size=1", "--max-old-space-size=512"]));
+  const source = planChildren(ROOT, ["api"], { port: 1, dev: false, demo: false });
+  expect(source[1]!.args).toEqual(expect.arrayContaining(["--import", "tsx", `${ROOT}/bin/quiesce.ts`]));
+  const dev = planChildren(ROOT, ["api"], { port: 1, dev: true, demo: false });
+  expect(dev.flatMap((c) => c.args).some((a) => a.startsWith("--max-"))).toBe(false);
 });
 
 test("--no-demo drops only the demo; --dev runs next dev", () => {
@@ -35,7 +73,9 @@ test("for any registry, the plan is the web app plus exactly the registered comp
     fc.property(fc.subarray(names), fc.boolean(), (registered, demo) => {
       const plan = planChildren(ROOT, registered, { port: 3000, dev: false, demo });
       const expected = COMPANIONS.filter((c) => registered.includes(c.name) && (demo || c.name !== "demo")).map((c) => c.name);
-      expect(plan.map((c) => c.name)).toEqual(["web", ...expected]);
+      // Every registered companion runs exactly once, alone or in a group.
+      expect(plan.flatMap((c) => c.members).sort()).toEqual(["web", ...expected].sort());
+      expect(plan[0]!.name).toBe("web");
     }),
   );
 });

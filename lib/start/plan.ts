@@ -15,12 +15,19 @@ export interface StartOptions {
   host?: string;
   /** Port of the API process (`quiesce api`); QUIESCE_API_PORT by default. */
   apiPort?: number;
+  /**
+   * The prebuilt CLI's folder (lib/build/current.ts) when `npm start` runs from it: every companion then
+   * runs that build's plain JavaScript. Unset or null (running from source, `npm run dev`): tsx.
+   */
+  builtDir?: string | null;
 }
 
 export interface ChildSpec {
   name: string;
   command: string;
   args: string[];
+  /** The CLI commands this process runs: one, or several sharing the process (`quiesce together`). */
+  members: string[];
   /** Started only after the web app answers HTTP (it calls the API). */
   afterWeb: boolean;
   /** When this child dies, everything stops (nothing is left half-running without the web app). */
@@ -36,6 +43,45 @@ export const COMPANIONS: { name: string; args: string[]; afterWeb: boolean; opti
   { name: "provider-sim", args: ["--port", String(PROVIDER_SIM_PORT)], afterWeb: false, optional: false },
   { name: "demo", args: [], afterWeb: true, optional: true },
 ];
+
+/**
+ * Companions that share one process under `npm start` (`quiesce together`), when all their members run.
+ * Each Node process costs some 40 MB before it does any work (more with the Prisma client loaded), and
+ * these do not need a process each:
+ *  - workers: the barrier engine, the webhook worker, the simulated deployment provider and the demo
+ *    fleet. The first two are trusted background workers of the control plane polling the same
+ *    database; the last two are stand-ins for the outside world that exist for the demo. None sits on
+ *    the agents' hot path (that is the API process, kept apart). What is given up: a crash of one stops
+ *    the others (the supervisor reports it loudly; nothing is restarted silently). The gate does not
+ *    depend on any of them: a killed run is refused at the gate whether or not its barrier has settled.
+ *    Started once the web app answers (the demo fleet needs the API). Deployments run the barrier
+ *    engine and the webhook worker as services of their own (docs/deploy.md).
+ * Not combined: the web app (Next) and the API process (the agents' hot path, isolated from everything
+ * else). The embedded PostgreSQL needs no Node process of its own (lib/db/embedded.ts#spawnDetachedPostgres).
+ * docs/operating.md#processes-and-memory explains the choice.
+ */
+export const GROUPS: { name: string; members: string[] }[] = [
+  { name: "workers", members: ["barrier-worker", "webhook-worker", "provider-sim", "demo"] },
+  { name: "workers", members: ["barrier-worker", "webhook-worker", "provider-sim"] },
+];
+
+/**
+ * V8 settings per process (not under --dev): a small young generation (1 MB semi-spaces; 2 MB for the API process, which
+ * allocates per request at hundreds of requests a second; V8's default lets it grow to 16 MB), one V8 platform thread instead of one per CPU
+ * (each keeps a malloc arena of its own), and an old-space cap so a leak ends in a loud crash rather
+ * than in swap. Measured in docs/benchmarks.md#memory.
+ */
+export function nodeFlags(name: string): string[] {
+  const semi = name === "api" ? 2 : 1;
+  const old = name === "web" ? 512 : name === "api" ? 384 : 256;
+  // Prisma's WebAssembly query compiler compiled by the baseline compiler only (no optimizing tier):
+  // about 30 MB less code per process that loads Prisma. For the API process this is a trade: in two
+  // paired runs of 4000 gate calls at concurrency 16 on the loaded 2-core machine it did 0.71× and 0.78×
+  // the calls a second. `npm start` is the one-machine stack, held to ≤ 400 MB at rest; deployments run
+  // `quiesce api` themselves, without these flags (docs/deploy.md). Drop "api" here to trade back.
+  const wasm = name === "workers" || name === "api" ? ["--liftoff-only"] : [];
+  return [`--max-semi-space-size=${semi}`, `--max-old-space-size=${old}`, "--v8-pool-size=1", ...wasm];
+}
 
 export function parsePort(text: string | undefined, from: string): number {
   const port = Number(text);
@@ -54,30 +100,52 @@ export function demoEnabled(flagNoDemo: boolean | undefined, env: Env): boolean 
 export function planChildren(root: string, registered: readonly string[], opts: StartOptions): ChildSpec[] {
   const node = process.execPath;
   const nextBin = path.join(root, "node_modules", "next", "dist", "bin", "next");
-  const cli = path.join(root, "bin", "quiesce.ts");
+  // Production: the prebuilt JavaScript (no TypeScript compiler in the process); from source: tsx.
+  const cli = opts.builtDir ? [path.join(opts.builtDir, "quiesce.mjs")] : ["--import", "tsx", path.join(root, "bin", "quiesce.ts")];
   // Every child ends itself if `npm start` dies without stopping it (lib/start/exit-with-parent.mjs).
   const watchdog = ["--import", path.join(root, "lib", "start", "exit-with-parent.mjs")];
   const children: ChildSpec[] = [
     {
       name: "web",
       command: node,
-      args: [...watchdog, nextBin, opts.dev ? "dev" : "start", "-p", String(opts.port), "-H", opts.host ?? "127.0.0.1"],
+      args: [
+        ...(opts.dev ? [] : nodeFlags("web")),
+        ...watchdog,
+        nextBin,
+        opts.dev ? "dev" : "start",
+        "-p",
+        String(opts.port),
+        "-H",
+        opts.host ?? "127.0.0.1",
+      ],
+      members: ["web"],
       afterWeb: false,
       essential: true,
     },
   ];
-  for (const c of COMPANIONS) {
-    if (!registered.includes(c.name)) continue;
-    if (c.name === "demo" && !opts.demo) continue;
-    const args =
-      c.name === "api" ? ["--port", String(opts.apiPort ?? setting("QUIESCE_API_PORT")), "--host", opts.host ?? "127.0.0.1"] : c.args;
+  const wanted = COMPANIONS.filter((c) => registered.includes(c.name) && (c.name !== "demo" || opts.demo)).map((c) => ({
+    name: c.name,
+    args: c.name === "api" ? ["--port", String(opts.apiPort ?? setting("QUIESCE_API_PORT")), "--host", opts.host ?? "127.0.0.1"] : c.args,
+    afterWeb: c.afterWeb,
+  }));
+  const taken = new Set<string>();
+  for (const c of wanted) {
+    if (taken.has(c.name)) continue;
+    const group = opts.dev
+      ? undefined
+      : GROUPS.find((g) => g.members.includes(c.name) && g.members.every((m) => wanted.some((w) => w.name === m)));
+    const members = group ? wanted.filter((w) => group.members.includes(w.name)) : [c];
+    for (const m of members) taken.add(m.name);
+    const name = group?.name ?? c.name;
+    const command = group ? ["together", ...members.flatMap((m, i) => [...(i ? ["+"] : []), m.name, ...m.args])] : [c.name, ...c.args];
     children.push({
-      name: c.name,
+      name,
       command: node,
-      args: ["--conditions=react-server", ...watchdog, "--import", "tsx", cli, c.name, ...args],
-      afterWeb: c.afterWeb,
+      args: ["--conditions=react-server", ...(opts.dev ? [] : nodeFlags(name)), ...watchdog, ...cli, ...command],
+      members: members.map((m) => m.name),
+      afterWeb: members.some((m) => m.afterWeb),
       // Without the API process no agent can ask the gate: like the web app, it takes everything down.
-      essential: c.name === "api",
+      essential: members.some((m) => m.name === "api"),
     });
   }
   return children;
@@ -108,6 +176,9 @@ export function childEnv(base: Env, i: ChildEnvInput): Env {
     QUIESCE_PROVIDER_SIM_URL: `http://127.0.0.1:${PROVIDER_SIM_PORT}`,
     // `npm start` is read by a person: readable log lines unless asked otherwise.
     QUIESCE_LOG_FORMAT: base.QUIESCE_LOG_FORMAT ?? "pretty",
+    // glibc keeps a malloc arena per thread that ever allocated (up to 8 per CPU) and rarely returns
+    // their memory; two are plenty for these processes (docs/benchmarks.md#memory).
+    MALLOC_ARENA_MAX: base.MALLOC_ARENA_MAX ?? "2",
   };
   const named: Record<DemoKeyRole, string> = {
     agent: "QUIESCE_AGENT_KEY",
