@@ -26,22 +26,47 @@ export function auditHash(prevHash: string, e: AuditInput, at: Date): string {
 export async function appendAudit(tx: Tx, e: AuditInput): Promise<void> {
   // Serialize appends per team so two writers never chain onto the same predecessor.
   await tx.$executeRawUnsafe("SELECT pg_advisory_xact_lock(hashtextextended($1, 1))", `audit:${e.teamId ?? "-"}`);
-  const last = await tx.auditEvent.findFirst({ where: { teamId: e.teamId }, orderBy: { id: "desc" }, select: { hash: true } });
+  await appendAuditLocked(tx, e);
+}
+
+/**
+ * The append itself, for a caller that already holds the team's audit key (auditLockSql) in this
+ * transaction, taken in an EARLIER statement (the predecessor is read with a snapshot taken after it).
+ * Raw statements (not the ORM): every control write pays for these two round trips.
+ */
+export async function appendAuditLocked(tx: Tx, e: AuditInput): Promise<void> {
+  const [last] = await tx.$queryRawUnsafe<{ hash: string }[]>(
+    e.teamId === null
+      ? "SELECT hash FROM audit_events WHERE team_id IS NULL ORDER BY id DESC LIMIT 1"
+      : "SELECT hash FROM audit_events WHERE team_id = $1 ORDER BY id DESC LIMIT 1",
+    ...(e.teamId === null ? [] : [e.teamId]),
+  );
   const prevHash = last?.hash ?? GENESIS;
   const at = new Date();
-  await tx.auditEvent.create({
-    data: {
-      teamId: e.teamId,
-      actor: e.actor,
-      action: e.action,
-      target: e.target,
-      before: (e.before ?? undefined) as never,
-      after: (e.after ?? undefined) as never,
-      at,
-      prevHash,
-      hash: auditHash(prevHash, e, at),
-    },
-  });
+  await tx.$executeRawUnsafe(
+    `INSERT INTO audit_events (team_id, actor, action, target, before, after, at, prev_hash, hash)
+     VALUES ($1, $2, $3, $4, $5::jsonb, $6::jsonb, $7, $8, $9)`,
+    e.teamId,
+    e.actor,
+    e.action,
+    e.target,
+    jsonOrNull(e.before),
+    jsonOrNull(e.after),
+    at,
+    prevHash,
+    auditHash(prevHash, e, at),
+  );
+}
+
+/** The team's audit key as SQL arguments of pg_advisory_xact_lock, for a statement that takes it itself. */
+export function auditLockKey(teamId: string | null): string {
+  return `audit:${teamId ?? "-"}`;
+}
+export const AUDIT_LOCK_SQL = "hashtextextended($1, 1)";
+
+// As the ORM stored Json fields: absent (undefined) → SQL NULL; anything else as JSON text.
+function jsonOrNull(v: unknown): string | null {
+  return v === undefined || v === null ? null : JSON.stringify(v);
 }
 
 /** Recomputes the chain for a team; returns the id of the first broken row, or null when intact. */
