@@ -24,18 +24,18 @@
 // revoking step runs it too (and must finish it before settling), so a crash between (1) and (2)
 // loses nothing; a gate call that meets a still-queued operation in between denies it (state denied).
 import "server-only";
-import { prisma } from "../db/prisma";
+import { withPgTransaction } from "../db/pool-tx";
 import { newId } from "../ids";
 import { badRequest, forbidden, notFound } from "../errors";
 import { barrierPolicy } from "../control/barrier";
 import { authorize, assertTeam } from "./authorize";
 import { actorOf, type Principal } from "./principal";
-import { lockRunTreeExclusive } from "./internal/locks";
+import { TREE_LOCK_SQL } from "./internal/locks";
 import { AUDIT_LOCK_SQL, appendAuditLocked, auditLockKey } from "./audit";
-import { CONTROL_CHANNEL, controlPayload, notifyControl } from "./notify";
-import { coveringBarrierTx } from "./settlements";
+import { CONTROL_CHANNEL, controlPayload } from "./notify";
+import { COVERING_BARRIER_SQL } from "./settlements";
 import { cancelQueueJobs } from "../queues/cancel";
-import { emitEventTx, eventInsertSql, eventParams } from "./internal/events";
+import { eventInsertSql, eventParams } from "./internal/events";
 import { withSpan } from "../integrations/tracing";
 import { logger } from "../log";
 
@@ -78,34 +78,30 @@ async function killRunTraced(p: Principal, runId: string, reason: string, opts: 
   const why = typeof reason === "string" ? reason.trim() : "";
   if (!why) throw badRequest("reason: a reason is required");
   if (why.length > 2000) throw badRequest("reason: at most 2000 characters");
-  const [run] = await prisma().$queryRawUnsafe<{ teamId: string; rootRunId: string }[]>(
-    `SELECT team_id AS "teamId", root_run_id AS "rootRunId" FROM runs WHERE id = $1`,
-    runId,
-  );
-  if (!run) throw notFound("run");
-  assertTeam(p, run.teamId, "run");
   const actor = p.type === "system" && opts.onBehalfOf ? opts.onBehalfOf : actorOf(p);
 
-  const result = await prisma().$transaction(
-    async (tx) => {
-      await lockRunTreeExclusive(tx, run.rootRunId);
+  // On a plain pg connection (lib/db/pool-tx.ts). One round trip opens the transaction, finds the run
+  // and takes its tree's lock — only for a run the principal's team owns (another team's run is not
+  // found, and its tree is never locked). root_run_id never changes, so it may be read before the lock.
+  const result = await withPgTransaction(
+    async (q, opened) => {
+      const run = opened[0] as { teamId: string; rootRunId: string } | undefined;
+      if (!run) throw notFound("run");
+      assertTeam(p, run.teamId, "run");
       // Under the lock: the ancestry (is anything above already killed?), the subtree and the run's
       // first lease (the policy's root lease), in one read.
-      const rows = await tx.$queryRawUnsafe<
-        { id: string; lifecycle: string; epoch: number; ancestor: boolean; root_lease: string | null }[]
-      >(
+      const rows = await q<{ id: string; lifecycle: string; epoch: number; ancestor: boolean; root_lease: string | null }>(
         `SELECT a.id, a.lifecycle::text AS lifecycle, a.epoch, true AS ancestor,
                 CASE WHEN a.id = $1 THEN (SELECT l.id FROM leases l WHERE l.run_id = $1 ORDER BY l.created_at LIMIT 1) END AS root_lease
            FROM runs r JOIN runs a ON a.id = ANY (r.path) WHERE r.id = $1
        UNION ALL
        SELECT c.id, c.lifecycle::text, c.epoch, false, NULL FROM runs c WHERE c.root_run_id = $2 AND $1 = ANY (c.path) AND c.id <> $1`,
-        runId,
-        run.rootRunId,
+        [runId, run.rootRunId],
       );
       const chain = rows.filter((r) => r.ancestor);
       if (chain.some((r) => r.lifecycle === "killed")) {
         // The run is already killed (itself or by an ancestor's barrier): return that barrier.
-        const existing = await coveringBarrierTx(tx, runId);
+        const [existing] = await q<{ id: string }>(COVERING_BARRIER_SQL, [runId]);
         if (existing) return { barrierId: existing.id, created: false };
       }
       const self = chain.find((r) => r.id === runId);
@@ -123,7 +119,7 @@ async function killRunTraced(p: Principal, runId: string, reason: string, opts: 
         runId,
         data: { barrier_id: barrierId, by: actor, reason: why, runs_killed: runIds.length, epoch: newEpoch },
       });
-      const [counts] = await tx.$queryRawUnsafe<{ runs: number; leases: number; in_flight: number }[]>(
+      const [counts] = await q<{ runs: number; leases: number; in_flight: number }>(
         `WITH r AS (
          UPDATE runs SET lifecycle = 'killed', epoch = epoch + 1, lifecycle_changed_at = clock_timestamp(),
                 lifecycle_changed_by = $3, lifecycle_reason = $4
@@ -150,21 +146,23 @@ async function killRunTraced(p: Principal, runId: string, reason: string, opts: 
               (SELECT count(*) FROM ev)::int AS events,
               pg_notify($15, $16)::text AS notified, pg_advisory_xact_lock(${AUDIT_LOCK_SQL.replace("$1", "$17")})::text AS audit_locked
          FROM b`,
-        runIds,
-        barrierId,
-        actor,
-        why,
-        runId,
-        run.teamId,
-        newEpoch,
-        new Date(),
-        JSON.stringify(barrierPolicy({ rootLeaseId: self.root_lease ?? null, newEpoch })),
-        ...event,
-        CONTROL_CHANNEL,
-        controlPayload({ kind: "kill", teamId: run.teamId, rootRunId: run.rootRunId, runIds, barrierId }),
-        auditLockKey(run.teamId),
+        [
+          runIds,
+          barrierId,
+          actor,
+          why,
+          runId,
+          run.teamId,
+          newEpoch,
+          new Date(),
+          JSON.stringify(barrierPolicy({ rootLeaseId: self.root_lease ?? null, newEpoch })),
+          ...event,
+          CONTROL_CHANNEL,
+          controlPayload({ kind: "kill", teamId: run.teamId, rootRunId: run.rootRunId, runIds, barrierId }),
+          auditLockKey(run.teamId),
+        ],
       );
-      await appendAuditLocked(tx, {
+      await appendAuditLocked(q, {
         teamId: run.teamId,
         actor,
         action: "run.kill",
@@ -182,7 +180,11 @@ async function killRunTraced(p: Principal, runId: string, reason: string, opts: 
       });
       return { barrierId, created: true };
     },
-    { timeout: 120_000, maxWait: 30_000 },
+    {
+      begin: (c) =>
+        `BEGIN; SELECT team_id AS "teamId", root_run_id AS "rootRunId", pg_advisory_xact_lock(${TREE_LOCK_SQL.replace("$1", "root_run_id")})::text AS locked
+           FROM runs WHERE id = ${c.escapeLiteral(runId)}${p.type === "system" ? "" : ` AND team_id = ${c.escapeLiteral(p.teamId)}`}`,
+    },
   );
   if (result.created) opts.onDispatchStopped?.(result.barrierId);
   // Also for an existing barrier: a kill repeated while the first one's second step is still running (or
@@ -206,22 +208,19 @@ export async function cancelQueuedWorkOfBarrier(p: Principal, barrierId: string)
 }
 
 async function cancelQueuedWork(barrierId: string): Promise<number> {
-  const row = await prisma().$transaction(
-    async (tx) => {
-      await tx.$executeRawUnsafe("SELECT pg_advisory_xact_lock(hashtextextended($1, 3))", `queued:${barrierId}`);
-      const [c] = await tx.$queryRawUnsafe<
-        {
-          team_id: string;
-          run_id: string;
-          root_run_id: string;
-          queued: number;
-          scheduled: number;
-          retries: number;
-          leases: number;
-          in_flight: number;
-          queue_jobs: QueueJob[] | null;
-        }[]
-      >(
+  const row = await withPgTransaction(
+    async (q) => {
+      const [c] = await q<{
+        team_id: string;
+        run_id: string;
+        root_run_id: string;
+        queued: number;
+        scheduled: number;
+        retries: number;
+        leases: number;
+        in_flight: number;
+        queue_jobs: QueueJob[] | null;
+      }>(
         // state_reason is the gate reason a late dequeue or retry will be denied with: scheduled work
         // and retries carry the old epoch (stale_epoch); queued work of the killed run is `killed`, of a
         // descendant `parent_revoked` (the barrier article's (docs/architecture.md#barriers) evals).
@@ -248,10 +247,10 @@ async function cancelQueuedWork(barrierId: string): Promise<number> {
               (SELECT json_agg(json_build_object('providerName', provider_name, 'providerJobId', provider_job_id)) FROM o
                 WHERE provider_job_id IS NOT NULL AND (provider_name LIKE 'pg-boss:%' OR provider_name LIKE 'bullmq:%')) AS queue_jobs
          FROM u, b`,
-        barrierId,
+        [barrierId],
       );
       if (!c) return null; // done already (or no such barrier)
-      await emitEventTx(tx, {
+      const event = eventParams({
         teamId: c.team_id,
         type: "barrier.dispatch_stopped",
         runId: c.run_id,
@@ -265,10 +264,15 @@ async function cancelQueuedWork(barrierId: string): Promise<number> {
           in_flight: c.in_flight,
         },
       });
-      await notifyControl(tx, { kind: "barrier", teamId: c.team_id, rootRunId: c.root_run_id, barrierId });
+      const control = controlPayload({ kind: "barrier", teamId: c.team_id, rootRunId: c.root_run_id, barrierId });
+      await q(
+        `WITH ev AS (${eventInsertSql(1)} RETURNING 1) SELECT (SELECT count(*) FROM ev)::int AS n, pg_notify($6, $7)::text AS notified`,
+        [...event, CONTROL_CHANNEL, control],
+      );
       return c;
     },
-    { timeout: 120_000, maxWait: 30_000 },
+    // Serialized per barrier: the kill's caller and the engine may both get here.
+    { begin: (c) => `BEGIN; SELECT pg_advisory_xact_lock(hashtextextended(${c.escapeLiteral(`queued:${barrierId}`)}, 3))` },
   );
   if (!row) return 0;
   if (row.queue_jobs?.length) {
