@@ -6,6 +6,8 @@
 //                            operations cancelled_not_started
 //   kill → receipt:          the stop receipt is issued by the barrier engine (cancel + effect check
 //                            of the 50 in-flight operations against the provider, quiet period 0)
+// Baseline, same run: a minimal durable write (BEGIN, a one-row UPDATE, COMMIT) on its own connection,
+// the floor of any dispatch stop that is committed before it is reported.
 // The engine and the provider run in this process (real HTTP, real PostgreSQL). Reported, never asserted.
 import os from "node:os";
 import pg from "pg";
@@ -95,6 +97,7 @@ export const killSection: BenchSection = {
     const principal = { type: "system", name: "bench" } as const;
     const dispatch: number[] = [];
     const cancelled: number[] = [];
+    const baseline: number[] = [];
     const receipt: number[] = [];
     const settle: number[] = [];
     const details: unknown[] = [];
@@ -102,6 +105,13 @@ export const killSection: BenchSection = {
       for (let round = 0; round < rounds; round++) {
         const root = await buildTree(db, teamId, sim.url, round);
         await db.query("ANALYZE operations");
+        for (let i = 0; i < 5; i++) {
+          const b0 = performance.now();
+          await db.query("BEGIN");
+          await db.query("UPDATE runs SET title = title WHERE id = $1", [root]);
+          await db.query("COMMIT");
+          baseline.push(performance.now() - b0);
+        }
         const t0 = Date.now();
         const p0 = performance.now();
         let stopped = NaN;
@@ -152,9 +162,12 @@ export const killSection: BenchSection = {
         row("kill → queued work cancelled (second transaction committed; killRun returned)", cancelled),
         row("kill → last in-flight operation settled", settle),
         row("kill → stop receipt issued", receipt),
+        row("baseline: a one-row UPDATE committed (BEGIN, UPDATE, COMMIT)", baseline),
       ],
       notes: [
-        `target: dispatch stopped p50 ≤ ${TARGET_DISPATCH_MS} ms — ${percentile(sorted(dispatch), 50) <= TARGET_DISPATCH_MS ? "met" : "NOT met"} (p50 ${ms(percentile(sorted(dispatch), 50))} ms)`,
+        `target: dispatch stopped p50 ≤ ${TARGET_DISPATCH_MS} ms — ${percentile(sorted(dispatch), 50) <= TARGET_DISPATCH_MS ? "met" : "NOT met"} (p50 ${ms(percentile(sorted(dispatch), 50))} ms); ` +
+          `${(percentile(sorted(dispatch), 50) / percentile(sorted(baseline), 50)).toFixed(1)}× the baseline's p50, ` +
+          `${(percentile(sorted(dispatch), 50) / percentile(sorted(cancelled), 50)).toFixed(2)}× the whole kill call (queued work cancelled too)`,
         "every round: decision stopped_and_quiet, 10 000 operations cancelled_not_started, 50 settlements cancelled_without_effect",
         `${os.cpus().length} CPU(s), load average ${os
           .loadavg()
@@ -162,6 +175,6 @@ export const killSection: BenchSection = {
           .join(" / ")} when done, ${ctx.server}; engine and simulated provider in the bench process`,
       ],
     };
-    return { tables: [table], data: { rounds, dispatch, cancelled, settle, receipt, details } };
+    return { tables: [table], data: { rounds, dispatch, cancelled, settle, receipt, baseline, details } };
   },
 };
