@@ -78,6 +78,8 @@ async function killRunTraced(p: Principal, runId: string, reason: string, opts: 
   const why = typeof reason === "string" ? reason.trim() : "";
   if (!why) throw badRequest("reason: a reason is required");
   if (why.length > 2000) throw badRequest("reason: at most 2000 characters");
+  // A run id PostgreSQL cannot hold as text (a NUL byte) names no run.
+  if (typeof runId !== "string" || runId.length === 0 || runId.includes("\0")) throw notFound("run");
   const actor = p.type === "system" && opts.onBehalfOf ? opts.onBehalfOf : actorOf(p);
 
   // On a plain pg connection (lib/db/pool-tx.ts). One round trip opens the transaction, finds the run
