@@ -3,8 +3,11 @@
 // awaiting its signal), in two modes:
 //   listen — in-process: PostgreSQL LISTEN quiesce_control + the gate's heartbeat in one round trip
 //   sse    — remote: GET /api/v1/runs/{id}/events (server-sent events) + HTTP heartbeat
-// "Committed" is the barrier's dispatch_stopped_at, written inside the kill transaction just before
-// it commits (so the figure slightly overstates the latency); "from kill call" adds the transaction.
+// "From kill call" is the target (issue 17: p99 ≤ 50 ms remote): the kill's dispatch-stop transaction
+// plus delivery. "Committed" is the barrier's dispatch_stopped_at, written inside that transaction
+// before its last statements and COMMIT (so the figure slightly overstates the latency after commit).
+// Baseline in the same run: a bare NOTIFY (a wake-up that changes nothing) committed on the same
+// channel and delivered through the same feed — the floor of any design built on LISTEN / SSE.
 // The API server runs in this process (real HTTP, real route handlers), so in sse mode one event loop
 // serves the stream and runs the 100 handlers. Target p99 < 100 ms. Reported, never asserted.
 // Standalone: `tsx --conditions=react-server bench/abort.ts [--rounds 5]`.
@@ -26,11 +29,14 @@ import { gateRecheck, listenFeed, closeControlListener } from "../lib/abort";
 import { startApiServer } from "../test/support/api-server";
 import { newId } from "../lib/ids";
 import { setting } from "../lib/config";
+import { pool } from "../lib/db/pool";
+import { CONTROL_CHANNEL } from "../lib/schemas/control-event";
 
 const SYSTEM = { type: "system", name: "bench" } as const;
 const RUNS = 10;
 const PER_RUN = 10;
-const TARGET_P99_MS = 100;
+const TARGET_P99_MS = 50;
+const BASELINE_PER_ROUND = 5;
 type Mode = "listen" | "sse";
 
 const wallNow = () => performance.timeOrigin + performance.now();
@@ -39,9 +45,10 @@ async function round(mode: Mode, teamId: string, client: QuiesceClient, workerKe
   const root = await createRun(SYSTEM, { taskId: "bench-abort", teamId });
   const runs = [root];
   for (let i = 1; i < RUNS; i++) runs.push(await createRun(SYSTEM, { taskId: "bench-abort", teamId, parentRunId: root.runId }));
+  const feed = mode === "listen" ? listenFeed({ resolveRoot: async () => root.runId }) : sseFeed(client);
   const guard = new WorkerGuard({
     client,
-    feed: mode === "listen" ? listenFeed({ resolveRoot: async () => root.runId }) : sseFeed(client),
+    feed,
     ...(mode === "listen" ? { recheck: gateRecheck(workerKey) } : {}),
     heartbeatIntervalMs: 600_000,
   });
@@ -84,13 +91,32 @@ async function round(mode: Mode, teamId: string, client: QuiesceClient, workerKe
     }
   }
   await ready;
+  // Baseline: bare notifications (kind receipt: no token re-checks or aborts on it) through the same feed.
+  const baseline: number[] = [];
+  let expect = "";
+  let delivered: () => void = () => {};
+  const unwatch = await feed.watch(root.runId, (e) => {
+    if (e.kind === "receipt" && e.barrierId === expect) delivered();
+  });
+  for (let i = 0; i < BASELINE_PER_ROUND; i++) {
+    expect = newId("rcpt");
+    const arrived = new Promise<void>((r) => (delivered = r));
+    const t0 = wallNow();
+    await pool().query("SELECT pg_notify($1, $2)", [
+      CONTROL_CHANNEL,
+      JSON.stringify({ kind: "receipt", teamId, rootRunId: root.runId, barrierId: expect }),
+    ]);
+    await arrived;
+    baseline.push(wallNow() - t0);
+  }
+  unwatch();
   const callAt = wallNow();
   const { barrierId } = await killRun(SYSTEM, root.runId, "bench: abort latency");
   const outcomes = await Promise.all(jobs);
   const barrier = await prisma().barrier.findUniqueOrThrow({ where: { id: barrierId }, select: { dispatchStoppedAt: true } });
   const committedAt = barrier.dispatchStoppedAt!.getTime();
   const notAborted = outcomes.filter((o) => (o as { status: string }).status !== "aborted_unknown").length;
-  return { fromCommit: abortedAt.map((t) => t - committedAt), fromCall: abortedAt.map((t) => t - callAt), notAborted };
+  return { fromCommit: abortedAt.map((t) => t - committedAt), fromCall: abortedAt.map((t) => t - callAt), notAborted, baseline };
 }
 
 export async function runAbortBench(ctx: Pick<BenchContext, "log">, rounds: number) {
@@ -104,12 +130,14 @@ export async function runAbortBench(ctx: Pick<BenchContext, "log">, rounds: numb
     for (const mode of ["listen", "sse"] as Mode[]) {
       const fromCommit: number[] = [];
       const fromCall: number[] = [];
+      const baseline: number[] = [];
       let notAborted = 0;
       await round(mode, team.id, client, worker.secret); // warm-up: connections, prepared statements, route modules
       for (let i = 0; i < rounds; i++) {
         const r = await round(mode, team.id, client, worker.secret);
         fromCommit.push(...r.fromCommit);
         fromCall.push(...r.fromCall);
+        baseline.push(...r.baseline);
         notAborted += r.notAborted;
         ctx.log(
           `abort ${mode}: round ${i + 1}/${rounds} p99 ${ms(
@@ -122,7 +150,10 @@ export async function runAbortBench(ctx: Pick<BenchContext, "log">, rounds: numb
       }
       fromCommit.sort((a, b) => a - b);
       fromCall.sort((a, b) => a - b);
+      baseline.sort((a, b) => a - b);
       const p99 = percentile(fromCommit, 99);
+      const p99Call = percentile(fromCall, 99);
+      const p99Base = percentile(baseline, 99);
       rows.push([
         mode === "listen" ? "in-process (LISTEN + gate heartbeat)" : "remote (SSE + HTTP heartbeat)",
         String(RUNS * PER_RUN),
@@ -131,11 +162,13 @@ export async function runAbortBench(ctx: Pick<BenchContext, "log">, rounds: numb
         ms(p99),
         ms(fromCommit[fromCommit.length - 1] ?? NaN),
         ms(percentile(fromCall, 50)),
-        ms(percentile(fromCall, 99)),
-        p99 < TARGET_P99_MS ? "yes" : "no",
+        ms(p99Call),
+        p99Call <= TARGET_P99_MS ? "yes" : "no",
+        ms(p99Base),
+        `${(p99Call / p99Base).toFixed(1)}×`,
         String(notAborted),
       ]);
-      data[mode] = { fromCommit, fromCall, notAborted };
+      data[mode] = { fromCommit, fromCall, baseline, notAborted };
     }
   } finally {
     await server.close();
@@ -152,14 +185,17 @@ export async function runAbortBench(ctx: Pick<BenchContext, "log">, rounds: numb
       "max",
       "p50 from kill call",
       "p99 from kill call",
-      `p99 < ${TARGET_P99_MS} ms`,
+      `p99 from kill call ≤ ${TARGET_P99_MS} ms`,
+      "baseline p99: bare NOTIFY → feed",
+      "p99 from kill call ÷ baseline p99",
       "not aborted",
     ],
     rows,
     notes: [
       `${RUNS} runs (a root and ${RUNS - 1} children) × ${PER_RUN} running operations, each handler inside WorkerGuard.run awaiting its AbortSignal; ${rounds} measured rounds after one warm-up round.`,
-      "Committed = the barrier's dispatch_stopped_at (set inside the kill transaction just before COMMIT); 'from kill call' includes the kill transaction itself.",
-      "Wake-ups are re-checked before aborting: one heartbeat per run (authority is per run), not per handler. Heartbeat-based designs take one heartbeat interval (seconds to minutes).",
+      "Committed = the barrier's dispatch_stopped_at (set inside the kill's dispatch-stop transaction, before its audit row and COMMIT); 'from kill call' includes that transaction (the target's measure).",
+      `Baseline, same run: ${BASELINE_PER_ROUND} bare notifications per round (a wake-up that changes nothing) committed and delivered through the same feed (LISTEN, or SSE over the API process) — the floor of this design.`,
+      "A kill notification that names the run aborts its tokens at once (a kill is terminal); any other wake-up is re-checked through one heartbeat per run before aborting. Heartbeat-based designs take one heartbeat interval (seconds to minutes).",
       `Node ${process.version}; ${os.cpus().length} CPUs; load average ${os
         .loadavg()
         .map((x) => x.toFixed(1))

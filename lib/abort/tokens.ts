@@ -3,7 +3,9 @@
 //
 // A wake-up comes from a feed (PostgreSQL LISTEN in-process, server-sent events remotely); it is
 // never trusted by itself. The token re-checks authority through the heartbeat (the gate's third
-// entry point) and aborts only on its answer. Tokens of the same run, lease and epoch share one
+// entry point) and aborts only on its answer. One exception, because a kill is terminal: a kill
+// notification that names the token's run aborts it at once, without the round trip
+// (control-event.ts killNames; fail closed — it can only stop work). Tokens of the same run, lease and epoch share one
 // re-check per wake-up: authority is a property of the run, so 100 handlers of one killed run cost
 // one round trip, not 100. Operation-level answers (operation_expired, already_applied) abort only
 // the operation asked about and the rest of the group is asked again.
@@ -11,7 +13,7 @@
 // Pause: the heartbeat answers continue=true for a paused run (pause holds the NEXT call), so a
 // running handler keeps going unless the token was opened with abortOnPause.
 import type { WakeEvent } from "./control-event";
-import { mayChangeAuthority } from "./control-event";
+import { killNames, mayChangeAuthority } from "./control-event";
 import { backoffDelay, sleep } from "../wait";
 
 export interface RecheckAnswer {
@@ -176,7 +178,9 @@ export class AbortTokens {
       this.groups.set(key, g);
       g.watching = this.opts.feed
         .watch(target.runId, (e) => {
-          if (mayChangeAuthority(e)) g.wake();
+          // A kill naming the run aborts at once (terminal; no re-check needed); anything else wakes a re-check.
+          if (killNames(e, target.runId)) g.abortAll("killed");
+          else if (mayChangeAuthority(e)) g.wake();
         })
         .then(
           (unwatch) => {

@@ -7,6 +7,7 @@ import { withSpan } from "../integrations/tracing";
 import { completeBarrier, enterQuiet, enterSettling, loadBarrierWork, releaseClaim, renewClaim } from "../dal/barrier-engine";
 import type { Principal } from "../dal/principal";
 import { onBarrierReceipt } from "../dal/stops";
+import { cancelQueuedWorkOfBarrier } from "../dal/kill";
 
 export interface EngineOptions {
   principal: Principal;
@@ -70,6 +71,9 @@ export async function processBarrier(barrierId: string, o: EngineOptions): Promi
       const work = await loadBarrierWork(o.principal, barrierId);
       if (!work) return { kind: "lost" };
       if (work.phase === "revoking") {
+        // Queued work cancelled in the database first (the kill's second step; a no-op when it ran): throws
+        // on failure, and the barrier resumes from the rows once the claim expires.
+        await cancelQueuedWorkOfBarrier(o.principal, barrierId);
         await cancelBarrierQueueJobs(o.principal, barrierId).catch((e) =>
           o.log(`queue cancel failed (will not block the barrier): ${(e as Error).message}`),
         );

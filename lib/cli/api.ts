@@ -62,12 +62,12 @@ export async function callApi(fn: () => Promise<number>): Promise<number> {
     return await fn();
   } catch (err) {
     if (err instanceof QuiesceApiError) {
-      console.error(`error (${err.code}, HTTP ${err.status}): ${err.message}`);
+      console.error(`error (${err.code}, HTTP ${err.status}${err.requestId ? `, request ${err.requestId}` : ""}): ${err.message}`);
       return err.status >= 400 && err.status < 500 ? 2 : 1;
     }
     if (err instanceof QuiesceUnreachableError) {
       console.error(
-        `error (unreachable): ${err.message}\nIs the control plane running (npm start)? Set QUIESCE_URL or --url to point elsewhere.`,
+        `error (unreachable${err.requestId ? `, request ${err.requestId}` : ""}): ${err.message}\nIs the control plane running (npm start)? Set QUIESCE_URL or --url to point elsewhere.`,
       );
       return 1;
     }

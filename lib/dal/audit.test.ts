@@ -3,7 +3,8 @@
 import { afterAll, expect, test } from "vitest";
 import { prisma } from "../db/prisma";
 import { newId } from "../ids";
-import { appendAudit, verifyAuditChain } from "./audit";
+import { appendAudit, auditHash, auditHashParts, verifyAuditChain } from "./audit";
+import { createHash } from "node:crypto";
 
 afterAll(async () => {
   await prisma().$disconnect();
@@ -30,6 +31,34 @@ test("appended rows chain onto each other and verify, including objects whose ke
   expect(rows[0]!.prevHash).toBe("0".repeat(64));
   expect(rows[1]!.prevHash).toBe(rows[0]!.hash);
   expect(rows[2]!.prevHash).toBe(rows[1]!.hash);
+  expect(await verifyAuditChain(prisma(), t)).toBeNull();
+});
+
+test("the hash computed in SQL around the predecessor is auditHash's (non-ASCII text, nested objects, no team)", async () => {
+  const at = new Date("2026-12-01T03:04:05.678Z");
+  for (const e of [
+    {
+      teamId: "team_x",
+      actor: "user:u1 (Zoë ✓)",
+      action: "run.kill",
+      target: "run_1",
+      before: { a: 1 },
+      after: { reason: '日本 "q" \\ ✓', z: [1, { b: 2, a: null }] },
+    },
+    { teamId: null, actor: "system:x", action: "a", target: "t" },
+  ]) {
+    const prev = createHash("sha256").update("p").digest("hex");
+    const { head, tail } = auditHashParts(e, at);
+    expect(
+      createHash("sha256")
+        .update(head + prev + tail)
+        .digest("hex"),
+    ).toBe(auditHash(prev, e, at));
+  }
+  const t = await team();
+  await append(t, 1, { reason: 'Zoë ✓ 日本 — "quoted"', emoji: "🛑" });
+  await append(t, 2);
+  await prisma().$transaction((tx) => appendAudit(tx, { teamId: null, actor: "system:test", action: "test.null", target: "x" }));
   expect(await verifyAuditChain(prisma(), t)).toBeNull();
 });
 

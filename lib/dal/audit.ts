@@ -25,23 +25,50 @@ export function auditHash(prevHash: string, e: AuditInput, at: Date): string {
 
 export async function appendAudit(tx: Tx, e: AuditInput): Promise<void> {
   // Serialize appends per team so two writers never chain onto the same predecessor.
-  await tx.$executeRawUnsafe("SELECT pg_advisory_xact_lock(hashtextextended($1, 1))", `audit:${e.teamId ?? "-"}`);
-  const last = await tx.auditEvent.findFirst({ where: { teamId: e.teamId }, orderBy: { id: "desc" }, select: { hash: true } });
-  const prevHash = last?.hash ?? GENESIS;
+  await tx.$executeRawUnsafe(`SELECT pg_advisory_xact_lock(${AUDIT_LOCK_SQL})`, auditLockKey(e.teamId));
+  await appendAuditLocked((sql, params) => tx.$queryRawUnsafe(sql, ...params), e);
+}
+
+/** One statement in the caller's transaction (a Prisma transaction, or a pg client's: lib/db/pool-tx.ts). */
+export type RawQuery = <T = Record<string, unknown>>(sql: string, params: unknown[]) => Promise<T[]>;
+
+/**
+ * The append itself, for a caller that already holds the team's audit key (auditLockSql) in this
+ * transaction, taken in an EARLIER statement (the predecessor is read with a snapshot taken after it).
+ * Raw statements (not the ORM): every control write pays for these two round trips.
+ */
+export async function appendAuditLocked(q: RawQuery, e: AuditInput): Promise<void> {
+  // ONE statement: the predecessor's hash is read and the row's hash computed in it — sha256 over the
+  // canonical text auditHash hashes, assembled around the predecessor (auditHashParts).
   const at = new Date();
-  await tx.auditEvent.create({
-    data: {
-      teamId: e.teamId,
-      actor: e.actor,
-      action: e.action,
-      target: e.target,
-      before: (e.before ?? undefined) as never,
-      after: (e.after ?? undefined) as never,
-      at,
-      prevHash,
-      hash: auditHash(prevHash, e, at),
-    },
-  });
+  const { head, tail } = auditHashParts(e, at);
+  await q(
+    `INSERT INTO audit_events (team_id, actor, action, target, before, after, at, prev_hash, hash)
+     SELECT $1, $2, $3, $4, $5::jsonb, $6::jsonb, $7, p.h, encode(sha256(convert_to($8 || p.h || $9, 'UTF8')), 'hex')
+       FROM (SELECT coalesce((SELECT hash FROM audit_events WHERE ${e.teamId === null ? "team_id IS NULL AND $1::text IS NULL" : "team_id = $1"}
+                              ORDER BY id DESC LIMIT 1), $10) AS h) p`,
+    [e.teamId, e.actor, e.action, e.target, jsonOrNull(e.before), jsonOrNull(e.after), at, head, tail, GENESIS],
+  );
+}
+
+/**
+ * auditHash's canonical text split around the predecessor's hash: canonical = head + prevHash + tail
+ * (RFC 8785 writes the array `[prevHash, …]` as `["` + prevHash + `",` + the rest, and a hash is hex).
+ */
+export function auditHashParts(e: AuditInput, at: Date): { head: string; tail: string } {
+  const rest = canonicalJson([e.teamId, e.actor, e.action, e.target, e.before ?? null, e.after ?? null, at.toISOString()]);
+  return { head: '["', tail: `",${rest.slice(1)}` };
+}
+
+/** The team's audit key as SQL arguments of pg_advisory_xact_lock, for a statement that takes it itself. */
+export function auditLockKey(teamId: string | null): string {
+  return `audit:${teamId ?? "-"}`;
+}
+export const AUDIT_LOCK_SQL = "hashtextextended($1, 1)";
+
+// As the ORM stored Json fields: absent (undefined) → SQL NULL; anything else as JSON text.
+function jsonOrNull(v: unknown): string | null {
+  return v === undefined || v === null ? null : JSON.stringify(v);
 }
 
 /** Recomputes the chain for a team; returns the id of the first broken row, or null when intact. */

@@ -220,7 +220,8 @@ export async function enterSettling(p: Principal, barrierId: string, workerId: s
   system(p);
   return (
     (await prisma().$executeRawUnsafe(
-      `UPDATE barriers SET phase = 'settling' WHERE id = $1 AND phase = 'revoking' AND claimed_by = $2`,
+      // queued_cancelled_at: the kill's second step (queued work cancelled) must have committed first.
+      `UPDATE barriers SET phase = 'settling' WHERE id = $1 AND phase = 'revoking' AND claimed_by = $2 AND queued_cancelled_at IS NOT NULL`,
       barrierId,
       workerId,
     )) === 1

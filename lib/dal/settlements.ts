@@ -159,16 +159,16 @@ export async function restartQuietTx(tx: Tx, barrierId: string, at: Date): Promi
 }
 
 /** The barrier that covers a run: the latest one on the run or any ancestor. */
+/** The newest barrier over the run or an ancestor ($1 = run id). */
+export const COVERING_BARRIER_SQL = `SELECT b.id, b.team_id, b.run_id, b.phase::text AS phase FROM barriers b
+       JOIN runs r ON r.id = $1 AND b.run_id = ANY (r.path)
+      ORDER BY b.requested_at DESC LIMIT 1`;
+
 export async function coveringBarrierTx(
   tx: Tx,
   runId: string,
 ): Promise<{ id: string; teamId: string; runId: string; phase: string } | null> {
-  const rows = await tx.$queryRawUnsafe<{ id: string; team_id: string; run_id: string; phase: string }[]>(
-    `SELECT b.id, b.team_id, b.run_id, b.phase::text AS phase FROM barriers b
-       JOIN runs r ON r.id = $1 AND b.run_id = ANY (r.path)
-      ORDER BY b.requested_at DESC LIMIT 1`,
-    runId,
-  );
+  const rows = await tx.$queryRawUnsafe<{ id: string; team_id: string; run_id: string; phase: string }[]>(COVERING_BARRIER_SQL, runId);
   const r = rows[0];
   return r ? { id: r.id, teamId: r.team_id, runId: r.run_id, phase: r.phase } : null;
 }

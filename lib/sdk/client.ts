@@ -14,7 +14,7 @@ import type {
 } from "../schemas/operations";
 import type { BreakerResponse, KillResponse, LifecycleResponse } from "../schemas/control";
 import type { CreateStopBody, FinishRunResponse, StopDryRunResponse, StopView } from "../schemas/stops";
-import { QuiesceApiError, QuiesceConfigError, QuiesceUnreachableError } from "./errors";
+import { QuiesceApiError, QuiesceConfigError, QuiesceUnreachableError, newRequestId } from "./errors";
 import { subscribe as subscribeEvents, type RunEvent } from "./events";
 import { setting } from "../config";
 
@@ -79,9 +79,11 @@ export class QuiesceClient {
     method: string,
     path: string,
     body?: unknown,
-    opts: { auth?: boolean; signal?: AbortSignal } = {},
+    opts: { auth?: boolean; signal?: AbortSignal; requestId?: string } = {},
   ): Promise<{ status: number; json: T }> {
-    const headers: Record<string, string> = { accept: "application/json" };
+    // One id per call (a retry by the caller is a new call): x-request-id, the id of every server log line.
+    const requestId = opts.requestId ?? newRequestId();
+    const headers: Record<string, string> = { accept: "application/json", "x-request-id": requestId };
     if (opts.auth !== false) {
       if (!this.apiKey) throw new QuiesceConfigError("no API key: pass { apiKey } or set QUIESCE_API_KEY");
       headers.authorization = `Bearer ${this.apiKey}`;
@@ -107,14 +109,15 @@ export class QuiesceClient {
         timedOut
           ? `control plane did not answer within ${this.timeoutMs} ms (${method} ${path})`
           : `control plane unreachable at ${this.url} (${method} ${path}): ${(err as Error)?.message ?? err}`,
-        { cause: err, timedOut },
+        { cause: err, timedOut, requestId },
       );
     }
     let json: unknown = undefined;
     try {
       json = text ? JSON.parse(text) : undefined;
     } catch {
-      if (res.ok) throw new QuiesceApiError(res.status, "bad_response", `control plane sent non-JSON (${method} ${path})`);
+      if (res.ok)
+        throw new QuiesceApiError(res.status, "bad_response", `control plane sent non-JSON (${method} ${path})`, undefined, requestId);
     }
     if (!res.ok) {
       const e = (json as { error?: { code?: string; message?: string; details?: unknown } } | undefined)?.error;
@@ -123,6 +126,7 @@ export class QuiesceClient {
         e?.code ?? `http_${res.status}`,
         e?.message ?? `HTTP ${res.status} (${method} ${path})`,
         e?.details,
+        requestId,
       );
     }
     return { status: res.status, json: json as T };

@@ -5,7 +5,7 @@
 // while disconnected) so the caller re-checks authority. Events are wake-up calls, not authority.
 import { createParser } from "eventsource-parser";
 import { ControlEventSchema, type ControlEvent } from "../schemas/control-event";
-import { QuiesceApiError, QuiesceUnreachableError } from "./errors";
+import { QuiesceApiError, QuiesceUnreachableError, newRequestId } from "./errors";
 import { backoffDelay, sleep } from "../wait";
 
 export interface EventsConnection {
@@ -91,15 +91,16 @@ async function streamOnce(conn: EventsConnection, runId: string, signal: AbortSi
   const onAbort = () => ctrl.abort(signal.reason);
   signal.addEventListener("abort", onAbort, { once: true });
   const headerTimer = setTimeout(() => ctrl.abort(new Error("timed out waiting for the event stream")), conn.timeoutMs ?? 5000);
+  const requestId = newRequestId(); // one per connection (each reconnect is a new request)
   try {
     let res: Response;
     try {
       res = await f(`${conn.url.replace(/\/+$/, "")}/api/v1/runs/${encodeURIComponent(runId)}/events`, {
-        headers: { authorization: `Bearer ${conn.apiKey}`, accept: "text/event-stream" },
+        headers: { authorization: `Bearer ${conn.apiKey}`, accept: "text/event-stream", "x-request-id": requestId },
         signal: ctrl.signal,
       });
     } catch (err) {
-      throw new QuiesceUnreachableError(`event stream: ${(err as Error).message}`);
+      throw new QuiesceUnreachableError(`event stream: ${(err as Error).message}`, { cause: err, requestId });
     }
     if (!res.ok || !res.body) {
       const body = (await res.json().catch(() => null)) as { error?: { code?: string; message?: string } } | null;
@@ -107,6 +108,8 @@ async function streamOnce(conn: EventsConnection, runId: string, signal: AbortSi
         res.status,
         body?.error?.code ?? "http_error",
         body?.error?.message ?? `event stream answered ${res.status}`,
+        undefined,
+        requestId,
       );
     }
     clearTimeout(headerTimer);

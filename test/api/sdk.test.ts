@@ -113,3 +113,54 @@ test("openapi() needs no key", async () => {
   const doc = await new QuiesceClient({ url: w.server.url, apiKey: "" }).openapi();
   expect(doc.openapi).toBe("3.1.0");
 });
+
+test("every call sends its own x-request-id; the server echoes it, and typed errors carry it", async () => {
+  const seen: { url: string; id: string | undefined }[] = [];
+  const s = await listen((q, r) => {
+    seen.push({ url: q.url ?? "", id: q.headers["x-request-id"] as string | undefined });
+    if (q.url?.endsWith("/events")) {
+      r.writeHead(503, { "content-type": "application/json" });
+      r.end(JSON.stringify({ error: { code: "unavailable", message: "down" } }));
+      return;
+    }
+    r.writeHead(404, { "content-type": "application/json" });
+    r.end(JSON.stringify({ error: { code: "not_found", message: "run not found" } }));
+  });
+  try {
+    const c = new QuiesceClient({ url: s.url, apiKey: "k" });
+    const e1 = await c.getRun("a").catch((e) => e);
+    const e2 = await c.heartbeat("op").catch((e) => e);
+    const e3 = await c.subscribe("a", () => {}, new AbortController().signal).catch((e) => e);
+    expect(seen).toHaveLength(3);
+    for (const x of seen) expect(x.id).toMatch(/^[0-9a-f-]{36}$/);
+    expect(new Set(seen.map((x) => x.id)).size).toBe(3); // one per call
+    expect(e1).toMatchObject({ name: "QuiesceApiError", status: 404, requestId: seen[0]!.id });
+    expect(e2).toMatchObject({ name: "QuiesceApiError", requestId: seen[1]!.id });
+    expect(e3).toMatchObject({ name: "QuiesceApiError", status: 503, requestId: seen[2]!.id });
+  } finally {
+    await s.close();
+  }
+  // Unreachable: the id is on the error too.
+  const gone = await new QuiesceClient({ url: s.url, apiKey: "k" }).heartbeat("op").catch((e) => e);
+  expect(gone).toBeInstanceOf(QuiesceUnreachableError);
+  expect(gone.requestId).toMatch(/^[0-9a-f-]{36}$/);
+
+  // The real server takes the SDK's id as the request's id and echoes it on the response.
+  const echoed: (string | null)[] = [];
+  const sent: string[] = [];
+  const spy = new QuiesceClient({
+    url: w.server.url,
+    apiKey: w.a.keys.agent,
+    fetch: async (input, init) => {
+      sent.push(new Headers(init?.headers).get("x-request-id") ?? "");
+      const res = await fetch(input, init);
+      echoed.push(res.headers.get("x-request-id"));
+      return res;
+    },
+  });
+  const run = await spy.createRun({ taskId: "sdk-request-id" });
+  await spy.getRun(run.runId);
+  expect(sent).toHaveLength(2);
+  expect(sent[0]).not.toBe(sent[1]);
+  expect(echoed).toEqual(sent);
+});

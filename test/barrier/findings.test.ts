@@ -281,6 +281,13 @@ describe("stop-evidence findings", () => {
       expect(b.requestedBy).toBe("system:pause-reclaim");
       expect(b.reason).toMatch(/pause reclaim: paused since .* longer than the team's 1 s pause policy/);
       expect((await prisma().run.findUniqueOrThrow({ where: { id: children[0]!.runId } })).lifecycle).toBe("killed");
+      // Written right after the kill returns (its own transaction): the barrier is visible before it.
+      await waitFor(
+        "pause-reclaim audit row",
+        async () => (await prisma().auditEvent.count({ where: { action: "run.pause_reclaimed", target: root.runId } })) > 0,
+        20_000,
+        100,
+      );
       expect(await prisma().auditEvent.count({ where: { action: "run.pause_reclaimed", target: root.runId } })).toBe(1);
       expect((await prisma().run.findUniqueOrThrow({ where: { id: quiet.root.runId } })).lifecycle).toBe("normal"); // resumed: untouched
       expect((await latest(b.id)).decision).toBe("stopped_and_quiet");

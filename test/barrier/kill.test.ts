@@ -35,6 +35,9 @@ describe("killRun authorization", () => {
       message: expect.stringContaining("reason"),
     });
     await expect(killRun(team.users.operator.principal, "run_missing", "stop")).rejects.toMatchObject({ code: "not_found" });
+    // Ids are escaped into the opening statement: quotes, backslashes and NUL bytes name no run.
+    for (const odd of [`${tree.root.runId}' OR '1'='1`, "run_\\'x", "run_\0x", ""])
+      await expect(killRun(team.users.operator.principal, odd, "stop")).rejects.toMatchObject({ code: "not_found" });
     const run = await prisma().run.findUniqueOrThrow({ where: { id: tree.root.runId } });
     expect(run.lifecycle).toBe("normal");
     expect(await prisma().barrier.count({ where: { runId: tree.root.runId } })).toBe(0);

@@ -187,3 +187,50 @@ describe("remote abort tokens (server-sent events + HTTP heartbeat)", () => {
     opened.forEach((t) => t.close());
   });
 });
+
+describe("a kill notification naming the run is authority enough (a kill is terminal)", () => {
+  test("kill aborts at once with `killed`, no re-check asked (LISTEN and SSE); other wake-ups and unnamed runs are re-checked", async () => {
+    const { root, child, ops } = await runningTree(4);
+    const agent = w.client(w.a.keys.agent);
+    const worker = w.client(w.a.keys.worker);
+    const asked: string[] = [];
+    const recheck = (via: string) => async (op: string) => {
+      asked.push(`${via}:${op}`);
+      const r = await worker.heartbeat(op);
+      return { continue: r.continue, reason: r.reason };
+    };
+    const local = new AbortTokens({
+      feed: listenFeed({ resolveRoot: async (runId) => (await agent.getRun(runId)).rootRunId, listener }),
+      recheck: recheck("listen"),
+    });
+    const remote = new AbortTokens({ feed: sseFeed(worker), recheck: recheck("sse") });
+    const tokens = [...(await Promise.all(ops.map((o) => local.open(o)))), ...(await Promise.all(ops.map((o) => remote.open(o))))];
+
+    // A pause is only a wake-up: re-checked (one heartbeat per run and feed), nothing aborted.
+    await pauseRun(SYSTEM, root.runId, "look first");
+    await waitUntil(() => asked.length >= 4);
+    expect(tokens.every((t) => !t.signal.aborted)).toBe(true);
+    await resumeRun(SYSTEM, root.runId, "fine");
+    await waitUntil(() => asked.length >= 8);
+
+    // Killing the child names the child (and its subtree) only: its tokens abort without a re-check;
+    // the root's tokens are woken (same tree), re-checked, and keep running.
+    asked.length = 0;
+    await killRun(SYSTEM, child.runId, "the child misbehaves");
+    const childTokens = tokens.filter((t, i) => ops[i % ops.length]!.runId === child.runId);
+    const rootTokens = tokens.filter((t, i) => ops[i % ops.length]!.runId === root.runId);
+    expect(await Promise.all(childTokens.map(aborted))).toEqual(childTokens.map(() => "killed"));
+    await waitUntil(() => asked.length >= 2);
+    expect(asked.every((a) => rootTokens.some((t) => a.endsWith(`:${t.operationId}`)))).toBe(true);
+    expect(rootTokens.every((t) => !t.signal.aborted)).toBe(true);
+    tokens.forEach((t) => t.close());
+  });
+});
+
+async function waitUntil(ok: () => boolean, timeoutMs = 15_000): Promise<void> {
+  const until = Date.now() + timeoutMs;
+  while (!ok()) {
+    if (Date.now() > until) throw new Error("condition not reached in time");
+    await new Promise((r) => setTimeout(r, 25));
+  }
+}

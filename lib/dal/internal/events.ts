@@ -15,8 +15,21 @@ export interface EmitInput {
   data: Record<string, unknown>;
 }
 
-/** Writes the event for every enabled endpoint of the team that subscribes to its type. */
-export async function emitEventTx(tx: Tx, e: EmitInput): Promise<string> {
+/**
+ * The INSERT … SELECT that writes one event for every enabled endpoint of the team subscribed to its
+ * type, with its five parameters numbered from `$n`: [event id, type, ordering key, event JSON, team].
+ * For a caller that folds the event into a statement of its own (the kill); otherwise emitEventTx.
+ */
+export function eventInsertSql(n: number): string {
+  const [id, type, key, json, team] = [n, n + 1, n + 2, n + 3, n + 4].map((i) => `$${i}`);
+  return `INSERT INTO webhook_deliveries (event_id, endpoint_id, team_id, type, ordering_key, event)
+     SELECT ${id}, w.id, w.team_id, ${type}, ${key}, ${json}::jsonb FROM webhook_endpoints w
+      WHERE w.team_id = ${team} AND w.enabled AND (${type} = ANY (w.event_types) OR '*' = ANY (w.event_types))
+      ORDER BY w.id`;
+}
+
+/** The parameters of eventInsertSql for one event. */
+export function eventParams(e: EmitInput): [string, string, string, string, string] {
   const id = randomUUID();
   const event = cloudEvent({
     id,
@@ -26,16 +39,12 @@ export async function emitEventTx(tx: Tx, e: EmitInput): Promise<string> {
     time: new Date(),
     data: { run_id: e.runId, ...e.data },
   });
-  await tx.$executeRawUnsafe(
-    `INSERT INTO webhook_deliveries (event_id, endpoint_id, team_id, type, ordering_key, event)
-     SELECT $1, w.id, w.team_id, $2, $3, $4::jsonb FROM webhook_endpoints w
-      WHERE w.team_id = $5 AND w.enabled AND ($2 = ANY (w.event_types) OR '*' = ANY (w.event_types))
-      ORDER BY w.id`,
-    id,
-    e.type,
-    e.runId,
-    JSON.stringify(event),
-    e.teamId,
-  );
-  return id;
+  return [id, e.type, e.runId, JSON.stringify(event), e.teamId];
+}
+
+/** Writes the event for every enabled endpoint of the team that subscribes to its type. */
+export async function emitEventTx(tx: Tx, e: EmitInput): Promise<string> {
+  const params = eventParams(e);
+  await tx.$executeRawUnsafe(eventInsertSql(1), ...params);
+  return params[0];
 }
