@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { prisma } from "../../lib/db/prisma";
 import { closePool } from "../../lib/db/pool";
 import { killRun } from "../../lib/dal/kill";
-import { issueReceiptTx, lockBarrierTx } from "../../lib/dal/receipts";
+import { issueReceiptTx, lockBarrierTx } from "../../lib/dal/internal/receipts";
 import { getConsoleReceipt } from "../../lib/dal/console/receipt";
 import { envelopeText, serializeReceipt } from "../../lib/control/evidence/receipt";
 import { DSSE_PAYLOAD_TYPE, STATEMENT_TYPE, STOP_RECEIPT_PREDICATE, pae } from "../../lib/control/evidence/signing";
