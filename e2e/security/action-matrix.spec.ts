@@ -391,6 +391,9 @@ test.beforeAll(async () => {
 
 test.afterAll(async () => {
   for (const p of principals) await p.ctx.dispose();
+  // The endpoints createWebhookAction made are enabled and subscribe to everything: left in place they
+  // would collect (dead-letter) the events of later journeys. Their deliveries go with them (cascade).
+  await (await db()).query("DELETE FROM webhook_endpoints WHERE url LIKE 'http://127.0.0.1:9/%'");
   await closeDb();
 });
 
