@@ -3,10 +3,11 @@
 // HTTP with the `Next-Action` header — exactly what a browser, or an attacker who read the page's
 // JavaScript, sends — as every principal: no session, a malformed cookie, a cookie signed with the wrong
 // secret, a session past its absolute lifetime, one past its idle timeout, a signed-out (revoked)
-// session, each role of team demo, and an admin of team other; against its own team's resource and the
-// other team's. A refusal must answer the refusal shape and change nothing (row counts of the tables
-// actions write, the targeted row, no new audit row by a person, no team cookie). Each action succeeds
-// for every role the permission table allows (on a fresh resource each time).
+// session, an operator API key sent as a bearer token, each role of team demo, and an admin of team
+// other; against its own team's resource and the other team's. A refusal must answer the refusal shape
+// and change nothing (row counts of the tables actions write, the targeted row, no new audit row by a
+// person, no team cookie). Each action succeeds for every role the permission table allows (on a fresh
+// resource each time).
 //
 // The list of actions comes from the build, not from this file: an action with no entry in MATRIX, or
 // an entry whose action no longer exists, fails the first test.
@@ -376,6 +377,16 @@ test.beforeAll(async () => {
     },
     { name: "past the idle timeout", role: null, userId: null, ctx: await context(await mint(good, -60)) },
     { name: "signed out (revoked)", role: null, userId: null, ctx: await context(stolen) },
+    // A machine credential is no session: the operator API key of team demo, as a bearer token.
+    {
+      name: "operator API key (bearer, no session)",
+      role: null,
+      userId: null,
+      ctx: await playwrightRequest.newContext({
+        baseURL: e2e.baseUrl,
+        extraHTTPHeaders: { authorization: `Bearer ${e2e.keys().operator!.secret}` },
+      }),
+    },
   );
   for (const role of ["viewer", "operator", "manager", "admin"] as const) {
     principals.push({ name: role, role, userId: await userId(USERS[role]), ctx: await signedIn(USERS[role]) });
