@@ -63,7 +63,7 @@ function pageUrl(worker: string, params: Record<string, string>): string {
 // ---------------------------------------------------------------- fixtures (real rows, real API)
 
 type Team = "demo" | "other";
-const PASSWORD_OF = USERS.viewer; // fixture users get the demo password (its hash is copied)
+const PASSWORD_FROM = USERS.viewer; // fixture users get this seeded user's password hash (the demo password)
 
 async function teamId(team: Team): Promise<string> {
   return (await one<{ id: string }>("SELECT id FROM teams WHERE slug = $1", [team])).id;
@@ -82,7 +82,7 @@ async function newMember(team: Team, role: Role, label = "member"): Promise<{ id
     id,
     email,
     `Matrix ${label}`,
-    PASSWORD_OF,
+    PASSWORD_FROM,
   ]);
   await d.query('INSERT INTO memberships (id, team_id, user_id, role) VALUES ($1, $2, $3, $4::"Role")', [
     `mem_matrix${randomBytes(6).toString("hex")}`,
