@@ -7,7 +7,7 @@ import { createKeyAction, revokeKeyAction } from "@/app/(console)/keys/actions";
 import type { ApiKeyView } from "@/lib/dal/api-keys";
 import type { Member } from "@/lib/dal/console/reconciliations";
 import { Time } from "./time";
-import { EmptyState } from "./states";
+import { AdminTable, ListCard, SecretOnce } from "./admin-list";
 import { ReasonlessConfirm } from "./reasonless-confirm";
 
 const KIND_HELP: Record<string, string> = {
@@ -24,7 +24,6 @@ export function KeysPanel({ keys, members, me }: { keys: ApiKeyView[]; members: 
   const [error, setError] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
   const [revoking, setRevoking] = useState<ApiKeyView | null>(null);
-  const [copied, setCopied] = useState(false);
   const names = new Map(members.map((m) => [m.id, m.email]));
 
   async function create(e: FormEvent<HTMLFormElement>) {
@@ -44,7 +43,6 @@ export function KeysPanel({ keys, members, me }: { keys: ApiKeyView[]; members: 
       return;
     }
     setCreated(r.data);
-    setCopied(false);
     (e.target as HTMLFormElement).reset();
     router.refresh();
   }
@@ -52,30 +50,13 @@ export function KeysPanel({ keys, members, me }: { keys: ApiKeyView[]; members: 
   return (
     <>
       {created ? (
-        <div className="secret-box" role="alert">
-          <strong>
-            New {created.kind} key “{created.name}”.
-          </strong>{" "}
-          Copy the secret now — it is shown once and stored only as a hash.
-          <div className="secret-row">
-            <code className="mono secret" data-testid="new-key-secret">
-              {created.secret}
-            </code>
-            <button
-              type="button"
-              className="btn btn-small"
-              onClick={async () => {
-                await navigator.clipboard?.writeText(created.secret).catch(() => {});
-                setCopied(true);
-              }}
-            >
-              {copied ? "Copied" : "Copy"}
-            </button>
-            <button type="button" className="btn btn-small btn-ghost" onClick={() => setCreated(null)}>
-              Done
-            </button>
-          </div>
-        </div>
+        <SecretOnce
+          title={`New ${created.kind} key “${created.name}”.`}
+          note="Copy the secret now — it is shown once and stored only as a hash."
+          secret={created.secret}
+          testId="new-key-secret"
+          onDone={() => setCreated(null)}
+        />
       ) : null}
       <section className="card" aria-labelledby="create-title">
         <h2 id="create-title">Create a key</h2>
@@ -123,76 +104,66 @@ export function KeysPanel({ keys, members, me }: { keys: ApiKeyView[]; members: 
           </div>
         ) : null}
       </section>
-      <section className="card" aria-labelledby="keys-title">
-        <h2 id="keys-title">
-          Keys <span className="muted">({keys.length})</span>
-        </h2>
-        {keys.length === 0 ? (
-          <EmptyState title="No keys yet">
-            Create one above; agents and workers use it as <code>QUIESCE_API_KEY</code>.
-          </EmptyState>
-        ) : (
-          <div className="table-wrap">
-            <table className="table compact">
-              <thead>
-                <tr>
-                  <th scope="col">Name</th>
-                  <th scope="col">Kind</th>
-                  <th scope="col">Member</th>
-                  <th scope="col">Created</th>
-                  <th scope="col">Expires</th>
-                  <th scope="col">Last used</th>
-                  <th scope="col">Status</th>
-                  <th scope="col">
-                    <span className="sr-only">Actions</span>
-                  </th>
-                </tr>
-              </thead>
-              <tbody>
-                {keys.map((k) => (
-                  <tr key={k.id} className={k.status !== "active" ? "row-dim" : undefined}>
-                    <td>
-                      {k.name}
-                      <div className="sub mono">{k.id}</div>
-                    </td>
-                    <td>{k.kind}</td>
-                    <td>{k.userId ? (names.get(k.userId) ?? k.userId) : "—"}</td>
-                    <td>
-                      <Time iso={k.createdAt} mode="relative" />
-                    </td>
-                    <td>
-                      <Time iso={k.expiresAt} mode="relative" empty="never" />
-                    </td>
-                    <td>
-                      <Time iso={k.lastUsedAt} mode="relative" empty="never" />
-                    </td>
-                    <td>
-                      {k.revokedAt ? (
-                        <span className="text-danger">
-                          revoked <Time iso={k.revokedAt} mode="relative" />
-                        </span>
-                      ) : k.status === "expired" ? (
-                        <span className="text-danger">
-                          expired <Time iso={k.expiresAt} mode="relative" />
-                        </span>
-                      ) : (
-                        "active"
-                      )}
-                    </td>
-                    <td>
-                      {k.revokedAt ? null : (
-                        <button type="button" className="btn btn-small btn-danger-outline" onClick={() => setRevoking(k)}>
-                          Revoke
-                        </button>
-                      )}
-                    </td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </div>
-        )}
-      </section>
+      <ListCard
+        id="keys-title"
+        title="Keys"
+        count={keys.length}
+        empty={{
+          title: "No keys yet",
+          body: (
+            <>
+              Create one above; agents and workers use it as <code>QUIESCE_API_KEY</code>.
+            </>
+          ),
+        }}
+      >
+        <AdminTable
+          columns={["Name", "Kind", "Member", "Created", "Expires", "Last used", "Status"]}
+          rows={keys}
+          rowKey={(k) => k.id}
+          rowClassName={(k) => (k.status !== "active" ? "row-dim" : undefined)}
+        >
+          {(k) => (
+            <>
+              <td>
+                {k.name}
+                <div className="sub mono">{k.id}</div>
+              </td>
+              <td>{k.kind}</td>
+              <td>{k.userId ? (names.get(k.userId) ?? k.userId) : "—"}</td>
+              <td>
+                <Time iso={k.createdAt} mode="relative" />
+              </td>
+              <td>
+                <Time iso={k.expiresAt} mode="relative" empty="never" />
+              </td>
+              <td>
+                <Time iso={k.lastUsedAt} mode="relative" empty="never" />
+              </td>
+              <td>
+                {k.revokedAt ? (
+                  <span className="text-danger">
+                    revoked <Time iso={k.revokedAt} mode="relative" />
+                  </span>
+                ) : k.status === "expired" ? (
+                  <span className="text-danger">
+                    expired <Time iso={k.expiresAt} mode="relative" />
+                  </span>
+                ) : (
+                  "active"
+                )}
+              </td>
+              <td>
+                {k.revokedAt ? null : (
+                  <button type="button" className="btn btn-small btn-danger-outline" onClick={() => setRevoking(k)}>
+                    Revoke
+                  </button>
+                )}
+              </td>
+            </>
+          )}
+        </AdminTable>
+      </ListCard>
       <ReasonlessConfirm
         open={revoking !== null}
         title={`Revoke key “${revoking?.name ?? ""}”?`}

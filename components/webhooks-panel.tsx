@@ -1,5 +1,6 @@
 "use client";
-// Webhook endpoints (add: the secret is shown once; remove) and dead letters with a retry button.
+// Webhook endpoints (add: the secret is shown once; remove, after a confirmation) and dead letters with
+// a retry button. The secret box, list cards, tables and confirmation are the API keys page's (admin-list).
 import { useRouter } from "next/navigation";
 import { useState, type FormEvent } from "react";
 import {
@@ -11,7 +12,8 @@ import {
 import type { WebhookDeliveryView, WebhookEndpointView } from "@/lib/dal/webhooks";
 import { EVENT_TYPES } from "@/lib/integrations/event-types";
 import { Time } from "./time";
-import { EmptyState } from "./states";
+import { AdminTable, ListCard, SecretOnce } from "./admin-list";
+import { ReasonlessConfirm } from "./reasonless-confirm";
 
 export function WebhooksPanel({
   endpoints,
@@ -27,6 +29,7 @@ export function WebhooksPanel({
   const [error, setError] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
   const [types, setTypes] = useState<Set<string>>(new Set(EVENT_TYPES));
+  const [removing, setRemoving] = useState<WebhookEndpointView | null>(null);
 
   async function create(e: FormEvent<HTMLFormElement>) {
     e.preventDefault();
@@ -54,17 +57,13 @@ export function WebhooksPanel({
   return (
     <>
       {created ? (
-        <div className="secret-box" role="alert">
-          <strong>Signing secret for {created.url}.</strong> Copy it now — it is shown once.
-          <div className="secret-row">
-            <code className="mono secret" data-testid="new-webhook-secret">
-              {created.secret}
-            </code>
-            <button type="button" className="btn btn-small btn-ghost" onClick={() => setCreated(null)}>
-              Done
-            </button>
-          </div>
-        </div>
+        <SecretOnce
+          title={`Signing secret for ${created.url}.`}
+          note="Copy it now — it is shown once."
+          secret={created.secret}
+          testId="new-webhook-secret"
+          onDone={() => setCreated(null)}
+        />
       ) : null}
       {error ? (
         <div className="notice notice-error" role="alert">
@@ -105,120 +104,105 @@ export function WebhooksPanel({
           </button>
         </form>
       </section>
-      <section className="card" aria-labelledby="wh-list-title">
-        <h2 id="wh-list-title">
-          Endpoints <span className="muted">({endpoints.length})</span> · {pendingCount} waiting to be delivered
-        </h2>
-        {endpoints.length === 0 ? (
-          <EmptyState title="No endpoints">
-            Add one above, or with <code>npm run quiesce -- webhooks add</code>.
-          </EmptyState>
-        ) : (
-          <div className="table-wrap">
-            <table className="table compact">
-              <thead>
-                <tr>
-                  <th scope="col">URL</th>
-                  <th scope="col">Events</th>
-                  <th scope="col">Added</th>
-                  <th scope="col">
-                    <span className="sr-only">Actions</span>
-                  </th>
-                </tr>
-              </thead>
-              <tbody>
-                {endpoints.map((e) => (
-                  <tr key={e.id}>
-                    <td className="mono">
-                      {e.url}
-                      <div className="sub">{e.id}</div>
-                    </td>
-                    <td className="small">{e.eventTypes.join(", ")}</td>
-                    <td>
-                      <Time iso={e.createdAt} mode="relative" />
-                    </td>
-                    <td>
-                      <button
-                        type="button"
-                        className="btn btn-small"
-                        onClick={async () => {
-                          setError(null);
-                          const r = await rotateWebhookSecretAction({ endpointId: e.id });
-                          if (!r.ok) {
-                            setError(r.message);
-                            return;
-                          }
-                          setCreated({ url: e.url, secret: r.data.secret });
-                        }}
-                      >
-                        New secret
-                      </button>{" "}
-                      <button
-                        type="button"
-                        className="btn btn-small btn-danger-outline"
-                        onClick={() => act(deleteWebhookAction({ endpointId: e.id }))}
-                      >
-                        Remove
-                      </button>
-                    </td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </div>
-        )}
-      </section>
-      <section className="card" aria-labelledby="wh-dead-title">
-        <h2 id="wh-dead-title">
-          Dead letters <span className="muted">({dead.length})</span>
-        </h2>
-        <p className="small muted">
-          Deliveries that used every retry. Retry puts one back in the queue with the same event id (receivers de-duplicate on it).
-        </p>
-        {dead.length === 0 ? (
-          <EmptyState title="No dead letters">Every event was delivered or is still being retried.</EmptyState>
-        ) : (
-          <div className="table-wrap">
-            <table className="table compact" data-testid="dead-letters">
-              <thead>
-                <tr>
-                  <th scope="col">Event</th>
-                  <th scope="col">Run</th>
-                  <th scope="col">Endpoint</th>
-                  <th scope="col">Attempts</th>
-                  <th scope="col">Last error</th>
-                  <th scope="col">Written</th>
-                  <th scope="col">
-                    <span className="sr-only">Actions</span>
-                  </th>
-                </tr>
-              </thead>
-              <tbody>
-                {dead.map((d) => (
-                  <tr key={d.id}>
-                    <td>
-                      <code>{d.type}</code>
-                      <div className="sub mono">{d.eventId}</div>
-                    </td>
-                    <td className="mono">{d.runId}</td>
-                    <td className="mono small">{d.url}</td>
-                    <td>{d.attempts}</td>
-                    <td className="small">{d.lastError ?? "—"}</td>
-                    <td>
-                      <Time iso={d.createdAt} mode="relative" />
-                    </td>
-                    <td>
-                      <button type="button" className="btn btn-small" onClick={() => act(retryWebhookDeliveryAction({ deliveryId: d.id }))}>
-                        Retry
-                      </button>
-                    </td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </div>
-        )}
-      </section>
+      <ListCard
+        id="wh-list-title"
+        title="Endpoints"
+        count={endpoints.length}
+        after={<> · {pendingCount} waiting to be delivered</>}
+        empty={{
+          title: "No endpoints",
+          body: (
+            <>
+              Add one above, or with <code>npm run quiesce -- webhooks add</code>.
+            </>
+          ),
+        }}
+      >
+        <AdminTable columns={["URL", "Events", "Added"]} rows={endpoints} rowKey={(e) => e.id}>
+          {(e) => (
+            <>
+              <td className="mono">
+                {e.url}
+                <div className="sub">{e.id}</div>
+              </td>
+              <td className="small">{e.eventTypes.join(", ")}</td>
+              <td>
+                <Time iso={e.createdAt} mode="relative" />
+              </td>
+              <td>
+                <button
+                  type="button"
+                  className="btn btn-small"
+                  onClick={async () => {
+                    setError(null);
+                    const r = await rotateWebhookSecretAction({ endpointId: e.id });
+                    if (!r.ok) {
+                      setError(r.message);
+                      return;
+                    }
+                    setCreated({ url: e.url, secret: r.data.secret });
+                  }}
+                >
+                  New secret
+                </button>{" "}
+                <button type="button" className="btn btn-small btn-danger-outline" onClick={() => setRemoving(e)}>
+                  Remove
+                </button>
+              </td>
+            </>
+          )}
+        </AdminTable>
+      </ListCard>
+      <ListCard
+        id="wh-dead-title"
+        title="Dead letters"
+        count={dead.length}
+        intro="Deliveries that used every retry. Retry puts one back in the queue with the same event id (receivers de-duplicate on it)."
+        empty={{ title: "No dead letters", body: "Every event was delivered or is still being retried." }}
+      >
+        <AdminTable
+          columns={["Event", "Run", "Endpoint", "Attempts", "Last error", "Written"]}
+          rows={dead}
+          rowKey={(d) => d.id}
+          testId="dead-letters"
+        >
+          {(d) => (
+            <>
+              <td>
+                <code>{d.type}</code>
+                <div className="sub mono">{d.eventId}</div>
+              </td>
+              <td className="mono">{d.runId}</td>
+              <td className="mono small">{d.url}</td>
+              <td>{d.attempts}</td>
+              <td className="small">{d.lastError ?? "—"}</td>
+              <td>
+                <Time iso={d.createdAt} mode="relative" />
+              </td>
+              <td>
+                <button type="button" className="btn btn-small" onClick={() => act(retryWebhookDeliveryAction({ deliveryId: d.id }))}>
+                  Retry
+                </button>
+              </td>
+            </>
+          )}
+        </AdminTable>
+      </ListCard>
+      <ReasonlessConfirm
+        open={removing !== null}
+        title={`Remove endpoint ${removing?.url ?? ""}?`}
+        body="Nothing more is sent to it; its queued deliveries and dead letters are removed with it. This cannot be undone."
+        confirmLabel="Remove endpoint"
+        onCancel={() => setRemoving(null)}
+        onConfirm={async () => {
+          if (!removing) return null;
+          const r = await deleteWebhookAction({ endpointId: removing.id });
+          if (!r.ok) return r.message;
+          setRemoving(null);
+          router.refresh();
+          return null;
+        }}
+      />
     </>
   );
 }

@@ -86,7 +86,7 @@ async function waitFor(url: string, what: string, child: ChildProcess, timeoutMs
 
 export default async function globalSetup() {
   // Iterating against servers you started yourself: E2E_EXTERNAL=1 with E2E_BASE_URL, E2E_DATABASE_URL,
-  // E2E_PASSWORD, E2E_KEYS_FILE (and E2E_SIM_URL) set; nothing is started or torn down.
+  // E2E_PASSWORD, E2E_KEYS_FILE (and E2E_SIM_URL, E2E_NEXTAUTH_SECRET) set; nothing is started or torn down.
   if (setting("E2E_EXTERNAL")) return async () => {};
   // Playwright cannot download a browser here (no network): it drives the system's Chromium.
   const browser = setting("CHROMIUM_PATH");
@@ -182,6 +182,8 @@ export default async function globalSetup() {
     process.env.E2E_PASSWORD = password;
     process.env.E2E_KEYS_FILE = keysFile;
     process.env.E2E_SIM_URL = `http://127.0.0.1:${SIM_PORT}`;
+    // The server's session secret: the server-action matrix mints expired and forged session cookies.
+    process.env.E2E_NEXTAUTH_SECRET = env.NEXTAUTH_SECRET;
   } catch (err) {
     await teardown();
     throw err;

@@ -1,6 +1,8 @@
 // Hardening in a real browser against the production build: the nonce CSP lets the console's own
 // scripts run (and nothing else reports a violation), the sign-in callbackUrl cannot leave the site,
-// and a session cookie copied before sign-out is dead afterwards.
+// a session cookie copied before sign-out is dead afterwards, and guessing a password gets 429.
+import { randomBytes } from "node:crypto";
+import pg from "pg";
 import { expect, test } from "@playwright/test";
 import { e2e, USERS } from "../support/env";
 
@@ -65,4 +67,39 @@ test("a session cookie copied before sign-out no longer works after it", async (
   await page.waitForURL(/\/signin/);
   expect((await thief.request.get("/api/console/runs")).status()).toBe(401);
   await thief.close();
+});
+
+test("50 wrong passwords then the right one (finding 2), shortened: after 8 failures even the right password gets 429", async ({
+  playwright,
+}) => {
+  // A throwaway account with the demo password, so the block touches no other journey; the attempts come
+  // from an address of their own (the first X-Forwarded-For entry is the source address).
+  const d = new pg.Client({ connectionString: e2e.databaseUrl });
+  await d.connect();
+  const id = `user_throttle${randomBytes(6).toString("hex")}`;
+  const email = `throttle.${id.slice(13)}@example.test`;
+  try {
+    await d.query(
+      "INSERT INTO users (id, email, name, password_hash) SELECT $1, $2, 'Throttle target', password_hash FROM users WHERE email = $3",
+      [id, email, USERS.viewer],
+    );
+    await d.query("INSERT INTO memberships (id, team_id, user_id, role) SELECT $1, t.id, $2, 'viewer' FROM teams t WHERE t.slug = 'demo'", [
+      `mem_throttle${randomBytes(6).toString("hex")}`,
+      id,
+    ]);
+  } finally {
+    await d.end();
+  }
+  const address = `10.${randomBytes(1)[0]}.${randomBytes(1)[0]}.7`;
+  const api = await playwright.request.newContext({ baseURL: e2e.baseUrl, extraHTTPHeaders: { "x-forwarded-for": address } });
+  const attempt = async (password: string) => {
+    const { csrfToken } = (await (await api.get("/api/auth/csrf")).json()) as { csrfToken: string };
+    return api.post("/api/auth/callback/credentials", { form: { email, password, csrfToken, json: "true" }, maxRedirects: 0 });
+  };
+  for (let i = 0; i < 8; i++) expect((await attempt(`wrong-${i}`)).status()).toBeLessThan(500);
+  const right = await attempt(e2e.password);
+  expect(right.status()).toBe(429);
+  expect(Number(right.headers()["retry-after"])).toBeGreaterThan(0);
+  expect((await api.storageState()).cookies.some((c) => /next-auth\.session-token/.test(c.name))).toBe(false);
+  await api.dispose();
 });

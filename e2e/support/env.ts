@@ -18,6 +18,10 @@ export const e2e = {
   get password() {
     return need("E2E_PASSWORD");
   },
+  /** The server's NEXTAUTH_SECRET (E2E_EXTERNAL: set E2E_NEXTAUTH_SECRET to the server's). */
+  get nextAuthSecret() {
+    return need("E2E_NEXTAUTH_SECRET");
+  },
   get simUrl() {
     return process.env.E2E_SIM_URL ?? null;
   },

@@ -4,14 +4,9 @@ import "server-only";
 import { QuiesceError } from "../errors";
 import { currentSession } from "../dal/session";
 import { getConsoleReceipt } from "../dal/console/receipt";
-import { serializeReceipt } from "../control/evidence/receipt";
+import { envelopeText, serializeReceipt } from "../control/evidence/receipt";
 import { ReceiptVersionQuery } from "../schemas/console";
 import { logger } from "../log";
-
-/** The signed form: the DSSE envelope as stored at issue time (verify it with `quiesce verify`). */
-export function envelopeText(envelope: unknown): string {
-  return `${JSON.stringify(envelope, null, 2)}\n`;
-}
 
 export function receiptDownload(format: "json" | "yaml" | "dsse") {
   return async (req: Request, ctx: { params: Promise<{ barrierId: string }> }): Promise<Response> => {

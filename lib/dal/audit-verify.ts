@@ -6,40 +6,15 @@
 // recorded head; a re-chained one reaches it with a different hash. Printing the checkpoints lets an
 // operator keep copies outside the database, too.
 import "server-only";
-import { prisma, type Tx } from "../db/prisma";
+import { prisma } from "../db/prisma";
+import { auditHeadTx, recordAuditCheckpointTx, type AuditHead } from "./internal/audit-checkpoints";
 import { auditHash } from "./audit";
 import { authorize } from "./authorize";
 import type { Principal } from "./principal";
 
 const GENESIS = "0".repeat(64);
 
-export interface AuditHead {
-  eventId: string;
-  hash: string;
-  count: number;
-}
-
-/** The head of a team's chain (null team: the global chain of sign-ins and user changes). */
-export async function auditHeadTx(tx: Pick<Tx, "auditEvent">, teamId: string | null): Promise<AuditHead | null> {
-  const [last, count] = await Promise.all([
-    tx.auditEvent.findFirst({ where: { teamId }, orderBy: { id: "desc" }, select: { id: true, hash: true } }),
-    tx.auditEvent.count({ where: { teamId } }),
-  ]);
-  return last ? { eventId: last.id.toString(), hash: last.hash, count } : null;
-}
-
-export async function recordAuditCheckpointTx(
-  tx: Tx,
-  teamId: string | null,
-  source: "verify" | "receipt" | "periodic",
-): Promise<AuditHead | null> {
-  const head = await auditHeadTx(tx, teamId);
-  if (!head) return null;
-  await tx.auditCheckpoint.create({
-    data: { teamId, lastEventId: BigInt(head.eventId), headHash: head.hash, eventCount: head.count, source },
-  });
-  return head;
-}
+export type { AuditHead };
 
 /** Periodic checkpoints: one for every chain whose head moved since its last checkpoint. System only. */
 export async function recordPeriodicCheckpoints(p: Principal): Promise<number> {

@@ -12,9 +12,9 @@ import type { Principal } from "./principal";
 import type { ProviderConfig } from "../providers/types";
 import { quietPeriodFor, quietUntil } from "../control/barrier";
 import type { ProviderResponse, EffectObservation } from "../control/settlement";
-import { notifyControl } from "./notify";
-import { settleTx, type SettleInput } from "./settlements";
-import { issueReceiptTx, lockBarrierTx } from "./receipts";
+import { notifyControl } from "./internal/notify";
+import { settleTx, type SettleInput } from "./internal/settlements";
+import { issueReceiptTx, lockBarrierTx } from "./internal/receipts";
 import { countLateRequestsTx, subtreeRunsTx } from "./internal/evidence";
 
 function system(p: Principal): void {

@@ -9,7 +9,7 @@ import type { BreakerState } from "../control/types";
 import type { BreakerResponse } from "../schemas/control";
 import { appendAudit } from "./audit";
 import { lockRunOfTeam } from "./internal/locks";
-import { notifyControl } from "./notify";
+import { notifyControl } from "./internal/notify";
 import { emitEventTx } from "./internal/events";
 import { actorOf, type Principal } from "./principal";
 import { authorize } from "./authorize";

@@ -10,7 +10,7 @@ import type { Lifecycle } from "../control/types";
 import type { LifecycleResponse } from "../schemas/control";
 import { appendAudit } from "./audit";
 import { lockRunOfTeam } from "./internal/locks";
-import { notifyControl } from "./notify";
+import { notifyControl } from "./internal/notify";
 import { actorOf, type Principal } from "./principal";
 import { authorize } from "./authorize";
 import { emitEventTx } from "./internal/events";

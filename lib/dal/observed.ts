@@ -10,9 +10,9 @@ import { strongerMeaning, type ObservedMeaning } from "../control/barrier";
 import { authorize, assertTeam } from "./authorize";
 import { actorOf, type Principal } from "./principal";
 import { appendAudit } from "./audit";
-import { notifyControl } from "./notify";
-import { coveringBarrierTx } from "./settlements";
-import { lockBarrierTx } from "./receipts";
+import { notifyControl } from "./internal/notify";
+import { coveringBarrierTx } from "./internal/settlements";
+import { lockBarrierTx } from "./internal/receipts";
 
 export async function recordObserved(p: Principal, runId: string, input: { meaning: ObservedMeaning; evidence?: Record<string, unknown> }) {
   authorize(p, "operation.report");

@@ -7,7 +7,7 @@ import { prisma } from "../db/prisma";
 import { notFound } from "../errors";
 import type { FinishRunResponse } from "../schemas/stops";
 import { authorize, assertTeam } from "./authorize";
-import { notifyControl } from "./notify";
+import { notifyControl } from "./internal/notify";
 import type { Principal } from "./principal";
 
 export async function finishRun(p: Principal, runId: string): Promise<FinishRunResponse> {

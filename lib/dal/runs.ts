@@ -18,7 +18,7 @@ import { displayedBreaker } from "../control/breaker";
 import type { BreakerState, Harness } from "../control/types";
 import type { CreateRunBody, CreateRunResponse, ListRunsQuery, ListRunsResponse, RunSummary, RunView } from "../schemas/runs";
 import { appendAudit } from "./audit";
-import { notifyControl } from "./notify";
+import { notifyControl } from "./internal/notify";
 import { actorOf, type Principal } from "./principal";
 import { assertTeam, authorize } from "./authorize";
 import { loadRunChain, lockRunTreeShared } from "./internal/run-facts";

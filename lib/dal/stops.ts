@@ -17,7 +17,7 @@ import { authorize, assertTeam } from "./authorize";
 import { actorOf, type Principal } from "./principal";
 import { lockTeamScopesExclusive } from "./internal/locks";
 import { appendAudit } from "./audit";
-import { notifyControl } from "./notify";
+import { notifyControl } from "./internal/notify";
 import { killRun } from "./kill";
 
 /** Barriers started at once by one fan-out (each is its own transaction under its tree's lock). */

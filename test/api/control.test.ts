@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import pg from "pg";
 import { prisma } from "../../lib/db/prisma";
 import { verifyAuditChain } from "../../lib/dal/audit";
-import { CONTROL_CHANNEL } from "../../lib/dal/notify";
+import { CONTROL_CHANNEL } from "../../lib/schemas/control-event";
 import { makeWorld, raw, snapshot, type World } from "./fixtures";
 
 let w: World;

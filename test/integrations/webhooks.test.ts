@@ -13,7 +13,7 @@ import { closePool } from "../../lib/db/pool";
 import { killRun } from "../../lib/dal/kill";
 import { pauseRun, resumeRun } from "../../lib/dal/lifecycle";
 import { setBreaker } from "../../lib/dal/breaker";
-import { issueReceiptTx, lockBarrierTx } from "../../lib/dal/receipts";
+import { issueReceiptTx, lockBarrierTx } from "../../lib/dal/internal/receipts";
 import { createWebhookEndpoint, listWebhookDeliveries, retryWebhookDelivery } from "../../lib/dal/webhooks";
 import { deliverDueOnce } from "../../lib/integrations/webhook-worker";
 import { SIGNATURE_HEADER, verifyWebhookSignature, type CloudEvent } from "../../lib/integrations/events";

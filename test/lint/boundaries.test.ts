@@ -1,7 +1,7 @@
 // The import rules must fire: a probe tree in a temporary folder breaks each rule once, and
 // dependency-cruiser (with the project's own .dependency-cruiser.cjs) must report exactly those.
 // (A rule that can never match — e.g. because its target is excluded from the graph — fails here.)
-import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import os from "node:os";
 import path from "node:path";
@@ -66,4 +66,34 @@ test("each boundary rule reports its breach, and only that", async () => {
       "ui-reaches-data-through-dal: app/page.ts -> lib/dal/internal/helper.ts",
     ].sort(),
   );
+});
+
+// Transaction-level helpers (`…Tx(tx, …)`) do not authorize: they live in lib/dal/internal, which the
+// rule above keeps inside lib/dal (and lib/gate). A public dal module that exports one again fails here.
+test("public dal modules export no transaction-level (…Tx) helpers", () => {
+  const dal = path.join(ROOT, "lib/dal");
+  const publicModules = [
+    ...readdirSync(dal).map((n) => path.join(dal, n)),
+    ...readdirSync(path.join(dal, "console")).map((n) => path.join(dal, "console", n)),
+  ].filter((f) => /\.ts$/.test(f) && !/\.test\.ts$/.test(f));
+  expect(publicModules.length).toBeGreaterThan(10);
+  const offenders = publicModules.flatMap((f) =>
+    [...readFileSync(f, "utf8").matchAll(/^export\s+(?:async\s+)?(?:function\*?|const|let)\s+(\w+Tx)\b/gm)].map(
+      (m) => `${path.relative(ROOT, f)}: ${m[1]}`,
+    ),
+  );
+  const reexports = publicModules.flatMap((f) =>
+    [...readFileSync(f, "utf8").matchAll(/^export\s*\{([^}]*)\}/gm)]
+      .flatMap((m) =>
+        m[1]!.split(",").map((s) =>
+          s
+            .trim()
+            .split(/\s+as\s+/)
+            .pop()!,
+        ),
+      )
+      .filter((n) => /Tx$/.test(n))
+      .map((n) => `${path.relative(ROOT, f)}: ${n}`),
+  );
+  expect([...offenders, ...reexports]).toEqual([]);
 });

@@ -33,13 +33,15 @@ async function readUntilEnd(body: ReadableStream<Uint8Array>, ms: number): Promi
   const deadline = Date.now() + ms;
   for (;;) {
     const left = deadline - Date.now();
+    // Not awaited: cancelling one branch of a tee() settles only when the other branch is cancelled too,
+    // and a stream that never ends (the bug this guards against) must fail the assertion, not hang.
     if (left <= 0) {
-      await reader.cancel().catch(() => {});
+      void reader.cancel().catch(() => {});
       return { text, ended: false };
     }
     const next = await Promise.race([reader.read(), new Promise<"timeout">((r) => setTimeout(() => r("timeout"), left))]);
     if (next === "timeout") {
-      await reader.cancel().catch(() => {});
+      void reader.cancel().catch(() => {});
       return { text, ended: false };
     }
     if (next.done) return { text, ended: true };

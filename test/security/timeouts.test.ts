@@ -30,6 +30,20 @@ async function newRun() {
   return w.client(w.a.keys.agent).createRun({ taskId: "slow-db" });
 }
 
+/** The answer, or `{ status: 0 }` if none came within `ms`: a request stuck behind the lock fails the
+ *  assertions (and the lock is released in `finally`) instead of hanging the test. */
+async function within(ms: number, p: Promise<{ status: number; json: any }>): Promise<{ status: number; json: any }> {
+  let t: NodeJS.Timeout | undefined;
+  const late = new Promise<{ status: number; json: any }>((r) => {
+    t = setTimeout(() => r({ status: 0, json: `no answer within ${ms} ms` }), ms);
+  });
+  try {
+    return await Promise.race([p, late]);
+  } finally {
+    clearTimeout(t);
+  }
+}
+
 async function timed<T>(fn: () => Promise<T>): Promise<{ ms: number; value: T }> {
   const t0 = performance.now();
   const value = await fn();
@@ -42,11 +56,14 @@ test("a held tree lock: the gate answers deny control_unavailable within its bud
   await other.query("SELECT pg_advisory_xact_lock(hashtextextended($1, 0))", [run.rootRunId]);
   try {
     const body = { runId: run.runId, leaseId: run.leaseId, epoch: run.epoch, operationId: "slow-1", tool: "t" };
-    const { ms, value } = await timed(() => raw(w.server.url, "POST", "/api/v1/gate", { key: w.a.keys.agent, body }));
+    const { ms, value } = await timed(() => within(12_000, raw(w.server.url, "POST", "/api/v1/gate", { key: w.a.keys.agent, body })));
     expect(value.status).toBe(200);
     expect(value.json).toMatchObject({ decision: "deny", reason: "control_unavailable" });
     expect(ms).toBeLessThan(10_000);
-    const admitted = await raw(w.server.url, "POST", "/api/v1/operations/slow-1/heartbeat", { key: w.a.keys.agent, body: {} });
+    const admitted = await within(
+      12_000,
+      raw(w.server.url, "POST", "/api/v1/operations/slow-1/heartbeat", { key: w.a.keys.agent, body: {} }),
+    );
     expect([404, 503]).toContain(admitted.status);
   } finally {
     await other.query("ROLLBACK");
@@ -69,7 +86,7 @@ test("a table lock held elsewhere: admit answers deny control_unavailable too", 
   await other.query("BEGIN");
   await other.query("LOCK TABLE operations IN ACCESS EXCLUSIVE MODE");
   try {
-    const r = await raw(w.server.url, "POST", "/api/v1/operations/slow-q/admit", { key: w.a.keys.worker, body: {} });
+    const r = await within(12_000, raw(w.server.url, "POST", "/api/v1/operations/slow-q/admit", { key: w.a.keys.worker, body: {} }));
     expect(r.json).toMatchObject({ decision: "deny", reason: "control_unavailable" });
   } finally {
     await other.query("ROLLBACK");

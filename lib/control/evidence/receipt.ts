@@ -246,4 +246,11 @@ export function serializeReceipt(body: Record<string, unknown>, format: "json" |
   return format === "yaml" ? toYamlText({ stop_receipt: ordered }, { lineWidth: 0 }) : `${JSON.stringify(ordered, null, 2)}\n`;
 }
 
+/** The signed form as served and downloaded: the DSSE envelope as stored at issue time, pretty-printed
+ *  (verify it with `quiesce verify`). Beside the body's serializer so the API, the console and the
+ *  tests send the same bytes. */
+export function envelopeText(envelope: unknown): string {
+  return `${JSON.stringify(envelope, null, 2)}\n`;
+}
+
 export { canonicalJson };

@@ -4,7 +4,7 @@
 import "server-only";
 import { prisma } from "../../db/prisma";
 import { appendAudit } from "../audit";
-import { notifyControl } from "../notify";
+import { notifyControl } from "./notify";
 
 export async function auditGateProbeClaims(runIds: readonly string[], operationId: string, source: string): Promise<void> {
   if (runIds.length === 0) return;

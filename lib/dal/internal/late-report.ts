@@ -17,9 +17,9 @@
 import "server-only";
 import type { Tx } from "../../db/prisma";
 import { newId } from "../../ids";
-import { coveringBarrierTx, restartQuietTx, settleTx } from "../settlements";
-import { lockBarrierTx } from "../receipts";
-import { notifyControl } from "../notify";
+import { coveringBarrierTx, restartQuietTx, settleTx } from "./settlements";
+import { lockBarrierTx } from "./receipts";
+import { notifyControl } from "./notify";
 import { coveringBarriersTx } from "./evidence";
 
 export interface LateReport {

@@ -4,9 +4,8 @@
 // checks offline) with ?format=dsse. The digest covers the canonical JSON of the body.
 import { apiRoute } from "@/lib/api/route";
 import { getReceipt } from "@/lib/dal/barriers";
-import { serializeReceipt } from "@/lib/control/evidence/receipt";
+import { envelopeText, serializeReceipt } from "@/lib/control/evidence/receipt";
 import { ReceiptQuery } from "@/lib/schemas/barriers";
-import { envelopeText } from "@/lib/actions/receipt-download";
 import { QuiesceError } from "@/lib/errors";
 
 export const dynamic = "force-dynamic";

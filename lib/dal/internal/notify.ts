@@ -2,8 +2,8 @@
 // notification is delivered exactly when (and only if) the change commits. Abort tokens, the
 // console's live views and the barrier engine LISTEN here instead of polling.
 import "server-only";
-import type { Tx } from "../db/prisma";
-import { CONTROL_CHANNEL, type ControlEvent } from "../schemas/control-event";
+import type { Tx } from "../../db/prisma";
+import { CONTROL_CHANNEL, type ControlEvent } from "../../schemas/control-event";
 
 export { CONTROL_CHANNEL, type ControlEvent };
 

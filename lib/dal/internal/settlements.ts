@@ -3,12 +3,12 @@
 // authorization, so a settlement, its EffectReceipt or UncertainInterval + Reconciliation, and the
 // operation's final state commit together.
 import "server-only";
-import type { Tx } from "../db/prisma";
-import { newId } from "../ids";
-import { operationStateFor, type UncertainCause } from "../control/settlement";
-import { quietUntil } from "../control/barrier";
-import { whyUnknownText } from "../control/reconciliation";
-import type { SettledState } from "../control/types";
+import type { Tx } from "../../db/prisma";
+import { newId } from "../../ids";
+import { operationStateFor, type UncertainCause } from "../../control/settlement";
+import { quietUntil } from "../../control/barrier";
+import { whyUnknownText } from "../../control/reconciliation";
+import type { SettledState } from "../../control/types";
 
 export interface EffectRecord {
   providerOperationId: string | null;

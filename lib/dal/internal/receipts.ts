@@ -4,16 +4,16 @@
 // it. Old versions are never touched. The body comes from the evidence model over the whole subtree
 // (lib/control/evidence), loaded by the one facts loader (lib/dal/internal/evidence).
 import "server-only";
-import type { Tx } from "../db/prisma";
-import { newId } from "../ids";
-import { buildReceipt } from "../control/evidence/receipt";
+import type { Tx } from "../../db/prisma";
+import { newId } from "../../ids";
+import { buildReceipt } from "../../control/evidence/receipt";
 import { notifyControl } from "./notify";
-import { appendAudit } from "./audit";
-import { coveringBarriersTx, loadEvidenceFactsTx } from "./internal/evidence";
-import { recordAuditCheckpointTx } from "./audit-verify";
-import { emitEventTx } from "./internal/events";
-import { signStatement, statementFor, STOP_RECEIPT_PREDICATE } from "../control/evidence/signing";
-import { currentSigner } from "../integrations/keystore";
+import { appendAudit } from "../audit";
+import { coveringBarriersTx, loadEvidenceFactsTx } from "./evidence";
+import { recordAuditCheckpointTx } from "./audit-checkpoints";
+import { emitEventTx } from "./events";
+import { signStatement, statementFor, STOP_RECEIPT_PREDICATE } from "../../control/evidence/signing";
+import { currentSigner } from "../../integrations/keystore";
 
 /**
  * Issues the next receipt version. The caller holds the barrier row lock (SELECT … FOR UPDATE) and has
