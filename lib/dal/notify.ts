@@ -7,9 +7,12 @@ import { CONTROL_CHANNEL, type ControlEvent } from "../schemas/control-event";
 
 export { CONTROL_CHANNEL, type ControlEvent };
 
+/** The notification's text: pg_notify payloads are limited to 8000 bytes; big trees send only the root. */
+export function controlPayload(event: ControlEvent): string {
+  const payload = JSON.stringify(event);
+  return payload.length > 7000 ? JSON.stringify({ ...event, runIds: undefined }) : payload;
+}
+
 export async function notifyControl(tx: Tx, event: ControlEvent): Promise<void> {
-  // pg_notify payloads are limited to 8000 bytes; big trees send only the root.
-  let payload = JSON.stringify(event);
-  if (payload.length > 7000) payload = JSON.stringify({ ...event, runIds: undefined });
-  await tx.$executeRawUnsafe("SELECT pg_notify($1, $2)", CONTROL_CHANNEL, payload);
+  await tx.$executeRawUnsafe("SELECT pg_notify($1, $2)", CONTROL_CHANNEL, controlPayload(event));
 }

@@ -3,6 +3,7 @@
 // harness hooks run as fresh processes and may register the same session more than once.
 import "server-only";
 import { prisma, type Tx } from "../db/prisma";
+import { pool, preparedName } from "../db/pool";
 import { newId } from "../ids";
 import { QuiesceError, badRequest, notFound } from "../errors";
 import {
@@ -17,8 +18,8 @@ import { childInitialEpoch } from "../control/epoch";
 import { displayedBreaker } from "../control/breaker";
 import type { BreakerState, Harness } from "../control/types";
 import type { CreateRunBody, CreateRunResponse, ListRunsQuery, ListRunsResponse, RunSummary, RunView } from "../schemas/runs";
-import { appendAudit } from "./audit";
-import { notifyControl } from "./notify";
+import { appendAudit, appendAuditAtCommit } from "./audit";
+import { controlPayload } from "./notify";
 import { actorOf, type Principal } from "./principal";
 import { assertTeam, authorize } from "./authorize";
 import { loadRunChain, lockRunTreeShared } from "./internal/run-facts";
@@ -82,6 +83,10 @@ export async function createRun(p: Principal, input: CreateRunBody & { teamId?: 
   const harness = (input.harness === "claude-code" ? "claude_code" : (input.harness ?? "custom")) as Harness;
   const native = input.native ?? {};
   const actor = actorOf(p);
+  // A new root run with no native session and no lineage (the common case) has nothing to look up under
+  // a lock: it is written in one statement, without an interactive transaction.
+  if (!input.parentRunId && !input.parentLeaseId && !input.forkedFrom && !native.sessionId)
+    return createRootRun(teamId, actor, harness, input, native);
 
   return prisma().$transaction(async (tx) => {
     // Resolve the parent (a parent lease alone names its run).
@@ -233,24 +238,30 @@ export async function createRun(p: Principal, input: CreateRunBody & { teamId?: 
         createdAt: new Date(now),
       },
     });
-    await appendAudit(tx, {
-      teamId,
-      actor,
-      action: "run.register",
-      target: runId,
-      after: {
-        taskId: input.taskId,
-        parentRunId,
-        ...(forkSourceId ? { forkedFromRunId: forkSourceId } : {}),
-        rootRunId: run.rootRunId,
-        leaseId,
-        scopes: lease.lease.scopes,
-        validUntil: validUntil.toISOString(),
-        epoch,
-        ...(run.isDrill ? { drill: true } : {}),
+    // Appended (with the notification) while COMMIT runs: every registration of the team serializes on
+    // the team's audit lock, which is then never held across a round trip to this process
+    // (docs/benchmarks.md#http).
+    await appendAuditAtCommit(
+      tx,
+      {
+        teamId,
+        actor,
+        action: "run.register",
+        target: runId,
+        after: {
+          taskId: input.taskId,
+          parentRunId,
+          ...(forkSourceId ? { forkedFromRunId: forkSourceId } : {}),
+          rootRunId: run.rootRunId,
+          leaseId,
+          scopes: lease.lease.scopes,
+          validUntil: validUntil.toISOString(),
+          epoch,
+          ...(run.isDrill ? { drill: true } : {}),
+        },
       },
-    });
-    await notifyControl(tx, { kind: "run", teamId, rootRunId: run.rootRunId, runIds: [runId] });
+      { kind: "run", teamId, rootRunId: run.rootRunId, runIds: [runId] },
+    );
     return {
       runId,
       leaseId,
@@ -262,6 +273,90 @@ export async function createRun(p: Principal, input: CreateRunBody & { teamId?: 
       created: true,
     };
   });
+}
+
+/**
+ * createRun's root path in two round trips on the raw pool, no Prisma and no interactive transaction:
+ * the team's lease policy, then ONE statement that inserts the run and its lease and records the
+ * run.register audit intent (appended, with the control notification, by the deferred trigger while
+ * the statement's transaction commits: appendAuditAtCommit). Same rows, audit and answer as the
+ * transactional path (test/api/runs-register.test.ts compares them).
+ */
+async function createRootRun(
+  teamId: string,
+  actor: string,
+  harness: Harness,
+  input: CreateRunBody,
+  native: NonNullable<CreateRunBody["native"]>,
+): Promise<CreateRunResponse> {
+  const now = Date.now();
+  const team = await pool().query<{ s: number | null }>({
+    ...preparedName("quiesce_team_lease_policy"),
+    text: "SELECT lease_max_lifetime_seconds AS s FROM teams WHERE id = $1",
+    values: [teamId],
+  });
+  const lease = newRootLease({ scopes: input.scopes, ttlSeconds: input.leaseTtlSeconds }, now, {
+    maxLifetimeSeconds: team.rows[0]?.s ?? DEFAULT_LEASE_MAX_LIFETIME_SECONDS,
+  });
+  if (!lease.ok) throw leaseRefusal(lease);
+  const runId = newId("run");
+  const leaseId = newId("lease");
+  const validUntil = new Date(lease.lease.validUntil);
+  const isDrill = input.drill === true;
+  const after = {
+    taskId: input.taskId,
+    parentRunId: null,
+    rootRunId: runId,
+    leaseId,
+    scopes: lease.lease.scopes,
+    validUntil: validUntil.toISOString(),
+    epoch: 1,
+    ...(isDrill ? { drill: true } : {}),
+  };
+  await pool().query({
+    ...preparedName("quiesce_register_root_run"),
+    text: `WITH r AS (
+             INSERT INTO runs (id, team_id, task_id, parent_run_id, root_run_id, path, depth, harness, native_session_id, native_agent_id,
+                               native_thread_id, native_turn_id, title, epoch, created_by, forked_from_run_id, is_drill)
+             VALUES ($1, $2, $3, NULL, $1, ARRAY[$1], 0, $4::"Harness", NULL, $5, $6, $7, $8, 1, $9, NULL, $10)
+             RETURNING id),
+           l AS (
+             INSERT INTO leases (id, team_id, run_id, parent_lease_id, path, scopes, valid_until, ttl_seconds, max_valid_until, created_at)
+             SELECT $11, $2, r.id, NULL, ARRAY[$11], $12::text[], $13, $14, $15, $16 FROM r
+             RETURNING id)
+           INSERT INTO audit_intents (team_id, actor, action, target, before, after, notify)
+           SELECT $2, $9, 'run.register', $1, NULL, $17::jsonb, $18 FROM l`,
+    values: [
+      runId,
+      teamId,
+      input.taskId,
+      harness,
+      native.agentId ?? null,
+      native.threadId ?? null,
+      native.turnId ?? null,
+      input.title ?? null,
+      actor,
+      isDrill,
+      leaseId,
+      lease.lease.scopes,
+      validUntil,
+      lease.lease.ttlSeconds,
+      new Date(lease.lease.maxValidUntil),
+      new Date(now),
+      JSON.stringify(after),
+      controlPayload({ kind: "run", teamId, rootRunId: runId, runIds: [runId] }),
+    ],
+  });
+  return {
+    runId,
+    leaseId,
+    epoch: 1,
+    validUntil: validUntil.toISOString(),
+    parentRunId: null,
+    rootRunId: runId,
+    scopes: lease.lease.scopes,
+    created: true,
+  };
 }
 
 /** One run with its direct children and its leases; another team's run is "not found". */
