@@ -121,6 +121,35 @@ describe("POST /api/v1/runs", () => {
     }
   });
 
+  test("a child on the raw path stores what the transactional path stores; a lease of another run is refused", async () => {
+    const agent = w.client(w.a.keys.agent);
+    const root = await agent.createRun({ taskId: "two-paths", scopes: ["a", "b"], drill: true });
+    const other = await agent.createRun({ taskId: "two-paths-other" });
+    const body = { parentRunId: root.runId, parentLeaseId: root.leaseId, scopes: ["a"], leaseTtlSeconds: 300 };
+    const fast = await agent.createRun({ ...body, taskId: "child-fast" });
+    const slow = await agent.createRun({ ...body, taskId: "child-slow", native: { sessionId: `c-${Date.now()}` } });
+    const strip = (o: Record<string, unknown>, keys: string[]) => Object.fromEntries(Object.entries(o).filter(([k]) => !keys.includes(k)));
+    const RUN_VARIES = ["id", "taskId", "path", "nativeSessionId", "createdAt", "lifecycleChangedAt", "breakerChangedAt"];
+    const [fr, sr] = await Promise.all([fast.runId, slow.runId].map((id) => prisma().run.findUniqueOrThrow({ where: { id } })));
+    expect(strip(fr!, RUN_VARIES)).toEqual(strip(sr!, RUN_VARIES));
+    expect(fr).toMatchObject({ parentRunId: root.runId, rootRunId: root.runId, path: [root.runId, fast.runId], depth: 1, isDrill: true });
+    const LEASE_VARIES = ["id", "runId", "path", "validUntil", "maxValidUntil", "createdAt"];
+    const [fl, sl] = await Promise.all([fast.leaseId, slow.leaseId].map((id) => prisma().lease.findUniqueOrThrow({ where: { id } })));
+    expect(strip(fl!, LEASE_VARIES)).toEqual(strip(sl!, LEASE_VARIES));
+    expect(fl).toMatchObject({ parentLeaseId: root.leaseId, path: [root.leaseId, fast.leaseId], scopes: ["a"] });
+    const auditOf = (runId: string) => prisma().auditEvent.findFirstOrThrow({ where: { target: runId, action: "run.register" } });
+    const [a, b] = [await auditOf(fast.runId), await auditOf(slow.runId)];
+    expect(a.after).toEqual({ ...(b.after as object), taskId: "child-fast", leaseId: fast.leaseId, validUntil: fast.validUntil });
+    expect(await verifyAuditChain(prisma(), w.a.teamId)).toBeNull();
+    // A lease that is not the named parent's: 400, and nothing is written.
+    const before = await prisma().run.count();
+    await expect(agent.createRun({ taskId: "x", parentRunId: root.runId, parentLeaseId: other.leaseId })).rejects.toMatchObject({
+      status: 400,
+    });
+    await expect(agent.createRun({ taskId: "x", parentLeaseId: "lease_missing" })).rejects.toMatchObject({ status: 404 });
+    expect(await prisma().run.count()).toBe(before);
+  });
+
   test("a child lease never outlives or out-scopes its parent's; path, root and depth are filled", async () => {
     const gw = w.client(w.a.keys.gateway);
     const root = await gw.createRun({ taskId: "tree", scopes: ["deploy", "read"], leaseTtlSeconds: 300 });
