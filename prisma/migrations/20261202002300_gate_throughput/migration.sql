@@ -25,7 +25,11 @@
 --       announced (pg_notify quiesce_control, kind breaker), instead of by lib/dal/internal/
 --       breaker-audit.ts in a transaction of its own after the gate had committed: the transition and its
 --       audit row now commit together or not at all;
---    b. the answer no longer carries probeClaimed (nobody has to audit after the call).
+--    b. the answer no longer carries probeClaimed (nobody has to audit after the call);
+--    c. statement 1 has a branch for source 'gate' without the operations join: the generic plan ran
+--       the operations index scan on every gate call and discarded it (`p_source <> 'gate'` is a join
+--       filter). Same answer; ≈ 20 % less server time per decision in a plpgsql loop of 4 × 400 calls
+--       (the two versions interleaved in one session).
 
 CREATE OR REPLACE FUNCTION quiesce_jcs(v jsonb) RETURNS text
 LANGUAGE plpgsql IMMUTABLE STRICT AS $fn$
@@ -155,19 +159,32 @@ BEGIN
     -- role (mirrors lib/control/authz.ts isAllowed(caller, "gate.ask"); see test/gate/auth.test.ts).
     -- Only immutable columns of the run are read here (root and path): the control state is read below,
     -- after the lock.
-    SELECT k.team_id, k.kind, coalesce(k.scopes, '{}'), CASE WHEN u.disabled_at IS NULL THEN m.role END, k.id, o.id IS NOT NULL,
-           CASE WHEN p_source = 'gate' THEN p_run_id ELSE o.run_id END,
-           CASE WHEN p_source = 'gate' THEN p_lease_id ELSE o.lease_id END,
-           CASE WHEN p_source = 'gate' THEN p_epoch ELSE o.epoch_stamp END,
-           r.root_run_id, r.path
-      INTO v_team, v_kind, v_scopes, v_role, v_key_id, o_found, v_run, v_lease, v_epoch, v_root, v_path
-      FROM api_keys k
-      LEFT JOIN memberships m ON k.kind = 'operator' AND m.team_id = k.team_id AND m.user_id = k.user_id
-      LEFT JOIN users u ON k.kind = 'operator' AND u.id = k.user_id
-      LEFT JOIN operations o ON p_source <> 'gate' AND o.team_id = k.team_id AND o.operation_id = p_operation_id
-      LEFT JOIN runs r ON r.team_id = k.team_id AND r.id = CASE WHEN p_source = 'gate' THEN p_run_id ELSE o.run_id END
-     WHERE k.secret_hash = p_key_hash AND k.revoked_at IS NULL
-       AND (k.expires_at IS NULL OR k.expires_at > clock_timestamp());
+    IF p_source = 'gate' THEN
+        -- The gate names its run: no operation to look up (change 5c).
+        SELECT k.team_id, k.kind, coalesce(k.scopes, '{}'), CASE WHEN u.disabled_at IS NULL THEN m.role END, k.id, false,
+               p_run_id, p_lease_id, p_epoch, r.root_run_id, r.path
+          INTO v_team, v_kind, v_scopes, v_role, v_key_id, o_found, v_run, v_lease, v_epoch, v_root, v_path
+          FROM api_keys k
+          LEFT JOIN memberships m ON k.kind = 'operator' AND m.team_id = k.team_id AND m.user_id = k.user_id
+          LEFT JOIN users u ON k.kind = 'operator' AND u.id = k.user_id
+          LEFT JOIN runs r ON r.team_id = k.team_id AND r.id = p_run_id
+         WHERE k.secret_hash = p_key_hash AND k.revoked_at IS NULL
+           AND (k.expires_at IS NULL OR k.expires_at > clock_timestamp());
+    ELSE
+        SELECT k.team_id, k.kind, coalesce(k.scopes, '{}'), CASE WHEN u.disabled_at IS NULL THEN m.role END, k.id, o.id IS NOT NULL,
+               CASE WHEN p_source = 'gate' THEN p_run_id ELSE o.run_id END,
+               CASE WHEN p_source = 'gate' THEN p_lease_id ELSE o.lease_id END,
+               CASE WHEN p_source = 'gate' THEN p_epoch ELSE o.epoch_stamp END,
+               r.root_run_id, r.path
+          INTO v_team, v_kind, v_scopes, v_role, v_key_id, o_found, v_run, v_lease, v_epoch, v_root, v_path
+          FROM api_keys k
+          LEFT JOIN memberships m ON k.kind = 'operator' AND m.team_id = k.team_id AND m.user_id = k.user_id
+          LEFT JOIN users u ON k.kind = 'operator' AND u.id = k.user_id
+          LEFT JOIN operations o ON p_source <> 'gate' AND o.team_id = k.team_id AND o.operation_id = p_operation_id
+          LEFT JOIN runs r ON r.team_id = k.team_id AND r.id = CASE WHEN p_source = 'gate' THEN p_run_id ELSE o.run_id END
+         WHERE k.secret_hash = p_key_hash AND k.revoked_at IS NULL
+           AND (k.expires_at IS NULL OR k.expires_at > clock_timestamp());
+    END IF;
     IF NOT FOUND THEN
         RETURN jsonb_build_object('ok', false, 'code', 'unauthenticated', 'message', 'unknown, revoked or expired API key');
     END IF;
