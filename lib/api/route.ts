@@ -118,6 +118,24 @@ function queryObject(url: URL): Record<string, string> {
   return out;
 }
 
+let baseLogger: Logger | undefined;
+const apiLogger = (): Logger => (baseLogger ??= logger("api"));
+
+/**
+ * The request's logger, made on first use: building a pino child (bindings, redaction) for every
+ * request was measurable on the hot path, and most requests never log (docs/benchmarks.md#http).
+ */
+function lazyChild(bindings: Record<string, unknown>): Logger {
+  let real: Logger | undefined;
+  return new Proxy({} as Logger, {
+    get(_target, prop) {
+      real ??= apiLogger().child(bindings);
+      const v = Reflect.get(real, prop, real) as unknown;
+      return typeof v === "function" ? (v as (...a: unknown[]) => unknown).bind(real) : v;
+    },
+  });
+}
+
 export function apiRoute<
   B extends z.ZodType | undefined = undefined,
   Q extends z.ZodType | undefined = undefined,
@@ -134,7 +152,7 @@ export function apiRoute<
     } catch {
       /* answered as a 400 below */
     }
-    const log = logger("api").child({ requestId, method: req.method, path: url?.pathname ?? "(malformed)" });
+    const log = lazyChild({ requestId, method: req.method, path: url?.pathname ?? "(malformed)" });
     const done = (res: Response): Response => {
       try {
         res.headers.set("x-request-id", requestId);
@@ -143,7 +161,7 @@ export function apiRoute<
       }
       const ms = Math.round(performance.now() - started);
       if (res.status >= 500) log.error({ status: res.status, ms }, "request failed");
-      else log.debug({ status: res.status, ms }, "request");
+      else if (apiLogger().isLevelEnabled("debug")) log.debug({ status: res.status, ms }, "request");
       return res;
     };
     try {

@@ -3,6 +3,7 @@
 // every call, so lowering the user's role (or removing the membership) disarms the key at once.
 import "server-only";
 import { prisma } from "../db/prisma";
+import { pool, preparedName } from "../db/pool";
 import { hashKeySecret, newKeySecret } from "../keys";
 import { newId } from "../ids";
 import { badRequest, notFound } from "../errors";
@@ -166,15 +167,18 @@ const LAST_USED_GRANULARITY_MS = 60_000;
  */
 export async function authenticateKey(secret: string, now: Date = new Date()): Promise<Extract<Principal, { type: "key" }> | null> {
   if (!secret || secret.length > 512) return null;
-  const rows = await prisma().$queryRawUnsafe<AuthRow[]>(
-    `SELECT k.id, k.team_id, k.kind::text AS kind, k.scopes, k.user_id, k.expires_at, k.revoked_at, k.last_used_at,
-            CASE WHEN u.disabled_at IS NULL THEN m.role::text END AS role
-       FROM api_keys k
-       LEFT JOIN memberships m ON m.team_id = k.team_id AND m.user_id = k.user_id
-       LEFT JOIN users u ON u.id = k.user_id
-      WHERE k.secret_hash = $1`,
-    hashKeySecret(secret),
-  );
+  // On the raw pool as a named prepared statement: every authenticated request pays this, and Prisma's
+  // per-query work was a large part of the API process's CPU per request (docs/benchmarks.md#http).
+  const { rows } = await pool().query<AuthRow>({
+    ...preparedName("quiesce_authenticate_key"),
+    text: `SELECT k.id, k.team_id, k.kind::text AS kind, k.scopes, k.user_id, k.expires_at, k.revoked_at, k.last_used_at,
+                  CASE WHEN u.disabled_at IS NULL THEN m.role::text END AS role
+             FROM api_keys k
+             LEFT JOIN memberships m ON m.team_id = k.team_id AND m.user_id = k.user_id
+             LEFT JOIN users u ON u.id = k.user_id
+            WHERE k.secret_hash = $1`,
+    values: [hashKeySecret(secret)],
+  });
   const k = rows[0];
   if (!k || k.revoked_at || (k.expires_at && k.expires_at.getTime() <= now.getTime())) return null;
   if (!k.last_used_at || now.getTime() - k.last_used_at.getTime() > LAST_USED_GRANULARITY_MS) {

@@ -1,10 +1,13 @@
 // The hash-chained audit trail against the real database: appends chain, concurrent appends never fork
-// the chain, jsonb's key reordering does not break verification, and any edit or removal is detected.
+// the chain, jsonb's key reordering does not break verification, and any edit or removal is detected;
+// the SQL append (quiesce_append_audit: inside the gate, and at commit for run registration) writes the
+// very hash the JS append writes, interleaved with it on one chain and racing it.
 import { afterAll, expect, test } from "vitest";
 import { prisma } from "../db/prisma";
 import { newId } from "../ids";
-import { appendAudit, auditHash, auditHashParts, verifyAuditChain } from "./audit";
+import { appendAudit, appendAuditAtCommit, auditHash, auditHashParts, verifyAuditChain } from "./audit";
 import { createHash } from "node:crypto";
+import { canonicalJson } from "../control/canonical";
 
 afterAll(async () => {
   await prisma().$disconnect();
@@ -96,4 +99,68 @@ test("chains are per team: another team's rows neither join nor break this chain
   expect(r2.prevHash).toBe("0".repeat(64));
   expect(await verifyAuditChain(prisma(), t1)).toBeNull();
   expect(await verifyAuditChain(prisma(), t2)).toBeNull();
+});
+
+// Values the SQL canonicalizer must print exactly as lib/control/canonical.ts does (RFC 8785).
+const CANON_CASES: unknown[] = [
+  null,
+  true,
+  false,
+  0,
+  -0,
+  42,
+  -9007199254740991,
+  9007199254740991,
+  "",
+  'quote " backslash \\ slash / tab \t newline \n cr \r bs \b ff \f nul-ish \u0001 \u001f del \u007f',
+  "unicode é ß 中文 😀 \u2028 \u2029 \ufeff",
+  [],
+  {},
+  [1, "a", null, [true, {}], { b: 1, a: 2 }],
+  { b: 1, a: 2, A: 3, _: 4, "10": 5, "9": 6, é: 7, "": 8, aa: 9, "a b": 10 },
+  { nested: { z: [3, 2, 1], y: { x: "w" } }, taskId: 'deploy "prod" ✓', scopes: ["*"], epoch: 7, drill: true },
+];
+
+test("quiesce_jcs prints every value exactly as canonicalJson does", async () => {
+  for (const v of CANON_CASES) {
+    const [row] = await prisma().$queryRawUnsafe<{ t: string }[]>("SELECT quiesce_jcs($1::jsonb) AS t", JSON.stringify(v));
+    expect(row!.t, JSON.stringify(v)).toBe(canonicalJson(v));
+  }
+  // A fraction has no canonical SQL form here: refused, never printed differently.
+  await expect(prisma().$queryRawUnsafe("SELECT quiesce_jcs('1.5'::jsonb)")).rejects.toThrow(/safe integers/);
+});
+
+test("the SQL append writes the hash the JS append writes; both interleave on one chain, also racing", async () => {
+  const t = await team();
+  const sqlAppend = (i: number, after: unknown) =>
+    prisma().$transaction((tx) =>
+      appendAuditAtCommit(
+        tx,
+        { teamId: t, actor: "system:test", action: "test.sql", target: `s${i}`, before: { breaker: "open" }, after },
+        { kind: "run", teamId: t, rootRunId: `s${i}` },
+      ),
+    );
+  await append(t, 1);
+  await sqlAppend(2, CANON_CASES.at(-1));
+  await append(t, 3);
+  await sqlAppend(4, null);
+  await Promise.all(Array.from({ length: 16 }, (_, i) => (i % 2 ? append(t, 10 + i) : sqlAppend(10 + i, { i, s: "x" }))));
+  const rows = await prisma().auditEvent.findMany({ where: { teamId: t }, orderBy: { id: "asc" } });
+  expect(rows).toHaveLength(20);
+  expect(new Set(rows.map((r) => r.prevHash)).size).toBe(20);
+  const sql = rows.find((r) => r.target === "s2")!;
+  expect(sql.hash).toBe(
+    auditHash(
+      sql.prevHash,
+      { teamId: t, actor: "system:test", action: "test.sql", target: "s2", before: { breaker: "open" }, after: CANON_CASES.at(-1) },
+      sql.at,
+    ),
+  );
+  expect(rows.find((r) => r.target === "s4")!.after).toBeNull();
+  expect(await verifyAuditChain(prisma(), t)).toBeNull();
+  // Intents never outlive their transaction.
+  expect(await prisma().$queryRawUnsafe("SELECT * FROM audit_intents")).toEqual([]);
+  // …and the check still bites on a row the SQL wrote.
+  await prisma().auditEvent.update({ where: { id: sql.id }, data: { target: "edited" } });
+  expect(await verifyAuditChain(prisma(), t)).toBe(sql.id);
 });

@@ -5,6 +5,7 @@ import "server-only";
 import { createHash } from "node:crypto";
 import { canonicalJson } from "../control/canonical";
 import type { Tx } from "../db/prisma";
+import { controlPayload, type ControlEvent } from "./notify";
 
 export interface AuditInput {
   teamId: string | null;
@@ -69,6 +70,28 @@ export const AUDIT_LOCK_SQL = "hashtextextended($1, 1)";
 // As the ORM stored Json fields: absent (undefined) → SQL NULL; anything else as JSON text.
 function jsonOrNull(v: unknown): string | null {
   return v === undefined || v === null ? null : JSON.stringify(v);
+}
+
+/**
+ * appendAudit, deferred to COMMIT, for hot paths driven from Node (run registration): the row is recorded
+ * as an intent now, and a deferred trigger (prisma/migrations/20261202002300_gate_throughput) appends it
+ * while COMMIT runs — same per-team lock, same previous-hash read, same hash as appendAudit (canonical
+ * JSON in SQL, checked against auditHash by lib/dal/audit.test.ts) — and sends `notify` with it. The
+ * team's audit lock is therefore taken and released inside the server, never held across a round trip
+ * to Node. The row lands after every appendAudit row of the same transaction. Values must canonicalize
+ * in SQL: objects, arrays, strings, booleans, null and safe integers (no fractions).
+ */
+export async function appendAuditAtCommit(tx: Tx, e: AuditInput, notify?: ControlEvent): Promise<void> {
+  await tx.$executeRawUnsafe(
+    "INSERT INTO audit_intents (team_id, actor, action, target, before, after, notify) VALUES ($1, $2, $3, $4, $5::jsonb, $6::jsonb, $7)",
+    e.teamId,
+    e.actor,
+    e.action,
+    e.target,
+    e.before === undefined || e.before === null ? null : JSON.stringify(e.before),
+    e.after === undefined || e.after === null ? null : JSON.stringify(e.after),
+    notify ? controlPayload(notify) : null,
+  );
 }
 
 /** Recomputes the chain for a team; returns the id of the first broken row, or null when intact. */

@@ -2,7 +2,9 @@
 // Registration is idempotent on the harness's native identity (session + agent + parent), because
 // harness hooks run as fresh processes and may register the same session more than once.
 import "server-only";
+import type pg from "pg";
 import { prisma, type Tx } from "../db/prisma";
+import { pool, preparedName } from "../db/pool";
 import { newId } from "../ids";
 import { QuiesceError, badRequest, notFound } from "../errors";
 import {
@@ -17,8 +19,8 @@ import { childInitialEpoch } from "../control/epoch";
 import { displayedBreaker } from "../control/breaker";
 import type { BreakerState, Harness } from "../control/types";
 import type { CreateRunBody, CreateRunResponse, ListRunsQuery, ListRunsResponse, RunSummary, RunView } from "../schemas/runs";
-import { appendAudit } from "./audit";
-import { notifyControl } from "./internal/notify";
+import { appendAudit, appendAuditAtCommit } from "./audit";
+import { controlPayload } from "./internal/notify";
 import { actorOf, type Principal } from "./principal";
 import { assertTeam, authorize } from "./authorize";
 import { loadRunChain, lockRunTreeShared } from "./internal/run-facts";
@@ -82,6 +84,12 @@ export async function createRun(p: Principal, input: CreateRunBody & { teamId?: 
   const harness = (input.harness === "claude-code" ? "claude_code" : (input.harness ?? "custom")) as Harness;
   const native = input.native ?? {};
   const actor = actorOf(p);
+  // Without a native session or a fork (the common case) there is no idempotency lookup: roots and
+  // children are registered on the raw pool in few round trips (createRootRun, createChildRun).
+  if (!input.forkedFrom && !native.sessionId)
+    return input.parentRunId || input.parentLeaseId
+      ? createChildRun(teamId, actor, harness, input, native)
+      : createRootRun(teamId, actor, harness, input, native);
 
   return prisma().$transaction(async (tx) => {
     // Resolve the parent (a parent lease alone names its run).
@@ -233,24 +241,30 @@ export async function createRun(p: Principal, input: CreateRunBody & { teamId?: 
         createdAt: new Date(now),
       },
     });
-    await appendAudit(tx, {
-      teamId,
-      actor,
-      action: "run.register",
-      target: runId,
-      after: {
-        taskId: input.taskId,
-        parentRunId,
-        ...(forkSourceId ? { forkedFromRunId: forkSourceId } : {}),
-        rootRunId: run.rootRunId,
-        leaseId,
-        scopes: lease.lease.scopes,
-        validUntil: validUntil.toISOString(),
-        epoch,
-        ...(run.isDrill ? { drill: true } : {}),
+    // Appended (with the notification) while COMMIT runs: every registration of the team serializes on
+    // the team's audit lock, which is then never held across a round trip to this process
+    // (docs/benchmarks.md#http).
+    await appendAuditAtCommit(
+      tx,
+      {
+        teamId,
+        actor,
+        action: "run.register",
+        target: runId,
+        after: {
+          taskId: input.taskId,
+          parentRunId,
+          ...(forkSourceId ? { forkedFromRunId: forkSourceId } : {}),
+          rootRunId: run.rootRunId,
+          leaseId,
+          scopes: lease.lease.scopes,
+          validUntil: validUntil.toISOString(),
+          epoch,
+          ...(run.isDrill ? { drill: true } : {}),
+        },
       },
-    });
-    await notifyControl(tx, { kind: "run", teamId, rootRunId: run.rootRunId, runIds: [runId] });
+      { kind: "run", teamId, rootRunId: run.rootRunId, runIds: [runId] },
+    );
     return {
       runId,
       leaseId,
@@ -262,6 +276,249 @@ export async function createRun(p: Principal, input: CreateRunBody & { teamId?: 
       created: true,
     };
   });
+}
+
+type Queryable = Pick<pg.PoolClient, "query">;
+
+/** The run, its lease and the run.register audit intent (appended with its notification at COMMIT). */
+async function insertRegistration(
+  db: Queryable,
+  r: {
+    runId: string;
+    leaseId: string;
+    teamId: string;
+    actor: string;
+    harness: Harness;
+    input: CreateRunBody;
+    native: NonNullable<CreateRunBody["native"]>;
+    parent: { runId: string; rootRunId: string; path: string[]; depth: number; isDrill: boolean } | null;
+    parentLease: { id: string; path: string[] } | null;
+    lease: Extract<LeaseResult, { ok: true }>["lease"];
+    epoch: number;
+    now: number;
+  },
+): Promise<CreateRunResponse> {
+  const rootRunId = r.parent?.rootRunId ?? r.runId;
+  const parentRunId = r.parent?.runId ?? null;
+  const validUntil = new Date(r.lease.validUntil);
+  const isDrill = r.input.drill === true || r.parent?.isDrill === true;
+  const after = {
+    taskId: r.input.taskId,
+    parentRunId,
+    rootRunId,
+    leaseId: r.leaseId,
+    scopes: r.lease.scopes,
+    validUntil: validUntil.toISOString(),
+    epoch: r.epoch,
+    ...(isDrill ? { drill: true } : {}),
+  };
+  await db.query({
+    ...preparedName("quiesce_register_run"),
+    text: `WITH r AS (
+             INSERT INTO runs (id, team_id, task_id, parent_run_id, root_run_id, path, depth, harness, native_session_id, native_agent_id,
+                               native_thread_id, native_turn_id, title, epoch, created_by, forked_from_run_id, is_drill)
+             VALUES ($1, $2, $3, $4, $5, $6::text[], $7, $8::"Harness", NULL, $9, $10, $11, $12, $13, $14, NULL, $15)
+             RETURNING id),
+           l AS (
+             INSERT INTO leases (id, team_id, run_id, parent_lease_id, path, scopes, valid_until, ttl_seconds, max_valid_until, created_at)
+             SELECT $16, $2, r.id, $17, $18::text[], $19::text[], $20, $21, $22, $23 FROM r
+             RETURNING id)
+           INSERT INTO audit_intents (team_id, actor, action, target, before, after, notify)
+           SELECT $2, $14, 'run.register', $1, NULL, $24::jsonb, $25 FROM l`,
+    values: [
+      r.runId,
+      r.teamId,
+      r.input.taskId,
+      parentRunId,
+      rootRunId,
+      [...(r.parent?.path ?? []), r.runId],
+      r.parent ? r.parent.depth + 1 : 0,
+      r.harness,
+      r.native.agentId ?? null,
+      r.native.threadId ?? null,
+      r.native.turnId ?? null,
+      r.input.title ?? null,
+      r.epoch,
+      r.actor,
+      isDrill,
+      r.leaseId,
+      r.parentLease?.id ?? null,
+      leasePath(r.parentLease?.path ?? null, r.leaseId),
+      r.lease.scopes,
+      validUntil,
+      r.lease.ttlSeconds,
+      new Date(r.lease.maxValidUntil),
+      new Date(r.now),
+      JSON.stringify(after),
+      controlPayload({ kind: "run", teamId: r.teamId, rootRunId, runIds: [r.runId] }),
+    ],
+  });
+  return {
+    runId: r.runId,
+    leaseId: r.leaseId,
+    epoch: r.epoch,
+    validUntil: validUntil.toISOString(),
+    parentRunId,
+    rootRunId,
+    scopes: r.lease.scopes,
+    created: true,
+  };
+}
+
+/**
+ * createRun's plain root path (no parent, fork or native session) in two round trips on the raw pool,
+ * no Prisma and no interactive transaction: the team's lease policy, then ONE statement that inserts the
+ * run and its lease and records the run.register audit intent (appended, with the control notification,
+ * while the statement's transaction commits: appendAuditAtCommit). Same rows, audit and answer as the
+ * transactional path (test/api/runs.test.ts compares them).
+ */
+async function createRootRun(
+  teamId: string,
+  actor: string,
+  harness: Harness,
+  input: CreateRunBody,
+  native: NonNullable<CreateRunBody["native"]>,
+): Promise<CreateRunResponse> {
+  const now = Date.now();
+  const team = await pool().query<{ s: number | null }>({
+    ...preparedName("quiesce_team_lease_policy"),
+    text: "SELECT lease_max_lifetime_seconds AS s FROM teams WHERE id = $1",
+    values: [teamId],
+  });
+  const lease = newRootLease({ scopes: input.scopes, ttlSeconds: input.leaseTtlSeconds }, now, {
+    maxLifetimeSeconds: team.rows[0]?.s ?? DEFAULT_LEASE_MAX_LIFETIME_SECONDS,
+  });
+  if (!lease.ok) throw leaseRefusal(lease);
+  return insertRegistration(pool(), {
+    runId: newId("run"),
+    leaseId: newId("lease"),
+    teamId,
+    actor,
+    harness,
+    input,
+    native,
+    parent: null,
+    parentLease: null,
+    lease: lease.lease,
+    epoch: 1,
+    now,
+  });
+}
+
+/**
+ * createRun's child path (a parent run or lease; no fork, no native session) as one transaction on the
+ * raw pool in five round trips (Prisma's took about twelve): resolve the parent and take its tree's lock
+ * SHARED (the parent's root, path and depth never change, so reading them before the lock is safe); then,
+ * with a snapshot taken after the lock, the ancestry's kill state and epochs, the parent lease and the
+ * team's policy; then the rows. The same checks and answers as the transactional path.
+ */
+async function createChildRun(
+  teamId: string,
+  actor: string,
+  harness: Harness,
+  input: CreateRunBody,
+  native: NonNullable<CreateRunBody["native"]>,
+): Promise<CreateRunResponse> {
+  const db = await pool().connect();
+  let open = false;
+  try {
+    await db.query("BEGIN");
+    open = true;
+    const found = (
+      await db.query<{
+        pl_id: string | null;
+        pl_team: string | null;
+        pl_run: string | null;
+        id: string | null;
+        team_id: string | null;
+        root_run_id: string | null;
+        path: string[] | null;
+        depth: number | null;
+        is_drill: boolean | null;
+        locked: string | null;
+      }>({
+        ...preparedName("quiesce_child_parent"),
+        text: `SELECT pl.id AS pl_id, pl.team_id AS pl_team, pl.run_id AS pl_run,
+                      r.id, r.team_id, r.root_run_id, r.path, r.depth, r.is_drill,
+                      CASE WHEN r.team_id = $3 THEN pg_advisory_xact_lock_shared(hashtextextended(r.root_run_id, 0))::text END AS locked
+                 FROM (SELECT $1::text AS run_id, $2::text AS lease_id) q
+                 LEFT JOIN leases pl ON pl.id = q.lease_id
+                 LEFT JOIN runs r ON r.id = CASE WHEN q.lease_id IS NOT NULL AND pl.team_id = $3 THEN pl.run_id ELSE q.run_id END`,
+        values: [input.parentRunId ?? null, input.parentLeaseId ?? null, teamId],
+      })
+    ).rows[0]!;
+    if (input.parentLeaseId) {
+      if (!found.pl_id || found.pl_team !== teamId) throw notFound("parent lease");
+      if (input.parentRunId && found.pl_run !== input.parentRunId) throw badRequest("parentLeaseId: not a lease of parentRunId");
+    }
+    if (!found.id || found.team_id !== teamId) throw notFound("parent run");
+    const parent = { runId: found.id, rootRunId: found.root_run_id!, path: found.path!, depth: found.depth!, isDrill: found.is_drill! };
+    const facts = (
+      await db.query<{
+        killed: boolean;
+        epochs: number[] | null;
+        policy: number | null;
+        id: string | null;
+        path: string[] | null;
+        scopes: string[] | null;
+        valid_until: Date | null;
+        max_valid_until: Date | null;
+        revoked_at: Date | null;
+      }>({
+        ...preparedName("quiesce_child_facts"),
+        text: `SELECT (SELECT coalesce(bool_or(c.lifecycle = 'killed'), false) FROM runs c WHERE c.id = ANY ($1::text[]) AND c.team_id = $2) AS killed,
+                      (SELECT array_agg(c.epoch) FROM runs c WHERE c.id = ANY ($1::text[]) AND c.team_id = $2) AS epochs,
+                      (SELECT t.lease_max_lifetime_seconds FROM teams t WHERE t.id = $2) AS policy,
+                      pl.id, pl.path, pl.scopes, pl.valid_until, pl.max_valid_until, pl.revoked_at
+                 FROM (SELECT 1) one
+                 LEFT JOIN LATERAL (
+                      SELECT l.* FROM leases l
+                       WHERE CASE WHEN $3::text IS NOT NULL THEN l.id = $3 ELSE l.run_id = $4 END
+                       ORDER BY (l.revoked_at IS NULL) DESC, l.created_at DESC LIMIT 1) pl ON true`,
+        values: [parent.path, teamId, found.pl_id, parent.runId],
+      })
+    ).rows[0]!;
+    if (facts.killed) throw new QuiesceError("conflict", "parentRunId: the parent run is killed");
+    const epoch = childInitialEpoch((facts.epochs ?? []).map((e) => ({ epoch: e })));
+    if (!facts.id) throw new QuiesceError("conflict", "parentRunId: the parent run holds no lease");
+    const now = Date.now();
+    const lease = deriveChildLease(
+      {
+        id: facts.id,
+        path: facts.path!,
+        scopes: facts.scopes!,
+        validUntil: facts.valid_until!.getTime(),
+        maxValidUntil: facts.max_valid_until?.getTime() ?? null,
+        revokedAt: facts.revoked_at?.getTime() ?? null,
+      },
+      { scopes: input.scopes, ttlSeconds: input.leaseTtlSeconds },
+      now,
+      { maxLifetimeSeconds: facts.policy ?? DEFAULT_LEASE_MAX_LIFETIME_SECONDS },
+    );
+    if (!lease.ok) throw leaseRefusal(lease);
+    const out = await insertRegistration(db, {
+      runId: newId("run"),
+      leaseId: newId("lease"),
+      teamId,
+      actor,
+      harness,
+      input,
+      native,
+      parent,
+      parentLease: { id: facts.id, path: facts.path! },
+      lease: lease.lease,
+      epoch,
+      now,
+    });
+    open = false;
+    await db.query("COMMIT");
+    return out;
+  } catch (err) {
+    if (open) await db.query("ROLLBACK").catch(() => undefined);
+    throw err;
+  } finally {
+    db.release();
+  }
 }
 
 /** One run with its direct children and its leases; another team's run is "not found". */

@@ -52,3 +52,12 @@ export async function closePool(): Promise<void> {
   await globalForPool.quiesceGatePool?.end();
   globalForPool.quiesceGatePool = undefined;
 }
+
+/**
+ * `{ name }` for a hot statement on these pools: parsed once per connection, then only bound and
+ * executed. Behind a transaction pooler (QUIESCE_DB_POOLER=transaction) the next transaction may run on
+ * a server connection that never saw it, so there the statement is sent unnamed (docs/deploy.md#pgbouncer).
+ */
+export function preparedName(name: string): { name?: string } {
+  return setting("QUIESCE_DB_POOLER") === "transaction" ? {} : { name };
+}

@@ -1,7 +1,7 @@
 // The gate's hot path (docs/architecture.md#the-gate): ONE round trip per decision. Everything — key authentication by
-// hash, the shared tree lock, the ancestry read, the decision, the operation's transition and the
-// gate_decisions row — happens inside the SQL function quiesce_gate (prisma/migrations/
-// 20261129000100_gate_function). This module only validates input, calls it through a named prepared
+// hash, the shared tree lock, the ancestry read, the decision, the operation's transition, the
+// gate_decisions row and, when the gate admits a breaker's probe, that transition's audit row — happens
+// inside the SQL function quiesce_gate (last replaced by prisma/migrations/20261202002300_gate_throughput). This module only validates input, calls it through a named prepared
 // statement and maps its JSON answer. The pure oracle is lib/control/gate.ts.
 import "server-only";
 import type pg from "pg";
@@ -10,7 +10,6 @@ import { newId } from "../ids";
 import { setting } from "../config";
 import { QuiesceError, badRequest } from "../errors";
 import { BREAKER_DEFAULTS } from "../control/breaker";
-import { auditGateProbeClaims } from "../dal/internal/breaker-audit";
 import type { Decision, GateReason, OperationState } from "../control/types";
 import { recordGateDecision } from "../integrations/metrics";
 import { gateSpan } from "../integrations/tracing";
@@ -70,8 +69,6 @@ type RawAnswer = {
   currentEpoch?: number | null;
   continue?: boolean;
   operation?: { operationId: string; state: OperationState; outcomeDetail?: unknown; effectReceipt?: Record<string, unknown> } | null;
-  /** Runs whose half-open probe this call claimed (open → half_open), to be audited. */
-  probeClaimed?: string[] | null;
 };
 
 const MAX_ID = 200;
@@ -125,13 +122,8 @@ export async function callGateFunction(
   });
   const row = res.rows[0];
   if (!row) throw new Error("quiesce_gate returned no row");
-  // Rare (once per cool-down): the gate's own breaker transition goes into the audit chain. A failure to
-  // audit never turns an allow into an error; it is logged.
-  if (row.r.probeClaimed?.length) {
-    await auditGateProbeClaims(row.r.probeClaimed, args.operationId, source).catch((err) =>
-      console.error("[gate] probe audit failed:", err),
-    );
-  }
+  // The gate's own breaker transition (it admitted the half-open probe) was audited and announced inside
+  // the same statement (prisma/migrations/20261202002300_gate_throughput): nothing is left to do here.
   return row.r;
 }
 

@@ -1,9 +1,32 @@
 // Runs and child runs over real HTTP against the real database: registration, leases, idempotent
 // native registration (raced), reads, lists, and every refusal (400 + nothing changed, 401, 403, 404).
+import pg from "pg";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { prisma } from "../../lib/db/prisma";
 import { QuiesceApiError } from "../../lib/sdk/errors";
 import { makeWorld, raw, snapshot, type World } from "./fixtures";
+import { verifyAuditChain } from "../../lib/dal/audit";
+import { CONTROL_CHANNEL } from "../../lib/schemas/control-event";
+
+/** A real LISTEN on the database the API writes to. */
+async function pgListen(channel: string): Promise<{ received: string[]; close(): Promise<void> }> {
+  const client = new pg.Client({ connectionString: process.env.DATABASE_URL });
+  await client.connect();
+  const received: string[] = [];
+  client.on("notification", (n) => {
+    if (n.payload) received.push(n.payload);
+  });
+  await client.query(`LISTEN ${channel}`);
+  return { received, close: () => client.end() };
+}
+
+async function until(ok: () => boolean, ms = 5000): Promise<void> {
+  const end = Date.now() + ms;
+  while (!ok()) {
+    if (Date.now() > end) throw new Error("not within 5 s");
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
 
 let w: World;
 beforeAll(async () => {
@@ -37,6 +60,94 @@ describe("POST /api/v1/runs", () => {
     const ttl = lease.validUntil.getTime() - lease.createdAt.getTime();
     expect(ttl).toBeGreaterThan(590_000);
     expect(ttl).toBeLessThanOrEqual(600_000);
+  });
+
+  test("a plain root (one statement, no interactive transaction) stores what the transactional path stores, audited and announced", async () => {
+    const agent = w.client(w.a.keys.agent);
+    const body = { title: "Same", harness: "codex" as const, scopes: ["deploy"], leaseTtlSeconds: 600, drill: true };
+    const listener = await pgListen(CONTROL_CHANNEL);
+    try {
+      const fast = await agent.createRun({ ...body, taskId: "fast-root" });
+      // A native session takes the transactional path (it is looked up under a lock first).
+      const slow = await agent.createRun({ ...body, taskId: "slow-root", native: { sessionId: `s-${Date.now()}` } });
+      expect(fast.status).toBe(201);
+      const strip = <T extends Record<string, unknown>>(o: T, keys: string[]) =>
+        Object.fromEntries(Object.entries(o).filter(([k]) => !keys.includes(k)));
+      const runOf = async (id: string) =>
+        strip(await prisma().run.findUniqueOrThrow({ where: { id } }), [
+          "id",
+          "taskId",
+          "rootRunId",
+          "path",
+          "nativeSessionId",
+          "createdAt",
+          "lifecycleChangedAt",
+          "breakerChangedAt",
+        ]);
+      expect(await runOf(fast.runId)).toEqual(await runOf(slow.runId));
+      expect((await prisma().run.findUniqueOrThrow({ where: { id: fast.runId } })).path).toEqual([fast.runId]);
+      const leaseOf = async (id: string) =>
+        strip(await prisma().lease.findUniqueOrThrow({ where: { id } }), [
+          "id",
+          "runId",
+          "path",
+          "validUntil",
+          "maxValidUntil",
+          "createdAt",
+        ]);
+      expect(await leaseOf(fast.leaseId)).toEqual(await leaseOf(slow.leaseId));
+      expect((await prisma().lease.findUniqueOrThrow({ where: { id: fast.leaseId } })).path).toEqual([fast.leaseId]);
+      const auditOf = async (runId: string) => prisma().auditEvent.findFirstOrThrow({ where: { target: runId, action: "run.register" } });
+      const [a, b] = [await auditOf(fast.runId), await auditOf(slow.runId)];
+      expect(a.actor).toBe(b.actor);
+      expect(a.after).toEqual({
+        ...(b.after as object),
+        taskId: "fast-root",
+        rootRunId: fast.runId,
+        leaseId: fast.leaseId,
+        validUntil: fast.validUntil,
+      });
+      expect(await verifyAuditChain(prisma(), w.a.teamId)).toBeNull();
+      expect(await prisma().$queryRawUnsafe("SELECT * FROM audit_intents")).toEqual([]);
+      await until(() => listener.received.some((m) => JSON.parse(m).rootRunId === fast.runId));
+      expect(JSON.parse(listener.received.find((m) => JSON.parse(m).rootRunId === fast.runId)!)).toEqual({
+        kind: "run",
+        teamId: w.a.teamId,
+        rootRunId: fast.runId,
+        runIds: [fast.runId],
+      });
+    } finally {
+      await listener.close();
+    }
+  });
+
+  test("a child on the raw path stores what the transactional path stores; a lease of another run is refused", async () => {
+    const agent = w.client(w.a.keys.agent);
+    const root = await agent.createRun({ taskId: "two-paths", scopes: ["a", "b"], drill: true });
+    const other = await agent.createRun({ taskId: "two-paths-other" });
+    const body = { parentRunId: root.runId, parentLeaseId: root.leaseId, scopes: ["a"], leaseTtlSeconds: 300 };
+    const fast = await agent.createRun({ ...body, taskId: "child-fast" });
+    const slow = await agent.createRun({ ...body, taskId: "child-slow", native: { sessionId: `c-${Date.now()}` } });
+    const strip = (o: Record<string, unknown>, keys: string[]) => Object.fromEntries(Object.entries(o).filter(([k]) => !keys.includes(k)));
+    const RUN_VARIES = ["id", "taskId", "path", "nativeSessionId", "createdAt", "lifecycleChangedAt", "breakerChangedAt"];
+    const [fr, sr] = await Promise.all([fast.runId, slow.runId].map((id) => prisma().run.findUniqueOrThrow({ where: { id } })));
+    expect(strip(fr!, RUN_VARIES)).toEqual(strip(sr!, RUN_VARIES));
+    expect(fr).toMatchObject({ parentRunId: root.runId, rootRunId: root.runId, path: [root.runId, fast.runId], depth: 1, isDrill: true });
+    const LEASE_VARIES = ["id", "runId", "path", "validUntil", "maxValidUntil", "createdAt"];
+    const [fl, sl] = await Promise.all([fast.leaseId, slow.leaseId].map((id) => prisma().lease.findUniqueOrThrow({ where: { id } })));
+    expect(strip(fl!, LEASE_VARIES)).toEqual(strip(sl!, LEASE_VARIES));
+    expect(fl).toMatchObject({ parentLeaseId: root.leaseId, path: [root.leaseId, fast.leaseId], scopes: ["a"] });
+    const auditOf = (runId: string) => prisma().auditEvent.findFirstOrThrow({ where: { target: runId, action: "run.register" } });
+    const [a, b] = [await auditOf(fast.runId), await auditOf(slow.runId)];
+    expect(a.after).toEqual({ ...(b.after as object), taskId: "child-fast", leaseId: fast.leaseId, validUntil: fast.validUntil });
+    expect(await verifyAuditChain(prisma(), w.a.teamId)).toBeNull();
+    // A lease that is not the named parent's: 400, and nothing is written.
+    const before = await prisma().run.count();
+    await expect(agent.createRun({ taskId: "x", parentRunId: root.runId, parentLeaseId: other.leaseId })).rejects.toMatchObject({
+      status: 400,
+    });
+    await expect(agent.createRun({ taskId: "x", parentLeaseId: "lease_missing" })).rejects.toMatchObject({ status: 404 });
+    expect(await prisma().run.count()).toBe(before);
   });
 
   test("a child lease never outlives or out-scopes its parent's; path, root and depth are filled", async () => {

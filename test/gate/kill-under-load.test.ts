@@ -49,11 +49,19 @@ test("during a steady stream of gate calls on a run tree, a kill lands: every ca
     }
   });
 
+  // Load on both sides of the kill, however slow the machine (a cold first call took 850 ms under a
+  // load average of 20): at least 600 ms and 15 answered allows before it, 600 ms and 15 calls after.
+  const until = async (ok: () => boolean) => {
+    const end = Date.now() + 30_000;
+    while (!ok() && Date.now() < end) await sleep(20);
+  };
   await sleep(600);
+  await until(() => calls.filter((c) => c.decision === "allow").length >= 15);
   const killStarted = performance.now();
   await w.client(w.a.keys.operator).kill(root.runId, "kill under load");
   const killReturned = performance.now();
   await sleep(600);
+  await until(() => calls.filter((c) => c.startedAt > killReturned).length >= 15);
   stop = true;
   await Promise.all(agents);
 

@@ -5,6 +5,7 @@
 import { afterAll, beforeAll, expect, test } from "vitest";
 import { prisma } from "../../lib/db/prisma";
 import { createApiKey } from "../../lib/dal/api-keys";
+import { verifyAuditChain } from "../../lib/dal/audit";
 import { BREAKER_DEFAULTS } from "../../lib/control/breaker";
 import { makeWorld, type World } from "../api/fixtures";
 
@@ -59,6 +60,18 @@ test("an automatic trip keeps its probe; the gate's open → half_open step and 
   expect(await ask("auto-blocked")).toMatchObject({ decision: "deny", reason: "breaker_open" });
   await coolDownPassed(run.runId);
   expect(await ask("auto-probe")).toMatchObject({ decision: "allow" });
+  // Written by the gate's own statement (it committed with the transition), and it chains.
+  expect(
+    await prisma().auditEvent.findFirst({
+      where: { target: run.runId, action: "breaker.probe_admitted" },
+      select: { actor: true, before: true, after: true },
+    }),
+  ).toEqual({
+    actor: "system:gate",
+    before: { breaker: "open" },
+    after: { breaker: "half_open", failures: BREAKER_DEFAULTS.failureThreshold, probeOperationId: "auto-probe", source: "gate" },
+  });
+  expect(await verifyAuditChain(prisma(), w.a.teamId)).toBeNull();
   await agent.complete("auto-probe", { outcome: "succeeded" });
   expect((await prisma().run.findUniqueOrThrow({ where: { id: run.runId } })).breaker).toBe("closed");
   expect(await audit(run.runId)).toEqual([
