@@ -5,7 +5,7 @@ import "server-only";
 import { createHash } from "node:crypto";
 import { canonicalJson } from "../control/canonical";
 import type { Tx } from "../db/prisma";
-import { controlPayload, type ControlEvent } from "./notify";
+import { controlPayload, type ControlEvent } from "./internal/notify";
 
 export interface AuditInput {
   teamId: string | null;
