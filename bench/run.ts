@@ -1,4 +1,4 @@
-// `npm run bench [-- --only gate] [--iterations 2000] [--warmup 200] [--concurrency 1,16] [--write-docs]`
+// `npm run bench [-- --only gate] [--iterations 2000] [--warmup 200] [--concurrency 1,16] [--fleet-runs 10000] [--write-docs]`
 // Runs each registered section on a fresh, migrated database of its own and prints Markdown tables.
 // Figures are reported, never asserted: speed belongs here, not in tests (docs/architecture.md#evidence-that-it-works).
 // Add a section: write bench/<name>.ts exporting a BenchSection, and add it to SECTIONS below.
@@ -35,6 +35,7 @@ async function main() {
         iterations: { type: "string", default: "2000" },
         warmup: { type: "string", default: "200" },
         concurrency: { type: "string", default: "1,16" },
+        "fleet-runs": { type: "string" },
         "write-docs": { type: "boolean" },
       },
       strict: true,
@@ -47,6 +48,9 @@ async function main() {
   const warmup = Number(values.warmup);
   if (!Number.isInteger(iterations) || iterations < 10) fail(`--iterations: a whole number ≥ 10, got "${values.iterations}"`);
   if (!Number.isInteger(warmup) || warmup < 0) fail(`--warmup: a whole number ≥ 0, got "${values.warmup}"`);
+  const fleetRuns = values["fleet-runs"] === undefined ? undefined : Number(values["fleet-runs"]);
+  if (fleetRuns !== undefined && (!Number.isInteger(fleetRuns) || fleetRuns < 1 || fleetRuns > 100_000))
+    fail(`--fleet-runs: a whole number 1–100 000, got "${values["fleet-runs"]}"`);
   const concurrencies = values.concurrency!.split(",").map((s) => Number(s.trim()));
   if (concurrencies.some((c) => !Number.isInteger(c) || c < 1 || c > 256))
     fail(`--concurrency: comma-separated whole numbers 1–256, got "${values.concurrency}"`);
@@ -66,7 +70,7 @@ async function main() {
     process.env.DATABASE_URL = db.url;
     try {
       log(`${section.name}: ${section.title}`);
-      const { tables, data } = await section.run({ url: db.url, server: db.server, iterations, warmup, concurrencies, log });
+      const { tables, data } = await section.run({ url: db.url, server: db.server, iterations, warmup, concurrencies, fleetRuns, log });
       const md = tables.map(markdown).join("\n\n");
       console.log(`\n${md}\n`);
       const file = saveResult(
