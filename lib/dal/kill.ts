@@ -152,22 +152,6 @@ async function killRunTraced(p: Principal, runId: string, reason: string, opts: 
         new Date(),
         JSON.stringify(barrierPolicy({ rootLeaseId: rootLease?.id ?? null, newEpoch })),
       );
-      await appendAudit(tx, {
-        teamId: run.teamId,
-        actor,
-        action: "run.kill",
-        target: runId,
-        before: { lifecycle: self.lifecycle, epoch: self.epoch },
-        after: {
-          lifecycle: "killed",
-          epoch: newEpoch,
-          barrierId,
-          runsKilled: counts?.runs,
-          leasesRevoked: counts?.leases,
-          inFlight: counts?.in_flight,
-          reason: why,
-        },
-      });
       // The kill transaction also stops dispatch (every lease revoked, queued work cancelled): both events commit with it.
       await emitEventTx(tx, {
         teamId: run.teamId,
@@ -188,6 +172,23 @@ async function killRunTraced(p: Principal, runId: string, reason: string, opts: 
         },
       });
       await notifyControl(tx, { kind: "kill", teamId: run.teamId, rootRunId: run.rootRunId, runIds, barrierId });
+      // Last: the audit append holds the team's audit lock until commit (every kill and receipt of the team waits on it).
+      await appendAudit(tx, {
+        teamId: run.teamId,
+        actor,
+        action: "run.kill",
+        target: runId,
+        before: { lifecycle: self.lifecycle, epoch: self.epoch },
+        after: {
+          lifecycle: "killed",
+          epoch: newEpoch,
+          barrierId,
+          runsKilled: counts?.runs,
+          leasesRevoked: counts?.leases,
+          inFlight: counts?.in_flight,
+          reason: why,
+        },
+      });
       return { barrierId, created: true, queueJobs: counts?.queue_jobs ?? [] };
     },
     { timeout: 120_000, maxWait: 30_000 },

@@ -244,6 +244,10 @@ describe("stop-evidence findings", () => {
       expect(b.requestedBy).toBe("system:pause-reclaim");
       expect(b.reason).toMatch(/pause reclaim: paused since .* longer than the team's 1 s pause policy/);
       expect((await prisma().run.findUniqueOrThrow({ where: { id: children[0]!.runId } })).lifecycle).toBe("killed");
+      // The reclaim's own audit row is appended right after its kill commits (a transaction of its own): wait for it.
+      await waitFor("reclaim audit", async () =>
+        (await prisma().auditEvent.count({ where: { action: "run.pause_reclaimed", target: root.runId } })) > 0 ? true : null,
+      );
       expect(await prisma().auditEvent.count({ where: { action: "run.pause_reclaimed", target: root.runId } })).toBe(1);
       expect((await prisma().run.findUniqueOrThrow({ where: { id: quiet.root.runId } })).lifecycle).toBe("normal"); // resumed: untouched
       expect((await latest(b.id)).decision).toBe("stopped_and_quiet");
