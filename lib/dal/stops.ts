@@ -9,7 +9,7 @@
 import "server-only";
 import { prisma, type Tx } from "../db/prisma";
 import { newId } from "../ids";
-import { QuiesceError, badRequest, notFound } from "../errors";
+import { QuiesceError, badRequest, isDatabaseUnavailable, notFound } from "../errors";
 import { barrierTargets, buildFleetReceipt, filterToJson, runStatus, type StopAction, type StopFilter } from "../control/fleet";
 import type { Harness, Lifecycle } from "../control/types";
 import type { CreateStopBody, StopDryRunResponse, StopFilterInput, StopView } from "../schemas/stops";
@@ -252,15 +252,23 @@ async function fanOut(p: Principal, stopId: string, reason: string, requestedBy:
   await bounded(pending, fanOutConcurrency(), async ({ runId }) => {
     // An engine stopping leaves the rest to the next wake of any engine (the targets are durable).
     if (signal?.aborted) return;
-    started++;
     try {
       const k = await killRun(p, runId, `fleet stop ${stopId}: ${reason}`.slice(0, 2000), null, { onBehalfOf: requestedBy });
       await prisma().stopScopeTarget.update({ where: { scopeId_runId: { scopeId: stopId, runId } }, data: { barrierId: k.barrierId } });
+      started++;
     } catch (err) {
-      await prisma().stopScopeTarget.update({
-        where: { scopeId_runId: { scopeId: stopId, runId } },
-        data: { error: err instanceof Error ? err.message : String(err) },
-      });
+      // A saturated or failing-over database (a lock or statement timeout, no connection in time) is not
+      // this target's failure: it stays pending and the next wake starts it (a kill that did commit is
+      // answered with its barrier then). Only a refusal is recorded, making the fleet stop_incomplete.
+      if (isDatabaseUnavailable(err)) return;
+      await prisma()
+        .stopScopeTarget.update({
+          where: { scopeId_runId: { scopeId: stopId, runId } },
+          data: { error: err instanceof Error ? err.message : String(err) },
+        })
+        .catch(() => {
+          /* the database again: the target stays pending */
+        });
     }
   });
   return started;
