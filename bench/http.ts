@@ -26,7 +26,7 @@ const GATE_RATIO = 0.6;
 const GATE_P50_MS = 1.5;
 const RACE_RATE = 300;
 
-async function freePort(): Promise<number> {
+export async function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const s = net.createServer();
     s.once("error", reject);
@@ -37,7 +37,7 @@ async function freePort(): Promise<number> {
   });
 }
 
-interface Proc {
+export interface Proc {
   name: string;
   url: string;
   child: ChildProcess;
@@ -58,7 +58,7 @@ async function waitFor(url: string, child: ChildProcess, name: string, output: (
   throw new Error(`${name} did not answer ${url} within 120 s:\n${output()}`);
 }
 
-async function startProcess(name: string, args: string[], env: Record<string, string>, port: number, probe: string): Promise<Proc> {
+export async function startProcess(name: string, args: string[], env: Record<string, string>, port: number, probe: string): Promise<Proc> {
   const child = spawn(process.execPath, args, { cwd: ROOT, env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "pipe"] });
   let out = "";
   const keep = (b: Buffer) => {
@@ -71,7 +71,7 @@ async function startProcess(name: string, args: string[], env: Record<string, st
   return { name, url, child };
 }
 
-async function stop(p: Proc | undefined): Promise<void> {
+export async function stopProcess(p: Proc | undefined): Promise<void> {
   if (!p || p.child.exitCode !== null) return;
   const exited = new Promise((r) => p.child.once("exit", r));
   p.child.kill("SIGTERM");
@@ -285,7 +285,7 @@ export const httpSection: BenchSection = {
         },
       });
     } finally {
-      for (const s of servers) await stop(s);
+      for (const s of servers) await stopProcess(s);
     }
 
     const rows: string[][] = [];

@@ -1,4 +1,4 @@
-// `npm run bench [-- --only gate] [--iterations 2000] [--warmup 200] [--concurrency 1,16] [--write-docs]`
+// `npm run bench [-- --only gate] [--iterations 2000] [--warmup 200] [--concurrency 1,16] [--fleet-runs 10000] [--write-docs]`
 //   memory section: [--memory-rest 90 (seconds)] [--memory-soak [--memory-soak-minutes 10]]
 // Runs each registered section on a fresh, migrated database of its own and prints Markdown tables.
 // Figures are reported, never asserted: speed belongs here, not in tests (docs/architecture.md#evidence-that-it-works).
@@ -47,6 +47,7 @@ async function main() {
         iterations: { type: "string", default: "2000" },
         warmup: { type: "string", default: "200" },
         concurrency: { type: "string", default: "1,16" },
+        "fleet-runs": { type: "string" },
         "write-docs": { type: "boolean" },
         "memory-rest": { type: "string", default: "90" },
         "memory-soak": { type: "boolean" },
@@ -62,6 +63,9 @@ async function main() {
   const warmup = Number(values.warmup);
   if (!Number.isInteger(iterations) || iterations < 10) fail(`--iterations: a whole number ≥ 10, got "${values.iterations}"`);
   if (!Number.isInteger(warmup) || warmup < 0) fail(`--warmup: a whole number ≥ 0, got "${values.warmup}"`);
+  const fleetRuns = values["fleet-runs"] === undefined ? undefined : Number(values["fleet-runs"]);
+  if (fleetRuns !== undefined && (!Number.isInteger(fleetRuns) || fleetRuns < 1 || fleetRuns > 100_000))
+    fail(`--fleet-runs: a whole number 1–100 000, got "${values["fleet-runs"]}"`);
   const concurrencies = values.concurrency!.split(",").map((s) => Number(s.trim()));
   if (concurrencies.some((c) => !Number.isInteger(c) || c < 1 || c > 256))
     fail(`--concurrency: comma-separated whole numbers 1–256, got "${values.concurrency}"`);
@@ -94,6 +98,7 @@ async function main() {
         warmup,
         concurrencies,
         log,
+        fleetRuns,
         options: { memorySoak: values["memory-soak"] ?? false, memorySoakMinutes, memoryRestSeconds },
       });
       const md = tables.map(markdown).join("\n\n");

@@ -12,6 +12,14 @@ describe("a database outage is a 503, a bug is a 500", () => {
     // A slow or saturated database: statement / lock timeouts, and Prisma finding no connection in time.
     expect(isDatabaseUnavailable(Object.assign(new Error("canceling statement due to statement timeout"), { code: "57014" }))).toBe(true);
     expect(isDatabaseUnavailable(Object.assign(new Error("lock timeout"), { code: "55P03" }))).toBe(true);
+    // a raw query's SQLSTATE sits in Prisma's meta (P2010: raw query failed)
+    const raw = (code: string) =>
+      Object.assign(new Error("Raw query failed."), {
+        code: "P2010",
+        meta: { driverAdapterError: { name: "DriverAdapterError", cause: { originalCode: code, kind: "postgres", code } } },
+      });
+    expect(isDatabaseUnavailable(raw("55P03"))).toBe(true);
+    expect(isDatabaseUnavailable(raw("23505"))).toBe(false);
     const p2028 = Object.assign(new Error("Transaction API error: Unable to start a transaction in the given time."), { code: "P2028" });
     expect(asQuiesceError(p2028).httpStatus).toBe(503);
   });

@@ -53,10 +53,12 @@ const DB_UNAVAILABLE_TEXT =
  */
 export function isDatabaseUnavailable(err: unknown): boolean {
   for (let e: unknown = err, depth = 0; e && depth < 6; depth++) {
-    const o = e as { code?: unknown; message?: unknown; cause?: unknown; originalCode?: unknown };
+    const o = e as { code?: unknown; message?: unknown; cause?: unknown; originalCode?: unknown; meta?: { driverAdapterError?: unknown } };
     for (const c of [o.code, o.originalCode]) if (typeof c === "string" && DB_UNAVAILABLE_CODES.test(c)) return true;
     if (typeof o.message === "string" && DB_UNAVAILABLE_TEXT.test(o.message)) return true;
-    e = o.cause;
+    // A failed raw query (Prisma P2010) keeps the driver's error, SQLSTATE included, in its meta: e.g. a
+    // kill's tree lock timing out (55P03) under a fleet stop's load.
+    e = o.cause ?? o.meta?.driverAdapterError;
   }
   return false;
 }

@@ -7,6 +7,8 @@ export interface BenchContext {
   iterations: number;
   warmup: number;
   concurrencies: number[];
+  /** --fleet-runs: the fleet section's size (root runs), when given. */
+  fleetRuns?: number;
   log(line: string): void;
   /** Section-specific flags (bench/run.ts). */
   options?: { memorySoak?: boolean; memorySoakMinutes?: number; memoryRestSeconds?: number };

@@ -4,7 +4,15 @@
 import { cancelBarrierQueueJobs } from "./queue-cancel";
 import { settleOne, type SettleContext } from "./settle-one";
 import { withSpan } from "../integrations/tracing";
-import { completeBarrier, enterQuiet, enterSettling, loadBarrierWork, releaseClaim, renewClaim } from "../dal/barrier-engine";
+import {
+  completeBarrier,
+  enterQuiet,
+  enterSettling,
+  loadBarrierWork,
+  releaseClaim,
+  renewClaim,
+  type BarrierWork,
+} from "../dal/barrier-engine";
 import type { Principal } from "../dal/principal";
 import { onBarrierReceipt } from "../dal/stops";
 import { cancelQueuedWorkOfBarrier } from "../dal/kill";
@@ -66,9 +74,14 @@ export async function processBarrier(barrierId: string, o: EngineOptions): Promi
     Math.max(250, Math.floor(o.claimMs / 3)),
   );
   try {
+    // The work is read once and again only when something else may have changed it (a wait on the
+    // subtree, a settlement found pending): each step below is conditional on the barrier's row, so a
+    // step taken on a stale read is refused there ("lost"), never done twice. A fleet stop runs
+    // thousands of barriers through here; each skipped read is three statements per barrier.
+    let work: BarrierWork | null = null;
     for (let round = 0; round < 1000; round++) {
       if (signal.aborted) break;
-      const work = await loadBarrierWork(o.principal, barrierId);
+      work ??= await loadBarrierWork(o.principal, barrierId);
       if (!work) return { kind: "lost" };
       if (work.phase === "revoking") {
         // Queued work cancelled in the database first (the kill's second step; a no-op when it ran): throws
@@ -79,6 +92,7 @@ export async function processBarrier(barrierId: string, o: EngineOptions): Promi
         );
         if (!(await step("dispatch_stopped", barrierId, () => enterSettling(o.principal, barrierId, o.workerId)))) return { kind: "lost" };
         o.log(`${barrierId}: settling ${work.settlements.length} in-flight operation(s)`);
+        work = { ...work, phase: "settling" };
         continue;
       }
       if (work.phase === "settling") {
@@ -91,13 +105,14 @@ export async function processBarrier(barrierId: string, o: EngineOptions): Promi
           signal,
           log: (l) => o.log(`${barrierId}: ${l}`),
         };
+        const providers = work.providers;
         const pending = work.settlements.filter((s) => s.settledState === null);
         await step("settling", barrierId, () =>
           pool(pending, o.concurrency, (s) =>
             withSpan(
               "quiesce.settlement",
               { "quiesce.barrier_id": barrierId, "quiesce.operation_id": s.operationId, "quiesce.provider": s.providerName ?? "" },
-              () => settleOne(ctx, s, s.providerName ? work.providers[s.providerName] : undefined),
+              () => settleOne(ctx, s, s.providerName ? providers[s.providerName] : undefined),
             ),
           ),
         );
@@ -108,15 +123,24 @@ export async function processBarrier(barrierId: string, o: EngineOptions): Promi
           // Another barrier of the tree is still settling an operation under this one: the completion
           // rule covers the whole subtree, so wait for it (its settlement notifies; poll meanwhile).
           await sleep(o.subtreePollMs ?? 250, signal);
+          work = null;
           continue;
         }
-        if (q !== "pending") o.log(`${barrierId}: quiet until ${q.quietUntil.toISOString()}`);
+        if (q === "pending") {
+          work = null; // a settlement is still open: read them again
+          continue;
+        }
+        o.log(`${barrierId}: quiet until ${q.quietUntil.toISOString()}`);
+        work = { ...work, phase: "quiet", quietUntil: q.quietUntil };
         continue;
       }
       if (work.phase === "quiet") {
         const r = await step("complete", barrierId, () => completeBarrier(o.principal, barrierId, o.workerId));
         if (r === "lost") return { kind: "lost" };
-        if (r === "pending") continue;
+        if (r === "pending") {
+          work = null; // back to settling: something under the run is in flight again
+          continue;
+        }
         if (r === "waiting") {
           // Give the claim back: whichever engine is awake when the period ends issues the receipt.
           await releaseClaim(o.principal, barrierId, o.workerId);

@@ -49,8 +49,10 @@ export async function runBarrierWorker(o: WorkerOptions): Promise<void> {
   const claimMs = o.claimMs ?? d.claimMs;
   const pollMs = o.pollMs ?? d.pollMs;
   const log = o.log ?? (() => {});
+  const barrierConcurrency = o.barrierConcurrency ?? setting("QUIESCE_BARRIER_CONCURRENCY");
   const principal: Principal = { type: "system", name: "barrier-engine" };
   const active = new Map<string, Promise<void>>();
+  let fanOut: Promise<void> | null = null;
   const bell = new Doorbell();
   let woken = false;
   const poke = () => {
@@ -91,19 +93,28 @@ export async function runBarrierWorker(o: WorkerOptions): Promise<void> {
       } catch (err) {
         log(`pause reclaim failed: ${(err as Error).message}`);
       }
-      // Fleet stops: start the barriers of kill scopes not yet fanned out (docs/fleet-stop.md).
-      try {
-        const n = await advancePendingStops(principal, o.teamId ?? null);
-        if (n > 0) log(`fleet stop: started ${n} barrier(s)`);
-      } catch (err) {
-        log(`fleet stop fan-out failed: ${(err as Error).message}`);
+      // Fleet stops: start the barriers of kill scopes not yet fanned out (docs/fleet-stop.md). In the
+      // background: the loop goes on claiming the barriers already started while the rest are (a fan-out
+      // of thousands awaited here would hold every receipt back until the last barrier had started).
+      if (!fanOut) {
+        fanOut = advancePendingStops(principal, o.teamId ?? null, o.signal)
+          .then((n) => {
+            if (n > 0) {
+              log(`fleet stop: started ${n} barrier(s)`);
+              poke(); // scopes committed meanwhile, and the fleet receipts due
+            }
+          })
+          .catch((err: unknown) => log(`fleet stop fan-out failed: ${(err as Error).message}`))
+          .finally(() => {
+            fanOut = null;
+          });
       }
       if (checkpointMs > 0 && !o.teamId && Date.now() - lastCheckpoint >= checkpointMs) {
         lastCheckpoint = Date.now();
         recordPeriodicCheckpoints(principal).catch((err) => log(`audit checkpoint failed: ${(err as Error).message}`));
       }
       // Fill free slots with claimable barriers.
-      while (active.size < (o.barrierConcurrency ?? 4) && !o.signal.aborted) {
+      while (active.size < barrierConcurrency && !o.signal.aborted) {
         let claimed;
         try {
           claimed = await claimNextBarrier(principal, workerId, claimMs, [...active.keys()], o.teamId ?? null);
@@ -151,7 +162,7 @@ export async function runBarrierWorker(o: WorkerOptions): Promise<void> {
       await listen();
     }
   } finally {
-    await Promise.allSettled(active.values());
+    await Promise.allSettled([...active.values(), fanOut]);
     await listener?.close();
     log(`barrier engine ${workerId} stopped`);
   }

@@ -281,6 +281,14 @@ export const CONFIG = {
     group: "barrier",
     doc: "How long in-process work gets to stop before it is settled as unknown (ms).",
   }),
+  QUIESCE_BARRIER_CONCURRENCY: int(1, 256, 8, {
+    group: "barrier",
+    doc: "Barriers one engine works on at once (each holds a database connection while it works; keep below QUIESCE_DB_POOL).",
+  }),
+  QUIESCE_FLEET_FANOUT_CONCURRENCY: int(1, 64, 4, {
+    group: "barrier",
+    doc: "Barriers a fleet stop's fan-out starts at once, alongside the barriers being worked on (each start is a kill transaction).",
+  }),
   QUIESCE_AUDIT_CHECKPOINT_SECONDS: int(0, 30 * DAY_S, 600, {
     group: "barrier",
     doc: "Periodic audit-chain checkpoints by the barrier engine (seconds; 0 = off).",

@@ -9,7 +9,7 @@
 import "server-only";
 import { prisma, type Tx } from "../db/prisma";
 import { newId } from "../ids";
-import { QuiesceError, badRequest, notFound } from "../errors";
+import { QuiesceError, badRequest, isDatabaseUnavailable, notFound } from "../errors";
 import { barrierTargets, buildFleetReceipt, filterToJson, runStatus, type StopAction, type StopFilter } from "../control/fleet";
 import type { Harness, Lifecycle } from "../control/types";
 import type { CreateStopBody, StopDryRunResponse, StopFilterInput, StopView } from "../schemas/stops";
@@ -19,9 +19,10 @@ import { lockTeamScopesExclusive } from "./internal/locks";
 import { appendAudit } from "./audit";
 import { notifyControl } from "./internal/notify";
 import { killRun } from "./kill";
+import { setting } from "../config";
 
 /** Barriers started at once by one fan-out (each is its own transaction under its tree's lock). */
-export const FANOUT_CONCURRENCY = 8;
+export const fanOutConcurrency = () => setting("QUIESCE_FLEET_FANOUT_CONCURRENCY");
 const SAMPLE = 20;
 
 function teamOf(p: Principal): string {
@@ -78,6 +79,40 @@ async function coveredRunsTx(tx: Tx, teamId: string, f: StopFilter): Promise<Cov
     teamId,
     JSON.stringify(scopeColumns(f)),
   );
+}
+
+/**
+ * The scope's coverage as it commits, set-based (a fleet of 10 000 runs is one statement, not 10 000 rows
+ * through the application): `matched` = the runs coveredRunsTx lists; for a kill, the barrier targets —
+ * the covered runs none of whose ancestors is covered (lib/control/fleet.ts barrierTargets, the same
+ * rule) — inserted as the scope's target rows. Returns the first 100 targets for the wake-up notification.
+ */
+async function recordCoverageTx(
+  tx: Tx,
+  stopId: string,
+  teamId: string,
+  kill: boolean,
+): Promise<{ matched: number; targets: number; first: string[] }> {
+  const [row] = await tx.$queryRawUnsafe<{ matched: number; targets: number; first: string[] | null }[]>(
+    `WITH s AS (SELECT * FROM stop_scopes WHERE id = $1),
+     covered AS (
+       SELECT r.id, r.path, r.created_at FROM s JOIN runs r ON r.team_id = $2 AND r.lifecycle <> 'killed' AND r.finished_at IS NULL
+        WHERE EXISTS (SELECT 1 FROM runs a WHERE a.id = ANY (r.path) AND a.team_id = $2 AND quiesce_scope_matches(s, a))),
+     targets AS (
+       SELECT c.id, c.created_at FROM covered c, s
+        WHERE $3 AND NOT EXISTS (
+          SELECT 1 FROM runs d
+           WHERE d.id = ANY (c.path[1:cardinality(c.path) - 1]) AND d.team_id = $2 AND d.lifecycle <> 'killed' AND d.finished_at IS NULL
+             AND EXISTS (SELECT 1 FROM runs e WHERE e.id = ANY (d.path) AND e.team_id = $2 AND quiesce_scope_matches(s, e)))),
+     ins AS (INSERT INTO stop_scope_targets (scope_id, run_id) SELECT $1, id FROM targets RETURNING run_id),
+     upd AS (UPDATE stop_scopes SET matched = (SELECT count(*) FROM covered) WHERE id = $1 RETURNING matched)
+     SELECT (SELECT matched FROM upd) AS matched, (SELECT count(*) FROM ins)::int AS targets,
+            (SELECT array_agg(id) FROM (SELECT id FROM targets ORDER BY created_at DESC, id LIMIT 100) f) AS first`,
+    stopId,
+    teamId,
+    kill,
+  );
+  return { matched: row?.matched ?? 0, targets: row?.targets ?? 0, first: row?.first ?? [] };
 }
 
 function validate(body: CreateStopBody): { filter: StopFilter; reason: string } {
@@ -145,23 +180,21 @@ export async function createStop(p: Principal, body: CreateStopBody): Promise<St
         reason,
         actor,
       );
-      // Under the lock, after the insert: what it covers now (the gate covers later runs by itself).
-      const covered = await coveredRunsTx(tx, teamId, filter);
-      const targets = body.action === "kill" ? barrierTargets(covered.map((r) => ({ runId: r.id, path: r.path }))) : [];
-      await tx.stopScope.update({ where: { id: stopId }, data: { matched: covered.length } });
-      if (targets.length > 0) {
-        await tx.stopScopeTarget.createMany({ data: targets.map((runId) => ({ scopeId: stopId, runId })) });
+      // Under the lock, after the insert: what it covers now (the gate covers later runs by itself), and
+      // for a kill its barrier targets — counted and written inside the database, one statement.
+      const { matched, targets, first } = await recordCoverageTx(tx, stopId, teamId, body.action === "kill");
+      if (targets > 0) {
         // Wakes the barrier engine, which fans the barriers out from the target rows.
-        await notifyControl(tx, { kind: "kill", teamId, rootRunId: targets[0]!, runIds: targets.slice(0, 100) });
+        await notifyControl(tx, { kind: "kill", teamId, rootRunId: first[0]!, runIds: first });
       }
       await appendAudit(tx, {
         teamId,
         actor,
         action: `fleet.${body.action}`,
         target: stopId,
-        after: { filter: filterToJson(filter) as never, reason, matched: covered.length, barrierTargets: targets.length },
+        after: { filter: filterToJson(filter) as never, reason, matched, barrierTargets: targets },
       });
-      return targets.length;
+      return targets;
     },
     { timeout: 120_000, maxWait: 30_000 },
   );
@@ -185,7 +218,7 @@ async function bounded<T>(items: readonly T[], limit: number, fn: (x: T) => Prom
  * audited as such), then issue the fleet receipts that are due. Idempotent; several engines may run it
  * (a kill of a killed tree answers its existing barrier). Returns how many barriers it started.
  */
-export async function advancePendingStops(p: Principal, teamId: string | null = null): Promise<number> {
+export async function advancePendingStops(p: Principal, teamId: string | null = null, signal?: AbortSignal): Promise<number> {
   authorize(p, "fleet.stop");
   const scopes = await prisma().$queryRawUnsafe<{ id: string; reason: string; requested_by: string }[]>(
     `SELECT s.id, s.reason, s.requested_by FROM stop_scopes s
@@ -195,10 +228,11 @@ export async function advancePendingStops(p: Principal, teamId: string | null = 
   );
   let started = 0;
   for (const s of scopes) {
+    if (signal?.aborted) break;
     if (fanningOut.has(s.id)) continue;
     fanningOut.add(s.id);
     try {
-      started += await fanOut(p, s.id, s.reason, s.requested_by);
+      started += await fanOut(p, s.id, s.reason, s.requested_by, signal);
     } finally {
       fanningOut.delete(s.id);
     }
@@ -209,23 +243,35 @@ export async function advancePendingStops(p: Principal, teamId: string | null = 
 
 const fanningOut = new Set<string>();
 
-async function fanOut(p: Principal, stopId: string, reason: string, requestedBy: string): Promise<number> {
+async function fanOut(p: Principal, stopId: string, reason: string, requestedBy: string, signal?: AbortSignal): Promise<number> {
   const pending = await prisma().stopScopeTarget.findMany({
     where: { scopeId: stopId, barrierId: null, error: null },
     select: { runId: true },
   });
-  await bounded(pending, FANOUT_CONCURRENCY, async ({ runId }) => {
+  let started = 0;
+  await bounded(pending, fanOutConcurrency(), async ({ runId }) => {
+    // An engine stopping leaves the rest to the next wake of any engine (the targets are durable).
+    if (signal?.aborted) return;
     try {
       const k = await killRun(p, runId, `fleet stop ${stopId}: ${reason}`.slice(0, 2000), null, { onBehalfOf: requestedBy });
       await prisma().stopScopeTarget.update({ where: { scopeId_runId: { scopeId: stopId, runId } }, data: { barrierId: k.barrierId } });
+      started++;
     } catch (err) {
-      await prisma().stopScopeTarget.update({
-        where: { scopeId_runId: { scopeId: stopId, runId } },
-        data: { error: err instanceof Error ? err.message : String(err) },
-      });
+      // A saturated or failing-over database (a lock or statement timeout, no connection in time) is not
+      // this target's failure: it stays pending and the next wake starts it (a kill that did commit is
+      // answered with its barrier then). Only a refusal is recorded, making the fleet stop_incomplete.
+      if (isDatabaseUnavailable(err)) return;
+      await prisma()
+        .stopScopeTarget.update({
+          where: { scopeId_runId: { scopeId: stopId, runId } },
+          data: { error: err instanceof Error ? err.message : String(err) },
+        })
+        .catch(() => {
+          /* the database again: the target stays pending */
+        });
     }
   });
-  return pending.length;
+  return started;
 }
 
 /** The fleet receipt, exactly once, when every target has a barrier with a receipt. */

@@ -70,13 +70,6 @@ export async function issueReceiptTx(
       claimExpiresAt: null,
     },
   });
-  await appendAudit(tx, {
-    teamId: facts.teamId,
-    actor,
-    action: "barrier.receipt",
-    target: barrierId,
-    after: { version, decision, digest },
-  });
   if (version === 1) {
     await emitEventTx(tx, {
       teamId: facts.teamId,
@@ -94,6 +87,16 @@ export async function issueReceiptTx(
     data: { barrier_id: barrierId, version, decision, digest, previous_digest: previous?.digest ?? null, key_id: signer.keyId },
   });
   await notifyControl(tx, { kind: "receipt", teamId: facts.teamId, rootRunId: facts.rootRunId, barrierId });
+  // Last: the append takes the team's audit lock, held until this transaction commits; every statement
+  // after it would be one more that every other writer of the team's audit chain waits for (a fleet stop
+  // issues thousands of receipts and starts thousands of barriers, all on one chain).
+  await appendAudit(tx, {
+    teamId: facts.teamId,
+    actor,
+    action: "barrier.receipt",
+    target: barrierId,
+    after: { version, decision, digest },
+  });
   return { version, decision, digest };
 }
 
