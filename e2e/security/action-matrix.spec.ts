@@ -119,6 +119,20 @@ async function newKey(team: Team): Promise<string> {
   return id;
 }
 
+/** A saved view of the runs list in `team`, owned by `owner` (a view is its owner's alone). */
+async function newView(team: Team, owner: string): Promise<string> {
+  const id = `view_matrix${randomBytes(6).toString("hex")}`;
+  await (
+    await db()
+  ).query("INSERT INTO saved_views (id, team_id, user_id, name, query) VALUES ($1, $2, $3, $4, 'status=paused')", [
+    id,
+    await teamId(team),
+    owner,
+    uid("matrix-view"),
+  ]);
+  return id;
+}
+
 async function newEndpoint(team: Team): Promise<string> {
   const id = `whk_matrix${randomBytes(6).toString("hex")}`;
   await (
@@ -213,6 +227,20 @@ const MATRIX: Record<string, Entry> = {
       evidence: "checked the provider console: no such job",
     }),
     target: (i) => ["reconciliations", "id", String(i.reconciliationId)],
+  },
+  "app/(console)/(lists)/runs/actions.ts#createSavedViewAction": {
+    permission: "run.read",
+    crossTeam: "none",
+    input: async () => ({ name: uid("matrix-view"), query: "status=paused&harness=codex" }),
+  },
+  "app/(console)/(lists)/runs/actions.ts#deleteSavedViewAction": {
+    permission: "run.read",
+    crossTeam: "id",
+    // The caller's own view where it is a member (so every role can succeed); otherwise a member's.
+    input: async (team, caller) => ({
+      viewId: await newView(team, memberOf(caller, team) ? caller.userId! : team === "demo" ? await userId(USERS.operator) : otherAdminId),
+    }),
+    target: (i) => ["saved_views", "id", String(i.viewId)],
   },
   "app/(console)/stops/actions.ts#fleetStopAction": {
     permission: "fleet.stop",
@@ -462,6 +490,7 @@ const COUNTED: Record<string, string> = {
   memberships: "memberships",
   users: "users",
   reconciliations: "reconciliations",
+  saved_views: "saved_views",
 };
 
 interface Snapshot {
