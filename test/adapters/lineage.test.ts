@@ -115,6 +115,25 @@ test("a resume whose transcript is not written yet is not cached: the first tool
   expect(d.json).toMatchObject({ continue: false, hookSpecificOutput: { permissionDecision: "deny" } });
 });
 
+test("a fork whose transcript does not show its source yet registers nothing, and its tool calls are refused until it does", async () => {
+  const a = sid();
+  writeTranscript(a, []);
+  await start(a);
+  await w.operator.kill((await runOf(a))!.id, "lineage test");
+  const b = sid();
+  // Only the fork's own first entry: the history copied from a is not written yet.
+  const own = { type: "user", uuid: `fresh-${b}`, sessionId: b, message: { content: "hi" }, timestamp: new Date().toISOString() };
+  writeFileSync(transcript(b), `${JSON.stringify(own)}\n`);
+  expect((await start(b, "fork")).code).toBe(0);
+  expect(await runOf(b)).toBeNull(); // a root run here would be an escape from a's kill
+  const early = await pre(b, `toolu_${b}_1`);
+  expect(early.code).toBe(2); // the source still can't be found: fail closed
+  expect(await runOf(b)).toBeNull();
+  writeTranscript(b, [a]); // the copied history lands
+  const d = await pre(b, `toolu_${b}_2`);
+  expect(d.json).toMatchObject({ continue: false, hookSpecificOutput: { permissionDecision: "deny" } });
+});
+
 test("the API: forkedFrom names its field on refusal and never crosses teams", async () => {
   const root = await w.agent.createRun({ taskId: "lineage-api", native: { sessionId: sid() } });
   await expect(w.agent.createRun({ taskId: "x", parentRunId: root.runId, forkedFrom: { runId: root.runId } })).rejects.toMatchObject({

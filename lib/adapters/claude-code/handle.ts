@@ -39,9 +39,11 @@ async function registerSession(ctx: HookContext, input: SessionRef): Promise<(Bi
   const resumed = input.source === "resume" || input.source === "fork";
   const fork = input.source === "fork" || (input.source === undefined && ctx.store.lineagePending(input.session_id));
   const lineage = transcriptLineage(input.transcript_path, input.session_id, { fork });
-  if (resumed && !lineage.readable && input.source === "fork") {
-    // The fork's transcript is not written yet: register nothing now (a root run here would be an
-    // escape); the first tool call registers it, with its lineage, before anything runs.
+  if (fork && !lineage.sourceSessionId) {
+    // A fork whose source the transcript does not show yet (not written, or written only in part:
+    // seen in CI, where a fork registered as a new root run and ran a tool after its source's kill).
+    // Register nothing now — a root run here would be an escape; the first tool call looks again and
+    // registers it with its lineage, or, if the source still can't be found, refuses (fail closed).
     ctx.store.markLineagePending(input.session_id);
     return null;
   }
@@ -82,7 +84,7 @@ async function sessionBinding(ctx: HookContext, input: SessionRef): Promise<Bind
   const cached = ctx.store.read(input.session_id);
   if (cached) return cached;
   const b = await registerSession(ctx, { ...input, source: undefined });
-  if (!b) throw new Error("the session's lineage is not readable yet (fail closed)");
+  if (!b) throw new Error("the session this one was forked from cannot be found in its transcript yet (fail closed)");
   return b;
 }
 
