@@ -23,33 +23,21 @@ export const ACTIONS = [
 export type Action = (typeof ACTIONS)[number];
 
 const READ: Action[] = ["run.read"];
-const ROLE_ACTIONS: Record<Role, readonly Action[]> = {
-  viewer: [...READ, "reconciliation.resolve"],
-  operator: [
-    ...READ,
-    "reconciliation.resolve",
-    "run.pause",
-    "run.resume",
-    "run.kill",
-    "fleet.stop",
-    "breaker.trip",
-    "breaker.reset",
-    "audit.read",
-  ],
-  manager: [
-    ...READ,
-    "reconciliation.resolve",
-    "run.pause",
-    "run.resume",
-    "run.kill",
-    "fleet.stop",
-    "breaker.trip",
-    "breaker.reset",
-    "audit.read",
-    "reconciliation.assign",
-  ],
-  admin: ACTIONS,
-};
+// Each role is the one below it plus what it adds, so a new action granted to operators reaches managers
+// too without a second edit (the ladder viewer < operator < manager < admin is the product's, docs/security.md).
+const VIEWER: readonly Action[] = [...READ, "reconciliation.resolve"];
+const OPERATOR: readonly Action[] = [
+  ...VIEWER,
+  "run.pause",
+  "run.resume",
+  "run.kill",
+  "fleet.stop",
+  "breaker.trip",
+  "breaker.reset",
+  "audit.read",
+];
+const MANAGER: readonly Action[] = [...OPERATOR, "reconciliation.assign"];
+const ROLE_ACTIONS: Record<Role, readonly Action[]> = { viewer: VIEWER, operator: OPERATOR, manager: MANAGER, admin: ACTIONS };
 
 /** Machine keys can read and ask; no machine key can pause, kill, resume, trip, reset or resolve. */
 const MACHINE_ACTIONS: Record<Exclude<KeyKind, "operator">, readonly Action[]> = {
