@@ -1,7 +1,8 @@
-// Issue 14's browser findings that had no journey of their own (docs/console.md#findings): badge and
-// dimmed-row contrast measured in the browser (WCAG AA, light and dark), an in-flight call labelled
-// running and its provider job shown whole, an expired key listed as expired, and a Kill that the
-// server answers with a 500 (error shown, reason kept, nothing done, the retry works).
+// Issue 14's browser findings that had no journey of their own (docs/console.md, "Findings from the
+// browser journeys"): badge and dimmed-row contrast measured in the browser (WCAG AA, light and dark),
+// an in-flight call labelled running and its provider job shown whole, an expired key listed as
+// expired, a Kill that the server answers with a 500 (error shown, reason kept, nothing done, the
+// retry works), and the audit log's actor filter taking an e-mail.
 import { expect, test, type Page } from "@playwright/test";
 import { signIn } from "../support/session";
 import { e2e, USERS } from "../support/env";
@@ -148,4 +149,24 @@ test("a Kill the server answers with a 500 shows the error, keeps the reason, ki
   await dialog.getByRole("button", { name: "Retry: Kill run and start the barrier" }).click();
   await page.waitForURL(/\/barriers\//);
   expect((await one<{ lifecycle: string }>("SELECT lifecycle::text FROM runs WHERE id = $1", [run.runId])).lifecycle).toBe("killed");
+});
+
+test("the audit log's actor filter takes the e-mail shown in the Actor column", async ({ page }) => {
+  const run = await e2e.agent().createRun({ taskId: uid("audited"), title: "audited by e-mail" });
+  await signIn(page, USERS.operator);
+  await page.goto(`/runs/${run.runId}`);
+  await page.getByRole("button", { name: "Pause", exact: true }).click();
+  const dialog = page.getByRole("dialog", { name: "Pause this run" });
+  await dialog.getByLabel(/Reason/).fill("e2e: an audited pause");
+  await dialog.getByRole("button", { name: "Pause run" }).click();
+  await expect(dialog).toBeHidden();
+
+  await page.goto("/audit");
+  await page.getByLabel("Actor").fill(USERS.operator);
+  await page.getByRole("button", { name: "Filter" }).click();
+  await page.waitForURL(/actor=/);
+  const actors = page.locator("tbody tr td:nth-child(3)");
+  await expect(actors.first()).toHaveText(USERS.operator);
+  expect(new Set(await actors.allTextContents())).toEqual(new Set([USERS.operator]));
+  await expect(page.locator("tbody tr", { hasText: run.runId })).toContainText("run.pause");
 });
