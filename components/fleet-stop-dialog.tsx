@@ -68,9 +68,14 @@ export function FleetStopDialog({ open, action, filter, label, confirmTeam, onCa
     >
       <p data-testid="fleet-dry-run">
         This covers <strong>{count}</strong> now
-        {action === "pause"
-          ? ", and every matching run created later until the pause is lifted"
-          : ", and refuses every matching run created later, for good"}
+        {filter.runIds
+          ? // A list of ids covers those runs and what they delegate, never a run created later elsewhere.
+            action === "pause"
+            ? ", and the runs they start later, until the pause is lifted. It names these runs one by one: no other run created later is covered"
+            : ", and refuses the runs they start later, for good. It names these runs one by one: no other run created later is covered"
+          : action === "pause"
+            ? ", and every matching run created later until the pause is lifted"
+            : ", and refuses every matching run created later, for good"}
         .
       </p>
       {action === "kill" ? (

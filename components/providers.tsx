@@ -4,6 +4,7 @@
 // covers what is not announced (heartbeats, gate decisions) and any missed event.
 import { QueryClient, QueryClientProvider, useQueryClient } from "@tanstack/react-query";
 import { useEffect, useState, useSyncExternalStore, type ReactNode } from "react";
+import { syncServerClock } from "./time";
 
 export type LiveStatus = "connecting" | "live" | "reconnecting";
 
@@ -118,6 +119,8 @@ export class FetchError extends Error {
 /** GET a console endpoint; a 4xx/5xx becomes a FetchError carrying the server's code and message. */
 export async function getJson<T>(url: string): Promise<T> {
   const res = await fetch(url, { headers: { accept: "application/json" }, cache: "no-store" });
+  const date = res.headers.get("date");
+  if (date) syncServerClock(Date.parse(date));
   if (!res.ok) {
     const body = (await res.json().catch(() => null)) as { error?: { code?: string; message?: string } } | null;
     throw new FetchError(res.status, body?.error?.code ?? "error", body?.error?.message ?? `request failed (${res.status})`);

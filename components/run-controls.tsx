@@ -3,7 +3,7 @@
 // rendered (the server refuses the rest anyway). Lifecycle and breaker are separate rows of controls.
 import { useRouter } from "next/navigation";
 import { useQueryClient } from "@tanstack/react-query";
-import { useState } from "react";
+import { useState, type ReactNode } from "react";
 import { breakerAction, killRunAction, pauseRunAction, resumeRunAction } from "@/app/(console)/runs/[runId]/actions";
 import { ReasonDialog } from "./reason-dialog";
 
@@ -15,6 +15,16 @@ export interface Can {
   reset: boolean;
 }
 type Pending = null | "pause" | "resume" | "kill" | "trip" | "reset";
+
+interface Control {
+  show: boolean;
+  button: string;
+  title: string;
+  confirm: string;
+  danger?: boolean;
+  body: ReactNode;
+  run: (reason: string) => Promise<{ ok: true } | { ok: false; message: string }>;
+}
 
 export function RunControls({
   runId,
@@ -41,116 +51,104 @@ export function RunControls({
   const showReset = can.reset && lifecycle !== "killed" && breaker !== "closed";
   if (!showPause && !showResume && !showKill && !showTrip && !showReset) return null;
 
-  async function done(message: string | null) {
-    if (message) return message;
-    await client.invalidateQueries();
-    close();
-    return null;
-  }
-
-  return (
-    <div className="controls" role="group" aria-label="Run controls">
-      {showPause ? (
-        <button type="button" className="btn" onClick={() => setPending("pause")}>
-          Pause
-        </button>
-      ) : null}
-      {showResume ? (
-        <button type="button" className="btn" onClick={() => setPending("resume")}>
-          Resume
-        </button>
-      ) : null}
-      {showTrip ? (
-        <button type="button" className="btn" onClick={() => setPending("trip")}>
-          Trip breaker
-        </button>
-      ) : null}
-      {showReset ? (
-        <button type="button" className="btn" onClick={() => setPending("reset")}>
-          Reset breaker
-        </button>
-      ) : null}
-      {showKill ? (
-        <button type="button" className="btn btn-danger" onClick={() => setPending("kill")}>
-          Kill…
-        </button>
-      ) : null}
-
-      <ReasonDialog
-        open={pending === "pause"}
-        title="Pause this run"
-        confirmLabel="Pause run"
-        onCancel={close}
-        onConfirm={async (reason) => {
-          const r = await pauseRunAction({ runId, reason });
-          return done(r.ok ? null : r.message);
-        }}
-      >
+  const them = descendants ? ` and its ${descendants} descendant${descendants === 1 ? "" : "s"}` : "";
+  // The five controls differ in their words and their action only: one table, one dialog (mounted per
+  // opening, so each starts with an empty reason).
+  const controls: Record<Exclude<Pending, null>, Control> = {
+    pause: {
+      show: showPause,
+      button: "Pause",
+      title: "Pause this run",
+      confirm: "Pause run",
+      body: (
         <p>
-          The next gate call of this run{descendants ? ` and its ${descendants} descendant${descendants === 1 ? "" : "s"}` : ""} will{" "}
-          <strong>hold</strong>. Calls already running continue; nothing is cancelled. Resume re-checks against current policy.
+          The next gate call of this run{them} will <strong>hold</strong>. Calls already running continue; nothing is cancelled. Resume
+          re-checks against current policy.
         </p>
-      </ReasonDialog>
-      <ReasonDialog
-        open={pending === "resume"}
-        title="Resume this run"
-        confirmLabel="Resume run"
-        onCancel={close}
-        onConfirm={async (reason) => {
-          const r = await resumeRunAction({ runId, reason });
-          return done(r.ok ? null : r.message);
-        }}
-      >
-        <p>Held calls get a fresh gate decision against current policy.</p>
-      </ReasonDialog>
-      <ReasonDialog
-        open={pending === "trip"}
-        title="Trip the breaker"
-        confirmLabel="Trip breaker"
-        onCancel={close}
-        onConfirm={async (reason) => {
-          const r = await breakerAction({ runId, action: "trip", reason });
-          return done(r.ok ? null : r.message);
-        }}
-      >
+      ),
+      run: (reason) => pauseRunAction({ runId, reason }),
+    },
+    resume: {
+      show: showResume,
+      button: "Resume",
+      title: "Resume this run",
+      confirm: "Resume run",
+      body: <p>Held calls get a fresh gate decision against current policy.</p>,
+      run: (reason) => resumeRunAction({ runId, reason }),
+    },
+    trip: {
+      show: showTrip,
+      button: "Trip breaker",
+      title: "Trip the breaker",
+      confirm: "Trip breaker",
+      body: (
         <p>
           The breaker opens: every gate call is denied (<code>breaker_open</code>) until it is reset or a half-open probe succeeds. The
           lifecycle does not change.
         </p>
-      </ReasonDialog>
-      <ReasonDialog
-        open={pending === "reset"}
-        title="Reset the breaker"
-        confirmLabel="Reset breaker"
-        onCancel={close}
-        onConfirm={async (reason) => {
-          const r = await breakerAction({ runId, action: "reset", reason });
-          return done(r.ok ? null : r.message);
-        }}
-      >
-        <p>The breaker closes and calls are admitted again (unless the run is paused or killed).</p>
-      </ReasonDialog>
-      <ReasonDialog
-        open={pending === "kill"}
-        title="Kill this run"
-        confirmLabel="Kill run and start the barrier"
-        danger
-        onCancel={close}
-        onConfirm={async (reason) => {
-          const r = await killRunAction({ runId, reason });
-          if (!r.ok) return r.message;
-          close();
-          router.push(`/barriers/${r.data.barrierId}?follow=1`);
-          return null;
-        }}
-      >
+      ),
+      run: (reason) => breakerAction({ runId, action: "trip", reason }),
+    },
+    reset: {
+      show: showReset,
+      button: "Reset breaker",
+      title: "Reset the breaker",
+      confirm: "Reset breaker",
+      body: <p>The breaker closes and calls are admitted again (unless the run is paused or killed).</p>,
+      run: (reason) => breakerAction({ runId, action: "reset", reason }),
+    },
+    kill: {
+      show: showKill,
+      button: "Kill…",
+      title: "Kill this run",
+      confirm: "Kill run and start the barrier",
+      danger: true,
+      body: (
         <p>
-          <strong>Kill is final.</strong> In one transaction the run
-          {descendants ? ` and its ${descendants} descendant${descendants === 1 ? "" : "s"}` : ""} are killed, every lease is revoked and
-          the epoch raised, and queued, scheduled and retry work is cancelled (and kept). Then the barrier settles each in-flight call with
-          its provider and issues a stop receipt.
+          <strong>Kill is final.</strong> In one transaction the run{them} are killed, every lease is revoked and the epoch raised, and
+          queued, scheduled and retry work is cancelled (and kept). Then the barrier settles each in-flight call with its provider and
+          issues a stop receipt.
         </p>
-      </ReasonDialog>
+      ),
+      run: async (reason) => {
+        const r = await killRunAction({ runId, reason });
+        // After a kill the console follows the barrier to its receipt.
+        if (r.ok) router.push(`/barriers/${r.data.barrierId}?follow=1`);
+        return r;
+      },
+    },
+  };
+  const order = ["pause", "resume", "trip", "reset", "kill"] as const;
+  const open = pending ? controls[pending] : null;
+
+  return (
+    <div className="controls" role="group" aria-label="Run controls">
+      {order
+        .filter((k) => controls[k].show)
+        .map((k) => (
+          <button key={k} type="button" className={controls[k].danger ? "btn btn-danger" : "btn"} onClick={() => setPending(k)}>
+            {controls[k].button}
+          </button>
+        ))}
+      {open ? (
+        <ReasonDialog
+          key={pending}
+          open
+          title={open.title}
+          confirmLabel={open.confirm}
+          danger={open.danger}
+          onCancel={close}
+          onConfirm={async (reason) => {
+            const r = await open.run(reason);
+            if (!r.ok) return r.message;
+            await client.invalidateQueries();
+            close();
+            return null;
+          }}
+        >
+          {open.body}
+        </ReasonDialog>
+      ) : null}
     </div>
   );
 }

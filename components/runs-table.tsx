@@ -10,7 +10,7 @@ import type { RunRow } from "@/lib/dal/console/runs";
 import type { RunsView } from "@/lib/dal/console/views";
 import type { SavedView } from "@/lib/dal/console/saved-views";
 import { RUNS_QUERY_KEYS, VIEW_KEYS, parseRunsQuery, stopFilterOf } from "@/lib/schemas/runs-list";
-import { createSavedViewAction, deleteSavedViewAction } from "@/app/(console)/(lists)/runs/actions";
+import { createSavedViewAction, deleteSavedViewAction, matchingRunIdsAction } from "@/app/(console)/(lists)/runs/actions";
 import { BreakerBadge, LifecycleBadge } from "./badges";
 import { Time } from "./time";
 import { getJson } from "./providers";
@@ -47,6 +47,10 @@ export function RunsTable({
   const searchParams = useSearchParams();
   const [selected, setSelected] = useState<ReadonlySet<string>>(new Set());
   const [allMatching, setAllMatching] = useState(false);
+  // "Select all N matching" for filters with no stop-scope form: the selection is then every matching
+  // run's id, read when the button was pressed (listed), or why it could not be (listing.error).
+  const [listed, setListed] = useState(false);
+  const [listing, setListing] = useState<{ busy: boolean; error: string | null }>({ busy: false, error: null });
   const [stop, setStop] = useState<StopTarget | null>(null);
   const [expanded, setExpanded] = useState<ReadonlySet<string>>(new Set());
   const qs = queryString(new URLSearchParams(searchParams.toString()));
@@ -70,6 +74,8 @@ export function RunsTable({
     if (!("cursor" in changes)) next.delete("cursor");
     setSelected(new Set());
     setAllMatching(false);
+    setListed(false);
+    setListing({ busy: false, error: null });
     const s = next.toString();
     window.history.pushState(null, "", s ? `/runs?${s}` : "/runs");
   }
@@ -86,6 +92,7 @@ export function RunsTable({
   const pageAll = pageIds.length > 0 && pageIds.every((id) => selected.has(id));
   const toggle = (id: string) => {
     setAllMatching(false);
+    setListed(false);
     setSelected((s) => {
       const n = new Set(s);
       if (n.has(id)) n.delete(id);
@@ -104,9 +111,32 @@ export function RunsTable({
     if (allMatching && matchingFilter && data)
       return { filter: matchingFilter, label: `all ${count(data.total, data.totalCapped)} runs matching these filters` };
     if (selected.size === 0) return null;
+    if (listed)
+      return {
+        filter: { runIds: [...selected] },
+        label: `the ${selected.size.toLocaleString("en-US")} run${selected.size === 1 ? "" : "s"} matching these filters now`,
+      };
     return { filter: { runIds: [...selected] }, label: `${selected.size} selected run${selected.size === 1 ? "" : "s"}` };
   };
   const sel = selectionFilter();
+  async function selectMatchingIds() {
+    setListing({ busy: true, error: null });
+    try {
+      const r = await matchingRunIdsAction({ query: qs });
+      if (!r.ok) return setListing({ busy: false, error: r.message });
+      if (r.data.capped)
+        return setListing({
+          busy: false,
+          error: `more than ${r.data.cap.toLocaleString("en-US")} runs match; a stop names at most ${r.data.cap.toLocaleString("en-US")} runs one by one: narrow the filters`,
+        });
+      setAllMatching(false);
+      setSelected(new Set(r.data.ids));
+      setListed(true);
+      setListing({ busy: false, error: null });
+    } catch {
+      setListing({ busy: false, error: "could not list the matching runs (network error): try again" });
+    }
+  }
   const rowProps = { canStop, allMatching, selected, toggle, expanded, toggleExpanded };
 
   return (
@@ -203,14 +233,27 @@ export function RunsTable({
       {canStop && (sel || pageAll) ? (
         <div className="toolbar selection-bar" role="region" aria-label="Selection">
           <span>{sel ? `${sel.label[0]!.toUpperCase()}${sel.label.slice(1)}` : "No runs"} selected for a fleet stop.</span>
-          {pageAll && !allMatching && data && data.total > pageIds.length ? (
+          {pageAll && !allMatching && !listed && data && data.total > pageIds.length ? (
             matchingFilter ? (
               <button type="button" className="btn btn-small" onClick={() => setAllMatching(true)}>
                 Select all {count(data.total, data.totalCapped)} matching
               </button>
             ) : (
-              <span className="muted">(search and breaker filters cannot be stopped as a filter: select runs instead)</span>
+              // Search and breaker have no stop-scope form: the stop names the matching runs one by one.
+              <button type="button" className="btn btn-small" disabled={listing.busy} onClick={selectMatchingIds}>
+                {listing.busy ? "Listing the matching runs…" : `Select all ${count(data.total, data.totalCapped)} matching (by run id)`}
+              </button>
             )
+          ) : null}
+          {listed && sel ? (
+            <span className="muted" data-testid="listed-note">
+              Named one by one (search and breaker filters have no stop-scope form): runs created later are not covered, even if they match.
+            </span>
+          ) : null}
+          {listing.error ? (
+            <span role="alert" className="notice-error">
+              {listing.error}
+            </span>
           ) : null}
           {sel ? (
             <>
@@ -226,6 +269,7 @@ export function RunsTable({
                 onClick={() => {
                   setSelected(new Set());
                   setAllMatching(false);
+                  setListed(false);
                 }}
               >
                 Clear selection
@@ -275,6 +319,7 @@ export function RunsTable({
                         checked={pageAll}
                         onChange={(e) => {
                           setAllMatching(false);
+                          setListed(false);
                           setSelected(e.target.checked ? new Set(pageIds) : new Set());
                         }}
                       />

@@ -65,3 +65,38 @@ test("the runs list and a run page hydrate with no console errors and one run he
 
   expect(errors).toEqual([]);
 });
+
+// The browser in another timezone and language than the server (New York, German), its clock ten
+// minutes behind the server's: anything rendered from the local timezone, the locale or the local clock
+// during hydration (a time formatted with toLocaleString(), "3 min ago" computed in render, a number in
+// the reader's format) differs from the server's HTML and is React error #418. The server renders
+// times as UTC and the relative form only after hydration (components/time.tsx).
+test.describe("in another timezone, language and clock than the server", () => {
+  test.use({ timezoneId: "America/New_York", locale: "de-DE" });
+
+  test("the runs list and a run page hydrate with no console error and one run header", async ({ page }) => {
+    test.setTimeout(90_000);
+    const run = await e2e.agent().createRun({ taskId: uid("task"), title: "Hydrate elsewhere", harness: "claude_code" });
+    await page.clock.install({ time: Date.now() - 10 * 60_000 });
+    await page.clock.resume();
+    await signIn(page, USERS.operator);
+    const errors = collectErrors(page);
+    expect(await page.evaluate(() => [Intl.DateTimeFormat().resolvedOptions().timeZone, navigator.language])).toEqual([
+      "America/New_York",
+      "de-DE",
+    ]);
+    for (const url of ["/runs", "/runs?roots=1", `/runs/${run.runId}`]) {
+      await page.goto(url);
+      await expect(live(page)).toHaveText("Live");
+      await page.waitForTimeout(1500); // a clock tick and a poll after hydration
+      expect(await page.locator(".run-head").count()).toBe(url.startsWith("/runs/") ? 1 : 0);
+    }
+    expect(errors).toEqual([]);
+    // The absolute times say UTC whatever the browser's timezone; the relative ones follow the server's
+    // clock once a JSON answer has told the browser its time (Date header): the run started a few seconds
+    // ago, not "in 9m" by the browser's slow clock.
+    const started = page.locator(".run-head .meta time").first();
+    await expect(started).toContainText("UTC");
+    await expect(started).toContainText(/^(just now|\d+s ago|1m ago) /);
+  });
+});

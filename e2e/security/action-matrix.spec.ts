@@ -242,6 +242,12 @@ const MATRIX: Record<string, Entry> = {
     }),
     target: (i) => ["saved_views", "id", String(i.viewId)],
   },
+  "app/(console)/(lists)/runs/actions.ts#matchingRunIdsAction": {
+    permission: "fleet.stop",
+    crossTeam: "none",
+    // A read: the ids of the caller's team's runs matching a search (none here).
+    input: async () => ({ query: `q=${uid("matrix-nothing")}` }),
+  },
   "app/(console)/stops/actions.ts#fleetStopAction": {
     permission: "fleet.stop",
     crossTeam: "none",

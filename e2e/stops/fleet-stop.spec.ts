@@ -64,6 +64,48 @@ test("an operator kills three selected runs as one fleet stop and follows it to 
   expect(killed.n).toBe("3");
 });
 
+test("select all N matching for a search: the stop names exactly the matching runs, and a run created later is not covered", async ({
+  page,
+}) => {
+  test.setTimeout(120_000);
+  const agent = e2e.agent();
+  const task = uid("listed");
+  // More than one page (50) match the search, so "select all N matching" reaches past the page.
+  const runs = [];
+  for (let i = 0; i < 52; i++) runs.push(await agent.createRun({ taskId: `${task}-${i}`, title: `listed member ${i}` }));
+  await signIn(page, USERS.operator);
+  await page.goto(`/runs?q=${task}`);
+  await expect(page.getByTestId("runs-count")).toHaveText("52 runs match");
+  await page.getByRole("checkbox", { name: "Select every run on this page" }).check();
+  const bar = page.getByRole("region", { name: "Selection" });
+  await expect(bar).toContainText("50 selected runs");
+  // A search has no stop-scope form: the button says the stop will name the runs one by one.
+  await bar.getByRole("button", { name: "Select all 52 matching (by run id)" }).click();
+  await expect(bar).toContainText("The 52 runs matching these filters now selected");
+  await expect(bar.getByTestId("listed-note")).toContainText("runs created later are not covered");
+  await bar.getByRole("button", { name: "Pause selected…" }).click();
+  const dialog = page.getByRole("dialog", { name: "Pause the 52 runs matching these filters now" });
+  await expect(dialog.getByTestId("fleet-dry-run")).toContainText("covers 52 runs now");
+  await expect(dialog.getByTestId("fleet-dry-run")).toContainText("no other run created later is covered");
+  await dialog.getByLabel(/Reason/).fill("e2e: pause the search results");
+  await dialog.getByRole("button", { name: "Pause them" }).click();
+  await page.waitForURL(/\/stops\/scope_/);
+  const stopId = page.url().match(/\/stops\/(scope_[^?/]+)/)![1]!;
+  await expect(page.getByTestId("stop-matched")).toHaveText("52");
+
+  // The scope is the 52 ids, nothing broader.
+  const scope = await one<{ ids: string[]; f_task_prefix: string | null }>(
+    "SELECT f_run_ids AS ids, f_task_prefix FROM stop_scopes WHERE id = $1",
+    [stopId],
+  );
+  expect([...scope.ids].sort()).toEqual(runs.map((r) => r.runId).sort());
+  expect(scope.f_task_prefix).toBeNull();
+  // A listed run is held; a run created afterwards that matches the same search is not covered.
+  expect((await agent.gate(runs[0]!, uid("op"), "Bash")).decision).toBe("hold");
+  const late = await agent.createRun({ taskId: `${task}-late`, title: "listed latecomer" });
+  expect((await agent.gate(late, uid("op"), "Bash")).decision).toBe("allow");
+});
+
 test("a Pause whose request fails shows the error, keeps the reason, and the retry works", async ({ page }) => {
   const run = await e2e.agent().createRun({ taskId: uid("flaky"), title: "flaky network run" });
   await signIn(page, USERS.operator);

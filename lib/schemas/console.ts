@@ -29,6 +29,8 @@ export const SavedViewCreateInput = z.strictObject({
   query: z.string().max(2000),
 });
 export const SavedViewDeleteInput = z.strictObject({ viewId: Id });
+/** The runs list's query string, for "select all N matching" as a list of run ids. */
+export const MatchingRunIdsInput = z.strictObject({ query: z.string().max(2000) });
 
 export const AuditQuery = z.object({
   action: z.string().trim().max(100).optional(),

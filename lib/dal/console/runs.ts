@@ -225,3 +225,26 @@ function toRow(r: DbRow): RunRow {
     isDrill: r.is_drill,
   };
 }
+
+/**
+ * The most runs "select all N matching" can name one by one: the size of a stop filter's `runIds`
+ * (lib/schemas/stops.ts). Beyond it the console refuses rather than stopping a part of what was asked.
+ */
+export const MATCHING_IDS_CAP = 10_000;
+
+/**
+ * Every run matching the list's filters, by id (oldest first), for a fleet stop of filters a stop scope
+ * cannot express (search, breaker): the stop then names exactly these runs. `capped` when more than
+ * MATCHING_IDS_CAP match (the ids are then not returned: a partial list would stop less than the
+ * operator selected while looking like all of it). Needs `fleet.stop`: only a stop uses it.
+ */
+export async function listMatchingRunIds(p: Principal, filter: RunsFilter): Promise<{ ids: string[]; capped: boolean }> {
+  authorize(p, "fleet.stop");
+  const { sql, params } = whereOf(consoleTeam(p), { ...filter, cursor: undefined, parentRunId: undefined });
+  const rows = await prisma().$queryRawUnsafe<{ id: string }[]>(
+    `SELECT r.id FROM runs r WHERE ${sql.join(" AND ")} ORDER BY r.created_at, r.id LIMIT ${MATCHING_IDS_CAP + 1}`,
+    ...params,
+  );
+  if (rows.length > MATCHING_IDS_CAP) return { ids: [], capped: true };
+  return { ids: rows.map((r) => r.id), capped: false };
+}
