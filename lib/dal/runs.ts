@@ -25,6 +25,7 @@ import { actorOf, type Principal } from "./principal";
 import { assertTeam, authorize } from "./authorize";
 import { loadRunChain, lockRunTreeShared } from "./internal/run-facts";
 import { runSearchWhere } from "./internal/run-search";
+import { insertColumns, type LeaseField, type RunField } from "./internal/insert-columns";
 
 type RunRow = Awaited<ReturnType<ReturnType<typeof prisma>["run"]["findUniqueOrThrow"]>>;
 
@@ -280,6 +281,65 @@ export async function createRun(p: Principal, input: CreateRunBody & { teamId?: 
 
 type Queryable = Pick<pg.PoolClient, "query">;
 
+// insertRegistration's statement. Every column of runs and leases is named once, here (the type lists
+// them all: a column added to schema.prisma fails to compile until it is given a value or DEFAULT).
+const RUN_INSERT = insertColumns<RunField>({
+  id: "$1",
+  teamId: "$2",
+  taskId: "$3",
+  parentRunId: "$4",
+  rootRunId: "$5",
+  path: "$6::text[]",
+  depth: "$7",
+  harness: '$8::"Harness"',
+  nativeSessionId: "NULL",
+  nativeAgentId: "$9",
+  nativeThreadId: "$10",
+  nativeTurnId: "$11",
+  title: "$12",
+  isDrill: "$15",
+  lifecycle: "DEFAULT",
+  lifecycleChangedAt: "DEFAULT",
+  lifecycleChangedBy: "DEFAULT",
+  lifecycleReason: "DEFAULT",
+  breaker: "DEFAULT",
+  breakerChangedAt: "DEFAULT",
+  breakerChangedBy: "DEFAULT",
+  breakerReason: "DEFAULT",
+  breakerFailures: "DEFAULT",
+  breakerProbeOpId: "DEFAULT",
+  breakerHeld: "DEFAULT",
+  epoch: "$13",
+  lastHeartbeatAt: "DEFAULT",
+  lastNativeState: "DEFAULT",
+  createdBy: "$14",
+  createdAt: "DEFAULT",
+  forkedFromRunId: "NULL",
+  finishedAt: "DEFAULT",
+});
+const LEASE_INSERT = insertColumns<LeaseField>({
+  id: "$16",
+  teamId: "$2",
+  runId: "r.id",
+  parentLeaseId: "$17",
+  path: "$18::text[]",
+  scopes: "$19::text[]",
+  validUntil: "$20",
+  ttlSeconds: "$21",
+  maxValidUntil: "$22",
+  revokedAt: "DEFAULT",
+  revokedBy: "DEFAULT",
+  createdAt: "$23",
+});
+const REGISTER_RUN_SQL = `WITH r AS (
+    INSERT INTO runs (${RUN_INSERT.columns}) VALUES (${RUN_INSERT.values})
+    RETURNING id),
+  l AS (
+    INSERT INTO leases (${LEASE_INSERT.columns}) SELECT ${LEASE_INSERT.values} FROM r
+    RETURNING id)
+  INSERT INTO audit_intents (team_id, actor, action, target, before, after, notify)
+  SELECT $2, $14, 'run.register', $1, NULL, $24::jsonb, $25 FROM l`;
+
 /** The run, its lease and the run.register audit intent (appended with its notification at COMMIT). */
 async function insertRegistration(
   db: Queryable,
@@ -314,17 +374,7 @@ async function insertRegistration(
   };
   await db.query({
     ...preparedName("quiesce_register_run"),
-    text: `WITH r AS (
-             INSERT INTO runs (id, team_id, task_id, parent_run_id, root_run_id, path, depth, harness, native_session_id, native_agent_id,
-                               native_thread_id, native_turn_id, title, epoch, created_by, forked_from_run_id, is_drill)
-             VALUES ($1, $2, $3, $4, $5, $6::text[], $7, $8::"Harness", NULL, $9, $10, $11, $12, $13, $14, NULL, $15)
-             RETURNING id),
-           l AS (
-             INSERT INTO leases (id, team_id, run_id, parent_lease_id, path, scopes, valid_until, ttl_seconds, max_valid_until, created_at)
-             SELECT $16, $2, r.id, $17, $18::text[], $19::text[], $20, $21, $22, $23 FROM r
-             RETURNING id)
-           INSERT INTO audit_intents (team_id, actor, action, target, before, after, notify)
-           SELECT $2, $14, 'run.register', $1, NULL, $24::jsonb, $25 FROM l`,
+    text: REGISTER_RUN_SQL,
     values: [
       r.runId,
       r.teamId,
