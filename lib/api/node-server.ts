@@ -14,6 +14,8 @@ import { pathToFileURL } from "node:url";
 import type { AddressInfo } from "node:net";
 import { routeModules } from "./route-modules";
 import { plainHeaders, type ApiCore, type ApiRequest } from "./route";
+import { enableKeyCache, disableKeyCache } from "./key-cache";
+import { controlListener } from "../abort/listener";
 
 type Handler = ((req: Request, ctx: { params: Promise<Record<string, string>> }) => Promise<Response> | Response) & { apiCore?: ApiCore };
 type Seg = { kind: "static"; value: string } | { kind: "param"; name: string } | { kind: "rest"; name: string };
@@ -189,6 +191,11 @@ export interface ApiServerOptions {
   also?: string[];
   /** The app/ folder whose api route modules (route.ts files) are served (default: this checkout's). */
   appDir?: string;
+  /**
+   * Cache verified API keys this long at most (lib/api/key-cache.ts; 0 or unset: no cache). The API
+   * process passes QUIESCE_API_KEY_CACHE_MS; the in-process test servers read every key.
+   */
+  keyCacheMs?: number;
   /** Called with a handler's unexpected error or a route module that fails to load. */
   onError?: (message: string, err: unknown) => void;
 }
@@ -205,6 +212,15 @@ export async function startApiServer(opts: ApiServerOptions = {}): Promise<ApiSe
     (r.module ??= (table?.[path.relative(APP_DIR, r.file).split(path.sep).join("/")]?.() ?? import(pathToFileURL(r.file).href)) as Promise<
       Record<string, unknown>
     >);
+
+  if (opts.keyCacheMs) {
+    try {
+      await enableKeyCache(opts.keyCacheMs, controlListener());
+    } catch (err) {
+      // Without its LISTEN connection the cache cannot learn of a revocation: serve without it.
+      onError("API key cache off: cannot LISTEN for revocations", err);
+    }
+  }
 
   const server = http.createServer(async (req, res) => {
     const abort = new AbortController();
@@ -348,6 +364,7 @@ export async function startApiServer(opts: ApiServerOptions = {}): Promise<ApiSe
     url: `http://${host}:${port}`,
     close: () =>
       new Promise<void>((resolve, reject) => {
+        if (opts.keyCacheMs) disableKeyCache();
         server.close((err) => (err ? reject(err) : resolve()));
         // Long-lived streams (server-sent events) would hold close() forever.
         server.closeAllConnections();

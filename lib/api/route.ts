@@ -1,5 +1,6 @@
 // The one wrapper every app/api/v1 route handler goes through (docs/architecture.md#, #conventions): authenticate the
-// bearer key into a Principal (re-read from the database on every call), parse body and query with zod (400 naming the bad field, nothing changes), and
+// bearer key into a Principal (from the database, or in the API process from its bounded key cache,
+// lib/api/key-cache.ts), parse body and query with zod (400 naming the bad field, nothing changes), and
 // map QuiesceError → { error: { code, message } }. The checks run once, in `handleApi`, over a small
 // request interface: Next hands it a Web Request; the API process (lib/api/node-server.ts) hands it
 // node:http's request directly and writes the plain answer itself, without building a Web
@@ -9,7 +10,7 @@ import { randomUUID } from "node:crypto";
 import type { z } from "zod";
 import { QuiesceError, asQuiesceError, badRequest } from "../errors";
 import { bearerSecret, hashKeySecret } from "../keys";
-import { authenticateKey } from "../dal/api-keys";
+import { cachedAuthenticateKey } from "./key-cache";
 import type { Principal } from "../dal/principal";
 import { zodToBadRequest } from "./zod-error";
 import { findUnsafeText } from "../security/text";
@@ -238,7 +239,7 @@ export function apiRoute<
         if (!KEY_FORM.test(secret)) throw new QuiesceError("unauthenticated", "invalid, revoked or expired api key");
         keyHash = hashKeySecret(secret);
         if (auth === "key") {
-          principal = await authenticateKey(secret);
+          principal = await cachedAuthenticateKey(secret, keyHash);
           if (!principal) throw new QuiesceError("unauthenticated", "invalid, revoked or expired api key");
         }
       }
