@@ -3,6 +3,7 @@
 // naming every scalar field of its model — typed against the generated client, so a field added to
 // the schema and not to the record is a type error — from which the column list and the value list
 // are both derived. A field the insert leaves to its column default says "DEFAULT".
+import "server-only";
 import type { Prisma } from "../../generated/prisma/client";
 
 export type RunField = Prisma.RunScalarFieldEnum;
