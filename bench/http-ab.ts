@@ -5,6 +5,7 @@
 //     [--measures gate,read,register] [--env-a K=V,…] [--env-b K=V,…]
 // A checkout needs node_modules and lib/generated (a symlink to this one's is enough).
 import os from "node:os";
+import { readFileSync } from "node:fs";
 import path from "node:path";
 import { parseArgs } from "node:util";
 import { freshDatabase } from "./lib/fresh-database";
@@ -17,6 +18,19 @@ import { newId } from "../lib/ids";
 import { closeDbClients } from "../lib/start/database";
 
 const SYSTEM = { type: "system", name: "bench-ab" } as const;
+
+/** CPU time (user + system) a process has used so far, in ms (Linux /proc; clock ticks of 10 ms). */
+function cpuMs(pid: number | undefined): number {
+  try {
+    const f = readFileSync(`/proc/${pid}/stat`, "utf8");
+    const fields = f.slice(f.lastIndexOf(")") + 2).split(" ");
+    return (Number(fields[11]) + Number(fields[12])) * 10;
+  } catch {
+    return NaN;
+  }
+}
+
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
 function envList(s: string | undefined): Record<string, string> {
   const out: Record<string, string> = {};
@@ -113,20 +127,28 @@ async function main() {
         const spec = specs[m as keyof typeof specs];
         if (!spec) throw new Error(`unknown measure ${m}`);
         const n = m === "register" ? Math.ceil(amount / 4) : c === 1 ? Math.ceil(amount / 3) : amount;
-        const per: Record<string, { rate: number; p50: number }[]> = { A: [], B: [] };
+        const per: Record<string, { rate: number; p50: number; cpu: number }[]> = { A: [], B: [] };
         for (const p of procs) await load({ name: `${p.name} warm`, ...spec(p.url), connections: c, amount: 200 }, 0);
         for (let r = 0; r < rounds; r++) {
           // Alternate which goes first, so neither always follows the other.
           const order = r % 2 === 0 ? procs : [...procs].reverse();
           for (const p of order) {
+            const cpu0 = cpuMs(p.child.pid);
             const s = await load({ name: `${p.name} ${m}`, ...spec(p.url), connections: c, amount: n }, 0);
-            per[p.name]!.push({ rate: s.perSecond, p50: s.p50 });
+            per[p.name]!.push({ rate: s.perSecond, p50: s.p50, cpu: (cpuMs(p.child.pid) - cpu0) / n });
           }
         }
-        const sum = (k: string) => per[k]!.reduce((s, x) => s + x.rate, 0) / rounds;
-        const med = (k: string) => per[k]!.map((x) => x.p50).sort((a, b) => a - b)[Math.floor(rounds / 2)]!;
+        const mean = (k: string) => per[k]!.reduce((s, x) => s + x.rate, 0) / rounds;
+        const med = (k: string, f: "p50" | "cpu") => median(per[k]!.map((x) => x[f]));
+        // Each round of A and the round of B next to it ran under nearly the same load: the median of
+        // those paired ratios is steadier than the ratio of the means on a shared machine.
+        const pairs = per.A!.map((a, i) => per.B![i]!.rate / a.rate);
+        const cpuA = per.A!.reduce((s, x) => s + x.cpu, 0) / rounds;
+        const cpuB = per.B!.reduce((s, x) => s + x.cpu, 0) / rounds;
         console.log(
-          `${m} c${c}: A ${sum("A").toFixed(0)}/s p50 ${med("A").toFixed(2)} ms | B ${sum("B").toFixed(0)}/s p50 ${med("B").toFixed(2)} ms | B/A ${(sum("B") / sum("A")).toFixed(2)}x` +
+          `${m} c${c}: A ${mean("A").toFixed(0)}/s p50 ${med("A", "p50").toFixed(2)} ms, API CPU ${cpuA.toFixed(3)} ms/req | ` +
+            `B ${mean("B").toFixed(0)}/s p50 ${med("B", "p50").toFixed(2)} ms, API CPU ${cpuB.toFixed(3)} ms/req | ` +
+            `B/A throughput ${(mean("B") / mean("A")).toFixed(2)}x (median of paired rounds ${median(pairs).toFixed(2)}x), CPU per request ${(cpuB / cpuA).toFixed(2)}x` +
             `  rounds A ${per.A!.map((x) => x.rate.toFixed(0)).join(",")} B ${per.B!.map((x) => x.rate.toFixed(0)).join(",")}`,
         );
       }

@@ -29,7 +29,28 @@ import { insertColumns, type LeaseField, type RunField } from "./internal/insert
 
 type RunRow = Awaited<ReturnType<ReturnType<typeof prisma>["run"]["findUniqueOrThrow"]>>;
 
-export function runSummary(r: RunRow, now = Date.now()): RunSummary {
+/** The fields runSummary reads: a Prisma row, or one read on the raw pool (getRunView). */
+type SummaryRow = Pick<
+  RunRow,
+  | "id"
+  | "taskId"
+  | "title"
+  | "harness"
+  | "parentRunId"
+  | "rootRunId"
+  | "depth"
+  | "lifecycle"
+  | "breaker"
+  | "breakerChangedAt"
+  | "breakerProbeOpId"
+  | "breakerHeld"
+  | "epoch"
+  | "createdAt"
+  | "lastHeartbeatAt"
+  | "isDrill"
+>;
+
+export function runSummary(r: SummaryRow, now = Date.now()): RunSummary {
   return {
     runId: r.id,
     taskId: r.taskId,
@@ -572,15 +593,64 @@ async function createChildRun(
 }
 
 /** One run with its direct children and its leases; another team's run is "not found". */
+// getRunView's one statement: the run, its first 500 children (as runSummary reads them) and its leases.
+const SUMMARY_COLUMNS = `id, task_id AS "taskId", title, harness, parent_run_id AS "parentRunId", root_run_id AS "rootRunId", depth,
+  lifecycle, breaker, breaker_changed_at AS "breakerChangedAt", breaker_probe_op_id AS "breakerProbeOpId",
+  breaker_held AS "breakerHeld", epoch, created_at AS "createdAt", last_heartbeat_at AS "lastHeartbeatAt", is_drill AS "isDrill"`;
+const RUN_VIEW_SQL = `SELECT ${SUMMARY_COLUMNS}, team_id AS "teamId",
+    lifecycle_changed_at AS "lifecycleChangedAt", lifecycle_changed_by AS "lifecycleChangedBy", lifecycle_reason AS "lifecycleReason",
+    breaker_changed_by AS "breakerChangedBy", breaker_reason AS "breakerReason", breaker_failures AS "breakerFailures",
+    native_session_id AS "nativeSessionId", native_agent_id AS "nativeAgentId", native_thread_id AS "nativeThreadId",
+    native_turn_id AS "nativeTurnId", last_native_state AS "lastNativeState",
+    (SELECT coalesce(json_agg(c ORDER BY c."createdAt", c.id), '[]')
+       FROM (SELECT ${SUMMARY_COLUMNS} FROM runs WHERE parent_run_id = r.id ORDER BY created_at, id LIMIT 500) c) AS children,
+    (SELECT coalesce(json_agg(l ORDER BY l."createdAt", l.id), '[]')
+       FROM (SELECT id, parent_lease_id AS "parentLeaseId", scopes, valid_until AS "validUntil", revoked_at AS "revokedAt",
+                    revoked_by AS "revokedBy", created_at AS "createdAt"
+               FROM leases WHERE run_id = r.id) l) AS leases
+  FROM runs r WHERE r.id = $1`;
+
+type JsonDates<T, K extends keyof T> = Omit<T, K> & { [P in K]: T[P] extends Date ? string : string | null };
+type RunViewRow = SummaryRow &
+  Pick<
+    RunRow,
+    | "teamId"
+    | "lifecycleChangedAt"
+    | "lifecycleChangedBy"
+    | "lifecycleReason"
+    | "breakerChangedBy"
+    | "breakerReason"
+    | "breakerFailures"
+    | "nativeSessionId"
+    | "nativeAgentId"
+    | "nativeThreadId"
+    | "nativeTurnId"
+    | "lastNativeState"
+  > & {
+    children: JsonDates<SummaryRow, "breakerChangedAt" | "createdAt" | "lastHeartbeatAt">[];
+    leases: {
+      id: string;
+      parentLeaseId: string | null;
+      scopes: string[];
+      validUntil: string;
+      revokedAt: string | null;
+      revokedBy: string | null;
+      createdAt: string;
+    }[];
+  };
+
+const iso = (t: string) => new Date(t).toISOString();
+
+/**
+ * The run with its children and leases: one statement on the raw pool (an authenticated read agents
+ * make; through Prisma it was three queries and Prisma's per-query work, docs/benchmarks.md#http).
+ */
 export async function getRunView(p: Principal, runId: string): Promise<RunView> {
   authorize(p, "run.read");
-  const r = await prisma().run.findUnique({ where: { id: runId } });
+  const { rows } = await pool().query<RunViewRow>({ ...preparedName("quiesce_run_view"), text: RUN_VIEW_SQL, values: [runId] });
+  const r = rows[0];
   if (!r) throw notFound("run");
   assertTeam(p, r.teamId, "run");
-  const [children, leases] = await Promise.all([
-    prisma().run.findMany({ where: { parentRunId: r.id }, orderBy: [{ createdAt: "asc" }, { id: "asc" }], take: 500 }),
-    prisma().lease.findMany({ where: { runId: r.id }, orderBy: { createdAt: "asc" } }),
-  ]);
   const now = Date.now();
   return {
     ...runSummary(r, now),
@@ -593,15 +663,25 @@ export async function getRunView(p: Principal, runId: string): Promise<RunView> 
     breakerFailures: r.breakerFailures,
     native: { sessionId: r.nativeSessionId, agentId: r.nativeAgentId, threadId: r.nativeThreadId, turnId: r.nativeTurnId },
     lastNativeState: r.lastNativeState,
-    children: children.map((c) => runSummary(c, now)),
-    leases: leases.map((l) => ({
+    children: r.children.map((c) =>
+      runSummary(
+        {
+          ...c,
+          breakerChangedAt: new Date(c.breakerChangedAt),
+          createdAt: new Date(c.createdAt),
+          lastHeartbeatAt: c.lastHeartbeatAt === null ? null : new Date(c.lastHeartbeatAt),
+        },
+        now,
+      ),
+    ),
+    leases: r.leases.map((l) => ({
       leaseId: l.id,
       parentLeaseId: l.parentLeaseId,
       scopes: l.scopes,
-      validUntil: l.validUntil.toISOString(),
-      revokedAt: l.revokedAt?.toISOString() ?? null,
+      validUntil: iso(l.validUntil),
+      revokedAt: l.revokedAt === null ? null : iso(l.revokedAt),
       revokedBy: l.revokedBy,
-      createdAt: l.createdAt.toISOString(),
+      createdAt: iso(l.createdAt),
     })),
   };
 }
