@@ -2,7 +2,7 @@
 // api` runs as a process of its own, side by side, against one fresh database; rounds of each measure
 // alternate A, B, A, B … so both see the same machine load. Prints per-round and summed figures.
 //   npx tsx bench/http-ab.ts --a <checkout> --b <checkout> [--rounds 4] [--amount 3000] [--concurrency 1,16]
-//     [--measures gate,read,register] [--env-a K=V,…] [--env-b K=V,…]
+//     [--measures gate,read,register] [--env-a K=V,…] [--env-b K=V,…] [--cpu-prof-b <dir>: B writes a V8 CPU profile there]
 // A checkout needs node_modules and lib/generated (a symlink to this one's is enough).
 import os from "node:os";
 import { readFileSync } from "node:fs";
@@ -52,6 +52,7 @@ async function main() {
       measures: { type: "string", default: "gate,read,register" },
       "env-a": { type: "string" },
       "env-b": { type: "string" },
+      "cpu-prof-b": { type: "string" },
     },
   });
   if (!values.a || !values.b) throw new Error("--a and --b: two checkouts");
@@ -86,7 +87,16 @@ async function main() {
       const port = await freePort();
       const p = await startProcess(
         name,
-        ["--conditions=react-server", "--import", "tsx", path.join(path.resolve(dir), "bin/quiesce.ts"), "api", "--port", String(port)],
+        [
+          ...(name === "B" && values["cpu-prof-b"] ? ["--cpu-prof", `--cpu-prof-dir=${values["cpu-prof-b"]}`] : []),
+          "--conditions=react-server",
+          "--import",
+          "tsx",
+          path.join(path.resolve(dir), "bin/quiesce.ts"),
+          "api",
+          "--port",
+          String(port),
+        ],
         { ...env, ...extra },
         port,
         "/api/v1/openapi.json",
