@@ -58,8 +58,15 @@ async function waitFor(url: string, child: ChildProcess, name: string, output: (
   throw new Error(`${name} did not answer ${url} within 120 s:\n${output()}`);
 }
 
-export async function startProcess(name: string, args: string[], env: Record<string, string>, port: number, probe: string): Promise<Proc> {
-  const child = spawn(process.execPath, args, { cwd: ROOT, env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "pipe"] });
+export async function startProcess(
+  name: string,
+  args: string[],
+  env: Record<string, string>,
+  port: number,
+  probe: string,
+  cwd: string = ROOT,
+): Promise<Proc> {
+  const child = spawn(process.execPath, args, { cwd, env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "pipe"] });
   let out = "";
   const keep = (b: Buffer) => {
     out = (out + b.toString()).slice(-4000);

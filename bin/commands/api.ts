@@ -20,6 +20,7 @@ export const apiCommand: Command = {
       port,
       host: values.host ?? "127.0.0.1",
       appDir: path.resolve(import.meta.dirname, "../../app"),
+      keyCacheMs: setting("QUIESCE_API_KEY_CACHE_MS"),
       onError: (message, err) => log.error({ err }, message),
     });
     log.info(`listening on ${server.url}`);

@@ -13,13 +13,18 @@ import path from "node:path";
 import { pathToFileURL } from "node:url";
 import type { AddressInfo } from "node:net";
 import { routeModules } from "./route-modules";
+import { plainHeaders, type ApiCore, type ApiRequest } from "./route";
+import { enableKeyCache, disableKeyCache } from "./key-cache";
+import { controlListener } from "../abort/listener";
 
-type Handler = (req: Request, ctx: { params: Promise<Record<string, string>> }) => Promise<Response> | Response;
+type Handler = ((req: Request, ctx: { params: Promise<Record<string, string>> }) => Promise<Response> | Response) & { apiCore?: ApiCore };
 type Seg = { kind: "static"; value: string } | { kind: "param"; name: string } | { kind: "rest"; name: string };
 interface RouteEntry {
   file: string;
   segs: Seg[];
   module?: Promise<Record<string, unknown>>;
+  /** The module once loaded (the hot path skips the await on an already settled promise). */
+  loaded?: Record<string, unknown>;
 }
 
 const APP_DIR = path.resolve(import.meta.dirname, "../../app");
@@ -120,6 +125,65 @@ function smallBodyStream(req: http.IncomingMessage): ReadableStream<Uint8Array> 
   });
 }
 
+function webHeaders(req: http.IncomingMessage): Headers {
+  const headers = new Headers();
+  for (const [k, v] of Object.entries(req.headers)) {
+    if (Array.isArray(v)) v.forEach((x) => headers.append(k, x));
+    else if (v !== undefined) headers.set(k, v);
+  }
+  return headers;
+}
+
+/**
+ * Reads a body as UTF-8 text up to `limit` bytes. Past the limit it stops reading (pauses the socket)
+ * and answers null: the connection is closed after the refusal, since the rest is still on its way.
+ */
+function collectBody(req: http.IncomingMessage, limit: number): Promise<string | null> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let bytes = 0;
+    const onData = (c: Buffer) => {
+      bytes += c.length;
+      if (bytes > limit) {
+        req.off("data", onData);
+        req.pause();
+        resolve(null);
+      } else chunks.push(c);
+    };
+    req.on("data", onData);
+    req.once("end", () => resolve(Buffer.concat(chunks, bytes).toString("utf8")));
+    req.once("error", reject);
+  });
+}
+
+/** node:http's request as lib/api/route.ts's ApiRequest. */
+function nodeApiRequest(
+  req: http.IncomingMessage,
+  url: URL,
+  method: string,
+  hasBody: boolean,
+  small: boolean,
+  signal: AbortSignal,
+): ApiRequest {
+  // A small body is taken off the socket at once (it is already there, or nearly), as smallBodyStream
+  // does: a refusal that never reads it still leaves the connection reusable.
+  let body: Promise<string | null> | undefined;
+  if (small) {
+    body = collectBody(req, BUFFERED_BODY_BYTES);
+    body.catch(() => undefined);
+  }
+  return {
+    method,
+    url: () => url,
+    header(name) {
+      const v = req.headers[name];
+      return v === undefined ? null : Array.isArray(v) ? v.join(", ") : v;
+    },
+    bodyText: (limit) => (hasBody ? (body ??= collectBody(req, limit)) : Promise.resolve("")),
+    request: () => new Request(url, { method, headers: webHeaders(req), signal }),
+  };
+}
+
 export interface ApiServerOptions {
   port?: number;
   host?: string;
@@ -127,6 +191,11 @@ export interface ApiServerOptions {
   also?: string[];
   /** The app/ folder whose api route modules (route.ts files) are served (default: this checkout's). */
   appDir?: string;
+  /**
+   * Cache verified API keys this long at most (lib/api/key-cache.ts; 0 or unset: no cache). The API
+   * process passes QUIESCE_API_KEY_CACHE_MS; the in-process test servers read every key.
+   */
+  keyCacheMs?: number;
   /** Called with a handler's unexpected error or a route module that fails to load. */
   onError?: (message: string, err: unknown) => void;
 }
@@ -143,6 +212,15 @@ export async function startApiServer(opts: ApiServerOptions = {}): Promise<ApiSe
     (r.module ??= (table?.[path.relative(APP_DIR, r.file).split(path.sep).join("/")]?.() ?? import(pathToFileURL(r.file).href)) as Promise<
       Record<string, unknown>
     >);
+
+  if (opts.keyCacheMs) {
+    try {
+      await enableKeyCache(opts.keyCacheMs, controlListener());
+    } catch (err) {
+      // Without its LISTEN connection the cache cannot learn of a revocation: serve without it.
+      onError("API key cache off: cannot LISTEN for revocations", err);
+    }
+  }
 
   const server = http.createServer(async (req, res) => {
     const abort = new AbortController();
@@ -174,7 +252,7 @@ export async function startApiServer(opts: ApiServerOptions = {}): Promise<ApiSe
       const method = (req.method ?? "GET").toUpperCase();
       let mod: Record<string, unknown>;
       try {
-        mod = await load(found.route);
+        mod = found.route.loaded ??= await load(found.route);
       } catch (err) {
         onError(`cannot load ${found.route.file}`, err);
         return sendJson(res, 500, { error: { code: "internal", message: `route module failed to load: ${(err as Error).message}` } });
@@ -184,28 +262,43 @@ export async function startApiServer(opts: ApiServerOptions = {}): Promise<ApiSe
         res.setHeader("allow", METHODS.filter((m) => typeof mod[m] === "function").join(", "));
         return sendJson(res, 405, { error: { code: "method_not_allowed", message: `${method} not allowed on ${url.pathname}` } });
       }
-      const headers = new Headers();
-      for (const [k, v] of Object.entries(req.headers)) {
-        if (Array.isArray(v)) v.forEach((x) => headers.append(k, x));
-        else if (v !== undefined) headers.set(k, v);
-      }
       // The body is handed over as a stream, as Next does: a handler may answer before reading it.
       const hasBody =
         method !== "GET" && method !== "HEAD" && (req.headers["content-length"] !== "0" || req.headers["transfer-encoding"] !== undefined);
       const declared = Number(req.headers["content-length"]);
       const small =
         hasBody && req.headers["transfer-encoding"] === undefined && Number.isInteger(declared) && declared <= BUFFERED_BODY_BYTES;
-      const request = new Request(url, {
-        method,
-        headers,
-        signal: abort.signal,
-        ...(small
-          ? { body: smallBodyStream(req), duplex: "half" }
-          : hasBody
-            ? { body: Readable.toWeb(req) as ReadableStream<Uint8Array>, duplex: "half" }
-            : {}),
-      } as RequestInit);
-      const response = await handler(request, { params: Promise.resolve(found.params) });
+      let response: Response;
+      if (handler.apiCore) {
+        // An apiRoute handler: the same checks and handler, fed from node:http directly and answered
+        // with a plain JSON write — no Web Request, Headers or Response per call (docs/benchmarks.md#http).
+        const answer = await handler.apiCore(nodeApiRequest(req, url, method, hasBody, small, abort.signal), found.params);
+        if (!(answer instanceof Response)) {
+          const text = JSON.stringify(answer.json);
+          const out: Record<string, string> = plainHeaders(answer);
+          out["content-length"] = String(Buffer.byteLength(text));
+          if (hasBody && !req.complete) {
+            out.connection = "close";
+            res.once("finish", () => req.socket.destroy());
+          }
+          res.writeHead(answer.status, out);
+          return void res.end(method === "HEAD" ? undefined : text);
+        }
+        response = answer;
+      } else {
+        const headers = webHeaders(req);
+        const request = new Request(url, {
+          method,
+          headers,
+          signal: abort.signal,
+          ...(small
+            ? { body: smallBodyStream(req), duplex: "half" }
+            : hasBody
+              ? { body: Readable.toWeb(req) as ReadableStream<Uint8Array>, duplex: "half" }
+              : {}),
+        } as RequestInit);
+        response = await handler(request, { params: Promise.resolve(found.params) });
+      }
       const outHeaders: Record<string, string | string[]> = {};
       response.headers.forEach((v, k) => {
         if (k === "set-cookie") return;
@@ -271,6 +364,7 @@ export async function startApiServer(opts: ApiServerOptions = {}): Promise<ApiSe
     url: `http://${host}:${port}`,
     close: () =>
       new Promise<void>((resolve, reject) => {
+        if (opts.keyCacheMs) disableKeyCache();
         server.close((err) => (err ? reject(err) : resolve()));
         // Long-lived streams (server-sent events) would hold close() forever.
         server.closeAllConnections();

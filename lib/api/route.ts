@@ -1,12 +1,16 @@
 // The one wrapper every app/api/v1 route handler goes through (docs/architecture.md#, #conventions): authenticate the
-// bearer key into a Principal (re-read from the database on every call), parse body and query with
-// zod (400 naming the bad field, nothing changes), and map QuiesceError → { error: { code, message } }.
+// bearer key into a Principal (from the database, or in the API process from its bounded key cache,
+// lib/api/key-cache.ts), parse body and query with zod (400 naming the bad field, nothing changes), and
+// map QuiesceError → { error: { code, message } }. The checks run once, in `handleApi`, over a small
+// request interface: Next hands it a Web Request; the API process (lib/api/node-server.ts) hands it
+// node:http's request directly and writes the plain answer itself, without building a Web
+// Request/Response per call (docs/benchmarks.md#http).
 import "server-only";
 import { randomUUID } from "node:crypto";
 import type { z } from "zod";
 import { QuiesceError, asQuiesceError, badRequest } from "../errors";
 import { bearerSecret, hashKeySecret } from "../keys";
-import { authenticateKey } from "../dal/api-keys";
+import { cachedAuthenticateKey } from "./key-cache";
 import type { Principal } from "../dal/principal";
 import { zodToBadRequest } from "./zod-error";
 import { findUnsafeText } from "../security/text";
@@ -37,32 +41,65 @@ export interface RouteArgs<B, Q, A extends AuthMode> {
   body: B extends z.ZodType ? z.output<B> : undefined;
   query: Q extends z.ZodType ? z.output<Q> : undefined;
   params: Record<string, string>;
+  /** A request header (lower-case name), without building a Web Request. */
+  header: (name: string) => string | null;
+  /** The Web Request (its body already read when the route has one); in the API process built on first use. */
   req: Request;
   /** The caller's x-request-id (or a fresh one); echoed on the response and on every log line. */
   requestId: string;
   log: Logger;
 }
 
+/** An answer as data: the API process writes it straight to the socket, Next gets it as a Response. */
+export interface PlainAnswer {
+  status: number;
+  json: unknown;
+  headers?: Record<string, string>;
+}
 export type RouteResult = Response | { status?: number; json: unknown; headers?: Record<string, string> };
 export type RouteContext = { params: Promise<Record<string, string>> };
-export type RouteHandler = (req: Request, ctx: RouteContext) => Promise<Response>;
+
+/** What handleApi needs of an incoming request. */
+export interface ApiRequest {
+  method: string;
+  /** The full URL, or null when it cannot be parsed (answered 400 where it matters). */
+  url(): URL | null;
+  header(name: string): string | null;
+  /** The body as UTF-8 text; null when it grows past `limit` bytes (then reading stops). */
+  bodyText(limit: number): Promise<string | null>;
+  /** A Web Request for the handlers that want one (event streams); the body is not part of it. */
+  request(): Request;
+}
+
+/** The shared checks and the handler, as one function of (request, params): see apiRoute. */
+export type ApiCore = (req: ApiRequest, params: Record<string, string>) => Promise<Response | PlainAnswer>;
+export type RouteHandler = ((req: Request, ctx: RouteContext) => Promise<Response>) & { apiCore?: ApiCore };
+
+const JSON_HEADERS = { "content-type": "application/json; charset=utf-8", "cache-control": "no-store" } as const;
 
 export function jsonResponse(status: number, json: unknown, headers?: Record<string, string>): Response {
-  return new Response(JSON.stringify(json), {
-    status,
-    headers: { "content-type": "application/json; charset=utf-8", "cache-control": "no-store", ...headers },
-  });
+  return new Response(JSON.stringify(json), { status, headers: { ...JSON_HEADERS, ...headers } });
+}
+
+/** The response headers of a plain answer (content type, no-store, then the handler's own). */
+export function plainHeaders(a: PlainAnswer): Record<string, string> {
+  return { ...JSON_HEADERS, ...a.headers };
 }
 
 function rateLimited(wait: number): QuiesceError {
   return new QuiesceError("rate_limited", `too many bad api keys from this address: try again in ${wait} s`, { retryAfterSeconds: wait });
 }
 
-export function errorResponse(err: QuiesceError): Response {
+export function errorAnswer(err: QuiesceError): PlainAnswer {
   const headers: Record<string, string> = err.code === "unauthenticated" ? { "www-authenticate": 'Bearer realm="quiesce"' } : {};
   const retry = (err.details as { retryAfterSeconds?: unknown } | undefined)?.retryAfterSeconds;
   if (err.code === "rate_limited" && typeof retry === "number") headers["retry-after"] = String(retry);
-  return jsonResponse(err.httpStatus, err.toBody(), headers);
+  return { status: err.httpStatus, json: err.toBody(), headers };
+}
+
+export function errorResponse(err: QuiesceError): Response {
+  const a = errorAnswer(err);
+  return jsonResponse(a.status, a.json, a.headers);
 }
 
 /** Request bodies larger than this are refused (413) before, or while, they are read. */
@@ -74,32 +111,17 @@ const KEY_FORM = /^qk_[a-z]+_[A-Za-z0-9_-]{1,128}$/;
 const tooLarge = () => new QuiesceError("payload_too_large", `body: larger than ${MAX_BODY_BYTES} bytes`);
 
 /** Refuses a declared Content-Length over the limit before a single body byte is read. */
-function checkDeclaredLength(req: Request): void {
-  const declared = req.headers.get("content-length");
+function checkDeclaredLength(req: ApiRequest): void {
+  const declared = req.header("content-length");
   if (declared === null) return;
   if (!/^\d{1,15}$/.test(declared.trim())) throw badRequest("content-length: not a byte count");
   if (Number(declared) > MAX_BODY_BYTES) throw tooLarge();
 }
 
-/** Reads the body as a stream and stops at the limit, so a chunked body is never buffered whole. */
-async function readJsonBody(req: Request): Promise<unknown> {
-  let text = "";
-  if (req.body) {
-    const reader = req.body.getReader();
-    const decoder = new TextDecoder("utf-8", { fatal: false });
-    let bytes = 0;
-    for (;;) {
-      const { done, value } = await reader.read();
-      if (done) break;
-      bytes += value.byteLength;
-      if (bytes > MAX_BODY_BYTES) {
-        await reader.cancel().catch(() => undefined);
-        throw tooLarge();
-      }
-      text += decoder.decode(value, { stream: true });
-    }
-    text += decoder.decode();
-  }
+/** Reads the body up to the limit (a chunked body is never buffered whole) and parses it as JSON. */
+async function readJsonBody(req: ApiRequest): Promise<unknown> {
+  const text = await req.bodyText(MAX_BODY_BYTES);
+  if (text === null) throw tooLarge();
   if (text.trim() === "") return {};
   let json: unknown;
   try {
@@ -125,15 +147,53 @@ const apiLogger = (): Logger => (baseLogger ??= logger("api"));
  * The request's logger, made on first use: building a pino child (bindings, redaction) for every
  * request was measurable on the hot path, and most requests never log (docs/benchmarks.md#http).
  */
-function lazyChild(bindings: Record<string, unknown>): Logger {
+function lazyChild(bindings: () => Record<string, unknown>): Logger {
   let real: Logger | undefined;
   return new Proxy({} as Logger, {
     get(_target, prop) {
-      real ??= apiLogger().child(bindings);
+      real ??= apiLogger().child(bindings());
       const v = Reflect.get(real, prop, real) as unknown;
       return typeof v === "function" ? (v as (...a: unknown[]) => unknown).bind(real) : v;
     },
   });
+}
+
+/** A Web Request as an ApiRequest (Next's route handlers). */
+function fromWebRequest(req: Request): ApiRequest {
+  let url: URL | null | undefined;
+  return {
+    method: req.method,
+    url: () => {
+      if (url === undefined) {
+        try {
+          url = new URL(req.url);
+        } catch {
+          url = null;
+        }
+      }
+      return url;
+    },
+    header: (name) => req.headers.get(name),
+    request: () => req,
+    async bodyText(limit) {
+      if (!req.body) return "";
+      const reader = req.body.getReader();
+      const decoder = new TextDecoder("utf-8", { fatal: false });
+      let text = "";
+      let bytes = 0;
+      for (;;) {
+        const { done, value } = await reader.read();
+        if (done) break;
+        bytes += value.byteLength;
+        if (bytes > limit) {
+          await reader.cancel().catch(() => undefined);
+          return null;
+        }
+        text += decoder.decode(value, { stream: true });
+      }
+      return text + decoder.decode();
+    },
+  };
 }
 
 export function apiRoute<
@@ -142,26 +202,23 @@ export function apiRoute<
   A extends AuthMode = "key",
 >(spec: RouteSpec<B, Q, A>, handler: (args: RouteArgs<B, Q, A>) => Promise<RouteResult>): RouteHandler {
   const auth: AuthMode = spec.auth ?? "key";
-  return async (req, ctx) => {
+
+  const core: ApiCore = async (req, params) => {
     let address: string | null = null;
     const started = performance.now();
-    const requestId = requestIdFrom(req.headers.get("x-request-id"), randomUUID);
-    let url: URL | null = null;
-    try {
-      url = new URL(req.url);
-    } catch {
-      /* answered as a 400 below */
-    }
-    const log = lazyChild({ requestId, method: req.method, path: url?.pathname ?? "(malformed)" });
-    const done = (res: Response): Response => {
-      try {
-        res.headers.set("x-request-id", requestId);
-      } catch {
-        /* an immutable (fetched) response keeps its headers */
-      }
-      const ms = Math.round(performance.now() - started);
-      if (res.status >= 500) log.error({ status: res.status, ms }, "request failed");
-      else if (apiLogger().isLevelEnabled("debug")) log.debug({ status: res.status, ms }, "request");
+    const requestId = requestIdFrom(req.header("x-request-id"), randomUUID);
+    const log = lazyChild(() => ({ requestId, method: req.method, path: req.url()?.pathname ?? "(malformed)" }));
+    const done = <T extends Response | PlainAnswer>(res: T): T => {
+      if (res instanceof Response) {
+        try {
+          res.headers.set("x-request-id", requestId);
+        } catch {
+          /* an immutable (fetched) response keeps its headers */
+        }
+      } else res.headers = { ...res.headers, "x-request-id": requestId };
+      if (res.status >= 500) log.error({ status: res.status, ms: Math.round(performance.now() - started) }, "request failed");
+      else if (apiLogger().isLevelEnabled("debug"))
+        log.debug({ status: res.status, ms: Math.round(performance.now() - started) }, "request");
       return res;
     };
     try {
@@ -169,22 +226,25 @@ export function apiRoute<
       let keyHash: string | null = null;
       if (auth !== "none") {
         // An address that sent too many bad keys waits before any key of it is looked at.
-        address = clientAddress(req.headers);
+        address = clientAddress({
+          "x-forwarded-for": req.header("x-forwarded-for") ?? undefined,
+          "x-real-ip": req.header("x-real-ip") ?? undefined,
+        });
         const wait = badKeyWait(address);
         if (wait > 0) throw rateLimited(wait);
-        const secret = bearerSecret(req.headers.get("authorization"));
+        const secret = bearerSecret(req.header("authorization"));
         if (!secret) throw new QuiesceError("unauthenticated", "missing bearer token: send Authorization: Bearer <api key>");
         // Checked before the body is read: a caller that is not even holding a key-shaped secret
         // gets nothing from us but this answer.
         if (!KEY_FORM.test(secret)) throw new QuiesceError("unauthenticated", "invalid, revoked or expired api key");
         keyHash = hashKeySecret(secret);
         if (auth === "key") {
-          principal = await authenticateKey(secret);
+          principal = await cachedAuthenticateKey(secret, keyHash);
           if (!principal) throw new QuiesceError("unauthenticated", "invalid, revoked or expired api key");
         }
       }
-      const params = (await ctx?.params) ?? {};
-      for (const [name, value] of Object.entries(params)) {
+      for (const name in params) {
+        const value = params[name]!;
         const unsafe = findUnsafeText(value, `params.${name}`);
         if (unsafe) throw badRequest(`${unsafe.field}: ${unsafe.message}`);
         if (value.length > 200) throw badRequest(`params.${name}: longer than 200 characters`);
@@ -198,6 +258,7 @@ export function apiRoute<
       }
       let query: unknown = undefined;
       if (spec.query) {
+        const url = req.url();
         if (!url) throw badRequest("url: malformed");
         const raw = queryObject(url);
         const unsafe = findUnsafeText(raw, "query");
@@ -206,19 +267,39 @@ export function apiRoute<
         if (!parsed.success) throw zodToBadRequest(parsed.error, "query");
         query = parsed.data;
       }
-      const result = await handler({ principal, keyHash, body, query, params, req, requestId, log } as RouteArgs<B, Q, A>);
+      const args = {
+        principal,
+        keyHash,
+        body,
+        query,
+        params,
+        header: (name: string) => req.header(name),
+        requestId,
+        log,
+        get req() {
+          return req.request();
+        },
+      };
+      const result = await handler(args as unknown as RouteArgs<B, Q, A>);
       if (result instanceof Response) return done(result);
-      return done(jsonResponse(result.status ?? 200, result.json, result.headers));
+      return done({ status: result.status ?? 200, json: result.json, headers: result.headers });
     } catch (err) {
       if (!(err instanceof QuiesceError)) log.error({ err }, "unhandled error");
       let e = asQuiesceError(err);
       // Every bad key counts against its source address (kept in PostgreSQL); past the free
       // allowance the answer becomes 429 with the wait.
-      if (e.code === "unauthenticated" && address !== null && req.headers.get("authorization") !== null) {
+      if (e.code === "unauthenticated" && address !== null && req.header("authorization") !== null) {
         const wait = await recordBadKey(address).catch(() => 0);
         if (wait > 0) e = rateLimited(wait);
       }
-      return done(errorResponse(e));
+      return done(errorAnswer(e));
     }
   };
+
+  const web = (async (req: Request, ctx: RouteContext) => {
+    const answer = await core(fromWebRequest(req), (await ctx?.params) ?? {});
+    return answer instanceof Response ? answer : jsonResponse(answer.status, answer.json, answer.headers);
+  }) as RouteHandler;
+  web.apiCore = core;
+  return web;
 }

@@ -191,6 +191,10 @@ export const CONFIG = {
     group: "server",
     doc: "Interval of keep-alive comments on the run event stream (ms).",
   }),
+  QUIESCE_API_KEY_CACHE_MS: int(0, 5000, 2000, {
+    group: "server",
+    doc: "The API process (`quiesce api`) trusts a verified API key this long at most (0: no cache). Revocation, a role change, a disabled or removed user empties it at once over LISTEN/NOTIFY; this is the bound when a notice is lost. Expiry is checked on every use; while the LISTEN connection is down the cache is not used.",
+  }),
   QUIESCE_SSE_MAX_SECONDS: int(1, DAY_S, 600, {
     group: "server",
     doc: "A run event stream closes after this many seconds; clients reconnect.",

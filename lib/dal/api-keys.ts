@@ -161,12 +161,23 @@ type AuthRow = {
 /** last_used_at is advisory; writing it at most once a minute keeps the hot path read-only. */
 const LAST_USED_GRANULARITY_MS = 60_000;
 
+/** A verified key: its principal and its expiry (checked again on every use of a cached copy). */
+export interface VerifiedKey {
+  principal: Extract<Principal, { type: "key" }>;
+  expiresAt: Date | null;
+}
+
 /**
  * Resolves a bearer secret into a key Principal, or null (unknown, revoked, expired). One statement:
  * the key and the bound user's current role in the key's team. A machine key has role null.
  */
 export async function authenticateKey(secret: string, now: Date = new Date()): Promise<Extract<Principal, { type: "key" }> | null> {
   if (!secret || secret.length > 512) return null;
+  return (await verifyKeyHash(hashKeySecret(secret), now))?.principal ?? null;
+}
+
+/** authenticateKey by the secret's sha256 hash (the API computes it once per request). */
+export async function verifyKeyHash(secretHash: string, now: Date = new Date()): Promise<VerifiedKey | null> {
   // On the raw pool as a named prepared statement: every authenticated request pays this, and Prisma's
   // per-query work was a large part of the API process's CPU per request (docs/benchmarks.md#http).
   const { rows } = await pool().query<AuthRow>({
@@ -177,7 +188,7 @@ export async function authenticateKey(secret: string, now: Date = new Date()): P
              LEFT JOIN memberships m ON m.team_id = k.team_id AND m.user_id = k.user_id
              LEFT JOIN users u ON u.id = k.user_id
             WHERE k.secret_hash = $1`,
-    values: [hashKeySecret(secret)],
+    values: [secretHash],
   });
   const k = rows[0];
   if (!k || k.revoked_at || (k.expires_at && k.expires_at.getTime() <= now.getTime())) return null;
@@ -187,5 +198,8 @@ export async function authenticateKey(secret: string, now: Date = new Date()): P
       .catch(() => undefined);
   }
   const role = k.kind === "operator" && k.user_id && k.role && (ROLES as readonly string[]).includes(k.role) ? (k.role as Role) : null;
-  return { type: "key", keyId: k.id, teamId: k.team_id, kind: k.kind as KeyKind, scopes: k.scopes, userId: k.user_id, role };
+  return {
+    principal: { type: "key", keyId: k.id, teamId: k.team_id, kind: k.kind as KeyKind, scopes: k.scopes, userId: k.user_id, role },
+    expiresAt: k.expires_at,
+  };
 }

@@ -25,10 +25,32 @@ import { actorOf, type Principal } from "./principal";
 import { assertTeam, authorize } from "./authorize";
 import { loadRunChain, lockRunTreeShared } from "./internal/run-facts";
 import { runSearchWhere } from "./internal/run-search";
+import { insertColumns, type LeaseField, type RunField } from "./internal/insert-columns";
 
 type RunRow = Awaited<ReturnType<ReturnType<typeof prisma>["run"]["findUniqueOrThrow"]>>;
 
-export function runSummary(r: RunRow, now = Date.now()): RunSummary {
+/** The fields runSummary reads: a Prisma row, or one read on the raw pool (getRunView). */
+type SummaryRow = Pick<
+  RunRow,
+  | "id"
+  | "taskId"
+  | "title"
+  | "harness"
+  | "parentRunId"
+  | "rootRunId"
+  | "depth"
+  | "lifecycle"
+  | "breaker"
+  | "breakerChangedAt"
+  | "breakerProbeOpId"
+  | "breakerHeld"
+  | "epoch"
+  | "createdAt"
+  | "lastHeartbeatAt"
+  | "isDrill"
+>;
+
+export function runSummary(r: SummaryRow, now = Date.now()): RunSummary {
   return {
     runId: r.id,
     taskId: r.taskId,
@@ -280,6 +302,65 @@ export async function createRun(p: Principal, input: CreateRunBody & { teamId?: 
 
 type Queryable = Pick<pg.PoolClient, "query">;
 
+// insertRegistration's statement. Every column of runs and leases is named once, here (the type lists
+// them all: a column added to schema.prisma fails to compile until it is given a value or DEFAULT).
+const RUN_INSERT = insertColumns<RunField>({
+  id: "$1",
+  teamId: "$2",
+  taskId: "$3",
+  parentRunId: "$4",
+  rootRunId: "$5",
+  path: "$6::text[]",
+  depth: "$7",
+  harness: '$8::"Harness"',
+  nativeSessionId: "NULL",
+  nativeAgentId: "$9",
+  nativeThreadId: "$10",
+  nativeTurnId: "$11",
+  title: "$12",
+  isDrill: "$15",
+  lifecycle: "DEFAULT",
+  lifecycleChangedAt: "DEFAULT",
+  lifecycleChangedBy: "DEFAULT",
+  lifecycleReason: "DEFAULT",
+  breaker: "DEFAULT",
+  breakerChangedAt: "DEFAULT",
+  breakerChangedBy: "DEFAULT",
+  breakerReason: "DEFAULT",
+  breakerFailures: "DEFAULT",
+  breakerProbeOpId: "DEFAULT",
+  breakerHeld: "DEFAULT",
+  epoch: "$13",
+  lastHeartbeatAt: "DEFAULT",
+  lastNativeState: "DEFAULT",
+  createdBy: "$14",
+  createdAt: "DEFAULT",
+  forkedFromRunId: "NULL",
+  finishedAt: "DEFAULT",
+});
+const LEASE_INSERT = insertColumns<LeaseField>({
+  id: "$16",
+  teamId: "$2",
+  runId: "r.id",
+  parentLeaseId: "$17",
+  path: "$18::text[]",
+  scopes: "$19::text[]",
+  validUntil: "$20",
+  ttlSeconds: "$21",
+  maxValidUntil: "$22",
+  revokedAt: "DEFAULT",
+  revokedBy: "DEFAULT",
+  createdAt: "$23",
+});
+const REGISTER_RUN_SQL = `WITH r AS (
+    INSERT INTO runs (${RUN_INSERT.columns}) VALUES (${RUN_INSERT.values})
+    RETURNING id),
+  l AS (
+    INSERT INTO leases (${LEASE_INSERT.columns}) SELECT ${LEASE_INSERT.values} FROM r
+    RETURNING id)
+  INSERT INTO audit_intents (team_id, actor, action, target, before, after, notify)
+  SELECT $2, $14, 'run.register', $1, NULL, $24::jsonb, $25 FROM l`;
+
 /** The run, its lease and the run.register audit intent (appended with its notification at COMMIT). */
 async function insertRegistration(
   db: Queryable,
@@ -314,17 +395,7 @@ async function insertRegistration(
   };
   await db.query({
     ...preparedName("quiesce_register_run"),
-    text: `WITH r AS (
-             INSERT INTO runs (id, team_id, task_id, parent_run_id, root_run_id, path, depth, harness, native_session_id, native_agent_id,
-                               native_thread_id, native_turn_id, title, epoch, created_by, forked_from_run_id, is_drill)
-             VALUES ($1, $2, $3, $4, $5, $6::text[], $7, $8::"Harness", NULL, $9, $10, $11, $12, $13, $14, NULL, $15)
-             RETURNING id),
-           l AS (
-             INSERT INTO leases (id, team_id, run_id, parent_lease_id, path, scopes, valid_until, ttl_seconds, max_valid_until, created_at)
-             SELECT $16, $2, r.id, $17, $18::text[], $19::text[], $20, $21, $22, $23 FROM r
-             RETURNING id)
-           INSERT INTO audit_intents (team_id, actor, action, target, before, after, notify)
-           SELECT $2, $14, 'run.register', $1, NULL, $24::jsonb, $25 FROM l`,
+    text: REGISTER_RUN_SQL,
     values: [
       r.runId,
       r.teamId,
@@ -522,15 +593,64 @@ async function createChildRun(
 }
 
 /** One run with its direct children and its leases; another team's run is "not found". */
+// getRunView's one statement: the run, its first 500 children (as runSummary reads them) and its leases.
+const SUMMARY_COLUMNS = `id, task_id AS "taskId", title, harness, parent_run_id AS "parentRunId", root_run_id AS "rootRunId", depth,
+  lifecycle, breaker, breaker_changed_at AS "breakerChangedAt", breaker_probe_op_id AS "breakerProbeOpId",
+  breaker_held AS "breakerHeld", epoch, created_at AS "createdAt", last_heartbeat_at AS "lastHeartbeatAt", is_drill AS "isDrill"`;
+const RUN_VIEW_SQL = `SELECT ${SUMMARY_COLUMNS}, team_id AS "teamId",
+    lifecycle_changed_at AS "lifecycleChangedAt", lifecycle_changed_by AS "lifecycleChangedBy", lifecycle_reason AS "lifecycleReason",
+    breaker_changed_by AS "breakerChangedBy", breaker_reason AS "breakerReason", breaker_failures AS "breakerFailures",
+    native_session_id AS "nativeSessionId", native_agent_id AS "nativeAgentId", native_thread_id AS "nativeThreadId",
+    native_turn_id AS "nativeTurnId", last_native_state AS "lastNativeState",
+    (SELECT coalesce(json_agg(c ORDER BY c."createdAt", c.id), '[]')
+       FROM (SELECT ${SUMMARY_COLUMNS} FROM runs WHERE parent_run_id = r.id ORDER BY created_at, id LIMIT 500) c) AS children,
+    (SELECT coalesce(json_agg(l ORDER BY l."createdAt", l.id), '[]')
+       FROM (SELECT id, parent_lease_id AS "parentLeaseId", scopes, valid_until AS "validUntil", revoked_at AS "revokedAt",
+                    revoked_by AS "revokedBy", created_at AS "createdAt"
+               FROM leases WHERE run_id = r.id) l) AS leases
+  FROM runs r WHERE r.id = $1`;
+
+type JsonDates<T, K extends keyof T> = Omit<T, K> & { [P in K]: T[P] extends Date ? string : string | null };
+type RunViewRow = SummaryRow &
+  Pick<
+    RunRow,
+    | "teamId"
+    | "lifecycleChangedAt"
+    | "lifecycleChangedBy"
+    | "lifecycleReason"
+    | "breakerChangedBy"
+    | "breakerReason"
+    | "breakerFailures"
+    | "nativeSessionId"
+    | "nativeAgentId"
+    | "nativeThreadId"
+    | "nativeTurnId"
+    | "lastNativeState"
+  > & {
+    children: JsonDates<SummaryRow, "breakerChangedAt" | "createdAt" | "lastHeartbeatAt">[];
+    leases: {
+      id: string;
+      parentLeaseId: string | null;
+      scopes: string[];
+      validUntil: string;
+      revokedAt: string | null;
+      revokedBy: string | null;
+      createdAt: string;
+    }[];
+  };
+
+const iso = (t: string) => new Date(t).toISOString();
+
+/**
+ * The run with its children and leases: one statement on the raw pool (an authenticated read agents
+ * make; through Prisma it was three queries and Prisma's per-query work, docs/benchmarks.md#http).
+ */
 export async function getRunView(p: Principal, runId: string): Promise<RunView> {
   authorize(p, "run.read");
-  const r = await prisma().run.findUnique({ where: { id: runId } });
+  const { rows } = await pool().query<RunViewRow>({ ...preparedName("quiesce_run_view"), text: RUN_VIEW_SQL, values: [runId] });
+  const r = rows[0];
   if (!r) throw notFound("run");
   assertTeam(p, r.teamId, "run");
-  const [children, leases] = await Promise.all([
-    prisma().run.findMany({ where: { parentRunId: r.id }, orderBy: [{ createdAt: "asc" }, { id: "asc" }], take: 500 }),
-    prisma().lease.findMany({ where: { runId: r.id }, orderBy: { createdAt: "asc" } }),
-  ]);
   const now = Date.now();
   return {
     ...runSummary(r, now),
@@ -543,15 +663,25 @@ export async function getRunView(p: Principal, runId: string): Promise<RunView> 
     breakerFailures: r.breakerFailures,
     native: { sessionId: r.nativeSessionId, agentId: r.nativeAgentId, threadId: r.nativeThreadId, turnId: r.nativeTurnId },
     lastNativeState: r.lastNativeState,
-    children: children.map((c) => runSummary(c, now)),
-    leases: leases.map((l) => ({
+    children: r.children.map((c) =>
+      runSummary(
+        {
+          ...c,
+          breakerChangedAt: new Date(c.breakerChangedAt),
+          createdAt: new Date(c.createdAt),
+          lastHeartbeatAt: c.lastHeartbeatAt === null ? null : new Date(c.lastHeartbeatAt),
+        },
+        now,
+      ),
+    ),
+    leases: r.leases.map((l) => ({
       leaseId: l.id,
       parentLeaseId: l.parentLeaseId,
       scopes: l.scopes,
-      validUntil: l.validUntil.toISOString(),
-      revokedAt: l.revokedAt?.toISOString() ?? null,
+      validUntil: iso(l.validUntil),
+      revokedAt: l.revokedAt === null ? null : iso(l.revokedAt),
       revokedBy: l.revokedBy,
-      createdAt: l.createdAt.toISOString(),
+      createdAt: iso(l.createdAt),
     })),
   };
 }

@@ -6,12 +6,22 @@
 // down are gone. While it is down, abort tokens still learn of a kill from the gate heartbeat: the
 // guards' periodic heartbeat and the resync re-check (docs/deploy.md#what-happens-when-each-one-dies).
 import type pg from "pg";
-import { CONTROL_CHANNEL, parseControlEvent, type ControlEvent, type WakeEvent } from "../schemas/control-event";
+import { CONTROL_CHANNEL, parseControlEvent, type ControlEvent, type ResyncEvent, type WakeEvent } from "../schemas/control-event";
 import { backoffDelay } from "../wait";
 import { listenUrl } from "./url";
 import { newClient } from "./hosts";
 
 export type WakeHandler = (e: WakeEvent) => void;
+
+/**
+ * The second channel on the same connection: a key, membership or user row whose authority changed
+ * (revoked, role, disabled, removed). Sent by triggers (prisma/migrations/20261203003200_auth_notify),
+ * read by the API process's key cache (lib/api/key-cache.ts), which forgets every verified key on it.
+ */
+export const AUTH_CHANNEL = "quiesce_auth";
+/** The subscription key of AUTH_CHANNEL's notices (no run id looks like it). */
+export const AUTH_KEY = "#auth";
+export type AuthEvent = { kind: "auth" };
 /** `"*"` receives every event of every team (the caller filters); otherwise a root run id. */
 export type ListenKey = string;
 
@@ -68,6 +78,16 @@ export class ControlListener {
     return this.connecting;
   }
 
+  /** LISTEN is active on a live connection now (a notice sent now will arrive). */
+  get listening(): boolean {
+    return this.client !== null;
+  }
+
+  /** AUTH_CHANNEL's notices, and `resync` after a reconnect (notices may have been lost). */
+  subscribeAuth(handler: (e: AuthEvent | ResyncEvent) => void): Promise<() => void> {
+    return this.subscribe(AUTH_KEY, handler as WakeHandler);
+  }
+
   get subscriberCount(): number {
     let n = 0;
     for (const s of this.subs.values()) n += s.size;
@@ -105,6 +125,10 @@ export class ControlListener {
       application_name: this.opts.applicationName ?? "quiesce-control-listener",
     });
     client.on("notification", (msg) => {
+      if (msg.channel === AUTH_CHANNEL) {
+        for (const h of [...(this.subs.get(AUTH_KEY) ?? [])]) safeCall(h, { kind: "auth" } as unknown as WakeEvent, this.opts.log);
+        return;
+      }
       if (msg.channel !== CONTROL_CHANNEL || !msg.payload) return;
       const event = parseControlEvent(msg.payload);
       if (event) this.dispatch(event);
@@ -112,7 +136,7 @@ export class ControlListener {
     client.on("error", (err) => this.lost(client, err));
     client.on("end", () => this.lost(client, new Error("connection ended")));
     await client.connect();
-    await client.query(`LISTEN ${CONTROL_CHANNEL}`);
+    await client.query(`LISTEN ${CONTROL_CHANNEL}; LISTEN ${AUTH_CHANNEL}`);
     if (this.closed) {
       await client.end().catch(() => {});
       return;

@@ -6,9 +6,9 @@ import { gateCheck } from "@/lib/dal/gate";
 import { GateBody } from "@/lib/schemas/gate";
 import { validTraceparent } from "@/lib/integrations/tracing";
 
-export const POST = apiRoute({ body: GateBody, auth: "hash" }, async ({ keyHash, body, req }) => {
+export const POST = apiRoute({ body: GateBody, auth: "hash" }, async ({ keyHash, body, header }) => {
   // An agent's W3C traceparent links the gate span into its trace (ignored when tracing is off).
-  const r = await gateCheck({ keyHash, ...body }, undefined, validTraceparent(req.headers.get("traceparent")));
+  const r = await gateCheck({ keyHash, ...body }, undefined, validTraceparent(header("traceparent")));
   if (!r.ok) throw gateRefusal(r);
   const { ok: _ok, ...answer } = r;
   return { json: answer };

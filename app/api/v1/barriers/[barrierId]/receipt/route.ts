@@ -10,7 +10,7 @@ import { QuiesceError } from "@/lib/errors";
 
 export const dynamic = "force-dynamic";
 
-export const GET = apiRoute({ query: ReceiptQuery }, async ({ principal, params, query, req }) => {
+export const GET = apiRoute({ query: ReceiptQuery }, async ({ principal, params, query, header }) => {
   const r = await getReceipt(principal, params.barrierId ?? "", query.version);
   const headers = { "x-receipt-version": String(r.version), "x-receipt-digest": r.digest, "cache-control": "no-store" };
   if (query.format === "dsse") {
@@ -20,7 +20,7 @@ export const GET = apiRoute({ query: ReceiptQuery }, async ({ principal, params,
       headers: { ...headers, "content-type": "application/json; charset=utf-8" },
     });
   }
-  const accept = req.headers.get("accept") ?? "";
+  const accept = header("accept") ?? "";
   const yaml = query.format === "yaml" || (query.format === undefined && /application\/(x-)?yaml|text\/yaml/.test(accept));
   // The one serializer: the console's downloads send the same bytes.
   return new Response(serializeReceipt(r.body, yaml ? "yaml" : "json"), {

@@ -8,7 +8,7 @@ import { validTraceparent } from "@/lib/integrations/tracing";
 
 export const dynamic = "force-dynamic";
 
-export const POST = apiRoute({ body: ReasonBody }, async ({ principal, body, params, req }) => {
-  const r = await killRun(principal, params.runId ?? "", body.reason, validTraceparent(req.headers.get("traceparent")));
+export const POST = apiRoute({ body: ReasonBody }, async ({ principal, body, params, header }) => {
+  const r = await killRun(principal, params.runId ?? "", body.reason, validTraceparent(header("traceparent")));
   return { status: 202, json: { barrierId: r.barrierId, created: r.created } };
 });
