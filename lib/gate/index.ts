@@ -328,6 +328,19 @@ export async function gateCheckBatch(inputs: GateInput[], via?: Queryable): Prom
   return out;
 }
 
+/**
+ * A batcher of its own with the given number of statements in flight (gateCheck uses the process's,
+ * sized by QUIESCE_GATE_BATCH_INFLIGHT): the bench compares sizes in one run.
+ */
+export function gateBatcher(inFlight: number): (i: GateInput) => Promise<GateOutcome> {
+  const b = new GateBatcher(Math.max(1, inFlight), setting("QUIESCE_GATE_BATCH_MAX"), setting("QUIESCE_GATE_DB_BUDGET_MS"));
+  return async (i) => {
+    const args = gateArgs(i);
+    const r = await orUnavailable(() => b.ask(args));
+    return r ? mapDecision(r) : CONTROL_UNAVAILABLE;
+  };
+}
+
 /** How many batches this process sent, and how many calls they carried (the bench and tests read it). */
 export function gateBatchStats(): { batches: number; calls: number } {
   return { ...batchStats };
