@@ -192,11 +192,37 @@ class GateBatcher {
     private readonly budgetMs: number,
   ) {}
 
+  private sweep: NodeJS.Timeout | null = null;
+
   ask(args: GateArgs): Promise<RawAnswer> {
     return new Promise<RawAnswer>((resolve, reject) => {
       this.waiting.push({ args, since: performance.now(), resolve, reject });
       this.pump();
+      this.watch();
     });
+  }
+
+  /**
+   * While calls wait, one timer answers those past the budget even if every statement in flight hangs
+   * (until its own query timeout): the gate answers in bounded time, as with a pool-acquire timeout.
+   */
+  private watch(): void {
+    if (this.sweep || this.waiting.length === 0) return;
+    const oldest = this.waiting[0]!.since;
+    this.sweep = setTimeout(
+      () => {
+        this.sweep = null;
+        const now = performance.now();
+        this.waiting = this.waiting.filter((w) => {
+          if (now - w.since <= this.budgetMs) return true;
+          w.reject(new Error(`gate call waited ${Math.round(now - w.since)} ms for a batch`));
+          return false;
+        });
+        this.watch();
+      },
+      Math.max(1, oldest + this.budgetMs - performance.now() + 1),
+    );
+    this.sweep.unref();
   }
 
   private pump(): void {
