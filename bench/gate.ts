@@ -4,11 +4,13 @@
 // read the ancestry, decide, insert the operation and the gate_decisions row.
 // Target: gate p50 within 2× of the INSERT … RETURNING baseline. Reported, never asserted.
 import os from "node:os";
+import { readFileSync } from "node:fs";
 import pg from "pg";
 import type { BenchSection } from "./lib/section";
 import { measure, type Op, type Stats } from "./lib/measure";
 import { ms, ratio, type BenchTable } from "./lib/report";
-import { gateCheck } from "../lib/gate/index";
+import { gateBatcher, gateCheck } from "../lib/gate/index";
+import { setting } from "../lib/config";
 import { createApiKey } from "../lib/dal/api-keys";
 import { ensureTeam } from "../lib/dal/admin-directory";
 import { createRun } from "../lib/dal/runs";
@@ -17,6 +19,9 @@ import { newId } from "../lib/ids";
 
 const SYSTEM = { type: "system", name: "bench" } as const;
 const TARGET_RATIO = 2;
+/** Issue 17: gate throughput at the widest concurrency ≥ this × the INSERT's. */
+const TARGET_THROUGHPUT = 0.5;
+const us = (x: number | undefined) => (x === undefined || !Number.isFinite(x) ? "n/a" : String(Math.round(x)));
 
 interface Worker {
   client: pg.Client;
@@ -86,7 +91,80 @@ function ops(workers: Worker[], keyHash: string, denials: { n: number; last?: st
         denials.last = JSON.stringify(out);
       }
     };
-  return { select, insert, gate };
+  // As the API process asks: gateCheck on the shared gate pool, where concurrent calls are decided in
+  // batches (docs/gate.md#batches). Each worker is still one caller with its own run.
+  const batched =
+    (w: Worker): Op =>
+    async () => {
+      const out = await gateCheck({
+        keyHash,
+        runId: w.runId,
+        leaseId: w.leaseId,
+        epoch: w.epoch,
+        operationId: newId("op"),
+        tool: "bench.noop",
+      });
+      if (!out.ok || out.decision !== "allow") {
+        denials.n++;
+        denials.last = JSON.stringify(out);
+      }
+    };
+  // The same through a batcher of its own with `inFlight` statements in flight (the A/B below).
+  const batchedBy = (inFlight: number) => {
+    const check = gateBatcher(inFlight);
+    return (w: Worker): Op =>
+      async () => {
+        const out = await check({
+          keyHash,
+          runId: w.runId,
+          leaseId: w.leaseId,
+          epoch: w.epoch,
+          operationId: newId("op"),
+          tool: "bench.noop",
+        });
+        if (!out.ok || out.decision !== "allow") {
+          denials.n++;
+          denials.last = JSON.stringify(out);
+        }
+      };
+  };
+  return { select, insert, gate, batched, batchedBy };
+}
+
+/**
+ * CPU time per call, which the machine's other load does not distort the way it does wall-clock
+ * throughput: the database backends' (user + system time of every backend connected to the bench's
+ * database, from /proc — only when PostgreSQL runs on this host and /proc is readable; else NaN) and
+ * this process's. Counted over the measure including its warm-up calls.
+ */
+interface Cpu {
+  serverUs: number;
+  clientUs: number;
+}
+async function backendCpuMs(admin: pg.Client): Promise<number> {
+  const pids = (
+    await admin.query<{ pid: number }>("SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()")
+  ).rows.map((r) => r.pid);
+  let ticks = 0;
+  for (const pid of pids) {
+    try {
+      const f = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ");
+      ticks += Number(f[11]) + Number(f[12]); // utime, stime (fields 14, 15)
+    } catch {
+      return NaN;
+    }
+  }
+  return ticks * 10; // USER_HZ = 100
+}
+async function measureCpu(admin: pg.Client, cpu: Map<Stats, Cpu>, ...args: Parameters<typeof measure>): Promise<Stats> {
+  const [, ops, iterations, warmup] = args;
+  const calls = iterations + ops.length * Math.ceil(warmup / ops.length);
+  const s0 = await backendCpuMs(admin);
+  const c0 = process.cpuUsage();
+  const stats = await measure(...args);
+  const c = process.cpuUsage(c0);
+  cpu.set(stats, { serverUs: (((await backendCpuMs(admin)) - s0) / calls) * 1000, clientUs: (c.user + c.system) / calls });
+  return stats;
 }
 
 export const gateSection: BenchSection = {
@@ -97,17 +175,31 @@ export const gateSection: BenchSection = {
     const { keyHash, workers, version } = await setup(ctx.url, maxC);
     const denials = { n: 0 } as { n: number; last?: string };
     const make = ops(workers, keyHash, denials);
-    const results: Record<number, Record<"select" | "insert" | "gate", Stats>> = {};
+    const results: Record<number, Record<"select" | "insert" | "gate" | "batched", Stats>> = {};
     const ab: { fk: Stats[]; noFk: Stats[] } = { fk: [], noFk: [] };
+    const inFlightAb: Record<number, Stats[]> = { 2: [], 4: [] };
+    const cpu = new Map<Stats, Cpu>();
+    const cpuAdmin = new pg.Client({ connectionString: ctx.url });
+    await cpuAdmin.connect();
     try {
       for (const c of ctx.concurrencies) {
         const ws = workers.slice(0, c);
         const n = ctx.iterations * (c === 1 ? 1 : 2);
         ctx.log(`concurrency ${c}: ${n} calls each for SELECT, INSERT, gate …`);
-        const select = await measure("SELECT by primary key", ws.map(make.select), n, ctx.warmup);
-        const insert = await measure("INSERT … RETURNING", ws.map(make.insert), n, ctx.warmup);
-        const gate = await measure("gate decision", ws.map(make.gate), n, ctx.warmup);
-        results[c] = { select, insert, gate };
+        const select = await measureCpu(cpuAdmin, cpu, "SELECT by primary key", ws.map(make.select), n, ctx.warmup);
+        const insert = await measureCpu(cpuAdmin, cpu, "INSERT … RETURNING", ws.map(make.insert), n, ctx.warmup);
+        const gate = await measureCpu(cpuAdmin, cpu, "gate decision, one connection per caller", ws.map(make.gate), n, ctx.warmup);
+        const batched = await measureCpu(cpuAdmin, cpu, "gate decision, shared pool (batched)", ws.map(make.batched), n, ctx.warmup);
+        results[c] = { select, insert, gate, batched };
+      }
+      // The batcher's size, measured in the same run: 2 or 4 gate statements in flight (the calls that
+      // arrive meanwhile wait and go together), interleaved, at the widest concurrency.
+      {
+        const ws = workers.slice(0, maxC);
+        const by = { 2: ws.map(make.batchedBy(2)), 4: ws.map(make.batchedBy(4)) };
+        for (let round = 0; round < 2; round++)
+          for (const k of [2, 4] as const)
+            inFlightAb[k]!.push(await measure(`gate decision, batched, ${k} in flight`, by[k], ctx.iterations, ctx.warmup));
       }
       // A candidate measured in the same run: the operations → runs foreign key takes a
       // FOR KEY SHARE lock on the run row for every inserted operation. Interleaved A/B at the widest
@@ -130,6 +222,7 @@ export const gateSection: BenchSection = {
       }
     } finally {
       await Promise.all(workers.map((w) => w.client.end()));
+      await cpuAdmin.end();
     }
     if (denials.n > 0)
       throw new Error(`${denials.n} gate calls did not answer allow (last: ${denials.last}); the figures would not measure the allow path`);
@@ -138,7 +231,7 @@ export const gateSection: BenchSection = {
     const verdicts: string[] = [];
     for (const c of ctx.concurrencies) {
       const r = results[c]!;
-      for (const s of [r.select, r.insert, r.gate]) {
+      for (const s of [r.select, r.insert, r.gate, r.batched]) {
         rows.push([
           String(c),
           s.name,
@@ -147,12 +240,25 @@ export const gateSection: BenchSection = {
           Math.round(s.perSecond).toLocaleString("en-US"),
           ratio(s.p50 / r.insert.p50),
           ratio(s.p50 / r.select.p50),
+          us(cpu.get(s)?.serverUs),
+          us(cpu.get(s)?.clientUs),
         ]);
       }
       const x = r.gate.p50 / r.insert.p50;
       verdicts.push(
         `concurrency ${c}: gate p50 ${ms(r.gate.p50)} ms = ${ratio(x)} INSERT p50 → ${x <= TARGET_RATIO ? "PASS" : "MISS"} (target ≤ ${TARGET_RATIO}×)`,
       );
+      if (c > 1) {
+        const cost = (st: Stats) => (cpu.get(st)?.serverUs ?? NaN) + (cpu.get(st)?.clientUs ?? NaN);
+        if (Number.isFinite(cost(r.batched)) && Number.isFinite(cost(r.insert)))
+          verdicts.push(
+            `concurrency ${c}: CPU per call (server + client) INSERT ${Math.round(cost(r.insert))} µs, gate unbatched ${Math.round(cost(r.gate))} µs, batched ${Math.round(cost(r.batched))} µs → where CPU bounds throughput, batched ≈ ${ratio(cost(r.insert) / cost(r.batched))} the INSERT's (unbatched ${ratio(cost(r.insert) / cost(r.gate))}); unlike the wall-clock figures, this does not depend on what else the machine runs`,
+          );
+        const t = r.batched.perSecond / r.insert.perSecond;
+        verdicts.push(
+          `concurrency ${c}: gate throughput on the shared pool (batched) ${Math.round(r.batched.perSecond)}/s = ${ratio(t)} INSERT's ${Math.round(r.insert.perSecond)}/s → ${t >= TARGET_THROUGHPUT ? "PASS" : "MISS"} (issue 17 target ≥ ${TARGET_THROUGHPUT}×); one connection per caller, unbatched: ${ratio(r.gate.perSecond / r.insert.perSecond)}`,
+        );
+      }
     }
     const mean = (xs: Stats[], f: (s: Stats) => number) => xs.reduce((a, s) => a + f(s), 0) / xs.length;
     const fkRate = mean(ab.fk, (s) => s.perSecond),
@@ -163,19 +269,32 @@ export const gateSection: BenchSection = {
         .map((s) => Math.round(s.perSecond))
         .join(", ")} per round)`,
     );
+    verdicts.push(
+      `batcher size, concurrency ${maxC}, interleaved 2/4/2/4 statements in flight (default QUIESCE_GATE_BATCH_INFLIGHT=${setting("QUIESCE_GATE_BATCH_INFLIGHT")}): 2 → ${Math.round(mean(inFlightAb[2]!, (s) => s.perSecond))}/s (p50 ${ms(mean(inFlightAb[2]!, (s) => s.p50))} ms), 4 → ${Math.round(mean(inFlightAb[4]!, (s) => s.perSecond))}/s (p50 ${ms(mean(inFlightAb[4]!, (s) => s.p50))} ms)`,
+    );
     const table: BenchTable = {
       title: this.title,
-      columns: ["concurrency", "measure", "p50 ms", "p99 ms", "per second", "p50 ÷ INSERT p50", "p50 ÷ SELECT p50"],
+      columns: [
+        "concurrency",
+        "measure",
+        "p50 ms",
+        "p99 ms",
+        "per second",
+        "p50 ÷ INSERT p50",
+        "p50 ÷ SELECT p50",
+        "server CPU µs/call",
+        "client CPU µs/call",
+      ],
       rows,
       notes: [
         ...verdicts,
-        `${ctx.iterations} calls at concurrency 1, ${ctx.iterations * 2} at higher concurrency, after ${ctx.warmup} warm-up calls; one connection per worker, named prepared statements for all three.`,
+        `${ctx.iterations} calls at concurrency 1, ${ctx.iterations * 2} at higher concurrency, after ${ctx.warmup} warm-up calls; named prepared statements throughout. SELECT, INSERT and "one connection per caller": each worker on its own connection. "Shared pool (batched)": gateCheck as the API process calls it, all workers on the process's gate pool, where calls that arrive while gate statements are in flight are decided together (docs/gate.md#batches).`,
         `PostgreSQL ${version} on ${ctx.server}; Node ${process.version}; ${os.cpus().length} CPUs; load average ${os
           .loadavg()
           .map((l) => l.toFixed(1))
           .join(" ")} at the end.`,
       ],
     };
-    return { tables: [table], data: { results, ab } };
+    return { tables: [table], data: { results, ab, inFlightAb } };
   },
 };

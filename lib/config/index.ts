@@ -232,6 +232,11 @@ export const CONFIG = {
     group: "database",
     doc: "The gate's own budget: past it the answer is deny `control_unavailable` (ms).",
   }),
+  QUIESCE_GATE_BATCH_INFLIGHT: int(0, 64, 2, {
+    group: "database",
+    doc: "Gate statements one process keeps in flight; calls that arrive meanwhile are decided together as one batch when one returns (docs/gate.md#batches; 0 = every call on its own).",
+  }),
+  QUIESCE_GATE_BATCH_MAX: int(2, 1_000, 64, { group: "database", doc: "Most gate calls decided in one batch." }),
   QUIESCE_EMBEDDED_PG_PORT: port(54329, { group: "database", doc: "Port of the embedded PostgreSQL of `npm start`." }),
   REDIS_URL: url(["redis:", "rediss:"], { group: "database", doc: "Redis for the BullMQ queue adapter." }, "redis://127.0.0.1:6379"),
 

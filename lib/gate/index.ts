@@ -2,7 +2,8 @@
 // hash, the shared tree lock, the ancestry read, the decision, the operation's transition, the
 // gate_decisions row and, when the gate admits a breaker's probe, that transition's audit row — happens
 // inside the SQL function quiesce_gate (last replaced by prisma/migrations/20261202002300_gate_throughput). This module only validates input, calls it through a named prepared
-// statement and maps its JSON answer. The pure oracle is lib/control/gate.ts.
+// statement and maps its JSON answer. Concurrent `gate` calls on the default pool are decided in batches
+// (quiesce_gate_batch, GateBatcher below, docs/gate.md#batches). The pure oracle is lib/control/gate.ts.
 import "server-only";
 import type pg from "pg";
 import { gatePool } from "../db/pool";
@@ -127,6 +128,163 @@ export async function callGateFunction(
   return row.r;
 }
 
+/** The batch statement (prisma/migrations/20261203003100_gate_batch): arrays in, one answer per call out. */
+export const GATE_BATCH_STATEMENT = "SELECT quiesce_gate_batch($1, $2, $3, $4, $5, $6, $7, $8, $9) AS r";
+export const GATE_BATCH_STATEMENT_NAME = "quiesce_gate_batch_v1";
+
+type GateArgs = { keyHash: string; runId: string; leaseId: string; epoch: number; operationId: string; tool: string };
+
+/**
+ * Many `gate` calls in one statement, one transaction, one commit (docs/gate.md#batches). Each answer is
+ * the one quiesce_gate would have given that call; none is returned before the batch committed.
+ */
+export async function callGateBatch(calls: GateArgs[], via: Queryable = gatePool()): Promise<RawAnswer[]> {
+  const res = await (via as pg.Pool).query<{ r: RawAnswer[] }>({
+    ...(setting("QUIESCE_DB_POOLER") === "transaction" ? {} : { name: GATE_BATCH_STATEMENT_NAME }),
+    text: GATE_BATCH_STATEMENT,
+    values: [
+      calls.map((c) => c.keyHash),
+      calls.map((c) => c.runId),
+      calls.map((c) => c.leaseId),
+      calls.map((c) => c.epoch),
+      calls.map((c) => c.operationId),
+      calls.map((c) => c.tool),
+      calls.map(() => newId("op")),
+      BREAKER_DEFAULTS.coolDownMs,
+      BREAKER_DEFAULTS.probeTimeoutMs,
+    ],
+  });
+  const answers = res.rows[0]?.r;
+  if (!Array.isArray(answers) || answers.length !== calls.length) throw new Error("quiesce_gate_batch returned a wrong number of answers");
+  return answers;
+}
+
+interface Waiting {
+  args: GateArgs;
+  since: number;
+  resolve: (r: RawAnswer) => void;
+  reject: (e: unknown) => void;
+}
+
+/** Deadlock / serialization failure: nothing was committed, the whole batch may simply run again. */
+const RETRYABLE = new Set(["40P01", "40001"]);
+/** The database is slow or gone (timeouts, cancelled, connection trouble): every call of the batch is unavailable. */
+function unavailable(err: unknown): boolean {
+  const code = (err as { code?: unknown }).code;
+  return typeof code !== "string" || code.startsWith("08") || code.startsWith("57") || code === "55P03";
+}
+
+/**
+ * The gate's micro-batcher, one per process, on the gate pool. Up to QUIESCE_GATE_BATCH_INFLIGHT gate
+ * statements run at once; a call that arrives while that many are in flight waits, and when one
+ * returns, everything waiting (up to QUIESCE_GATE_BATCH_MAX) is sent as one batch. With nothing in
+ * flight a call is sent at once, alone, as quiesce_gate: at concurrency 1 nothing changes.
+ * A call that waited longer than the gate's budget is answered control_unavailable (deny), as a pool
+ * that could not hand out a connection in time would have made it.
+ */
+class GateBatcher {
+  private waiting: Waiting[] = [];
+  private inFlight = 0;
+
+  constructor(
+    private readonly maxInFlight: number,
+    private readonly maxBatch: number,
+    private readonly budgetMs: number,
+  ) {}
+
+  private sweep: NodeJS.Timeout | null = null;
+
+  ask(args: GateArgs): Promise<RawAnswer> {
+    return new Promise<RawAnswer>((resolve, reject) => {
+      this.waiting.push({ args, since: performance.now(), resolve, reject });
+      this.pump();
+      this.watch();
+    });
+  }
+
+  /**
+   * While calls wait, one timer answers those past the budget even if every statement in flight hangs
+   * (until its own query timeout): the gate answers in bounded time, as with a pool-acquire timeout.
+   */
+  private watch(): void {
+    if (this.sweep || this.waiting.length === 0) return;
+    const oldest = this.waiting[0]!.since;
+    this.sweep = setTimeout(
+      () => {
+        this.sweep = null;
+        const now = performance.now();
+        this.waiting = this.waiting.filter((w) => {
+          if (now - w.since <= this.budgetMs) return true;
+          w.reject(new Error(`gate call waited ${Math.round(now - w.since)} ms for a batch`));
+          return false;
+        });
+        this.watch();
+      },
+      Math.max(1, oldest + this.budgetMs - performance.now() + 1),
+    );
+    this.sweep.unref();
+  }
+
+  private pump(): void {
+    while (this.inFlight < this.maxInFlight && this.waiting.length > 0) {
+      const now = performance.now();
+      const batch: Waiting[] = [];
+      while (batch.length < this.maxBatch && this.waiting.length > 0) {
+        const w = this.waiting.shift()!;
+        if (now - w.since > this.budgetMs) w.reject(new Error(`gate call waited ${Math.round(now - w.since)} ms for a batch`));
+        else batch.push(w);
+      }
+      if (batch.length === 0) continue;
+      this.inFlight++;
+      void this.send(batch).finally(() => {
+        this.inFlight--;
+        this.pump();
+      });
+    }
+  }
+
+  private async send(batch: Waiting[]): Promise<void> {
+    if (batch.length === 1) {
+      const w = batch[0]!;
+      await callGateFunction("gate", w.args).then(w.resolve, w.reject);
+      return;
+    }
+    batchStats.batches++;
+    batchStats.calls += batch.length;
+    for (let attempt = 1; ; attempt++) {
+      try {
+        const answers = await callGateBatch(batch.map((w) => w.args));
+        batch.forEach((w, i) => w.resolve(answers[i]!));
+        return;
+      } catch (err) {
+        const code = (err as { code?: unknown }).code;
+        if (typeof code === "string" && RETRYABLE.has(code) && attempt < 3) continue;
+        if (unavailable(err)) {
+          for (const w of batch) w.reject(err);
+          return;
+        }
+        // One call's error (nothing was committed) must not become every call's: decide each alone.
+        await Promise.all(batch.map((w) => callGateFunction("gate", w.args).then(w.resolve, w.reject)));
+        return;
+      }
+    }
+  }
+}
+
+const globalForBatcher = globalThis as unknown as { quiesceGateBatcher?: GateBatcher };
+const batchStats = { batches: 0, calls: 0 };
+
+function batcher(): GateBatcher | null {
+  const inFlight = setting("QUIESCE_GATE_BATCH_INFLIGHT");
+  if (inFlight === 0) return null;
+  globalForBatcher.quiesceGateBatcher ??= new GateBatcher(
+    inFlight,
+    setting("QUIESCE_GATE_BATCH_MAX"),
+    setting("QUIESCE_GATE_DB_BUDGET_MS"),
+  );
+  return globalForBatcher.quiesceGateBatcher;
+}
+
 function mapOperation(op: RawAnswer["operation"]): RecordedOperation | undefined {
   if (!op) return undefined;
   const out: RecordedOperation = { operationId: op.operationId, state: op.state };
@@ -169,10 +327,9 @@ function mapDecision(r: RawAnswer): GateOutcome {
   return out;
 }
 
-/** POST /api/v1/gate: ask before a protected action. */
-export async function gateCheck(i: GateInput, via?: Queryable, traceparent?: string | null): Promise<GateOutcome> {
+function gateArgs(i: GateInput): GateArgs {
   if (!Number.isSafeInteger(i.epoch) || i.epoch < 0 || i.epoch > 2_147_483_647) throw badRequest("epoch: must be a non-negative integer");
-  const args = {
+  return {
     keyHash: checkHash(i.keyHash),
     runId: checkId("runId", i.runId),
     leaseId: checkId("leaseId", i.leaseId),
@@ -180,6 +337,44 @@ export async function gateCheck(i: GateInput, via?: Queryable, traceparent?: str
     operationId: checkId("operationId", i.operationId),
     tool: checkId("tool", i.tool),
   };
+}
+
+/**
+ * Several gate calls decided as ONE batch (quiesce_gate_batch), answers in input order — what the
+ * batcher does with calls that arrive together, made explicit for tests and tools. A database failure
+ * answers every call control_unavailable (nothing was committed).
+ */
+export async function gateCheckBatch(inputs: GateInput[], via?: Queryable): Promise<GateOutcome[]> {
+  const args = inputs.map(gateArgs);
+  if (args.length === 0) return [];
+  const started = performance.now();
+  const rs = await orUnavailable(() => callGateBatch(args, via));
+  const out = rs ? rs.map(mapDecision) : args.map(() => CONTROL_UNAVAILABLE);
+  for (const o of out) if (o.ok) recordGateDecision("gate", o.decision, o.reason, started);
+  return out;
+}
+
+/**
+ * A batcher of its own with the given number of statements in flight (gateCheck uses the process's,
+ * sized by QUIESCE_GATE_BATCH_INFLIGHT): the bench compares sizes in one run.
+ */
+export function gateBatcher(inFlight: number): (i: GateInput) => Promise<GateOutcome> {
+  const b = new GateBatcher(Math.max(1, inFlight), setting("QUIESCE_GATE_BATCH_MAX"), setting("QUIESCE_GATE_DB_BUDGET_MS"));
+  return async (i) => {
+    const args = gateArgs(i);
+    const r = await orUnavailable(() => b.ask(args));
+    return r ? mapDecision(r) : CONTROL_UNAVAILABLE;
+  };
+}
+
+/** How many batches this process sent, and how many calls they carried (the bench and tests read it). */
+export function gateBatchStats(): { batches: number; calls: number } {
+  return { ...batchStats };
+}
+
+/** POST /api/v1/gate: ask before a protected action. */
+export async function gateCheck(i: GateInput, via?: Queryable, traceparent?: string | null): Promise<GateOutcome> {
+  const args = gateArgs(i);
   const started = performance.now();
   // gateSpan is a plain call when tracing is off (the default): no span, no context work.
   const out = await gateSpan(
@@ -187,7 +382,10 @@ export async function gateCheck(i: GateInput, via?: Queryable, traceparent?: str
     traceparent,
     { "quiesce.run_id": args.runId, "quiesce.operation_id": args.operationId, "quiesce.tool": args.tool },
     async () => {
-      const r = await orUnavailable(() => callGateFunction("gate", args, via));
+      // With the default pool, the call joins the process's batcher; a caller's own client (the bench's
+      // per-connection line, a test's transaction) is asked directly.
+      const b = via === undefined ? batcher() : null;
+      const r = await orUnavailable(() => (b ? b.ask(args) : callGateFunction("gate", args, via)));
       return r ? mapDecision(r) : CONTROL_UNAVAILABLE;
     },
   );

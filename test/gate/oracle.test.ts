@@ -11,7 +11,7 @@ import { prisma } from "../../lib/db/prisma";
 import type { Prisma } from "../../lib/generated/prisma/client";
 import { closePool } from "../../lib/db/pool";
 import { newId } from "../../lib/ids";
-import { admitCheck, gateCheck, heartbeatCheck } from "../../lib/gate";
+import { admitCheck, gateCheck, gateCheckBatch, heartbeatCheck, type GateInput, type GateOutcome } from "../../lib/gate";
 import { decideGate, type GateFacts, type GateMode, type LeaseFacts, type OperationFacts, type RunFacts } from "../../lib/control/gate";
 import { STOP_ACTIONS, RUN_STATUSES, type ScopeFacts, type ScopeRunFacts, type StopFilter } from "../../lib/control/fleet";
 import {
@@ -23,7 +23,7 @@ import {
   type Lifecycle,
   type OperationState,
 } from "../../lib/control/types";
-import { makeKey, makeTeam, opKey, type FixtureKey, type FixtureRun, type FixtureTeam } from "../support/fixtures";
+import { makeKey, makeRun, makeTeam, opKey, type FixtureKey, type FixtureRun, type FixtureTeam } from "../support/fixtures";
 
 afterAll(async () => {
   await closePool();
@@ -31,13 +31,37 @@ afterAll(async () => {
 });
 
 // Every case writes fresh runs and operation ids, so the teams and keys can be shared.
-let team: FixtureTeam, other: FixtureTeam, agentKey: FixtureKey, workerKey: FixtureKey;
+let team: FixtureTeam, other: FixtureTeam, agentKey: FixtureKey, workerKey: FixtureKey, filler: FixtureRun;
 beforeAll(async () => {
   team = await makeTeam("oracle");
   other = await makeTeam("oracle-other");
   agentKey = await makeKey(team.teamId, { kind: "agent" });
   workerKey = await makeKey(team.teamId, { kind: "worker" });
+  filler = await makeRun(team.teamId);
 });
+
+/**
+ * Every other gate-mode case is asked through quiesce_gate_batch (docs/gate.md#batches): the case's call
+ * between two calls of a healthy run of another tree, in one batch. The fillers must be allowed; the
+ * case's answer must be decideGate's, whichever path (set-based, or quiesce_gate inside the batch)
+ * decided it.
+ */
+let asked = 0;
+async function askGate(i: GateInput): Promise<GateOutcome> {
+  if (asked++ % 2 === 0) return gateCheck(i);
+  const fill = (): GateInput => ({
+    keyHash: agentKey.hash,
+    runId: filler.runId,
+    leaseId: filler.leaseId,
+    epoch: filler.epoch,
+    operationId: opKey("filler"),
+    tool: "t",
+  });
+  const [a, got, b] = await gateCheckBatch([fill(), i, fill()]);
+  expect(a).toMatchObject({ ok: true, decision: "allow" });
+  expect(b).toMatchObject({ ok: true, decision: "allow" });
+  return got!;
+}
 
 const S = 1000;
 // Offsets are far from every threshold (30 s cool-down, 60 s probe timeout) so the seconds between
@@ -291,7 +315,7 @@ test("quiesce_gate agrees with decideGate on generated states", async () => {
       const expected = decideGate(f);
       const got =
         mode === "gate"
-          ? await gateCheck({ keyHash: key.hash, runId, leaseId, epoch, operationId, tool: "t" })
+          ? await askGate({ keyHash: key.hash, runId, leaseId, epoch, operationId, tool: "t" })
           : mode === "admit"
             ? await admitCheck({ keyHash: key.hash, operationId })
             : await heartbeatCheck({ keyHash: key.hash, operationId });
@@ -331,7 +355,7 @@ test("quiesce_gate agrees with decideGate on generated states", async () => {
             ? { operationId, runId: row.runId, state: row.state, stateReason: row.stateReason, expiresAt: row.expiresAt?.getTime() ?? null }
             : null,
         };
-        const again = await gateCheck({ keyHash: key.hash, runId, leaseId, epoch, operationId, tool: "t" });
+        const again = await askGate({ keyHash: key.hash, runId, leaseId, epoch, operationId, tool: "t" });
         const want2 = decideGate(f2);
         expect(again).toMatchObject({ ok: true, decision: want2.decision, reason: want2.reason, currentEpoch: want2.currentEpoch });
         expect(await prisma().operation.count({ where: { teamId: team.teamId, operationId } })).toBe(

@@ -1,10 +1,11 @@
 // A separate OS process for test/gate/race.test.ts: hammers gateCheck over its own pg connection(s)
+// (its own gate pool and batcher: with QUIESCE_GATE_BATCH_INFLIGHT=1 its loops' calls are decided in batches)
 // with fresh operationIds on the runs of one tree until told to stop ("stop" on stdin), then writes
 // every call it made (client-side start/end time, answer) to the file named in RACE_CONFIG.out.
 // Run with: tsx --conditions=react-server test/gate/race-worker.ts  (RACE_CONFIG JSON in the env)
 import { writeFileSync } from "node:fs";
 import { createInterface } from "node:readline";
-import { gateCheck } from "../../lib/gate";
+import { gateBatchStats, gateCheck } from "../../lib/gate";
 import { closePool } from "../../lib/db/pool";
 
 interface Config {
@@ -60,7 +61,9 @@ async function loop(loopNo: number): Promise<void> {
 try {
   await Promise.all(Array.from({ length: cfg.loops }, (_, k) => loop(k)));
   writeFileSync(cfg.out, JSON.stringify(records));
-  process.stdout.write(`done ${records.length}\n`);
+  // how many of the calls were decided in batches of two or more (QUIESCE_GATE_BATCH_INFLIGHT in the env)
+  const b = gateBatchStats();
+  process.stdout.write(`done ${records.length} batched ${b.calls} in ${b.batches}\n`);
 } finally {
   rl.close();
   process.stdin.destroy();

@@ -26,6 +26,7 @@ import { sleep } from "../../lib/wait";
 
 const WORKERS = 3;
 const LOOPS_PER_WORKER = 2;
+const BATCHED_LOOPS_PER_WORKER = 6;
 const PAUSE_CYCLES = 4;
 const ROOT = path.resolve(import.meta.dirname, "../..");
 const dir = mkdtempSync(path.join(tmpdir(), "quiesce-race-"));
@@ -40,25 +41,34 @@ afterAll(async () => {
 interface Worker {
   proc: ChildProcess;
   calls: number;
+  /** calls decided in batches of two or more (reported when the worker ends) */
+  batchedCalls: number;
   done: Promise<void>;
   out: string;
 }
 
-function startWorker(label: string, cfg: object): Worker {
+function startWorker(label: string, cfg: object, batched: boolean): Worker {
   const out = path.join(dir, `${label}.json`);
   const proc = spawn(path.join(ROOT, "node_modules/.bin/tsx"), ["--conditions=react-server", path.join(ROOT, "test/gate/race-worker.ts")], {
     cwd: ROOT,
-    env: { ...process.env, RACE_CONFIG: JSON.stringify({ ...cfg, label, out, loops: LOOPS_PER_WORKER }) },
+    env: {
+      ...process.env,
+      // Unbatched: every call is its own quiesce_gate statement. Batched: one statement in flight per
+      // process, so the loops' calls that arrive meanwhile go together as one quiesce_gate_batch call.
+      QUIESCE_GATE_BATCH_INFLIGHT: batched ? "1" : "0",
+      RACE_CONFIG: JSON.stringify({ ...cfg, label, out, loops: batched ? BATCHED_LOOPS_PER_WORKER : LOOPS_PER_WORKER }),
+    },
     stdio: ["pipe", "pipe", "pipe"],
   });
   children.push(proc);
-  const w: Worker = { proc, calls: 0, out, done: Promise.resolve() };
+  const w: Worker = { proc, calls: 0, batchedCalls: 0, out, done: Promise.resolve() };
   let stderr = "";
   proc.stderr!.on("data", (d) => {
     stderr += String(d);
   });
   proc.stdout!.on("data", (d: Buffer) => {
     for (const m of String(d).matchAll(/progress (\d+)/g)) w.calls = Math.max(w.calls, Number(m[1]));
+    for (const m of String(d).matchAll(/batched (\d+) in (\d+)/g)) if (Number(m[2]) > 0) w.batchedCalls = Number(m[1]);
   });
   w.done = new Promise((resolve, reject) =>
     proc.on("exit", (code) => (code === 0 ? resolve() : reject(new Error(`${label} exited ${code}: ${stderr}`)))),
@@ -107,6 +117,14 @@ const allowIds = (tx: { $queryRawUnsafe: <R>(q: string, ...v: unknown[]) => Prom
  * shared tree lock, to show the assertions below catch the race the lock prevents (docs/gate.md).
  */
 async function installMutant(): Promise<void> {
+  if (process.env.RACE_MUTANT === "no-lock-batch") {
+    // the batch without its locks (the calls it hands to quiesce_gate still take theirs)
+    const sql = readMigrations().find((m) => m.name.endsWith("_gate_batch"))!.sql;
+    const mutant = sql.replace(/PERFORM pg_advisory_xact_lock_shared\((?:7114, )?t\.key\)/g, "PERFORM t.key");
+    if (mutant === sql) throw new Error("mutant: batch lock statements not found");
+    await prisma().$executeRawUnsafe(mutant);
+    return;
+  }
   if (process.env.RACE_MUTANT !== "no-lock") return;
   const sql = readMigrations().find((m) => m.name.endsWith("_gate_function"))!.sql;
   const mutant = sql.replace(/PERFORM pg_advisory_xact_lock_shared\(hashtextextended\(v_root, 0\)\);/, "-- lock removed by RACE_MUTANT");
@@ -126,6 +144,8 @@ interface Scenario {
   killReasons: string[];
   /** Checks of this scenario alone, after the shared ones. */
   after?(ctx: RaceContext): Promise<void>;
+  /** The workers' calls are decided in batches (quiesce_gate_batch) instead of one statement each. */
+  batched?: boolean;
 }
 
 interface RaceContext {
@@ -153,7 +173,7 @@ async function race(s: Scenario): Promise<void> {
   const lock = s.lock(ctx.root, ctx.teamId);
   const cfg = { keyHash: key.hash, runs: treeRuns.map((r) => ({ runId: r.runId, leaseId: r.leaseId, epoch: r.epoch })) };
 
-  const workers = Array.from({ length: WORKERS }, (_, i) => startWorker(`${s.label}-w${i}`, cfg));
+  const workers = Array.from({ length: WORKERS }, (_, i) => startWorker(`${s.label}-w${i}`, cfg, s.batched === true));
   const dbg = (m: string) =>
     process.env.RACE_DEBUG && console.error(new Date().toISOString(), s.label, m, workers.map((w) => w.calls).join(","));
   dbg("started");
@@ -250,81 +270,92 @@ async function race(s: Scenario): Promise<void> {
   }
 
   await s.after?.(ctx);
+  // The batched races really batched: most calls were decided in batches of two or more.
+  const batchedCalls = workers.reduce((n, w) => n + w.batchedCalls, 0);
+  if (s.batched) expect(batchedCalls).toBeGreaterThan(calls.length / 2);
+  else expect(batchedCalls).toBe(0);
 
   // The race really raced: allows before the first pause and after each resume, holds, denies.
   expect([...new Set(calls.map((c) => c.decision))].sort()).toEqual(["allow", "deny", "hold"]);
   const overlapping = windows.reduce((n, w) => n + calls.filter((c) => c.t0 < w.pauseReturned && c.t1 > w.pauseReturned).length, 0);
   console.info(
-    `race (${s.label}): ${calls.length} gate calls from ${WORKERS} processes, ${kill.result.length} running at the kill, ${overlapping} calls in flight across the ${PAUSE_CYCLES} pause commits`,
+    `race (${s.label}): ${calls.length} gate calls from ${WORKERS} processes (${batchedCalls} in batches), ${kill.result.length} running at the kill, ${overlapping} calls in flight across the ${PAUSE_CYCLES} pause commits`,
   );
 }
 
-test(
-  "pause and kill committed while three processes hammer the gate: no allow slips past either",
-  async () => {
-    await installMutant();
-    await race({
-      label: "race",
-      lock: (root) => root,
-      pause: async (tx, { root }) => {
-        await tx.run.update({
-          where: { id: root },
-          data: { lifecycle: "paused", lifecycleReason: "race test", lifecycleChangedAt: new Date() },
-        });
-        return root;
-      },
-      resume: async (tx, { root }) => {
-        await tx.run.update({ where: { id: root }, data: { lifecycle: "normal", lifecycleReason: "race test resume" } });
-      },
-      // The minimal tree kill (the barrier's full transaction lives in lib/dal/kill.ts): lifecycle killed
-      // and epoch + 1 on every run of the tree, every lease revoked, under the exclusive tree lock.
-      kill: async (tx, { root, tree }) => {
-        await tx.$executeRawUnsafe(
-          "UPDATE runs SET lifecycle = 'killed', epoch = epoch + 1, lifecycle_reason = 'race test kill' WHERE root_run_id = $1",
-          root,
-        );
-        await tx.$executeRawUnsafe(
-          "UPDATE leases SET revoked_at = now(), revoked_by = 'race-test' WHERE run_id = ANY($1) AND revoked_at IS NULL",
-          tree,
-        );
-      },
-      killReasons: ["killed", "parent_revoked"],
-    });
-  },
-  Number(process.env.RACE_TIMEOUT_MS ?? 180_000),
-);
+// Each race twice: every call its own quiesce_gate statement, and the calls decided in batches
+// (quiesce_gate_batch, docs/gate.md#batches) racing the same control writes.
+for (const batched of [false, true]) {
+  test(
+    `pause and kill committed while three processes hammer the gate${batched ? " in batches" : ""}: no allow slips past either`,
+    async () => {
+      await installMutant();
+      await race({
+        batched,
+        label: batched ? "race-batched" : "race",
+        lock: (root) => root,
+        pause: async (tx, { root }) => {
+          await tx.run.update({
+            where: { id: root },
+            data: { lifecycle: "paused", lifecycleReason: "race test", lifecycleChangedAt: new Date() },
+          });
+          return root;
+        },
+        resume: async (tx, { root }) => {
+          await tx.run.update({ where: { id: root }, data: { lifecycle: "normal", lifecycleReason: "race test resume" } });
+        },
+        // The minimal tree kill (the barrier's full transaction lives in lib/dal/kill.ts): lifecycle killed
+        // and epoch + 1 on every run of the tree, every lease revoked, under the exclusive tree lock.
+        kill: async (tx, { root, tree }) => {
+          await tx.$executeRawUnsafe(
+            "UPDATE runs SET lifecycle = 'killed', epoch = epoch + 1, lifecycle_reason = 'race test kill' WHERE root_run_id = $1",
+            root,
+          );
+          await tx.$executeRawUnsafe(
+            "UPDATE leases SET revoked_at = now(), revoked_by = 'race-test' WHERE run_id = ANY($1) AND revoked_at IS NULL",
+            tree,
+          );
+        },
+        killReasons: ["killed", "parent_revoked"],
+      });
+    },
+    Number(process.env.RACE_TIMEOUT_MS ?? 180_000),
+  );
 
-// The same race for stop scopes (docs/fleet-stop.md): the scope is ONE row written under the team's
-// EXCLUSIVE stop-scope lock, never a change to any run. A pause scope naming only the root (it applies
-// to the subtree through the ancestry) is committed and lifted in cycles, then a whole-team kill scope.
-test(
-  "pause and kill SCOPES committed while three processes hammer the gate: no allow slips past either",
-  async () => {
-    const scopeRow = (teamId: string, action: "pause" | "kill", runIds?: string[]) => ({
-      id: newId("scope"),
-      teamId,
-      action,
-      filter: runIds ? { runIds } : {},
-      fRunIds: runIds,
-      reason: "race test",
-      requestedBy: "race-test",
-    });
-    await race({
-      label: "race-scope",
-      lock: (_root, team) => ({ team }),
-      pause: async (tx, { teamId, root }) => (await tx.stopScope.create({ data: scopeRow(teamId, "pause", [root]) })).id,
-      resume: async (tx, _ctx, scopeId) => {
-        await tx.stopScope.update({ where: { id: scopeId }, data: { liftedAt: new Date(), liftedBy: "race-test" } });
-      },
-      kill: async (tx, { teamId }) => {
-        await tx.stopScope.create({ data: scopeRow(teamId, "kill") });
-      },
-      killReasons: ["killed"],
-      // No run was touched: the scope alone stopped them.
-      after: async ({ tree }) => {
-        expect((await prisma().run.findMany({ where: { id: { in: tree } } })).every((r) => r.lifecycle === "normal")).toBe(true);
-      },
-    });
-  },
-  Number(process.env.RACE_TIMEOUT_MS ?? 180_000),
-);
+  // The same race for stop scopes (docs/fleet-stop.md): the scope is ONE row written under the team's
+  // EXCLUSIVE stop-scope lock, never a change to any run. A pause scope naming only the root (it applies
+  // to the subtree through the ancestry) is committed and lifted in cycles, then a whole-team kill scope.
+  test(
+    `pause and kill SCOPES committed while three processes hammer the gate${batched ? " in batches" : ""}: no allow slips past either`,
+    async () => {
+      const scopeRow = (teamId: string, action: "pause" | "kill", runIds?: string[]) => ({
+        id: newId("scope"),
+        teamId,
+        action,
+        filter: runIds ? { runIds } : {},
+        fRunIds: runIds,
+        reason: "race test",
+        requestedBy: "race-test",
+      });
+      await installMutant();
+      await race({
+        batched,
+        label: batched ? "race-scope-batched" : "race-scope",
+        lock: (_root, team) => ({ team }),
+        pause: async (tx, { teamId, root }) => (await tx.stopScope.create({ data: scopeRow(teamId, "pause", [root]) })).id,
+        resume: async (tx, _ctx, scopeId) => {
+          await tx.stopScope.update({ where: { id: scopeId }, data: { liftedAt: new Date(), liftedBy: "race-test" } });
+        },
+        kill: async (tx, { teamId }) => {
+          await tx.stopScope.create({ data: scopeRow(teamId, "kill") });
+        },
+        killReasons: ["killed"],
+        // No run was touched: the scope alone stopped them.
+        after: async ({ tree }) => {
+          expect((await prisma().run.findMany({ where: { id: { in: tree } } })).every((r) => r.lifecycle === "normal")).toBe(true);
+        },
+      });
+    },
+    Number(process.env.RACE_TIMEOUT_MS ?? 180_000),
+  );
+}

@@ -7,6 +7,8 @@ import { prisma } from "../../lib/db/prisma";
 import { gatePool, pool } from "../../lib/db/pool";
 import { databaseUrl } from "../../lib/db/url";
 import { makeWorld, raw, type World } from "../api/fixtures";
+import { gateCheck } from "../../lib/gate";
+import { hashKeySecret } from "../../lib/keys";
 
 // Read when the pools are created (lazily, after this runs).
 process.env.QUIESCE_GATE_DB_BUDGET_MS = "600";
@@ -114,6 +116,30 @@ test("pg_sleep: a statement past the statement timeout is cancelled on both the 
       ),
   );
   expect(b.value).toMatch(/statement timeout|canceling statement/i);
+});
+
+test("a held tree lock under concurrent callers: every batched call, in flight or waiting, answers deny control_unavailable in bounded time", async () => {
+  const run = await newRun();
+  const keyHash = hashKeySecret(w.a.keys.agent);
+  await other.query("BEGIN");
+  await other.query("SELECT pg_advisory_xact_lock(hashtextextended($1, 0))", [run.rootRunId]);
+  let answers: Awaited<ReturnType<typeof gateCheck>>[];
+  let ms: number;
+  try {
+    // the first calls take the statements in flight (stuck on the lock); the rest wait for a batch
+    ({ ms, value: answers } = await timed(() =>
+      Promise.all(
+        Array.from({ length: 10 }, (_, i) =>
+          gateCheck({ keyHash, runId: run.runId, leaseId: run.leaseId, epoch: run.epoch, operationId: `slow-batch-${i}`, tool: "t" }),
+        ),
+      ),
+    ));
+  } finally {
+    await other.query("ROLLBACK");
+  }
+  for (const a of answers) expect(a).toMatchObject({ ok: true, decision: "deny", reason: "control_unavailable" });
+  expect(ms).toBeLessThan(10_000);
+  expect(await prisma().gateDecision.count({ where: { operationId: { startsWith: "slow-batch-" } } })).toBe(0);
 });
 
 test("pool exhausted (every connection checked out): acquiring fails within the acquire timeout, and the gate denies", async () => {
