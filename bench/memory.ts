@@ -50,19 +50,20 @@ interface Stack {
 async function startStack(log: (l: string) => void): Promise<Stack> {
   const dataDir = mkdtempSync(path.join(os.tmpdir(), "quiesce-bench-memory-"));
   chmodSync(dataDir, 0o755); // as root, the embedded server runs as the `postgres` OS user
-  const [web, api, pg] = [await freePort(), await freePort(), await freePort()];
+  const [web, api, pg, sim] = [await freePort(), await freePort(), await freePort(), await freePort()];
   const env: NodeJS.ProcessEnv = {
     ...process.env,
     PORT: String(web),
     QUIESCE_API_PORT: String(api),
     QUIESCE_EMBEDDED_PG_PORT: String(pg),
+    QUIESCE_PROVIDER_SIM_PORT: String(sim),
     QUIESCE_DATA_DIR: dataDir,
     QUIESCE_LOG_FORMAT: "json",
   };
   delete env.DATABASE_URL; // the zero-config path: the stack hosts its own embedded PostgreSQL
   delete env.QUIESCE_DB_POOL; // the bench raised it for its own sections
   delete env.NODE_OPTIONS;
-  log(`npm start (web ${web}, API ${api}, embedded PostgreSQL ${pg}, data ${dataDir}) …`);
+  log(`npm start (web ${web}, API ${api}, embedded PostgreSQL ${pg}, provider-sim ${sim}, data ${dataDir}) …`);
   const npm = spawn("npm", ["start"], { cwd: ROOT, env, stdio: ["ignore", "pipe", "pipe"] });
   let out = "";
   const keep = (b: Buffer) => {
