@@ -9,13 +9,14 @@
 // figures are what a user's machine holds. Reported, never asserted.
 import os from "node:os";
 import path from "node:path";
-import net from "node:net";
 import { chmodSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { spawn, type ChildProcess } from "node:child_process";
 import autocannon from "autocannon";
 import type { BenchSection } from "./lib/section";
 import { ratio, type BenchTable } from "./lib/report";
 import { processTree, rssOf, stackName, type ProcInfo } from "./lib/rss";
+import { freePort } from "./lib/processes";
+import { sleep } from "../lib/wait";
 import { newId } from "../lib/ids";
 
 const ROOT = path.resolve(import.meta.dirname, "..");
@@ -25,18 +26,6 @@ const SOAK_RATE = 300;
 const SAMPLE_MS = 10_000;
 const SOAK_CONNECTIONS = 64;
 
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = net.createServer();
-    s.once("error", reject);
-    s.listen(0, "127.0.0.1", () => {
-      const { port } = s.address() as net.AddressInfo;
-      s.close(() => resolve(port));
-    });
-  });
-}
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const mb = (x: number) => x.toFixed(0);
 
 interface Stack {
