@@ -76,10 +76,13 @@ export function nodeFlags(name: string): string[] {
   const semi = name === "api" ? 2 : 1;
   const old = name === "web" ? 512 : name === "api" ? 384 : 256;
   // Prisma's WebAssembly query compiler compiled by the baseline compiler only (no optimizing tier):
-  // about 30 MB less code per process that loads Prisma. For the API process this is a trade: in two
-  // paired runs of 4000 gate calls at concurrency 16 on the loaded 2-core machine it did 0.71× and 0.78×
-  // the calls a second. `npm start` is the one-machine stack, held to ≤ 400 MB at rest; deployments run
-  // `quiesce api` themselves, without these flags (docs/deploy.md). Drop "api" here to trade back.
+  // about 30 MB less code per process that runs a Prisma query. Not a trade on the agents' hot path:
+  // the gate never runs Prisma (one SQL statement on the gate pool, the key checked inside it), so the
+  // flag cannot touch it — after gate calls alone both variants held the same RSS (the compiler was never
+  // built), and in 12 interleaved rounds with Prisma warmed the API process did 1.04× the gate calls a
+  // second with the flag (rounds ranged 0.76–1.54× on the loaded 2-core machine; the earlier 0.71× and
+  // 0.78× were single pairs). Only the routes that do use Prisma (operations, completion, run reads, the
+  // event stream's key re-check) run the slower baseline code. docs/operating.md#processes-and-memory.
   const wasm = name === "workers" || name === "api" ? ["--liftoff-only"] : [];
   return [`--max-semi-space-size=${semi}`, `--max-old-space-size=${old}`, "--v8-pool-size=1", ...wasm];
 }
