@@ -16,7 +16,7 @@ import pg from "pg";
 import { performance } from "node:perf_hooks";
 import type { BenchSection } from "./lib/section";
 import { ms, ratio, type BenchTable } from "./lib/report";
-import { freePort, startProcess, stopProcess, type Proc } from "./http";
+import { freePort, startProcess, stopProcess, type Proc } from "./lib/processes";
 import { runBarrierWorker } from "../lib/barrier/worker";
 import { startSimProvider } from "../lib/providers/sim-server";
 import { createApiKey } from "../lib/dal/api-keys";

@@ -10,7 +10,7 @@ import path from "node:path";
 import { parseArgs } from "node:util";
 import { freshDatabase } from "./lib/fresh-database";
 import { load } from "./lib/load";
-import { freePort, startProcess, stopProcess, type Proc } from "./http";
+import { freePort, startProcess, stopProcess, type Proc } from "./lib/processes";
 import { createApiKey } from "../lib/dal/api-keys";
 import { ensureTeam } from "../lib/dal/admin-directory";
 import { createRun } from "../lib/dal/runs";

@@ -8,12 +8,13 @@
 // concurrency 1 ≤ 1.5 ms. Reported, never asserted.
 import os from "node:os";
 import path from "node:path";
-import net from "node:net";
 import { existsSync } from "node:fs";
-import { spawn, type ChildProcess } from "node:child_process";
+import { spawn } from "node:child_process";
 import type { BenchSection } from "./lib/section";
 import type { Stats } from "./lib/measure";
 import { load, raceKill, type RaceResult } from "./lib/load";
+import { freePort, startProcess, stopProcess, type Proc } from "./lib/processes";
+import { rssOf } from "./lib/rss";
 import { ms, ratio, type BenchTable } from "./lib/report";
 import { createApiKey } from "../lib/dal/api-keys";
 import { ensureMembership, ensureTeam, ensureUser } from "../lib/dal/admin-directory";
@@ -26,66 +27,6 @@ const GATE_RATIO = 0.6;
 const GATE_P50_MS = 1.5;
 const RACE_RATE = 300;
 
-export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = net.createServer();
-    s.once("error", reject);
-    s.listen(0, "127.0.0.1", () => {
-      const { port } = s.address() as net.AddressInfo;
-      s.close(() => resolve(port));
-    });
-  });
-}
-
-export interface Proc {
-  name: string;
-  url: string;
-  child: ChildProcess;
-}
-
-async function waitFor(url: string, child: ChildProcess, name: string, output: () => string): Promise<void> {
-  const deadline = Date.now() + 120_000;
-  while (Date.now() < deadline) {
-    if (child.exitCode !== null) throw new Error(`${name} exited (${child.exitCode}):\n${output()}`);
-    try {
-      const r = await fetch(url);
-      if (r.ok) return;
-    } catch {
-      /* not listening yet */
-    }
-    await new Promise((r) => setTimeout(r, 250));
-  }
-  throw new Error(`${name} did not answer ${url} within 120 s:\n${output()}`);
-}
-
-export async function startProcess(
-  name: string,
-  args: string[],
-  env: Record<string, string>,
-  port: number,
-  probe: string,
-  cwd: string = ROOT,
-): Promise<Proc> {
-  const child = spawn(process.execPath, args, { cwd, env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "pipe"] });
-  let out = "";
-  const keep = (b: Buffer) => {
-    out = (out + b.toString()).slice(-4000);
-  };
-  child.stdout!.on("data", keep);
-  child.stderr!.on("data", keep);
-  const url = `http://127.0.0.1:${port}`;
-  await waitFor(url + probe, child, name, () => out);
-  return { name, url, child };
-}
-
-export async function stopProcess(p: Proc | undefined): Promise<void> {
-  if (!p || p.child.exitCode !== null) return;
-  const exited = new Promise((r) => p.child.once("exit", r));
-  p.child.kill("SIGTERM");
-  await Promise.race([exited, new Promise((r) => setTimeout(r, 5000))]);
-  if (p.child.exitCode === null) p.child.kill("SIGKILL");
-}
-
 /** An operator user of the bench team, for the kill (operator keys act for their user's role). */
 async function benchOperator(teamId: string): Promise<string> {
   const { user } = await ensureUser(SYSTEM, {
@@ -95,19 +36,6 @@ async function benchOperator(teamId: string): Promise<string> {
   });
   await ensureMembership(SYSTEM, { teamId, userId: user.id, role: "operator" });
   return user.id;
-}
-
-/** Resident memory of a process (Linux /proc), in MB; null elsewhere. */
-export async function rssMb(pid: number | undefined): Promise<number | null> {
-  if (!pid) return null;
-  try {
-    const { readFile } = await import("node:fs/promises");
-    const status = await readFile(`/proc/${pid}/status`, "utf8");
-    const kb = Number(/VmRSS:\s+(\d+)/.exec(status)?.[1]);
-    return Number.isFinite(kb) ? Math.round(kb / 1024) : null;
-  } catch {
-    return null;
-  }
 }
 
 export const httpSection: BenchSection = {
@@ -256,7 +184,10 @@ export const httpSection: BenchSection = {
           );
         }
       }
-      for (const s of servers) rss[s.name] = await rssMb(s.child.pid);
+      for (const s of servers) {
+        const r = s.child.pid ? rssOf(s.child.pid) : null;
+        rss[s.name] = r === null ? null : Math.round(r);
+      }
       // A kill lands during ~300 decisions/s on one run tree (root and its children), through the API process.
       const api = servers.find((s) => s.name === "api")!;
       const operator = await createApiKey(SYSTEM, {

@@ -9,13 +9,14 @@
 // figures are what a user's machine holds. Reported, never asserted.
 import os from "node:os";
 import path from "node:path";
-import net from "node:net";
 import { chmodSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { spawn, type ChildProcess } from "node:child_process";
 import autocannon from "autocannon";
 import type { BenchSection } from "./lib/section";
 import { ratio, type BenchTable } from "./lib/report";
 import { processTree, rssOf, stackName, type ProcInfo } from "./lib/rss";
+import { freePort } from "./lib/processes";
+import { sleep } from "../lib/wait";
 import { newId } from "../lib/ids";
 
 const ROOT = path.resolve(import.meta.dirname, "..");
@@ -25,18 +26,6 @@ const SOAK_RATE = 300;
 const SAMPLE_MS = 10_000;
 const SOAK_CONNECTIONS = 64;
 
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = net.createServer();
-    s.once("error", reject);
-    s.listen(0, "127.0.0.1", () => {
-      const { port } = s.address() as net.AddressInfo;
-      s.close(() => resolve(port));
-    });
-  });
-}
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const mb = (x: number) => x.toFixed(0);
 
 interface Stack {
@@ -50,19 +39,20 @@ interface Stack {
 async function startStack(log: (l: string) => void): Promise<Stack> {
   const dataDir = mkdtempSync(path.join(os.tmpdir(), "quiesce-bench-memory-"));
   chmodSync(dataDir, 0o755); // as root, the embedded server runs as the `postgres` OS user
-  const [web, api, pg] = [await freePort(), await freePort(), await freePort()];
+  const [web, api, pg, sim] = [await freePort(), await freePort(), await freePort(), await freePort()];
   const env: NodeJS.ProcessEnv = {
     ...process.env,
     PORT: String(web),
     QUIESCE_API_PORT: String(api),
     QUIESCE_EMBEDDED_PG_PORT: String(pg),
+    QUIESCE_PROVIDER_SIM_PORT: String(sim),
     QUIESCE_DATA_DIR: dataDir,
     QUIESCE_LOG_FORMAT: "json",
   };
   delete env.DATABASE_URL; // the zero-config path: the stack hosts its own embedded PostgreSQL
   delete env.QUIESCE_DB_POOL; // the bench raised it for its own sections
   delete env.NODE_OPTIONS;
-  log(`npm start (web ${web}, API ${api}, embedded PostgreSQL ${pg}, data ${dataDir}) …`);
+  log(`npm start (web ${web}, API ${api}, embedded PostgreSQL ${pg}, provider-sim ${sim}, data ${dataDir}) …`);
   const npm = spawn("npm", ["start"], { cwd: ROOT, env, stdio: ["ignore", "pipe", "pipe"] });
   let out = "";
   const keep = (b: Buffer) => {

@@ -2,11 +2,12 @@
 // 001's story against the control plane, so a new user sees live run trees at once. `npm start`
 // runs it unless --no-demo or QUIESCE_DEMO=0. Reads QUIESCE_URL and QUIESCE_API_KEY (the demo agent
 // key; .quiesce/demo-keys.json is the fallback), QUIESCE_WORKER_KEY for its queue workers, and
-// QUIESCE_PROVIDER_SIM_URL for the simulated deployment provider (default http://127.0.0.1:4700).
+// QUIESCE_PROVIDER_SIM_URL for the simulated deployment provider (default http://127.0.0.1:$QUIESCE_PROVIDER_SIM_PORT, 4700).
 import type { Command } from "./types";
 import { parseFlags, UsageError } from "../../lib/cli/args";
 import { defaultUrl } from "../../lib/cli/api";
 import { readDemoKeys } from "../../lib/seed/demo-keys-file";
+import { simProviderUrl } from "../../lib/seed/sim-url";
 import { runFleet } from "../../lib/demo/fleet";
 import { setting } from "../../lib/config";
 
@@ -50,7 +51,7 @@ export const demoCommand: Command = {
       throw new UsageError("no agent key: set QUIESCE_API_KEY or pass --key (npm start writes the demo keys to .quiesce/demo-keys.json)");
     const workerKey = values["worker-key"] ?? setting("QUIESCE_WORKER_KEY") ?? file?.keys.worker?.secret ?? agentKey;
     const url = values.url ?? defaultUrl();
-    const simUrl = values.sim ?? setting("QUIESCE_PROVIDER_SIM_URL") ?? "http://127.0.0.1:4700";
+    const simUrl = values.sim ?? setting("QUIESCE_PROVIDER_SIM_URL") ?? simProviderUrl();
     for (const [name, u] of [
       ["url", url],
       ["sim", simUrl],

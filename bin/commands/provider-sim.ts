@@ -4,17 +4,18 @@ import type { Command } from "./types";
 import { parseFlags, UsageError } from "../../lib/cli/args";
 import { startSimProvider } from "../../lib/providers/sim-server";
 import { lineLogger, logger } from "../../lib/log";
+import { setting } from "../../lib/config";
 
 export const providerSimCommand: Command = {
   summary: "run the simulated deployment provider (cancels cleanly, commits during cancel, status down, slow)",
-  usage: "npm run quiesce -- provider-sim [--port <n>] [--host <addr>] [--quiet]   (default 127.0.0.1:4700)",
+  usage: "npm run quiesce -- provider-sim [--port <n>] [--host <addr>] [--quiet]   (default 127.0.0.1:$QUIESCE_PROVIDER_SIM_PORT, 4700)",
   async run(argv) {
     const { values } = parseFlags(
       argv,
       { port: { type: "string" }, host: { type: "string" }, quiet: { type: "boolean" } },
       { positionals: false },
     );
-    const port = values.port === undefined ? 4700 : Number(values.port);
+    const port = values.port === undefined ? setting("QUIESCE_PROVIDER_SIM_PORT") : Number(values.port);
     if (!Number.isInteger(port) || port < 0 || port > 65535) throw new UsageError("--port: an integer 0–65535");
     const log = values.quiet ? () => {} : lineLogger("provider-sim");
     const sim = await startSimProvider({ port, host: values.host ?? "127.0.0.1", log });

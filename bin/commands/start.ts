@@ -10,7 +10,7 @@ import { spawn } from "node:child_process";
 import type { PrepareResult } from "../../lib/start/prepare";
 import { checkBuild } from "../../lib/start/build-check";
 import { closeDbClients, openDatabaseHosted, redactUrl, type DatabaseHandle } from "../../lib/start/database";
-import { childEnv, demoEnabled, parsePort, planChildren, PROVIDER_SIM_PORT } from "../../lib/start/plan";
+import { childEnv, demoEnabled, parsePort, planChildren } from "../../lib/start/plan";
 import { ensureAuthSecret } from "../../lib/start/secret";
 import { Supervisor } from "../../lib/start/supervisor";
 import { setting } from "../../lib/config";
@@ -97,25 +97,23 @@ export const startCommand: Command = {
     }
     // Only this machine can reach the console unless HOST names another interface (e.g. 0.0.0.0).
     const apiPort = setting("QUIESCE_API_PORT");
+    const simPort = setting("QUIESCE_PROVIDER_SIM_PORT");
     const opts = {
       port,
       dev: values.dev ?? false,
       demo: demoEnabled(values["no-demo"], process.env),
       host: setting("HOST"),
       apiPort,
+      simPort,
       builtDir: BUILT_DIR,
     };
     const plan = planChildren(ROOT, COMMAND_NAMES, opts);
     const withApi = plan.some((c) => c.name === "api");
 
-    for (const p of [
-      port,
-      ...(withApi ? [apiPort] : []),
-      ...(plan.some((c) => c.members.includes("provider-sim")) ? [PROVIDER_SIM_PORT] : []),
-    ]) {
+    for (const p of [port, ...(withApi ? [apiPort] : []), ...(plan.some((c) => c.members.includes("provider-sim")) ? [simPort] : [])]) {
       if (await portInUse(p)) {
         console.error(
-          `error: port ${p} is already in use (another \`npm start\`?). ${p === port ? "Pass --port <n> or set PORT." : p === apiPort ? "Set QUIESCE_API_PORT." : "Stop whatever holds it."}`,
+          `error: port ${p} is already in use (another \`npm start\`?). ${p === port ? "Pass --port <n> or set PORT." : p === apiPort ? "Set QUIESCE_API_PORT." : p === simPort ? "Set QUIESCE_PROVIDER_SIM_PORT." : "Stop whatever holds it."}`,
         );
         return 1;
       }
@@ -181,7 +179,14 @@ export const startCommand: Command = {
       if (shuttingDown) return await done;
       const secret = ensureAuthSecret();
       const keys = seeded.keys;
-      const env = childEnv(process.env, { databaseUrl: db.url, port, authSecret: secret.secret, keys, ...(withApi ? { apiPort } : {}) });
+      const env = childEnv(process.env, {
+        databaseUrl: db.url,
+        port,
+        simPort,
+        authSecret: secret.secret,
+        keys,
+        ...(withApi ? { apiPort } : {}),
+      });
 
       if (!opts.dev && !shuttingDown) {
         const check = checkBuild(ROOT);

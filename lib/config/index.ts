@@ -304,6 +304,10 @@ export const CONFIG = {
   }),
   QUIESCE_BARRIER_TEAM: text({ group: "barrier", doc: "Only work on barriers of this team id (drills, tests)." }),
   QUIESCE_PROVIDER_SIM_URL: url(HTTP, { group: "barrier", doc: "The simulated deployment provider (`quiesce provider-sim`)." }),
+  QUIESCE_PROVIDER_SIM_PORT: port(4700, {
+    group: "barrier",
+    doc: "Port of the simulated deployment provider (`quiesce provider-sim`, started by `npm start`); the seeded `deploy-sim` provider points here.",
+  }),
 
   // Command line, SDK and workers
   QUIESCE_URL: url(HTTP, { group: "cli", doc: "Base URL of the control plane. CLI default: http://localhost:$PORT." }),

@@ -142,10 +142,16 @@ export interface ProviderInput {
   statusUrl: string | null;
   quietPeriodSeconds: number;
   rollbackOwner: string | null;
+  /**
+   * An existing row whose cancel/status URLs differ is pointed at these (audited as provider.update).
+   * For the seeded simulated provider, whose port is a setting (QUIESCE_PROVIDER_SIM_PORT): the demo
+   * keeps working when the port changes between starts. Otherwise an existing row is left as configured.
+   */
+  updateUrls?: boolean;
 }
 
 /** Adds the provider row when the team has none of that name; an existing row is left as configured. */
-export async function ensureProvider(p: Principal, input: ProviderInput): Promise<{ id: string; created: boolean }> {
+export async function ensureProvider(p: Principal, input: ProviderInput): Promise<{ id: string; created: boolean; updated: boolean }> {
   requireSystem(p);
   return prisma().$transaction(async (tx) => {
     const id = newId("prov");
@@ -164,9 +170,20 @@ export async function ensureProvider(p: Principal, input: ProviderInput): Promis
     if (inserted.length === 0) {
       const row = await tx.provider.findUniqueOrThrow({
         where: { teamId_name: { teamId: input.teamId, name: input.name } },
-        select: { id: true },
+        select: { id: true, cancelUrl: true, statusUrl: true },
       });
-      return { id: row.id, created: false };
+      if (!input.updateUrls || (row.cancelUrl === input.cancelUrl && row.statusUrl === input.statusUrl))
+        return { id: row.id, created: false, updated: false };
+      await tx.provider.update({ where: { id: row.id }, data: { cancelUrl: input.cancelUrl, statusUrl: input.statusUrl } });
+      await appendAudit(tx, {
+        teamId: input.teamId,
+        actor: actorOf(p),
+        action: "provider.update",
+        target: row.id,
+        before: { cancelUrl: row.cancelUrl, statusUrl: row.statusUrl },
+        after: { cancelUrl: input.cancelUrl, statusUrl: input.statusUrl },
+      });
+      return { id: row.id, created: false, updated: true };
     }
     await appendAudit(tx, {
       teamId: input.teamId,
@@ -182,6 +199,6 @@ export async function ensureProvider(p: Principal, input: ProviderInput): Promis
         rollbackOwner: input.rollbackOwner,
       },
     });
-    return { id, created: true };
+    return { id, created: true, updated: false };
   });
 }

@@ -182,12 +182,22 @@ export class ControlListener {
     }, delay);
   }
 
+  /**
+   * The next ping is armed only once the previous one answered: a timer that fired every interval
+   * regardless sent a query on a connection still busy with the last one whenever an answer took
+   * longer than the interval (node-postgres deprecates queuing on a busy client: "client.query() when
+   * the client is already executing a query").
+   */
   private startPing(client: pg.Client): void {
     const every = this.opts.pingIntervalMs ?? 30_000;
-    this.pingTimer = setInterval(() => {
+    this.pingTimer = setTimeout(() => {
+      this.pingTimer = null;
       const timeout = setTimeout(() => client.emit("error", new Error("ping timed out")), 5000);
       client.query("SELECT 1").then(
-        () => clearTimeout(timeout),
+        () => {
+          clearTimeout(timeout);
+          if (this.client === client && !this.closed) this.startPing(client);
+        },
         (e: Error) => {
           clearTimeout(timeout);
           this.lost(client, e);
@@ -205,7 +215,7 @@ export class ControlListener {
   }
 
   private clearTimers(): void {
-    if (this.pingTimer) clearInterval(this.pingTimer);
+    if (this.pingTimer) clearTimeout(this.pingTimer);
     if (this.retryTimer) clearTimeout(this.retryTimer);
     if (this.idleTimer) clearTimeout(this.idleTimer);
     this.pingTimer = this.retryTimer = this.idleTimer = null;

@@ -11,6 +11,7 @@ import { setTeamStopSettings } from "../dal/team-settings";
 import type { KeyKind, Role } from "../control/types";
 import { defaultDemoKeysPath, readDemoKeys, writeDemoKeys, type DemoKeyRole, type DemoKeys } from "./demo-keys-file";
 import { setting } from "../config";
+import { simProviderUrl } from "./sim-url";
 
 export const DEMO_TEAM = { slug: "demo", name: "Demo team" } as const;
 export const DEMO_PAUSE_POLICY_SECONDS = 900;
@@ -25,8 +26,6 @@ export const DEMO_USERS: { email: string; name: string; role: Role }[] = [
 export const DEMO_PROVIDER = {
   name: "deploy-sim",
   kind: "simulated",
-  cancelUrl: "http://127.0.0.1:4700/cancel",
-  statusUrl: "http://127.0.0.1:4700/status",
   quietPeriodSeconds: 5,
   rollbackOwner: "release-oncall",
 } as const;
@@ -61,7 +60,7 @@ export interface SeedResult {
   /** Set only when this run created (or reset) users with it: print it once. */
   password: string | null;
   keys: SeedKey[];
-  provider: { name: string; created: boolean };
+  provider: { name: string; url: string; created: boolean; updated: boolean };
   keysFile: string;
   /** Anything at all was written. */
   changed: boolean;
@@ -80,7 +79,7 @@ async function stillValid(secret: string | undefined, teamId: string, kind: KeyK
   return p && p.teamId === teamId && p.kind === kind ? p.keyId : null;
 }
 
-export async function seedDemo(opts: { keysFile?: string; password?: string } = {}): Promise<SeedResult> {
+export async function seedDemo(opts: { keysFile?: string; password?: string; simPort?: number } = {}): Promise<SeedResult> {
   const keysFile = opts.keysFile ?? defaultDemoKeysPath();
   const explicitPassword = opts.password ?? setting("QUIESCE_DEMO_PASSWORD") ?? null;
   const prior = readDemoKeys(keysFile);
@@ -110,7 +109,15 @@ export async function seedDemo(opts: { keysFile?: string; password?: string } = 
   }
   const passwordShown = users.some((u) => u.created || u.passwordReset) ? password : null;
 
-  const provider = await ensureProvider(SYSTEM, { teamId: demo.team.id, ...DEMO_PROVIDER });
+  // The row follows the simulator's port: a start on another QUIESCE_PROVIDER_SIM_PORT repoints it.
+  const simUrl = simProviderUrl(opts.simPort);
+  const provider = await ensureProvider(SYSTEM, {
+    teamId: demo.team.id,
+    ...DEMO_PROVIDER,
+    cancelUrl: `${simUrl}/cancel`,
+    statusUrl: `${simUrl}/status`,
+    updateUrls: true,
+  });
 
   const keys: SeedKey[] = [];
   for (const spec of KEY_SPECS) {
@@ -146,7 +153,13 @@ export async function seedDemo(opts: { keysFile?: string; password?: string } = 
     writeDemoKeys(data, keysFile);
   }
 
-  const changed = demo.created || other.created || provider.created || anyKeyCreated || users.some((u) => u.created || u.passwordReset);
+  const changed =
+    demo.created ||
+    other.created ||
+    provider.created ||
+    provider.updated ||
+    anyKeyCreated ||
+    users.some((u) => u.created || u.passwordReset);
   return {
     teams: [
       { slug: DEMO_TEAM.slug, id: demo.team.id, created: demo.created },
@@ -155,7 +168,7 @@ export async function seedDemo(opts: { keysFile?: string; password?: string } = 
     users,
     password: passwordShown,
     keys,
-    provider: { name: DEMO_PROVIDER.name, created: provider.created },
+    provider: { name: DEMO_PROVIDER.name, url: simUrl, created: provider.created, updated: provider.updated },
     keysFile,
     changed,
   };

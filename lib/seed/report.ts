@@ -11,7 +11,8 @@ export function formatSeedReport(r: SeedResult, opts: { consoleUrl?: string } = 
   }
   const newTeams = r.teams.filter((t) => t.created).map((t) => t.slug);
   if (newTeams.length) lines.push(`created team(s): ${newTeams.join(", ")}`);
-  if (r.provider.created) lines.push(`created provider "${r.provider.name}" (simulated, http://127.0.0.1:4700)`);
+  if (r.provider.created) lines.push(`created provider "${r.provider.name}" (simulated, ${r.provider.url})`);
+  if (r.provider.updated) lines.push(`pointed provider "${r.provider.name}" at ${r.provider.url} (QUIESCE_PROVIDER_SIM_PORT)`);
   if (r.password !== null) {
     lines.push("", `Demo sign-ins${opts.consoleUrl ? ` for ${opts.consoleUrl}` : ""} (password shown once; also in ${r.keysFile}):`);
     for (const u of r.users.filter((x) => x.created || x.passwordReset)) lines.push(`  ${u.role.padEnd(8)}  ${u.email}`);

@@ -102,3 +102,23 @@ test("a lost keys file gets fresh working keys; concurrent seeds never duplicate
   expect(after.keys).toHaveLength(before.keys.length + 10);
   for (const k of [...a.keys, ...b.keys]) expect(await authenticateKey(k.secret)).not.toBeNull();
 });
+
+test("the simulated provider row follows QUIESCE_PROVIDER_SIM_PORT: a start on another port repoints it (audited), once", async () => {
+  const keysFile = path.join(dir, "port.json");
+  await seedDemo({ keysFile, password: "first-pass-123" });
+  const moved = await seedDemo({ keysFile, password: "first-pass-123", simPort: 4799 });
+  expect(moved.changed).toBe(true);
+  expect(moved.provider).toMatchObject({ url: "http://127.0.0.1:4799", created: false, updated: true });
+  const row = async () =>
+    (await db.query(`SELECT p.id, cancel_url, status_url FROM providers p JOIN teams t ON t.id = p.team_id WHERE t.slug = 'demo'`)).rows[0];
+  const r = await row();
+  expect(r).toMatchObject({ cancel_url: "http://127.0.0.1:4799/cancel", status_url: "http://127.0.0.1:4799/status" });
+  const audit = await db.query(`SELECT before, after FROM audit_events WHERE action = 'provider.update' AND target = $1`, [r.id]);
+  expect(audit.rows).toHaveLength(1);
+  expect(audit.rows[0].after).toEqual({ cancelUrl: "http://127.0.0.1:4799/cancel", statusUrl: "http://127.0.0.1:4799/status" });
+  const again = await seedDemo({ keysFile, password: "first-pass-123", simPort: 4799 });
+  expect(again.changed).toBe(false);
+  // Back to the default for the other tests sharing this database.
+  await seedDemo({ keysFile, password: "first-pass-123", simPort: 4700 });
+  expect(await row()).toMatchObject({ cancel_url: "http://127.0.0.1:4700/cancel" });
+});

@@ -1,6 +1,6 @@
 import fc from "fast-check";
 import { expect, test } from "vitest";
-import { childEnv, COMPANIONS, demoEnabled, parsePort, planChildren, PROVIDER_SIM_PORT } from "./plan";
+import { childEnv, COMPANIONS, demoEnabled, parsePort, planChildren } from "./plan";
 
 const ROOT = "/srv/quiesce";
 
@@ -27,7 +27,7 @@ test("the web app always runs; companions run only when registered, in start ord
     "+",
     "provider-sim",
     "--port",
-    String(PROVIDER_SIM_PORT),
+    "4700",
     "+",
     "demo",
   ]);
@@ -45,7 +45,7 @@ test("a group runs only when all its members run; otherwise each runs alone", ()
   expect(noDemo[1]!.afterWeb).toBe(false);
   const two = planChildren(ROOT, ["provider-sim", "barrier-worker"], { port: 1, dev: false, demo: true });
   expect(two.map((c) => c.name)).toEqual(["web", "barrier-worker", "provider-sim"]);
-  expect(two[2]!.args.slice(-3)).toEqual(["provider-sim", "--port", String(PROVIDER_SIM_PORT)]);
+  expect(two[2]!.args.slice(-3)).toEqual(["provider-sim", "--port", "4700"]);
 });
 
 test("production children run the prebuilt CLI with capped V8 settings; from source (no build) they run tsx", () => {
@@ -113,7 +113,7 @@ test("every child gets the database, the control plane URL, the auth secret and 
     QUIESCE_AGENT_KEY: "qk_agent_a",
     QUIESCE_WORKER_KEY: "qk_worker_w",
     QUIESCE_OPERATOR_KEY: "qk_operator_o",
-    QUIESCE_PROVIDER_SIM_URL: `http://127.0.0.1:${PROVIDER_SIM_PORT}`,
+    QUIESCE_PROVIDER_SIM_URL: `http://127.0.0.1:4700`,
   });
   expect(env.QUIESCE_GATEWAY_KEY).toBeUndefined();
   expect(childEnv({ NEXTAUTH_URL: "https://q.example" }, { databaseUrl: "x", port: 1, authSecret: "y", keys: {} }).NEXTAUTH_URL).toBe(
@@ -131,4 +131,13 @@ test("the API process runs on QUIESCE_API_PORT's port, is essential like the web
   expect(env.QUIESCE_URL).toBe("http://127.0.0.1:3901");
   expect(env.QUIESCE_API_PORT).toBe("3901");
   expect(env.NEXTAUTH_URL).toBe("http://localhost:3000");
+});
+
+test("the simulated provider runs on QUIESCE_PROVIDER_SIM_PORT (4700 by default), and the children are pointed at it", () => {
+  const moved = planChildren(ROOT, ["provider-sim", "barrier-worker"], { port: 1, dev: false, demo: true, simPort: 4799 });
+  expect(moved.find((c) => c.name === "provider-sim")!.args.slice(-3)).toEqual(["provider-sim", "--port", "4799"]);
+  const base = { databaseUrl: "x", port: 1, authSecret: "y", keys: {} };
+  expect(childEnv({}, { ...base, simPort: 4799 }).QUIESCE_PROVIDER_SIM_URL).toBe("http://127.0.0.1:4799");
+  expect(childEnv({ QUIESCE_PROVIDER_SIM_PORT: "4801" }, base).QUIESCE_PROVIDER_SIM_URL).toBe("http://127.0.0.1:4801");
+  expect(childEnv({}, base).QUIESCE_PROVIDER_SIM_URL).toBe("http://127.0.0.1:4700");
 });

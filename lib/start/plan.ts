@@ -5,8 +5,6 @@ import path from "node:path";
 import type { DemoKeyRole } from "../seed/demo-keys-file";
 import { setting } from "../config";
 
-export const PROVIDER_SIM_PORT = 4700;
-
 export interface StartOptions {
   port: number;
   dev: boolean;
@@ -15,6 +13,8 @@ export interface StartOptions {
   host?: string;
   /** Port of the API process (`quiesce api`); QUIESCE_API_PORT by default. */
   apiPort?: number;
+  /** Port of the simulated deployment provider (`provider-sim`); QUIESCE_PROVIDER_SIM_PORT by default. */
+  simPort?: number;
   /**
    * The prebuilt CLI's folder (lib/build/current.ts) when `npm start` runs from it: every companion then
    * runs that build's plain JavaScript. Unset or null (running from source, `npm run dev`): tsx.
@@ -40,7 +40,8 @@ export const COMPANIONS: { name: string; args: string[]; afterWeb: boolean; opti
   { name: "api", args: [], afterWeb: false, optional: false },
   { name: "barrier-worker", args: [], afterWeb: false, optional: false },
   { name: "webhook-worker", args: [], afterWeb: false, optional: false },
-  { name: "provider-sim", args: ["--port", String(PROVIDER_SIM_PORT)], afterWeb: false, optional: false },
+  // Its port is filled in by planChildren (QUIESCE_PROVIDER_SIM_PORT).
+  { name: "provider-sim", args: [], afterWeb: false, optional: false },
   { name: "demo", args: [], afterWeb: true, optional: true },
 ];
 
@@ -75,10 +76,13 @@ export function nodeFlags(name: string): string[] {
   const semi = name === "api" ? 2 : 1;
   const old = name === "web" ? 512 : name === "api" ? 384 : 256;
   // Prisma's WebAssembly query compiler compiled by the baseline compiler only (no optimizing tier):
-  // about 30 MB less code per process that loads Prisma. For the API process this is a trade: in two
-  // paired runs of 4000 gate calls at concurrency 16 on the loaded 2-core machine it did 0.71× and 0.78×
-  // the calls a second. `npm start` is the one-machine stack, held to ≤ 400 MB at rest; deployments run
-  // `quiesce api` themselves, without these flags (docs/deploy.md). Drop "api" here to trade back.
+  // about 30 MB less code per process that runs a Prisma query. Not a trade on the agents' hot path:
+  // the gate never runs Prisma (one SQL statement on the gate pool, the key checked inside it), so the
+  // flag cannot touch it — after gate calls alone both variants held the same RSS (the compiler was never
+  // built), and in 12 interleaved rounds with Prisma warmed the API process did 1.04× the gate calls a
+  // second with the flag (rounds ranged 0.76–1.54× on the loaded 2-core machine; the earlier 0.71× and
+  // 0.78× were single pairs). Only the routes that do use Prisma (operations, completion, run reads, the
+  // event stream's key re-check) run the slower baseline code. docs/operating.md#processes-and-memory.
   const wasm = name === "workers" || name === "api" ? ["--liftoff-only"] : [];
   return [`--max-semi-space-size=${semi}`, `--max-old-space-size=${old}`, "--v8-pool-size=1", ...wasm];
 }
@@ -125,7 +129,12 @@ export function planChildren(root: string, registered: readonly string[], opts: 
   ];
   const wanted = COMPANIONS.filter((c) => registered.includes(c.name) && (c.name !== "demo" || opts.demo)).map((c) => ({
     name: c.name,
-    args: c.name === "api" ? ["--port", String(opts.apiPort ?? setting("QUIESCE_API_PORT")), "--host", opts.host ?? "127.0.0.1"] : c.args,
+    args:
+      c.name === "api"
+        ? ["--port", String(opts.apiPort ?? setting("QUIESCE_API_PORT")), "--host", opts.host ?? "127.0.0.1"]
+        : c.name === "provider-sim"
+          ? ["--port", String(opts.simPort ?? setting("QUIESCE_PROVIDER_SIM_PORT"))]
+          : c.args,
     afterWeb: c.afterWeb,
   }));
   const taken = new Set<string>();
@@ -156,6 +165,8 @@ export interface ChildEnvInput {
   port: number;
   /** When the API process runs: the control plane address agents, workers and the demo call. */
   apiPort?: number;
+  /** The simulated provider's port (QUIESCE_PROVIDER_SIM_PORT by default). */
+  simPort?: number;
   authSecret: string;
   keys: Partial<Record<DemoKeyRole, string>>;
 }
@@ -173,7 +184,7 @@ export function childEnv(base: Env, i: ChildEnvInput): Env {
     ...(i.apiPort !== undefined ? { QUIESCE_API_PORT: String(i.apiPort) } : {}),
     NEXTAUTH_URL: base.NEXTAUTH_URL ?? `http://localhost:${i.port}`,
     NEXTAUTH_SECRET: i.authSecret,
-    QUIESCE_PROVIDER_SIM_URL: `http://127.0.0.1:${PROVIDER_SIM_PORT}`,
+    QUIESCE_PROVIDER_SIM_URL: `http://127.0.0.1:${i.simPort ?? setting("QUIESCE_PROVIDER_SIM_PORT", base)}`,
     // `npm start` is read by a person: readable log lines unless asked otherwise.
     QUIESCE_LOG_FORMAT: base.QUIESCE_LOG_FORMAT ?? "pretty",
     // glibc keeps a malloc arena per thread that ever allocated (up to 8 per CPU) and rarely returns
