@@ -433,6 +433,17 @@ export async function onBarrierReceipt(p: Principal, barrierId: string): Promise
   for (const r of rows) await issueFleetReceiptIfDue(r.scopeId);
 }
 
+/** onBarrierReceipt for a batch of receipts: each fleet stop waiting on any of them checked once. */
+export async function onBarrierReceipts(p: Principal, barrierIds: string[]): Promise<void> {
+  authorize(p, "fleet.stop");
+  if (barrierIds.length === 0) return;
+  const rows = await prisma().$queryRawUnsafe<{ scope_id: string }[]>(
+    `SELECT DISTINCT scope_id FROM stop_scope_targets WHERE barrier_id = ANY ($1::text[])`,
+    barrierIds,
+  );
+  for (const r of rows) await issueFleetReceiptIfDue(r.scope_id);
+}
+
 /** Progress of a fleet stop (and its fleet receipt once issued): any member of the team may read it. */
 export async function getStop(p: Principal, stopId: string): Promise<StopView> {
   authorize(p, "run.read");
