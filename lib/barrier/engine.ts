@@ -185,15 +185,19 @@ export async function processBarrierBatch(
   o: EngineOptions,
   onOutcome?: (barrierId: string, outcome: BarrierOutcome) => void,
 ): Promise<void> {
-  let held = [...barrierIds];
+  const held = [...barrierIds];
+  let renewing = false;
   const renew = setInterval(
     () => {
+      // One renewal at a time; rows the step in progress holds locked are skipped (renewClaims).
+      if (renewing) return;
+      renewing = true;
       renewClaims(o.principal, held, o.workerId, o.claimMs)
-        .then((kept) => {
-          held = kept; // a claim lost to another engine is that engine's now
-        })
         .catch(() => {
           /* the next renewal retries before the claims expire */
+        })
+        .finally(() => {
+          renewing = false;
         });
     },
     Math.max(250, Math.floor(o.claimMs / 3)),

@@ -361,11 +361,19 @@ export async function claimBarriers(
   );
 }
 
+/**
+ * Renews the claims of a batch. The batch's own step transaction holds some of these rows locked (FOR
+ * UPDATE) until it commits: those are skipped, not waited for — a renewal waiting on them held a pooled
+ * connection for the whole step, one more every renewal period, until the pool ran dry (seen in
+ * pg_stat_activity during a 10 000-run fleet stop). A row skipped here is either being worked on by this
+ * engine right now or was taken by another; every step is conditional on the claim either way.
+ */
 export async function renewClaims(p: Principal, barrierIds: string[], workerId: string, claimMs: number): Promise<string[]> {
   system(p);
   const rows = await prisma().$queryRawUnsafe<{ id: string }[]>(
     `UPDATE barriers SET claim_expires_at = clock_timestamp() + make_interval(secs => $3::double precision / 1000)
-      WHERE id = ANY ($1::text[]) AND claimed_by = $2 AND phase <> 'complete' RETURNING id`,
+      WHERE id IN (SELECT id FROM barriers WHERE id = ANY ($1::text[]) AND claimed_by = $2 AND phase <> 'complete' FOR UPDATE SKIP LOCKED)
+      RETURNING id`,
     barrierIds,
     workerId,
     claimMs,
