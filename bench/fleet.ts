@@ -2,12 +2,14 @@
 //   N root runs, 10 queued operations each, and N / 20 running ones (one per run) on the simulated
 //   deployment provider (cancel cleanly); quiet period 0; the barrier engine in this process.
 //   fleet stop:   POST /api/v1/stops {action: kill, filter: {taskPrefix}} once.
-//     scope committed: the scope row is visible to another session (a probe polls for it every few ms
-//                      from the moment the request is sent): from then on every gate call of every
-//                      matching run denies — checked afterwards by gate calls on a sample of the runs
+//     scope committed: the scope row is visible to another session (a probe polls for it every 2 ms from
+//                      the moment the request is sent); the scope's transaction is the decision
+//     every gate denies: from that moment, one gate call on each of GATE_PROBES runs spread over the
+//                      fleet, all at once (the ≤ 100 ms figure), then a sample of 200 (none may allow)
 //     all barriers started / every receipt / the fleet receipt issued (polled from the rows)
 //   single kills: the same number of fresh roots stopped by POST /api/v1/runs/{id}/kill, 8 requests at a
-//                 time, until every barrier's receipt is issued.
+//                 time, until every barrier's receipt is issued (--fleet-no-single: left out, for A/B
+//                 rounds of the fleet stop alone).
 // Size: --fleet-runs N (the docs figure: 10 000, i.e. 100 000 queued and 500 running operations); without
 // it, iterations / 4 (50–10 000; 500 for a default `npm run bench`). Reported as figures and ratios, never
 // asserted.
