@@ -253,47 +253,45 @@ export async function enterQuiet(
 type QuietOutcome = { quietUntil: Date } | "pending" | "subtree" | "lost";
 
 async function enterQuietTx(tx: Tx, barrierId: string, workerId: string): Promise<QuietOutcome> {
-  {
-    await lockBarrierTx(tx, barrierId);
-    const b = await tx.barrier.findUniqueOrThrow({ where: { id: barrierId } });
-    if (b.phase !== "settling" || b.claimedBy !== workerId) return "lost" as const;
-    const pendingOwn = await tx.settlement.count({ where: { barrierId, settledState: null } });
-    if (pendingOwn > 0) return "pending" as const;
-    const runIds = (await subtreeRunsTx(tx, b.runId)).map((r) => r.id);
-    if ((await subtreeInFlightTx(tx, barrierId, runIds)) > 0) return "subtree" as const;
-    const names = (
-      await tx.$queryRawUnsafe<{ name: string }[]>(
-        `SELECT DISTINCT o.provider_name AS name FROM operations o
-        WHERE o.provider_name IS NOT NULL AND o.run_id = ANY ($1::text[])
-          AND (o.id IN (SELECT operation_id FROM settlements) OR o.state = 'cancelled_not_started')`,
-        runIds,
-      )
-    ).map((r) => r.name);
-    const rows = names.length
-      ? await tx.provider.findMany({ where: { teamId: b.teamId, name: { in: names } }, select: { name: true, quietPeriodSeconds: true } })
-      : [];
-    const q = quietPeriodFor(
-      names.map((n) => ({ name: n, quietPeriodSeconds: rows.find((r) => r.name === n)?.quietPeriodSeconds ?? null })),
-      (await tx.team.findUniqueOrThrow({ where: { id: b.teamId }, select: { quietPeriodMs: true } })).quietPeriodMs / 1000,
-    );
-    const last = await tx.settlement.aggregate({ where: { operation: { runId: { in: runIds } } }, _max: { settledAt: true } });
-    const now = new Date();
-    const until = quietUntil(now, q);
-    await tx.barrier.update({
-      where: { id: barrierId },
-      data: {
-        phase: "quiet",
-        quietPeriodSeconds: q,
-        quietUntil: until,
-        quiescedAt: last._max.settledAt ?? b.dispatchStoppedAt ?? now,
-        lastSettledAt: last._max.settledAt ?? b.lastSettledAt,
-        lateRequestsDenied: await countLateRequestsTx(tx, b.teamId, runIds, b.requestedAt),
-      },
-    });
-    const root = await tx.run.findUniqueOrThrow({ where: { id: b.runId }, select: { rootRunId: true } });
-    await notifyControl(tx, { kind: "barrier", teamId: b.teamId, rootRunId: root.rootRunId, barrierId });
-    return { quietUntil: until };
-  }
+  await lockBarrierTx(tx, barrierId);
+  const b = await tx.barrier.findUniqueOrThrow({ where: { id: barrierId } });
+  if (b.phase !== "settling" || b.claimedBy !== workerId) return "lost" as const;
+  const pendingOwn = await tx.settlement.count({ where: { barrierId, settledState: null } });
+  if (pendingOwn > 0) return "pending" as const;
+  const runIds = (await subtreeRunsTx(tx, b.runId)).map((r) => r.id);
+  if ((await subtreeInFlightTx(tx, barrierId, runIds)) > 0) return "subtree" as const;
+  const names = (
+    await tx.$queryRawUnsafe<{ name: string }[]>(
+      `SELECT DISTINCT o.provider_name AS name FROM operations o
+      WHERE o.provider_name IS NOT NULL AND o.run_id = ANY ($1::text[])
+        AND (o.id IN (SELECT operation_id FROM settlements) OR o.state = 'cancelled_not_started')`,
+      runIds,
+    )
+  ).map((r) => r.name);
+  const rows = names.length
+    ? await tx.provider.findMany({ where: { teamId: b.teamId, name: { in: names } }, select: { name: true, quietPeriodSeconds: true } })
+    : [];
+  const q = quietPeriodFor(
+    names.map((n) => ({ name: n, quietPeriodSeconds: rows.find((r) => r.name === n)?.quietPeriodSeconds ?? null })),
+    (await tx.team.findUniqueOrThrow({ where: { id: b.teamId }, select: { quietPeriodMs: true } })).quietPeriodMs / 1000,
+  );
+  const last = await tx.settlement.aggregate({ where: { operation: { runId: { in: runIds } } }, _max: { settledAt: true } });
+  const now = new Date();
+  const until = quietUntil(now, q);
+  await tx.barrier.update({
+    where: { id: barrierId },
+    data: {
+      phase: "quiet",
+      quietPeriodSeconds: q,
+      quietUntil: until,
+      quiescedAt: last._max.settledAt ?? b.dispatchStoppedAt ?? now,
+      lastSettledAt: last._max.settledAt ?? b.lastSettledAt,
+      lateRequestsDenied: await countLateRequestsTx(tx, b.teamId, runIds, b.requestedAt),
+    },
+  });
+  const root = await tx.run.findUniqueOrThrow({ where: { id: b.runId }, select: { rootRunId: true } });
+  await notifyControl(tx, { kind: "barrier", teamId: b.teamId, rootRunId: root.rootRunId, barrierId });
+  return { quietUntil: until };
 }
 
 /** Quiet period over → the receipt. Exactly once per quiet period, under the barrier row lock. */
