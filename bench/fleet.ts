@@ -288,6 +288,8 @@ export const fleetSection: BenchSection = {
       if (!committed || !gate) throw new Error("the probe never saw the scope commit");
       if (created.matched !== roots) throw new Error(`the scope matched ${created.matched}, expected ${roots}`);
       if (gate.allowed > 0) throw new Error(`${gate.allowed} of ${gate.sampled} gate calls were allowed after the scope committed`);
+      // The probes' connections are not needed again: the server's connections are shared with other work.
+      await Promise.all(gateClients.splice(0).map((c) => c.end()));
       const f = await followBarriers(db, fleet.ids, t0, ctx.log, "fleet");
       let fleetReceipt = 0;
       for (;;) {
@@ -332,7 +334,7 @@ export const fleetSection: BenchSection = {
 
       const mark = (x: number, target: number) => (x <= target ? "met" : "NOT met");
       const table: BenchTable = {
-        title: `Fleet stop of ${roots.toLocaleString("en")} root runs (${(roots * QUEUED_PER_ROOT).toLocaleString("en")} queued, ${fleet.running} running operations) vs ${roots.toLocaleString("en")} single kills, through the API`,
+        title: `Fleet stop of ${roots.toLocaleString("en")} root runs (${(roots * QUEUED_PER_ROOT).toLocaleString("en")} queued, ${fleet.running} running operations) ${s ? `vs ${roots.toLocaleString("en")} single kills` : "(single kills left out: --fleet-no-single)"}, through the API`,
         columns: ["measure", "ms", "vs fleet stop"],
         rows: [
           ["fleet stop: request sent → scope committed (the decision)", ms(committed), "—"],
