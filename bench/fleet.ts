@@ -2,12 +2,14 @@
 //   N root runs, 10 queued operations each, and N / 20 running ones (one per run) on the simulated
 //   deployment provider (cancel cleanly); quiet period 0; the barrier engine in this process.
 //   fleet stop:   POST /api/v1/stops {action: kill, filter: {taskPrefix}} once.
-//     scope committed: the scope row is visible to another session (a probe polls for it every few ms
-//                      from the moment the request is sent): from then on every gate call of every
-//                      matching run denies — checked afterwards by gate calls on a sample of the runs
+//     scope committed: the scope row is visible to another session (a probe polls for it every 2 ms from
+//                      the moment the request is sent); the scope's transaction is the decision
+//     every gate denies: from that moment, one gate call on each of GATE_PROBES runs spread over the
+//                      fleet, all at once (the ≤ 100 ms figure), then a sample of 200 (none may allow)
 //     all barriers started / every receipt / the fleet receipt issued (polled from the rows)
 //   single kills: the same number of fresh roots stopped by POST /api/v1/runs/{id}/kill, 8 requests at a
-//                 time, until every barrier's receipt is issued.
+//                 time, until every barrier's receipt is issued (--fleet-no-single: left out, for A/B
+//                 rounds of the fleet stop alone).
 // Size: --fleet-runs N (the docs figure: 10 000, i.e. 100 000 queued and 500 running operations); without
 // it, iterations / 4 (50–10 000; 500 for a default `npm run bench`). Reported as figures and ratios, never
 // asserted.
@@ -34,6 +36,8 @@ const RUNNING_EVERY = 20;
 const TARGET_COMMIT_MS = 100;
 const TARGET_RECEIPT_MS = 60_000;
 const GATE_SAMPLE = 200;
+/** Gate calls probing the fleet at once right after the scope commits (each its own connection). */
+const GATE_PROBES = 16;
 /** A script stopping the fleet by hand, a few requests at a time. */
 const SINGLE_KILLS_AT_ONCE = 8;
 
@@ -123,21 +127,43 @@ async function followBarriers(db: pg.Client, runIds: string[], t0: number, log: 
   }
 }
 
-/** Every sampled run's gate call denies (the scope is read inside the gate's statement). */
-async function gateDenies(keyHash: string, ids: string[], via: pg.Client): Promise<{ sampled: number; allowed: number }> {
+/**
+ * Right after the scope is seen committed: one gate call per connection, all at once, on runs spread over
+ * the fleet — `firstWaveMs` is when the last of them answered (the "every matching gate denies" figure:
+ * each is a gate call that began after the commit) — then the rest of the sample, `via.length` at a time,
+ * for the count of allowed calls (must be 0).
+ */
+async function gateDenies(
+  keyHash: string,
+  ids: string[],
+  via: pg.Client[],
+): Promise<{ sampled: number; allowed: number; firstWaveMs: number; lastMs: number; p50: number }> {
   const step = Math.max(1, Math.floor(ids.length / GATE_SAMPLE));
-  let sampled = 0;
+  const sample = ids.filter((_, i) => i % step === 0).slice(0, GATE_SAMPLE);
+  let next = 0;
   let allowed = 0;
-  for (let i = 0; i < ids.length; i += step) {
-    const runId = ids[i]!;
-    const out = await gateCheck(
-      { keyHash, runId, leaseId: `lease_${runId}`, epoch: 1, operationId: newId("op"), tool: "bench.after" },
-      via,
-    );
-    sampled++;
-    if (out.ok && out.decision === "allow") allowed++;
-  }
-  return { sampled, allowed };
+  let firstWaveMs = 0;
+  const took: number[] = [];
+  const g0 = performance.now();
+  await Promise.all(
+    via.map(async (client) => {
+      let first = true;
+      while (next < sample.length) {
+        const runId = sample[next++]!;
+        const c0 = performance.now();
+        const out = await gateCheck(
+          { keyHash, runId, leaseId: `lease_${runId}`, epoch: 1, operationId: newId("op"), tool: "bench.after" },
+          client,
+        );
+        took.push(performance.now() - c0);
+        if (first) firstWaveMs = Math.max(firstWaveMs, performance.now() - g0);
+        first = false;
+        if (out.ok && out.decision === "allow") allowed++;
+      }
+    }),
+  );
+  took.sort((x, y) => x - y);
+  return { sampled: sample.length, allowed, firstWaveMs, lastMs: performance.now() - g0, p50: took[Math.floor(took.length / 2)] ?? 0 };
 }
 
 async function post(url: string, secret: string, body: unknown): Promise<unknown> {
@@ -182,6 +208,7 @@ export const fleetSection: BenchSection = {
     let api: Proc | undefined;
     const ac = new AbortController();
     let engine: Promise<void> | undefined;
+    const gateClients: pg.Client[] = [];
     try {
       api = await startProcess(
         "api",
@@ -198,6 +225,26 @@ export const fleetSection: BenchSection = {
         "/api/v1/openapi.json",
       );
       engine = runBarrierWorker({ teamId, signal: ac.signal, pollMs: 500, listen: true });
+      // The gate probes, connected and warmed (a run outside the fleet) before the stop is sent.
+      for (let i = 0; i < GATE_PROBES; i++) {
+        const c = new pg.Client({ connectionString: ctx.url });
+        await c.connect();
+        gateClients.push(c);
+      }
+      const warm = newId("run");
+      await db.query(
+        `INSERT INTO runs (id, team_id, task_id, root_run_id, path, depth, title) VALUES ($1, $2, 'bench-warm', $1, ARRAY[$1], 0, 'warm')`,
+        [warm, teamId],
+      );
+      await db.query(
+        `INSERT INTO leases (id, team_id, run_id, path, scopes, valid_until) VALUES ('lease_' || $1, $2, $1, ARRAY['lease_' || $1], '{*}', now() + interval '1 hour')`,
+        [warm, teamId],
+      );
+      await gateDenies(
+        agentKey,
+        Array.from({ length: GATE_PROBES * 2 }, () => warm),
+        gateClients,
+      );
 
       // Fleet stop: one scope, through the API.
       const fleet = await buildFleet(db, teamId, "bench-fleet", roots, sim.url);
@@ -213,12 +260,17 @@ export const fleetSection: BenchSection = {
       if (preview.matched !== roots) throw new Error(`the preview matched ${preview.matched}, expected ${roots}`);
       let committed = 0;
       let probing = true;
+      let gate: Awaited<ReturnType<typeof gateDenies>> | undefined;
       const t0 = performance.now();
+      // (a) request sent → scope committed: the scope row is visible to another session. (b) from that
+      // moment, every sampled run's gate call, GATE_PROBES at once, while the request is still recording
+      // the scope's coverage: the last one's answer is the "every matching gate denies" figure.
       const seen = (async () => {
         while (probing) {
           const r = await probe.query("SELECT 1 FROM stop_scopes WHERE team_id = $1 AND action = 'kill'", [teamId]);
           if (r.rowCount) {
             committed = performance.now() - t0;
+            gate = await gateDenies(agentKey, fleet.ids, gateClients);
             return;
           }
           await sleep(2);
@@ -233,10 +285,11 @@ export const fleetSection: BenchSection = {
       const answered = performance.now() - t0;
       probing = false;
       await seen;
-      if (!committed) committed = answered;
+      if (!committed || !gate) throw new Error("the probe never saw the scope commit");
       if (created.matched !== roots) throw new Error(`the scope matched ${created.matched}, expected ${roots}`);
-      const gate = await gateDenies(agentKey, fleet.ids, probe);
       if (gate.allowed > 0) throw new Error(`${gate.allowed} of ${gate.sampled} gate calls were allowed after the scope committed`);
+      // The probes' connections are not needed again: the server's connections are shared with other work.
+      await Promise.all(gateClients.splice(0).map((c) => c.end()));
       const f = await followBarriers(db, fleet.ids, t0, ctx.log, "fleet");
       let fleetReceipt = 0;
       for (;;) {
@@ -252,45 +305,63 @@ export const fleetSection: BenchSection = {
         await sleep(50);
       }
       ctx.log(
-        `fleet: scope committed ${ms(committed)} ms (answered ${ms(answered)} ms), barriers started ${ms(f.allStarted)} ms, receipts ${ms(f.allReceipts)} ms, fleet receipt ${ms(fleetReceipt)} ms`,
+        `fleet: scope committed ${ms(committed)} ms, first wave denied ${ms(gate.firstWaveMs)} ms after, ${gate.sampled} denied ${ms(gate.lastMs)} ms after (p50 call ${ms(gate.p50)} ms), answered ${ms(answered)} ms, barriers started ${ms(f.allStarted)} ms, receipts ${ms(f.allReceipts)} ms, fleet receipt ${ms(fleetReceipt)} ms`,
       );
 
-      // The same stop as single kills through the API, SINGLE_KILLS_AT_ONCE at a time.
-      const single = await buildFleet(db, teamId, "bench-single", roots, sim.url);
-      await post(`${api.url}/api/v1/runs/${single.ids[0]}/kill`, operator.secret, { reason: "bench: single kill" });
-      const s0 = performance.now();
-      let next = 1;
+      // The same stop as single kills through the API, SINGLE_KILLS_AT_ONCE at a time (--fleet-no-single
+      // leaves them out: for A/B rounds of the fleet stop alone).
       let lastKill = 0;
-      const killing = Promise.all(
-        Array.from({ length: SINGLE_KILLS_AT_ONCE }, async () => {
-          while (next < single.ids.length) {
-            const id = single.ids[next++]!;
-            await post(`${api!.url}/api/v1/runs/${id}/kill`, operator.secret, { reason: "bench: single kill" });
-          }
-          lastKill = Math.max(lastKill, performance.now() - s0);
-        }),
-      );
-      const [, s] = await Promise.all([killing, followBarriers(db, single.ids, s0, ctx.log, "single kills")]);
-      ctx.log(`single kills: the last answered at ${ms(lastKill)} ms, receipts ${ms(s.allReceipts)} ms`);
-      if (s.stopIncomplete || f.stopIncomplete)
-        throw new Error(`stop_incomplete receipts: fleet ${f.stopIncomplete}, single ${s.stopIncomplete}`);
+      let s: Awaited<ReturnType<typeof followBarriers>> | null = null;
+      if (!ctx.options?.fleetNoSingle) {
+        const single = await buildFleet(db, teamId, "bench-single", roots, sim.url);
+        await post(`${api.url}/api/v1/runs/${single.ids[0]}/kill`, operator.secret, { reason: "bench: single kill" });
+        const s0 = performance.now();
+        let next = 1;
+        const killing = Promise.all(
+          Array.from({ length: SINGLE_KILLS_AT_ONCE }, async () => {
+            while (next < single.ids.length) {
+              const id = single.ids[next++]!;
+              await post(`${api!.url}/api/v1/runs/${id}/kill`, operator.secret, { reason: "bench: single kill" });
+            }
+            lastKill = Math.max(lastKill, performance.now() - s0);
+          }),
+        );
+        [, s] = await Promise.all([killing, followBarriers(db, single.ids, s0, ctx.log, "single kills")]);
+        ctx.log(`single kills: the last answered at ${ms(lastKill)} ms, receipts ${ms(s.allReceipts)} ms`);
+      }
+      if (s?.stopIncomplete || f.stopIncomplete)
+        throw new Error(`stop_incomplete receipts: fleet ${f.stopIncomplete}, single ${s?.stopIncomplete}`);
 
       const mark = (x: number, target: number) => (x <= target ? "met" : "NOT met");
       const table: BenchTable = {
-        title: `Fleet stop of ${roots.toLocaleString("en")} root runs (${(roots * QUEUED_PER_ROOT).toLocaleString("en")} queued, ${fleet.running} running operations) vs ${roots.toLocaleString("en")} single kills, through the API`,
+        title: `Fleet stop of ${roots.toLocaleString("en")} root runs (${(roots * QUEUED_PER_ROOT).toLocaleString("en")} queued, ${fleet.running} running operations) ${s ? `vs ${roots.toLocaleString("en")} single kills` : "(single kills left out: --fleet-no-single)"}, through the API`,
         columns: ["measure", "ms", "vs fleet stop"],
         rows: [
-          ["fleet stop: scope committed → every matching gate call denies", ms(committed), "1.00×"],
-          ["fleet stop: the POST /stops answered", ms(answered), ratio(answered / committed)],
-          ["single kills: the last kill answered (dispatch stopped for every run)", ms(lastKill), ratio(lastKill / committed)],
+          ["fleet stop: request sent → scope committed (the decision)", ms(committed), "—"],
+          [
+            `fleet stop: scope committed → every matching gate call denies (${GATE_PROBES} runs across the fleet, one call each, all at once)`,
+            ms(gate.firstWaveMs),
+            "1.00×",
+          ],
+          [
+            `fleet stop: scope committed → ${gate.sampled} sampled runs' gate calls all denied (${GATE_PROBES} at a time)`,
+            ms(gate.lastMs),
+            "—",
+          ],
+          ["fleet stop: the POST /stops answered (after the coverage is recorded)", ms(answered), "—"],
+          [
+            "single kills: the last kill answered (dispatch stopped for every run)",
+            s ? ms(lastKill) : "—",
+            s ? ratio(lastKill / (committed + gate.firstWaveMs)) : "—",
+          ],
           ["fleet stop: every barrier started", ms(f.allStarted), "—"],
           ["fleet stop: every barrier complete and the fleet receipt issued", ms(fleetReceipt), "1.00×"],
-          ["single kills: every barrier's receipt issued", ms(s.allReceipts), ratio(s.allReceipts / fleetReceipt)],
+          ["single kills: every barrier's receipt issued", s ? ms(s.allReceipts) : "—", s ? ratio(s.allReceipts / fleetReceipt) : "—"],
         ],
         notes: [
-          `targets: scope committed ≤ ${TARGET_COMMIT_MS} ms — ${mark(committed, TARGET_COMMIT_MS)}; fleet receipt ≤ ${TARGET_RECEIPT_MS / 1000} s — ${mark(fleetReceipt, TARGET_RECEIPT_MS)}`,
-          `after the scope committed, ${gate.sampled} gate calls on a sample of the fleet's runs: ${gate.allowed} allowed`,
-          `every receipt stopped_and_quiet; the single kills are sent ${SINGLE_KILLS_AT_ONCE} at a time, each answered after its barrier transaction commits; the fan-out starts ${fanOutConcurrency()} barriers at a time and the engine works on ${setting("QUIESCE_BARRIER_CONCURRENCY")} at once`,
+          `targets: scope committed → every gate denies ≤ ${TARGET_COMMIT_MS} ms — ${mark(gate.firstWaveMs, TARGET_COMMIT_MS)}; fleet receipt ≤ ${TARGET_RECEIPT_MS / 1000} s — ${mark(fleetReceipt, TARGET_RECEIPT_MS)}`,
+          `the gate calls start the moment another session sees the scope row (polled every 2 ms from the request): ${gate.sampled} of the fleet's runs, ${GATE_PROBES} connections, ${gate.allowed} allowed, one call's p50 ${ms(gate.p50)} ms; the single kills' ratio is against request sent → last gate denied`,
+          `every receipt stopped_and_quiet; the single kills are sent ${SINGLE_KILLS_AT_ONCE} at a time, each answered after its barrier transaction commits; the fan-out starts ${fanOutConcurrency()} batches of ${setting("QUIESCE_FLEET_BATCH_SIZE")} barriers at a time and the engine works on ${setting("QUIESCE_BARRIER_CONCURRENCY")} at once`,
           `${os.cpus().length} CPU(s), load average ${os
             .loadavg()
             .map((x) => x.toFixed(1))
@@ -300,7 +371,15 @@ export const fleetSection: BenchSection = {
       };
       return {
         tables: [table],
-        data: { roots, running: fleet.running, committed, answered, fleet: { ...f, fleetReceipt }, single: { lastKill, ...s }, gate },
+        data: {
+          roots,
+          running: fleet.running,
+          committed,
+          answered,
+          fleet: { ...f, fleetReceipt },
+          single: s ? { lastKill, ...s } : null,
+          gate,
+        },
       };
     } finally {
       ac.abort();
@@ -308,6 +387,7 @@ export const fleetSection: BenchSection = {
       await stopProcess(api);
       await sim.close();
       await probe.end();
+      await Promise.all(gateClients.map((c) => c.end()));
       await db.end();
     }
   },

@@ -1,4 +1,4 @@
-// `npm run bench [-- --only gate] [--iterations 2000] [--warmup 200] [--concurrency 1,16] [--fleet-runs 10000] [--write-docs]`
+// `npm run bench [-- --only gate] [--iterations 2000] [--warmup 200] [--concurrency 1,16] [--fleet-runs 10000] [--fleet-no-single] [--write-docs]`
 //   memory section: [--memory-rest 90 (seconds)] [--memory-soak [--memory-soak-minutes 10]]
 // Runs each registered section on a fresh, migrated database of its own and prints Markdown tables.
 // Figures are reported, never asserted: speed belongs here, not in tests (docs/architecture.md#evidence-that-it-works).
@@ -48,6 +48,7 @@ async function main() {
         warmup: { type: "string", default: "200" },
         concurrency: { type: "string", default: "1,16" },
         "fleet-runs": { type: "string" },
+        "fleet-no-single": { type: "boolean" },
         "write-docs": { type: "boolean" },
         "memory-rest": { type: "string", default: "90" },
         "memory-soak": { type: "boolean" },
@@ -99,7 +100,12 @@ async function main() {
         concurrencies,
         log,
         fleetRuns,
-        options: { memorySoak: values["memory-soak"] ?? false, memorySoakMinutes, memoryRestSeconds },
+        options: {
+          memorySoak: values["memory-soak"] ?? false,
+          memorySoakMinutes,
+          memoryRestSeconds,
+          fleetNoSingle: values["fleet-no-single"] ?? false,
+        },
       });
       const md = tables.map(markdown).join("\n\n");
       console.log(`\n${md}\n`);

@@ -11,7 +11,7 @@ export interface BenchContext {
   fleetRuns?: number;
   log(line: string): void;
   /** Section-specific flags (bench/run.ts). */
-  options?: { memorySoak?: boolean; memorySoakMinutes?: number; memoryRestSeconds?: number };
+  options?: { memorySoak?: boolean; memorySoakMinutes?: number; memoryRestSeconds?: number; fleetNoSingle?: boolean };
 }
 
 export interface BenchSection {

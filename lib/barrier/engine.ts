@@ -5,6 +5,13 @@ import { cancelBarrierQueueJobs } from "./queue-cancel";
 import { settleOne, type SettleContext } from "./settle-one";
 import { withSpan } from "../integrations/tracing";
 import {
+  completeMany,
+  enterQuietMany,
+  enterSettlingMany,
+  loadBatchState,
+  queueJobsOfBarriers,
+  releaseClaims,
+  renewClaims,
   completeBarrier,
   enterQuiet,
   enterSettling,
@@ -14,8 +21,10 @@ import {
   type BarrierWork,
 } from "../dal/barrier-engine";
 import type { Principal } from "../dal/principal";
-import { onBarrierReceipt } from "../dal/stops";
+import { onBarrierReceipt, onBarrierReceipts } from "../dal/stops";
 import { cancelQueuedWorkOfBarrier } from "../dal/kill";
+import { cancelQueuedWorkBatch } from "../dal/kill-batch";
+import { cancelQueueJobsNow } from "./queue-cancel";
 
 export interface EngineOptions {
   principal: Principal;
@@ -160,4 +169,125 @@ export async function processBarrier(barrierId: string, o: EngineOptions): Promi
     clearInterval(renew);
     if (o.signal.aborted) await releaseClaim(o.principal, barrierId, o.workerId).catch(() => {});
   }
+}
+
+/**
+ * Several claimed barriers at once (docs/fleet-stop.md#at-scale): each phase step taken for all of them
+ * together — queued work cancelled in one transaction, into settling in one statement, quiet in one
+ * transaction, the receipts in one transaction with their audit rows appended together — by the same
+ * per-barrier step functions under the same conditions. A barrier with work of its own (a settlement to
+ * talk to its provider about, a subtree still in flight, a step the batch could not take) goes on alone,
+ * through processBarrier, still claimed. A batch whose transaction fails hands every barrier to
+ * processBarrier, which resumes from the rows.
+ */
+export async function processBarrierBatch(
+  barrierIds: string[],
+  o: EngineOptions,
+  onOutcome?: (barrierId: string, outcome: BarrierOutcome) => void,
+): Promise<void> {
+  const held = [...barrierIds];
+  let renewing = false;
+  const renew = setInterval(
+    () => {
+      // One renewal at a time; rows the step in progress holds locked are skipped (renewClaims).
+      if (renewing) return;
+      renewing = true;
+      renewClaims(o.principal, held, o.workerId, o.claimMs)
+        .catch(() => {
+          /* the next renewal retries before the claims expire */
+        })
+        .finally(() => {
+          renewing = false;
+        });
+    },
+    Math.max(250, Math.floor(o.claimMs / 3)),
+  );
+  const alone: string[] = [];
+  const decided = new Set<string>();
+  const outcome = (id: string, out: BarrierOutcome) => {
+    decided.add(id);
+    onOutcome?.(id, out);
+  };
+  try {
+    const state = await loadBatchState(o.principal, held, o.workerId);
+    // Barriers of one tree overlap (a child's barrier and its root's): those go one at a time.
+    const roots = new Set<string>();
+    const batch: typeof state = [];
+    for (const b of state) {
+      if (roots.has(b.rootRunId)) alone.push(b.id);
+      else {
+        roots.add(b.rootRunId);
+        batch.push(b);
+      }
+    }
+    const revoking = batch.filter((b) => b.phase === "revoking").map((b) => b.id);
+    let settling = new Set(batch.filter((b) => b.phase === "settling").map((b) => b.id));
+    if (revoking.length > 0 && !o.signal.aborted) {
+      await step("dispatch_stopped", revoking[0]!, async () => {
+        await cancelQueuedWorkBatch(revoking);
+        await cancelQueueJobsNow(await queueJobsOfBarriers(o.principal, revoking)).catch((e: unknown) =>
+          o.log(`queue cancel failed (will not block the barriers): ${(e as Error).message}`),
+        );
+        const moved = await enterSettlingMany(o.principal, revoking, o.workerId);
+        settling = new Set([...settling, ...moved]);
+        for (const id of revoking) if (!moved.includes(id)) alone.push(id);
+      });
+    }
+    // Own settlements to settle: the provider conversation, one barrier at a time.
+    const quietNow: string[] = [];
+    for (const b of batch) {
+      if (!settling.has(b.id)) continue;
+      if (b.pending > 0) alone.push(b.id);
+      else quietNow.push(b.id);
+    }
+    const toComplete = batch.filter((b) => b.phase === "quiet" && (!b.quietUntil || b.quietUntil.getTime() <= Date.now())).map((b) => b.id);
+    const waiting = batch.filter((b) => b.phase === "quiet" && b.quietUntil && b.quietUntil.getTime() > Date.now());
+    if (quietNow.length > 0 && !o.signal.aborted) {
+      const q = await step("quiet", quietNow[0]!, () => enterQuietMany(o.principal, quietNow, o.workerId));
+      for (const [id, r] of q) {
+        if (typeof r === "object") {
+          if (r.quietUntil.getTime() <= Date.now()) toComplete.push(id);
+          else waiting.push({ id, phase: "quiet", rootRunId: "", quietUntil: r.quietUntil, pending: 0 });
+        } else if (r === "lost") outcome(id, { kind: "lost" });
+        else alone.push(id); // pending / subtree: processBarrier waits for it
+      }
+    }
+    if (toComplete.length > 0 && !o.signal.aborted) {
+      const done: string[] = [];
+      const c = await step("complete", toComplete[0]!, () => completeMany(o.principal, toComplete, o.workerId));
+      for (const [id, r] of c) {
+        if (typeof r === "object") {
+          o.log(`${id}: receipt v${r.version} ${r.decision}`);
+          done.push(id);
+          outcome(id, { kind: "done", version: r.version, decision: r.decision });
+        } else if (r === "lost") outcome(id, { kind: "lost" });
+        else if (r === "waiting") waiting.push({ id, phase: "quiet", rootRunId: "", quietUntil: null, pending: 0 });
+        else alone.push(id);
+      }
+      // The fleet stops waiting on these barriers may now issue their fleet receipts.
+      await onBarrierReceipts(o.principal, done).catch((err: unknown) => o.log(`fleet receipt check failed: ${String(err)}`));
+    }
+    // Give the claims of the waiting back: whichever engine is awake when the period ends issues them.
+    await releaseClaims(
+      o.principal,
+      waiting.map((w) => w.id),
+      o.workerId,
+    );
+    for (const w of waiting) outcome(w.id, { kind: "waiting", until: w.quietUntil });
+  } catch (err) {
+    // Nothing of the failed step committed: every barrier not yet decided resumes alone from its rows.
+    o.log(`batch of ${barrierIds.length}: ${(err as Error).message}; going on one by one`);
+    alone.splice(0, alone.length, ...held.filter((id) => !decided.has(id)));
+  } finally {
+    clearInterval(renew);
+  }
+  await pool([...new Set(alone)], o.concurrency, async (id) => {
+    if (o.signal.aborted) return;
+    try {
+      outcome(id, await processBarrier(id, o));
+    } catch (err) {
+      o.log(`${id}: ${(err as Error).message} (the claim expires; work resumes from the rows)`);
+    }
+  });
+  if (o.signal.aborted) await releaseClaims(o.principal, held, o.workerId).catch(() => {});
 }

@@ -6,11 +6,11 @@
 // its claim expires. SIGTERM stops claiming, aborts in-flight work and gives claims back.
 import { randomBytes } from "node:crypto";
 import os from "node:os";
-import { claimNextBarrier, nextWakeAt } from "../dal/barrier-engine";
+import { claimBarriers, nextWakeAt } from "../dal/barrier-engine";
 import { nextPauseReclaimAt, reclaimOverduePauses } from "../dal/pause-reclaim";
 import { advancePendingStops } from "../dal/stops";
 import type { Principal } from "../dal/principal";
-import { processBarrier, type BarrierOutcome } from "./engine";
+import { processBarrier, processBarrierBatch, type BarrierOutcome } from "./engine";
 import { recordPeriodicCheckpoints } from "../dal/audit-verify";
 import { setting } from "../config";
 import { ControlListener } from "../db/listen";
@@ -26,6 +26,8 @@ export interface WorkerOptions {
   /** Barriers worked on at once, and settlements per barrier. */
   barrierConcurrency?: number;
   settlementConcurrency?: number;
+  /** Barriers claimed and stepped together at most (QUIESCE_FLEET_BATCH_SIZE); 1 = one at a time. */
+  batchSize?: number;
   /** Work only this team's barriers (sharding; side-by-side engines in tests). */
   teamId?: string | null;
   signal: AbortSignal;
@@ -52,6 +54,8 @@ export async function runBarrierWorker(o: WorkerOptions): Promise<void> {
   const barrierConcurrency = o.barrierConcurrency ?? setting("QUIESCE_BARRIER_CONCURRENCY");
   const principal: Principal = { type: "system", name: "barrier-engine" };
   const active = new Map<string, Promise<void>>();
+  const claimedIds = new Set<string>();
+  const batchSize = o.batchSize ?? setting("QUIESCE_FLEET_BATCH_SIZE");
   let fanOut: Promise<void> | null = null;
   const bell = new Doorbell();
   let woken = false;
@@ -113,19 +117,23 @@ export async function runBarrierWorker(o: WorkerOptions): Promise<void> {
         lastCheckpoint = Date.now();
         recordPeriodicCheckpoints(principal).catch((err) => log(`audit checkpoint failed: ${(err as Error).message}`));
       }
-      // Fill free slots with claimable barriers.
+      // Fill free slots with claimable barriers: what is claimable together is claimed together (up to
+      // QUIESCE_FLEET_BATCH_SIZE) and stepped as one batch in one slot (processBarrierBatch); one alone
+      // as before.
       while (active.size < barrierConcurrency && !o.signal.aborted) {
         let claimed;
         try {
-          claimed = await claimNextBarrier(principal, workerId, claimMs, [...active.keys()], o.teamId ?? null);
+          claimed = await claimBarriers(principal, workerId, claimMs, [...claimedIds], o.teamId ?? null, batchSize);
         } catch (err) {
           log(`claim failed: ${(err as Error).message}`);
           break;
         }
-        if (!claimed) break;
-        const id = claimed.id;
-        log(`claimed ${id} (${claimed.phase})`);
-        const run = processBarrier(id, {
+        if (claimed.length === 0) break;
+        const ids = claimed.map((c) => c.id);
+        const key = ids.length === 1 ? ids[0]! : `batch:${ids[0]}`;
+        log(ids.length === 1 ? `claimed ${ids[0]} (${claimed[0]!.phase})` : `claimed a batch of ${ids.length}`);
+        for (const id of ids) claimedIds.add(id);
+        const engineOpts = {
           principal,
           workerId,
           claimMs,
@@ -133,18 +141,21 @@ export async function runBarrierWorker(o: WorkerOptions): Promise<void> {
           concurrency: o.settlementConcurrency ?? 16,
           signal: o.signal,
           log,
-        })
-          .then((outcome) => {
-            o.onOutcome?.(id, outcome);
-          })
+        };
+        const work =
+          ids.length === 1
+            ? processBarrier(ids[0]!, engineOpts).then((outcome) => o.onOutcome?.(ids[0]!, outcome))
+            : processBarrierBatch(ids, engineOpts, (id, outcome) => o.onOutcome?.(id, outcome));
+        const run = work
           .catch((err) => {
-            log(`${id}: ${(err as Error).message} (the claim expires; work resumes from the rows)`);
+            log(`${key}: ${(err as Error).message} (the claim expires; work resumes from the rows)`);
           })
           .finally(() => {
-            active.delete(id);
+            active.delete(key);
+            for (const id of ids) claimedIds.delete(id);
             poke();
           });
-        active.set(id, run);
+        active.set(key, run);
       }
       if (woken) continue;
       let waitMs = pollMs;

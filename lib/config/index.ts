@@ -294,9 +294,13 @@ export const CONFIG = {
     group: "barrier",
     doc: "Barriers one engine works on at once (each holds a database connection while it works; keep below QUIESCE_DB_POOL).",
   }),
-  QUIESCE_FLEET_FANOUT_CONCURRENCY: int(1, 64, 4, {
+  QUIESCE_FLEET_FANOUT_CONCURRENCY: int(1, 64, 2, {
     group: "barrier",
-    doc: "Barriers a fleet stop's fan-out starts at once, alongside the barriers being worked on (each start is a kill transaction).",
+    doc: "Batches of barriers a fleet stop's fan-out starts at once, alongside the barriers being worked on (each batch is one kill transaction).",
+  }),
+  QUIESCE_FLEET_BATCH_SIZE: int(1, 1000, 100, {
+    group: "barrier",
+    doc: "Targets of a fleet stop started in one kill transaction (one statement per table, one audit-lock acquisition), and barriers completed in one receipt transaction.",
   }),
   QUIESCE_AUDIT_CHECKPOINT_SECONDS: int(0, 30 * DAY_S, 600, {
     group: "barrier",

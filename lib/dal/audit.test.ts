@@ -5,8 +5,7 @@
 import { afterAll, expect, test } from "vitest";
 import { prisma } from "../db/prisma";
 import { newId } from "../ids";
-import { appendAudit, appendAuditAtCommit, auditHash, auditHashParts, verifyAuditChain } from "./audit";
-import { createHash } from "node:crypto";
+import { appendAudit, appendAuditAtCommit, appendAudits, auditHash, verifyAuditChain } from "./audit";
 import { canonicalJson } from "../control/canonical";
 
 afterAll(async () => {
@@ -37,8 +36,7 @@ test("appended rows chain onto each other and verify, including objects whose ke
   expect(await verifyAuditChain(prisma(), t)).toBeNull();
 });
 
-test("the hash computed in SQL around the predecessor is auditHash's (non-ASCII text, nested objects, no team)", async () => {
-  const at = new Date("2026-12-01T03:04:05.678Z");
+test("the hash the SQL append writes is auditHash's (non-ASCII text, nested objects, no team)", async () => {
   for (const e of [
     {
       teamId: "team_x",
@@ -50,13 +48,11 @@ test("the hash computed in SQL around the predecessor is auditHash's (non-ASCII 
     },
     { teamId: null, actor: "system:x", action: "a", target: "t" },
   ]) {
-    const prev = createHash("sha256").update("p").digest("hex");
-    const { head, tail } = auditHashParts(e, at);
-    expect(
-      createHash("sha256")
-        .update(head + prev + tail)
-        .digest("hex"),
-    ).toBe(auditHash(prev, e, at));
+    // The append is the SQL function's: the row it writes verifies with the JS hash.
+    const t = e.teamId === null ? null : await team();
+    await prisma().$transaction((tx) => appendAudit(tx, { ...e, teamId: t }));
+    const row = await prisma().auditEvent.findFirstOrThrow({ where: { teamId: t, target: e.target }, orderBy: { id: "desc" } });
+    expect(row.hash).toBe(auditHash(row.prevHash, { ...e, teamId: t }, row.at));
   }
   const t = await team();
   await append(t, 1, { reason: 'Zoë ✓ 日本 — "quoted"', emoji: "🛑" });
@@ -126,8 +122,74 @@ test("quiesce_jcs prints every value exactly as canonicalJson does", async () =>
     const [row] = await prisma().$queryRawUnsafe<{ t: string }[]>("SELECT quiesce_jcs($1::jsonb) AS t", JSON.stringify(v));
     expect(row!.t, JSON.stringify(v)).toBe(canonicalJson(v));
   }
-  // A fraction has no canonical SQL form here: refused, never printed differently.
-  await expect(prisma().$queryRawUnsafe("SELECT quiesce_jcs('1.5'::jsonb)")).rejects.toThrow(/safe integers/);
+});
+
+// Numbers beyond safe integers: ECMAScript's Number::toString layout (RFC 8785 §3.2.2.3), from float8's
+// shortest digits. Before migration 20261203003000 the SQL refused them, so Node had its own append.
+const NUMBER_CASES = [
+  1.5,
+  -1.5,
+  0.1,
+  0.3,
+  1 / 3,
+  -2 / 3,
+  123.456,
+  1e21,
+  1e-7,
+  1.5e-7,
+  0.000001,
+  0.0000015,
+  1e-6,
+  123e-20,
+  9007199254740992,
+  1.7976931348623157e308,
+  5e-324,
+  4.35,
+  2 ** 60,
+  1e20,
+  12345678901234567890,
+  0.1 + 0.2,
+  100.5,
+  1e300 / 7,
+  -1e-10,
+];
+
+test("quiesce_jcs prints every number, fractions and large ones too, exactly as canonicalJson does", async () => {
+  for (const v of [...NUMBER_CASES, { n: NUMBER_CASES }]) {
+    const [row] = await prisma().$queryRawUnsafe<{ t: string }[]>("SELECT quiesce_jcs($1::jsonb) AS t", JSON.stringify(v));
+    expect(row!.t, JSON.stringify(v)).toBe(canonicalJson(v));
+  }
+  const t = await team();
+  await append(t, 1, { quietPeriodSeconds: 0.5, ratio: 1 / 3, big: 1e21 });
+  expect(await verifyAuditChain(prisma(), t)).toBeNull();
+});
+
+test("the batch append chains its rows in order under one lock, interleaving and racing single appends", async () => {
+  const t = await team();
+  const batch = (from: number, n: number) =>
+    prisma().$transaction((tx) =>
+      appendAudits(
+        (sql, params) => tx.$queryRawUnsafe(sql, ...params),
+        t,
+        Array.from({ length: n }, (_, i) => ({
+          actor: "system:test",
+          action: "test.batch",
+          target: `b${from + i}`,
+          before: i % 2 ? null : { i },
+          after: { reason: "Zoë ✓", f: 0.25 },
+        })),
+      ),
+    );
+  await append(t, 1);
+  await batch(100, 5);
+  await Promise.all([batch(200, 20), append(t, 2), batch(300, 20), append(t, 3), batch(400, 0)]);
+  const rows = await prisma().auditEvent.findMany({ where: { teamId: t }, orderBy: { id: "asc" } });
+  expect(rows).toHaveLength(48);
+  expect(new Set(rows.map((r) => r.prevHash)).size).toBe(48);
+  const b = rows.filter((r) => r.target.startsWith("b1")).map((r) => r.target);
+  expect(b).toEqual(["b100", "b101", "b102", "b103", "b104"]);
+  expect(rows.find((r) => r.target === "b101")!.before).toBeNull();
+  expect(await verifyAuditChain(prisma(), t)).toBeNull();
 });
 
 test("the SQL append writes the hash the JS append writes; both interleave on one chain, also racing", async () => {

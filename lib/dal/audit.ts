@@ -25,8 +25,6 @@ export function auditHash(prevHash: string, e: AuditInput, at: Date): string {
 }
 
 export async function appendAudit(tx: Tx, e: AuditInput): Promise<void> {
-  // Serialize appends per team so two writers never chain onto the same predecessor.
-  await tx.$executeRawUnsafe(`SELECT pg_advisory_xact_lock(${AUDIT_LOCK_SQL})`, auditLockKey(e.teamId));
   await appendAuditLocked((sql, params) => tx.$queryRawUnsafe(sql, ...params), e);
 }
 
@@ -34,31 +32,37 @@ export async function appendAudit(tx: Tx, e: AuditInput): Promise<void> {
 export type RawQuery = <T = Record<string, unknown>>(sql: string, params: unknown[]) => Promise<T[]>;
 
 /**
- * The append itself, for a caller that already holds the team's audit key (auditLockSql) in this
- * transaction, taken in an EARLIER statement (the predecessor is read with a snapshot taken after it).
- * Raw statements (not the ORM): every control write pays for these two round trips.
+ * THE append: one statement, the SQL function quiesce_append_audit (migrations 20261202002300 and
+ * 20261203003000) — the team's audit lock, the predecessor's hash, the row and its hash, all inside the
+ * server. Node no longer computes a hash to write; auditHash is kept for the verifier, which recomputes
+ * every row from what is stored (lib/dal/audit.test.ts checks the two agree, floats and non-ASCII text
+ * included). Taking the lock again in a transaction that already holds it (the kill's statement takes
+ * it early) is a no-op. The name stays for callers that took the key themselves.
  */
 export async function appendAuditLocked(q: RawQuery, e: AuditInput): Promise<void> {
-  // ONE statement: the predecessor's hash is read and the row's hash computed in it — sha256 over the
-  // canonical text auditHash hashes, assembled around the predecessor (auditHashParts).
-  const at = new Date();
-  const { head, tail } = auditHashParts(e, at);
-  await q(
-    `INSERT INTO audit_events (team_id, actor, action, target, before, after, at, prev_hash, hash)
-     SELECT $1, $2, $3, $4, $5::jsonb, $6::jsonb, $7, p.h, encode(sha256(convert_to($8 || p.h || $9, 'UTF8')), 'hex')
-       FROM (SELECT coalesce((SELECT hash FROM audit_events WHERE ${e.teamId === null ? "team_id IS NULL AND $1::text IS NULL" : "team_id = $1"}
-                              ORDER BY id DESC LIMIT 1), $10) AS h) p`,
-    [e.teamId, e.actor, e.action, e.target, jsonOrNull(e.before), jsonOrNull(e.after), at, head, tail, GENESIS],
-  );
+  await q(`SELECT quiesce_append_audit($1, $2, $3, $4, $5::jsonb, $6::jsonb)::text AS id`, [
+    e.teamId,
+    e.actor,
+    e.action,
+    e.target,
+    jsonOrNull(e.before),
+    jsonOrNull(e.after),
+  ]);
 }
 
 /**
- * auditHash's canonical text split around the predecessor's hash: canonical = head + prevHash + tail
- * (RFC 8785 writes the array `[prevHash, …]` as `["` + prevHash + `",` + the rest, and a hash is hex).
+ * The batch form: one team's rows, chained in the order given, under ONE acquisition of the team's audit
+ * lock and one read of the predecessor (quiesce_append_audits). A fleet stop's batch of kills or receipts
+ * appends its rows with it, as the last statement of the batch's transaction.
  */
-export function auditHashParts(e: AuditInput, at: Date): { head: string; tail: string } {
-  const rest = canonicalJson([e.teamId, e.actor, e.action, e.target, e.before ?? null, e.after ?? null, at.toISOString()]);
-  return { head: '["', tail: `",${rest.slice(1)}` };
+export async function appendAudits(q: RawQuery, teamId: string | null, rows: Omit<AuditInput, "teamId">[]): Promise<void> {
+  if (rows.length === 0) return;
+  await q(`SELECT quiesce_append_audits($1, $2::jsonb) AS n`, [
+    teamId,
+    JSON.stringify(
+      rows.map((r) => ({ actor: r.actor, action: r.action, target: r.target, before: r.before ?? null, after: r.after ?? null })),
+    ),
+  ]);
 }
 
 /** The team's audit key as SQL arguments of pg_advisory_xact_lock, for a statement that takes it itself. */

@@ -16,12 +16,13 @@ import type { CreateStopBody, StopDryRunResponse, StopFilterInput, StopView } fr
 import { authorize, assertTeam } from "./authorize";
 import { actorOf, type Principal } from "./principal";
 import { lockTeamScopesExclusive } from "./internal/locks";
-import { appendAudit } from "./audit";
+import { appendAudit, appendAuditAtCommit } from "./audit";
 import { notifyControl } from "./internal/notify";
 import { killRun } from "./kill";
+import { cancelQueuedWorkBatch, killTargetsBatch, type BatchKillResult } from "./kill-batch";
 import { setting } from "../config";
 
-/** Barriers started at once by one fan-out (each is its own transaction under its tree's lock). */
+/** Batches of barriers started at once by one fan-out (each batch is one kill transaction: lib/dal/kill-batch.ts). */
 export const fanOutConcurrency = () => setting("QUIESCE_FLEET_FANOUT_CONCURRENCY");
 const SAMPLE = 20;
 
@@ -82,7 +83,7 @@ async function coveredRunsTx(tx: Tx, teamId: string, f: StopFilter): Promise<Cov
 }
 
 /**
- * The scope's coverage as it commits, set-based (a fleet of 10 000 runs is one statement, not 10 000 rows
+ * The scope's coverage right after it commits, set-based (a fleet of 10 000 runs is one statement, not 10 000 rows
  * through the application): `matched` = the runs coveredRunsTx lists; for a kill, the barrier targets —
  * the covered runs none of whose ancestors is covered (lib/control/fleet.ts barrierTargets, the same
  * rule) — inserted as the scope's target rows. Returns the first 100 targets for the wake-up notification.
@@ -105,7 +106,7 @@ async function recordCoverageTx(
            WHERE d.id = ANY (c.path[1:cardinality(c.path) - 1]) AND d.team_id = $2 AND d.lifecycle <> 'killed' AND d.finished_at IS NULL
              AND EXISTS (SELECT 1 FROM runs e WHERE e.id = ANY (d.path) AND e.team_id = $2 AND quiesce_scope_matches(s, e)))),
      ins AS (INSERT INTO stop_scope_targets (scope_id, run_id) SELECT $1, id FROM targets RETURNING run_id),
-     upd AS (UPDATE stop_scopes SET matched = (SELECT count(*) FROM covered) WHERE id = $1 RETURNING matched)
+     upd AS (UPDATE stop_scopes SET matched = (SELECT count(*) FROM covered), coverage_at = clock_timestamp() WHERE id = $1 RETURNING matched)
      SELECT (SELECT matched FROM upd) AS matched, (SELECT count(*) FROM ins)::int AS targets,
             (SELECT array_agg(id) FROM (SELECT id FROM targets ORDER BY created_at DESC, id LIMIT 100) f) AS first`,
     stopId,
@@ -130,7 +131,9 @@ export async function previewStop(p: Principal, body: CreateStopBody): Promise<S
   authorize(p, "fleet.stop");
   const teamId = teamOf(p);
   const { filter } = validate(body);
-  const covered = await prisma().$transaction((tx) => coveredRunsTx(tx, teamId, filter));
+  // One statement over every run of the team: at 10 000 matching runs on a loaded machine it outlasts
+  // the default 5 s interactive-transaction budget (seen by the fleet bench as a 503).
+  const covered = await prisma().$transaction((tx) => coveredRunsTx(tx, teamId, filter), { timeout: 60_000, maxWait: 30_000 });
   return {
     dryRun: true,
     action: body.action,
@@ -148,9 +151,11 @@ export async function previewStop(p: Principal, body: CreateStopBody): Promise<S
 }
 
 /**
- * Commits the scope (dispatch stops for every matching run, and for matching runs created later, the
- * moment this commits) and, for a kill, the barrier targets; then fans the barriers out in the
- * background. Returns the scope's view as committed.
+ * Commits the scope — the decision: dispatch stops for every matching run, and for matching runs created
+ * later, the moment this short transaction commits (the scope row and its audit row, under the team's
+ * stop-scope lock held exclusively) — then records its coverage (matched count; for a kill, the barrier
+ * targets) in a transaction of its own, and answers the scope's view. The barriers are fanned out by the
+ * barrier engine from the target rows.
  */
 export async function createStop(p: Principal, body: CreateStopBody): Promise<StopView> {
   authorize(p, "fleet.stop");
@@ -158,7 +163,10 @@ export async function createStop(p: Principal, body: CreateStopBody): Promise<St
   const { filter, reason } = validate(body);
   const actor = actorOf(p);
   const stopId = newId("scope");
-  const targetCount = await prisma().$transaction(
+  // Short: every gate call of the team waits for this lock while it is held, so nothing here scales with
+  // the team's runs. The audit row is appended as COMMIT runs (the audit lock is never held across a round
+  // trip to Node); the coverage is not part of the decision and is recorded right after it.
+  await prisma().$transaction(
     async (tx) => {
       await lockTeamScopesExclusive(tx, teamId);
       const cols = scopeColumns(filter);
@@ -180,27 +188,45 @@ export async function createStop(p: Principal, body: CreateStopBody): Promise<St
         reason,
         actor,
       );
-      // Under the lock, after the insert: what it covers now (the gate covers later runs by itself), and
-      // for a kill its barrier targets — counted and written inside the database, one statement.
-      const { matched, targets, first } = await recordCoverageTx(tx, stopId, teamId, body.action === "kill");
-      if (targets > 0) {
-        // Wakes the barrier engine, which fans the barriers out from the target rows.
-        await notifyControl(tx, { kind: "kill", teamId, rootRunId: first[0]!, runIds: first });
-      }
-      await appendAudit(tx, {
+      await appendAuditAtCommit(tx, {
         teamId,
         actor,
         action: `fleet.${body.action}`,
         target: stopId,
-        after: { filter: filterToJson(filter) as never, reason, matched, barrierTargets: targets },
+        after: { filter: filterToJson(filter) as never, reason },
       });
+    },
+    { timeout: 30_000, maxWait: 30_000 },
+  );
+  const targetCount = await recordCoverage(stopId);
+  // A kill that matched nothing is complete at once: its (empty) fleet receipt is issued before answering.
+  if (body.action === "kill" && targetCount === 0) await issueFleetReceiptIfDue(stopId);
+  return getStop(p, stopId);
+}
+
+/**
+ * The scope's coverage, once: what it covers now (runs created later are the gate's to refuse) and, for a
+ * kill, its barrier targets; then the barrier engine is woken. Run by the request right after the scope
+ * commits, and by the barrier engine for a scope whose request died in between (the scope row's lock
+ * makes the second a no-op). Returns the number of targets (0 when already recorded).
+ */
+async function recordCoverage(stopId: string): Promise<number> {
+  return prisma().$transaction(
+    async (tx) => {
+      const [s] = await tx.$queryRawUnsafe<{ team_id: string; action: StopAction; coverage_at: Date | null }[]>(
+        `SELECT team_id, action::text AS action, coverage_at FROM stop_scopes WHERE id = $1 FOR UPDATE`,
+        stopId,
+      );
+      if (!s || s.coverage_at) return 0;
+      const { targets, first } = await recordCoverageTx(tx, stopId, s.team_id, s.action === "kill");
+      if (targets > 0) {
+        // Wakes the barrier engine, which fans the barriers out from the target rows.
+        await notifyControl(tx, { kind: "kill", teamId: s.team_id, rootRunId: first[0]!, runIds: first });
+      }
       return targets;
     },
     { timeout: 120_000, maxWait: 30_000 },
   );
-  // A kill that matched nothing is complete at once: its (empty) fleet receipt is issued before answering.
-  if (body.action === "kill" && targetCount === 0) await issueFleetReceiptIfDue(stopId);
-  return getStop(p, stopId);
 }
 
 async function bounded<T>(items: readonly T[], limit: number, fn: (x: T) => Promise<void>): Promise<void> {
@@ -220,8 +246,16 @@ async function bounded<T>(items: readonly T[], limit: number, fn: (x: T) => Prom
  */
 export async function advancePendingStops(p: Principal, teamId: string | null = null, signal?: AbortSignal): Promise<number> {
   authorize(p, "fleet.stop");
-  const scopes = await prisma().$queryRawUnsafe<{ id: string; reason: string; requested_by: string }[]>(
-    `SELECT s.id, s.reason, s.requested_by FROM stop_scopes s
+  // A scope whose request died between its commit and its coverage (the request records it within
+  // moments; older than this, nobody will): its targets are recorded here, so the fan-out below sees them.
+  const uncovered = await prisma().$queryRawUnsafe<{ id: string }[]>(
+    `SELECT id FROM stop_scopes WHERE coverage_at IS NULL AND created_at < clock_timestamp() - interval '10 seconds'
+        AND ($1::text IS NULL OR team_id = $1) ORDER BY created_at LIMIT 20`,
+    teamId,
+  );
+  for (const u of uncovered) await recordCoverage(u.id);
+  const scopes = await prisma().$queryRawUnsafe<{ id: string; team_id: string; reason: string; requested_by: string }[]>(
+    `SELECT s.id, s.team_id, s.reason, s.requested_by FROM stop_scopes s
       WHERE s.action = 'kill' AND s.completed_at IS NULL AND ($1::text IS NULL OR s.team_id = $1)
       ORDER BY s.created_at LIMIT 20`,
     teamId,
@@ -232,7 +266,7 @@ export async function advancePendingStops(p: Principal, teamId: string | null = 
     if (fanningOut.has(s.id)) continue;
     fanningOut.add(s.id);
     try {
-      started += await fanOut(p, s.id, s.reason, s.requested_by, signal);
+      started += await fanOut(p, { id: s.id, teamId: s.team_id, reason: s.reason, requestedBy: s.requested_by }, signal);
     } finally {
       fanningOut.delete(s.id);
     }
@@ -243,35 +277,69 @@ export async function advancePendingStops(p: Principal, teamId: string | null = 
 
 const fanningOut = new Set<string>();
 
-async function fanOut(p: Principal, stopId: string, reason: string, requestedBy: string, signal?: AbortSignal): Promise<number> {
+async function fanOut(p: Principal, scope: FanOutScope, signal?: AbortSignal): Promise<number> {
   const pending = await prisma().stopScopeTarget.findMany({
-    where: { scopeId: stopId, barrierId: null, error: null },
+    where: { scopeId: scope.id, barrierId: null, error: null },
     select: { runId: true },
   });
+  const size = setting("QUIESCE_FLEET_BATCH_SIZE");
+  const batches: string[][] = [];
+  for (let i = 0; i < pending.length; i += size) batches.push(pending.slice(i, i + size).map((t) => t.runId));
   let started = 0;
-  await bounded(pending, fanOutConcurrency(), async ({ runId }) => {
+  await bounded(batches, fanOutConcurrency(), async (runIds) => {
     // An engine stopping leaves the rest to the next wake of any engine (the targets are durable).
     if (signal?.aborted) return;
-    try {
-      const k = await killRun(p, runId, `fleet stop ${stopId}: ${reason}`.slice(0, 2000), null, { onBehalfOf: requestedBy });
-      await prisma().stopScopeTarget.update({ where: { scopeId_runId: { scopeId: stopId, runId } }, data: { barrierId: k.barrierId } });
-      started++;
-    } catch (err) {
-      // A saturated or failing-over database (a lock or statement timeout, no connection in time) is not
-      // this target's failure: it stays pending and the next wake starts it (a kill that did commit is
-      // answered with its barrier then). Only a refusal is recorded, making the fleet stop_incomplete.
-      if (isDatabaseUnavailable(err)) return;
-      await prisma()
-        .stopScopeTarget.update({
-          where: { scopeId_runId: { scopeId: stopId, runId } },
-          data: { error: err instanceof Error ? err.message : String(err) },
-        })
-        .catch(() => {
-          /* the database again: the target stays pending */
-        });
+    let batch: BatchKillResult | null = null;
+    // One retry when the database was only busy; a batch that still fails (or is refused) is started
+    // one target at a time, so one bad target cannot hold back or fail the others.
+    for (let attempt = 0; attempt < 2 && !batch; attempt++) {
+      try {
+        batch = await killTargetsBatch(p, scope, runIds);
+      } catch (err) {
+        if (!isDatabaseUnavailable(err)) break;
+      }
+    }
+    if (batch) {
+      started += batch.started.size;
+      // Dispatch is stopped; a failure here is redone by each barrier's revoking step.
+      await cancelQueuedWorkBatch([...batch.started.values()]).catch(() => {});
+    }
+    for (const runId of batch ? batch.single : runIds) {
+      if (signal?.aborted) return;
+      if (await startOne(p, scope, runId)) started++;
     }
   });
   return started;
+}
+
+interface FanOutScope {
+  id: string;
+  teamId: string;
+  reason: string;
+  requestedBy: string;
+}
+
+/** One target by the single kill (the batch's fallback): true when it is linked to a barrier. */
+async function startOne(p: Principal, scope: FanOutScope, runId: string): Promise<boolean> {
+  try {
+    const k = await killRun(p, runId, `fleet stop ${scope.id}: ${scope.reason}`.slice(0, 2000), null, { onBehalfOf: scope.requestedBy });
+    await prisma().stopScopeTarget.update({ where: { scopeId_runId: { scopeId: scope.id, runId } }, data: { barrierId: k.barrierId } });
+    return true;
+  } catch (err) {
+    // A saturated or failing-over database (a lock or statement timeout, no connection in time) is not
+    // this target's failure: it stays pending and the next wake starts it (a kill that did commit is
+    // answered with its barrier then). Only a refusal is recorded, making the fleet stop_incomplete.
+    if (isDatabaseUnavailable(err)) return false;
+    await prisma()
+      .stopScopeTarget.update({
+        where: { scopeId_runId: { scopeId: scope.id, runId } },
+        data: { error: err instanceof Error ? err.message : String(err) },
+      })
+      .catch(() => {
+        /* the database again: the target stays pending */
+      });
+    return false;
+  }
 }
 
 /** The fleet receipt, exactly once, when every target has a barrier with a receipt. */
@@ -280,7 +348,9 @@ async function issueFleetReceiptIfDue(stopId: string): Promise<boolean> {
   const [due] = await prisma().$queryRawUnsafe<{ pending: boolean }[]>(
     `SELECT EXISTS (SELECT 1 FROM stop_scope_targets t WHERE t.scope_id = $1
               AND ((t.barrier_id IS NULL AND t.error IS NULL)
-                OR (t.barrier_id IS NOT NULL AND NOT EXISTS (SELECT 1 FROM stop_receipts r WHERE r.barrier_id = t.barrier_id)))) AS pending`,
+                OR (t.barrier_id IS NOT NULL AND NOT EXISTS (SELECT 1 FROM stop_receipts r WHERE r.barrier_id = t.barrier_id))))
+            -- no targets recorded yet is not "no targets": the coverage comes after the scope's commit
+            OR EXISTS (SELECT 1 FROM stop_scopes s WHERE s.id = $1 AND s.coverage_at IS NULL) AS pending`,
     stopId,
   );
   if (due?.pending) return false;
@@ -288,7 +358,7 @@ async function issueFleetReceiptIfDue(stopId: string): Promise<boolean> {
     async (tx) => {
       await tx.$queryRawUnsafe(`SELECT id FROM stop_scopes WHERE id = $1 FOR UPDATE`, stopId);
       const s = await tx.stopScope.findUniqueOrThrow({ where: { id: stopId } });
-      if (s.action !== "kill" || s.completedAt) return false;
+      if (s.action !== "kill" || s.completedAt || !s.coverageAt) return false;
       const targets = await tx.stopScopeTarget.findMany({ where: { scopeId: stopId } });
       if (targets.some((t) => t.barrierId === null && t.error === null)) return false;
       const receipts = await latestReceiptsTx(
@@ -363,6 +433,17 @@ export async function onBarrierReceipt(p: Principal, barrierId: string): Promise
   authorize(p, "fleet.stop");
   const rows = await prisma().stopScopeTarget.findMany({ where: { barrierId }, select: { scopeId: true } });
   for (const r of rows) await issueFleetReceiptIfDue(r.scopeId);
+}
+
+/** onBarrierReceipt for a batch of receipts: each fleet stop waiting on any of them checked once. */
+export async function onBarrierReceipts(p: Principal, barrierIds: string[]): Promise<void> {
+  authorize(p, "fleet.stop");
+  if (barrierIds.length === 0) return;
+  const rows = await prisma().$queryRawUnsafe<{ scope_id: string }[]>(
+    `SELECT DISTINCT scope_id FROM stop_scope_targets WHERE barrier_id = ANY ($1::text[])`,
+    barrierIds,
+  );
+  for (const r of rows) await issueFleetReceiptIfDue(r.scope_id);
 }
 
 /** Progress of a fleet stop (and its fleet receipt once issued): any member of the team may read it. */

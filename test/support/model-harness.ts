@@ -1,5 +1,5 @@
 // The model-based test of the stop evidence (docs/evidence.md): fast-check commands against the REAL PostgreSQL (kill transaction,
-// triggers, gate rows) and the REAL barrier engine (claimNextBarrier + processBarrier + pause reclaim:
+// triggers, gate rows) and the REAL barrier engine (claimBarriers + processBarrier / processBarrierBatch + pause reclaim:
 // the code `quiesce barrier-worker` runs each wake, driven here in this process).
 //
 // Each sequence builds a fresh random tree (depth ≤ 4) and applies random commands: operations of every
@@ -19,13 +19,13 @@ import { pauseRun, resumeRun } from "../../lib/dal/lifecycle";
 import { completeOperation } from "../../lib/dal/operations";
 import { recordObserved } from "../../lib/dal/observed";
 import { assignReconciliation, resolveReconciliation } from "../../lib/dal/reconciliations";
-import { claimNextBarrier } from "../../lib/dal/barrier-engine";
+import { claimBarriers } from "../../lib/dal/barrier-engine";
 import { reclaimOverduePauses } from "../../lib/dal/pause-reclaim";
 import { setTeamStopSettings } from "../../lib/dal/team-settings";
 import { getReceipt } from "../../lib/dal/barriers";
 import { getConsoleReceipt } from "../../lib/dal/console/receipt";
 import { loadEvidenceFactsTx } from "../../lib/dal/internal/evidence";
-import { processBarrier } from "../../lib/barrier/engine";
+import { processBarrier, processBarrierBatch } from "../../lib/barrier/engine";
 import { deriveEvidence } from "../../lib/control/evidence/model";
 import { serializeReceipt } from "../../lib/control/evidence/receipt";
 import { canonicalJson, sha256Hex } from "../../lib/control/canonical";
@@ -361,33 +361,38 @@ export async function driveEngine(teamId: string, ms: number, crash = false): Pr
   const workerId = `engine:model:${randomBytes(4).toString("hex")}`;
   const timer = setTimeout(() => ac.abort(), ms);
   const log = () => {};
-  // Like the worker: several barriers at once (a root and its child's barrier race for real).
+  // Like the worker: several barriers at once (a root and its child's barrier race for real), and what is
+  // claimable together is claimed together and stepped as a batch (processBarrierBatch), as the worker does.
   const active = new Map<string, Promise<void>>();
+  const claimedIds = new Set<string>();
+  const opts = {
+    principal: ENGINE,
+    workerId,
+    claimMs: MODEL_ENGINE.claimMs,
+    localSettleMs: MODEL_ENGINE.localSettleMs,
+    concurrency: 4,
+    signal: ac.signal,
+    log,
+    subtreePollMs: 10,
+  };
   try {
     while (!ac.signal.aborted) {
       await reclaimOverduePauses(ENGINE, teamId);
-      const claimed = active.size < 3 ? await claimNextBarrier(ENGINE, workerId, MODEL_ENGINE.claimMs, [...active.keys()], teamId) : null;
-      if (!claimed) {
+      const claimed = active.size < 3 ? await claimBarriers(ENGINE, workerId, MODEL_ENGINE.claimMs, [...claimedIds], teamId, 3) : [];
+      if (claimed.length === 0) {
         await new Promise((r) => setTimeout(r, 10));
         continue;
       }
-      const id = claimed.id;
+      const ids = claimed.map((c) => c.id);
+      const key = ids.join(",");
+      for (const id of ids) claimedIds.add(id);
+      const work = ids.length === 1 ? processBarrier(ids[0]!, opts).then(() => {}) : processBarrierBatch(ids, opts);
       active.set(
-        id,
-        processBarrier(id, {
-          principal: ENGINE,
-          workerId,
-          claimMs: MODEL_ENGINE.claimMs,
-          localSettleMs: MODEL_ENGINE.localSettleMs,
-          concurrency: 4,
-          signal: ac.signal,
-          log,
-          subtreePollMs: 10,
-        })
-          .then(() => {})
-          .finally(() => {
-            active.delete(id);
-          }),
+        key,
+        work.finally(() => {
+          active.delete(key);
+          for (const id of ids) claimedIds.delete(id);
+        }),
       );
     }
     await Promise.all(active.values());

@@ -8,9 +8,9 @@ import type { Tx } from "../../db/prisma";
 import { newId } from "../../ids";
 import { buildReceipt } from "../../control/evidence/receipt";
 import { notifyControl } from "./notify";
-import { appendAudit } from "../audit";
+import { appendAudit, appendAudits, type AuditInput } from "../audit";
 import { coveringBarriersTx, loadEvidenceFactsTx } from "./evidence";
-import { recordAuditCheckpointTx } from "./audit-checkpoints";
+import { recordAuditCheckpointTx, type AuditHead } from "./audit-checkpoints";
 import { emitEventTx } from "./events";
 import { signStatement, statementFor, STOP_RECEIPT_PREDICATE } from "../../control/evidence/signing";
 import { currentSigner } from "../../integrations/keystore";
@@ -24,12 +24,21 @@ export async function issueReceiptTx(
   barrierId: string,
   verifiedAt = new Date(),
   actor = "system:barrier-engine",
+  batch?: ReceiptBatch,
 ): Promise<{ version: number; decision: "stopped_and_quiet" | "stop_incomplete"; digest: string }> {
   const facts = await loadEvidenceFactsTx(tx, barrierId, verifiedAt);
   const previous = facts.receipts.at(-1) ?? null;
   const version = (previous?.version ?? 0) + 1;
-  // The audit head this receipt was issued at, also kept as a checkpoint apart from the chain.
-  const auditHead = await recordAuditCheckpointTx(tx, facts.teamId, "receipt");
+  // The audit head this receipt was issued at, also kept as a checkpoint apart from the chain. A batch
+  // reads and records it once: its receipts are issued together, at one head (their own audit rows all
+  // come after it, as a single receipt's does).
+  let auditHead: AuditHead | null;
+  if (batch) {
+    if (!batch.heads.has(facts.teamId)) batch.heads.set(facts.teamId, await recordAuditCheckpointTx(tx, facts.teamId, "receipt"));
+    auditHead = batch.heads.get(facts.teamId) ?? null;
+  } else {
+    auditHead = await recordAuditCheckpointTx(tx, facts.teamId, "receipt");
+  }
   const { body, canonical, digest, decision, evidence } = buildReceipt(facts, {
     version,
     previousDigest: previous?.digest ?? null,
@@ -89,15 +98,28 @@ export async function issueReceiptTx(
   await notifyControl(tx, { kind: "receipt", teamId: facts.teamId, rootRunId: facts.rootRunId, barrierId });
   // Last: the append takes the team's audit lock, held until this transaction commits; every statement
   // after it would be one more that every other writer of the team's audit chain waits for (a fleet stop
-  // issues thousands of receipts and starts thousands of barriers, all on one chain).
-  await appendAudit(tx, {
-    teamId: facts.teamId,
-    actor,
-    action: "barrier.receipt",
-    target: barrierId,
-    after: { version, decision, digest },
-  });
+  // issues thousands of receipts and starts thousands of barriers, all on one chain). A batch appends
+  // all its receipts' rows at its end, under one acquisition (flushReceiptBatchTx).
+  const row = { actor, action: "barrier.receipt", target: barrierId, after: { version, decision, digest } };
+  if (batch) batch.audit.push({ teamId: facts.teamId, ...row });
+  else await appendAudit(tx, { teamId: facts.teamId, ...row });
   return { version, decision, digest };
+}
+
+/** Receipts issued together in one transaction (the barrier engine's batch: lib/dal/barrier-engine.ts). */
+export interface ReceiptBatch {
+  heads: Map<string, AuditHead | null>;
+  audit: AuditInput[];
+}
+
+export const newReceiptBatch = (): ReceiptBatch => ({ heads: new Map(), audit: [] });
+
+/** The batch's audit rows, per team, each team's under one acquisition of its audit lock: call last. */
+export async function flushReceiptBatchTx(tx: Tx, batch: ReceiptBatch): Promise<void> {
+  const byTeam = new Map<string | null, AuditInput[]>();
+  for (const a of batch.audit) byTeam.set(a.teamId, [...(byTeam.get(a.teamId) ?? []), a]);
+  for (const [teamId, rows] of byTeam) await appendAudits((sql, params) => tx.$queryRawUnsafe(sql, ...params), teamId, rows);
+  batch.audit = [];
 }
 
 /** Locks the barrier row; the lock orders receipt issuance, late reports and reconciliation writes. */
