@@ -52,22 +52,26 @@ export async function withDatabase<T>(fn: (url: string) => Promise<T>, log?: (li
 }
 
 /**
- * Ends this process's Prisma client and pg pool if anything opened them (idle connections would keep
+ * Ends this process's Prisma client and pg pools (the shared one and the gate's) if anything opened them (idle connections would keep
  * a one-shot command alive, and a server cannot stop fast while clients hold connections).
  */
 export async function closeDbClients(): Promise<void> {
   const g = globalThis as unknown as {
     quiescePrisma?: { $disconnect(): Promise<void> };
     quiescePool?: { end(): Promise<void> };
+    quiesceGatePool?: { end(): Promise<void> };
     quiesceDbClientsHeld?: boolean;
   };
   // Several commands share this process (`quiesce together`): the clients are closed once, after the last.
   if (g.quiesceDbClientsHeld) return;
   const p = g.quiescePrisma;
-  const pl = g.quiescePool;
+  // The gate's pool too: a process that asked the gate (the bench's sections, each on a database of its
+  // own) would otherwise keep deciding against the database it first connected to.
+  const pools = [g.quiescePool, g.quiesceGatePool];
   g.quiescePrisma = undefined;
   g.quiescePool = undefined;
-  await Promise.all([p?.$disconnect().catch(() => {}), pl?.end().catch(() => {})]);
+  g.quiesceGatePool = undefined;
+  await Promise.all([p?.$disconnect().catch(() => {}), ...pools.map((pl) => pl?.end().catch(() => {}))]);
 }
 
 /**
