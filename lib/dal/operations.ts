@@ -59,7 +59,10 @@ async function registerOnce(p: Principal, body: RegisterOperationBody & { teamId
       if (existing.runId !== run.id) throw new QuiesceError("conflict", "operationId: already used by another run");
       return { operationId: existing.operationId, state: existing.state as OperationState, created: false };
     }
-    const [chain, leaseChain] = await Promise.all([loadRunChain(tx, run.teamId, run.path), loadLeaseChain(tx, run.teamId, body.leaseId)]);
+    // One after the other: statements of one transaction run on one connection anyway, and handing pg a
+    // second query while the first runs is deprecated (pg 9 removes its queue).
+    const chain = await loadRunChain(tx, run.teamId, run.path);
+    const leaseChain = await loadLeaseChain(tx, run.teamId, body.leaseId);
     const verdict = decideAuthority({
       now: Date.now(),
       mode: "gate",

@@ -12,10 +12,10 @@ export interface AuditHead {
 
 /** The head of a team's chain (null team: the global chain of sign-ins and user changes). */
 export async function auditHeadTx(tx: Pick<Tx, "auditEvent">, teamId: string | null): Promise<AuditHead | null> {
-  const [last, count] = await Promise.all([
-    tx.auditEvent.findFirst({ where: { teamId }, orderBy: { id: "desc" }, select: { id: true, hash: true } }),
-    tx.auditEvent.count({ where: { teamId } }),
-  ]);
+  // In sequence, not Promise.all: both run on the transaction's one connection, and a second query handed
+  // to pg while the first runs is deprecated ("client.query() when the client is already executing").
+  const last = await tx.auditEvent.findFirst({ where: { teamId }, orderBy: { id: "desc" }, select: { id: true, hash: true } });
+  const count = await tx.auditEvent.count({ where: { teamId } });
   return last ? { eventId: last.id.toString(), hash: last.hash, count } : null;
 }
 
