@@ -8,6 +8,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, expect, test } from "vitest";
 import { startEmbeddedPostgres } from "../lib/db/embedded";
+import { freePort } from "./support/pg-local";
 
 const ROOT = path.resolve(import.meta.dirname, "..");
 const dir = mkdtempSync(path.join(tmpdir(), "quiesce-detached-"));
@@ -15,14 +16,6 @@ chmodSync(dir, 0o755); // as root the server runs as the `postgres` OS user
 const dataDir = path.join(dir, "pgdata");
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-const freePort = () =>
-  new Promise<number>((resolve) => {
-    const s = net.createServer();
-    s.listen(0, "127.0.0.1", () => {
-      const { port } = s.address() as net.AddressInfo;
-      s.close(() => resolve(port));
-    });
-  });
 const listening = (port: number) =>
   new Promise<boolean>((resolve) => {
     const s = net.connect({ host: "127.0.0.1", port });

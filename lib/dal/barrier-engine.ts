@@ -26,36 +26,6 @@ export interface Claimed {
   phase: string;
 }
 
-/** `teamId` shards engines by team (and keeps tests that run engines side by side apart); null = all. */
-export async function claimNextBarrier(
-  p: Principal,
-  workerId: string,
-  claimMs: number,
-  exclude: string[],
-  teamId: string | null = null,
-): Promise<Claimed | null> {
-  system(p);
-  const rows = await prisma().$queryRawUnsafe<{ id: string; phase: string }[]>(
-    `UPDATE barriers b SET claimed_by = $1, claim_expires_at = clock_timestamp() + make_interval(secs => $2::double precision / 1000)
-      WHERE b.id = (
-        SELECT id FROM barriers
-         WHERE phase <> 'complete'
-           AND (claim_expires_at IS NULL OR claim_expires_at < clock_timestamp())
-           AND NOT (phase = 'quiet' AND quiet_until > clock_timestamp())
-           AND NOT (id = ANY ($3::text[]))
-           AND ($4::text IS NULL OR team_id = $4)
-         ORDER BY requested_at
-         LIMIT 1
-         FOR UPDATE SKIP LOCKED)
-      RETURNING b.id, b.phase::text AS phase`,
-    workerId,
-    claimMs,
-    exclude,
-    teamId,
-  );
-  return rows[0] ?? null;
-}
-
 export async function renewClaim(p: Principal, barrierId: string, workerId: string, claimMs: number): Promise<boolean> {
   system(p);
   const n = await prisma().$executeRawUnsafe(

@@ -13,6 +13,7 @@ import { createApiKey } from "../../lib/dal/api-keys";
 import { ensureTeam } from "../../lib/dal/admin-directory";
 import { createRun } from "../../lib/dal/runs";
 import { newId } from "../../lib/ids";
+import { freePort } from "../support/pg-local";
 
 const ROOT = path.resolve(import.meta.dirname, "../..");
 const SYSTEM = { type: "system", name: "prebuilt-test" } as const;
@@ -34,15 +35,6 @@ function run(args: string[], env: Record<string, string | undefined> = {}): Prom
     child.once("close", (code) => resolve({ code, stdout, stderr }));
   });
 }
-
-const freePort = () =>
-  new Promise<number>((resolve) => {
-    const s = net.createServer();
-    s.listen(0, "127.0.0.1", () => {
-      const { port } = s.address() as net.AddressInfo;
-      s.close(() => resolve(port));
-    });
-  });
 
 /** A tiny repository: the build's entries, one route file, and this checkout's node_modules. */
 let fake = "";

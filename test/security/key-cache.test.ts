@@ -6,7 +6,6 @@
 // revoking and demoting: every request that began after the change returned plus the bound is refused,
 // also with the notice suppressed (the hard age alone).
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import net from "node:net";
 import path from "node:path";
 import { performance } from "node:perf_hooks";
 import { spawn, type ChildProcess } from "node:child_process";
@@ -18,6 +17,7 @@ import { pool } from "../../lib/db/pool";
 import { prisma } from "../../lib/db/prisma";
 import { sleep, waitFor } from "../../lib/wait";
 import { makeKey, makeRun, makeTeam, makeUser, type FixtureRun } from "../support/fixtures";
+import { freePort } from "../support/pg-local";
 
 const SYSTEM = { type: "system", name: "key-cache-test" } as const;
 const ROOT = path.resolve(import.meta.dirname, "../..");
@@ -186,17 +186,6 @@ describe("the cache in one process, against PostgreSQL", () => {
 /** The cache's generation, read for the test (moves on every notice and reconnect). */
 async function pollGeneration(c: KeyCache): Promise<number> {
   return (c as unknown as { generation: number }).generation;
-}
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = net.createServer();
-    s.once("error", reject);
-    s.listen(0, "127.0.0.1", () => {
-      const { port } = s.address() as net.AddressInfo;
-      s.close(() => resolve(port));
-    });
-  });
 }
 
 describe("the API process with the cache on, raced from this process", () => {

@@ -3,7 +3,6 @@
 // its streamableHttp mode; clients are the official SDK's Client and a raw HTTP client speaking an
 // older protocol version. Real API server and database.
 import { spawn, type ChildProcess } from "node:child_process";
-import net from "node:net";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
@@ -12,22 +11,13 @@ import { prisma } from "../../../lib/db/prisma";
 import { closePool } from "../../../lib/db/pool";
 import { makeWorld, ROOT, stopChild, until, type World } from "../support";
 import { ensureClient, type ClientBinary } from "./clients";
+import { freePort } from "../../support/pg-local";
 
 let everything: ClientBinary | null = null;
 let w: World;
 const children: ChildProcess[] = [];
 const clients: Client[] = [];
 let upstreamUrl = "";
-
-function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const s = net.createServer();
-    s.listen(0, "127.0.0.1", () => {
-      const { port } = s.address() as net.AddressInfo;
-      s.close(() => resolve(port));
-    });
-  });
-}
 
 /** Spawns and resolves once `pattern` appears on stderr (its first capture group, or the line). */
 function spawnUntil(
