@@ -20,6 +20,7 @@ export default defineConfig({
       "lib/start/plan.test.ts",
       "lib/start/secret.test.ts",
       "lib/wait.test.ts",
+      "lib/ids.test.ts",
       "test/docs/**/*.test.ts",
       "test/lint/**/*.test.ts",
     ],
