@@ -1,6 +1,6 @@
 // API key secrets: shown once, stored only as a sha256 hash (docs/architecture.md#security). High-entropy random
 // secrets need no slow hash; sha256 lets the gate look a key up by hash in its single statement.
-import { createHash, randomBytes } from "node:crypto";
+import { hash, randomBytes } from "node:crypto";
 import type { KeyKind } from "./control/types";
 
 export function newKeySecret(kind: KeyKind): string {
@@ -8,7 +8,8 @@ export function newKeySecret(kind: KeyKind): string {
 }
 
 export function hashKeySecret(secret: string): string {
-  return createHash("sha256").update(secret, "utf8").digest("hex");
+  // The one-shot form: no Hash object per call (every authenticated request hashes its key).
+  return hash("sha256", secret, "hex");
 }
 
 /** Reads `Authorization: Bearer <secret>`; null when absent or malformed. */
