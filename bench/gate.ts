@@ -177,7 +177,7 @@ export const gateSection: BenchSection = {
     const make = ops(workers, keyHash, denials);
     const results: Record<number, Record<"select" | "insert" | "gate" | "batched", Stats>> = {};
     const ab: { fk: Stats[]; noFk: Stats[] } = { fk: [], noFk: [] };
-    const inFlightAb: Record<number, Stats[]> = { 2: [], 4: [] };
+    const inFlightAb: Record<number, Stats[]> = { 1: [], 2: [], 4: [] };
     const cpu = new Map<Stats, Cpu>();
     const cpuAdmin = new pg.Client({ connectionString: ctx.url });
     await cpuAdmin.connect();
@@ -192,13 +192,14 @@ export const gateSection: BenchSection = {
         const batched = await measureCpu(cpuAdmin, cpu, "gate decision, shared pool (batched)", ws.map(make.batched), n, ctx.warmup);
         results[c] = { select, insert, gate, batched };
       }
-      // The batcher's size, measured in the same run: 2 or 4 gate statements in flight (the calls that
+      // The batcher's size, measured in the same run: 1, 2 or 4 gate statements in flight (the calls that
       // arrive meanwhile wait and go together), interleaved, at the widest concurrency.
       {
         const ws = workers.slice(0, maxC);
-        const by = { 2: ws.map(make.batchedBy(2)), 4: ws.map(make.batchedBy(4)) };
+        const sizes = [1, 2, 4] as const;
+        const by = { 1: ws.map(make.batchedBy(1)), 2: ws.map(make.batchedBy(2)), 4: ws.map(make.batchedBy(4)) };
         for (let round = 0; round < 2; round++)
-          for (const k of [2, 4] as const)
+          for (const k of round % 2 === 0 ? sizes : [...sizes].reverse())
             inFlightAb[k]!.push(await measure(`gate decision, batched, ${k} in flight`, by[k], ctx.iterations, ctx.warmup));
       }
       // A candidate measured in the same run: the operations → runs foreign key takes a
@@ -270,7 +271,11 @@ export const gateSection: BenchSection = {
         .join(", ")} per round)`,
     );
     verdicts.push(
-      `batcher size, concurrency ${maxC}, interleaved 2/4/2/4 statements in flight (default QUIESCE_GATE_BATCH_INFLIGHT=${setting("QUIESCE_GATE_BATCH_INFLIGHT")}): 2 → ${Math.round(mean(inFlightAb[2]!, (s) => s.perSecond))}/s (p50 ${ms(mean(inFlightAb[2]!, (s) => s.p50))} ms), 4 → ${Math.round(mean(inFlightAb[4]!, (s) => s.perSecond))}/s (p50 ${ms(mean(inFlightAb[4]!, (s) => s.p50))} ms)`,
+      `batcher size, concurrency ${maxC}, interleaved 1/2/4/4/2/1 statements in flight (default QUIESCE_GATE_BATCH_INFLIGHT=${setting("QUIESCE_GATE_BATCH_INFLIGHT")}): ${(
+        [1, 2, 4] as const
+      )
+        .map((k) => `${k} → ${Math.round(mean(inFlightAb[k]!, (s) => s.perSecond))}/s (p50 ${ms(mean(inFlightAb[k]!, (s) => s.p50))} ms)`)
+        .join(", ")}`,
     );
     const table: BenchTable = {
       title: this.title,

@@ -5,12 +5,11 @@
 //     [--measures gate,read,register] [--env-a K=V,…] [--env-b K=V,…] [--cpu-prof-b <dir>: B writes a V8 CPU profile there]
 // A checkout needs node_modules and lib/generated (a symlink to this one's is enough).
 import os from "node:os";
-import { readFileSync } from "node:fs";
 import path from "node:path";
 import { parseArgs } from "node:util";
 import { freshDatabase } from "./lib/fresh-database";
 import { load } from "./lib/load";
-import { freePort, startProcess, stopProcess, type Proc } from "./lib/processes";
+import { cpuMsOf, freePort, startProcess, stopProcess, type Proc } from "./lib/processes";
 import { createApiKey } from "../lib/dal/api-keys";
 import { ensureTeam } from "../lib/dal/admin-directory";
 import { createRun } from "../lib/dal/runs";
@@ -19,16 +18,7 @@ import { closeDbClients } from "../lib/start/database";
 
 const SYSTEM = { type: "system", name: "bench-ab" } as const;
 
-/** CPU time (user + system) a process has used so far, in ms (Linux /proc; clock ticks of 10 ms). */
-function cpuMs(pid: number | undefined): number {
-  try {
-    const f = readFileSync(`/proc/${pid}/stat`, "utf8");
-    const fields = f.slice(f.lastIndexOf(")") + 2).split(" ");
-    return (Number(fields[11]) + Number(fields[12])) * 10;
-  } catch {
-    return NaN;
-  }
-}
+const cpuMs = cpuMsOf;
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 

@@ -13,13 +13,15 @@ import { spawn } from "node:child_process";
 import type { BenchSection } from "./lib/section";
 import type { Stats } from "./lib/measure";
 import { load, raceKill, type RaceResult } from "./lib/load";
-import { freePort, startProcess, stopProcess, type Proc } from "./lib/processes";
+import pg from "pg";
+import { cpuMsOf, freePort, startProcess, stopProcess, type Proc } from "./lib/processes";
 import { rssOf } from "./lib/rss";
 import { ms, ratio, type BenchTable } from "./lib/report";
 import { createApiKey } from "../lib/dal/api-keys";
 import { ensureMembership, ensureTeam, ensureUser } from "../lib/dal/admin-directory";
 import { createRun } from "../lib/dal/runs";
 import { newId } from "../lib/ids";
+import { setting } from "../lib/config";
 
 const SYSTEM = { type: "system", name: "bench" } as const;
 const ROOT = path.resolve(import.meta.dirname, "..");
@@ -36,6 +38,60 @@ async function benchOperator(teamId: string): Promise<string> {
   });
   await ensureMembership(SYSTEM, { teamId, userId: user.id, role: "operator" });
   return user.id;
+}
+
+/** One round of the gate's in-flight A/B: throughput, the API process's CPU per request, calls per commit. */
+interface InFlightRound {
+  perSecond: number;
+  cpuUs: number;
+  callsPerCommit: number;
+}
+
+/**
+ * The gate batcher's size over HTTP (QUIESCE_GATE_BATCH_INFLIGHT, docs/gate.md#batches): two API processes
+ * that differ only in it, rounds interleaved A, B, B, A … at the widest concurrency. Calls per commit are
+ * read from the database: each batch is one transaction, so the operations a round created carry as many
+ * distinct xmin values as the round had commits.
+ */
+async function inFlightAb(
+  url: string,
+  variants: { inFlight: number; proc: Proc }[],
+  spec: { auth: Record<string, string>; body: (ids: string[]) => () => string; connections: number; amount: number; rounds: number },
+): Promise<Map<number, InFlightRound[]>> {
+  const db = new pg.Client({ connectionString: url });
+  await db.connect();
+  const out = new Map<number, InFlightRound[]>(variants.map((v) => [v.inFlight, []]));
+  try {
+    for (let round = 0; round < spec.rounds; round++) {
+      for (const v of round % 2 === 0 ? variants : [...variants].reverse()) {
+        const ids: string[] = [];
+        const cpu0 = cpuMsOf(v.proc.child.pid);
+        const s = await load(
+          {
+            name: `gate, ${v.inFlight} in flight`,
+            url: `${v.proc.url}/api/v1/gate`,
+            method: "POST",
+            headers: spec.auth,
+            body: spec.body(ids),
+            connections: spec.connections,
+            amount: spec.amount,
+          },
+          0,
+        );
+        const cpuUs = ((cpuMsOf(v.proc.child.pid) - cpu0) * 1000) / spec.amount;
+        const tx = (
+          await db.query<{ n: number; tx: number }>(
+            "SELECT count(*)::int AS n, count(DISTINCT xmin::text)::int AS tx FROM operations WHERE operation_id = ANY ($1::text[])",
+            [ids],
+          )
+        ).rows[0]!;
+        out.get(v.inFlight)!.push({ perSecond: s.perSecond, cpuUs, callsPerCommit: tx.n / Math.max(1, tx.tx) });
+      }
+    }
+  } finally {
+    await db.end();
+  }
+  return out;
 }
 
 export const httpSection: BenchSection = {
@@ -58,6 +114,8 @@ export const httpSection: BenchSection = {
       NODE_ENV: "production",
     };
     const servers: Proc[] = [];
+    const extra: Proc[] = [];
+    let inFlight: Map<number, InFlightRound[]> | undefined;
     const stats: Record<string, Stats> = {};
     let race: RaceResult | undefined;
     const rss: Record<string, number | null> = {};
@@ -98,6 +156,18 @@ export const httpSection: BenchSection = {
           "/api/v1/openapi.json",
         ),
       );
+      // The same API process with the other batcher size, for the in-flight A/B below (not in the table).
+      const defaultInFlight = setting("QUIESCE_GATE_BATCH_INFLIGHT");
+      const altInFlight = defaultInFlight === 1 ? 2 : 1;
+      const altPort = await freePort();
+      const alt = await startProcess(
+        `api-inflight-${altInFlight}`,
+        ["--conditions=react-server", "--import", "tsx", "bin/quiesce.ts", "api", "--port", String(altPort)],
+        { ...env, QUIESCE_GATE_BATCH_INFLIGHT: String(altInFlight) },
+        altPort,
+        "/api/v1/openapi.json",
+      );
+      extra.push(alt);
       if (existsSync(path.join(ROOT, ".next", "BUILD_ID"))) {
         const nextPort = await freePort();
         servers.push(
@@ -188,8 +258,27 @@ export const httpSection: BenchSection = {
         const r = s.child.pid ? rssOf(s.child.pid) : null;
         rss[s.name] = r === null ? null : Math.round(r);
       }
-      // A kill lands during ~300 decisions/s on one run tree (root and its children), through the API process.
       const api = servers.find((s) => s.name === "api")!;
+      inFlight = await inFlightAb(
+        ctx.url,
+        [
+          { inFlight: setting("QUIESCE_GATE_BATCH_INFLIGHT"), proc: api },
+          { inFlight: altInFlight, proc: alt },
+        ],
+        {
+          auth,
+          connections: maxC,
+          amount: ctx.iterations * 2,
+          rounds: 4,
+          body: (ids) => () => {
+            const r = runs[rr++ % runs.length]!;
+            const operationId = newId("op");
+            ids.push(operationId);
+            return JSON.stringify({ runId: r.runId, leaseId: r.leaseId, epoch: r.epoch, operationId, tool: "bench.noop" });
+          },
+        },
+      );
+      // A kill lands during ~300 decisions/s on one run tree (root and its children), through the API process.
       const operator = await createApiKey(SYSTEM, {
         teamId: team.id,
         kind: "operator",
@@ -223,7 +312,7 @@ export const httpSection: BenchSection = {
         },
       });
     } finally {
-      for (const s of servers) await stopProcess(s);
+      for (const s of [...servers, ...extra]) await stopProcess(s);
     }
 
     const rows: string[][] = [];
@@ -256,6 +345,19 @@ export const httpSection: BenchSection = {
           );
       }
     }
+    if (inFlight) {
+      const sum = (xs: InFlightRound[], f: (r: InFlightRound) => number) => xs.reduce((a, r) => a + f(r), 0) / xs.length;
+      notes.push(
+        `batcher size over HTTP, concurrency ${maxC}, API processes differing only in QUIESCE_GATE_BATCH_INFLIGHT (default ${setting("QUIESCE_GATE_BATCH_INFLIGHT")}), ${[...inFlight.values()][0]!.length} interleaved rounds each: ${[
+          ...inFlight,
+        ]
+          .map(
+            ([k, rs]) =>
+              `${k} in flight → ${Math.round(sum(rs, (r) => r.perSecond))}/s (rounds ${rs.map((r) => Math.round(r.perSecond)).join(", ")}), API CPU ${Math.round(sum(rs, (r) => r.cpuUs))} µs per decision, ${sum(rs, (r) => r.callsPerCommit).toFixed(1)} calls per commit`,
+          )
+          .join("; ")}`,
+      );
+    }
     if (race) {
       notes.push(
         `kill under load (API process, ${race.rate.toFixed(0)} decisions/s offered at ${RACE_RATE}/s over a root and 7 children): ${race.before} calls sent before the kill (${race.beforeAllow} allow), kill call ${ms(race.killMs)} ms, ${race.after} calls sent after it returned, ${race.afterAllow} of them allow → ${race.afterAllow === 0 && race.after > 0 ? "PASS" : "FAIL"} (target: none)`,
@@ -281,6 +383,6 @@ export const httpSection: BenchSection = {
       rows,
       notes,
     };
-    return { tables: [table], data: { stats, rss, race } };
+    return { tables: [table], data: { stats, rss, race, inFlight: inFlight ? Object.fromEntries(inFlight) : null } };
   },
 };

@@ -3,6 +3,7 @@
 // fleet and memory sections.
 import path from "node:path";
 import net from "node:net";
+import { readFileSync } from "node:fs";
 import { spawn, type ChildProcess } from "node:child_process";
 
 const ROOT = path.resolve(import.meta.dirname, "../..");
@@ -68,4 +69,15 @@ export async function stopProcess(p: Proc | undefined): Promise<void> {
   p.child.kill("SIGTERM");
   await Promise.race([exited, new Promise((r) => setTimeout(r, 5000))]);
   if (p.child.exitCode === null) p.child.kill("SIGKILL");
+}
+
+/** CPU time (user + system) a process has used so far, in ms (Linux /proc, clock ticks of 10 ms; NaN elsewhere). */
+export function cpuMsOf(pid: number | undefined): number {
+  try {
+    const f = readFileSync(`/proc/${pid}/stat`, "utf8");
+    const fields = f.slice(f.lastIndexOf(")") + 2).split(" ");
+    return (Number(fields[11]) + Number(fields[12])) * 10;
+  } catch {
+    return NaN;
+  }
 }
