@@ -35,6 +35,22 @@ export function useLiveStatus(): LiveStatus {
   );
 }
 
+const noSubscription = () => () => {};
+/**
+ * False on the server and while React hydrates the server's HTML, true from the first render after.
+ * For what only the browser knows, above all whether a query is fetching right now: React can throw a
+ * hydration attempt away (the live stream opening mid-hydration interrupts it) and hydrate again later,
+ * and the query the first attempt put into the cache is by then stale or invalidated, so `isFetching`
+ * is true at hydration where the server rendered it false (docs/console.md#react-error-418).
+ */
+export function useHydrated(): boolean {
+  return useSyncExternalStore(
+    noSubscription,
+    () => true,
+    () => false,
+  );
+}
+
 export const POLL_MS = 5000;
 
 /**

@@ -13,7 +13,7 @@ import { RUNS_QUERY_KEYS, VIEW_KEYS, parseRunsQuery, stopFilterOf } from "@/lib/
 import { createSavedViewAction, deleteSavedViewAction, matchingRunIdsAction } from "@/app/(console)/(lists)/runs/actions";
 import { BreakerBadge, LifecycleBadge } from "./badges";
 import { Time } from "./time";
-import { getJson } from "./providers";
+import { getJson, useHydrated } from "./providers";
 import { EmptyState, ErrorNotice, LoadingBlock, StaleNotice } from "./states";
 import { human, shortId } from "./format";
 import { FleetStopDialog } from "./fleet-stop-dialog";
@@ -57,6 +57,9 @@ export function RunsTable({
   const [initialQs] = useState(qs);
   const [search, setSearch] = useState(searchParams.get("q") ?? "");
   const [agent, setAgent] = useState(searchParams.get("agent") ?? "");
+  // The spinner is shown only once hydrated: the server never renders it, and whether the query is
+  // fetching at hydration depends on the browser's cache at that moment (docs/console.md#react-error-418).
+  const hydrated = useHydrated();
   const query = useQuery({
     queryKey: ["runs", qs],
     queryFn: () => getJson<RunsView>(`/api/console/runs?${qs}`),
@@ -156,7 +159,7 @@ export function RunsTable({
           {data
             ? `${count(data.total, data.totalCapped)} ${grouped ? "root run" : "run"}${data.total === 1 ? "" : "s"}${filtered ? " match" : ""}`
             : " "}
-          {query.isFetching ? <span className="spinner" aria-label="refreshing" /> : null}
+          {hydrated && query.isFetching ? <span className="spinner" aria-label="refreshing" /> : null}
         </p>
       </div>
       <SavedViews initial={initialViews} currentQuery={queryString(new URLSearchParams(qs.replace(/(^|&)cursor=[^&]*/, "")))} />
