@@ -12,10 +12,9 @@ import type { Principal } from "./principal";
 import type { ProviderConfig } from "../providers/types";
 import { quietPeriodFor, quietUntil } from "../control/barrier";
 import type { ProviderResponse, EffectObservation } from "../control/settlement";
-import { notifyControl } from "./internal/notify";
+import { notifyControl, notifyControlMany, type ControlEvent } from "./internal/notify";
 import { settleTx, type SettleInput } from "./internal/settlements";
-import { flushReceiptBatchTx, issueReceiptTx, lockBarrierTx, newReceiptBatch, type ReceiptBatch } from "./internal/receipts";
-import { countLateRequestsTx, subtreeRunsTx } from "./internal/evidence";
+import { flushReceiptBatchTx, issueReceiptsTx, lockBarriersTx, newReceiptBatch, type ReceiptBatch } from "./internal/receipts";
 
 function system(p: Principal): void {
   if (p.type !== "system") throw forbidden("barrier engine steps are for system principals");
@@ -198,13 +197,6 @@ export async function enterSettling(p: Principal, barrierId: string, workerId: s
   );
 }
 
-/** Operations of the barrier's subtree still in flight, whichever barrier of the tree is settling them. */
-async function subtreeInFlightTx(tx: Parameters<typeof settleTx>[0], barrierId: string, runIds: string[]): Promise<number> {
-  const own = await tx.settlement.count({ where: { barrierId, settledState: null } });
-  if (own > 0) return own;
-  return tx.operation.count({ where: { runId: { in: runIds }, state: { in: ["queued", "scheduled", "running"] } } });
-}
-
 /**
  * All settled → quiet. The completion rule covers the whole subtree: while any operation under the
  * barrier's run is still in flight (even one an earlier barrier of a child is settling), it stays in
@@ -217,51 +209,100 @@ export async function enterQuiet(
   workerId: string,
 ): Promise<{ quietUntil: Date } | "pending" | "subtree" | "lost"> {
   system(p);
-  return prisma().$transaction((tx) => enterQuietTx(tx, barrierId, workerId));
+  return prisma().$transaction(async (tx) => (await enterQuietManyTx(tx, [barrierId], workerId)).get(barrierId)!);
 }
 
 type QuietOutcome = { quietUntil: Date } | "pending" | "subtree" | "lost";
 
-async function enterQuietTx(tx: Tx, barrierId: string, workerId: string): Promise<QuietOutcome> {
-  await lockBarrierTx(tx, barrierId);
-  const b = await tx.barrier.findUniqueOrThrow({ where: { id: barrierId } });
-  if (b.phase !== "settling" || b.claimedBy !== workerId) return "lost" as const;
-  const pendingOwn = await tx.settlement.count({ where: { barrierId, settledState: null } });
-  if (pendingOwn > 0) return "pending" as const;
-  const runIds = (await subtreeRunsTx(tx, b.runId)).map((r) => r.id);
-  if ((await subtreeInFlightTx(tx, barrierId, runIds)) > 0) return "subtree" as const;
-  const names = (
-    await tx.$queryRawUnsafe<{ name: string }[]>(
-      `SELECT DISTINCT o.provider_name AS name FROM operations o
-      WHERE o.provider_name IS NOT NULL AND o.run_id = ANY ($1::text[])
-        AND (o.id IN (SELECT operation_id FROM settlements) OR o.state = 'cancelled_not_started')`,
-      runIds,
-    )
-  ).map((r) => r.name);
-  const rows = names.length
-    ? await tx.provider.findMany({ where: { teamId: b.teamId, name: { in: names } }, select: { name: true, quietPeriodSeconds: true } })
-    : [];
-  const q = quietPeriodFor(
-    names.map((n) => ({ name: n, quietPeriodSeconds: rows.find((r) => r.name === n)?.quietPeriodSeconds ?? null })),
-    (await tx.team.findUniqueOrThrow({ where: { id: b.teamId }, select: { quietPeriodMs: true } })).quietPeriodMs / 1000,
+// A barrier's subtree (the stopped run and its descendants) as an array, for the statements below.
+const SUBTREE_SQL = `CROSS JOIN LATERAL (SELECT array_agg(c.id) AS ids FROM runs c WHERE c.root_run_id = r.root_run_id AND r.id = ANY (c.path)) sub`;
+// Operations of a barrier's subtree still in flight, whichever barrier of the tree is settling them.
+const IN_FLIGHT_SQL = `(SELECT count(*) FROM operations o WHERE o.run_id = ANY (sub.ids) AND o.state IN ('queued', 'scheduled', 'running'))::int`;
+// The barrier's own settlements not settled yet.
+const PENDING_OWN_SQL = `(SELECT count(*) FROM settlements s WHERE s.barrier_id = b.id AND s.settled_state IS NULL)::int`;
+
+/**
+ * enterQuiet for a set of barriers, set-based (docs/fleet-stop.md#at-scale): the rows locked in one
+ * statement (oldest first), every barrier's conditions and quiet-period inputs read in one, the quiet
+ * ones written in one and notified in one. Per barrier the conditions and values are the one-barrier
+ * step's: not settling or not ours → "lost"; an own settlement open → "pending"; anything under the run
+ * in flight → "subtree"; else quiet for the longer of the team's period and the providers touched
+ * (settled or cancelled before starting), quiesced at the last settlement under the run.
+ */
+async function enterQuietManyTx(tx: Tx, barrierIds: string[], workerId: string): Promise<Map<string, QuietOutcome>> {
+  await lockBarriersTx(tx, barrierIds);
+  const rows = await tx.$queryRawUnsafe<
+    {
+      id: string;
+      team_id: string;
+      root_run_id: string;
+      phase: string;
+      claimed_by: string | null;
+      dispatch_stopped_at: Date | null;
+      last_settled_at: Date | null;
+      team_quiet_ms: number;
+      pending_own: number;
+      in_flight: number;
+      providers: { name: string; q: number | null }[];
+      last_settled: Date | null;
+      late: number;
+    }[]
+  >(
+    `SELECT b.id, b.team_id, r.root_run_id, b.phase::text AS phase, b.claimed_by, b.dispatch_stopped_at, b.last_settled_at,
+            t.quiet_period_ms AS team_quiet_ms, ${PENDING_OWN_SQL} AS pending_own, ${IN_FLIGHT_SQL} AS in_flight,
+            (SELECT coalesce(jsonb_agg(jsonb_build_object('name', n.name, 'q', p.quiet_period_seconds) ORDER BY n.name), '[]'::jsonb)
+               FROM (SELECT DISTINCT o.provider_name AS name FROM operations o
+                      WHERE o.provider_name IS NOT NULL AND o.run_id = ANY (sub.ids)
+                        AND (o.id IN (SELECT operation_id FROM settlements) OR o.state = 'cancelled_not_started')) n
+               LEFT JOIN providers p ON p.team_id = b.team_id AND p.name = n.name) AS providers,
+            (SELECT max(st.settled_at) FROM settlements st JOIN operations o ON o.id = st.operation_id WHERE o.run_id = ANY (sub.ids)) AS last_settled,
+            (SELECT count(*) FROM gate_decisions g
+              WHERE g.team_id = b.team_id AND g.run_id = ANY (sub.ids) AND g.at >= b.requested_at AND g.decision = 'deny')::int AS late
+       FROM barriers b JOIN runs r ON r.id = b.run_id JOIN teams t ON t.id = b.team_id ${SUBTREE_SQL}
+      WHERE b.id = ANY ($1::text[])`,
+    barrierIds,
   );
-  const last = await tx.settlement.aggregate({ where: { operation: { runId: { in: runIds } } }, _max: { settledAt: true } });
+  const byId = new Map(rows.map((r) => [r.id, r]));
   const now = new Date();
-  const until = quietUntil(now, q);
-  await tx.barrier.update({
-    where: { id: barrierId },
-    data: {
-      phase: "quiet",
-      quietPeriodSeconds: q,
-      quietUntil: until,
-      quiescedAt: last._max.settledAt ?? b.dispatchStoppedAt ?? now,
-      lastSettledAt: last._max.settledAt ?? b.lastSettledAt,
-      lateRequestsDenied: await countLateRequestsTx(tx, b.teamId, runIds, b.requestedAt),
-    },
-  });
-  const root = await tx.run.findUniqueOrThrow({ where: { id: b.runId }, select: { rootRunId: true } });
-  await notifyControl(tx, { kind: "barrier", teamId: b.teamId, rootRunId: root.rootRunId, barrierId });
-  return { quietUntil: until };
+  const out = new Map<string, QuietOutcome>();
+  const quiet: Record<string, unknown>[] = [];
+  const notices: ControlEvent[] = [];
+  for (const id of barrierIds) {
+    const b = byId.get(id);
+    if (!b) throw new Error(`barrier not found: ${id}`);
+    if (b.phase !== "settling" || b.claimed_by !== workerId) out.set(id, "lost");
+    else if (b.pending_own > 0) out.set(id, "pending");
+    else if (b.in_flight > 0) out.set(id, "subtree");
+    else {
+      const q = quietPeriodFor(
+        b.providers.map((p) => ({ name: p.name, quietPeriodSeconds: p.q })),
+        b.team_quiet_ms / 1000,
+      );
+      const until = quietUntil(now, q);
+      quiet.push({
+        id,
+        q,
+        until: until.toISOString(),
+        quiesced_at: (b.last_settled ?? b.dispatch_stopped_at ?? now).toISOString(),
+        last_settled_at: (b.last_settled ?? b.last_settled_at)?.toISOString() ?? null,
+        late: b.late,
+      });
+      notices.push({ kind: "barrier", teamId: b.team_id, rootRunId: b.root_run_id, barrierId: id });
+      out.set(id, { quietUntil: until });
+    }
+  }
+  if (quiet.length > 0) {
+    await tx.$executeRawUnsafe(
+      `UPDATE barriers b SET phase = 'quiet', quiet_period_seconds = u.q, quiet_until = u.until, quiesced_at = u.quiesced_at,
+              last_settled_at = u.last_settled_at, late_requests_denied = u.late
+         FROM jsonb_to_recordset($1::jsonb) AS u(id text, q double precision, until timestamptz, quiesced_at timestamptz,
+              last_settled_at timestamptz, late int)
+        WHERE b.id = u.id`,
+      JSON.stringify(quiet),
+    );
+    await notifyControlMany(tx, notices);
+  }
+  return out;
 }
 
 /** Quiet period over → the receipt. Exactly once per quiet period, under the barrier row lock. */
@@ -271,25 +312,47 @@ export async function completeBarrier(
   workerId: string,
 ): Promise<{ version: number; decision: string } | "waiting" | "pending" | "lost"> {
   system(p);
-  return prisma().$transaction((tx) => completeBarrierTx(tx, barrierId, workerId), { timeout: 30_000 });
+  return prisma().$transaction(async (tx) => (await completeManyTx(tx, [barrierId], workerId)).get(barrierId)!, { timeout: 30_000 });
 }
 
 type CompleteOutcome = { version: number; decision: string } | "waiting" | "pending" | "lost";
 
-async function completeBarrierTx(tx: Tx, barrierId: string, workerId: string, batch?: ReceiptBatch): Promise<CompleteOutcome> {
-  await lockBarrierTx(tx, barrierId);
-  const b = await tx.barrier.findUniqueOrThrow({
-    where: { id: barrierId },
-    select: { phase: true, claimedBy: true, quietUntil: true, runId: true },
-  });
-  if (b.phase !== "quiet" || b.claimedBy !== workerId) return "lost" as const;
-  if (b.quietUntil && b.quietUntil.getTime() > Date.now()) return "waiting" as const;
-  const runIds = (await subtreeRunsTx(tx, b.runId)).map((r) => r.id);
-  if ((await subtreeInFlightTx(tx, barrierId, runIds)) > 0) {
-    await tx.barrier.update({ where: { id: barrierId }, data: { phase: "settling" } });
-    return "pending" as const;
+/**
+ * completeBarrier for a set of barriers, set-based (docs/fleet-stop.md#at-scale): the rows locked in one
+ * statement (oldest first), the conditions read in one — not quiet or not ours → "lost"; the period not
+ * over → "waiting"; anything under the run in flight again → back to settling, "pending" — and the due
+ * receipts issued together (issueReceiptsTx), their audit rows into `batch` when given.
+ */
+async function completeManyTx(tx: Tx, barrierIds: string[], workerId: string, batch?: ReceiptBatch): Promise<Map<string, CompleteOutcome>> {
+  await lockBarriersTx(tx, barrierIds);
+  const rows = await tx.$queryRawUnsafe<
+    { id: string; phase: string; claimed_by: string | null; quiet_until: Date | null; pending_own: number; in_flight: number }[]
+  >(
+    `SELECT b.id, b.phase::text AS phase, b.claimed_by, b.quiet_until, ${PENDING_OWN_SQL} AS pending_own, ${IN_FLIGHT_SQL} AS in_flight
+       FROM barriers b JOIN runs r ON r.id = b.run_id ${SUBTREE_SQL}
+      WHERE b.id = ANY ($1::text[])`,
+    barrierIds,
+  );
+  const byId = new Map(rows.map((r) => [r.id, r]));
+  const nowMs = Date.now();
+  const out = new Map<string, CompleteOutcome>();
+  const due: string[] = [];
+  const back: string[] = [];
+  for (const id of barrierIds) {
+    const b = byId.get(id);
+    if (!b) throw new Error(`barrier not found: ${id}`);
+    if (b.phase !== "quiet" || b.claimed_by !== workerId) out.set(id, "lost");
+    else if (b.quiet_until && b.quiet_until.getTime() > nowMs) out.set(id, "waiting");
+    else if (b.pending_own > 0 || b.in_flight > 0) {
+      back.push(id);
+      out.set(id, "pending");
+    } else due.push(id);
   }
-  return issueReceiptTx(tx, barrierId, new Date(), "system:barrier-engine", batch);
+  if (back.length > 0) await tx.$executeRawUnsafe(`UPDATE barriers SET phase = 'settling' WHERE id = ANY ($1::text[])`, back);
+  const issued = await issueReceiptsTx(tx, due, new Date(), "system:barrier-engine", batch);
+  for (const [id, r] of issued) out.set(id, r);
+  // In the order asked for.
+  return new Map(barrierIds.map((id) => [id, out.get(id)!]));
 }
 
 // ── Batches (docs/fleet-stop.md#at-scale): a fleet stop puts thousands of barriers in front of the
@@ -399,14 +462,7 @@ export async function enterSettlingMany(p: Principal, barrierIds: string[], work
 /** enterQuiet for many, in one transaction (oldest first, the order every barrier-row locker uses). */
 export async function enterQuietMany(p: Principal, barrierIds: string[], workerId: string): Promise<Map<string, QuietOutcome>> {
   system(p);
-  return prisma().$transaction(
-    async (tx) => {
-      const out = new Map<string, QuietOutcome>();
-      for (const id of barrierIds) out.set(id, await enterQuietTx(tx, id, workerId));
-      return out;
-    },
-    { timeout: 120_000 },
-  );
+  return prisma().$transaction((tx) => enterQuietManyTx(tx, barrierIds, workerId), { timeout: 120_000 });
 }
 
 /** completeBarrier for many, in one transaction: every receipt's audit row appended at the end, together. */
@@ -415,8 +471,7 @@ export async function completeMany(p: Principal, barrierIds: string[], workerId:
   return prisma().$transaction(
     async (tx) => {
       const batch = newReceiptBatch();
-      const out = new Map<string, CompleteOutcome>();
-      for (const id of barrierIds) out.set(id, await completeBarrierTx(tx, id, workerId, batch));
+      const out = await completeManyTx(tx, barrierIds, workerId, batch);
       await flushReceiptBatchTx(tx, batch);
       return out;
     },

@@ -48,3 +48,20 @@ export async function emitEventTx(tx: Tx, e: EmitInput): Promise<string> {
   await tx.$executeRawUnsafe(eventInsertSql(1), ...params);
   return params[0];
 }
+
+/**
+ * emitEventTx for many events in one statement (the barrier engine's receipts, docs/fleet-stop.md#at-scale):
+ * each event for every enabled endpoint of its team that subscribes to its type, in the order given.
+ */
+export async function emitEventsTx(tx: Tx, events: EmitInput[]): Promise<void> {
+  if (events.length === 0) return;
+  const rows = events.map(eventParams);
+  await tx.$executeRawUnsafe(
+    `INSERT INTO webhook_deliveries (event_id, endpoint_id, team_id, type, ordering_key, event)
+     SELECT e.id, w.id, w.team_id, e.type, e.key, e.json::jsonb
+       FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[]) WITH ORDINALITY AS e(id, type, key, json, team, n)
+       JOIN webhook_endpoints w ON w.team_id = e.team AND w.enabled AND (e.type = ANY (w.event_types) OR '*' = ANY (w.event_types))
+      ORDER BY e.n, w.id`,
+    ...[0, 1, 2, 3, 4].map((i) => rows.map((r) => r[i]!)),
+  );
+}

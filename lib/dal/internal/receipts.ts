@@ -7,11 +7,11 @@ import "server-only";
 import type { Tx } from "../../db/prisma";
 import { newId } from "../../ids";
 import { buildReceipt } from "../../control/evidence/receipt";
-import { notifyControl } from "./notify";
+import { notifyControlMany, type ControlEvent } from "./notify";
 import { appendAudit, appendAudits, type AuditInput } from "../audit";
-import { coveringBarriersTx, loadEvidenceFactsTx } from "./evidence";
+import { coveringBarriersTx, loadEvidenceFactsManyTx } from "./evidence";
 import { recordAuditCheckpointTx, type AuditHead } from "./audit-checkpoints";
-import { emitEventTx } from "./events";
+import { emitEventsTx, type EmitInput } from "./events";
 import { signStatement, statementFor, STOP_RECEIPT_PREDICATE } from "../../control/evidence/signing";
 import { currentSigner } from "../../integrations/keystore";
 
@@ -25,85 +25,127 @@ export async function issueReceiptTx(
   verifiedAt = new Date(),
   actor = "system:barrier-engine",
   batch?: ReceiptBatch,
-): Promise<{ version: number; decision: "stopped_and_quiet" | "stop_incomplete"; digest: string }> {
-  const facts = await loadEvidenceFactsTx(tx, barrierId, verifiedAt);
-  const previous = facts.receipts.at(-1) ?? null;
-  const version = (previous?.version ?? 0) + 1;
-  // The audit head this receipt was issued at, also kept as a checkpoint apart from the chain. A batch
-  // reads and records it once: its receipts are issued together, at one head (their own audit rows all
-  // come after it, as a single receipt's does).
-  let auditHead: AuditHead | null;
-  if (batch) {
-    if (!batch.heads.has(facts.teamId)) batch.heads.set(facts.teamId, await recordAuditCheckpointTx(tx, facts.teamId, "receipt"));
-    auditHead = batch.heads.get(facts.teamId) ?? null;
-  } else {
-    auditHead = await recordAuditCheckpointTx(tx, facts.teamId, "receipt");
-  }
-  const { body, canonical, digest, decision, evidence } = buildReceipt(facts, {
-    version,
-    previousDigest: previous?.digest ?? null,
-    verifiedAt,
-    auditHead,
-  });
-  // Signed at issue time with the deployment key: the in-toto subject is the receipt digest, the
-  // predicate the body as issued (digest included), so the envelope alone can be verified offline.
+): Promise<IssuedReceipt> {
+  return (await issueReceiptsTx(tx, [barrierId], verifiedAt, actor, batch)).get(barrierId)!;
+}
+
+export interface IssuedReceipt {
+  version: number;
+  decision: "stopped_and_quiet" | "stop_incomplete";
+  digest: string;
+}
+
+/**
+ * issueReceiptTx for many barriers at once (docs/fleet-stop.md#at-scale; the one-barrier form is this with
+ * one id): the caller holds every barrier's row lock and has checked that each receipt is due. Each
+ * barrier's receipt is built from its own facts (the set-based loader) by the same model and signed as
+ * one alone is; then the receipts, the barriers' completion, the events and the notifications are written
+ * in one statement each for the whole set, and the audit rows last.
+ */
+export async function issueReceiptsTx(
+  tx: Tx,
+  barrierIds: string[],
+  verifiedAt = new Date(),
+  actor = "system:barrier-engine",
+  batch?: ReceiptBatch,
+): Promise<Map<string, IssuedReceipt>> {
+  const out = new Map<string, IssuedReceipt>();
+  if (barrierIds.length === 0) return out;
+  const all = await loadEvidenceFactsManyTx(tx, barrierIds, verifiedAt);
+  // The audit head these receipts were issued at, also kept as a checkpoint apart from the chain: read
+  // and recorded once per team (a batch's receipts are issued together, at one head; their own audit rows
+  // all come after it, as a single receipt's does).
+  const heads = batch?.heads ?? new Map<string, AuditHead | null>();
   const signer = currentSigner();
-  const envelope = signStatement(
-    statementFor(STOP_RECEIPT_PREDICATE, { name: `stop-receipt/${barrierId}/v${version}`, sha256: digest }, body),
-    signer,
-  );
-  await tx.stopReceipt.create({
-    data: {
+  const receipts: Record<string, unknown>[] = [];
+  const completions: Record<string, unknown>[] = [];
+  const events: EmitInput[] = [];
+  const notices: ControlEvent[] = [];
+  const audits: AuditInput[] = [];
+  for (const [barrierId, facts] of all) {
+    const previous = facts.receipts.at(-1) ?? null;
+    const version = (previous?.version ?? 0) + 1;
+    if (!heads.has(facts.teamId)) heads.set(facts.teamId, await recordAuditCheckpointTx(tx, facts.teamId, "receipt"));
+    const auditHead = heads.get(facts.teamId) ?? null;
+    const { body, canonical, digest, decision, evidence } = buildReceipt(facts, {
+      version,
+      previousDigest: previous?.digest ?? null,
+      verifiedAt,
+      auditHead,
+    });
+    // Signed at issue time with the deployment key: the in-toto subject is the receipt digest, the
+    // predicate the body as issued (digest included), so the envelope alone can be verified offline.
+    const envelope = signStatement(
+      statementFor(STOP_RECEIPT_PREDICATE, { name: `stop-receipt/${barrierId}/v${version}`, sha256: digest }, body),
+      signer,
+    );
+    receipts.push({
       id: newId("rcpt"),
-      barrierId,
+      barrier_id: barrierId,
       version,
       canonical,
-      body: body as never,
+      body,
       decision,
-      verifiedAt,
+      verified_at: verifiedAt.toISOString(),
       digest,
-      envelope: envelope as never,
-      keyId: signer.keyId,
-    },
-  });
-  await tx.barrier.update({
-    where: { id: barrierId },
-    data: {
-      phase: "complete",
+      envelope,
+      key_id: signer.keyId,
+    });
+    completions.push({
+      id: barrierId,
       decision,
-      completedAt: verifiedAt,
-      lateRequestsDenied: evidence.counts.lateRequestsDenied,
-      lastSettledAt: evidence.lastSettledAt,
-      quiescedAt: evidence.quiescedAt,
-      claimedBy: null,
-      claimExpiresAt: null,
-    },
-  });
-  if (version === 1) {
-    await emitEventTx(tx, {
+      completed_at: verifiedAt.toISOString(),
+      late: evidence.counts.lateRequestsDenied,
+      last_settled_at: evidence.lastSettledAt?.toISOString() ?? null,
+      quiesced_at: evidence.quiescedAt?.toISOString() ?? null,
+    });
+    if (version === 1) {
+      events.push({
+        teamId: facts.teamId,
+        type: "barrier.complete",
+        runId: facts.barrier.runId,
+        subject: barrierId,
+        data: { barrier_id: barrierId, decision },
+      });
+    }
+    events.push({
       teamId: facts.teamId,
-      type: "barrier.complete",
+      type: "receipt.issued",
       runId: facts.barrier.runId,
       subject: barrierId,
-      data: { barrier_id: barrierId, decision },
+      data: { barrier_id: barrierId, version, decision, digest, previous_digest: previous?.digest ?? null, key_id: signer.keyId },
     });
+    notices.push({ kind: "receipt", teamId: facts.teamId, rootRunId: facts.rootRunId, barrierId });
+    audits.push({ teamId: facts.teamId, actor, action: "barrier.receipt", target: barrierId, after: { version, decision, digest } });
+    out.set(barrierId, { version, decision, digest });
   }
-  await emitEventTx(tx, {
-    teamId: facts.teamId,
-    type: "receipt.issued",
-    runId: facts.barrier.runId,
-    subject: barrierId,
-    data: { barrier_id: barrierId, version, decision, digest, previous_digest: previous?.digest ?? null, key_id: signer.keyId },
-  });
-  await notifyControl(tx, { kind: "receipt", teamId: facts.teamId, rootRunId: facts.rootRunId, barrierId });
+  // The rows go through JSON (jsonb_to_recordset): one parameter whatever the batch size, and each value
+  // keeps its type (the body and envelope as JSON, times as ISO text with their milliseconds).
+  await tx.$executeRawUnsafe(
+    `INSERT INTO stop_receipts (id, barrier_id, version, canonical, body, decision, verified_at, digest, envelope, key_id)
+     SELECT r.id, r.barrier_id, r.version, r.canonical, r.body, r.decision::"ReceiptDecision", r.verified_at, r.digest, r.envelope, r.key_id
+       FROM jsonb_to_recordset($1::jsonb) AS r(id text, barrier_id text, version int, canonical text, body jsonb, decision text,
+            verified_at timestamptz, digest text, envelope jsonb, key_id text)`,
+    JSON.stringify(receipts),
+  );
+  await tx.$executeRawUnsafe(
+    `UPDATE barriers b SET phase = 'complete', decision = c.decision::"ReceiptDecision", completed_at = c.completed_at,
+            late_requests_denied = c.late, last_settled_at = c.last_settled_at, quiesced_at = c.quiesced_at,
+            claimed_by = NULL, claim_expires_at = NULL
+       FROM jsonb_to_recordset($1::jsonb) AS c(id text, decision text, completed_at timestamptz, late int, last_settled_at timestamptz,
+            quiesced_at timestamptz)
+      WHERE b.id = c.id`,
+    JSON.stringify(completions),
+  );
+  await emitEventsTx(tx, events);
+  await notifyControlMany(tx, notices);
   // Last: the append takes the team's audit lock, held until this transaction commits; every statement
   // after it would be one more that every other writer of the team's audit chain waits for (a fleet stop
   // issues thousands of receipts and starts thousands of barriers, all on one chain). A batch appends
   // all its receipts' rows at its end, under one acquisition (flushReceiptBatchTx).
-  const row = { actor, action: "barrier.receipt", target: barrierId, after: { version, decision, digest } };
-  if (batch) batch.audit.push({ teamId: facts.teamId, ...row });
-  else await appendAudit(tx, { teamId: facts.teamId, ...row });
-  return { version, decision, digest };
+  if (batch) batch.audit.push(...audits);
+  else for (const a of audits) await appendAudit(tx, a);
+  return out;
 }
 
 /** Receipts issued together in one transaction (the barrier engine's batch: lib/dal/barrier-engine.ts). */
@@ -125,6 +167,15 @@ export async function flushReceiptBatchTx(tx: Tx, batch: ReceiptBatch): Promise<
 /** Locks the barrier row; the lock orders receipt issuance, late reports and reconciliation writes. */
 export async function lockBarrierTx(tx: Tx, barrierId: string): Promise<void> {
   await tx.$queryRawUnsafe(`SELECT id FROM barriers WHERE id = $1 FOR UPDATE`, barrierId);
+}
+
+/**
+ * Locks many barrier rows in one statement, oldest first (requested_at, id: the order every locker of
+ * several barrier rows takes them in, coveringBarriersTx's), so two lockers never wait on each other in a cycle.
+ */
+export async function lockBarriersTx(tx: Tx, barrierIds: string[]): Promise<void> {
+  if (barrierIds.length === 0) return;
+  await tx.$queryRawUnsafe(`SELECT id FROM barriers WHERE id = ANY ($1::text[]) ORDER BY requested_at, id FOR UPDATE`, barrierIds);
 }
 
 /**
