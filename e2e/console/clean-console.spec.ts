@@ -3,22 +3,12 @@
 // error or page error, and the run header exists once in the DOM — also when the page's data arrives
 // well after the shell and the live stream has opened in the meantime (the race that left a hidden
 // streamed copy of the page behind).
-import { expect, test, type Page } from "@playwright/test";
+import { expect, test } from "@playwright/test";
+import { collectErrors, liveBadge as live } from "../support/console-errors";
 import pg from "pg";
 import { signIn } from "../support/session";
 import { e2e, USERS } from "../support/env";
 import { uid } from "../support/api";
-
-function collectErrors(page: Page): string[] {
-  const errors: string[] = [];
-  page.on("pageerror", (e) => errors.push(`pageerror at ${page.url()}: ${e.message}`));
-  page.on("console", (m) => {
-    if (m.type() === "error") errors.push(`console.error at ${page.url()}: ${m.text()}`);
-  });
-  return errors;
-}
-
-const live = (page: Page) => page.getByRole("status", { name: "Live updates from the control plane" });
 
 test("the runs list and a run page hydrate with no console errors and one run header", async ({ page }) => {
   test.setTimeout(90_000);

@@ -12,7 +12,8 @@
 // meanwhile. Built without the fix (the spinner rendered during hydration), both runs-list journeys
 // fail with one "Minified React error #418" page error each; the run page, which renders no fetch
 // state, passes either way and stays here as a guard.
-import { expect, test, type Page } from "@playwright/test";
+import { expect, test } from "@playwright/test";
+import { collectErrors, liveBadge as live } from "../support/console-errors";
 import { signIn } from "../support/session";
 import { e2e, USERS } from "../support/env";
 import { uid } from "../support/api";
@@ -62,17 +63,6 @@ function instrument(args: { signal: string; relative: string }) {
       marks.hydrated = performance.now();
   }).observe(document, { subtree: true, childList: true, characterData: true });
 }
-
-function collectErrors(page: Page): string[] {
-  const errors: string[] = [];
-  page.on("pageerror", (e) => errors.push(`pageerror at ${page.url()}: ${e.message}`));
-  page.on("console", (m) => {
-    if (m.type() === "error") errors.push(`console.error at ${page.url()}: ${m.text()}`);
-  });
-  return errors;
-}
-
-const live = (page: Page) => page.getByRole("status", { name: "Live updates from the control plane" });
 
 const PAGES = [
   { name: "the runs list", path: () => "/runs" },

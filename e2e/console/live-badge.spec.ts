@@ -5,8 +5,7 @@
 import { expect, test, type Page } from "@playwright/test";
 import { signIn } from "../support/session";
 import { USERS } from "../support/env";
-
-const badge = (page: Page) => page.getByRole("status", { name: "Live updates from the control plane" });
+import { liveBadge as badge } from "../support/console-errors";
 
 /** Every text the badge shows, with the time it appeared, recorded in the page by a MutationObserver. */
 async function recordBadge(page: Page): Promise<void> {
