@@ -438,7 +438,7 @@ export async function loadBatchState(p: Principal, barrierIds: string[], workerI
     { id: string; phase: string; root_run_id: string; quiet_until: Date | null; pending: number }[]
   >(
     `SELECT b.id, b.phase::text AS phase, r.root_run_id, b.quiet_until,
-            (SELECT count(*) FROM settlements s WHERE s.barrier_id = b.id AND s.settled_state IS NULL)::int AS pending
+            ${PENDING_OWN_SQL} AS pending
        FROM barriers b JOIN runs r ON r.id = b.run_id
       WHERE b.id = ANY ($1::text[]) AND b.claimed_by = $2 AND b.phase <> 'complete'`,
     barrierIds,
