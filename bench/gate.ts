@@ -176,7 +176,12 @@ export const gateSection: BenchSection = {
     const denials = { n: 0 } as { n: number; last?: string };
     const make = ops(workers, keyHash, denials);
     const results: Record<number, Record<"select" | "insert" | "gate" | "batched", Stats>> = {};
-    const ab: { fk: Stats[]; noFk: Stats[] } = { fk: [], noFk: [] };
+    const ab: { fk: Stats[]; noFk: Stats[]; fkBatched: Stats[]; noFkBatched: Stats[] } = {
+      fk: [],
+      noFk: [],
+      fkBatched: [],
+      noFkBatched: [],
+    };
     const inFlightAb: Record<number, Stats[]> = { 1: [], 2: [], 4: [] };
     const cpu = new Map<Stats, Cpu>();
     const cpuAdmin = new pg.Client({ connectionString: ctx.url });
@@ -212,7 +217,9 @@ export const gateSection: BenchSection = {
       try {
         for (let round = 0; round < 2; round++) {
           ab.fk.push(await measure("gate decision, operations → runs FK", ws.map(make.gate), ctx.iterations, ctx.warmup));
+          ab.fkBatched.push(await measure("gate decision, batched, FK", ws.map(make.batched), ctx.iterations, ctx.warmup));
           await admin.query("ALTER TABLE operations DROP CONSTRAINT operations_run_id_fkey");
+          ab.noFkBatched.push(await measure("gate decision, batched, no FK", ws.map(make.batched), ctx.iterations, ctx.warmup));
           ab.noFk.push(await measure("gate decision, no FK", ws.map(make.gate), ctx.iterations, ctx.warmup));
           await admin.query(
             `ALTER TABLE operations ADD CONSTRAINT operations_run_id_fkey FOREIGN KEY (run_id) REFERENCES runs(id) ON DELETE RESTRICT ON UPDATE CASCADE NOT VALID`,
@@ -267,6 +274,11 @@ export const gateSection: BenchSection = {
     verdicts.push(
       `candidate, concurrency ${maxC}, interleaved A/B/A/B: with the operations → runs FK ${Math.round(fkRate)}/s (p50 ${ms(mean(ab.fk, (s) => s.p50))} ms), without ${Math.round(noFkRate)}/s (p50 ${ms(mean(ab.noFk, (s) => s.p50))} ms) → ${ratio(noFkRate / fkRate)} (${ab.fk
         .concat(ab.noFk)
+        .map((s) => Math.round(s.perSecond))
+        .join(
+          ", ",
+        )} per round); batched (the shared pool, as the API process asks): with ${Math.round(mean(ab.fkBatched, (s) => s.perSecond))}/s, without ${Math.round(mean(ab.noFkBatched, (s) => s.perSecond))}/s → ${ratio(mean(ab.noFkBatched, (s) => s.perSecond) / mean(ab.fkBatched, (s) => s.perSecond))} (${ab.fkBatched
+        .concat(ab.noFkBatched)
         .map((s) => Math.round(s.perSecond))
         .join(", ")} per round)`,
     );
