@@ -493,7 +493,10 @@ async function createChildRun(
   const db = await pool().connect();
   let open = false;
   try {
-    await db.query("BEGIN");
+    // The statements below are lookups by key; their plans are cached per connection, and one made while
+    // the tables were small must not be a sequential scan once they have grown (docs/gate.md#plans).
+    // Same round trip as the BEGIN (simple protocol), and only for this transaction.
+    await db.query("BEGIN; SET LOCAL enable_seqscan = off");
     open = true;
     const found = (
       await db.query<{
@@ -537,15 +540,21 @@ async function createChildRun(
         revoked_at: Date | null;
       }>({
         ...preparedName("quiesce_child_facts"),
-        text: `SELECT (SELECT coalesce(bool_or(c.lifecycle = 'killed'), false) FROM runs c WHERE c.id = ANY ($1::text[]) AND c.team_id = $2) AS killed,
-                      (SELECT array_agg(c.epoch) FROM runs c WHERE c.id = ANY ($1::text[]) AND c.team_id = $2) AS epochs,
+        // The ancestry by primary key only: its team is a filter (IS NOT DISTINCT FROM is not an index
+        // condition), so a plan cannot walk one of the team-leading indexes instead. The parent lease by id
+        // or, without one, the parent run's newest live lease: two branches, each with its own index.
+        text: `SELECT (SELECT coalesce(bool_or(c.lifecycle = 'killed'), false) FROM runs c
+                        WHERE c.id = ANY ($1::text[]) AND c.team_id IS NOT DISTINCT FROM $2) AS killed,
+                      (SELECT array_agg(c.epoch) FROM runs c WHERE c.id = ANY ($1::text[]) AND c.team_id IS NOT DISTINCT FROM $2) AS epochs,
                       (SELECT t.lease_max_lifetime_seconds FROM teams t WHERE t.id = $2) AS policy,
                       pl.id, pl.path, pl.scopes, pl.valid_until, pl.max_valid_until, pl.revoked_at
                  FROM (SELECT 1) one
                  LEFT JOIN LATERAL (
-                      SELECT l.* FROM leases l
-                       WHERE CASE WHEN $3::text IS NOT NULL THEN l.id = $3 ELSE l.run_id = $4 END
-                       ORDER BY (l.revoked_at IS NULL) DESC, l.created_at DESC LIMIT 1) pl ON true`,
+                      SELECT l.* FROM leases l WHERE $3::text IS NOT NULL AND l.id = $3
+                      UNION ALL
+                      (SELECT l.* FROM leases l WHERE $3::text IS NULL AND l.run_id = $4
+                        ORDER BY (l.revoked_at IS NULL) DESC, l.created_at DESC LIMIT 1)
+                      LIMIT 1) pl ON true`,
         values: [parent.path, teamId, found.pl_id, parent.runId],
       })
     ).rows[0]!;
