@@ -4,7 +4,7 @@
 // read the ancestry, decide, insert the operation and the gate_decisions row.
 // Target: gate p50 within 2× of the INSERT … RETURNING baseline. Reported, never asserted.
 import os from "node:os";
-import { readFileSync } from "node:fs";
+import { cpuMsOf } from "./lib/processes";
 import pg from "pg";
 import type { BenchSection } from "./lib/section";
 import { measure, type Op, type Stats } from "./lib/measure";
@@ -145,16 +145,8 @@ async function backendCpuMs(admin: pg.Client): Promise<number> {
   const pids = (
     await admin.query<{ pid: number }>("SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()")
   ).rows.map((r) => r.pid);
-  let ticks = 0;
-  for (const pid of pids) {
-    try {
-      const f = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ");
-      ticks += Number(f[11]) + Number(f[12]); // utime, stime (fields 14, 15)
-    } catch {
-      return NaN;
-    }
-  }
-  return ticks * 10; // USER_HZ = 100
+  // NaN as soon as one backend's /proc entry cannot be read (PostgreSQL elsewhere): no partial sums.
+  return pids.reduce((sum, pid) => sum + cpuMsOf(pid), 0);
 }
 async function measureCpu(admin: pg.Client, cpu: Map<Stats, Cpu>, ...args: Parameters<typeof measure>): Promise<Stats> {
   const [, ops, iterations, warmup] = args;

@@ -18,8 +18,6 @@ import { closeDbClients } from "../lib/start/database";
 
 const SYSTEM = { type: "system", name: "bench-ab" } as const;
 
-const cpuMs = cpuMsOf;
-
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
 function envList(s: string | undefined): Record<string, string> {
@@ -133,9 +131,9 @@ async function main() {
           // Alternate which goes first, so neither always follows the other.
           const order = r % 2 === 0 ? procs : [...procs].reverse();
           for (const p of order) {
-            const cpu0 = cpuMs(p.child.pid);
+            const cpu0 = cpuMsOf(p.child.pid);
             const s = await load({ name: `${p.name} ${m}`, ...spec(p.url), connections: c, amount: n }, 0);
-            per[p.name]!.push({ rate: s.perSecond, p50: s.p50, cpu: (cpuMs(p.child.pid) - cpu0) / n });
+            per[p.name]!.push({ rate: s.perSecond, p50: s.p50, cpu: (cpuMsOf(p.child.pid) - cpu0) / n });
           }
         }
         const mean = (k: string) => per[k]!.reduce((s, x) => s + x.rate, 0) / rounds;
