@@ -21,6 +21,7 @@ export default defineConfig({
       "lib/start/secret.test.ts",
       "lib/wait.test.ts",
       "lib/ids.test.ts",
+      "lib/integrations/keystore.test.ts",
       "test/docs/**/*.test.ts",
       "test/lint/**/*.test.ts",
     ],

@@ -1,6 +1,6 @@
 // Embedded PostgreSQL for the zero-config path (`npm start` with DATABASE_URL unset).
 // A real PostgreSQL server shipped in npm; its data folder is git-ignored and kept between starts.
-import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from "node:fs";
 import { randomBytes } from "node:crypto";
 import path from "node:path";
 import net from "node:net";
@@ -153,6 +153,14 @@ export async function startEmbeddedPostgres(
   const dataDir = path.resolve(opts.dataDir ?? EMBEDDED_DIR);
   const port = opts.port ?? EMBEDDED_PORT;
   mkdirSync(path.dirname(dataDir), { recursive: true });
+  // As root the server runs as its own OS user (createPostgresUser below), which must be able to pass
+  // through the data folder's parent. Earlier versions could leave that folder 0700 (the signing-key
+  // folder beside pgdata was created with its parents 0700: lib/integrations/keystore.ts), and initdb then
+  // failed with "Permission denied": give others the right to pass through it (not to list it).
+  if (process.getuid?.() === 0) {
+    const mode = statSync(path.dirname(dataDir)).mode;
+    if ((mode & 0o001) === 0) chmodSync(path.dirname(dataDir), (mode & 0o7777) | 0o001);
+  }
   const EmbeddedPostgres = await loadEmbeddedPostgres();
   const { creds, rotateFrom } = planCredentials(dataDir);
   const login = rotateFrom ?? { user: creds.superuser, password: creds.superPassword };

@@ -19,7 +19,12 @@ export interface PublicKeyInfo {
 
 const fileOf = (keyId: string) => keyId.replace(/^ed25519:/, "");
 
+// Only the key folder itself is private. `mkdirSync(dir, { recursive: true, mode })` would give the mode
+// to every folder it creates on the way: the default key folder is $QUIESCE_DATA_DIR/signing, and a data
+// folder created 0700 that way (a first command that signed before `npm start` ever ran) locked the
+// embedded PostgreSQL's OS user out of $QUIESCE_DATA_DIR/pgdata beside it, so `npm start` failed as root.
 function ensureDir(dir: string) {
+  mkdirSync(path.dirname(dir), { recursive: true });
   mkdirSync(dir, { recursive: true, mode: 0o700 });
 }
 
