@@ -9,8 +9,9 @@
 //    began, so a lost notice costs at most that;
 //  - deny-safe when deaf: while the LISTEN connection is down (and until it is back, which empties the
 //    cache again) every request reads the key from the database, as without a cache;
-//  - a notice (or a reconnect) that arrives while a read is on its way keeps that read's answer out of
-//    the cache: it may predate the change.
+//  - a notice (or a reconnect, or a refused read) that arrives while a read is on its way keeps that
+//    read's answer out of the cache: it may predate the change. So once a refusal has been answered, no
+//    request begun after it is served from an older read.
 // Expiry (`expires_at`) is checked on every use. Unknown keys are never cached (the bad-key throttle
 // counts them). The gate does not come here: it authenticates inside its own SQL statement.
 import "server-only";
@@ -92,6 +93,9 @@ export class KeyCache {
     const generation = this.generation;
     const v = await this.verify(hash, new Date(now));
     if (!v) {
+      // A refusal is news the notice may not have brought yet: a read of the same key begun before it
+      // (so possibly before the revocation committed) must not put the key back once this answer is out.
+      this.generation++;
       this.entries.delete(hash);
       return null;
     }
