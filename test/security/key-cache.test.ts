@@ -1,7 +1,7 @@
 // The API process's cache of verified API keys (lib/api/key-cache.ts, docs/security.md#api-key-cache)
 // against real PostgreSQL: every change that takes authority away from a key (revoked, role changed,
 // user disabled, membership removed) empties the cache through the `quiesce_auth` notice; a read that
-// a notice overtakes is not cached; while the LISTEN connection is down the cache is not used; expiry
+// a notice overtakes, or a refused read of the same key, is not cached; while the LISTEN connection is down the cache is not used; expiry
 // is checked on every use. Then a real `quiesce api` process with the cache on, raced by this process
 // revoking and demoting: every request that began after the change returned plus the bound is refused,
 // also with the notice suppressed (the hard age alone).
@@ -162,6 +162,36 @@ describe("the cache in one process, against PostgreSQL", () => {
     }
   });
 
+  test("a refused read keeps a read of the key begun before it out of the cache, before any notice", async () => {
+    const { key } = await operatorKey();
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    let first = true;
+    // No LISTEN connection of the cache's own hears the revocation here: the notices go to a listener that
+    // is never subscribed, so only the refused read can keep the older read's answer out.
+    const deafToRevocation = { listening: true, subscribeAuth: async () => () => {} };
+    const c = new KeyCache(5000, deafToRevocation, async (hash, now) => {
+      const v = await verifyKeyHash(hash, now);
+      if (first) {
+        first = false;
+        await gate;
+      }
+      return v;
+    });
+    await c.start();
+    try {
+      const older = c.principal(key.hash); // reads the key while it is valid, answers later
+      await sleep(50);
+      await revokeApiKey(SYSTEM, key.keyId);
+      expect(await c.principal(key.hash)).toBeNull(); // a second read sees the revocation
+      release();
+      expect((await older)?.keyId).toBe(key.keyId); // its own caller began before the refusal
+      expect(c.size).toBe(0); // …but it did not put the key back
+      expect(await c.principal(key.hash)).toBeNull();
+    } finally {
+      c.stop();
+    }
+  });
   test("while the LISTEN connection is down the cache is not used; after it is back it starts empty", async () => {
     const { key } = await operatorKey();
     const c = await newCache();
