@@ -21,6 +21,8 @@ const SYSTEM = { type: "system", name: "bench" } as const;
 const TARGET_RATIO = 2;
 /** Issue 17: gate throughput at the widest concurrency ≥ this × the INSERT's. */
 const TARGET_THROUGHPUT = 0.5;
+/** Where the generic-plan A/B runs: small batches (concurrency 4) and the widest concurrency. */
+const genericAbConcurrencies = (maxC: number) => [...new Set([Math.min(4, maxC), maxC])];
 const us = (x: number | undefined) => (x === undefined || !Number.isFinite(x) ? "n/a" : String(Math.round(x)));
 
 interface Worker {
@@ -168,13 +170,15 @@ export const gateSection: BenchSection = {
     const denials = { n: 0 } as { n: number; last?: string };
     const make = ops(workers, keyHash, denials);
     const results: Record<number, Record<"select" | "insert" | "gate" | "batched", Stats>> = {};
-    const ab: { fk: Stats[]; noFk: Stats[]; fkBatched: Stats[]; noFkBatched: Stats[] } = {
-      fk: [],
-      noFk: [],
-      fkBatched: [],
-      noFkBatched: [],
-    };
-    const inFlightAb: Record<number, Stats[]> = { 1: [], 2: [], 4: [] };
+    const ab: {
+      fk: Stats[];
+      noFk: Stats[];
+      fkBatched: Stats[];
+      noFkBatched: Stats[];
+      generic: Record<number, Stats[]>;
+      auto: Record<number, Stats[]>;
+    } = { fk: [], noFk: [], fkBatched: [], noFkBatched: [], generic: {}, auto: {} };
+    const inFlightAb: Record<number, Stats[]> = { 1: [], 2: [], 3: [], 4: [] };
     const cpu = new Map<Stats, Cpu>();
     const cpuAdmin = new pg.Client({ connectionString: ctx.url });
     await cpuAdmin.connect();
@@ -189,15 +193,15 @@ export const gateSection: BenchSection = {
         const batched = await measureCpu(cpuAdmin, cpu, "gate decision, shared pool (batched)", ws.map(make.batched), n, ctx.warmup);
         results[c] = { select, insert, gate, batched };
       }
-      // The batcher's size, measured in the same run: 1, 2 or 4 gate statements in flight (the calls that
+      // The batcher's size, measured in the same run: 1, 2, 3 or 4 gate statements in flight (the calls that
       // arrive meanwhile wait and go together), interleaved, at the widest concurrency.
       {
         const ws = workers.slice(0, maxC);
-        const sizes = [1, 2, 4] as const;
-        const by = { 1: ws.map(make.batchedBy(1)), 2: ws.map(make.batchedBy(2)), 4: ws.map(make.batchedBy(4)) };
+        const sizes = [1, 2, 3, 4] as const;
+        const by = Object.fromEntries(sizes.map((k) => [k, ws.map(make.batchedBy(k))]));
         for (let round = 0; round < 2; round++)
           for (const k of round % 2 === 0 ? sizes : [...sizes].reverse())
-            inFlightAb[k]!.push(await measure(`gate decision, batched, ${k} in flight`, by[k], ctx.iterations, ctx.warmup));
+            inFlightAb[k]!.push(await measure(`gate decision, batched, ${k} in flight`, by[k]!, ctx.iterations, ctx.warmup));
       }
       // A candidate measured in the same run: the operations → runs foreign key takes a
       // FOR KEY SHARE lock on the run row for every inserted operation. Interleaved A/B at the widest
@@ -217,6 +221,19 @@ export const gateSection: BenchSection = {
             `ALTER TABLE operations ADD CONSTRAINT operations_run_id_fkey FOREIGN KEY (run_id) REFERENCES runs(id) ON DELETE RESTRICT ON UPDATE CASCADE NOT VALID`,
           );
         }
+        // The batch function's forced generic plans (20261205003400_gate_batch_generic_plans) against
+        // plpgsql's default choice, on the shared pool, where small batches showed the re-planning: at
+        // concurrency 4 (batches of about 2) and at the widest. The setting is read at each call, so it
+        // takes effect on the pool's existing connections at once.
+        const SIG = "quiesce_gate_batch(text[], text[], text[], integer[], text[], text[], text[], integer, integer)";
+        for (let round = 0; round < 2; round++)
+          for (const c of genericAbConcurrencies(maxC)) {
+            const cs = workers.slice(0, c).map(make.batched);
+            (ab.generic[c] ??= []).push(await measure(`gate decision, batched, generic plans, c${c}`, cs, ctx.iterations, ctx.warmup));
+            await admin.query(`ALTER FUNCTION ${SIG} RESET plan_cache_mode`);
+            (ab.auto[c] ??= []).push(await measure(`gate decision, batched, plpgsql's choice, c${c}`, cs, ctx.iterations, ctx.warmup));
+            await admin.query(`ALTER FUNCTION ${SIG} SET plan_cache_mode = force_generic_plan`);
+          }
       } finally {
         await admin.end();
       }
@@ -275,8 +292,21 @@ export const gateSection: BenchSection = {
         .join(", ")} per round)`,
     );
     verdicts.push(
-      `batcher size, concurrency ${maxC}, interleaved 1/2/4/4/2/1 statements in flight (default QUIESCE_GATE_BATCH_INFLIGHT=${setting("QUIESCE_GATE_BATCH_INFLIGHT")}): ${(
-        [1, 2, 4] as const
+      `candidate kept, interleaved A/B/A/B on the shared pool: quiesce_gate_batch with forced generic plans vs plpgsql's own choice (which re-planned small batches on every call; docs/gate.md#plans): ${genericAbConcurrencies(
+        maxC,
+      )
+        .map((c) => {
+          const g = mean(ab.generic[c]!, (s) => s.perSecond),
+            a = mean(ab.auto[c]!, (s) => s.perSecond);
+          return `concurrency ${c} ${Math.round(g)}/s vs ${Math.round(a)}/s → ${ratio(g / a)} (${ab.generic[c]!.concat(ab.auto[c]!)
+            .map((s) => Math.round(s.perSecond))
+            .join(", ")} per round)`;
+        })
+        .join("; ")}`,
+    );
+    verdicts.push(
+      `batcher size, concurrency ${maxC}, interleaved 1/2/3/4/4/3/2/1 statements in flight (default QUIESCE_GATE_BATCH_INFLIGHT=${setting("QUIESCE_GATE_BATCH_INFLIGHT")}): ${(
+        [1, 2, 3, 4] as const
       )
         .map((k) => `${k} → ${Math.round(mean(inFlightAb[k]!, (s) => s.perSecond))}/s (p50 ${ms(mean(inFlightAb[k]!, (s) => s.p50))} ms)`)
         .join(", ")}`,

@@ -103,3 +103,18 @@ test("after 5 000 runs are added under cached plans, a decision still reads a fe
   expect(single.runs).toBeLessThan(100);
   expect(single.leases).toBeLessThan(100);
 });
+
+// The batch function's plans are forced generic (20261205003400_gate_batch_generic_plans): left to its own
+// choice, plpgsql re-planned statement 1 of a small batch on every call (≈ 0.27 ms each, measured with
+// pg_stat_statements; docs/gate.md#plans). A later CREATE OR REPLACE that forgets a SET clause drops the
+// setting silently; this fails then.
+test("the gate functions carry their plan settings: no sequential scans, and generic plans for the batch", async () => {
+  const r = await client.query<{ proname: string; proconfig: string[] | null }>(
+    `SELECT proname, proconfig FROM pg_proc WHERE proname IN ('quiesce_gate', 'quiesce_gate_batch') ORDER BY proname`,
+  );
+  const config = Object.fromEntries(r.rows.map((x) => [x.proname, [...(x.proconfig ?? [])].sort()]));
+  expect(config).toEqual({
+    quiesce_gate: ["enable_seqscan=off"],
+    quiesce_gate_batch: ["enable_seqscan=off", "plan_cache_mode=force_generic_plan"],
+  });
+});
