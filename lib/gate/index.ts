@@ -242,10 +242,15 @@ class GateBatcher {
       }
       if (batch.length === 0) continue;
       this.inFlight++;
-      void this.send(batch).finally(() => {
-        this.inFlight--;
-        this.pump();
-      });
+      // The slot is freed on the next turn of the event loop, not at once: the answers just delivered
+      // wake their callers, whose next calls arrive in the microtasks that follow. Freed at once, the
+      // first of them would go alone and the rest wait for a later slot (a batch of 1, then one of n-1).
+      void this.send(batch).finally(() =>
+        setImmediate(() => {
+          this.inFlight--;
+          this.pump();
+        }),
+      );
     }
   }
 

@@ -6,7 +6,7 @@
 import { afterAll, expect, test } from "vitest";
 import { prisma } from "../../lib/db/prisma";
 import { closePool } from "../../lib/db/pool";
-import { gateBatchStats, gateCheck, gateCheckBatch, type GateInput } from "../../lib/gate";
+import { gateBatchStats, gateBatcher, gateCheck, gateCheckBatch, type GateInput } from "../../lib/gate";
 import { makeKey, makeRun, makeTeam, opKey, type FixtureKey, type FixtureRun } from "../support/fixtures";
 
 afterAll(async () => {
@@ -99,4 +99,32 @@ test("concurrent gateCheck calls on the default pool are decided in batches", as
   expect(after.batches - before.batches).toBeLessThan(after.calls - before.calls);
   expect(await prisma().operation.count({ where: { teamId: team.teamId, state: "running" } })).toBe(24);
   expect(await prisma().gateDecision.count({ where: { teamId: team.teamId, decision: "allow" } })).toBe(24);
+});
+
+test("callers that call again as soon as they are answered go together in the next batch, not one alone first", async () => {
+  // 8 callers in a loop, one statement in flight. The answers of a batch wake its callers and their next
+  // calls arrive in the microtasks that follow; the batcher frees the slot only on the next turn of the
+  // event loop, so they all go in the next batch. (Freed at once, the first of them went alone and the
+  // other 7 waited for a later slot: batches of 1, 7, 1, 7 … — docs/gate.md#batches.)
+  const team = await makeTeam("batch-fill");
+  const key = await makeKey(team.teamId, { kind: "agent" });
+  const runs = await Promise.all(Array.from({ length: 8 }, () => makeRun(team.teamId)));
+  const check = gateBatcher(1);
+  const rounds = 10;
+  const before = gateBatchStats();
+  const out = await Promise.all(
+    runs.map(async (run) => {
+      const decisions: string[] = [];
+      for (let i = 0; i < rounds; i++) {
+        const o = await check(call(key, run));
+        decisions.push(o.ok ? o.decision : o.code);
+      }
+      return decisions;
+    }),
+  );
+  expect(out.flat()).toEqual(Array(8 * rounds).fill("allow"));
+  const after = gateBatchStats();
+  // Only the very first call goes alone (nothing was in flight); every later call went in a batch of 8.
+  expect(after.calls - before.calls).toBe(8 * rounds - 1);
+  expect(after.batches - before.batches).toBe(rounds);
 });
