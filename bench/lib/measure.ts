@@ -38,14 +38,38 @@ export async function measure(name: string, ops: Op[], iterations: number, warmu
     }),
   );
   const wall = performance.now() - started;
+  return summarize(name, ops.length, latencies, wall);
+}
+
+/** Each measure's latencies and wall time, kept out of the Stats themselves (they are written to the report's data). */
+const samples = new WeakMap<Stats, { latencies: number[]; wall: number }>();
+
+function summarize(name: string, concurrency: number, latencies: number[], wall: number): Stats {
   latencies.sort((a, b) => a - b);
-  return {
+  const stats = {
     name,
-    concurrency: ops.length,
+    concurrency,
     count: latencies.length,
     p50: percentile(latencies, 50),
     p99: percentile(latencies, 99),
     mean: latencies.reduce((s, x) => s + x, 0) / latencies.length,
     perSecond: (latencies.length / wall) * 1000,
   };
+  samples.set(stats, { latencies, wall });
+  return stats;
+}
+
+/**
+ * Several rounds of one measure as one figure: every call's latency pooled, throughput over the rounds'
+ * summed wall time. Rounds interleaved with a baseline's (A B B A) see the same drift in machine load.
+ */
+export function pooled(name: string, rounds: Stats[]): Stats {
+  const parts = rounds.map((r) => samples.get(r));
+  if (rounds.length === 0 || parts.some((p) => p === undefined)) throw new Error("pooled: every round must come from measure()");
+  return summarize(
+    name,
+    rounds[0]!.concurrency,
+    parts.flatMap((p) => p!.latencies),
+    parts.reduce((s, p) => s + p!.wall, 0),
+  );
 }
