@@ -11,7 +11,7 @@ import path from "node:path";
 import { existsSync } from "node:fs";
 import { spawn } from "node:child_process";
 import type { BenchSection } from "./lib/section";
-import type { Stats } from "./lib/measure";
+import { pooled, type Stats } from "./lib/measure";
 import { load, raceKill, type RaceResult } from "./lib/load";
 import pg from "pg";
 import { cpuMsOf, freePort, startProcess, stopProcess, type Proc } from "./lib/processes";
@@ -201,19 +201,25 @@ export const httpSection: BenchSection = {
         const amount = ctx.iterations * (c === 1 ? 1 : 2);
         const warm = Math.min(ctx.warmup, amount);
         ctx.log(`concurrency ${c}: ${amount} requests per measure …`);
-        stats[`${c}:baseline`] = await load(
-          {
-            name: "baseline: INSERT … RETURNING (node:http)",
-            url: `${baseline.url}/`,
-            method: "POST",
-            body: () => "{}",
-            connections: c,
-            amount,
-          },
-          warm,
-        );
-        for (const s of servers.filter((x) => x !== baseline)) {
-          stats[`${c}:${s.name}:gate`] = await load(
+        // The baseline and the gate, whose ratio is issue 17's figure, in two halves interleaved
+        // baseline, gate, gate, baseline at concurrency > 1, pooled: a drift in the machine's load weighs
+        // on both alike (single runs of this ratio spread 0.55–0.64× on one machine).
+        const halves = c === 1 ? 1 : 2;
+        const half = Math.ceil(amount / halves);
+        const baselineLoad = () =>
+          load(
+            {
+              name: "baseline: INSERT … RETURNING (node:http)",
+              url: `${baseline.url}/`,
+              method: "POST",
+              body: () => "{}",
+              connections: c,
+              amount: half,
+            },
+            warm,
+          );
+        const gateLoad = (s: Proc) =>
+          load(
             {
               name: `${s.name}: POST /api/v1/gate`,
               url: `${s.url}/api/v1/gate`,
@@ -221,10 +227,21 @@ export const httpSection: BenchSection = {
               headers: auth,
               body: gateBody,
               connections: c,
-              amount,
+              amount: half,
             },
             warm,
           );
+        const apiServers = servers.filter((x) => x !== baseline);
+        const baselines = [await baselineLoad()];
+        const gates = new Map<Proc, Stats[]>(apiServers.map((s) => [s, []]));
+        for (const s of apiServers) gates.get(s)!.push(await gateLoad(s));
+        if (halves === 2) {
+          for (const s of [...apiServers].reverse()) gates.get(s)!.push(await gateLoad(s));
+          baselines.push(await baselineLoad());
+        }
+        stats[`${c}:baseline`] = pooled(baselines[0]!.name, baselines);
+        for (const s of apiServers) stats[`${c}:${s.name}:gate`] = pooled(gates.get(s)![0]!.name, gates.get(s)!);
+        for (const s of apiServers) {
           stats[`${c}:${s.name}:read`] = await load(
             {
               name: `${s.name}: GET /api/v1/runs/{id}`,
@@ -369,7 +386,7 @@ export const httpSection: BenchSection = {
         .join(", ")}`,
     );
     notes.push(
-      `autocannon, keep-alive, ${ctx.iterations} requests at concurrency 1 and ${ctx.iterations * 2} above (run registration: a quarter of that), after up to ${ctx.warmup} warm-up requests; each server a process of its own with a pool of ${env.QUIESCE_DB_POOL}; gate requests rotate over ${maxC} runs, each with a new operation id.`,
+      `autocannon, keep-alive, ${ctx.iterations} requests at concurrency 1 and ${ctx.iterations * 2} above (run registration: a quarter of that), after up to ${ctx.warmup} warm-up requests (above concurrency 1 the baseline and the gate in two halves each, interleaved baseline, gate, gate, baseline, and pooled); each server a process of its own with a pool of ${env.QUIESCE_DB_POOL}; gate requests rotate over ${maxC} runs, each with a new operation id.`,
     );
     notes.push(
       `Node ${process.version}; ${os.cpus().length} CPUs shared by the load generator, the servers and PostgreSQL; load average ${os

@@ -3,7 +3,7 @@
 // fractional milliseconds (its own histogram keeps whole milliseconds, too coarse for a 1 ms path).
 import { performance } from "node:perf_hooks";
 import autocannon from "autocannon";
-import { percentile, type Stats } from "./measure";
+import { summarize, type Stats } from "./measure";
 
 export interface LoadSpec {
   name: string;
@@ -72,16 +72,7 @@ export async function load(spec: LoadSpec, warmup: number): Promise<Stats> {
   if (r.bad > 0 || r.errors > 0) {
     throw new Error(`${spec.name}: ${r.bad} unexpected statuses (last ${r.lastBad}), ${r.errors} errors/timeouts of ${spec.amount}`);
   }
-  const sorted = r.samples.sort((a, b) => a - b);
-  return {
-    name: spec.name,
-    concurrency: spec.connections,
-    count: sorted.length,
-    p50: percentile(sorted, 50),
-    p99: percentile(sorted, 99),
-    mean: sorted.reduce((s, x) => s + x, 0) / sorted.length,
-    perSecond: sorted.length / r.seconds,
-  };
+  return summarize(spec.name, spec.connections, r.samples, r.seconds * 1000);
 }
 
 export interface RaceResult {

@@ -44,7 +44,8 @@ export async function measure(name: string, ops: Op[], iterations: number, warmu
 /** Each measure's latencies and wall time, kept out of the Stats themselves (they are written to the report's data). */
 const samples = new WeakMap<Stats, { latencies: number[]; wall: number }>();
 
-function summarize(name: string, concurrency: number, latencies: number[], wall: number): Stats {
+/** Stats of one measure from its latencies (ms) and wall time (ms); kept for pooled(). */
+export function summarize(name: string, concurrency: number, latencies: number[], wall: number): Stats {
   latencies.sort((a, b) => a - b);
   const stats = {
     name,
@@ -60,12 +61,13 @@ function summarize(name: string, concurrency: number, latencies: number[], wall:
 }
 
 /**
- * Several rounds of one measure as one figure: every call's latency pooled, throughput over the rounds'
- * summed wall time. Rounds interleaved with a baseline's (A B B A) see the same drift in machine load.
+ * Several rounds of one measure (from measure() or summarize()) as one figure: every call's latency
+ * pooled, throughput over the rounds' summed wall time. Rounds interleaved with a baseline's (A B B A) see the same drift in machine load.
  */
 export function pooled(name: string, rounds: Stats[]): Stats {
   const parts = rounds.map((r) => samples.get(r));
-  if (rounds.length === 0 || parts.some((p) => p === undefined)) throw new Error("pooled: every round must come from measure()");
+  if (rounds.length === 0 || parts.some((p) => p === undefined))
+    throw new Error("pooled: every round must come from measure() or summarize()");
   return summarize(
     name,
     rounds[0]!.concurrency,
