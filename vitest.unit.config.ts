@@ -24,6 +24,7 @@ export default defineConfig({
       "lib/integrations/keystore.test.ts",
       "test/docs/**/*.test.ts",
       "test/lint/**/*.test.ts",
+      "test/bench/**/*.test.ts",
     ],
     testTimeout: 30_000,
   },
