@@ -5,12 +5,14 @@
 -- again on EVERY call when the batch was small — 1 001 plans for 1 000 batches of one call, ≈ 0.27 ms of
 -- planning each, 28 % of the backend's time. plpgsql's plan cache compares the generic plan's estimate
 -- (an unnest of unknown arrays: 10 rows) with the custom plans' (the real arrays: 1–8 rows) and keeps
--- re-planning while the custom ones look cheaper; from about 12 calls per batch the generic plan won and
--- the cost vanished, which is why batches of 16 never showed it. The generic plan is the same per-call
--- index lookups (enable_seqscan = off, OFFSET 0: 20261204003300_gate_plans).
+-- re-planning while the custom ones look cheaper; from about 12 calls per batch the generic plan won, so
+-- a profile of batches of 16 never showed it, but batch sizes vary with arrivals and most are smaller.
+-- The generic plan is the same per-call index lookups (enable_seqscan = off, OFFSET 0:
+-- 20261204003300_gate_plans).
 --
 -- Measured with pgbench, one connection, batches through quiesce_gate_batch, same tables (truncated
--- before each run): 1 call 846 → 1 288 batches/s, 4 calls 661 → 927, 8 calls 560 → 749, 16 calls 539 → 555.
+-- before each run): 1 call 846 → 1 288 batches/s, 4 calls 661 → 927, 8 calls 560 → 749, 16 calls 539 → 555;
+-- in process, interleaved in the bench's gate section: 1.13–1.20× at concurrency 4, 1.05–1.11× at 16.
 -- quiesce_gate (one call) already kept its generic plans: forcing them there changed nothing (1 462 vs
 -- 1 454/s) and it is left as it is.
 --
