@@ -111,9 +111,10 @@ function ops(workers: Worker[], keyHash: string, denials: { n: number; last?: st
         denials.last = JSON.stringify(out);
       }
     };
-  // The same through a batcher of its own with `inFlight` statements in flight (the A/B below).
-  const batchedBy = (inFlight: number) => {
-    const check = gateBatcher(inFlight);
+  // The same through a batcher of its own with `inFlight` statements in flight (the A/B below), holding
+  // waiting calls for a fuller batch up to `holdMs` (default QUIESCE_GATE_BATCH_HOLD_MS).
+  const batchedBy = (inFlight: number, holdMs?: number) => {
+    const check = gateBatcher(inFlight, holdMs);
     return (w: Worker): Op =>
       async () => {
         const out = await check({
@@ -189,6 +190,7 @@ export const gateSection: BenchSection = {
       auto: Record<number, Stats[]>;
     } = { fk: [], noFk: [], fkBatched: [], noFkBatched: [], generic: {}, auto: {} };
     const inFlightAb: Record<number, Stats[]> = { 1: [], 2: [], 3: [], 4: [] };
+    const holdAb: Record<string, Stats[]> = {};
     const cpu = new Map<Stats, Cpu>();
     const cpuAdmin = new pg.Client({ connectionString: ctx.url });
     await cpuAdmin.connect();
@@ -225,6 +227,17 @@ export const gateSection: BenchSection = {
           for (const k of round % 2 === 0 ? sizes : [...sizes].reverse())
             inFlightAb[k]!.push(await measure(`gate decision, batched, ${k} in flight`, by[k]!, ctx.iterations, ctx.warmup));
       }
+      // The hold (QUIESCE_GATE_BATCH_HOLD_MS) against none, two statements in flight, interleaved, at
+      // concurrency 4 and the widest (docs/gate.md#batches).
+      for (let round = 0; round < 2; round++)
+        for (const c of genericAbConcurrencies(maxC)) {
+          const held = workers.slice(0, c).map(make.batchedBy(2));
+          const none = workers.slice(0, c).map(make.batchedBy(2, 0));
+          for (const [k, cs] of (round % 2 === 0 ? ["held", "none"] : ["none", "held"]).map(
+            (k) => [k, k === "held" ? held : none] as const,
+          ))
+            (holdAb[`${k}:${c}`] ??= []).push(await measure(`gate decision, batched, hold ${k}, c${c}`, cs, ctx.iterations, ctx.warmup));
+        }
       // A candidate measured in the same run: the operations → runs foreign key takes a
       // FOR KEY SHARE lock on the run row for every inserted operation. Interleaved A/B at the widest
       // concurrency: with the key, without it, with it again (re-added NOT VALID: new rows are still
@@ -327,6 +340,17 @@ export const gateSection: BenchSection = {
         .join("; ")}`,
     );
     verdicts.push(
+      `kept: the batcher's hold (QUIESCE_GATE_BATCH_HOLD_MS=${setting("QUIESCE_GATE_BATCH_HOLD_MS")}: with a statement in flight, waiting calls held for a fuller batch) vs none, 2 in flight, interleaved: ${genericAbConcurrencies(
+        maxC,
+      )
+        .map((c) => {
+          const h = mean(holdAb[`held:${c}`]!, (s) => s.perSecond),
+            z = mean(holdAb[`none:${c}`]!, (s) => s.perSecond);
+          return `concurrency ${c} ${Math.round(h)}/s vs ${Math.round(z)}/s → ${ratio(h / z)}`;
+        })
+        .join("; ")}`,
+    );
+    verdicts.push(
       `batcher size, concurrency ${maxC}, interleaved 1/2/3/4/4/3/2/1 statements in flight (default QUIESCE_GATE_BATCH_INFLIGHT=${setting("QUIESCE_GATE_BATCH_INFLIGHT")}): ${(
         [1, 2, 3, 4] as const
       )
@@ -356,6 +380,6 @@ export const gateSection: BenchSection = {
           .join(" ")} at the end.`,
       ],
     };
-    return { tables: [table], data: { results, ab, inFlightAb } };
+    return { tables: [table], data: { results, ab, inFlightAb, holdAb } };
   },
 };

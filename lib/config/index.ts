@@ -237,6 +237,10 @@ export const CONFIG = {
     doc: "Gate statements one process keeps in flight; calls that arrive meanwhile are decided together as one batch when one returns (docs/gate.md#batches; 0 = every call on its own).",
   }),
   QUIESCE_GATE_BATCH_MAX: int(2, 1_000, 64, { group: "database", doc: "Most gate calls decided in one batch." }),
+  QUIESCE_GATE_BATCH_HOLD_MS: int(0, 1_000, 2, {
+    group: "database",
+    doc: "With a gate statement in flight, a waiting call is held this long for a fuller batch before another statement is sent, unless as many calls wait as the smallest batch in flight carries (docs/gate.md#batches; 0 = send at once) (ms).",
+  }),
   QUIESCE_EMBEDDED_PG_PORT: port(54329, { group: "database", doc: "Port of the embedded PostgreSQL of `npm start`." }),
   REDIS_URL: url(["redis:", "rediss:"], { group: "database", doc: "Redis for the BullMQ queue adapter." }, "redis://127.0.0.1:6379"),
 

@@ -61,7 +61,7 @@ export const GATE_STATEMENT_NAME = "quiesce_gate_v1";
 
 type Queryable = Pick<pg.Pool, "query"> | Pick<pg.ClientBase, "query">;
 
-type RawAnswer = {
+export type RawAnswer = {
   ok: boolean;
   code?: string;
   message?: string;
@@ -138,7 +138,7 @@ export async function callGateFunction(
 export const GATE_BATCH_STATEMENT = "SELECT array_to_json(quiesce_gate_batch($1, $2, $3, $4, $5, $6, $7, $8, $9)) AS r";
 export const GATE_BATCH_STATEMENT_NAME = "quiesce_gate_batch_v2";
 
-type GateArgs = { keyHash: string; runId: string; leaseId: string; epoch: number; operationId: string; tool: string };
+export type GateArgs = { keyHash: string; runId: string; leaseId: string; epoch: number; operationId: string; tool: string };
 
 /**
  * Many `gate` calls in one statement, one transaction, one commit (docs/gate.md#batches). Each answer is
@@ -184,11 +184,20 @@ function unavailable(err: unknown): boolean {
  * The gate's micro-batcher, one per process, on the gate pool. Up to QUIESCE_GATE_BATCH_INFLIGHT gate
  * statements run at once; a call that arrives while that many are in flight waits, and when one
  * returns, everything waiting (up to QUIESCE_GATE_BATCH_MAX) is sent as one batch. With nothing in
- * flight a call is sent at once, alone, as quiesce_gate: at concurrency 1 nothing changes.
+ * flight a call is sent at once, alone, as quiesce_gate: at concurrency 1 nothing changes. With one in
+ * flight and a slot free, waiting calls are held up to QUIESCE_GATE_BATCH_HOLD_MS for a fuller batch
+ * (worthAnother).
  * A call that waited longer than the gate's budget is answered control_unavailable (deny), as a pool
  * that could not hand out a connection in time would have made it.
  */
-class GateBatcher {
+/** How a batcher decides: one call alone (quiesce_gate), several as one batch (quiesce_gate_batch). */
+export interface GateDeciders {
+  one(args: GateArgs): Promise<RawAnswer>;
+  many(args: GateArgs[]): Promise<RawAnswer[]>;
+}
+const DATABASE_DECIDERS: GateDeciders = { one: (a) => callGateFunction("gate", a), many: (b) => callGateBatch(b) };
+
+export class GateBatcher {
   private waiting: Waiting[] = [];
   private inFlight = 0;
 
@@ -196,9 +205,36 @@ class GateBatcher {
     private readonly maxInFlight: number,
     private readonly maxBatch: number,
     private readonly budgetMs: number,
+    private readonly holdMs: number,
+    /** The database, except in the scheduling tests (test/gate/batcher-schedule.test.ts). */
+    private readonly decide: GateDeciders = DATABASE_DECIDERS,
   ) {}
 
   private sweep: NodeJS.Timeout | null = null;
+  /** How many calls each statement in flight carries. */
+  private sizes: number[] = [];
+  private hold: NodeJS.Timeout | null = null;
+
+  /**
+   * With a statement already in flight, is another worth sending now? When as many calls wait as the
+   * smallest batch in flight carries, or when the oldest has waited holdMs; else not yet, and a timer
+   * sends them when that time is up (a statement that hangs on a lock holds the rest back ≤ holdMs).
+   * Sent at once instead, a second statement went with the one or two calls that had just arrived: on two
+   * cores, small batches side by side cost more per decision than one fuller batch a moment later
+   * (docs/gate.md#batches).
+   */
+  private worthAnother(now: number): boolean {
+    if (this.inFlight === 0 || this.holdMs === 0) return true;
+    if (this.waiting.length >= Math.min(...this.sizes)) return true;
+    const due = this.waiting[0]!.since + this.holdMs;
+    if (now >= due) return true;
+    this.hold ??= setTimeout(() => {
+      this.hold = null;
+      this.pump();
+    }, due - now);
+    this.hold.unref();
+    return false;
+  }
 
   ask(args: GateArgs): Promise<RawAnswer> {
     return new Promise<RawAnswer>((resolve, reject) => {
@@ -234,6 +270,7 @@ class GateBatcher {
   private pump(): void {
     while (this.inFlight < this.maxInFlight && this.waiting.length > 0) {
       const now = performance.now();
+      if (!this.worthAnother(now)) return;
       const batch: Waiting[] = [];
       while (batch.length < this.maxBatch && this.waiting.length > 0) {
         const w = this.waiting.shift()!;
@@ -242,12 +279,14 @@ class GateBatcher {
       }
       if (batch.length === 0) continue;
       this.inFlight++;
+      this.sizes.push(batch.length);
       // The slot is freed on the next turn of the event loop, not at once: the answers just delivered
       // wake their callers, whose next calls arrive in the microtasks that follow. Freed at once, the
       // first of them would go alone and the rest wait for a later slot (a batch of 1, then one of n-1).
       void this.send(batch).finally(() =>
         setImmediate(() => {
           this.inFlight--;
+          this.sizes.splice(this.sizes.indexOf(batch.length), 1);
           this.pump();
         }),
       );
@@ -257,14 +296,14 @@ class GateBatcher {
   private async send(batch: Waiting[]): Promise<void> {
     if (batch.length === 1) {
       const w = batch[0]!;
-      await callGateFunction("gate", w.args).then(w.resolve, w.reject);
+      await this.decide.one(w.args).then(w.resolve, w.reject);
       return;
     }
     batchStats.batches++;
     batchStats.calls += batch.length;
     for (let attempt = 1; ; attempt++) {
       try {
-        const answers = await callGateBatch(batch.map((w) => w.args));
+        const answers = await this.decide.many(batch.map((w) => w.args));
         batch.forEach((w, i) => w.resolve(answers[i]!));
         return;
       } catch (err) {
@@ -275,7 +314,7 @@ class GateBatcher {
           return;
         }
         // One call's error (nothing was committed) must not become every call's: decide each alone.
-        await Promise.all(batch.map((w) => callGateFunction("gate", w.args).then(w.resolve, w.reject)));
+        await Promise.all(batch.map((w) => this.decide.one(w.args).then(w.resolve, w.reject)));
         return;
       }
     }
@@ -292,6 +331,7 @@ function batcher(): GateBatcher | null {
     inFlight,
     setting("QUIESCE_GATE_BATCH_MAX"),
     setting("QUIESCE_GATE_DB_BUDGET_MS"),
+    setting("QUIESCE_GATE_BATCH_HOLD_MS"),
   );
   return globalForBatcher.quiesceGateBatcher;
 }
@@ -369,8 +409,8 @@ export async function gateCheckBatch(inputs: GateInput[], via?: Queryable): Prom
  * A batcher of its own with the given number of statements in flight (gateCheck uses the process's,
  * sized by QUIESCE_GATE_BATCH_INFLIGHT): the bench compares sizes in one run.
  */
-export function gateBatcher(inFlight: number): (i: GateInput) => Promise<GateOutcome> {
-  const b = new GateBatcher(Math.max(1, inFlight), setting("QUIESCE_GATE_BATCH_MAX"), setting("QUIESCE_GATE_DB_BUDGET_MS"));
+export function gateBatcher(inFlight: number, holdMs = setting("QUIESCE_GATE_BATCH_HOLD_MS")): (i: GateInput) => Promise<GateOutcome> {
+  const b = new GateBatcher(Math.max(1, inFlight), setting("QUIESCE_GATE_BATCH_MAX"), setting("QUIESCE_GATE_DB_BUDGET_MS"), holdMs);
   return async (i) => {
     const args = gateArgs(i);
     const r = await orUnavailable(() => b.ask(args));
