@@ -180,6 +180,13 @@ function unavailable(err: unknown): boolean {
   return typeof code !== "string" || code.startsWith("08") || code.startsWith("57") || code === "55P03";
 }
 
+/** How a batcher decides: one call alone (quiesce_gate), several as one batch (quiesce_gate_batch). */
+export interface GateDeciders {
+  one(args: GateArgs): Promise<RawAnswer>;
+  many(args: GateArgs[]): Promise<RawAnswer[]>;
+}
+const DATABASE_DECIDERS: GateDeciders = { one: (a) => callGateFunction("gate", a), many: (b) => callGateBatch(b) };
+
 /**
  * The gate's micro-batcher, one per process, on the gate pool. Up to QUIESCE_GATE_BATCH_INFLIGHT gate
  * statements run at once; a call that arrives while that many are in flight waits, and when one
@@ -190,13 +197,6 @@ function unavailable(err: unknown): boolean {
  * A call that waited longer than the gate's budget is answered control_unavailable (deny), as a pool
  * that could not hand out a connection in time would have made it.
  */
-/** How a batcher decides: one call alone (quiesce_gate), several as one batch (quiesce_gate_batch). */
-export interface GateDeciders {
-  one(args: GateArgs): Promise<RawAnswer>;
-  many(args: GateArgs[]): Promise<RawAnswer[]>;
-}
-const DATABASE_DECIDERS: GateDeciders = { one: (a) => callGateFunction("gate", a), many: (b) => callGateBatch(b) };
-
 export class GateBatcher {
   private waiting: Waiting[] = [];
   private inFlight = 0;
