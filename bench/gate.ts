@@ -21,8 +21,8 @@ const SYSTEM = { type: "system", name: "bench" } as const;
 const TARGET_RATIO = 2;
 /** Issue 17: gate throughput at the widest concurrency ≥ this × the INSERT's. */
 const TARGET_THROUGHPUT = 0.5;
-/** Where the generic-plan A/B runs: small batches (concurrency 4) and the widest concurrency. */
-const genericAbConcurrencies = (maxC: number) => [...new Set([Math.min(4, maxC), maxC])];
+/** Where the generic-plan and hold A/Bs run: small batches (concurrency 4) and the widest concurrency. */
+const abConcurrencies = (maxC: number) => [...new Set([Math.min(4, maxC), maxC])];
 const us = (x: number | undefined) => (x === undefined || !Number.isFinite(x) ? "n/a" : String(Math.round(x)));
 
 interface Worker {
@@ -163,9 +163,9 @@ async function measureCpu(admin: pg.Client, cpu: Map<Stats, Cpu>, ...args: Param
 }
 
 /** Rounds pooled into one figure (bench/lib/measure.ts pooled), CPU per call weighted by each round's calls. */
-function pooledCpu(cpu: Map<Stats, Cpu>, name: string, rounds: Stats[]): Stats {
+function pooledCpu(cpu: Map<Stats, Cpu>, rounds: Stats[]): Stats {
   if (rounds.length === 1) return rounds[0]!;
-  const out = pooled(name, rounds);
+  const out = pooled(rounds);
   const calls = rounds.reduce((s, r) => s + r.count, 0);
   const weighted = (f: (c: Cpu) => number) => rounds.reduce((s, r) => s + f(cpu.get(r)!) * r.count, 0) / calls;
   cpu.set(out, { serverUs: weighted((c) => c.serverUs), clientUs: weighted((c) => c.clientUs) });
@@ -213,8 +213,8 @@ export const gateSection: BenchSection = {
           batches.push(await measureCpu(cpuAdmin, cpu, BATCHED, ws.map(make.batched), half, ctx.warmup));
           inserts.push(await measureCpu(cpuAdmin, cpu, INSERT, ws.map(make.insert), half, ctx.warmup));
         }
-        const insert = pooledCpu(cpu, INSERT, inserts);
-        const batched = pooledCpu(cpu, BATCHED, batches);
+        const insert = pooledCpu(cpu, inserts);
+        const batched = pooledCpu(cpu, batches);
         results[c] = { select, insert, gate, batched };
       }
       // The batcher's size, measured in the same run: 1, 2, 3 or 4 gate statements in flight (the calls that
@@ -230,7 +230,7 @@ export const gateSection: BenchSection = {
       // The hold (QUIESCE_GATE_BATCH_HOLD_MS) against none, two statements in flight, interleaved, at
       // concurrency 4 and the widest (docs/gate.md#batches).
       for (let round = 0; round < 2; round++)
-        for (const c of genericAbConcurrencies(maxC)) {
+        for (const c of abConcurrencies(maxC)) {
           const held = workers.slice(0, c).map(make.batchedBy(2));
           const none = workers.slice(0, c).map(make.batchedBy(2, 0));
           for (const [k, cs] of (round % 2 === 0 ? ["held", "none"] : ["none", "held"]).map(
@@ -262,7 +262,7 @@ export const gateSection: BenchSection = {
         // takes effect on the pool's existing connections at once.
         const SIG = "quiesce_gate_batch(text[], text[], text[], integer[], text[], text[], text[], integer, integer)";
         for (let round = 0; round < 2; round++)
-          for (const c of genericAbConcurrencies(maxC)) {
+          for (const c of abConcurrencies(maxC)) {
             const cs = workers.slice(0, c).map(make.batched);
             (ab.generic[c] ??= []).push(await measure(`gate decision, batched, generic plans, c${c}`, cs, ctx.iterations, ctx.warmup));
             await admin.query(`ALTER FUNCTION ${SIG} RESET plan_cache_mode`);
@@ -326,29 +326,24 @@ export const gateSection: BenchSection = {
         .map((s) => Math.round(s.perSecond))
         .join(", ")} per round)`,
     );
-    verdicts.push(
-      `candidate kept, interleaved A/B/A/B on the shared pool: quiesce_gate_batch with forced generic plans vs plpgsql's own choice (which re-planned small batches on every call; docs/gate.md#plans): ${genericAbConcurrencies(
-        maxC,
-      )
+    /** "concurrency c X/s vs Y/s → ratio (rounds …)" for each A/B concurrency, A's rounds then B's. */
+    const abFigures = (rounds: (c: number) => [Stats[], Stats[]]) =>
+      abConcurrencies(maxC)
         .map((c) => {
-          const g = mean(ab.generic[c]!, (s) => s.perSecond),
-            a = mean(ab.auto[c]!, (s) => s.perSecond);
-          return `concurrency ${c} ${Math.round(g)}/s vs ${Math.round(a)}/s → ${ratio(g / a)} (${ab.generic[c]!.concat(ab.auto[c]!)
+          const [a, b] = rounds(c);
+          const ra = mean(a, (s) => s.perSecond),
+            rb = mean(b, (s) => s.perSecond);
+          return `concurrency ${c} ${Math.round(ra)}/s vs ${Math.round(rb)}/s → ${ratio(ra / rb)} (${a
+            .concat(b)
             .map((s) => Math.round(s.perSecond))
             .join(", ")} per round)`;
         })
-        .join("; ")}`,
+        .join("; ");
+    verdicts.push(
+      `candidate kept, interleaved A/B/A/B on the shared pool: quiesce_gate_batch with forced generic plans vs plpgsql's own choice (which re-planned small batches on every call; docs/gate.md#plans): ${abFigures((c) => [ab.generic[c]!, ab.auto[c]!])}`,
     );
     verdicts.push(
-      `kept: the batcher's hold (QUIESCE_GATE_BATCH_HOLD_MS=${setting("QUIESCE_GATE_BATCH_HOLD_MS")}: with a statement in flight, waiting calls held for a fuller batch) vs none, 2 in flight, interleaved: ${genericAbConcurrencies(
-        maxC,
-      )
-        .map((c) => {
-          const h = mean(holdAb[`held:${c}`]!, (s) => s.perSecond),
-            z = mean(holdAb[`none:${c}`]!, (s) => s.perSecond);
-          return `concurrency ${c} ${Math.round(h)}/s vs ${Math.round(z)}/s → ${ratio(h / z)}`;
-        })
-        .join("; ")}`,
+      `kept: the batcher's hold (QUIESCE_GATE_BATCH_HOLD_MS=${setting("QUIESCE_GATE_BATCH_HOLD_MS")}: with a statement in flight, waiting calls held for a fuller batch) vs none, 2 in flight, interleaved: ${abFigures((c) => [holdAb[`held:${c}`]!, holdAb[`none:${c}`]!])}`,
     );
     verdicts.push(
       `batcher size, concurrency ${maxC}, interleaved 1/2/3/4/4/3/2/1 statements in flight (default QUIESCE_GATE_BATCH_INFLIGHT=${setting("QUIESCE_GATE_BATCH_INFLIGHT")}): ${(

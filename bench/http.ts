@@ -239,8 +239,8 @@ export const httpSection: BenchSection = {
           for (const s of [...apiServers].reverse()) gates.get(s)!.push(await gateLoad(s));
           baselines.push(await baselineLoad());
         }
-        stats[`${c}:baseline`] = pooled(baselines[0]!.name, baselines);
-        for (const s of apiServers) stats[`${c}:${s.name}:gate`] = pooled(gates.get(s)![0]!.name, gates.get(s)!);
+        stats[`${c}:baseline`] = pooled(baselines);
+        for (const s of apiServers) stats[`${c}:${s.name}:gate`] = pooled(gates.get(s)!);
         for (const s of apiServers) {
           stats[`${c}:${s.name}:read`] = await load(
             {

@@ -64,12 +64,12 @@ export function summarize(name: string, concurrency: number, latencies: number[]
  * Several rounds of one measure (from measure() or summarize()) as one figure: every call's latency
  * pooled, throughput over the rounds' summed wall time. Rounds interleaved with a baseline's (A B B A) see the same drift in machine load.
  */
-export function pooled(name: string, rounds: Stats[]): Stats {
+export function pooled(rounds: Stats[]): Stats {
   const parts = rounds.map((r) => samples.get(r));
   if (rounds.length === 0 || parts.some((p) => p === undefined))
     throw new Error("pooled: every round must come from measure() or summarize()");
   return summarize(
-    name,
+    rounds[0]!.name,
     rounds[0]!.concurrency,
     parts.flatMap((p) => p!.latencies),
     parts.reduce((s, p) => s + p!.wall, 0),

@@ -199,7 +199,6 @@ const DATABASE_DECIDERS: GateDeciders = { one: (a) => callGateFunction("gate", a
  */
 export class GateBatcher {
   private waiting: Waiting[] = [];
-  private inFlight = 0;
 
   constructor(
     private readonly maxInFlight: number,
@@ -211,7 +210,7 @@ export class GateBatcher {
   ) {}
 
   private sweep: NodeJS.Timeout | null = null;
-  /** How many calls each statement in flight carries. */
+  /** How many calls each statement in flight carries (one entry per statement in flight). */
   private sizes: number[] = [];
   private hold: NodeJS.Timeout | null = null;
 
@@ -224,15 +223,17 @@ export class GateBatcher {
    * (docs/gate.md#batches).
    */
   private worthAnother(now: number): boolean {
-    if (this.inFlight === 0 || this.holdMs === 0) return true;
+    if (this.sizes.length === 0 || this.holdMs === 0) return true;
     if (this.waiting.length >= Math.min(...this.sizes)) return true;
     const due = this.waiting[0]!.since + this.holdMs;
     if (now >= due) return true;
-    this.hold ??= setTimeout(() => {
-      this.hold = null;
-      this.pump();
-    }, due - now);
-    this.hold.unref();
+    if (!this.hold) {
+      this.hold = setTimeout(() => {
+        this.hold = null;
+        this.pump();
+      }, due - now);
+      this.hold.unref();
+    }
     return false;
   }
 
@@ -268,7 +269,7 @@ export class GateBatcher {
   }
 
   private pump(): void {
-    while (this.inFlight < this.maxInFlight && this.waiting.length > 0) {
+    while (this.sizes.length < this.maxInFlight && this.waiting.length > 0) {
       const now = performance.now();
       if (!this.worthAnother(now)) return;
       const batch: Waiting[] = [];
@@ -278,14 +279,12 @@ export class GateBatcher {
         else batch.push(w);
       }
       if (batch.length === 0) continue;
-      this.inFlight++;
       this.sizes.push(batch.length);
       // The slot is freed on the next turn of the event loop, not at once: the answers just delivered
       // wake their callers, whose next calls arrive in the microtasks that follow. Freed at once, the
       // first of them would go alone and the rest wait for a later slot (a batch of 1, then one of n-1).
       void this.send(batch).finally(() =>
         setImmediate(() => {
-          this.inFlight--;
           this.sizes.splice(this.sizes.indexOf(batch.length), 1);
           this.pump();
         }),

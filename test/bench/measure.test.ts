@@ -7,16 +7,16 @@ test("pooled rounds: latencies merged for the percentiles, throughput over the s
   const a = summarize("x", 16, [1, 2, 3, 4], 2_000); // 4 calls in 2 s
   const b = summarize("x", 16, [10, 20, 30, 40, 50, 60], 1_000); // 6 calls in 1 s
   expect(a.perSecond).toBe(2);
-  const p = pooled("x", [a, b]);
+  const p = pooled([a, b]);
   expect(p).toMatchObject({ name: "x", concurrency: 16, count: 10, p50: 10, p99: 60, mean: 22 });
   // 10 calls in 3 s — not the mean of the rounds' rates (2/s and 6/s)
   expect(p.perSecond).toBeCloseTo(10 / 3, 10);
   // one round pools to itself
-  expect(pooled("x", [b])).toMatchObject({ count: 6, p50: 30, perSecond: 6 });
+  expect(pooled([b])).toMatchObject({ count: 6, p50: 30, perSecond: 6 });
 });
 
 test("pooled refuses figures that did not come from a measure, and no rounds at all", () => {
   const made = { name: "x", concurrency: 1, count: 1, p50: 1, p99: 1, mean: 1, perSecond: 1 };
-  expect(() => pooled("x", [made])).toThrow(/every round must come from/);
-  expect(() => pooled("x", [])).toThrow(/every round must come from/);
+  expect(() => pooled([made])).toThrow(/every round must come from/);
+  expect(() => pooled([])).toThrow(/every round must come from/);
 });
