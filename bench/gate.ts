@@ -21,6 +21,8 @@ const SYSTEM = { type: "system", name: "bench" } as const;
 const TARGET_RATIO = 2;
 /** Issue 17: gate throughput at the widest concurrency ≥ this × the INSERT's. */
 const TARGET_THROUGHPUT = 0.5;
+/** The INSERT baseline's and the batched gate's segments above concurrency 1 (see where it is used). */
+const RATIO_ORDER = ["insert", "batched", "batched", "insert", "batched", "insert", "insert", "batched"] as const;
 /** Where the generic-plan and hold A/Bs run: small batches (concurrency 4) and the widest concurrency. */
 const abConcurrencies = (maxC: number) => [...new Set([Math.min(4, maxC), maxC])];
 const us = (x: number | undefined) => (x === undefined || !Number.isFinite(x) ? "n/a" : String(Math.round(x)));
@@ -198,20 +200,28 @@ export const gateSection: BenchSection = {
       for (const c of ctx.concurrencies) {
         const ws = workers.slice(0, c);
         const n = ctx.iterations * (c === 1 ? 1 : 2);
-        ctx.log(`concurrency ${c}: ${n} calls each for SELECT, INSERT, gate …`);
+        ctx.log(
+          `concurrency ${c}: ${n} calls each for SELECT and the unbatched gate, ${c === 1 ? n : ctx.iterations * (RATIO_ORDER.length / 2)} for the INSERT and the batched gate …`,
+        );
         const select = await measureCpu(cpuAdmin, cpu, "SELECT by primary key", ws.map(make.select), n, ctx.warmup);
         const gate = await measureCpu(cpuAdmin, cpu, "gate decision, one connection per caller", ws.map(make.gate), n, ctx.warmup);
-        // The INSERT baseline and the batched gate, whose ratio is issue 17's figure, in two halves
-        // interleaved A B B A: a drift in the machine's load (this INSERT alone varied 11 400–13 500/s
-        // between runs) weighs on both alike.
+        // The INSERT baseline and the batched gate, whose ratio is issue 17's figure: above concurrency 1,
+        // 4 segments of each, interleaved A B B A B A A B, ctx.iterations calls per segment. This machine's
+        // fsync stalls for a few hundred ms now and then, and at concurrency 16 the INSERT does 2 000 calls
+        // in about 0.2 s: in two halves (the earlier layout) one stall could halve either side's figure, and
+        // the ratio moved 0.46–1.21× between runs of the same code. Spread over eight segments and four
+        // times the calls, a stall weighs on both alike.
         const INSERT = "INSERT … RETURNING",
           BATCHED = "gate decision, shared pool (batched)";
-        const half = c === 1 ? n : Math.ceil(n / 2);
-        const inserts = [await measureCpu(cpuAdmin, cpu, INSERT, ws.map(make.insert), half, ctx.warmup)];
-        const batches = [await measureCpu(cpuAdmin, cpu, BATCHED, ws.map(make.batched), half, ctx.warmup)];
-        if (c > 1) {
-          batches.push(await measureCpu(cpuAdmin, cpu, BATCHED, ws.map(make.batched), half, ctx.warmup));
-          inserts.push(await measureCpu(cpuAdmin, cpu, INSERT, ws.map(make.insert), half, ctx.warmup));
+        const order = c === 1 ? (["insert", "batched"] as const) : RATIO_ORDER;
+        const per = c === 1 ? n : ctx.iterations;
+        const inserts: Stats[] = [];
+        const batches: Stats[] = [];
+        for (const [i, k] of order.entries()) {
+          // Full warm-up before each side's first segment; later segments start on warm connections.
+          const warm = i < 2 ? ctx.warmup : c;
+          if (k === "insert") inserts.push(await measureCpu(cpuAdmin, cpu, INSERT, ws.map(make.insert), per, warm));
+          else batches.push(await measureCpu(cpuAdmin, cpu, BATCHED, ws.map(make.batched), per, warm));
         }
         const insert = pooledCpu(cpu, inserts);
         const batched = pooledCpu(cpu, batches);
@@ -368,7 +378,7 @@ export const gateSection: BenchSection = {
       rows,
       notes: [
         ...verdicts,
-        `${ctx.iterations} calls at concurrency 1, ${ctx.iterations * 2} at higher concurrency, after ${ctx.warmup} warm-up calls (at higher concurrency the INSERT and the batched gate in two halves each, interleaved INSERT, gate, gate, INSERT, and pooled); named prepared statements throughout. SELECT, INSERT and "one connection per caller": each worker on its own connection. "Shared pool (batched)": gateCheck as the API process calls it, all workers on the process's gate pool, where calls that arrive while gate statements are in flight are decided together (docs/gate.md#batches).`,
+        `${ctx.iterations} calls at concurrency 1, ${ctx.iterations * 2} at higher concurrency, after ${ctx.warmup} warm-up calls (at higher concurrency the INSERT and the batched gate ${RATIO_ORDER.length / 2}× ${ctx.iterations} calls each instead, in segments interleaved ${RATIO_ORDER.map((k) => (k === "insert" ? "INSERT" : "gate")).join(", ")}, and pooled); named prepared statements throughout. SELECT, INSERT and "one connection per caller": each worker on its own connection. "Shared pool (batched)": gateCheck as the API process calls it, all workers on the process's gate pool, where calls that arrive while gate statements are in flight are decided together (docs/gate.md#batches).`,
         `PostgreSQL ${version} on ${ctx.server}; Node ${process.version}; ${os.cpus().length} CPUs; load average ${os
           .loadavg()
           .map((l) => l.toFixed(1))
