@@ -211,7 +211,7 @@ export const gateSection: BenchSection = {
         // 4 segments of each, interleaved A B B A B A A B, ctx.iterations calls per segment. This machine's
         // fsync stalls for a few hundred ms now and then, and at concurrency 16 the INSERT does 2 000 calls
         // in about 0.2 s: in two halves (the earlier layout) one stall could halve either side's figure, and
-        // the ratio moved 0.46–1.21× between runs of the same code. Spread over eight segments and four
+        // the ratio moved 0.46–1.21× between runs. Spread over eight segments and four
         // times the calls, a stall weighs on both alike.
         const INSERT = "INSERT … RETURNING",
           BATCHED = "gate decision, shared pool (batched)";
@@ -219,11 +219,12 @@ export const gateSection: BenchSection = {
         const per = c === 1 ? n : ctx.iterations;
         const inserts: Stats[] = [];
         const batches: Stats[] = [];
-        for (const [i, k] of order.entries()) {
+        for (const k of order) {
+          const done = k === "insert" ? inserts : batches;
           // Full warm-up before each side's first segment; later segments start on warm connections.
-          const warm = i < 2 ? ctx.warmup : c;
-          if (k === "insert") inserts.push(await measureCpu(cpuAdmin, cpu, INSERT, ws.map(make.insert), per, warm));
-          else batches.push(await measureCpu(cpuAdmin, cpu, BATCHED, ws.map(make.batched), per, warm));
+          const warm = done.length === 0 ? ctx.warmup : c;
+          if (k === "insert") done.push(await measureCpu(cpuAdmin, cpu, INSERT, ws.map(make.insert), per, warm));
+          else done.push(await measureCpu(cpuAdmin, cpu, BATCHED, ws.map(make.batched), per, warm));
         }
         const insert = pooledCpu(cpu, inserts);
         const batched = pooledCpu(cpu, batches);
@@ -388,6 +389,6 @@ export const gateSection: BenchSection = {
           .join(" ")} at the end.`,
       ],
     };
-    return { tables: [table], data: { results, ab, inFlightAb, holdAb } };
+    return { tables: [table], data: { results, segments, ab, inFlightAb, holdAb } };
   },
 };
