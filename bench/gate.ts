@@ -25,6 +25,8 @@ const TARGET_THROUGHPUT = 0.5;
 const RATIO_ORDER = ["insert", "batched", "batched", "insert", "batched", "insert", "insert", "batched"] as const;
 /** Where the generic-plan and hold A/Bs run: small batches (concurrency 4) and the widest concurrency. */
 const abConcurrencies = (maxC: number) => [...new Set([Math.min(4, maxC), maxC])];
+/** Each measure's throughput, rounded, comma-separated (the rounds and segments the verdicts list). */
+const rates = (xs: Stats[]) => xs.map((s) => Math.round(s.perSecond)).join(", ");
 const us = (x: number | undefined) => (x === undefined || !Number.isFinite(x) ? "n/a" : String(Math.round(x)));
 
 interface Worker {
@@ -202,8 +204,10 @@ export const gateSection: BenchSection = {
       for (const c of ctx.concurrencies) {
         const ws = workers.slice(0, c);
         const n = ctx.iterations * (c === 1 ? 1 : 2);
+        const order = c === 1 ? (["insert", "batched"] as const) : RATIO_ORDER;
+        const per = c === 1 ? n : ctx.iterations;
         ctx.log(
-          `concurrency ${c}: ${n} calls each for SELECT and the unbatched gate, ${c === 1 ? n : ctx.iterations * (RATIO_ORDER.length / 2)} for the INSERT and the batched gate …`,
+          `concurrency ${c}: ${n} calls each for SELECT and the unbatched gate, ${(per * order.length) / 2} for the INSERT and the batched gate …`,
         );
         const select = await measureCpu(cpuAdmin, cpu, "SELECT by primary key", ws.map(make.select), n, ctx.warmup);
         const gate = await measureCpu(cpuAdmin, cpu, "gate decision, one connection per caller", ws.map(make.gate), n, ctx.warmup);
@@ -215,16 +219,16 @@ export const gateSection: BenchSection = {
         // times the calls, a stall weighs on both alike.
         const INSERT = "INSERT … RETURNING",
           BATCHED = "gate decision, shared pool (batched)";
-        const order = c === 1 ? (["insert", "batched"] as const) : RATIO_ORDER;
-        const per = c === 1 ? n : ctx.iterations;
         const inserts: Stats[] = [];
         const batches: Stats[] = [];
+        const sides = {
+          insert: { name: INSERT, op: make.insert, done: inserts },
+          batched: { name: BATCHED, op: make.batched, done: batches },
+        };
         for (const k of order) {
-          const done = k === "insert" ? inserts : batches;
+          const { name, op, done } = sides[k];
           // Full warm-up before each side's first segment; later segments start on warm connections.
-          const warm = done.length === 0 ? ctx.warmup : c;
-          if (k === "insert") done.push(await measureCpu(cpuAdmin, cpu, INSERT, ws.map(make.insert), per, warm));
-          else done.push(await measureCpu(cpuAdmin, cpu, BATCHED, ws.map(make.batched), per, warm));
+          done.push(await measureCpu(cpuAdmin, cpu, name, ws.map(op), per, done.length === 0 ? ctx.warmup : c));
         }
         const insert = pooledCpu(cpu, inserts);
         const batched = pooledCpu(cpu, batches);
@@ -322,7 +326,7 @@ export const gateSection: BenchSection = {
           );
         const t = r.batched.perSecond / r.insert.perSecond;
         verdicts.push(
-          `concurrency ${c}: gate throughput on the shared pool (batched) ${Math.round(r.batched.perSecond)}/s = ${ratio(t)} INSERT's ${Math.round(r.insert.perSecond)}/s → ${t >= TARGET_THROUGHPUT ? "PASS" : "MISS"} (issue 17 target ≥ ${TARGET_THROUGHPUT}×; segments INSERT ${segments[c]!.insert.map((x) => Math.round(x.perSecond)).join(", ")}, gate ${segments[c]!.batched.map((x) => Math.round(x.perSecond)).join(", ")}); one connection per caller, unbatched: ${ratio(r.gate.perSecond / r.insert.perSecond)}`,
+          `concurrency ${c}: gate throughput on the shared pool (batched) ${Math.round(r.batched.perSecond)}/s = ${ratio(t)} INSERT's ${Math.round(r.insert.perSecond)}/s → ${t >= TARGET_THROUGHPUT ? "PASS" : "MISS"} (issue 17 target ≥ ${TARGET_THROUGHPUT}×; segments INSERT ${rates(segments[c]!.insert)}, gate ${rates(segments[c]!.batched)}); one connection per caller, unbatched: ${ratio(r.gate.perSecond / r.insert.perSecond)}`,
         );
       }
     }
@@ -330,15 +334,7 @@ export const gateSection: BenchSection = {
     const fkRate = mean(ab.fk, (s) => s.perSecond),
       noFkRate = mean(ab.noFk, (s) => s.perSecond);
     verdicts.push(
-      `candidate, concurrency ${maxC}, interleaved A/B/A/B: with the operations → runs FK ${Math.round(fkRate)}/s (p50 ${ms(mean(ab.fk, (s) => s.p50))} ms), without ${Math.round(noFkRate)}/s (p50 ${ms(mean(ab.noFk, (s) => s.p50))} ms) → ${ratio(noFkRate / fkRate)} (${ab.fk
-        .concat(ab.noFk)
-        .map((s) => Math.round(s.perSecond))
-        .join(
-          ", ",
-        )} per round); batched (the shared pool, as the API process asks): with ${Math.round(mean(ab.fkBatched, (s) => s.perSecond))}/s, without ${Math.round(mean(ab.noFkBatched, (s) => s.perSecond))}/s → ${ratio(mean(ab.noFkBatched, (s) => s.perSecond) / mean(ab.fkBatched, (s) => s.perSecond))} (${ab.fkBatched
-        .concat(ab.noFkBatched)
-        .map((s) => Math.round(s.perSecond))
-        .join(", ")} per round)`,
+      `candidate, concurrency ${maxC}, interleaved A/B/A/B: with the operations → runs FK ${Math.round(fkRate)}/s (p50 ${ms(mean(ab.fk, (s) => s.p50))} ms), without ${Math.round(noFkRate)}/s (p50 ${ms(mean(ab.noFk, (s) => s.p50))} ms) → ${ratio(noFkRate / fkRate)} (${rates(ab.fk.concat(ab.noFk))} per round); batched (the shared pool, as the API process asks): with ${Math.round(mean(ab.fkBatched, (s) => s.perSecond))}/s, without ${Math.round(mean(ab.noFkBatched, (s) => s.perSecond))}/s → ${ratio(mean(ab.noFkBatched, (s) => s.perSecond) / mean(ab.fkBatched, (s) => s.perSecond))} (${rates(ab.fkBatched.concat(ab.noFkBatched))} per round)`,
     );
     /** "concurrency c X/s vs Y/s → ratio (rounds …)" for each A/B concurrency, A's rounds then B's. */
     const abFigures = (rounds: (c: number) => [Stats[], Stats[]]) =>
@@ -347,10 +343,7 @@ export const gateSection: BenchSection = {
           const [a, b] = rounds(c);
           const ra = mean(a, (s) => s.perSecond),
             rb = mean(b, (s) => s.perSecond);
-          return `concurrency ${c} ${Math.round(ra)}/s vs ${Math.round(rb)}/s → ${ratio(ra / rb)} (${a
-            .concat(b)
-            .map((s) => Math.round(s.perSecond))
-            .join(", ")} per round)`;
+          return `concurrency ${c} ${Math.round(ra)}/s vs ${Math.round(rb)}/s → ${ratio(ra / rb)} (${rates(a.concat(b))} per round)`;
         })
         .join("; ");
     verdicts.push(
