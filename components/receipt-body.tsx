@@ -26,6 +26,7 @@ const KNOWN = new Set([
   "in_flight",
   "summary",
   "human_settlements",
+  "claims_not_verified",
 ]);
 
 function scalar(v: unknown, labels: Labels, key?: string): ReactNode {
@@ -192,6 +193,14 @@ export function ReceiptBody({ body, labels = {} }: { body: Obj; labels?: Labels 
       {Array.isArray(body.human_settlements) && body.human_settlements.length > 0 ? (
         <Section title="Settled by a person">
           <ArrayTable rows={body.human_settlements} labels={labels} label="Settled by a person (table)" />
+        </Section>
+      ) : null}
+      {Array.isArray(body.claims_not_verified) && body.claims_not_verified.length > 0 ? (
+        <Section title="Claimed after the stop (not verified)">
+          <p className="muted">
+            What the agents reported after the stop. A claim settles nothing: the provider&apos;s check or a person does.
+          </p>
+          <ArrayTable rows={body.claims_not_verified} labels={labels} label="Claimed after the stop (table)" />
         </Section>
       ) : null}
       <Section title="Effect receipts">

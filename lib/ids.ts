@@ -11,6 +11,7 @@ export type IdPrefix =
   | "op"
   | "stop"
   | "set"
+  | "clm"
   | "eff"
   | "rec"
   | "unc"

@@ -61,8 +61,8 @@ async function write(
 export async function settleOne(ctx: SettleContext, s: WorkSettlement, provider: ProviderConfig | undefined): Promise<void> {
   if (s.settledState !== null) return;
   if (!provider) {
-    // A plain tool call (or a queue job without a providers row): nobody can be asked. Only the
-    // executor's own report (recordLateReport) can settle it; otherwise it stays unknown.
+    // A plain tool call (or a queue job without a providers row): nobody can be asked, and what the
+    // executor claims afterwards (recordLateReport) settles nothing: at the deadline it is unknown, for a person.
     const deadline = ctx.requestedAt.getTime() + ctx.localSettleMs;
     while (!ctx.signal.aborted) {
       if ((await settlementState(ctx.principal, s.id)) !== null) return;
@@ -70,7 +70,7 @@ export async function settleOne(ctx: SettleContext, s: WorkSettlement, provider:
         hasProvider: false,
         providerResponse: null,
         check: null,
-        executorReport: null,
+        executorClaim: null,
         deadlinePassed: Date.now() >= deadline,
       });
       if (v.kind === "settle") return write(ctx, s, v, null, null);
@@ -102,7 +102,7 @@ export async function settleOne(ctx: SettleContext, s: WorkSettlement, provider:
       hasProvider: true,
       providerResponse: response,
       check: { effect: check.effect, final: check.final },
-      executorReport: null,
+      executorClaim: null,
       deadlinePassed: Date.now() >= deadline,
     });
     if (v.kind === "settle") return write(ctx, s, v, check, provider.rollbackOwner);

@@ -89,8 +89,8 @@ export function scopeAuthority(scopes: readonly ScopeFacts[], chain: readonly Sc
 }
 
 /**
- * The runs a kill scope fans a barrier out to: the matching runs that are neither killed nor finished,
- * minus those under another such run (the barrier of the top-most one covers its subtree).
+ * The runs a kill scope fans a barrier out to: the matching runs that can still be stopped (not killed;
+ * not finished, unless work of theirs is still queued or running), minus those under another such run (the barrier of the top-most one covers its subtree).
  */
 export function barrierTargets(matched: readonly { runId: string; path: readonly string[] }[]): string[] {
   const ids = new Set(matched.map((m) => m.runId));

@@ -17,6 +17,8 @@ export interface RunFacts {
   /** An operator's trip: open until an operator resets it. */
   breakerHeld?: boolean;
   epoch: number;
+  /** When the run finished (epoch ms); a finished run's authority has ended. */
+  finishedAt?: number | null;
 }
 
 export interface LeaseFacts {
@@ -99,6 +101,8 @@ export function decideAuthority(f: GateFacts): Authority {
   // 2b. a live kill scope matching the run or an ancestor: killed, for good (docs/fleet-stop.md).
   const scoped = f.scopes && f.scopeChain ? scopeAuthority(f.scopes, f.scopeChain) : null;
   if (scoped === "kill") return deny("killed");
+  // 2c. the run itself finished: finishing ends its authority (a fork or resume of it is a new run).
+  if ((runs[runs.length - 1]!.finishedAt ?? null) !== null) return deny("finished");
   // 3. revoked lease: an ancestor lease first (it revokes all it delegated), then the run's own.
   if (leases.slice(0, -1).some((l) => l.revokedAt !== null)) return deny("parent_revoked");
   if (own.revokedAt !== null) return deny("lease_revoked");

@@ -6,7 +6,7 @@ const facts: fc.Arbitrary<SettlementFacts> = fc.record({
   hasProvider: fc.boolean(),
   providerResponse: fc.option(fc.constantFrom(...PROVIDER_RESPONSES), { nil: null }),
   check: fc.option(fc.record({ effect: fc.constantFrom(...EFFECT_OBSERVATIONS), final: fc.boolean() }), { nil: null }),
-  executorReport: fc.option(fc.record({ outcome: fc.constantFrom("succeeded" as const, "failed" as const) }), { nil: null }),
+  executorClaim: fc.option(fc.record({ outcome: fc.constantFrom("succeeded" as const, "failed" as const) }), { nil: null }),
   deadlinePassed: fc.boolean(),
 });
 
@@ -18,7 +18,6 @@ describe("decideSettlement", () => {
         if (v.kind === "settle" && v.state === "cancelled_without_effect") {
           expect(f.hasProvider).toBe(true);
           expect(f.check).toEqual({ effect: "absent", final: true });
-          expect(f.executorReport?.outcome).not.toBe("succeeded");
         }
       }),
     );
@@ -27,7 +26,7 @@ describe("decideSettlement", () => {
   test("a provider's accepted is never a settled state on its own", () => {
     fc.assert(
       fc.property(facts, (f) => {
-        const v = decideSettlement({ ...f, providerResponse: "accepted", check: null, executorReport: null, deadlinePassed: false });
+        const v = decideSettlement({ ...f, providerResponse: "accepted", check: null, executorClaim: null, deadlinePassed: false });
         expect(v.kind).toBe("retry");
       }),
     );
@@ -42,13 +41,10 @@ describe("decideSettlement", () => {
     );
   });
 
-  test("an executor's success report settles as completed_and_verified", () => {
+  test("an executor's claim settles nothing: the verdict is the same with or without it", () => {
     fc.assert(
-      fc.property(facts, (f) => {
-        expect(decideSettlement({ ...f, executorReport: { outcome: "succeeded" } })).toMatchObject({
-          state: "completed_and_verified",
-          source: "executor",
-        });
+      fc.property(facts, fc.constantFrom("succeeded" as const, "failed" as const), (f, outcome) => {
+        expect(decideSettlement({ ...f, executorClaim: { outcome } })).toEqual(decideSettlement({ ...f, executorClaim: null }));
       }),
     );
   });
@@ -56,7 +52,7 @@ describe("decideSettlement", () => {
   test("without proof, the deadline yields unknown and never cancelled", () => {
     fc.assert(
       fc.property(facts, (f) => {
-        const unproven = { ...f, executorReport: null, check: f.check && f.check.effect === "present" ? null : f.check };
+        const unproven = { ...f, executorClaim: null, check: f.check && f.check.effect === "present" ? null : f.check };
         if (unproven.check?.effect === "absent" && unproven.check.final && unproven.hasProvider) return;
         const v = decideSettlement({ ...unproven, deadlinePassed: true });
         expect(v).toMatchObject({ kind: "settle", state: "unknown" });
@@ -70,7 +66,7 @@ describe("decideSettlement", () => {
       hasProvider: true,
       providerResponse: "accepted",
       check: null,
-      executorReport: null,
+      executorClaim: null,
       deadlinePassed: true,
     };
     expect(decideSettlement({ ...base, check: { effect: "unavailable", final: false } })).toMatchObject({

@@ -1,15 +1,16 @@
 // Settlement rules for in-flight operations at a cancellation barrier (docs/architecture.md#the-cancellation-barrier,
 // docs/architecture.md#barriers).
-// Pure: the barrier engine loads the facts (provider answers, effect checks, executor reports,
+// Pure: the barrier engine loads the facts (provider answers, effect checks, executor claims,
 // whether the provider's deadline passed) and asks here what the operation's settled state is.
 //
 //   cancelled_without_effect  the provider stopped AND the authoritative system shows no effect
-//   completed_and_verified    the effect is proven present (provider status, executor receipt)
+//   completed_and_verified    the effect is proven present by the provider's status
 //   unknown                   neither can be proven before the deadline -> UncertainInterval +
 //                             Reconciliation awaiting a person
 //
 // A provider's "accepted" is only an acknowledgment of the request, never a settled state, and an
-// unknown is never rounded to cancelled.
+// unknown is never rounded to cancelled. What the executor reports after the stop is a claim: it is
+// kept and shown, and settles nothing — only the provider's effect check or a person does.
 import type { SettledState } from "./types";
 
 export const PROVIDER_RESPONSES = ["accepted", "rejected", "unsupported", "unreachable"] as const;
@@ -18,7 +19,13 @@ export type ProviderResponse = (typeof PROVIDER_RESPONSES)[number];
 export const EFFECT_OBSERVATIONS = ["present", "absent", "unavailable"] as const;
 export type EffectObservation = (typeof EFFECT_OBSERVATIONS)[number];
 
-export const UNCERTAIN_CAUSES = ["cancel_unacknowledged", "transport_lost", "provider_status_unavailable", "target_unreachable"] as const;
+export const UNCERTAIN_CAUSES = [
+  "cancel_unacknowledged",
+  "transport_lost",
+  "provider_status_unavailable",
+  "target_unreachable",
+  "executor_aborted",
+] as const;
 export type UncertainCause = (typeof UNCERTAIN_CAUSES)[number];
 
 export interface EffectCheck {
@@ -38,21 +45,19 @@ export interface SettlementFacts {
   providerResponse: ProviderResponse | null;
   /** Latest effect check; null while none was made. */
   check: EffectCheck | null;
-  /** What the executor itself reported after the barrier (late completion), if anything. */
-  executorReport: { outcome: "succeeded" | "failed" } | null;
+  /** What the executor claimed after the barrier (a late completion), if anything: never proof. */
+  executorClaim: { outcome: "succeeded" | "failed" } | null;
   /** The provider's settle deadline (or the local deadline for operations without provider) has passed. */
   deadlinePassed: boolean;
 }
 
 export type SettlementVerdict =
-  | { kind: "settle"; state: "completed_and_verified"; source: "provider" | "executor" }
+  | { kind: "settle"; state: "completed_and_verified"; source: "provider" }
   | { kind: "settle"; state: "cancelled_without_effect" }
   | { kind: "settle"; state: "unknown"; cause: UncertainCause }
   | { kind: "retry" };
 
 export function decideSettlement(f: SettlementFacts): SettlementVerdict {
-  // An executor that reports success is evidence that the effect crossed its commit point.
-  if (f.executorReport?.outcome === "succeeded") return { kind: "settle", state: "completed_and_verified", source: "executor" };
   if (f.hasProvider && f.check?.effect === "present") return { kind: "settle", state: "completed_and_verified", source: "provider" };
   if (f.hasProvider && f.check?.effect === "absent" && f.check.final) return { kind: "settle", state: "cancelled_without_effect" };
   if (!f.deadlinePassed) return { kind: "retry" };

@@ -59,6 +59,8 @@ export const GATE_REASONS = [
   "missing_state",
   "killed",
   "parent_revoked",
+  /** The run finished (its harness said it ended): finishing ends its authority. */
+  "finished",
   "lease_revoked",
   "lease_expired",
   "stale_epoch",

@@ -13,12 +13,19 @@ import { appendAudit } from "./audit";
 import { notifyControl } from "./internal/notify";
 import { coveringBarrierTx } from "./internal/settlements";
 import { lockBarrierTx } from "./internal/receipts";
+import { assertHolder } from "./internal/holder";
 
-export async function recordObserved(p: Principal, runId: string, input: { meaning: ObservedMeaning; evidence?: Record<string, unknown> }) {
+export async function recordObserved(
+  p: Principal,
+  runId: string,
+  input: { meaning: ObservedMeaning; evidence?: Record<string, unknown>; leaseId?: string },
+) {
   authorize(p, "operation.report");
-  const run = await prisma().run.findUnique({ where: { id: runId }, select: { teamId: true, rootRunId: true } });
+  const run = await prisma().run.findUnique({ where: { id: runId }, select: { teamId: true, rootRunId: true, path: true } });
   if (!run) throw notFound("run");
   assertTeam(p, run.teamId, "run");
+  // Only the harness that holds the run can say its target saw the cancellation.
+  await assertHolder(prisma(), p, { teamId: run.teamId, path: run.path }, input.leaseId, "report what its target observed");
   return prisma().$transaction(async (tx) => {
     const covering = await coveringBarrierTx(tx, runId);
     if (!covering) throw new QuiesceError("conflict", "no cancellation barrier covers this run (it was not killed)");

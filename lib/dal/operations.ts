@@ -18,9 +18,18 @@ import { actorOf, type Principal } from "./principal";
 import { assertTeam, authorize } from "./authorize";
 import { loadLeaseChain, loadRunChain, lockRunTreeShared, treeKilled } from "./internal/run-facts";
 import { applyBreakerOutcome } from "./breaker";
+import { assertHolder } from "./internal/holder";
 
 /** Gate reasons that stop registration; breaker_open and paused only delay admission. */
-const REGISTRATION_BLOCKERS = new Set(["killed", "parent_revoked", "lease_revoked", "lease_expired", "stale_epoch", "operation_expired"]);
+const REGISTRATION_BLOCKERS = new Set([
+  "killed",
+  "parent_revoked",
+  "finished",
+  "lease_revoked",
+  "lease_expired",
+  "stale_epoch",
+  "operation_expired",
+]);
 
 /** A retry waits for its backoff like scheduled work; its kind keeps it apart in the receipt counts. */
 function initialState(kind: RegisterOperationBody["kind"]): OperationState {
@@ -109,18 +118,12 @@ async function registerOnce(p: Principal, body: RegisterOperationBody & { teamId
   });
 }
 
-/** Whether `p`'s outcome report counts toward the breaker (see completeOperation). */
-function reportsForBreaker(p: Principal, registeredByKey: string | null, runCreatedBy: string | null): boolean {
-  if (p.type !== "key") return false;
-  if (registeredByKey !== null && registeredByKey === p.keyId) return true;
-  return runCreatedBy !== null && /(?:^|\s)key:(\S+)$/.exec(runCreatedBy)?.[1] === p.keyId;
-}
-
 type CompleteOutcome = { late: false; response: CompleteResponse } | { late: true };
 
 /**
- * Records the outcome (and effect receipt) of a running operation and feeds the breaker. On a killed
- * run tree the report is handed to the barrier as evidence (committed) and the caller gets 409.
+ * Records the outcome (and effect receipt) of a running operation and feeds the breaker. Only the
+ * operation's holder may report (docs/security.md#holders); anyone else gets 403 and writes nothing.
+ * On a killed run tree the report is kept as the holder's claim (committed) and the caller gets 409.
  */
 export async function completeOperation(p: Principal, operationId: string, body: CompleteBody): Promise<CompleteResponse> {
   authorize(p, "operation.report");
@@ -130,19 +133,28 @@ export async function completeOperation(p: Principal, operationId: string, body:
   const result = await prisma().$transaction(async (tx): Promise<CompleteOutcome> => {
     const found = await tx.operation.findUnique({
       where: { teamId_operationId: { teamId: p.teamId, operationId } },
-      select: { id: true, runId: true },
+      select: { id: true, runId: true, registeredByKey: true },
     });
     if (!found) throw notFound("operation");
     const run = await tx.run.findUniqueOrThrow({
       where: { id: found.runId },
-      select: { id: true, teamId: true, rootRunId: true, path: true, createdBy: true },
+      select: { id: true, teamId: true, rootRunId: true, path: true },
     });
     assertTeam(p, run.teamId, "operation");
+    // Same team is not enough: a stranger's report would be evidence about someone else's work.
+    await assertHolder(
+      tx,
+      p,
+      { teamId: run.teamId, path: run.path, operationKey: found.registeredByKey },
+      body.leaseId,
+      "report its outcome",
+    );
     // The breaker is control state: its runtime transition serializes with gates like any control write.
     await lockRunTreeExclusive(tx, run.rootRunId);
     const op = await tx.operation.findUniqueOrThrow({ where: { id: found.id } });
 
     if (await treeKilled(tx, run.path)) {
+      // A claim, never a settlement: only the provider's effect check or a person settles it.
       await recordLateReport(tx, {
         // aborted_unknown reaches the barrier as itself: evidence that proves nothing about the effect.
         operationRowId: op.id,
@@ -193,22 +205,19 @@ export async function completeOperation(p: Principal, operationId: string, body:
         },
       });
     }
-    // An unknown outcome is not a success: the breaker counts it as a failure.
-    // Only the key that registered the operation, or the holder of the run's lease (the key that
-    // registered the run), moves the breaker: another key of the team cannot trip someone else's run.
-    const breaker = reportsForBreaker(p, op.registeredByKey, run.createdBy)
-      ? await applyBreakerOutcome(tx, {
-          teamId: run.teamId,
-          rootRunId: run.rootRunId,
-          runPath: run.path,
-          operationId,
-          outcome: body.outcome === "aborted_unknown" ? "failed" : body.outcome,
-          actor,
-        })
-      : await breakerNow();
+    // An unknown outcome is not a success: the breaker counts it as a failure. Only holders get here,
+    // so another key of the team cannot trip someone else's run.
+    const breaker = await applyBreakerOutcome(tx, {
+      teamId: run.teamId,
+      rootRunId: run.rootRunId,
+      runPath: run.path,
+      operationId,
+      outcome: body.outcome === "aborted_unknown" ? "failed" : body.outcome,
+      actor,
+    });
     return { late: false, response: { operationId, state: body.outcome, effectReceiptId, breaker } };
   });
   // The late report is committed as evidence; only then is the caller refused.
-  if (result.late) throw new QuiesceError("conflict", "run killed: report recorded as evidence");
+  if (result.late) throw new QuiesceError("conflict", "run killed: report kept as your claim (evidence, not a settlement)");
   return result.response;
 }

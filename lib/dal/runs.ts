@@ -26,6 +26,7 @@ import { assertTeam, authorize } from "./authorize";
 import { loadRunChain, lockRunTreeShared } from "./internal/run-facts";
 import { runSearchWhere } from "./internal/run-search";
 import { insertColumns, type LeaseField, type RunField } from "./internal/insert-columns";
+import { isHolder } from "./internal/holder";
 
 type RunRow = Awaited<ReturnType<ReturnType<typeof prisma>["run"]["findUniqueOrThrow"]>>;
 
@@ -99,6 +100,34 @@ async function existingRegistration(tx: Tx, run: RunRow): Promise<CreateRunRespo
   };
 }
 
+/**
+ * The first run carrying one of the registration's native identities (its session or thread, or the
+ * one it says it was forked from) whose tree is killed. `forked`: it was named only by forkedFrom.
+ */
+async function killedIdentityTx(
+  tx: Tx,
+  teamId: string,
+  native: NonNullable<CreateRunBody["native"]>,
+  from: CreateRunBody["forkedFrom"],
+): Promise<{ runId: string; forked: boolean } | null> {
+  const rows = await tx.$queryRawUnsafe<{ id: string; s: string | null; t: string | null }[]>(
+    `SELECT r.id, r.native_session_id AS s, r.native_thread_id AS t FROM runs r
+      WHERE r.team_id = $1
+        AND (r.native_session_id = ANY (ARRAY[$2, $4]::text[]) OR r.native_thread_id = ANY (ARRAY[$3, $5]::text[]))
+        AND EXISTS (SELECT 1 FROM runs a WHERE a.id = ANY (r.path) AND a.lifecycle = 'killed')
+      ORDER BY r.created_at, r.id LIMIT 1`,
+    teamId,
+    native.sessionId ?? null,
+    native.threadId ?? null,
+    from?.sessionId ?? null,
+    from?.threadId ?? null,
+  );
+  const r = rows[0];
+  if (!r) return null;
+  const own = (native.sessionId != null && r.s === native.sessionId) || (native.threadId != null && r.t === native.threadId);
+  return { runId: r.id, forked: !own };
+}
+
 /** Registers a run (or a child run under parentRunId / parentLeaseId) and issues its lease. */
 export async function createRun(p: Principal, input: CreateRunBody & { teamId?: string }): Promise<CreateRunResponse> {
   authorize(p, "run.register");
@@ -106,14 +135,35 @@ export async function createRun(p: Principal, input: CreateRunBody & { teamId?: 
   const harness = (input.harness === "claude-code" ? "claude_code" : (input.harness ?? "custom")) as Harness;
   const native = input.native ?? {};
   const actor = actorOf(p);
-  // Without a native session or a fork (the common case) there is no idempotency lookup: roots and
+  const holderKeyId = p.type === "key" ? p.keyId : null;
+  const by = { actor, holderKeyId, system: p.type === "system" };
+  // Without a native session, thread or a fork (the common case) there is no identity lookup: roots and
   // children are registered on the raw pool in few round trips (createRootRun, createChildRun).
-  if (!input.forkedFrom && !native.sessionId)
+  if (!input.forkedFrom && !native.sessionId && !native.threadId)
     return input.parentRunId || input.parentLeaseId
-      ? createChildRun(teamId, actor, harness, input, native)
-      : createRootRun(teamId, actor, harness, input, native);
+      ? createChildRun(teamId, by, harness, input, native)
+      : createRootRun(teamId, by, harness, input, native);
 
   return prisma().$transaction(async (tx) => {
+    // No resurrection: a killed run's session or thread resolves to that run whatever agent or parent
+    // this registration names, and no fork of it is registered.
+    const identities = [
+      ...new Set([native.sessionId, native.threadId, input.forkedFrom?.sessionId, input.forkedFrom?.threadId].filter(Boolean)),
+    ].sort() as string[];
+    if (identities.length > 0) {
+      // Registrations naming the same identity go one at a time (sorted keys: no deadlock between them).
+      for (const id of identities)
+        await tx.$executeRawUnsafe("SELECT pg_advisory_xact_lock(hashtextextended($1, 2))", `identity:${teamId}:${id}`);
+      const killed = await killedIdentityTx(tx, teamId, native, input.forkedFrom);
+      if (killed) {
+        if (killed.forked)
+          throw new QuiesceError("conflict", "forkedFrom: the session or thread this one comes from belongs to a killed run");
+        const run = await tx.run.findUniqueOrThrow({ where: { id: killed.runId } });
+        if (!(await isHolder(tx, p, { teamId, path: run.path })))
+          throw new QuiesceError("conflict", "native session or thread belongs to a killed run held by another key");
+        return existingRegistration(tx, run);
+      }
+    }
     // Resolve the parent (a parent lease alone names its run).
     let parentRunId = input.parentRunId ?? null;
     let parentLease = null as null | {
@@ -142,11 +192,9 @@ export async function createRun(p: Principal, input: CreateRunBody & { teamId?: 
       const source = from.runId
         ? await tx.run.findUnique({ where: { id: from.runId } })
         : await tx.run.findFirst({
-            where: {
-              teamId,
-              ...(from.sessionId ? { nativeSessionId: from.sessionId, nativeAgentId: null } : { nativeThreadId: from.threadId! }),
-            },
-            orderBy: { createdAt: "asc" },
+            // The session's own run (no agent) first, else its first run of any agent.
+            where: { teamId, ...(from.sessionId ? { nativeSessionId: from.sessionId } : { nativeThreadId: from.threadId! }) },
+            orderBy: [{ nativeAgentId: { sort: "asc", nulls: "first" } }, { createdAt: "asc" }],
           });
       if (from.runId && (!source || source.teamId !== teamId)) throw notFound("forkedFrom run");
       // A source this team never registered was never governed: the new run is a root of its own.
@@ -157,6 +205,14 @@ export async function createRun(p: Principal, input: CreateRunBody & { teamId?: 
     }
     const parent = parentRunId ? await tx.run.findUnique({ where: { id: parentRunId } }) : null;
     if (parentRunId && (!parent || parent.teamId !== teamId)) throw notFound("parent run");
+    // A child (or a fork, which becomes the source's child) is registered only by the parent's holder:
+    // a key of the parent's tree, or a caller presenting the parent's lease.
+    if (parent && !parentLease && !(await isHolder(tx, p, { teamId, path: parent.path })))
+      throw new QuiesceError(
+        "forbidden",
+        `${forkSourceId ? "forkedFrom" : "parentRunId"}: only the holder of the parent run may register under it (present its lease as parentLeaseId)`,
+      );
+    if (parent && parent.finishedAt && !forkSourceId) throw new QuiesceError("conflict", "parentRunId: the parent run is finished");
     // Children take the tree lock SHARED: a concurrent kill (exclusive) either sees this child or this
     // registration sees the kill; gate calls on the tree are not blocked.
     if (parent) await lockRunTreeShared(tx, parent.rootRunId);
@@ -164,11 +220,15 @@ export async function createRun(p: Principal, input: CreateRunBody & { teamId?: 
     if (native.sessionId) {
       const key = `native:${teamId}:${native.sessionId}:${native.agentId ?? ""}:${parentRunId ?? ""}`;
       await tx.$executeRawUnsafe("SELECT pg_advisory_xact_lock(hashtextextended($1, 2))", key);
+      // A finished run's session registering again is a new run (its harness resumed it): finished is final.
       const existing = await tx.run.findFirst({
-        where: { teamId, nativeSessionId: native.sessionId, nativeAgentId: native.agentId ?? null, parentRunId },
+        where: { teamId, nativeSessionId: native.sessionId, nativeAgentId: native.agentId ?? null, parentRunId, finishedAt: null },
         orderBy: { createdAt: "asc" },
       });
       if (existing) {
+        // The registration answers with the run's lease: only to its holder.
+        if (!(await isHolder(tx, p, { teamId, path: existing.path })))
+          throw new QuiesceError("conflict", "native session: already registered by another key (only its holder may register it again)");
         // A harness re-registers its session at each new turn: the run keeps its newest native turn
         // id, and every turn it announced stays in the audit trail.
         if (native.turnId && existing.nativeTurnId !== native.turnId) {
@@ -242,6 +302,7 @@ export async function createRun(p: Principal, input: CreateRunBody & { teamId?: 
         title: input.title ?? null,
         epoch,
         createdBy: actor,
+        holderKeyId,
         forkedFromRunId: forkSourceId,
         // A drill's children are drill runs too, whatever they say (quiesce drill, docs/evals.md).
         isDrill: input.drill === true || parent?.isDrill === true,
@@ -334,6 +395,7 @@ const RUN_INSERT = insertColumns<RunField>({
   lastHeartbeatAt: "DEFAULT",
   lastNativeState: "DEFAULT",
   createdBy: "$14",
+  holderKeyId: "$26",
   createdAt: "DEFAULT",
   forkedFromRunId: "NULL",
   finishedAt: "DEFAULT",
@@ -369,6 +431,7 @@ async function insertRegistration(
     leaseId: string;
     teamId: string;
     actor: string;
+    holderKeyId: string | null;
     harness: Harness;
     input: CreateRunBody;
     native: NonNullable<CreateRunBody["native"]>;
@@ -422,6 +485,7 @@ async function insertRegistration(
       new Date(r.now),
       JSON.stringify(after),
       controlPayload({ kind: "run", teamId: r.teamId, rootRunId, runIds: [r.runId] }),
+      r.holderKeyId,
     ],
   });
   return {
@@ -443,9 +507,16 @@ async function insertRegistration(
  * while the statement's transaction commits: appendAuditAtCommit). Same rows, audit and answer as the
  * transactional path (test/api/runs.test.ts compares them).
  */
+/** Who registers: the audit actor, the key that will hold the run, and whether it is the trusted system. */
+interface Registrant {
+  actor: string;
+  holderKeyId: string | null;
+  system: boolean;
+}
+
 async function createRootRun(
   teamId: string,
-  actor: string,
+  by: Registrant,
   harness: Harness,
   input: CreateRunBody,
   native: NonNullable<CreateRunBody["native"]>,
@@ -464,7 +535,8 @@ async function createRootRun(
     runId: newId("run"),
     leaseId: newId("lease"),
     teamId,
-    actor,
+    actor: by.actor,
+    holderKeyId: by.holderKeyId,
     harness,
     input,
     native,
@@ -485,7 +557,7 @@ async function createRootRun(
  */
 async function createChildRun(
   teamId: string,
-  actor: string,
+  by: Registrant,
   harness: Harness,
   input: CreateRunBody,
   native: NonNullable<CreateRunBody["native"]>,
@@ -509,16 +581,21 @@ async function createChildRun(
         path: string[] | null;
         depth: number | null;
         is_drill: boolean | null;
+        holds: boolean | null;
+        finished: boolean | null;
         locked: string | null;
       }>({
         ...preparedName("quiesce_child_parent"),
+        // holds: a run of the parent's path is held by this key (runs by primary key, as below).
         text: `SELECT pl.id AS pl_id, pl.team_id AS pl_team, pl.run_id AS pl_run,
-                      r.id, r.team_id, r.root_run_id, r.path, r.depth, r.is_drill,
+                      r.id, r.team_id, r.root_run_id, r.path, r.depth, r.is_drill, r.finished_at IS NOT NULL AS finished,
+                      EXISTS (SELECT 1 FROM runs h WHERE h.id = ANY (r.path) AND h.team_id IS NOT DISTINCT FROM $3
+                                 AND h.holder_key_id = $4) AS holds,
                       CASE WHEN r.team_id = $3 THEN pg_advisory_xact_lock_shared(hashtextextended(r.root_run_id, 0))::text END AS locked
                  FROM (SELECT $1::text AS run_id, $2::text AS lease_id) q
                  LEFT JOIN leases pl ON pl.id = q.lease_id
                  LEFT JOIN runs r ON r.id = CASE WHEN q.lease_id IS NOT NULL AND pl.team_id = $3 THEN pl.run_id ELSE q.run_id END`,
-        values: [input.parentRunId ?? null, input.parentLeaseId ?? null, teamId],
+        values: [input.parentRunId ?? null, input.parentLeaseId ?? null, teamId, by.holderKeyId],
       })
     ).rows[0]!;
     if (input.parentLeaseId) {
@@ -526,6 +603,13 @@ async function createChildRun(
       if (input.parentRunId && found.pl_run !== input.parentRunId) throw badRequest("parentLeaseId: not a lease of parentRunId");
     }
     if (!found.id || found.team_id !== teamId) throw notFound("parent run");
+    // Same team is not enough: a child is registered by the parent's holder or with the parent's lease.
+    if (!input.parentLeaseId && !by.system && !found.holds)
+      throw new QuiesceError(
+        "forbidden",
+        "parentRunId: only the holder of the parent run may register under it (present its lease as parentLeaseId)",
+      );
+    if (found.finished) throw new QuiesceError("conflict", "parentRunId: the parent run is finished");
     const parent = { runId: found.id, rootRunId: found.root_run_id!, path: found.path!, depth: found.depth!, isDrill: found.is_drill! };
     const facts = (
       await db.query<{
@@ -580,7 +664,8 @@ async function createChildRun(
       runId: newId("run"),
       leaseId: newId("lease"),
       teamId,
-      actor,
+      actor: by.actor,
+      holderKeyId: by.holderKeyId,
       harness,
       input,
       native,
@@ -617,6 +702,7 @@ const RUN_VIEW_SQL = `SELECT ${SUMMARY_COLUMNS}, team_id AS "teamId",
        FROM (SELECT id, parent_lease_id AS "parentLeaseId", scopes, valid_until AS "validUntil", revoked_at AS "revokedAt",
                     revoked_by AS "revokedBy", created_at AS "createdAt"
                FROM leases WHERE run_id = r.id) l) AS leases
+  , EXISTS (SELECT 1 FROM runs h WHERE h.id = ANY (r.path) AND h.team_id = r.team_id AND h.holder_key_id = $2) AS "holds"
   FROM runs r WHERE r.id = $1`;
 
 type JsonDates<T, K extends keyof T> = Omit<T, K> & { [P in K]: T[P] extends Date ? string : string | null };
@@ -646,6 +732,7 @@ type RunViewRow = SummaryRow &
       revokedBy: string | null;
       createdAt: string;
     }[];
+    holds: boolean;
   };
 
 const iso = (t: string) => new Date(t).toISOString();
@@ -656,7 +743,11 @@ const iso = (t: string) => new Date(t).toISOString();
  */
 export async function getRunView(p: Principal, runId: string): Promise<RunView> {
   authorize(p, "run.read");
-  const { rows } = await pool().query<RunViewRow>({ ...preparedName("quiesce_run_view"), text: RUN_VIEW_SQL, values: [runId] });
+  const { rows } = await pool().query<RunViewRow>({
+    ...preparedName("quiesce_run_view"),
+    text: RUN_VIEW_SQL,
+    values: [runId, p.type === "key" ? p.keyId : null],
+  });
   const r = rows[0];
   if (!r) throw notFound("run");
   assertTeam(p, r.teamId, "run");
@@ -684,7 +775,8 @@ export async function getRunView(p: Principal, runId: string): Promise<RunView> 
       ),
     ),
     leases: r.leases.map((l) => ({
-      leaseId: l.id,
+      // A lease id is a capability: only its run's holders (or the system) see it.
+      leaseId: r.holds || p.type === "system" ? l.id : null,
       parentLeaseId: l.parentLeaseId,
       scopes: l.scopes,
       validUntil: iso(l.validUntil),

@@ -67,14 +67,23 @@ interface CoveredRun {
 }
 
 /**
+ * A run a stop still has to stop (SQL over alias `a`): not killed, and not finished — unless work of it
+ * is still queued or running (finishing does not take that work out of a stop, docs/fleet-stop.md).
+ */
+const STOPPABLE = (a: string) =>
+  `${a}.lifecycle <> 'killed' AND (${a}.finished_at IS NULL OR EXISTS (SELECT 1 FROM operations o
+     WHERE o.run_id = ${a}.id AND o.state IN ('queued', 'scheduled', 'running')))`;
+
+/**
  * The team's runs a scope covers and that can still be stopped: the run or an ancestor matches (the
- * same SQL function the gate uses), and it is neither killed nor finished — those are not stopped again.
+ * same SQL function the gate uses), and STOPPABLE holds — killed runs and finished runs with nothing
+ * left in progress are not stopped again.
  */
 async function coveredRunsTx(tx: Tx, teamId: string, f: StopFilter): Promise<CoveredRun[]> {
   return tx.$queryRawUnsafe<CoveredRun[]>(
     `SELECT r.id, r.path, r.task_id, r.harness::text AS harness, r.lifecycle::text AS lifecycle, r.finished_at, r.created_at
        FROM jsonb_populate_record(NULL::stop_scopes, $2::jsonb) s
-       JOIN runs r ON r.team_id = $1 AND r.lifecycle <> 'killed' AND r.finished_at IS NULL
+       JOIN runs r ON r.team_id = $1 AND ${STOPPABLE("r")}
       WHERE EXISTS (SELECT 1 FROM runs a WHERE a.id = ANY (r.path) AND a.team_id = $1 AND quiesce_scope_matches(s, a))
       ORDER BY r.created_at DESC, r.id`,
     teamId,
@@ -97,13 +106,13 @@ async function recordCoverageTx(
   const [row] = await tx.$queryRawUnsafe<{ matched: number; targets: number; first: string[] | null }[]>(
     `WITH s AS (SELECT * FROM stop_scopes WHERE id = $1),
      covered AS (
-       SELECT r.id, r.path, r.created_at FROM s JOIN runs r ON r.team_id = $2 AND r.lifecycle <> 'killed' AND r.finished_at IS NULL
+       SELECT r.id, r.path, r.created_at FROM s JOIN runs r ON r.team_id = $2 AND ${STOPPABLE("r")}
         WHERE EXISTS (SELECT 1 FROM runs a WHERE a.id = ANY (r.path) AND a.team_id = $2 AND quiesce_scope_matches(s, a))),
      targets AS (
        SELECT c.id, c.created_at FROM covered c, s
         WHERE $3 AND NOT EXISTS (
           SELECT 1 FROM runs d
-           WHERE d.id = ANY (c.path[1:cardinality(c.path) - 1]) AND d.team_id = $2 AND d.lifecycle <> 'killed' AND d.finished_at IS NULL
+           WHERE d.id = ANY (c.path[1:cardinality(c.path) - 1]) AND d.team_id = $2 AND ${STOPPABLE("d")}
              AND EXISTS (SELECT 1 FROM runs e WHERE e.id = ANY (d.path) AND e.team_id = $2 AND quiesce_scope_matches(s, e)))),
      ins AS (INSERT INTO stop_scope_targets (scope_id, run_id) SELECT $1, id FROM targets RETURNING run_id),
      upd AS (UPDATE stop_scopes SET matched = (SELECT count(*) FROM covered), coverage_at = clock_timestamp() WHERE id = $1 RETURNING matched)

@@ -53,6 +53,8 @@ export interface GateInput {
 export interface OperationInput {
   keyHash: string;
   operationId: string;
+  /** The lease a caller that is not the work's registering key presents (docs/security.md#holders). */
+  leaseId?: string | null;
 }
 
 /** The statement, exported so the bench can run exactly what the API runs. */
@@ -443,9 +445,14 @@ export async function gateCheck(i: GateInput, via?: Queryable, traceparent?: str
   return out;
 }
 
+function operationArgs(i: OperationInput) {
+  const leaseId = i.leaseId == null ? null : checkId("leaseId", i.leaseId);
+  return { keyHash: checkHash(i.keyHash), operationId: checkId("operationId", i.operationId), leaseId };
+}
+
 /** POST /api/v1/operations/{id}/admit: the dequeue-time check of registered work. */
 export async function admitCheck(i: OperationInput, via?: Queryable, traceparent?: string | null): Promise<AdmitOutcome> {
-  const args = { keyHash: checkHash(i.keyHash), operationId: checkId("operationId", i.operationId) };
+  const args = operationArgs(i);
   const started = performance.now();
   const out = await gateSpan(
     "quiesce.admit",
@@ -464,7 +471,7 @@ export async function admitCheck(i: OperationInput, via?: Queryable, traceparent
 
 /** POST /api/v1/operations/{id}/heartbeat: continue while allowed or merely paused. */
 export async function heartbeatCheck(i: OperationInput, via?: Queryable): Promise<HeartbeatOutcome> {
-  const args = { keyHash: checkHash(i.keyHash), operationId: checkId("operationId", i.operationId) };
+  const args = operationArgs(i);
   const r = await orUnavailable(() => callGateFunction("heartbeat", args, via));
   // A heartbeat cannot be answered in time: 503, so the worker applies its own unreachable policy
   // instead of reading a transient stall as "stop".

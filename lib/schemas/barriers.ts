@@ -3,12 +3,14 @@
 import { z } from "zod";
 import { OBSERVED_MEANINGS } from "../control/barrier";
 import { registerPath } from "./registry";
-import { PG_INT_MAX } from "./common";
+import { Id, PG_INT_MAX } from "./common";
 
 export const ObservedBody = z
   .strictObject({
     meaning: z.enum(OBSERVED_MEANINGS),
     evidence: z.record(z.string(), z.unknown()).optional(),
+    /** A harness that did not register the run presents one of its leases (docs/security.md#holders). */
+    leaseId: Id.optional(),
   })
   .meta({ id: "ObservedRequest" });
 export type ObservedBody = z.infer<typeof ObservedBody>;
@@ -146,6 +148,16 @@ export const StopReceiptSchema = z
       }),
     ),
     effect_receipts: z.array(z.record(z.string(), z.unknown())),
+    /** What executors reported after the stop: claims, kept as evidence, that settle nothing. */
+    claims_not_verified: z.array(
+      z.object({
+        operation_id: z.string(),
+        outcome: z.string(),
+        provider_operation_id: z.string().nullable(),
+        reported_by: z.string(),
+        claimed_at: z.string(),
+      }),
+    ),
     summary: z.array(z.string()),
     digest: z.string().regex(/^[0-9a-f]{64}$/),
   })

@@ -1,6 +1,6 @@
 // Operations: queued / scheduled / retry work, admitted at dequeue, completed with its effect (§12).
 import { z } from "zod";
-import { Epoch, GateReasonSchema, Id, IsoTime, OperationStateSchema, EmptyBody } from "./common";
+import { Epoch, GateReasonSchema, Id, IsoTime, OperationStateSchema } from "./common";
 import { GateResponse } from "./gate";
 import { registerPath } from "./registry";
 import { REPORTED_OUTCOMES } from "../control/types";
@@ -33,8 +33,13 @@ export const RegisterOperationResponse = z
   .meta({ id: "RegisterOperationResponse" });
 export type RegisterOperationResponse = z.infer<typeof RegisterOperationResponse>;
 
-export const AdmitBody = EmptyBody;
-export const HeartbeatBody = EmptyBody;
+/** A worker that did not register the work presents the lease the holder passed it (docs/security.md#holders). */
+const PresentedLease = Id.optional().describe("a lease of the run (or an ancestor), when the caller is not the key that registered it");
+
+export const AdmitBody = z.strictObject({ leaseId: PresentedLease }).meta({ id: "AdmitRequest" });
+export type AdmitBody = z.infer<typeof AdmitBody>;
+export const HeartbeatBody = z.strictObject({ leaseId: PresentedLease }).meta({ id: "HeartbeatRequest" });
+export type HeartbeatBody = z.infer<typeof HeartbeatBody>;
 
 export const EffectInput = z.strictObject({
   providerOperationId: z.string().trim().min(1).max(300),
@@ -50,6 +55,7 @@ export const CompleteBody = z
     outcome: z.enum(REPORTED_OUTCOMES),
     effect: EffectInput.optional(),
     detail: z.unknown().optional(),
+    leaseId: PresentedLease,
   })
   .meta({ id: "CompleteOperationRequest" });
 export type CompleteBody = z.infer<typeof CompleteBody>;

@@ -136,12 +136,25 @@ registerPath({
   errors: [400, 403, 404, 409],
 });
 
+export const FinishRunBody = z
+  .strictObject({
+    /** Finish even with work still queued or running: queued work is cancelled, running calls become
+     *  unknown outcomes for a person to reconcile (docs/fleet-stop.md#run-completion). */
+    abandon: z.boolean().optional(),
+    /** A caller that did not register the run presents one of its leases (docs/security.md#holders). */
+    leaseId: Id.optional(),
+  })
+  .meta({ id: "FinishRunRequest" });
+export type FinishRunBody = z.infer<typeof FinishRunBody>;
+
 export const FinishRunResponse = z
   .object({
     runId: z.string(),
     finishedAt: IsoTime,
     /** runs of the subtree newly marked finished by this call (0 when it was already finished) */
     finished: z.number().int(),
+    /** operations settled because the holder said abandon (queued cancelled, running made unknown) */
+    abandoned: z.number().int(),
   })
   .meta({ id: "FinishRunResponse" });
 export type FinishRunResponse = z.infer<typeof FinishRunResponse>;
@@ -151,8 +164,10 @@ registerPath({
   path: "/api/v1/runs/{runId}/finish",
   operationId: "finishRun",
   tags: ["runs"],
-  summary: "The run ended (session end, end of a thread, SDK finish): it and its subtree show as finished; idempotent",
-  callers: "machine keys (agent, worker, gateway)",
+  summary:
+    "The run ended (session end, end of a thread, SDK finish): it and its subtree are finished and the gate denies them `finished`; idempotent. Only the run's holder; refused (409) while work is queued or running unless `abandon`",
+  callers: "the run's holder (the key that registered it, or a caller presenting its lease)",
+  body: FinishRunBody,
   responses: { 200: { description: "finished", schema: FinishRunResponse } },
-  errors: [403, 404],
+  errors: [400, 403, 404, 409],
 });

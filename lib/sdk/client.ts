@@ -159,14 +159,15 @@ export class QuiesceClient {
     const r = await this.request<RegisterOperationResponse>("POST", "/api/v1/operations", body);
     return { ...r.json, status: r.status === 200 ? 200 : 201 };
   }
-  admit(operationId: string): Promise<GateResponse> {
-    return this.call("POST", `/api/v1/operations/${enc(operationId)}/admit`, {});
+  /** `leaseId`: the lease the holder passed, when this key did not register the work (docs/security.md#holders). */
+  admit(operationId: string, opts: { leaseId?: string } = {}): Promise<GateResponse> {
+    return this.call("POST", `/api/v1/operations/${enc(operationId)}/admit`, opts);
   }
   complete(operationId: string, body: CompleteBody): Promise<CompleteResponse> {
     return this.call("POST", `/api/v1/operations/${enc(operationId)}/complete`, body);
   }
-  heartbeat(operationId: string): Promise<HeartbeatResponse> {
-    return this.call("POST", `/api/v1/operations/${enc(operationId)}/heartbeat`, {});
+  heartbeat(operationId: string, opts: { leaseId?: string } = {}): Promise<HeartbeatResponse> {
+    return this.call("POST", `/api/v1/operations/${enc(operationId)}/heartbeat`, opts);
   }
 
   // ── operator control (operator keys only) ──
@@ -183,9 +184,12 @@ export class QuiesceClient {
     return this.call("POST", `/api/v1/runs/${enc(runId)}/breaker`, { action, reason });
   }
 
-  /** The run ended (session end, end of a thread): it and its subtree show as finished. Idempotent. */
-  finish(runId: string): Promise<FinishRunResponse> {
-    return this.call("POST", `/api/v1/runs/${enc(runId)}/finish`, {});
+  /**
+   * The run ended (session end, end of a thread): it and its subtree are finished and the gate denies
+   * them. Idempotent. Refused (409) while work is queued or running, unless `abandon`.
+   */
+  finish(runId: string, opts: { abandon?: boolean; leaseId?: string } = {}): Promise<FinishRunResponse> {
+    return this.call("POST", `/api/v1/runs/${enc(runId)}/finish`, opts);
   }
 
   // ── fleet stop (docs/fleet-stop.md; operator keys only) ──
@@ -212,7 +216,7 @@ export class QuiesceClient {
   /** A harness reports that its target observed the cancellation (the "observed by target" rung). */
   reportObserved(
     runId: string,
-    body: { meaning: "signal_accepted" | "turn_interrupted" | "process_terminated"; evidence?: Record<string, unknown> },
+    body: { meaning: "signal_accepted" | "turn_interrupted" | "process_terminated"; evidence?: Record<string, unknown>; leaseId?: string },
   ): Promise<{ barrierId: string; runId: string; meaning: string; observedAt: string }> {
     return this.call("POST", `/api/v1/runs/${enc(runId)}/observed`, body);
   }

@@ -289,8 +289,17 @@ describe("a report on a killed run tree", () => {
     await agent.gate({ runId: r.runId, leaseId: r.leaseId, epoch: 1, operationId: id, tool: "deploy" });
     await prisma().run.update({ where: { id: r.runId }, data: { lifecycle: "killed", epoch: 2 } });
     const err = await agent.complete(id, { outcome: "succeeded", effect: { providerOperationId: "late-1" } }).catch((e) => e);
-    expect(err).toMatchObject({ status: 409, code: "conflict", message: "run killed: report recorded as evidence" });
+    expect(err).toMatchObject({
+      status: 409,
+      code: "conflict",
+      message: "run killed: report kept as your claim (evidence, not a settlement)",
+    });
     const late = await prisma().gateDecision.findFirst({ where: { runId: r.runId, operationId: id, source: "complete" } });
     expect(late).toMatchObject({ decision: "deny", reason: "killed" });
+    // The holder's report is a claim: kept once, and the operation's own record is not changed by it.
+    const op = await prisma().operation.findFirstOrThrow({ where: { operationId: id }, include: { claims: true, effectReceipts: true } });
+    expect(op.claims).toMatchObject([{ outcome: "succeeded", providerOperationId: "late-1" }]);
+    expect(op.effectReceipts).toEqual([]);
+    expect(op.state).toBe("running");
   });
 });

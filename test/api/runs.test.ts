@@ -273,7 +273,10 @@ describe("GET /api/v1/runs/{runId} and GET /api/v1/runs", () => {
     const v = await w.client(w.a.keys.worker).getRun(root.runId);
     expect(v).toMatchObject({ runId: root.runId, lifecycle: "normal", breaker: "closed", epoch: 1, parentRunId: null, title: "Readable" });
     expect(v.children.map((c) => c.runId).sort()).toEqual([c1.runId, c2.runId].sort());
-    expect(v.leases.map((l) => l.leaseId)).toEqual([root.leaseId]);
+    // A lease id is a capability: the holder sees it, another key of the same team does not.
+    expect(v.leases.map((l) => l.leaseId)).toEqual([null]);
+    expect((await agent.getRun(root.runId)).leases.map((l) => l.leaseId)).toEqual([root.leaseId]);
+    expect((await agent.getRun(c1.runId)).leases.map((l) => l.leaseId)).toEqual([c1.leaseId]);
     const theirs = w.client(w.b.keys.agent);
     const e1 = await theirs.getRun(root.runId).catch((e) => e);
     const e2 = await theirs.getRun("run_missing").catch((e) => e);

@@ -256,10 +256,13 @@ describe("fleet stop API", () => {
     const live = await makeTask("fin");
     expect((await call("POST", `/api/v1/runs/${root.runId}/finish`, keys.viewer, {})).status).toBe(403);
     expect((await call("POST", `/api/v1/runs/${root.runId}/finish`, keys.otherAdmin, {})).status).toBe(404);
-    const f = await call("POST", `/api/v1/runs/${root.runId}/finish`, keys.agent, {});
+    // Same team is not the holder: without the run's lease the agent may not finish it.
+    expect((await call("POST", `/api/v1/runs/${root.runId}/finish`, keys.agent, {})).status).toBe(403);
+    expect((await prisma().run.findUniqueOrThrow({ where: { id: root.runId } })).finishedAt).toBeNull();
+    const f = await call("POST", `/api/v1/runs/${root.runId}/finish`, keys.agent, { leaseId: root.leaseId });
     expect(f.status).toBe(200);
-    expect(f.json).toMatchObject({ runId: root.runId, finished: 2 });
-    expect((await call("POST", `/api/v1/runs/${root.runId}/finish`, keys.agent, {})).json).toMatchObject({
+    expect(f.json).toMatchObject({ runId: root.runId, finished: 2, abandoned: 0 });
+    expect((await call("POST", `/api/v1/runs/${root.runId}/finish`, keys.agent, { leaseId: root.leaseId })).json).toMatchObject({
       finished: 0,
       finishedAt: f.json.finishedAt,
     });

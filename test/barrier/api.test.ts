@@ -87,7 +87,11 @@ describe("barrier API", () => {
     const agent = new QuiesceClient({ url: api.url, apiKey: keys.agent });
     const operator = new QuiesceClient({ url: api.url, apiKey: keys.operator });
     // Nothing to observe before a kill.
-    expect((await call("POST", `/api/v1/runs/${root.runId}/observed`, keys.agent, { meaning: "signal_accepted" })).status).toBe(409);
+    // Same team is not the holder: without one of the run's leases the agent may not report for it.
+    expect((await call("POST", `/api/v1/runs/${root.runId}/observed`, keys.agent, { meaning: "signal_accepted" })).status).toBe(403);
+    expect(
+      (await call("POST", `/api/v1/runs/${root.runId}/observed`, keys.agent, { meaning: "signal_accepted", leaseId: root.leaseId })).status,
+    ).toBe(409);
     // Queued work for a provider with a 5 s quiet period: the barrier waits that long before its receipt.
     await prisma().provider.create({
       data: { id: `prov_${root.runId}`, teamId: team.teamId, name: `quiet-${root.runId}`, quietPeriodSeconds: 5 },
@@ -107,10 +111,14 @@ describe("barrier API", () => {
     expect((await call("POST", `/api/v1/runs/${root.runId}/observed`, keys.otherOperator, { meaning: "signal_accepted" })).status).toBe(
       404,
     );
-    const ack = await agent.reportObserved(children[0]!.runId, { meaning: "turn_interrupted", evidence: { threadId: "t1", turnId: "u9" } });
+    const ack = await agent.reportObserved(children[0]!.runId, {
+      meaning: "turn_interrupted",
+      evidence: { threadId: "t1", turnId: "u9" },
+      leaseId: children[0]!.leaseId,
+    });
     expect(ack).toMatchObject({ barrierId, meaning: "turn_interrupted" });
     // A weaker acknowledgment later never downgrades what was observed.
-    expect(await agent.reportObserved(root.runId, { meaning: "signal_accepted" })).toMatchObject({
+    expect(await agent.reportObserved(root.runId, { meaning: "signal_accepted", leaseId: root.leaseId })).toMatchObject({
       meaning: "turn_interrupted",
       observedAt: ack.observedAt,
     });

@@ -179,39 +179,42 @@ describe("stop-evidence findings", () => {
     expect(view.ladder.execution_quiesced.detail).not.toMatch(/answered by its provider|settled by its provider/);
   });
 
-  test("4b: late evidence that closes an unknown keeps why it was unknown on the reconciliation", async () => {
+  test("4b: a late claim does not close an unknown: the reconciliation stays with its person, and the claim is kept once", async () => {
     const { root } = await makeTree(team.teamId, 0);
     const op = await addOp(team.teamId, root, { state: "running", tool: "bash", operationId: `f4b-${root.runId}` });
     const { barrierId } = await killRun(team.users.operator.principal, root.runId, "stop");
     await latest(barrierId);
     const why = (await prisma().settlement.findFirstOrThrow({ where: { barrierId, operationId: op.rowId } })).settledReason;
     expect(why).toBeTruthy();
-    await prisma().$transaction((tx) =>
-      recordLateReport(tx, {
-        operationRowId: op.rowId,
-        teamId: team.teamId,
-        runId: root.runId,
-        outcome: "succeeded",
-        effect: { providerOperationId: "late-1" },
-        reportedBy: "key:late-worker",
-      }),
-    );
+    const before = await prisma().reconciliation.findUniqueOrThrow({ where: { operationId: op.rowId } });
+    const report = () =>
+      prisma().$transaction((tx) =>
+        recordLateReport(tx, {
+          operationRowId: op.rowId,
+          teamId: team.teamId,
+          runId: root.runId,
+          outcome: "succeeded",
+          effect: { providerOperationId: "late-1" },
+          reportedBy: "key:late-worker",
+        }),
+      );
+    expect(await report()).toBe(true);
+    expect(await report()).toBe(false);
     const rec = await prisma().reconciliation.findUniqueOrThrow({ where: { operationId: op.rowId } });
-    expect(rec).toMatchObject({ status: "resolved", resolution: "effect_present", resolvedBy: "key:late-worker", unknownReason: why });
-    expect((await prisma().settlement.findFirstOrThrow({ where: { barrierId, operationId: op.rowId } })).settledReason).toBe(
-      "late effect reported by key:late-worker",
-    );
+    expect(rec).toMatchObject({ status: before.status, resolution: null, resolvedBy: null });
+    const set = await prisma().settlement.findFirstOrThrow({ where: { barrierId, operationId: op.rowId } });
+    expect(set).toMatchObject({ settledState: "unknown", settledReason: why });
+    expect(await prisma().operationClaim.findMany({ where: { operationId: op.rowId } })).toMatchObject([
+      { outcome: "succeeded", providerOperationId: "late-1", reportedBy: "key:late-worker" },
+    ]);
+    expect(await prisma().effectReceipt.count({ where: { operationId: op.rowId } })).toBe(0);
   });
 
   test("5: one acknowledgment does not mark the whole subtree observed; quiesced is not done while an outcome is unknown", async () => {
     const { root, children } = await makeTree(team.teamId, 1);
     await addOp(team.teamId, root, { state: "running", tool: "bash", operationId: `f5-${root.runId}` });
     const { barrierId } = await killRun(team.users.operator.principal, root.runId, "stop");
-    await recordObserved(
-      { type: "key", keyId: "k", teamId: team.teamId, kind: "agent", scopes: [], userId: null, role: null },
-      children[0]!.runId,
-      { meaning: "turn_interrupted" },
-    );
+    await recordObserved({ type: "system", name: "harness" }, children[0]!.runId, { meaning: "turn_interrupted" });
     await latest(barrierId);
     const view = await getBarrierView(team.users.viewer.principal, barrierId);
     expect(view.ladder.observed_by_target.status).toBe("uncertain");

@@ -58,8 +58,14 @@ describe("kill in two steps", () => {
 
     // Dispatch is stopped although the rows still say queued: a dequeue is denied (and recorded as such),
     // a new call too.
-    expect(await admitCheck({ keyHash, operationId: q1.operationId })).toMatchObject({ decision: "deny", reason: "killed" });
-    expect(await admitCheck({ keyHash, operationId: q2.operationId })).toMatchObject({ decision: "deny", reason: "parent_revoked" });
+    expect(await admitCheck({ keyHash, operationId: q1.operationId, leaseId: root.leaseId })).toMatchObject({
+      decision: "deny",
+      reason: "killed",
+    });
+    expect(await admitCheck({ keyHash, operationId: q2.operationId, leaseId: root.leaseId })).toMatchObject({
+      decision: "deny",
+      reason: "parent_revoked",
+    });
     expect(
       await gateCheck({ keyHash, runId: child.runId, leaseId: child.leaseId, epoch: 1, operationId: "after-first-step", tool: "x" }),
     ).toMatchObject({ decision: "deny", reason: "parent_revoked" });
@@ -99,7 +105,9 @@ describe("kill in two steps", () => {
       killRun(team.users.operator.principal, root.runId, "again").then(() => -1),
       cancelQueuedWorkOfBarrier(SYSTEM, barrierId),
       cancelQueuedWorkOfBarrier(SYSTEM, barrierId),
-      ...queued.map((q) => admitCheck({ keyHash, operationId: q.operationId }).then((r) => (r.ok && r.decision === "deny" ? -2 : -3))),
+      ...queued.map((q) =>
+        admitCheck({ keyHash, operationId: q.operationId, leaseId: root.leaseId }).then((r) => (r.ok && r.decision === "deny" ? -2 : -3)),
+      ),
     ]);
     expect(results.filter((x) => x === -3)).toEqual([]); // every dequeue was denied
     const ops = await prisma().operation.findMany({ where: { id: { in: queued.map((q) => q.rowId) } } });

@@ -157,17 +157,20 @@ describe("the barrier transaction", () => {
       tool: "ticket.update",
     });
     expect(g).toMatchObject({ ok: true, decision: "deny", reason: "parent_revoked" });
-    expect(await admitCheck({ keyHash, operationId: retry.operationId })).toMatchObject({
+    expect(await admitCheck({ keyHash, operationId: retry.operationId, leaseId: root.leaseId })).toMatchObject({
       ok: true,
       decision: "deny",
       reason: "stale_epoch",
     });
-    expect(await admitCheck({ keyHash, operationId: queued.operationId })).toMatchObject({
+    expect(await admitCheck({ keyHash, operationId: queued.operationId, leaseId: root.leaseId })).toMatchObject({
       ok: true,
       decision: "deny",
       reason: "parent_revoked",
     });
-    expect(await heartbeatCheck({ keyHash, operationId: running.operationId })).toMatchObject({ ok: true, continue: false });
+    expect(await heartbeatCheck({ keyHash, operationId: running.operationId, leaseId: root.leaseId })).toMatchObject({
+      ok: true,
+      continue: false,
+    });
 
     const denies = await prisma().gateDecision.findMany({ where: { runId: { in: [root.runId, child.runId] }, decision: "deny" } });
     expect(denies.length).toBeGreaterThanOrEqual(4);

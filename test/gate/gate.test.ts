@@ -325,16 +325,25 @@ describe("admit and heartbeat", () => {
       ["scheduled", "retry"],
     ] as const) {
       const { operationId } = await makeOperation(run, { state, kind });
-      expectDecision((await admitCheck({ keyHash: key.hash, operationId })) as GateOutcome, "allow", "allowed");
+      // The worker presents the lease its producer passed in the job's stamp.
+      expectDecision((await admitCheck({ keyHash: key.hash, operationId, leaseId: run.leaseId })) as GateOutcome, "allow", "allowed");
       expect(await opRow(team.teamId, operationId)).toMatchObject({ state: "running" });
     }
     const paused = await makeRun(team.teamId, { lifecycle: "paused" });
     const held = await makeOperation(paused, { state: "queued" });
-    expectDecision((await admitCheck({ keyHash: key.hash, operationId: held.operationId })) as GateOutcome, "hold", "paused");
+    expectDecision(
+      (await admitCheck({ keyHash: key.hash, operationId: held.operationId, leaseId: paused.leaseId })) as GateOutcome,
+      "hold",
+      "paused",
+    );
     expect(await opRow(team.teamId, held.operationId)).toMatchObject({ state: "queued" });
     const killed = await makeRun(team.teamId, { lifecycle: "killed" });
     const dead = await makeOperation(killed, { state: "queued" });
-    expectDecision((await admitCheck({ keyHash: key.hash, operationId: dead.operationId })) as GateOutcome, "deny", "killed");
+    expectDecision(
+      (await admitCheck({ keyHash: key.hash, operationId: dead.operationId, leaseId: killed.leaseId })) as GateOutcome,
+      "deny",
+      "killed",
+    );
     expect(await opRow(team.teamId, dead.operationId)).toMatchObject({ state: "denied", stateReason: "killed" });
     const d = await decisions(killed.runId);
     expect(d).toMatchObject([{ source: "admit", decision: "deny", reason: "killed" }]);
@@ -345,7 +354,7 @@ describe("admit and heartbeat", () => {
     const key = await makeKey(team.teamId, { kind: "worker" });
     const run = await makeRun(team.teamId, { epoch: 2 });
     const { operationId } = await makeOperation(run, { state: "queued", epochStamp: 1 });
-    expectDecision((await admitCheck({ keyHash: key.hash, operationId })) as GateOutcome, "deny", "stale_epoch");
+    expectDecision((await admitCheck({ keyHash: key.hash, operationId, leaseId: run.leaseId })) as GateOutcome, "deny", "stale_epoch");
   });
 
   test("admit of an unknown operation, or another team's, is not_found", async () => {

@@ -222,6 +222,7 @@ test("quiesce_gate agrees with decideGate on generated states", async () => {
           breakerProbeOpId: probe,
           breakerHeld: n.held && n.breaker === "open",
           epoch: n.epoch,
+          finishedAt: n.finished ? now - 1000 : null,
         });
         leases.push({ leaseId, runId, validUntil, revokedAt });
         scopeRuns.push({
@@ -317,8 +318,9 @@ test("quiesce_gate agrees with decideGate on generated states", async () => {
         mode === "gate"
           ? await askGate({ keyHash: key.hash, runId, leaseId, epoch, operationId, tool: "t" })
           : mode === "admit"
-            ? await admitCheck({ keyHash: key.hash, operationId })
-            : await heartbeatCheck({ keyHash: key.hash, operationId });
+            ? // the worker holds the work through the lease its producer passed (the root run's covers the tree)
+              await admitCheck({ keyHash: key.hash, operationId, leaseId: runs[0]!.leaseId })
+            : await heartbeatCheck({ keyHash: key.hash, operationId, leaseId: runs[0]!.leaseId });
       expect(got.ok).toBe(true);
       if (!got.ok) return;
       const gotDecision =
@@ -394,6 +396,7 @@ async function loadChain(runs: FixtureRun[]): Promise<RunFacts[]> {
       breakerProbeOpId: r.breakerProbeOpId,
       breakerHeld: r.breakerHeld,
       epoch: r.epoch,
+      finishedAt: r.finishedAt?.getTime() ?? null,
     };
   });
 }

@@ -41,10 +41,15 @@ interface Entry {
   query?: string;
   /** Substitutes path parameters from the target. */
   stream?: boolean;
+  /** Holder-only (docs/security.md#holders): the principals that hold the target; any other gets 403. */
+  holders?: string[];
 }
+// The target run is registered by "agent" (its holder); its queued operation by "worker" (which holds that).
+const RUN_HOLDERS = ["agent"];
+const QUEUED_OP_HOLDERS = ["agent", "worker"];
 const ENTRIES: Record<string, Entry> = {
   openapi: { action: null, crossTeam: "none" },
-  createRun: { action: "run.register", crossTeam: 404, body: (t) => ({ taskId: "matrix", parentRunId: t.runId }) },
+  createRun: { action: "run.register", crossTeam: 404, body: (t) => ({ taskId: "matrix", parentRunId: t.runId }), holders: RUN_HOLDERS },
   listRuns: { action: "run.read", crossTeam: "none" },
   getRun: { action: "run.read", crossTeam: 404 },
   runEvents: { action: "run.read", crossTeam: 404, stream: true },
@@ -52,15 +57,15 @@ const ENTRIES: Record<string, Entry> = {
   resumeRun: { action: "run.resume", crossTeam: 404, body: () => ({ reason: "matrix" }) },
   killRun: { action: "run.kill", crossTeam: 404, body: () => ({ reason: "matrix" }) },
   setBreaker: { action: "breaker.trip", crossTeam: 404, body: () => ({ action: "trip", reason: "matrix" }) },
-  reportObserved: { action: "operation.report", crossTeam: 404, body: () => ({ meaning: "signal_accepted" }) },
+  reportObserved: { action: "operation.report", crossTeam: 404, body: () => ({ meaning: "signal_accepted" }), holders: RUN_HOLDERS },
   registerOperation: {
     action: "operation.register",
     crossTeam: 404,
     body: (t, u) => ({ runId: t.runId, leaseId: t.leaseId, epoch: t.epoch, operationId: `m-${u}`, kind: "queued", tool: "t" }),
   },
-  admitOperation: { action: "gate.ask", crossTeam: 404, body: () => ({}) },
-  heartbeatOperation: { action: "gate.ask", crossTeam: 404, body: () => ({}) },
-  completeOperation: { action: "operation.report", crossTeam: 404, body: () => ({ outcome: "failed" }) },
+  admitOperation: { action: "gate.ask", crossTeam: 404, body: () => ({}), holders: QUEUED_OP_HOLDERS },
+  heartbeatOperation: { action: "gate.ask", crossTeam: 404, body: () => ({}), holders: QUEUED_OP_HOLDERS },
+  completeOperation: { action: "operation.report", crossTeam: 404, body: () => ({ outcome: "failed" }), holders: RUN_HOLDERS },
   gate: {
     action: "gate.ask",
     crossTeam: "deny",
@@ -68,7 +73,7 @@ const ENTRIES: Record<string, Entry> = {
   },
   getBarrier: { action: "run.read", crossTeam: 404 },
   getReceipt: { action: "run.read", crossTeam: 404 },
-  finishRun: { action: "operation.report", crossTeam: 404, body: () => ({}) },
+  finishRun: { action: "operation.report", crossTeam: 404, body: () => ({}), holders: RUN_HOLDERS },
   createStop: {
     action: "fleet.stop",
     crossTeam: "none",
@@ -181,6 +186,8 @@ beforeAll(async () => {
   await prisma().membership.create({ data: { id: newId("mem"), teamId: w.a.teamId, userId: disabledId, role: "admin" } });
   const disabled = await createApiKey(SYSTEM, { teamId: w.a.teamId, kind: "operator", name: "disabled", userId: disabledId });
   await setUserDisabled(SYSTEM, { teamId: w.a.teamId, userId: disabledId, disabled: true });
+  // The third kind of caller: a key of the same team, of the same kind, that holds nothing.
+  const agent2 = await createApiKey(SYSTEM, { teamId: w.a.teamId, kind: "agent", name: "agent-2" });
   const key = (kind: "agent" | "worker" | "gateway"): Caller => ({ type: "key", kind, role: null, scopes: [] });
   const op = (role: "viewer" | "operator" | "manager" | "admin" | null): Caller => ({ type: "key", kind: "operator", role, scopes: [] });
   principals = [
@@ -190,6 +197,7 @@ beforeAll(async () => {
     { name: "revoked", secret: revoked.secret, team: null, caller: null },
     { name: "expired", secret: expired.secret, team: null, caller: null },
     { name: "agent", secret: w.a.keys.agent, team: "a", caller: key("agent") },
+    { name: "agent-2", secret: agent2.secret, team: "a", caller: key("agent") },
     { name: "worker", secret: w.a.keys.worker, team: "a", caller: key("worker") },
     { name: "gateway", secret: w.a.keys.gateway, team: "a", caller: key("gateway") },
     { name: "viewer", secret: w.a.keys.viewerOperator, team: "a", caller: op("viewer") },
@@ -204,6 +212,9 @@ beforeAll(async () => {
 afterAll(async () => {
   await w?.close();
 });
+
+/** The principal's part in its own team ("other-agent" is team B's agent, the holder of B's target). */
+const roleIn = (who: Who) => who.name.replace(/^other-/, "");
 
 function fillPath(p: string, t: Target, opId: string): string {
   return p.replace("{runId}", t.runId).replace("{barrierId}", t.barrierId).replace("{operationId}", opId).replace("{stopId}", t.stopId);
@@ -275,6 +286,7 @@ test("every operation × every principal × own and other team's resource: the s
           else if (!who.caller) expected = 401;
           else if (!isAllowed(who.caller, entry.action)) expected = 403;
           else if (resTeam !== home) expected = entry.crossTeam === "deny" ? "deny" : 404;
+          else if (entry.holders && !entry.holders.includes(roleIn(who))) expected = 403;
           else expected = "ok";
           const refused = expected !== "ok" && expected !== 200;
           const before = refused ? await fingerprint() : "";
@@ -290,6 +302,13 @@ test("every operation × every principal × own and other team's resource: the s
               failures.push(`${label}: expected deny missing_state, got ${r.status} ${JSON.stringify(r.json)}`);
           } else if (r.status !== expected) {
             failures.push(`${label}: expected ${expected}, got ${r.status} ${r.json?.error?.message ?? ""}`);
+          }
+          // A lease id is a capability: only the run's holder reads it.
+          if (o.operationId === "getRun" && r.status === 200) {
+            const ids = (r.json?.leases ?? []).map((l: { leaseId: string | null }) => l.leaseId);
+            const want = RUN_HOLDERS.includes(roleIn(who)) && resTeam === home ? [t.leaseId] : [null];
+            if (JSON.stringify(ids) !== JSON.stringify(want))
+              failures.push(`${label}: lease ids ${JSON.stringify(ids)}, expected ${JSON.stringify(want)}`);
           }
           if (r.status >= 400 && !(r.json?.error?.code && r.json?.error?.message))
             failures.push(`${label}: ${r.status} without an error body`);

@@ -87,8 +87,10 @@ test("another key of the team reporting failures on operations it did not regist
   const run = await agent.createRun({ taskId: "not-yours" });
   for (let i = 0; i < BREAKER_DEFAULTS.failureThreshold + 2; i++) {
     await agent.gate({ runId: run.runId, leaseId: run.leaseId, epoch: run.epoch, operationId: `ny-${i}`, tool: "t" });
-    const r = await stranger.complete(`ny-${i}`, { outcome: "failed" });
-    expect(r.state).toBe("failed");
+    // Same team, not the holder: the report is refused and the operation stays as it was.
+    const err = await stranger.complete(`ny-${i}`, { outcome: "failed" }).catch((e) => e);
+    expect(err).toMatchObject({ status: 403, code: "forbidden" });
+    expect((await prisma().operation.findFirstOrThrow({ where: { operationId: `ny-${i}` } })).state).toBe("running");
   }
   const after = await prisma().run.findUniqueOrThrow({ where: { id: run.runId } });
   expect(after).toMatchObject({ breaker: "closed", breakerFailures: 0 });

@@ -116,6 +116,11 @@ export async function referenceEvidenceFactsTx(
     include: { operation: { select: { operationId: true } } },
     orderBy: [{ committedAt: "asc" }, { id: "asc" }],
   });
+  const claims = await tx.operationClaim.findMany({
+    where: { operation: { runId: { in: runIds } } },
+    include: { operation: { select: { operationId: true } } },
+    orderBy: [{ claimedAt: "asc" }, { id: "asc" }],
+  });
   const receipts = await tx.stopReceipt.findMany({
     where: { barrierId },
     orderBy: { version: "asc" },
@@ -210,6 +215,13 @@ export async function referenceEvidenceFactsTx(
       rollbackOwner: e.rollbackOwner,
       source: e.source,
       detail: e.detail,
+    })),
+    claims: claims.map((c) => ({
+      operationId: c.operation.operationId,
+      outcome: c.outcome,
+      providerOperationId: c.providerOperationId,
+      reportedBy: c.reportedBy,
+      claimedAt: c.claimedAt,
     })),
     lateRequestsDenied: await countLateRequestsTx(tx, b.teamId, runIds, b.requestedAt),
     receipts: receipts.map((r) => ({ version: r.version, decision: r.decision, digest: r.digest, verifiedAt: r.verifiedAt })),

@@ -30,6 +30,8 @@ export interface RunSpec {
   epoch?: number;
   title?: string;
   lease?: { validUntil?: Date; revokedAt?: Date | null; scopes?: string[] };
+  /** The key that holds the run (registered it); defaults to the parent's holder, else none. */
+  holderKeyId?: string | null;
 }
 
 export interface FixtureRun {
@@ -42,6 +44,7 @@ export interface FixtureRun {
   leasePath: string[];
   depth: number;
   epoch: number;
+  holderKeyId?: string | null;
 }
 
 export async function makeTeam(name = "Fixture team"): Promise<FixtureTeam> {
@@ -113,6 +116,7 @@ export async function makeRun(teamId: string, spec: RunSpec = {}, parent?: Fixtu
       breakerProbeOpId: spec.breakerProbeOpId ?? null,
       breakerFailures: spec.breakerFailures ?? 0,
       epoch,
+      holderKeyId: spec.holderKeyId === undefined ? (parent?.holderKeyId ?? null) : spec.holderKeyId,
     },
   });
   await prisma().lease.create({
@@ -128,7 +132,18 @@ export async function makeRun(teamId: string, spec: RunSpec = {}, parent?: Fixtu
       revokedBy: spec.lease?.revokedAt ? "fixture" : null,
     },
   });
-  return { runId, leaseId, teamId, rootRunId, parentRunId: parent?.runId ?? null, path, leasePath, depth: path.length - 1, epoch };
+  return {
+    runId,
+    leaseId,
+    teamId,
+    rootRunId,
+    parentRunId: parent?.runId ?? null,
+    path,
+    leasePath,
+    depth: path.length - 1,
+    epoch,
+    holderKeyId: spec.holderKeyId === undefined ? (parent?.holderKeyId ?? null) : spec.holderKeyId,
+  };
 }
 
 /** A chain root → … → leaf, one spec per level (root first). Returns the runs root first. */
@@ -181,9 +196,10 @@ export async function makeOperation(run: FixtureRun, spec: OperationSpec): Promi
 export async function makeGateWorld(depth = 1, keyKind: KeyKind = "agent") {
   const team = await makeTeam();
   const key = await makeKey(team.teamId, { kind: keyKind });
+  // The world's key registered the runs: it is their holder.
   const chain = await makeChain(
     team.teamId,
-    Array.from({ length: depth }, () => ({})),
+    Array.from({ length: depth }, () => ({ holderKeyId: key.keyId })),
   );
   return { team, key, chain, leaf: chain[chain.length - 1]! };
 }

@@ -8,7 +8,7 @@
 // (reclaimed by the engine), nested kills in any order, acknowledgments, engine steps, engine crashes
 // (the engine stops mid-work and its claims stay held until they expire, as a killed process leaves
 // them), assignments and resolutions. Then the engine runs until every barrier issued its receipt, and
-// I1–I5 (and that each latest receipt still says what is true) are checked for every barrier of the tree. fast-check prints the seed and the shrunk path of a
+// I1–I6 (and that each latest receipt still says what is true) are checked for every barrier of the tree. fast-check prints the seed and the shrunk path of a
 // failing sequence for replay (`{ seed, path }`).
 import { createHash, randomBytes } from "node:crypto";
 import fc from "fast-check";
@@ -45,6 +45,9 @@ export interface ModelTeam {
   admin: Principal;
   worker: Principal;
   agent: Principal;
+  /** A key of the same team that holds nothing: everything it reports must be refused and leave no trace. */
+  stranger: Principal;
+  strangerKeyId: string;
   adminUserId: string;
   managerUserId: string;
 }
@@ -72,6 +75,17 @@ export async function makeModelTeam(): Promise<ModelTeam> {
       secretHash: createHash("sha256").update(keyId).digest("hex"),
     },
   });
+  const strangerKeyId = newId("key");
+  await prisma().apiKey.create({
+    data: {
+      id: strangerKeyId,
+      teamId,
+      kind: "agent",
+      name: "model stranger",
+      scopes: [],
+      secretHash: createHash("sha256").update(strangerKeyId).digest("hex"),
+    },
+  });
   // A provider nobody can reach: cancel and status fail fast, so its calls settle unknown at the deadline.
   await prisma().provider.create({
     data: {
@@ -97,6 +111,8 @@ export async function makeModelTeam(): Promise<ModelTeam> {
     admin: users.admin!.principal,
     worker: { type: "key", keyId, teamId, kind: "worker", scopes: [], userId: null, role: null },
     agent: { type: "key", keyId, teamId, kind: "agent", scopes: [], userId: null, role: null },
+    stranger: { type: "key", keyId: strangerKeyId, teamId, kind: "agent", scopes: [], userId: null, role: null },
+    strangerKeyId,
     adminUserId: users.admin!.id,
     managerUserId: users.manager!.id,
   };
@@ -177,6 +193,7 @@ class AddOp extends Cmd {
         providerName: this.provider ? "down" : null,
         providerJobId: this.provider ? `job-${rowId}` : null,
         startedAt: this.state === "running" ? new Date() : null,
+        registeredByKey: (m.team.worker as { keyId: string }).keyId,
       },
     });
     m.ops.push({ operationId, rowId, run: this.at, reported: false });
@@ -208,6 +225,39 @@ class Complete extends Cmd {
     } as never).catch((e: { code?: string }) => {
       if (e?.code !== "conflict") throw e;
     });
+  }
+}
+
+/** Another key of the team reports on work it does not hold: refused, whatever the tree's state. */
+class StrangerReport extends Cmd {
+  constructor(
+    readonly op: number,
+    readonly outcome: "succeeded" | "failed" | "aborted_unknown",
+    readonly observe: boolean,
+  ) {
+    super();
+  }
+  label() {
+    return `strangerReport(op ${this.op}, ${this.outcome}${this.observe ? ", observed" : ""})`;
+  }
+  check(m: Readonly<Model>) {
+    return this.op < m.ops.length;
+  }
+  async act(m: Model) {
+    const op = m.ops[this.op]!;
+    const refused = (e: { code?: string }) => {
+      if (e?.code !== "forbidden") throw new Error(`a stranger's report was not refused: ${String(e?.code ?? e)}`);
+    };
+    await completeOperation(m.team.stranger, op.operationId, {
+      outcome: this.outcome,
+      ...(this.outcome === "succeeded" ? { effect: { providerOperationId: `forged-${op.rowId}` } } : {}),
+    } as never).then(() => {
+      throw new Error("a stranger's report was accepted");
+    }, refused);
+    if (this.observe)
+      await recordObserved(m.team.stranger, m.runs[op.run]!.id, { meaning: "process_terminated" }).then(() => {
+        throw new Error("a stranger's observation was accepted");
+      }, refused);
   }
 }
 
@@ -454,6 +504,23 @@ export async function checkInvariants(m: Model): Promise<void> {
   );
   if (recCount[0]!.n > 0) fail("I2: an operation has more than one reconciliation");
 
+  // I6: nothing a non-holder said is evidence: no claim, effect receipt, settlement, resolution or
+  // acknowledgment of the tree carries the stranger's key.
+  const trace = await prisma().$queryRawUnsafe<{ what: string }[]>(
+    `SELECT 'claim' AS what FROM operation_claims c JOIN operations o ON o.id = c.operation_id
+      WHERE o.run_id = ANY ($1::text[]) AND c.reported_by LIKE '%' || $2 || '%'
+     UNION ALL SELECT 'effect receipt' FROM effect_receipts e JOIN operations o ON o.id = e.operation_id
+      WHERE o.run_id = ANY ($1::text[]) AND (e.detail::text LIKE '%' || $2 || '%' OR e.provider_operation_id LIKE 'forged-%')
+     UNION ALL SELECT 'settlement' FROM settlements s JOIN operations o ON o.id = s.operation_id
+      WHERE o.run_id = ANY ($1::text[]) AND s.settled_reason LIKE '%' || $2 || '%'
+     UNION ALL SELECT 'resolution' FROM reconciliations r JOIN operations o ON o.id = r.operation_id
+      WHERE o.run_id = ANY ($1::text[]) AND r.resolved_by LIKE '%' || $2 || '%'
+     UNION ALL SELECT 'acknowledgment' FROM barriers b WHERE b.run_id = ANY ($1::text[]) AND b.observed_evidence::text LIKE '%' || $2 || '%'`,
+    runIds,
+    m.team.strangerKeyId,
+  );
+  if (trace.length > 0) fail(`I6: a non-holder's report left a trace: ${trace.map((t) => t.what).join(", ")}`);
+
   const barriers = await prisma().barrier.findMany({ where: { runId: { in: runIds } }, orderBy: { requestedAt: "asc" } });
   for (const b of barriers) {
     const receipts = await prisma().stopReceipt.findMany({ where: { barrierId: b.id }, orderBy: { version: "asc" } });
@@ -535,6 +602,9 @@ function commandsArb(): fc.Arbitrary<Iterable<fc.AsyncCommand<Model, Real>>> {
         .tuple(op, fc.constantFrom("succeeded" as const, "failed" as const, "aborted_unknown" as const))
         .map(([o, x]) => new Complete(o, x)),
       op.map((o) => new LoseReport(o)),
+      fc
+        .tuple(op, fc.constantFrom("succeeded" as const, "failed" as const, "aborted_unknown" as const), fc.boolean())
+        .map(([o, x, b]) => new StrangerReport(o, x, b)),
       fc.tuple(run, fc.boolean()).map(([r, l]) => new Pause(r, l)),
       run.map((r) => new Resume(r)),
       run.map((r) => new Kill(r)),
@@ -574,6 +644,7 @@ async function buildTree(team: ModelTeam, parents: number[]): Promise<MRun[]> {
         path,
         depth,
         title: `run ${i}`,
+        holderKeyId: (team.worker as { keyId: string }).keyId,
       },
     });
     await prisma().lease.create({

@@ -70,6 +70,15 @@ export interface EffectReceiptFact {
   detail: unknown;
 }
 
+/** What a holder reported about an operation after the stop: kept, shown, never a settlement. */
+export interface ClaimFact {
+  operationId: string;
+  outcome: string;
+  providerOperationId: string | null;
+  reportedBy: string;
+  claimedAt: Date;
+}
+
 export interface EvidenceFacts {
   now: Date;
   barrier: {
@@ -98,6 +107,8 @@ export interface EvidenceFacts {
   /** Every operation of the subtree. */
   operations: OperationFact[];
   effectReceipts: EffectReceiptFact[];
+  /** Claims the executors made after the stop (none when omitted). */
+  claims?: ClaimFact[];
   /** Denied requests of THIS team about runs of the subtree since the stop was requested. */
   lateRequestsDenied: number;
   receipts: { version: number; decision: ReceiptDecision; digest: string; verifiedAt: Date }[];
@@ -331,6 +342,13 @@ export function deriveEvidence(f: EvidenceFacts): Evidence {
   );
   sentences.push(`${effectsDetail}.`);
   for (const u of unknownParts) sentences.push(`${u}.`);
+  const claims = f.claims ?? [];
+  if (claims.length > 0)
+    sentences.push(
+      `${plural(claims.length, "claim")} reported after the stop, not verified (a claim settles nothing): ${claims
+        .map((c) => `${c.operationId} ${c.outcome} by ${c.reportedBy} at ${when(c.claimedAt)}`)
+        .join("; ")}.`,
+    );
   if (counts.unknown === 0 && counts.pending === 0) {
     const present = count((o) => o.outcome === "effect_present" && o.inFlight);
     sentences.push(

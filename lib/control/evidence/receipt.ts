@@ -116,6 +116,14 @@ export function buildReceipt(facts: EvidenceFacts, issue: ReceiptIssue) {
       source: e.source,
       detail: e.detail ?? null,
     })),
+    // What executors said after the stop: evidence of a claim, never of the effect (docs/evidence.md#claims).
+    claims_not_verified: (facts.claims ?? []).map((c) => ({
+      operation_id: c.operationId,
+      outcome: c.outcome,
+      provider_operation_id: c.providerOperationId,
+      reported_by: c.reportedBy,
+      claimed_at: c.claimedAt.toISOString(),
+    })),
     summary: ev.sentences,
   };
   const { canonical, digest } = digestOf(body);

@@ -235,6 +235,26 @@ export async function loadEvidenceFactsManyTx(tx: Tx, barrierIds: string[], now:
   );
   const effectsOf = byBarrier(effectRows);
 
+  const claimRows = await tx.$queryRawUnsafe<
+    {
+      barrier_id: string;
+      operation_id: string;
+      outcome: string;
+      provider_operation_id: string | null;
+      reported_by: string;
+      claimed_at: Date;
+    }[]
+  >(
+    `SELECT p.barrier_id, o.operation_id, c.outcome, c.provider_operation_id, c.reported_by, c.claimed_at
+       FROM unnest($1::text[], $2::text[]) AS p(barrier_id, run_id)
+       JOIN operations o ON o.run_id = p.run_id
+       JOIN operation_claims c ON c.operation_id = o.id
+      ORDER BY c.claimed_at, c.id`,
+    pairBarrier,
+    pairRun,
+  );
+  const claimsOf = byBarrier(claimRows);
+
   const receiptRows = await tx.$queryRawUnsafe<
     { barrier_id: string; version: number; decision: "stopped_and_quiet" | "stop_incomplete"; digest: string; verified_at: Date }[]
   >(
@@ -357,6 +377,13 @@ export async function loadEvidenceFactsManyTx(tx: Tx, barrierIds: string[], now:
         rollbackOwner: e.rollback_owner,
         source: e.source,
         detail: e.detail,
+      })),
+      claims: (claimsOf.get(b.id) ?? []).map((c) => ({
+        operationId: c.operation_id,
+        outcome: c.outcome,
+        providerOperationId: c.provider_operation_id,
+        reportedBy: c.reported_by,
+        claimedAt: c.claimed_at,
       })),
       lateRequestsDenied: lateOf.get(b.id) ?? 0,
       receipts: (receiptsOf.get(b.id) ?? []).map((r) => ({

@@ -1,22 +1,19 @@
 // Contract between the operations API (lib/dal/operations.ts) and the barrier. Internal dal helper
-// (it writes inside the operations API's transaction; the caller authorized the report):
-// a completion or effect report for an operation whose run tree is killed is denied to the caller but
-// never dropped — the barrier records it as evidence (a late effect turns its settlement into
-// completed_and_verified and restarts the quiet period).
+// (it writes inside the operations API's transaction; the caller checked that the reporter HOLDS the
+// operation): a completion reported after its run tree was killed is denied to the caller but never
+// dropped — it is kept as a CLAIM (operation_claims), evidence of what the agent says, with its time.
 //
-// Called inside the operations API's transaction, so the evidence commits with its own records.
-//  - always: a gate_decisions row (source "complete", deny killed / parent_revoked) — counted as a
-//    late request on the barrier;
-//  - outcome "succeeded": the effect happened under the old run id. Its settlement (created now if
-//    the operation was not in flight — e.g. a worker ran cancelled work without admitting it) becomes
-//    completed_and_verified with an executor EffectReceipt, whatever it said before (truth wins over
-//    a tidy receipt); the quiet period restarts, and a barrier that already issued its receipt
-//    reopens so the engine issues a new version;
-//  - outcome "failed" / "aborted_unknown": recorded on the settlement as evidence; it proves nothing
-//    about the effect (a failed call may still have committed remotely).
+// A claim settles nothing (docs/evidence.md#claims): only the provider's effect check or a person does.
+//  - a pending settlement stays pending: the engine's effect check (or its deadline) decides;
+//  - a settled one keeps its verdict and its open reconciliation, if any — the person sees the claim;
+//  - work recorded as never started (cancelled or denied) that the holder says ran is no longer known
+//    not to have happened: its outcome becomes unknown, for a person to reconcile.
+// The same report again is the same claim: nothing is written, no quiet period restarts, no receipt
+// version follows. A new claim restarts the quiet period so the next receipt version shows it.
 import "server-only";
 import type { Tx } from "../../db/prisma";
 import { newId } from "../../ids";
+import { canonicalJson, sha256Hex } from "../../control/canonical";
 import { coveringBarrierTx, restartQuietTx, settleTx } from "./settlements";
 import { lockBarrierTx } from "./receipts";
 import { notifyControl } from "./notify";
@@ -32,12 +29,33 @@ export interface LateReport {
   reportedBy: string;
 }
 
-export async function recordLateReport(tx: Tx, report: LateReport): Promise<void> {
+const NOT_STARTED = new Set(["cancelled_not_started", "denied"]);
+
+/** Returns whether the report was a new claim (false: the same claim was already recorded). */
+export async function recordLateReport(tx: Tx, report: LateReport): Promise<boolean> {
   const op = await tx.operation.findUnique({ where: { id: report.operationRowId } });
-  if (!op) return;
+  if (!op) return false;
+  const at = new Date();
+  const effect = report.effect ? { providerOperationId: report.effect.providerOperationId, detail: report.effect.detail ?? null } : null;
+  const digest = sha256Hex(canonicalJson({ outcome: report.outcome, effect }));
+  const inserted = await tx.$queryRawUnsafe<{ id: string }[]>(
+    `INSERT INTO operation_claims (id, team_id, operation_id, outcome, provider_operation_id, detail, reported_by, digest, claimed_at)
+     VALUES ($1, $2, $3, $4, $5, $6::jsonb, $7, $8, $9)
+     ON CONFLICT (operation_id, digest) DO NOTHING RETURNING id`,
+    newId("clm"),
+    report.teamId,
+    op.id,
+    report.outcome,
+    effect?.providerOperationId ?? null,
+    effect ? JSON.stringify(effect.detail) : null,
+    report.reportedBy,
+    digest,
+    at,
+  );
+  if (inserted.length === 0) return false;
+
   const barrier = await coveringBarrierTx(tx, op.runId);
   const run = await tx.run.findUnique({ where: { id: op.runId }, select: { epoch: true, rootRunId: true } });
-  const at = new Date();
   await tx.gateDecision.create({
     data: {
       teamId: report.teamId,
@@ -51,65 +69,29 @@ export async function recordLateReport(tx: Tx, report: LateReport): Promise<void
       at,
     },
   });
-  if (!barrier) return;
-  // The operation's own settlement (possibly under an earlier barrier of a subtree) carries the evidence.
-  let settlement = await tx.settlement.findFirst({ where: { operationId: op.id }, orderBy: { id: "desc" } });
-  const barrierId = settlement?.barrierId ?? barrier.id;
+  if (!barrier) return true;
   // Every barrier above the run accounts for this operation (the completion rule covers the whole
   // subtree): lock them all, oldest first — the order reconciliation writes use too.
   const covering = await coveringBarriersTx(tx, op.runId);
   for (const c of covering) await lockBarrierTx(tx, c.id);
-  const evidence = { outcome: report.outcome, effect: report.effect ?? null, reportedBy: report.reportedBy, at: at.toISOString() };
 
-  if (report.outcome !== "succeeded") {
-    if (settlement && settlement.settledState === null) {
-      const prior = (settlement.effectCheckDetail ?? {}) as Record<string, unknown>;
-      await tx.settlement.update({
-        where: { id: settlement.id },
-        data: { effectCheckDetail: { ...prior, executor_report: evidence } as never },
-      });
-    }
-    return;
-  }
-  // A success recorded before the barrier is not a late effect: the gate answers already_applied.
-  if (!settlement && op.state === "succeeded") return;
-  if (!settlement) {
-    settlement = await tx.settlement.create({
-      data: { id: newId("set"), barrierId, operationId: op.id, stateAtBarrier: op.state, effectExpected: "absence" },
+  if (NOT_STARTED.has(op.state)) {
+    // "It never started" was the record; the holder says it ran. Nobody can prove either now.
+    let settlement = await tx.settlement.findFirst({ where: { operationId: op.id }, orderBy: { id: "desc" } });
+    settlement ??= await tx.settlement.create({
+      data: { id: newId("set"), barrierId: barrier.id, operationId: op.id, stateAtBarrier: op.state, effectExpected: "absence" },
     });
-  }
-  const provider = op.providerName
-    ? await tx.provider.findUnique({
-        where: { teamId_name: { teamId: report.teamId, name: op.providerName } },
-        select: { rollbackOwner: true },
-      })
-    : null;
-  const effect = {
-    providerOperationId: report.effect?.providerOperationId ?? op.providerJobId,
-    committedAt: at,
-    detail: { reported: report.effect?.detail ?? null, late: true, reportedBy: report.reportedBy },
-    rollbackOwner: provider?.rollbackOwner ?? null,
-    source: "executor" as const,
-  };
-  if (settlement.settledState === "completed_and_verified") {
-    // Already known to be present; keep the executor's receipt as additional evidence.
-    await tx.effectReceipt.create({
-      data: { id: newId("eff"), teamId: report.teamId, operationId: op.id, ...effect, detail: effect.detail as never },
-    });
-  } else {
     await settleTx(tx, {
       settlementId: settlement.id,
       teamId: report.teamId,
-      state: "completed_and_verified",
+      state: "unknown",
+      cause: "cancel_unacknowledged",
       at,
       onlyIfPending: false,
-      reason: `late effect reported by ${report.reportedBy}`,
-      effect,
-      resolvedBy: report.reportedBy,
+      reason: `unknown: recorded as not started, but ${report.reportedBy} claims it ran (${report.outcome})`,
     });
   }
-  await tx.operation.update({ where: { id: op.id }, data: { outcomeDetail: evidence as never } });
-  await tx.barrier.update({ where: { id: barrierId }, data: { lastSettledAt: at } });
   for (const c of covering) await restartQuietTx(tx, c.id, at);
-  if (run) await notifyControl(tx, { kind: "settlement", teamId: report.teamId, rootRunId: run.rootRunId, barrierId });
+  if (run) await notifyControl(tx, { kind: "settlement", teamId: report.teamId, rootRunId: run.rootRunId, barrierId: barrier.id });
+  return true;
 }

@@ -9,7 +9,16 @@ import type { BreakerState, Lifecycle } from "../../control/types";
 export async function loadRunChain(tx: Tx, teamId: string, path: readonly string[]): Promise<(RunFacts | null)[]> {
   const rows = await tx.run.findMany({
     where: { id: { in: [...path] }, teamId },
-    select: { id: true, lifecycle: true, breaker: true, breakerChangedAt: true, breakerProbeOpId: true, breakerHeld: true, epoch: true },
+    select: {
+      id: true,
+      lifecycle: true,
+      breaker: true,
+      breakerChangedAt: true,
+      breakerProbeOpId: true,
+      breakerHeld: true,
+      epoch: true,
+      finishedAt: true,
+    },
   });
   const byId = new Map(rows.map((r) => [r.id, r]));
   return path.map((id) => {
@@ -23,6 +32,7 @@ export async function loadRunChain(tx: Tx, teamId: string, path: readonly string
           breakerProbeOpId: r.breakerProbeOpId,
           breakerHeld: r.breakerHeld,
           epoch: r.epoch,
+          finishedAt: r.finishedAt?.getTime() ?? null,
         }
       : null;
   });

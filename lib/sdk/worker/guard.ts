@@ -25,6 +25,8 @@ export class WorkerGuard {
   readonly counts = new GuardCounters();
   private readonly tokens: AbortTokens;
   private readonly reporter: Reporter;
+  /** The lease each running job presents on its heartbeats (its stamp's). */
+  private readonly leases = new Map<string, string>();
 
   constructor(private readonly opts: WorkerGuardOptions) {
     this.reporter = new Reporter(opts.client, opts.journal, this.counts);
@@ -32,7 +34,7 @@ export class WorkerGuard {
       opts.recheck ??
       (async (op) => {
         try {
-          const r = await opts.client.heartbeat(op);
+          const r = await opts.client.heartbeat(op, { leaseId: this.leases.get(op) });
           return { continue: r.continue, reason: r.reason };
         } catch (err) {
           const refused = refusal(err);
@@ -76,7 +78,8 @@ export class WorkerGuard {
     }
     try {
       // 1. Admit (hold → wait for a change, or the recheck interval, and ask again; the SDK's one hold loop).
-      const held = await askGate(() => this.admit(op), {
+      this.leases.set(op, stamp.leaseId);
+      const held = await askGate(() => this.admit(op, stamp.leaseId), {
         signal: runOpts.signal,
         wake: () => bell.signal,
         maxHoldMs: this.opts.holdMaxMs ?? 10 * 60_000,
@@ -107,7 +110,11 @@ export class WorkerGuard {
         // could repeat the effect, so the guard says so instead of guessing.
         this.counts.add("uncertain");
         await this.opts.client
-          .complete(op, { outcome: "aborted_unknown", detail: { cause: "interrupted_attempt", startedAt: prior.updatedAt } })
+          .complete(op, {
+            outcome: "aborted_unknown",
+            detail: { cause: "interrupted_attempt", startedAt: prior.updatedAt },
+            leaseId: stamp.leaseId,
+          })
           .catch(() => {});
         return { status: "uncertain", cause: "interrupted_attempt" };
       }
@@ -118,7 +125,7 @@ export class WorkerGuard {
       });
       if (woke) void token.check();
       const signal = runOpts.signal ? AbortSignal.any([token.signal, runOpts.signal]) : token.signal;
-      const hb = this.startHeartbeats(op, token.apply);
+      const hb = this.startHeartbeats(op, stamp.leaseId, token.apply);
       let effect: JournalEffect | undefined;
       await this.opts.journal?.put(entry(op, "started"));
       try {
@@ -141,13 +148,14 @@ export class WorkerGuard {
         token.close();
       }
     } finally {
+      this.leases.delete(op);
       unwatch();
     }
   }
 
-  private async admit(op: string): Promise<GateResponse> {
+  private async admit(op: string, leaseId: string): Promise<GateResponse> {
     try {
-      return await this.opts.client.admit(op);
+      return await this.opts.client.admit(op, { leaseId });
     } catch (err) {
       // An operation the control plane does not know has no authority: deny (fail closed).
       if (err instanceof QuiesceApiError && err.status === 404) return { decision: "deny", reason: "missing_state", currentEpoch: null };
@@ -161,11 +169,11 @@ export class WorkerGuard {
     return { status: "discarded", reason, counter };
   }
 
-  private startHeartbeats(op: string, apply: (a: { continue: boolean; reason: string }) => void): NodeJS.Timeout {
+  private startHeartbeats(op: string, leaseId: string, apply: (a: { continue: boolean; reason: string }) => void): NodeJS.Timeout {
     let failures = 0;
     const limit = this.opts.heartbeatFailuresBeforeAbort ?? 3;
     const t = setInterval(() => {
-      this.opts.client.heartbeat(op).then(
+      this.opts.client.heartbeat(op, { leaseId }).then(
         (r) => {
           failures = 0;
           apply({ continue: r.continue, reason: r.reason });

@@ -28,7 +28,7 @@ export class Reporter {
     const op = stamp.operationId;
     const eff = body.effect;
     try {
-      const res = await this.client.complete(op, body);
+      const res = await this.client.complete(op, { ...body, leaseId: stamp.leaseId });
       if (eff) await this.journal?.put(entry(op, "reported", { effect: eff }));
       if (body.outcome === "failed") {
         this.counts.add("failed");
@@ -82,7 +82,13 @@ export class Reporter {
     // outcome is unknown. Under a kill the API keeps it as barrier evidence (409) and the barrier
     // settles the operation against its provider.
     await this.reports
-      .run(() => this.client.complete(op, { outcome: "aborted_unknown", detail: { abortedBy: reason, error: error.message } }))
+      .run(() =>
+        this.client.complete(op, {
+          outcome: "aborted_unknown",
+          detail: { abortedBy: reason, error: error.message },
+          leaseId: stamp.leaseId,
+        }),
+      )
       .catch(() => {});
     const key = `${stamp.runId}|${stamp.epoch}`;
     if (KILL_REASONS.has(reason) && this.client.reportObserved && !this.observed.has(key)) {
@@ -92,6 +98,7 @@ export class Reporter {
         .run(() =>
           this.client.reportObserved!(stamp.runId, {
             meaning: "signal_accepted",
+            leaseId: stamp.leaseId,
             evidence: { operationId: op, abortedBy: reason, handlerReturnedAt: new Date().toISOString(), source: "worker-guard" },
           }),
         )

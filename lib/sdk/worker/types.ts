@@ -7,14 +7,19 @@ import type { ExecutorJournal, JournalEffect } from "./journal";
 import type { JobStamp } from "./stamp";
 
 /** What the guard needs from the SDK client (QuiesceClient satisfies it). */
+/** Every call presents the job's lease: the capability its producer passed (docs/security.md#holders). */
 export interface GuardClient {
-  admit(operationId: string): Promise<GateResponse>;
-  heartbeat(operationId: string): Promise<HeartbeatResponse>;
+  admit(operationId: string, opts?: { leaseId?: string }): Promise<GateResponse>;
+  heartbeat(operationId: string, opts?: { leaseId?: string }): Promise<HeartbeatResponse>;
   complete(operationId: string, body: CompleteBody): Promise<CompleteResponse>;
   /** Optional: "observed by target" for the stop ladder (worker keys may not be allowed; ignored). */
   reportObserved?(
     runId: string,
-    body: { meaning: "signal_accepted" | "turn_interrupted" | "process_terminated"; evidence?: Record<string, unknown> },
+    body: {
+      meaning: "signal_accepted" | "turn_interrupted" | "process_terminated";
+      evidence?: Record<string, unknown>;
+      leaseId?: string;
+    },
   ): Promise<unknown>;
 }
 

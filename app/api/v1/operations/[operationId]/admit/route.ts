@@ -5,8 +5,12 @@ import { admitCheck } from "@/lib/dal/gate";
 import { AdmitBody } from "@/lib/schemas/operations";
 import { validTraceparent } from "@/lib/integrations/tracing";
 
-export const POST = apiRoute({ body: AdmitBody, auth: "hash" }, async ({ keyHash, params, header }) => {
-  const r = await admitCheck({ keyHash, operationId: params.operationId! }, undefined, validTraceparent(header("traceparent")));
+export const POST = apiRoute({ body: AdmitBody, auth: "hash" }, async ({ keyHash, body, params, header }) => {
+  const r = await admitCheck(
+    { keyHash, operationId: params.operationId!, leaseId: body.leaseId },
+    undefined,
+    validTraceparent(header("traceparent")),
+  );
   if (!r.ok) throw gateRefusal(r);
   const { ok: _ok, ...answer } = r;
   return { json: answer };

@@ -4,8 +4,8 @@ import { gateRefusal } from "@/lib/api/gate-outcome";
 import { heartbeatCheck } from "@/lib/dal/gate";
 import { HeartbeatBody } from "@/lib/schemas/operations";
 
-export const POST = apiRoute({ body: HeartbeatBody, auth: "hash" }, async ({ keyHash, params }) => {
-  const r = await heartbeatCheck({ keyHash, operationId: params.operationId! });
+export const POST = apiRoute({ body: HeartbeatBody, auth: "hash" }, async ({ keyHash, body, params }) => {
+  const r = await heartbeatCheck({ keyHash, operationId: params.operationId!, leaseId: body.leaseId });
   if (!r.ok) throw gateRefusal(r);
   const { ok: _ok, ...answer } = r;
   return { json: answer };
