@@ -9,23 +9,38 @@ export interface IntegrationsConfig {
   metricsToken: string | null;
   /** Origins that are this deployment (a webhook may not point at them). */
   selfOrigins: string[];
-  webhook: { retryBaseMs: number; retryMaxMs: number; maxAttempts: number; timeoutMs: number; pollMs: number };
+  webhook: {
+    retryBaseMs: number;
+    retryMaxMs: number;
+    maxAttempts: number;
+    timeoutMs: number;
+    pollMs: number;
+    /** CIDRs outside the public internet that deliveries may reach anyway (QUIESCE_WEBHOOK_ALLOW_PRIVATE). */
+    allowPrivate: string[];
+  };
   tracing: { enabled: boolean; serviceName: string };
 }
 
 export function integrationsConfig(env: Record<string, string | undefined> = process.env): IntegrationsConfig {
   const selfOrigins = new Set<string>();
-  for (const u of [setting("QUIESCE_PUBLIC_URL", env), setting("NEXTAUTH_URL", env), setting("QUIESCE_URL", env)]) {
+  // The provider simulator counts as this deployment too: a delivery to its /reset would wipe the jobs
+  // the barrier checks effects against.
+  for (const u of [
+    setting("QUIESCE_PUBLIC_URL", env),
+    setting("NEXTAUTH_URL", env),
+    setting("QUIESCE_URL", env),
+    setting("QUIESCE_PROVIDER_SIM_URL", env),
+  ]) {
     try {
       if (u) selfOrigins.add(new URL(u).origin);
     } catch {
       /* not a URL: nothing to compare with */
     }
   }
-  if (env.PORT) {
-    const port = setting("PORT", env);
-    for (const h of ["localhost", "127.0.0.1", "[::1]", "0.0.0.0"]) selfOrigins.add(`http://${h}:${port}`);
-  }
+  // The ports this deployment listens on here; any loopback, unspecified or own interface address counts
+  // (lib/security/outbound.ts#isSelf), so one spelling each is enough.
+  if (env.PORT) selfOrigins.add(`http://127.0.0.1:${setting("PORT", env)}`);
+  if (env.QUIESCE_API_PORT) selfOrigins.add(`http://127.0.0.1:${setting("QUIESCE_API_PORT", env)}`);
   const e = env;
   const otelOff = /^(true|1)$/i.test(e.OTEL_SDK_DISABLED ?? "") || e.OTEL_TRACES_EXPORTER === "none";
   return {
@@ -41,6 +56,7 @@ export function integrationsConfig(env: Record<string, string | undefined> = pro
       maxAttempts: setting("QUIESCE_WEBHOOK_MAX_ATTEMPTS", env),
       timeoutMs: setting("QUIESCE_WEBHOOK_TIMEOUT_MS", env),
       pollMs: setting("QUIESCE_WEBHOOK_POLL_MS", env),
+      allowPrivate: setting("QUIESCE_WEBHOOK_ALLOW_PRIVATE", env),
     },
     tracing: {
       enabled: !otelOff && !!(e.OTEL_EXPORTER_OTLP_ENDPOINT || e.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT || e.OTEL_TRACES_EXPORTER === "otlp"),
