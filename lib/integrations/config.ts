@@ -21,6 +21,21 @@ export interface IntegrationsConfig {
   tracing: { enabled: boolean; serviceName: string };
 }
 
+/** `http://host:port` for each server of a connection URL (`postgresql://u@h1:5432,h2:5433/db`); none for libpq's keyword form. */
+function serverOrigins(conn: string | undefined, defaultPort: number): string[] {
+  const m = conn ? /^[a-z][a-z0-9+.-]*:\/\/(?:[^@/?]*@)?([^/?#]+)/i.exec(conn.trim()) : null;
+  if (!m) return [];
+  return m[1]!.split(",").flatMap((hp) => {
+    const x = /^(\[[^\]]+\]|[^:]+)(?::(\d+))?$/.exec(hp);
+    if (!x) return [];
+    try {
+      return [new URL(`http://${x[1]}:${x[2] ?? defaultPort}`).origin];
+    } catch {
+      return [];
+    }
+  });
+}
+
 export function integrationsConfig(env: Record<string, string | undefined> = process.env): IntegrationsConfig {
   const selfOrigins = new Set<string>();
   // The provider simulator counts as this deployment too: a delivery to its /reset would wipe the jobs
@@ -37,6 +52,13 @@ export function integrationsConfig(env: Record<string, string | undefined> = pro
       /* not a URL: nothing to compare with */
     }
   }
+  // The database and Redis are ours too (a POST to them must not be a way to poke at them).
+  for (const [conn, port] of [
+    [setting("DATABASE_URL", env), 5432],
+    [setting("QUIESCE_LISTEN_URL", env), 5432],
+    [setting("REDIS_URL", env), 6379],
+  ] as const)
+    for (const o of serverOrigins(conn, port)) selfOrigins.add(o);
   // The ports this deployment listens on here; any loopback, unspecified or own interface address counts
   // (lib/security/outbound.ts#isSelf), so one spelling each is enough.
   if (env.PORT) selfOrigins.add(`http://127.0.0.1:${setting("PORT", env)}`);

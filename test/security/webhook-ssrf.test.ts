@@ -181,7 +181,7 @@ test("every address of the finding is refused at save: a 400 naming url, nothing
   expect(sim.jobs.size).toBe(26);
 });
 
-test("with loopback allowed, this deployment's own ports (and the provider simulator) stay refused however they are spelt", async () => {
+test("with loopback allowed, this deployment's own ports (web, provider simulator, database) stay refused however they are spelt", async () => {
   const team = await makeTeam();
   const admin = team.users.admin.principal;
   const selfPort = await closedPort();
@@ -200,6 +200,7 @@ test("with loopback allowed, this deployment's own ports (and the provider simul
       `http://127.0.0.9:${selfPort}/`,
       `http://[::ffff:127.0.0.1]:${sim.port}/reset`,
       `${sim.url}/reset`,
+      ...(dbIsLocal ? [`http://localhost:${dbPort}/`, `http://[::]:${dbPort}/`] : []),
     ])
       await expect(createWebhookEndpoint(admin, { url, eventTypes: ["*"] }), url).rejects.toThrow(
         /^url: the endpoint points at this deployment itself/,
