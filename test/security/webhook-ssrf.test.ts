@@ -19,7 +19,7 @@ import { startSimProvider, type SimServer } from "../../lib/providers/sim-server
 import { SimProviderClient } from "../../lib/providers/sim-client";
 import type { ResolvedAddress } from "../../lib/security/outbound";
 import { QuiesceError } from "../../lib/errors";
-import { makeTeam, makeTree, type TeamFixture } from "../barrier/fixtures";
+import { makeTeam, makeTree, spawnCli, waitFor, type TeamFixture } from "../barrier/fixtures";
 
 /** Counts what reaches it; answers 204, or `status` (with a Location when redirecting). */
 class Receiver {
@@ -326,6 +326,36 @@ test("every failed delivery stores the same error: refused address, closed port,
     await inside.down();
   }
 });
+
+test("the cause of a failed delivery is in the webhook worker's log, never in the stored error", async () => {
+  const team = await makeTeam();
+  const port = await closedPort();
+  await storedEndpoint(team.teamId, `http://127.0.0.1:${port}/hook?token=receiver-secret`);
+  await storedEndpoint(team.teamId, "http://169.254.169.254/latest/meta-data/");
+  await pauseOne(team);
+  const worker = spawnCli(["webhook-worker", "--team", team.teamId, "--quiet"], {
+    ...LOOPBACK_ONE,
+    QUIESCE_WEBHOOK_POLL_MS: "100",
+    QUIESCE_WEBHOOK_RETRY_BASE_MS: "60000",
+    QUIESCE_LOG_FORMAT: "json",
+  });
+  try {
+    await waitFor("both attempts", async () => (await deliveries(team.teamId)).every((r) => r.attempts === 1), 30_000, 100);
+    await waitFor("the log lines", async () => (worker.output().match(/webhook delivery failed/g) ?? []).length >= 2, 10_000, 100);
+  } finally {
+    await worker.stop();
+  }
+  expect(new Set((await deliveries(team.teamId)).map((r) => r.lastError))).toEqual(new Set([DELIVERY_FAILED]));
+  const lines = worker
+    .output()
+    .split("\n")
+    .filter((l) => l.includes("webhook delivery failed"))
+    .map((l) => JSON.parse(l) as { endpoint: string; cause: string });
+  expect(lines.find((l) => l.endpoint === `http://127.0.0.1:${port}`)?.cause).toMatch(/ECONNREFUSED/);
+  expect(lines.find((l) => l.endpoint === "http://169.254.169.254")?.cause).toMatch(/refused: the address is a link-local address/);
+  // The endpoint's origin only: a path or query may carry the receiver's own token.
+  expect(worker.output()).not.toContain("receiver-secret");
+}, 60_000);
 
 test("a redirect is not followed: it is a failed attempt, and its target gets nothing", async () => {
   const team = await makeTeam();
