@@ -74,6 +74,8 @@ module.exports = {
           // cross-cutting reporting the dal feeds, like lib/log: CloudEvent building and signing,
           // the receipt-signing key store, trace spans and metric registries (never the webhook worker)
           "^lib/integrations/(events|event-types|keystore|tracing|metrics|config|keys-document)\\.ts$",
+          // the webhook URL check a save shares with the worker: resolves and judges, sends nothing
+          "^lib/integrations/webhook-target\\.ts$",
           // pure input and session rules shared with the API layer
           "^lib/security/(text|session-policy)\\.ts$",
           "^node_modules/",

@@ -22,6 +22,7 @@ export default defineConfig({
       "lib/wait.test.ts",
       "lib/ids.test.ts",
       "lib/integrations/keystore.test.ts",
+      "lib/security/outbound.test.ts",
       "test/docs/**/*.test.ts",
       "test/lint/**/*.test.ts",
       "test/bench/**/*.test.ts",

@@ -120,6 +120,9 @@ export default async function globalSetup() {
     // The console's live stream is rotated every few seconds instead of every minute, so every journey
     // crosses rotations and e2e/console/live-badge.spec.ts can watch several of them.
     QUIESCE_CONSOLE_STREAM_SECONDS: "4",
+    // The webhook journeys deliver to receivers on 127.0.0.1, which a deployment refuses by default
+    // (docs/security.md#outbound-requests): the console and the worker both judge the address.
+    QUIESCE_WEBHOOK_ALLOW_PRIVATE: "127.0.0.1/32",
   };
 
   const teardown = async () => {

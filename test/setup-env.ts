@@ -13,3 +13,7 @@ process.env.QUIESCE_SIGNING_KEY_DIR ??= (await import("node:path")).join(
   (await import("node:os")).tmpdir(),
   `quiesce-test-signing-${new URL(inject("databaseUrl")).pathname.slice(1)}`,
 );
+
+// The webhook tests deliver to receivers on 127.0.0.1; production refuses every non-public address.
+// test/security/webhook-ssrf.test.ts sets this per test to prove both.
+process.env.QUIESCE_WEBHOOK_ALLOW_PRIVATE ??= "127.0.0.1/32";

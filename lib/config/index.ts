@@ -163,6 +163,37 @@ function pgConnection(c: Common): Setting<string | undefined> {
   );
 }
 
+/**
+ * Comma-separated CIDRs (`10.1.0.0/16`, `fd00::/8`) or bare addresses. Checked here with WHATWG's address
+ * parser so this table stays free of node:net (the proxy loads it); lib/security/outbound builds the list.
+ */
+function cidrList(c: Common): Setting<string[]> {
+  const item = (s: string) => {
+    const m = /^([0-9.]+|[0-9a-fA-F:.]*:[0-9a-fA-F:.]*)(?:\/(\d{1,3}))?$/.exec(s.trim());
+    if (!m) return false;
+    const v6 = m[1]!.includes(":");
+    try {
+      // A strict dotted quad (WHATWG would also take `127.1`), or whatever WHATWG takes as an IPv6 literal.
+      if (!v6 && !/^(25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)(\.(25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)){3}$/.test(m[1]!)) return false;
+      if (v6) new URL(`http://[${m[1]}]/`);
+    } catch {
+      return false;
+    }
+    return m[2] === undefined || Number(m[2]) <= (v6 ? 128 : 32);
+  };
+  const schema = () =>
+    z.pipe(
+      z.string().check(z.refine((s) => s.split(",").every((x) => x.trim() === "" || item(x)))),
+      z.transform((s: string) =>
+        s
+          .split(",")
+          .map((x) => x.trim())
+          .filter(Boolean),
+      ),
+    );
+  return define<string[]>(schema, "comma-separated CIDRs (10.0.0.0/8, fd00::/8) or addresses", [], null, c);
+}
+
 const HTTP = ["http:", "https:"];
 const PG = ["postgres:", "postgresql:"];
 const DAY_S = 24 * 60 * 60;
@@ -393,6 +424,10 @@ export const CONFIG = {
   QUIESCE_WEBHOOK_POLL_MS: int(10, 600_000, 500, {
     group: "integrations",
     doc: "How often the webhook worker looks for due deliveries besides NOTIFY (ms).",
+  }),
+  QUIESCE_WEBHOOK_ALLOW_PRIVATE: cidrList({
+    group: "integrations",
+    doc: "Non-public addresses webhooks may reach anyway (loopback, private, link-local, ULA, CGNAT, … are refused at save and at every delivery); unset: none (docs/security.md#outbound-requests).",
   }),
 
   // Tests, evals and benchmarks

@@ -9,6 +9,7 @@ import { badRequest, notFound } from "../errors";
 import { CreateWebhookEndpointInput } from "../schemas/webhooks";
 import { refuseEndpointUrl } from "../integrations/events";
 import { integrationsConfig } from "../integrations/config";
+import { checkWebhookTarget } from "../integrations/webhook-target";
 import { appendAudit } from "./audit";
 import { actorOf, type Principal } from "./principal";
 import { assertTeam, authorize, teamOf } from "./authorize";
@@ -55,6 +56,9 @@ const view = (e: {
   createdAt: e.createdAt.toISOString(),
 });
 
+/** How long saving an endpoint waits for its name to resolve. */
+const SAVE_LOOKUP_MS = 5_000;
+
 function teamFor(p: Principal, teamId?: string): string {
   const t = teamOf(p, teamId);
   if (!t) throw badRequest("team: required");
@@ -76,6 +80,10 @@ export async function createWebhookEndpoint(
   }
   const refused = refuseEndpointUrl(parsed.data.url, integrationsConfig().selfOrigins);
   if (refused) throw badRequest(`url: ${refused}`);
+  // Early word for the admin; every delivery judges the addresses again right before it connects. A name
+  // that does not resolve yet has nothing to judge and is taken: it cannot be reached until it does.
+  const target = await checkWebhookTarget(new URL(parsed.data.url), { signal: AbortSignal.timeout(SAVE_LOOKUP_MS) });
+  if (!target.ok && !target.unresolved) throw badRequest(`url: ${target.reason}`);
   const team = teamFor(p, teamId);
   const secret = parsed.data.secret ?? `whsec_${randomBytes(24).toString("base64url")}`;
   const actor = actorOf(p);

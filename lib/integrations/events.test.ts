@@ -30,6 +30,16 @@ test("endpoint URL rules", () => {
   expect(refuseEndpointUrl("http://127.0.0.1:4000/x", self)).toBeNull();
   expect(refuseEndpointUrl("http://127.0.0.1:3000/api/v1/runs", self)).toMatch(/itself/);
   expect(refuseEndpointUrl("http://[::1]:3000/", self)).toMatch(/itself/);
+  // Other spellings of this machine on the same port (the self-loop check used to compare spellings).
+  for (const u of [
+    "http://[::ffff:127.0.0.1]:3000/",
+    "http://localhost.:3000/",
+    "http://[::]:3000/",
+    "http://0x7f.1:3000/",
+    "http://127.0.0.2:3000/",
+  ])
+    expect(refuseEndpointUrl(u, self), u).toMatch(/itself/);
+  expect(refuseEndpointUrl("https://QUIESCE.example.com./", self)).toMatch(/itself/);
   expect(refuseEndpointUrl("https://quiesce.example.com:443/", self)).toMatch(/itself/);
   expect(refuseEndpointUrl("gopher://x", self)).toMatch(/only http and https/);
   expect(refuseEndpointUrl("data:text/plain,hi", self)).toMatch(/only http and https/);

@@ -3,6 +3,7 @@ import { createHmac, timingSafeEqual } from "node:crypto";
 
 import { EVENT_TYPES, type EventType } from "./event-types";
 import { backoffDelay } from "../wait";
+import { hostOf, isSelf, localhostAddresses } from "../security/outbound";
 
 export { EVENT_TYPES, type EventType };
 
@@ -71,8 +72,10 @@ export function retryDelayMs(attempts: number, baseMs: number, maxMs: number): n
 }
 
 /**
- * Why a webhook URL is refused, or null: only http(s), no credentials in it, and never this deployment
- * itself (an event loop through our own API). `selfOrigins` are the deployment's origins.
+ * Why a webhook URL is refused before any name is resolved, or null: only http(s), no credentials in
+ * it, and never this deployment itself (an event loop through our own API) however its address is spelt
+ * (`[::ffff:127.0.0.1]`, `localhost.`, `[::]`). `selfOrigins` are the deployment's origins. Where the
+ * host's addresses may go is decided after resolution (lib/integrations/webhook-target.ts).
  */
 export function refuseEndpointUrl(text: string, selfOrigins: readonly string[]): string | null {
   let u: URL;
@@ -84,15 +87,8 @@ export function refuseEndpointUrl(text: string, selfOrigins: readonly string[]):
   if (u.protocol !== "http:" && u.protocol !== "https:")
     return `only http and https endpoints are allowed, not ${u.protocol.replace(/:$/, "")}`;
   if (u.username || u.password) return "credentials in the URL are not allowed (the HMAC secret authenticates us)";
-  const origin = u.origin;
-  const norm = (o: string) => {
-    try {
-      const x = new URL(o);
-      return `${x.protocol}//${x.hostname === "localhost" || x.hostname === "[::1]" || x.hostname === "0.0.0.0" ? "127.0.0.1" : x.hostname}:${x.port || (x.protocol === "https:" ? "443" : "80")}`;
-    } catch {
-      return o;
-    }
-  };
-  if (selfOrigins.some((s) => norm(s) === norm(origin))) return "the endpoint points at this deployment itself";
+  const host = hostOf(u);
+  const known = host.kind === "ip" ? [host.address] : (localhostAddresses(host.name) ?? []);
+  if (isSelf(u, known, { origins: selfOrigins, localAddresses: [] })) return "the endpoint points at this deployment itself";
   return null;
 }

@@ -5,6 +5,27 @@ import { claimDueDeliveries, markDelivered, markFailed } from "../dal/webhook-ou
 import { integrationsConfig } from "./config";
 import { sleep } from "../wait";
 import { retryDelayMs, signWebhook, SIGNATURE_HEADER } from "./events";
+import { checkWebhookTarget, type LookupAll } from "./webhook-target";
+import { postPinned } from "./webhook-send";
+import { logger } from "../log";
+
+/** What a delivery that got no HTTP answer stores, for every cause. */
+export const DELIVERY_FAILED = "delivery failed: no answer from the endpoint (the cause is in the webhook worker's log)";
+
+/** The endpoint's origin for the log (a path or query may carry a receiver's token). */
+function endpointOf(url: string): string {
+  try {
+    return new URL(url).origin;
+  } catch {
+    return "(not a URL)";
+  }
+}
+
+function causeOf(e: unknown): string {
+  const err = e as Error & { code?: string; cause?: Error & { code?: string } };
+  if (err.name === "TimeoutError") return "timed out";
+  return [err.code, err.message, err.cause?.code ?? err.cause?.message].filter(Boolean).join(": ");
+}
 
 const SYSTEM = { type: "system", name: "webhook-worker" } as const;
 
@@ -17,6 +38,8 @@ export interface WebhookWorkerOptions {
   batch?: number;
   /** Only this team's outbox (tests; a deployment delivers every team's). */
   teamId?: string | null;
+  /** The resolver (tests play one that changes its answer); default the system's. */
+  lookup?: LookupAll;
 }
 
 /** One pass: claims what is due and sends it. Returns how many were attempted. */
@@ -28,25 +51,27 @@ export async function deliverDueOnce(opts: WebhookWorkerOptions = {}): Promise<n
       const body = JSON.stringify(d.event);
       let error: string | null = null;
       try {
-        const res = await fetch(d.url, {
-          method: "POST",
-          redirect: "manual",
-          signal: AbortSignal.timeout(cfg.timeoutMs),
-          headers: {
-            "content-type": "application/cloudevents+json; charset=utf-8",
-            "webhook-id": d.eventId,
-            [SIGNATURE_HEADER]: signWebhook(d.secret, body, Math.floor(Date.now() / 1000)),
-            "user-agent": "quiesce-webhooks/1",
-          },
-          body,
-        });
-        await res.body?.cancel().catch(() => {});
-        if (res.status < 200 || res.status >= 300) error = `HTTP ${res.status}`;
+        // One budget for resolving, connecting and the answer.
+        const signal = AbortSignal.timeout(cfg.timeoutMs);
+        const url = new URL(d.url);
+        const target = await checkWebhookTarget(url, { signal, ...(opts.lookup ? { lookup: opts.lookup } : {}) });
+        if (!target.ok) throw new Error(`refused: ${target.reason}`);
+        const headers = {
+          "content-type": "application/cloudevents+json; charset=utf-8",
+          "webhook-id": d.eventId,
+          [SIGNATURE_HEADER]: signWebhook(d.secret, body, Math.floor(Date.now() / 1000)),
+          "user-agent": "quiesce-webhooks/1",
+        };
+        const status = await postPinned(url, target.addresses, headers, body, signal);
+        if (status < 200 || status >= 300) error = `HTTP ${status}`;
       } catch (e) {
-        error =
-          (e as Error).name === "TimeoutError"
-            ? `no answer within ${cfg.timeoutMs} ms`
-            : `${(e as Error).message}${(e as { cause?: Error }).cause ? `: ${(e as { cause?: Error }).cause!.message}` : ""}`;
+        // The stored error reads the same whatever the cause (refused address, closed port, silence, not
+        // HTTP), so dead letters cannot map a network; the cause goes to the server log only.
+        error = DELIVERY_FAILED;
+        logger("webhook-worker").warn(
+          { delivery: d.id.toString(), endpoint: endpointOf(d.url), cause: causeOf(e) },
+          "webhook delivery failed",
+        );
       }
       if (error === null) await markDelivered(SYSTEM, d.id);
       else

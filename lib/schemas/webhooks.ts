@@ -1,5 +1,6 @@
-// Webhook endpoint input (console form, CLI): zod at the boundary; the URL rule itself is
-// lib/integrations/events.refuseEndpointUrl (it needs the deployment's own origins).
+// Webhook endpoint input (console form, CLI): zod at the boundary; the URL rules themselves are
+// lib/integrations/events.refuseEndpointUrl (it needs the deployment's own origins) and, on the resolved
+// addresses, lib/integrations/webhook-target.checkWebhookTarget.
 import { z } from "zod";
 import { EVENT_TYPES } from "../integrations/event-types";
 
