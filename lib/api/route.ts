@@ -207,7 +207,6 @@ export function apiRoute<
   const auth: AuthMode = spec.auth ?? "key";
 
   const core: ApiCore = async (req, params) => {
-    let address: string | null = null;
     const started = performance.now();
     const requestId = requestIdFrom(req.header("x-request-id"), randomUUID);
     const log = lazyChild(() => ({ requestId, method: req.method, path: req.url()?.pathname ?? "(malformed)" }));
@@ -230,7 +229,6 @@ export function apiRoute<
       if (auth !== "none") {
         // Only a bad key is throttled (below): a valid key is served whatever else its address sent, so
         // nobody can lock a team out by sending made-up keys from, or as, the team's address.
-        address = req.clientAddress();
         const secret = bearerSecret(req.header("authorization"));
         if (!secret) throw new QuiesceError("unauthenticated", "missing bearer token: send Authorization: Bearer <api key>");
         // Checked before the body is read: a caller that is not even holding a key-shaped secret
@@ -288,7 +286,8 @@ export function apiRoute<
       // Every bad key counts against its source address (kept in PostgreSQL); past the free
       // allowance that address's bad keys are answered 429 with the wait. While this process knows of
       // the block, it answers without another write.
-      if (e.code === "unauthenticated" && address !== null && req.header("authorization") !== null) {
+      if (e.code === "unauthenticated" && auth !== "none" && req.header("authorization") !== null) {
+        const address = req.clientAddress();
         const wait = badKeyWait(address) || (await recordBadKey(address).catch(() => 0));
         if (wait > 0) e = rateLimited(wait);
       }
