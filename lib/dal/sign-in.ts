@@ -97,7 +97,7 @@ const keyAddressKey = (address: string) => `key-address:${address}`;
 /** Addresses this process has seen blocked, with the time the block ends (refreshed on every failure). */
 const knownBlocks = new Map<string, number>();
 
-/** Seconds a source address must wait before its API key is looked at, as far as this process knows. */
+/** Seconds a source address's bad API keys are still refused for, as far as this process knows (its valid keys never wait). */
 export function badKeyWait(address: string, now: number = Date.now()): number {
   const until = knownBlocks.get(address);
   if (!until) return 0;
