@@ -18,7 +18,7 @@ import { isMalformedPath, malformedUrlPage } from "./lib/security/malformed-url"
 import { badRequest } from "./lib/errors";
 
 const SESSION_COOKIE = /^(__Secure-)?next-auth\.session-token(\.\d+)?$/;
-const CONSOLE = /^\/(runs|barriers|receipts|reconciliations|audit|keys|webhooks|people)(\/|$)/;
+const CONSOLE = /^\/(runs|barriers|receipts|reconciliations|audit|keys|webhooks|people|account)(\/|$)/;
 
 function isHttps(req: NextRequest): boolean {
   return req.nextUrl.protocol === "https:" || req.headers.get("x-forwarded-proto")?.split(",")[0]?.trim() === "https";

@@ -17,6 +17,7 @@ export default defineConfig({
       "lib/log/**/*.test.ts",
       "lib/adapters/**/*.test.ts",
       "lib/auth/**/*.test.ts",
+      "lib/security/client-address.test.ts",
       "lib/start/plan.test.ts",
       "lib/start/secret.test.ts",
       "lib/wait.test.ts",

@@ -83,9 +83,9 @@ export function Nav({ user, team, teams, links }: NavProps) {
         <span className={`role role-${team.role}`} title="Your role in this team">
           {team.role}
         </span>
-        <span className="user" title={user.name}>
+        <Link href="/account" className="user" title={`${user.name}: your account and password`}>
           {user.email}
-        </span>
+        </Link>
         <button
           type="button"
           className="btn btn-small btn-ghost"

@@ -16,6 +16,7 @@ import { populate } from "./support/populate";
 import { freshDatabase } from "../lib/db/fresh-database";
 import { setting } from "../lib/config";
 import { sleep } from "../lib/wait";
+import { ensureCliBuild } from "../lib/build/cli-build.mjs";
 
 const ROOT = path.resolve(import.meta.dirname, "..");
 const LOGS = path.join(ROOT, "test-results", "e2e-logs");
@@ -155,7 +156,15 @@ export default async function globalSetup() {
       });
       if (b.status !== 0) throw new Error(`next build failed:\n${b.stdout}\n${b.stderr}`);
     }
-    const web = start("next", NEXT, ["start", "-p", String(E2E_PORT), "-H", "127.0.0.1"], { ...env, NODE_ENV: "production" });
+    // Next behind the project's front (lib/start/web-front.ts), as `npm start` runs it. The journeys act
+    // as a reverse proxy on 127.0.0.1 (X-Forwarded-For names the client), so 127.0.0.1 is trusted here;
+    // a peer on any other loopback address is a client speaking for itself.
+    const { dir: built } = await ensureCliBuild(ROOT, (line) => console.log(`[e2e] ${line}`));
+    const web = start("next", process.execPath, [path.join(built, "web.mjs"), "start", "-p", String(E2E_PORT), "-H", "127.0.0.1"], {
+      ...env,
+      NODE_ENV: "production",
+      QUIESCE_TRUSTED_PROXIES: "127.0.0.1",
+    });
     children.push(web);
     if (commandExists("provider-sim"))
       children.push(

@@ -207,6 +207,14 @@ const MATRIX: Record<string, Entry> = {
     crossTeam: "id",
     input: async (team) => ({ slug: team }),
   },
+  "app/(console)/account/actions.ts#changePasswordAction": {
+    // Any signed-in member, for their own account only (it names no resource: nothing of another team).
+    permission: "run.read",
+    crossTeam: "none",
+    // The same password again: it succeeds (and re-issues the caller's session, which the context keeps)
+    // while every other journey can still sign in with the demo password.
+    input: async () => ({ currentPassword: e2e.password, newPassword: e2e.password }),
+  },
   "app/(console)/(lists)/reconciliations/actions.ts#assignReconciliationAction": {
     permission: "reconciliation.assign",
     crossTeam: "id",

@@ -5,6 +5,7 @@ import { randomBytes } from "node:crypto";
 import pg from "pg";
 import { expect, test } from "@playwright/test";
 import { e2e, USERS } from "../support/env";
+import { fromPeer, query, signInFromPeer, throwawayUser } from "../support/peer";
 
 test("pages carry a nonce CSP, frame-ancestors 'none' and the other headers, and the console still works under it", async ({ page }) => {
   const violations: string[] = [];
@@ -73,7 +74,7 @@ test("50 wrong passwords then the right one (finding 2), shortened: after 8 fail
   playwright,
 }) => {
   // A throwaway account with the demo password, so the block touches no other journey; the attempts come
-  // from an address of their own (the first X-Forwarded-For entry is the source address).
+  // from an address of their own (X-Forwarded-For, through 127.0.0.1, which the e2e setup trusts as a proxy).
   const d = new pg.Client({ connectionString: e2e.databaseUrl });
   await d.connect();
   const id = `user_throttle${randomBytes(6).toString("hex")}`;
@@ -102,4 +103,71 @@ test("50 wrong passwords then the right one (finding 2), shortened: after 8 fail
   expect(Number(right.headers()["retry-after"])).toBeGreaterThan(0);
   expect((await api.storageState()).cookies.some((c) => /next-auth\.session-token/.test(c.name))).toBe(false);
   await api.dispose();
+});
+
+test("six wrong passwords from six addresses do not lock the owner out: the right password from their own address signs in", async ({
+  playwright,
+}) => {
+  const { email } = await throwawayUser("owner");
+  // Strangers behind the (trusted, 127.0.0.1) proxy, each from an address of its own.
+  for (let i = 1; i <= 6; i++) {
+    const stranger = await playwright.request.newContext({
+      baseURL: e2e.baseUrl,
+      extraHTTPHeaders: { "x-forwarded-for": `198.18.${i}.${i}` },
+    });
+    const { csrfToken } = (await (await stranger.get("/api/auth/csrf")).json()) as { csrfToken: string };
+    const res = await stranger.post("/api/auth/callback/credentials", {
+      form: { email, password: `wrong-${i}`, csrfToken, json: "true" },
+      maxRedirects: 0,
+    });
+    expect(res.status()).toBeLessThan(429);
+    await stranger.dispose();
+  }
+  const owner = await playwright.request.newContext({ baseURL: e2e.baseUrl, extraHTTPHeaders: { "x-forwarded-for": "198.19.0.1" } });
+  const { csrfToken } = (await (await owner.get("/api/auth/csrf")).json()) as { csrfToken: string };
+  const res = await owner.post("/api/auth/callback/credentials", {
+    form: { email, password: e2e.password, csrfToken, json: "true" },
+    maxRedirects: 0,
+  });
+  expect(res.status()).toBe(200);
+  expect((await owner.storageState()).cookies.some((c) => /next-auth\.session-token/.test(c.name))).toBe(true);
+  expect((await owner.get("/api/console/runs")).status()).toBe(200);
+  await owner.dispose();
+});
+
+test("the web port believes X-Forwarded-For only from a trusted proxy: an untrusted peer's header is ignored (sign-in and the API)", async () => {
+  const { email } = await throwawayUser("spoof");
+  // 127.0.0.2 is not a trusted proxy here: its header names nobody.
+  const spoofed = { "x-forwarded-for": "203.0.113.77", forwarded: "for=203.0.113.78" };
+  const failed = await signInFromPeer("127.0.0.2", email, "wrong-password", spoofed);
+  expect(failed.status).toBeLessThan(429);
+  const [row] = await query<{ address: string }>(
+    "SELECT after->>'address' AS address FROM audit_events WHERE action = 'user.signin_failed' AND target = $1 ORDER BY id DESC LIMIT 1",
+    [email],
+  );
+  expect(row?.address).toBe("127.0.0.2");
+  // Through the proxy (127.0.0.1) the same header is believed.
+  await signInFromPeer("127.0.0.1", email, "wrong-password", spoofed);
+  const [viaProxy] = await query<{ address: string }>(
+    "SELECT after->>'address' AS address FROM audit_events WHERE action = 'user.signin_failed' AND target = $1 ORDER BY id DESC LIMIT 1",
+    [email],
+  );
+  expect(viaProxy?.address).toBe("203.0.113.77");
+  // Made-up API keys from the untrusted peer count against it, never against the address it claims,
+  // and its valid key is still served (Next's route handlers, through the front).
+  const statuses: number[] = [];
+  for (let i = 0; i < 25; i++)
+    statuses.push(
+      (await fromPeer("127.0.0.2", "/api/v1/runs", { headers: { ...spoofed, authorization: `Bearer qk_agent_madeup${i}` } })).status,
+    );
+  expect(statuses.slice(0, 20).every((s) => s === 401)).toBe(true);
+  expect(statuses.slice(21)).toEqual([429, 429, 429, 429]);
+  const counted = await query<{ key: string }>(
+    "SELECT key FROM auth_throttles WHERE key LIKE 'key-address:%203.0.113%' OR key = 'key-address:127.0.0.2'",
+  );
+  expect(counted.map((r) => r.key)).toEqual(["key-address:127.0.0.2"]);
+  const good = await fromPeer("127.0.0.2", "/api/v1/runs", {
+    headers: { ...spoofed, authorization: `Bearer ${e2e.keys().agent!.secret}` },
+  });
+  expect(good.status).toBe(200);
 });

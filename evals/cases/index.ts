@@ -8,6 +8,7 @@ import { cancellationWorkerCrashesMidBarrier } from "./cancellation-worker-crash
 import { restartSurvival } from "./restart-survival";
 import { killWithFullQueueEval } from "./kill-with-full-queue";
 import { EVIDENCE_CASES } from "./evidence";
+import { anonymousBadKeysCannotLockOut } from "./anonymous-bad-keys-cannot-lock-out";
 
 function fromDrill(c: DrillCase): EvalCase {
   return { ...c, needs: [], run: (stack) => c.run(stack.drillContext()) };
@@ -43,4 +44,6 @@ export const EVAL_CASES: EvalCase[] = [
   drill("fleet_stop_with_runs_created_during_the_stop"),
   // stop evidence over the whole subtree (docs/evidence.md)
   ...EVIDENCE_CASES,
+  // docs/security.md#throttling — a stranger's bad keys cannot lock a team out
+  anonymousBadKeysCannotLockOut,
 ];

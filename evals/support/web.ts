@@ -7,6 +7,7 @@ import path from "node:path";
 import { randomBytes } from "node:crypto";
 import { checkBuild } from "../../lib/start/build-check";
 import { ROOT, spawnProc, spawnTs, waitUntil, type Proc } from "./proc";
+import { ensureCliBuild } from "../../lib/build/cli-build.mjs";
 import { setting } from "../../lib/config";
 
 export type WebKind = "next start" | "route handlers (evals/support/api-process.ts)";
@@ -55,10 +56,11 @@ export class WebApp {
     };
     this.proc =
       this.choice.kind === "next start"
-        ? spawnProc(
+        ? // Next behind the project's front (lib/start/web-front.ts), as `npm start` runs it.
+          spawnProc(
             "web",
             process.execPath,
-            [path.join(ROOT, "node_modules", "next", "dist", "bin", "next"), "start", "-p", String(this.port), "-H", "127.0.0.1"],
+            [path.join((await ensureCliBuild(ROOT)).dir, "web.mjs"), "start", "-p", String(this.port), "-H", "127.0.0.1"],
             { env, logDir: this.logDir },
           )
         : spawnTs("web", path.join(ROOT, "evals", "support", "api-process.ts"), [], { env, logDir: this.logDir });

@@ -16,6 +16,8 @@ import { routeModules } from "./route-modules";
 import { plainHeaders, type ApiCore, type ApiRequest } from "./route";
 import { enableKeyCache, disableKeyCache } from "./key-cache";
 import { controlListener } from "../abort/listener";
+import { clientAddress, trustedProxies } from "../security/client-address";
+import { setting } from "../config";
 
 type Handler = ((req: Request, ctx: { params: Promise<Record<string, string>> }) => Promise<Response> | Response) & { apiCore?: ApiCore };
 type Seg = { kind: "static"; value: string } | { kind: "param"; name: string } | { kind: "rest"; name: string };
@@ -167,6 +169,10 @@ function nodeApiRequest(
 ): ApiRequest {
   // A small body is taken off the socket at once (it is already there, or nearly), as smallBodyStream
   // does: a refusal that never reads it still leaves the connection reusable.
+  const header = (name: string): string | null => {
+    const v = req.headers[name];
+    return v === undefined ? null : Array.isArray(v) ? v.join(", ") : v;
+  };
   let body: Promise<string | null> | undefined;
   if (small) {
     body = collectBody(req, BUFFERED_BODY_BYTES);
@@ -175,10 +181,15 @@ function nodeApiRequest(
   return {
     method,
     url: () => url,
-    header(name) {
-      const v = req.headers[name];
-      return v === undefined ? null : Array.isArray(v) ? v.join(", ") : v;
-    },
+    header,
+    // The socket's peer; a forwarding header only from a trusted proxy (docs/security.md#the-source-address).
+    clientAddress: () =>
+      clientAddress({
+        peer: req.socket.remoteAddress,
+        header,
+        trusted: trustedProxies(setting("QUIESCE_TRUSTED_PROXIES")),
+        use: setting("QUIESCE_FORWARDED_HEADER"),
+      }),
     bodyText: (limit) => (hasBody ? (body ??= collectBody(req, limit)) : Promise.resolve("")),
     request: () => new Request(url, { method, headers: webHeaders(req), signal: signal() }),
   };

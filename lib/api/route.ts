@@ -14,7 +14,7 @@ import { cachedAuthenticateKey } from "./key-cache";
 import type { Principal } from "../dal/principal";
 import { zodToBadRequest } from "./zod-error";
 import { findUnsafeText } from "../security/text";
-import { clientAddress } from "../security/client-address";
+import { frontAddress } from "../security/client-address";
 import { badKeyWait, recordBadKey } from "../dal/sign-in";
 import { logger, requestIdFrom, type Logger } from "../log";
 
@@ -65,6 +65,8 @@ export interface ApiRequest {
   /** The full URL, or null when it cannot be parsed (answered 400 where it matters). */
   url(): URL | null;
   header(name: string): string | null;
+  /** The client's address (lib/security/client-address.ts): from the socket in the API process, from the web front in Next. */
+  clientAddress(): string;
   /** The body as UTF-8 text; null when it grows past `limit` bytes (then reading stops). */
   bodyText(limit: number): Promise<string | null>;
   /** A Web Request for the handlers that want one (event streams); the body is not part of it. */
@@ -174,6 +176,7 @@ function fromWebRequest(req: Request): ApiRequest {
       return url;
     },
     header: (name) => req.headers.get(name),
+    clientAddress: () => frontAddress(req.headers),
     request: () => req,
     async bodyText(limit) {
       if (!req.body) return "";
@@ -204,7 +207,6 @@ export function apiRoute<
   const auth: AuthMode = spec.auth ?? "key";
 
   const core: ApiCore = async (req, params) => {
-    let address: string | null = null;
     const started = performance.now();
     const requestId = requestIdFrom(req.header("x-request-id"), randomUUID);
     const log = lazyChild(() => ({ requestId, method: req.method, path: req.url()?.pathname ?? "(malformed)" }));
@@ -225,13 +227,8 @@ export function apiRoute<
       let principal: KeyPrincipal | null = null;
       let keyHash: string | null = null;
       if (auth !== "none") {
-        // An address that sent too many bad keys waits before any key of it is looked at.
-        address = clientAddress({
-          "x-forwarded-for": req.header("x-forwarded-for") ?? undefined,
-          "x-real-ip": req.header("x-real-ip") ?? undefined,
-        });
-        const wait = badKeyWait(address);
-        if (wait > 0) throw rateLimited(wait);
+        // Only a bad key is throttled (below): a valid key is served whatever else its address sent, so
+        // nobody can lock a team out by sending made-up keys from, or as, the team's address.
         const secret = bearerSecret(req.header("authorization"));
         if (!secret) throw new QuiesceError("unauthenticated", "missing bearer token: send Authorization: Bearer <api key>");
         // Checked before the body is read: a caller that is not even holding a key-shaped secret
@@ -287,9 +284,11 @@ export function apiRoute<
       if (!(err instanceof QuiesceError)) log.error({ err }, "unhandled error");
       let e = asQuiesceError(err);
       // Every bad key counts against its source address (kept in PostgreSQL); past the free
-      // allowance the answer becomes 429 with the wait.
-      if (e.code === "unauthenticated" && address !== null && req.header("authorization") !== null) {
-        const wait = await recordBadKey(address).catch(() => 0);
+      // allowance that address's bad keys are answered 429 with the wait. While this process knows of
+      // the block, it answers without another write.
+      if (e.code === "unauthenticated" && auth !== "none" && req.header("authorization") !== null) {
+        const address = req.clientAddress();
+        const wait = badKeyWait(address) || (await recordBadKey(address).catch(() => 0));
         if (wait > 0) e = rateLimited(wait);
       }
       return done(errorAnswer(e));

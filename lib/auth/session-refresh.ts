@@ -17,3 +17,21 @@ export async function refreshedSessionToken(
   const { iat: _iat, exp: _exp, jti: _jti, ...claims } = payload as Record<string, unknown>;
   return encode({ token: claims, secret, maxAge: idleSeconds });
 }
+
+/**
+ * The same session with a new session version: after a password change the version moves on (every
+ * other session of the user ends) and the session that made the change gets this cookie, so it stays
+ * signed in. The sign-in time is kept, so the absolute lifetime is not extended. Null for a token that
+ * does not decode.
+ */
+export async function reissuedSessionToken(
+  value: string,
+  secret: string,
+  idleSeconds: number,
+  sessionVersion: number,
+): Promise<string | null> {
+  const payload = await decode({ token: value, secret }).catch(() => null);
+  if (!payload) return null;
+  const { iat: _iat, exp: _exp, jti: _jti, ...claims } = payload as Record<string, unknown>;
+  return encode({ token: { ...claims, sv: sessionVersion }, secret, maxAge: idleSeconds });
+}

@@ -27,7 +27,8 @@ const MANIFEST = "current.json";
 const FORMAT = 1;
 /** app/ folders whose route.ts modules the API process can serve (lib/api/node-server.ts). */
 export const ROUTE_DIRS = ["api", "metrics", ".well-known"];
-const ENTRIES = { quiesce: "bin/quiesce.ts", prepare: "lib/start/prepare.ts" };
+// `web` is the web process: Next behind the front that decides source addresses (lib/start/web-front.ts).
+const ENTRIES = { quiesce: "bin/quiesce.ts", prepare: "lib/start/prepare.ts", web: "lib/start/web-main.ts" };
 const KEEP_OLD_MS = 24 * 3600_000;
 const THIS_FILE = "lib/build/cli-build.mjs";
 

@@ -16,6 +16,7 @@
 // own work; see bench/hook.ts).
 import * as z from "zod/mini";
 import { QuiesceError } from "../errors";
+import { parseTrustedProxies } from "../security/client-address";
 
 export type Env = Record<string, string | undefined>;
 
@@ -194,6 +195,22 @@ function cidrList(c: Common): Setting<string[]> {
   return define<string[]>(schema, "comma-separated CIDRs (10.0.0.0/8, fd00::/8) or addresses", [], null, c);
 }
 
+/** Comma-separated IP addresses and CIDR ranges (lib/security/client-address.ts); empty by default. */
+function proxyList(c: Common): Setting<string> {
+  const schema = () =>
+    z.string().check(
+      z.refine((s) => {
+        try {
+          parseTrustedProxies(s);
+          return true;
+        } catch {
+          return false;
+        }
+      }),
+    );
+  return define(schema, "comma-separated IP addresses or CIDR ranges (IPv4, IPv6)", "", "", c);
+}
+
 const HTTP = ["http:", "https:"];
 const PG = ["postgres:", "postgresql:"];
 const DAY_S = 24 * 60 * 60;
@@ -290,8 +307,26 @@ export const CONFIG = {
     group: "auth",
     doc: "A console session unused for this long ends (seconds).",
   }),
-  QUIESCE_SIGNIN_FREE_FAILURES: int(1, 1000, 5, { group: "auth", doc: "Failed sign-ins per account or address before back-off starts." }),
-  QUIESCE_BAD_KEY_FREE_FAILURES: int(1, 100_000, 20, { group: "auth", doc: "Bad API keys per source address before back-off starts." }),
+  QUIESCE_SIGNIN_FREE_FAILURES: int(1, 1000, 5, {
+    group: "auth",
+    doc: "Failed sign-ins per account and address pair, per address, and per account before back-off (the pair and the address) or the slow-down (the account) starts.",
+  }),
+  QUIESCE_SIGNIN_SLOWDOWN_MAX_MS: int(0, 10_000, 3000, {
+    group: "auth",
+    doc: "Longest delay before a password is checked for an account that keeps failing from many addresses (ms; a delay, never a block).",
+  }),
+  QUIESCE_BAD_KEY_FREE_FAILURES: int(1, 100_000, 20, {
+    group: "auth",
+    doc: "Bad API keys per source address before that address's bad keys get 429 (its valid keys are always served).",
+  }),
+  QUIESCE_TRUSTED_PROXIES: proxyList({
+    group: "server",
+    doc: "Reverse proxies whose forwarding header is believed (comma-separated addresses or CIDR ranges); empty: every client is its socket's peer.",
+  }),
+  QUIESCE_FORWARDED_HEADER: oneOf(["x-forwarded-for", "forwarded"], "x-forwarded-for", {
+    group: "server",
+    doc: "The header the trusted proxies set: X-Forwarded-For or RFC 7239 Forwarded (the other is ignored).",
+  }),
   QUIESCE_THROTTLE_MAX_SECONDS: int(1, DAY_S, 15 * 60, { group: "auth", doc: "Longest sign-in / bad-key back-off (seconds)." }),
   QUIESCE_BCRYPT_ROUNDS: int(4, 15, 10, { group: "auth", doc: "bcrypt cost for console passwords." }),
   QUIESCE_OIDC_ISSUER: url(HTTP, { group: "auth", doc: "OpenID Connect issuer; with the client id and secret, adds single sign-on." }),

@@ -79,3 +79,16 @@ export const FleetStopInput = z.strictObject({
   /** "Stop everything" (an empty filter) must be confirmed by typing the team's name. */
   confirmTeam: z.string().max(200).optional(),
 });
+
+/**
+ * A console password: at least 8 characters, at most 72 bytes (bcrypt ignores the rest; lib/auth/password.ts
+ * refuses rather than truncates). The current one is only compared, so only bounded.
+ */
+export const NewPassword = z
+  .string()
+  .min(8, "at least 8 characters")
+  .refine((s) => Buffer.byteLength(s, "utf8") <= 72, "at most 72 bytes (UTF-8)");
+export const ChangePasswordInput = z.strictObject({
+  currentPassword: z.string().min(1, "your current password is required").max(200),
+  newPassword: NewPassword,
+});

@@ -8,6 +8,11 @@ test("the web app always runs; companions run only when registered, in start ord
   const none = planChildren(ROOT, ["migrate", "keys"], { port: 3000, dev: false, demo: true });
   expect(none.map((c) => c.name)).toEqual(["web"]);
   expect(none[0]!.args.slice(-5)).toEqual(["start", "-p", "3000", "-H", "127.0.0.1"]);
+  // Next runs behind the front that decides source addresses from the socket, not as a bare `next start`.
+  expect(none[0]!.args).toContain(`${ROOT}/lib/start/web-main.ts`);
+  expect(none[0]!.args.join(" ")).not.toMatch(/next\/dist\/bin\/next/);
+  const built = planChildren(ROOT, [], { port: 3000, dev: false, demo: false, builtDir: "/b" });
+  expect(built[0]!.args.slice(-6)).toEqual(["/b/web.mjs", "start", "-p", "3000", "-H", "127.0.0.1"]);
   expect(none[0]!.essential).toBe(true);
 
   const all = planChildren(ROOT, ["demo", "provider-sim", "webhook-worker", "barrier-worker", "hook"], {

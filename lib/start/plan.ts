@@ -108,20 +108,19 @@ export function planChildren(root: string, registered: readonly string[], opts: 
   const cli = opts.builtDir ? [path.join(opts.builtDir, "quiesce.mjs")] : ["--import", "tsx", path.join(root, "bin", "quiesce.ts")];
   // Every child ends itself if `npm start` dies without stopping it (lib/start/exit-with-parent.mjs).
   const watchdog = ["--import", path.join(root, "lib", "start", "exit-with-parent.mjs")];
+  // Production: Next behind the project's front (lib/start/web-front.ts), which decides each request's
+  // source address from the socket; it takes `next start`'s arguments. `--dev`: Next's own dev server.
+  const web = opts.dev
+    ? [nextBin, "dev"]
+    : [
+        ...(opts.builtDir ? [path.join(opts.builtDir, "web.mjs")] : ["--import", "tsx", path.join(root, "lib", "start", "web-main.ts")]),
+        "start",
+      ];
   const children: ChildSpec[] = [
     {
       name: "web",
       command: node,
-      args: [
-        ...(opts.dev ? [] : nodeFlags("web")),
-        ...watchdog,
-        nextBin,
-        opts.dev ? "dev" : "start",
-        "-p",
-        String(opts.port),
-        "-H",
-        opts.host ?? "127.0.0.1",
-      ],
+      args: [...(opts.dev ? [] : nodeFlags("web")), ...watchdog, ...web, "-p", String(opts.port), "-H", opts.host ?? "127.0.0.1"],
       members: ["web"],
       afterWeb: false,
       essential: true,

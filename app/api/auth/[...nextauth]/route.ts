@@ -1,10 +1,13 @@
 // Auth.js endpoints: /api/auth/signin, /callback/<provider>, /session, /csrf, /signout.
-// A password sign-in (POST /api/auth/callback/credentials) is throttled per account and per source
-// address before the password is looked at (429 with the wait), and every attempt is audited.
+// A password sign-in (POST /api/auth/callback/credentials) is throttled before the password is looked
+// at (lib/dal/sign-in.ts): a blocked account × address pair or address gets 429 with the wait, an account
+// failing from many addresses a bounded delay; every attempt is audited. The address is the one the web
+// front decided from the socket (lib/start/web-front.ts), never a header the client chose.
 import NextAuth from "next-auth";
 import { authOptions } from "@/lib/auth/options";
-import { recordSignIn, signInWait } from "@/lib/dal/sign-in";
-import { clientAddress } from "@/lib/security/client-address";
+import { passwordGate, recordSignIn } from "@/lib/dal/sign-in";
+import { frontAddress } from "@/lib/security/client-address";
+import { sleep } from "@/lib/wait";
 
 const handler = NextAuth(authOptions);
 
@@ -15,8 +18,8 @@ async function POST(req: Request, ctx: { params: Promise<{ nextauth: string[] }>
   if (nextauth.join("/") !== "callback/credentials") return handler(req, ctx);
   const form = new URLSearchParams(await req.clone().text());
   const email = (form.get("email") ?? "").trim().toLowerCase().slice(0, 320);
-  const address = clientAddress(req.headers);
-  const wait = await signInWait(email, address);
+  const address = frontAddress(req.headers);
+  const { blockedSeconds: wait, delayMs } = await passwordGate(email, address);
   if (wait > 0) {
     const url = new URL(`/signin?error=Throttled&retryAfter=${wait}`, req.url).toString();
     return Response.json(
@@ -24,6 +27,7 @@ async function POST(req: Request, ctx: { params: Promise<{ nextauth: string[] }>
       { status: 429, headers: { "retry-after": String(wait), "cache-control": "no-store" } },
     );
   }
+  if (delayMs > 0) await sleep(delayMs);
   const res: Response = await handler(req, ctx);
   const cookies = res.headers.getSetCookie?.() ?? [];
   const ok = cookies.some((c) => SESSION_COOKIE.test(c));
