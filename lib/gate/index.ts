@@ -427,15 +427,17 @@ export async function gateCheckBatch(inputs: GateInput[], via?: Queryable): Prom
 
 /**
  * A batcher of its own with the given number of statements in flight (gateCheck uses the process's,
- * sized by QUIESCE_GATE_BATCH_INFLIGHT): the bench compares sizes in one run. `fair` false: one queue
- * for every call, first come first served (what the batcher did before fair share, for the bench).
+ * sized by QUIESCE_GATE_BATCH_INFLIGHT): the bench compares sizes in one run. `fair`: fair share by
+ * team with this cap in flight (0: none), or "fifo": one queue for every call, first come first served
+ * (what the batcher did before fair share, for the bench).
  */
 export function gateBatcher(
   inFlight: number,
   holdMs = setting("QUIESCE_GATE_BATCH_HOLD_MS"),
-  fair = true,
+  fair: { teamCap: number } | "fifo" = { teamCap: setting("QUIESCE_GATE_TEAM_INFLIGHT") },
 ): (i: GateInput) => Promise<GateOutcome> {
-  const share: GateFairShare = fair ? TEAM_FAIR_SHARE() : { teamOf: () => "all", teamCap: 0 };
+  const share: GateFairShare =
+    fair === "fifo" ? { teamOf: () => "all", teamCap: 0 } : { teamOf: (a) => teamOfKeyHash(a.keyHash), teamCap: fair.teamCap };
   const b = new GateBatcher(
     Math.max(1, inFlight),
     setting("QUIESCE_GATE_BATCH_MAX"),
