@@ -64,6 +64,8 @@ async function main() {
       DATABASE_URL: db.url,
       QUIESCE_DB_POOL: process.env.QUIESCE_DB_POOL,
       QUIESCE_LOG_LEVEL: "warn",
+      // Run registration is measured flat out with one key: past the per-key quota it would be 429s.
+      QUIESCE_QUOTA_RUNS_PER_MINUTE: "0",
       NEXTAUTH_SECRET: "bench-only-secret-0123456789abcdef",
       NEXTAUTH_URL: "http://localhost:3000",
       NODE_ENV: "production",

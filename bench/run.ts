@@ -15,6 +15,7 @@ import { httpSection } from "./http";
 import { fleetSection } from "./fleet";
 import { runsListSection } from "./runs-list";
 import { memorySection } from "./memory";
+import { fairShareSection } from "./fair-share";
 import { closeDbClients } from "../lib/start/database";
 import type { BenchSection } from "./lib/section";
 
@@ -29,6 +30,7 @@ const SECTIONS: BenchSection[] = [
   fleetSection,
   runsListSection,
   memorySection,
+  fairShareSection,
 ];
 
 const ROOT = path.resolve(import.meta.dirname, "..");

@@ -17,6 +17,7 @@ import { findUnsafeText } from "../security/text";
 import { frontAddress } from "../security/client-address";
 import { badKeyWait, recordBadKey } from "../dal/sign-in";
 import { logger, requestIdFrom, type Logger } from "../log";
+import type { Quota, QuotaPass } from "../dal/quotas";
 
 export type KeyPrincipal = Extract<Principal, { type: "key" }>;
 
@@ -33,6 +34,11 @@ export interface RouteSpec<B extends z.ZodType | undefined, Q extends z.ZodType 
   body?: B;
   query?: Q;
   auth?: A;
+  /**
+   * The route's quota (lib/dal/quotas.ts, docs/security.md#quotas): entered after the body is parsed and
+   * before the handler, left when the answer is done — for a streamed answer, when its body ends.
+   */
+  quota?: Quota<NoInfer<B extends z.ZodType ? z.output<B> : undefined>>;
 }
 
 export interface RouteArgs<B, Q, A extends AuthMode> {
@@ -102,6 +108,48 @@ export function errorAnswer(err: QuiesceError): PlainAnswer {
 export function errorResponse(err: QuiesceError): Response {
   const a = errorAnswer(err);
   return jsonResponse(a.status, a.json, a.headers);
+}
+
+/** A 4xx is a refusal that wrote nothing (the project's rule): such a call does not count against a quota. */
+function refusedUnchanged(status: number): boolean {
+  return status >= 400 && status < 500;
+}
+
+/** The response with its body passed through as it is read; `end` runs once, when the body ends or is cancelled. */
+function onBodyEnd(res: Response, end: () => void): Response {
+  if (!res.body) {
+    end();
+    return res;
+  }
+  const reader = res.body.getReader();
+  let ended = false;
+  const finish = () => {
+    if (ended) return;
+    ended = true;
+    end();
+  };
+  const body = new ReadableStream<Uint8Array>({
+    async pull(c) {
+      try {
+        const { done, value } = await reader.read();
+        if (!done) return c.enqueue(value);
+        finish();
+        c.close();
+      } catch (err) {
+        finish();
+        try {
+          c.error(err);
+        } catch {
+          /* already cancelled by the reader */
+        }
+      }
+    },
+    cancel(reason) {
+      finish();
+      return reader.cancel(reason);
+    },
+  });
+  return new Response(body, { status: res.status, statusText: res.statusText, headers: res.headers });
 }
 
 /** Request bodies larger than this are refused (413) before, or while, they are read. */
@@ -277,8 +325,23 @@ export function apiRoute<
           return req.request();
         },
       };
-      const result = await handler(args as unknown as RouteArgs<B, Q, A>);
-      if (result instanceof Response) return done(result);
+      const pass: QuotaPass | null = spec.quota && principal ? await spec.quota.enter(principal, { params, body: body as never }) : null;
+      let result: RouteResult;
+      try {
+        result = await handler(args as unknown as RouteArgs<B, Q, A>);
+      } catch (err) {
+        await pass?.done(!(err instanceof QuiesceError && refusedUnchanged(err.httpStatus)));
+        throw err;
+      }
+      if (result instanceof Response) {
+        if (!pass) return done(result);
+        if (refusedUnchanged(result.status) || !result.body) {
+          await pass.done(!refusedUnchanged(result.status));
+          return done(result);
+        }
+        return done(onBodyEnd(result, () => void pass.done(true)));
+      }
+      await pass?.done(!refusedUnchanged(result.status ?? 200));
       return done({ status: result.status ?? 200, json: result.json, headers: result.headers });
     } catch (err) {
       if (!(err instanceof QuiesceError)) log.error({ err }, "unhandled error");

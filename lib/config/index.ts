@@ -256,6 +256,22 @@ export const CONFIG = {
     doc: "Live streams re-check the caller's authority this often and close when it is gone (ms).",
   }),
   HOST: text({ group: "server", doc: "Interface `npm start` binds the web app to." }, "127.0.0.1"),
+  QUIESCE_QUOTA_RUNS_PER_MINUTE: int(0, 1_000_000, 600, {
+    group: "server",
+    doc: "Runs one API key may register per minute (a fixed window from the start of each minute, shared by every replica); past it 429 with Retry-After (docs/security.md#quotas; 0 = no limit).",
+  }),
+  QUIESCE_QUOTA_EVENT_STREAMS: int(0, 100_000, 100, {
+    group: "server",
+    doc: "Run event streams one API key may hold open at once, counted per process; past it 429 with Retry-After (docs/security.md#quotas; 0 = no limit).",
+  }),
+  QUIESCE_QUOTA_RUN_OPERATIONS: int(0, 1_000_000, 1_000, {
+    group: "server",
+    doc: "Operations not yet finished (queued, scheduled, running) one run may have; registering one more gets 429 with Retry-After (docs/security.md#quotas; 0 = no limit).",
+  }),
+  QUIESCE_QUOTA_OBSERVED_PER_RUN: int(0, 1_000_000, 100, {
+    group: "server",
+    doc: "`observed` reports one run may receive per hour (a fixed window, shared by every replica); past it 429 with Retry-After (docs/security.md#quotas; 0 = no limit).",
+  }),
 
   // Database and queues
   DATABASE_URL: pgConnection({
@@ -288,6 +304,10 @@ export const CONFIG = {
   QUIESCE_GATE_BATCH_HOLD_MS: int(0, 1_000, 2, {
     group: "database",
     doc: "With a gate statement in flight, a waiting call is held this long for a fuller batch before another statement is sent, unless as many calls wait as the smallest batch in flight carries (docs/gate.md#batches; 0 = send at once) (ms).",
+  }),
+  QUIESCE_GATE_TEAM_INFLIGHT: int(0, 1_000, 32, {
+    group: "database",
+    doc: "Gate calls of one team a process's batcher keeps in flight at once; the team's further calls wait for them, other teams' calls do not (docs/gate.md#fair-share; 0 = no cap).",
   }),
   QUIESCE_EMBEDDED_PG_PORT: port(54329, { group: "database", doc: "Port of the embedded PostgreSQL of `npm start`." }),
   REDIS_URL: url(["redis:", "rediss:"], { group: "database", doc: "Redis for the BullMQ queue adapter." }, "redis://127.0.0.1:6379"),

@@ -14,6 +14,7 @@ import { BREAKER_DEFAULTS } from "../control/breaker";
 import type { Decision, GateReason, OperationState } from "../control/types";
 import { recordGateDecision } from "../integrations/metrics";
 import { gateSpan } from "../integrations/tracing";
+import { FairQueue, teamOfKeyHash } from "./fair-share";
 
 export interface EffectReceiptView {
   effectReceiptId: string;
@@ -189,18 +190,28 @@ export interface GateDeciders {
 }
 const DATABASE_DECIDERS: GateDeciders = { one: (a) => callGateFunction("gate", a), many: (b) => callGateBatch(b) };
 
+/** Fair share between teams (docs/gate.md#fair-share): which team a call is for, and each team's cap in flight. */
+export interface GateFairShare {
+  /** The call's group; the default, its key hash, needs no database (the scheduling tests). */
+  teamOf(args: GateArgs): string;
+  /** Calls of one group in flight at once (0: no cap). */
+  teamCap: number;
+}
+const BY_KEY: GateFairShare = { teamOf: (a) => a.keyHash, teamCap: 0 };
+
 /**
  * The gate's micro-batcher, one per process, on the gate pool. Up to QUIESCE_GATE_BATCH_INFLIGHT gate
  * statements run at once; a call that arrives while that many are in flight waits, and when one
  * returns, everything waiting (up to QUIESCE_GATE_BATCH_MAX) is sent as one batch. With nothing in
  * flight a call is sent at once, alone, as quiesce_gate: at concurrency 1 nothing changes. With one in
  * flight and a slot free, waiting calls are held up to QUIESCE_GATE_BATCH_HOLD_MS for a fuller batch
- * (worthAnother).
+ * (worthAnother). Waiting calls are queued per team and taken round-robin, each team with at most
+ * `teamCap` calls in flight (FairQueue, docs/gate.md#fair-share).
  * A call that waited longer than the gate's budget is answered control_unavailable (deny), as a pool
  * that could not hand out a connection in time would have made it.
  */
 export class GateBatcher {
-  private waiting: Waiting[] = [];
+  private readonly waiting: FairQueue<Waiting>;
 
   constructor(
     private readonly maxInFlight: number,
@@ -209,7 +220,10 @@ export class GateBatcher {
     private readonly holdMs: number,
     /** The database, except in the scheduling tests (test/gate/batcher-schedule.test.ts). */
     private readonly decide: GateDeciders = DATABASE_DECIDERS,
-  ) {}
+    private readonly fair: GateFairShare = BY_KEY,
+  ) {
+    this.waiting = new FairQueue<Waiting>(fair.teamCap);
+  }
 
   private sweep: NodeJS.Timeout | null = null;
   /** How many calls each statement in flight carries (one entry per statement in flight). */
@@ -226,8 +240,8 @@ export class GateBatcher {
    */
   private worthAnother(now: number): boolean {
     if (this.sizes.length === 0 || this.holdMs === 0) return true;
-    if (this.waiting.length >= Math.min(...this.sizes)) return true;
-    const due = this.waiting[0]!.since + this.holdMs;
+    if (this.waiting.eligible() >= Math.min(...this.sizes)) return true;
+    const due = this.waiting.oldestEligible()! + this.holdMs;
     if (now >= due) return true;
     if (!this.hold) {
       this.hold = setTimeout(() => {
@@ -241,7 +255,7 @@ export class GateBatcher {
 
   ask(args: GateArgs): Promise<RawAnswer> {
     return new Promise<RawAnswer>((resolve, reject) => {
-      this.waiting.push({ args, since: performance.now(), resolve, reject });
+      this.waiting.push(this.fair.teamOf(args), { args, since: performance.now(), resolve, reject });
       this.pump();
       this.watch();
     });
@@ -252,17 +266,12 @@ export class GateBatcher {
    * (until its own query timeout): the gate answers in bounded time, as with a pool-acquire timeout.
    */
   private watch(): void {
-    if (this.sweep || this.waiting.length === 0) return;
-    const oldest = this.waiting[0]!.since;
+    const oldest = this.waiting.oldest();
+    if (this.sweep || oldest === undefined) return;
     this.sweep = setTimeout(
       () => {
         this.sweep = null;
-        const now = performance.now();
-        this.waiting = this.waiting.filter((w) => {
-          if (now - w.since <= this.budgetMs) return true;
-          w.reject(new Error(`gate call waited ${Math.round(now - w.since)} ms for a batch`));
-          return false;
-        });
+        this.waiting.sweep(this.stale(performance.now()));
         this.watch();
       },
       Math.max(1, oldest + this.budgetMs - performance.now() + 1),
@@ -270,24 +279,31 @@ export class GateBatcher {
     this.sweep.unref();
   }
 
+  /** Answers a call that waited past the budget (and says so), as a pool-acquire timeout would. */
+  private stale(now: number): (w: Waiting) => boolean {
+    return (w) => {
+      if (now - w.since <= this.budgetMs) return false;
+      w.reject(new Error(`gate call waited ${Math.round(now - w.since)} ms for a batch`));
+      return true;
+    };
+  }
+
   private pump(): void {
-    while (this.sizes.length < this.maxInFlight && this.waiting.length > 0) {
+    while (this.sizes.length < this.maxInFlight && this.waiting.eligible() > 0) {
       const now = performance.now();
       if (!this.worthAnother(now)) return;
-      const batch: Waiting[] = [];
-      while (batch.length < this.maxBatch && this.waiting.length > 0) {
-        const w = this.waiting.shift()!;
-        if (now - w.since > this.budgetMs) w.reject(new Error(`gate call waited ${Math.round(now - w.since)} ms for a batch`));
-        else batch.push(w);
-      }
-      if (batch.length === 0) continue;
+      const taken = this.waiting.take(this.maxBatch, this.stale(now));
+      if (taken.length === 0) continue;
+      const batch = taken.map((t) => t.item);
       this.sizes.push(batch.length);
       // The slot is freed on the next turn of the event loop, not at once: the answers just delivered
       // wake their callers, whose next calls arrive in the microtasks that follow. Freed at once, the
       // first of them would go alone and the rest wait for a later slot (a batch of 1, then one of n-1).
+      // The teams' places in flight are given back on the same turn.
       void this.send(batch).finally(() =>
         setImmediate(() => {
           this.sizes.splice(this.sizes.indexOf(batch.length), 1);
+          this.waiting.landed(taken);
           this.pump();
         }),
       );
@@ -322,6 +338,9 @@ export class GateBatcher {
   }
 }
 
+/** The process's fair share: by the key's team (looked up once per key), capped by QUIESCE_GATE_TEAM_INFLIGHT. */
+const TEAM_FAIR_SHARE = (): GateFairShare => ({ teamOf: (a) => teamOfKeyHash(a.keyHash), teamCap: setting("QUIESCE_GATE_TEAM_INFLIGHT") });
+
 const globalForBatcher = globalThis as unknown as { quiesceGateBatcher?: GateBatcher };
 const batchStats = { batches: 0, calls: 0 };
 
@@ -333,6 +352,8 @@ function batcher(): GateBatcher | null {
     setting("QUIESCE_GATE_BATCH_MAX"),
     setting("QUIESCE_GATE_DB_BUDGET_MS"),
     setting("QUIESCE_GATE_BATCH_HOLD_MS"),
+    DATABASE_DECIDERS,
+    TEAM_FAIR_SHARE(),
   );
   return globalForBatcher.quiesceGateBatcher;
 }
@@ -408,10 +429,25 @@ export async function gateCheckBatch(inputs: GateInput[], via?: Queryable): Prom
 
 /**
  * A batcher of its own with the given number of statements in flight (gateCheck uses the process's,
- * sized by QUIESCE_GATE_BATCH_INFLIGHT): the bench compares sizes in one run.
+ * sized by QUIESCE_GATE_BATCH_INFLIGHT): the bench compares sizes in one run. `fair`: fair share by
+ * team with this cap in flight (0: none), or "fifo": one queue for every call, first come first served
+ * (what the batcher did before fair share, for the bench).
  */
-export function gateBatcher(inFlight: number, holdMs = setting("QUIESCE_GATE_BATCH_HOLD_MS")): (i: GateInput) => Promise<GateOutcome> {
-  const b = new GateBatcher(Math.max(1, inFlight), setting("QUIESCE_GATE_BATCH_MAX"), setting("QUIESCE_GATE_DB_BUDGET_MS"), holdMs);
+export function gateBatcher(
+  inFlight: number,
+  holdMs = setting("QUIESCE_GATE_BATCH_HOLD_MS"),
+  fair: { teamCap: number } | "fifo" = { teamCap: setting("QUIESCE_GATE_TEAM_INFLIGHT") },
+): (i: GateInput) => Promise<GateOutcome> {
+  const share: GateFairShare =
+    fair === "fifo" ? { teamOf: () => "all", teamCap: 0 } : { teamOf: (a) => teamOfKeyHash(a.keyHash), teamCap: fair.teamCap };
+  const b = new GateBatcher(
+    Math.max(1, inFlight),
+    setting("QUIESCE_GATE_BATCH_MAX"),
+    setting("QUIESCE_GATE_DB_BUDGET_MS"),
+    holdMs,
+    DATABASE_DECIDERS,
+    share,
+  );
   return async (i) => {
     const args = gateArgs(i);
     const r = await orUnavailable(() => b.ask(args));

@@ -19,7 +19,7 @@ const STATUS_TEXT: Record<number, string> = {
   404: "not found (another team's resources answer the same)",
   409: "conflict with the current state",
   413: "request body larger than 1 MB (refused before it is read)",
-  429: "too many bad API keys from this address: wait for Retry-After seconds",
+  429: "too many bad API keys from this address, or past a quota of this key or run (docs/security.md#quotas): wait for Retry-After seconds",
   500: "internal error",
 };
 

@@ -2,8 +2,9 @@
 import { apiRoute } from "@/lib/api/route";
 import { registerOperation } from "@/lib/dal/operations";
 import { RegisterOperationBody } from "@/lib/schemas/operations";
+import { runOperations } from "@/lib/dal/quotas";
 
-export const POST = apiRoute({ body: RegisterOperationBody }, async ({ principal, body }) => {
+export const POST = apiRoute({ body: RegisterOperationBody, quota: runOperations }, async ({ principal, body }) => {
   const r = await registerOperation(principal, body);
   return { status: r.created ? 201 : 200, json: r };
 });

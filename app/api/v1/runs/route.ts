@@ -3,8 +3,9 @@
 import { apiRoute } from "@/lib/api/route";
 import { createRun, listRuns } from "@/lib/dal/runs";
 import { CreateRunBody, ListRunsQuery } from "@/lib/schemas/runs";
+import { runRegistrations } from "@/lib/dal/quotas";
 
-export const POST = apiRoute({ body: CreateRunBody }, async ({ principal, body }) => {
+export const POST = apiRoute({ body: CreateRunBody, quota: runRegistrations }, async ({ principal, body }) => {
   const r = await createRun(principal, body);
   return { status: r.created ? 201 : 200, json: r };
 });

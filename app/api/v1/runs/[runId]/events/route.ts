@@ -16,13 +16,14 @@ import { controlListener } from "@/lib/abort/listener";
 import { bearerSecret } from "@/lib/keys";
 import type { WakeEvent } from "@/lib/abort/control-event";
 import { setting } from "@/lib/config";
+import { eventStreams } from "@/lib/dal/quotas";
 
 export const runtime = "nodejs";
 
 const KEEPALIVE_MS = setting("QUIESCE_SSE_KEEPALIVE_MS");
 const MAX_MS = setting("QUIESCE_SSE_MAX_SECONDS") * 1000;
 
-export const GET = apiRoute({}, async ({ principal, params, req }) => {
+export const GET = apiRoute({ quota: eventStreams }, async ({ principal, params, req }) => {
   // Authorizes run.read and answers 404 for another team's run, exactly like GET /runs/{runId}.
   const run = await getRunView(principal, params.runId ?? "");
   const secret = bearerSecret(req.headers.get("authorization")) ?? "";

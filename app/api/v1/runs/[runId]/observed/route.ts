@@ -4,9 +4,10 @@
 import { apiRoute } from "@/lib/api/route";
 import { recordObserved } from "@/lib/dal/observed";
 import { ObservedBody } from "@/lib/schemas/barriers";
+import { observedReports } from "@/lib/dal/quotas";
 
 export const dynamic = "force-dynamic";
 
-export const POST = apiRoute({ body: ObservedBody }, async ({ principal, body, params }) => ({
+export const POST = apiRoute({ body: ObservedBody, quota: observedReports }, async ({ principal, body, params }) => ({
   json: await recordObserved(principal, params.runId ?? "", body),
 }));
