@@ -1,7 +1,8 @@
 // Fair share in the gate's batcher (GateBatcher in ./index.ts, docs/gate.md#fair-share): waiting calls
 // are queued per team and a batch is filled round-robin across the teams, one call each in turn, so one
-// team's flood cannot push another team's calls behind it; and one team has at most `cap` calls in
-// flight, its further calls waiting for them while other teams' calls go ahead.
+// team's flood cannot push another team's calls behind it; and while another team waits, one team has
+// at most `cap` calls in flight, its further calls waiting while the others' go ahead. Alone, a team is
+// not capped: the cap shares statements, it never leaves one idle.
 import "server-only";
 import { pool } from "../db/pool";
 
@@ -29,12 +30,24 @@ export class FairQueue<T extends { since: number }> {
     g.queue.push(item);
   }
 
-  /** Calls that could go in a statement now (their group is below its cap). */
+  /** Another group has a call waiting that its cap lets go: only then does `key`'s cap bind. */
+  private contended(key: string): boolean {
+    return this.ring.some((k) => {
+      const g = this.groups.get(k)!;
+      return k !== key && g.queue.length > 0 && g.inFlight < this.cap;
+    });
+  }
+
+  private room(key: string, g: Group<T>): number {
+    return this.contended(key) ? Math.max(0, this.cap - g.inFlight) : Infinity;
+  }
+
+  /** Calls that could go in a statement now (their group is below its cap, or nobody else waits). */
   eligible(): number {
     let n = 0;
     for (const key of this.ring) {
       const g = this.groups.get(key)!;
-      n += Math.min(g.queue.length, Math.max(0, this.cap - g.inFlight));
+      n += Math.min(g.queue.length, this.room(key, g));
     }
     return n;
   }
@@ -44,7 +57,7 @@ export class FairQueue<T extends { since: number }> {
     let oldest: number | undefined;
     for (const key of this.ring) {
       const g = this.groups.get(key)!;
-      if (g.inFlight < this.cap && (oldest === undefined || g.queue[0]!.since < oldest)) oldest = g.queue[0]!.since;
+      if (this.room(key, g) > 0 && (oldest === undefined || g.queue[0]!.since < oldest)) oldest = g.queue[0]!.since;
     }
     return oldest;
   }
@@ -79,7 +92,7 @@ export class FairQueue<T extends { since: number }> {
         if (out.length >= max) break;
         const g = this.groups.get(key)!;
         while (g.queue.length > 0 && drop(g.queue[0]!)) g.queue.shift();
-        if (g.queue.length > 0 && g.inFlight < this.cap) {
+        if (g.queue.length > 0 && this.room(key, g) > 0) {
           out.push({ group: key, item: g.queue.shift()! });
           g.inFlight++;
           served = true;

@@ -42,22 +42,32 @@ test("team b's calls are not queued behind team a's flood: the next batch takes 
   expect(got()[2]).toEqual(["a3", "a4", "a5", "a6"]);
 });
 
-test("past its cap in flight a team's calls wait, while another team's call takes the free slot at once", async () => {
+test("past its cap in flight a team's calls wait while another team waits, and another team's call takes the next free slot", async () => {
   const { d, sent, ids: got } = deciders();
   const b = new GateBatcher(3, 64, 60_000, 0, d, { ...byTeam, teamCap: 2 });
   for (const id of ids("a", 5)) void b.ask(call(id));
-  // a1 alone, a2 in the second slot; a3 … a5 wait although a third slot is free: team a is at its cap.
-  expect(got()).toEqual([["a1"], ["a2"]]);
+  // Alone, team a is not capped: the cap shares statements, it never leaves a slot idle.
+  expect(got()).toEqual([["a1"], ["a2"], ["a3"]]);
   void b.ask(call("b1"));
-  expect(got()).toEqual([["a1"], ["a2"], ["b1"]]);
+  expect(got()).toHaveLength(3);
   sent[0]!.answer();
   await settle();
-  // One of team a's places is free again: one more of its calls goes, no more.
-  expect(got()).toEqual([["a1"], ["a2"], ["b1"], ["a3"]]);
-  sent[1]!.answer();
-  sent[2]!.answer();
+  // Team b's call leads the next statement; once it is taken nobody else waits, so a's go with it.
+  expect(got().slice(3)).toEqual([["b1", "a4", "a5"]]);
+});
+
+test("when every waiting team is at its cap none is held back: the statement takes them in turn", async () => {
+  const { d, sent, ids: got } = deciders();
+  const b = new GateBatcher(2, 64, 60_000, 0, d, { ...byTeam, teamCap: 1 });
+  void b.ask(call("a1"));
+  void b.ask(call("b1"));
+  for (const id of ["a2", "a3", "b2", "b3"]) void b.ask(call(id));
+  expect(got()).toEqual([["a1"], ["b1"]]);
+  // a1 returns. A cap only binds while another team could go instead; here every team is at its cap
+  // once it has one call in, so the free slot carries both teams' calls, alternating.
+  sent[0]!.answer();
   await settle();
-  expect(got().slice(4)).toEqual([["a4"]]);
+  expect(got().slice(2)).toEqual([["a2", "b2", "a3", "b3"]]);
 });
 
 test("with more teams waiting than a batch holds, the next batch starts with the teams the last one did not reach", async () => {
@@ -72,17 +82,18 @@ test("with more teams waiting than a batch holds, the next batch starts with the
   expect(got().slice(1)).toEqual([["a1", "b1", "c1"], ["d1", "e1", "a2"], ["b2", "c2", "d2"], ["e2"]]);
 });
 
-test("a team's call held back by its cap is still answered within the gate's budget", async () => {
+test("a call waiting for a free slot is still answered within the gate's budget", async () => {
   const { d, ids: got } = deciders();
   const b = new GateBatcher(2, 64, 30, 0, d, { ...byTeam, teamCap: 1 });
   void b.ask(call("a1")); // never answered
+  void b.ask(call("b1")); // never answered
   const held = b.ask(call("a2")).then(
     () => "answered",
     (e: Error) => e.message,
   );
-  expect(got()).toEqual([["a1"]]);
+  expect(got()).toEqual([["a1"], ["b1"]]);
   expect(await held).toMatch(/waited \d+ ms for a batch/);
-  expect(got()).toEqual([["a1"]]);
+  expect(got()).toEqual([["a1"], ["b1"]]);
 });
 
 test("the process's batcher groups a call by its key's team, looked up in the database once the key is first seen", async () => {
