@@ -13,7 +13,7 @@ import { withDatabase } from "../../lib/start/database";
 import { setting } from "../../lib/config";
 
 const USAGE = [
-  "npm run quiesce -- drill --url <base url> --key <operator key> [--agent-key <key>] [--sim-url <url>] [--provider deploy-sim]",
+  "npm run quiesce -- drill --url <base url> --key <operator key> [--agent-key <key>] [--stranger-key <key>] [--sim-url <url>] [--provider deploy-sim]",
   "                         [--only case,case] [--timeout <seconds>] [--json] [--report <file>] [--list]",
   "       npm run quiesce -- drill setup [--team drills] [--user drill-operator@drills.invalid] [--sim-url <url>] [--provider deploy-sim]",
   "  env: QUIESCE_URL, QUIESCE_OPERATOR_KEY, QUIESCE_AGENT_KEY, QUIESCE_PROVIDER_SIM_URL (flags override)",
@@ -65,6 +65,7 @@ export const drillCommand: Command = {
       url: { type: "string" },
       key: { type: "string" },
       "agent-key": { type: "string" },
+      "stranger-key": { type: "string" },
       "sim-url": { type: "string" },
       provider: { type: "string" },
       only: { type: "string" },
@@ -107,6 +108,7 @@ export const drillCommand: Command = {
           url: url(base, "--url"),
           operatorKey: key.trim(),
           agentKey: agentKey?.trim() || undefined,
+          strangerKey: values["stranger-key"]?.trim() || undefined,
           simUrl: simRaw ? url(simRaw, "--sim-url") : undefined,
           provider: values.provider ?? "deploy-sim",
           receiptTimeoutMs: timeout * 1000,

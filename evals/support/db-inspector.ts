@@ -55,5 +55,6 @@ export function dbInspector(team: EvalTeam): DbInspector {
     async dropLease(leaseId) {
       await db.lease.delete({ where: { id: leaseId } });
     },
+    claimCount: (operationId) => db.operationClaim.count({ where: { operation: { teamId: team.teamId, operationId } } }),
   };
 }

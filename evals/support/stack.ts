@@ -126,6 +126,8 @@ export class Stack {
       sim: { client: this.sim.client, url: this.sim.url, provider: SIM_PROVIDER },
       viewer: this.client(k.viewer!),
       otherTeam: this.client(this.fx.other.keys.operator!),
+      // The worker key registers none of the drills' runs: same team, not the holder.
+      stranger: this.client(k.worker!),
       db: dbInspector(this.fx.main),
       markDrill: false,
       tag: `ev${this.tag}`,

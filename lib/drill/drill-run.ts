@@ -16,6 +16,8 @@ export interface DrillOptions {
   url: string;
   operatorKey: string;
   agentKey?: string;
+  /** A second machine key of the team that holds none of the drill's runs. */
+  strangerKey?: string;
   simUrl?: string;
   provider: string;
   only?: string[];
@@ -74,6 +76,7 @@ export async function runDrill(o: DrillOptions, cases: DrillCase[]): Promise<Run
     sim: o.simUrl
       ? { client: new SimProviderClient(o.simUrl.replace(/\/+$/, "")), url: o.simUrl.replace(/\/+$/, ""), provider: o.provider }
       : undefined,
+    stranger: o.strangerKey ? new QuiesceClient({ url: o.url, apiKey: o.strangerKey, timeoutMs: 20_000 }) : undefined,
     markDrill: true,
     tag,
     receiptTimeoutMs: o.receiptTimeoutMs,

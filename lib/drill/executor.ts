@@ -108,9 +108,9 @@ export class LocalExecutor implements Executor {
         if (ws?.length) ws.shift()!(a);
       };
       const guardClient: GuardClient = {
-        admit: async (op) => {
+        admit: async (op, opts) => {
           try {
-            const d = await client.admit(op);
+            const d = await client.admit(op, opts);
             notify(op, { decision: d.decision, reason: d.reason });
             return d;
           } catch (err) {
@@ -118,7 +118,7 @@ export class LocalExecutor implements Executor {
             throw err;
           }
         },
-        heartbeat: (op) => client.heartbeat(op),
+        heartbeat: (op, opts) => client.heartbeat(op, opts),
         complete: (op, body) => client.complete(op, body),
         reportObserved: (runId, body) => client.reportObserved(runId, body),
       };

@@ -16,6 +16,8 @@ import { cancellationRequestedNoAck } from "./cases/cancellation-requested-no-ac
 import { approvedArtifactHandoff } from "./cases/approved-artifact-handoff";
 import { sideEffectCompletedBeforeStop } from "./cases/side-effect-completed-before-stop";
 import { fleetStopDuringCreation } from "./cases/fleet-stop-during-creation";
+import { lateReportFromStranger } from "./cases/late-report-from-stranger";
+import { finishDoesNotEscapeFleetKill } from "./cases/finish-does-not-escape-fleet-kill";
 
 export * from "./types";
 
@@ -39,14 +41,21 @@ export const DRILL_CASES: DrillCase[] = [
   sideEffectCompletedBeforeStop,
   // docs/fleet-stop.md — one scope stops a fleet, including runs created during the stop
   fleetStopDuringCreation,
+  // docs/security.md#holders — the rules of evidence inside a team
+  lateReportFromStranger,
+  finishDoesNotEscapeFleetKill,
 ];
 
 /** Which of a case's needs the context cannot meet. */
-export function missingNeeds(needs: Need[], ctx: Pick<DrillContext, "agent" | "worker" | "pod" | "sim" | "viewer" | "otherTeam">): Need[] {
+export function missingNeeds(
+  needs: Need[],
+  ctx: Pick<DrillContext, "agent" | "worker" | "pod" | "sim" | "viewer" | "otherTeam" | "stranger">,
+): Need[] {
   return needs.filter((n) => {
     if (n === "agent") return !ctx.agent || !ctx.worker || !ctx.pod;
     if (n === "sim") return !ctx.sim;
     if (n === "viewer") return !ctx.viewer;
+    if (n === "stranger") return !ctx.stranger;
     return !ctx.otherTeam;
   });
 }
@@ -56,6 +65,7 @@ const NEED_TEXT: Record<Need, string> = {
   sim: "the simulated provider (--sim-url)",
   viewer: "a viewer's operator key",
   otherTeam: "another team's operator key",
+  stranger: "a second machine key of the team (--stranger-key)",
 };
 
 /**

@@ -11,7 +11,7 @@ import type { JobStamp } from "../sdk/worker/stamp";
 export type Seed = "000" | "001" | "004";
 
 /** What a case needs from its context; a case whose needs are missing is reported as skipped. */
-export type Need = "agent" | "sim" | "viewer" | "otherTeam";
+export type Need = "agent" | "sim" | "viewer" | "otherTeam" | "stranger";
 
 export interface Check {
   name: string;
@@ -137,6 +137,8 @@ export interface DbInspector {
   assignReconciliation(barrierId: string): Promise<string | null>;
   /** Removes a run's lease row: a control record that has gone missing. */
   dropLease(leaseId: string): Promise<void>;
+  /** The claims kept for an operation (late reports after a stop). */
+  claimCount(operationId: string): Promise<number>;
 }
 
 export interface DrillContext {
@@ -154,6 +156,8 @@ export interface DrillContext {
   viewer?: QuiesceClient;
   /** An operator key of another team. */
   otherTeam?: QuiesceClient;
+  /** A machine key of the same team that holds none of the drill's runs (the third kind of caller). */
+  stranger?: QuiesceClient;
   db?: DbInspector;
   /** Register runs with `drill: true`. */
   markDrill: boolean;
