@@ -15,6 +15,7 @@ import { E2E_PORT } from "../playwright.config";
 import { populate } from "./support/populate";
 import { freshDatabase } from "../lib/db/fresh-database";
 import { setting } from "../lib/config";
+import { httpBoundsImport } from "../lib/start/plan";
 import { sleep } from "../lib/wait";
 
 const ROOT = path.resolve(import.meta.dirname, "..");
@@ -152,7 +153,16 @@ export default async function globalSetup() {
       });
       if (b.status !== 0) throw new Error(`next build failed:\n${b.stdout}\n${b.stderr}`);
     }
-    const web = start("next", NEXT, ["start", "-p", String(E2E_PORT), "-H", "127.0.0.1"], { ...env, NODE_ENV: "production" });
+    // With the request bounds `npm start` gives the web app (lib/start/plan.ts).
+    const web = start(
+      "next",
+      process.execPath,
+      [...httpBoundsImport(ROOT, env), NEXT, "start", "-p", String(E2E_PORT), "-H", "127.0.0.1"],
+      {
+        ...env,
+        NODE_ENV: "production",
+      },
+    );
     children.push(web);
     if (commandExists("provider-sim"))
       children.push(

@@ -16,6 +16,8 @@ import { routeModules } from "./route-modules";
 import { plainHeaders, type ApiCore, type ApiRequest } from "./route";
 import { enableKeyCache, disableKeyCache } from "./key-cache";
 import { controlListener } from "../abort/listener";
+import { setting } from "../config";
+import { httpTimeoutOptions, watchBodyIdle, type HttpTimeouts } from "../start/http-timeouts.mjs";
 
 type Handler = ((req: Request, ctx: { params: Promise<Record<string, string>> }) => Promise<Response> | Response) & { apiCore?: ApiCore };
 type Seg = { kind: "static"; value: string } | { kind: "param"; name: string } | { kind: "rest"; name: string };
@@ -198,6 +200,8 @@ export interface ApiServerOptions {
   keyCacheMs?: number;
   /** Called with a handler's unexpected error or a route module that fails to load. */
   onError?: (message: string, err: unknown) => void;
+  /** How long a client may take to send a request (default: the QUIESCE_HTTP_* settings). */
+  timeouts?: HttpTimeouts;
 }
 
 export async function startApiServer(opts: ApiServerOptions = {}): Promise<ApiServer> {
@@ -222,7 +226,12 @@ export async function startApiServer(opts: ApiServerOptions = {}): Promise<ApiSe
     }
   }
 
-  const server = http.createServer(async (req, res) => {
+  const timeouts = opts.timeouts ?? {
+    headersMs: setting("QUIESCE_HTTP_HEADERS_TIMEOUT_MS"),
+    requestMs: setting("QUIESCE_HTTP_REQUEST_TIMEOUT_MS"),
+    bodyIdleMs: setting("QUIESCE_HTTP_BODY_IDLE_MS"),
+  };
+  const server = http.createServer(httpTimeoutOptions(timeouts), async (req, res) => {
     // A client that goes away aborts the request's signal. The controller is made only when a handler
     // asks for the signal (event streams, Web-Request handlers): the gate's JSON answers never do, and one
     // AbortController per call was ≈ 2.5 % of the API process's busy time under gate load.
@@ -359,6 +368,7 @@ export async function startApiServer(opts: ApiServerOptions = {}): Promise<ApiSe
   // Idle keep-alive sockets must be closed by the client (undici: ~4 s), never by the server first:
   // a server that closes a socket the client is just reusing causes spurious ECONNRESETs.
   server.keepAliveTimeout = 65_000;
+  watchBodyIdle(server, timeouts.bodyIdleMs);
   const host = opts.host ?? "127.0.0.1";
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);

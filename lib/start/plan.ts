@@ -2,6 +2,7 @@
 // the companion CLI commands are registered in bin/commands/index.ts right now. Other parts of Quiesce
 // register barrier-worker, provider-sim and demo as they land; start picks them up without changes.
 import path from "node:path";
+import { pathToFileURL } from "node:url";
 import type { DemoKeyRole } from "../seed/demo-keys-file";
 import { setting } from "../config";
 
@@ -101,6 +102,19 @@ export function demoEnabled(flagNoDemo: boolean | undefined, env: Env): boolean 
   return setting("QUIESCE_DEMO", env);
 }
 
+/**
+ * `next start` makes its own http server: this preload (node --import) gives it the request bounds the
+ * API process has (lib/start/http-timeouts.mjs), read from the settings here.
+ */
+export function httpBoundsImport(root: string, env: Env = process.env): string[] {
+  const bounds = new URLSearchParams({
+    headers: String(setting("QUIESCE_HTTP_HEADERS_TIMEOUT_MS", env)),
+    request: String(setting("QUIESCE_HTTP_REQUEST_TIMEOUT_MS", env)),
+    idle: String(setting("QUIESCE_HTTP_BODY_IDLE_MS", env)),
+  });
+  return ["--import", `${pathToFileURL(path.join(root, "lib", "start", "http-timeouts.mjs")).href}?${bounds}`];
+}
+
 export function planChildren(root: string, registered: readonly string[], opts: StartOptions): ChildSpec[] {
   const node = process.execPath;
   const nextBin = path.join(root, "node_modules", "next", "dist", "bin", "next");
@@ -108,6 +122,7 @@ export function planChildren(root: string, registered: readonly string[], opts: 
   const cli = opts.builtDir ? [path.join(opts.builtDir, "quiesce.mjs")] : ["--import", "tsx", path.join(root, "bin", "quiesce.ts")];
   // Every child ends itself if `npm start` dies without stopping it (lib/start/exit-with-parent.mjs).
   const watchdog = ["--import", path.join(root, "lib", "start", "exit-with-parent.mjs")];
+  const httpBounds = httpBoundsImport(root);
   const children: ChildSpec[] = [
     {
       name: "web",
@@ -115,6 +130,7 @@ export function planChildren(root: string, registered: readonly string[], opts: 
       args: [
         ...(opts.dev ? [] : nodeFlags("web")),
         ...watchdog,
+        ...httpBounds,
         nextBin,
         opts.dev ? "dev" : "start",
         "-p",
