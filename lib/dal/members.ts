@@ -98,8 +98,13 @@ async function actorAdminOf(tx: Tx, p: Principal, teamIds: string[]): Promise<Se
   if (p.type === "system") return new Set(teamIds);
   const actor = actingUser(p);
   if (!actor) return new Set();
-  const admins = await Promise.all(teamIds.map(async (t) => ((await activeAdmins(tx, t)).includes(actor) ? [t] : [])));
-  return new Set(admins.flat());
+  const rows = await tx.$queryRawUnsafe<{ team_id: string }[]>(
+    `SELECT m.team_id FROM memberships m JOIN users u ON u.id = m.user_id
+      WHERE m.user_id = $1 AND m.team_id = ANY($2::text[]) AND m.role = 'admin' AND u.disabled_at IS NULL`,
+    actor,
+    teamIds,
+  );
+  return new Set(rows.map((r) => r.team_id));
 }
 
 /**
