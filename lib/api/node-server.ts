@@ -17,7 +17,7 @@ import { plainHeaders, type ApiCore, type ApiRequest } from "./route";
 import { enableKeyCache, disableKeyCache } from "./key-cache";
 import { controlListener } from "../abort/listener";
 import { setting } from "../config";
-import { httpTimeoutOptions, watchBodyIdle, type HttpTimeouts } from "../start/http-timeouts.mjs";
+import { httpTimeoutOptions, watchBodyIdle } from "../start/http-timeouts.mjs";
 
 type Handler = ((req: Request, ctx: { params: Promise<Record<string, string>> }) => Promise<Response> | Response) & { apiCore?: ApiCore };
 type Seg = { kind: "static"; value: string } | { kind: "param"; name: string } | { kind: "rest"; name: string };
@@ -200,8 +200,6 @@ export interface ApiServerOptions {
   keyCacheMs?: number;
   /** Called with a handler's unexpected error or a route module that fails to load. */
   onError?: (message: string, err: unknown) => void;
-  /** How long a client may take to send a request (default: the QUIESCE_HTTP_* settings). */
-  timeouts?: HttpTimeouts;
 }
 
 export async function startApiServer(opts: ApiServerOptions = {}): Promise<ApiServer> {
@@ -226,7 +224,8 @@ export async function startApiServer(opts: ApiServerOptions = {}): Promise<ApiSe
     }
   }
 
-  const timeouts = opts.timeouts ?? {
+  // How long a client may take to send a request (lib/start/http-timeouts.mjs).
+  const timeouts = {
     headersMs: setting("QUIESCE_HTTP_HEADERS_TIMEOUT_MS"),
     requestMs: setting("QUIESCE_HTTP_REQUEST_TIMEOUT_MS"),
     bodyIdleMs: setting("QUIESCE_HTTP_BODY_IDLE_MS"),
