@@ -26,6 +26,9 @@ const nextConfig = {
     // Route modules load on their first request instead of all at start: about 15 MB less at rest
     // (docs/benchmarks.md#memory); the first request to each page pays for its load.
     preloadEntriesOnStart: false,
+    // Next's own default, stated because proxy.ts refuses a larger declared body with a 413 first
+    // (lib/security/action-body.ts: ACTION_BODY_LIMIT_BYTES); Next itself would answer 500.
+    serverActions: { bodySizeLimit: "1mb" },
   },
   typedRoutes: false,
   // `npm test` type-checks the whole tree (tsc --noEmit) before anything else; a second check inside

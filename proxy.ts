@@ -5,7 +5,9 @@
 //  2. The session cookie's idle timeout slides: a page request re-issues a cookie older than a minute.
 //  3. A page address that does not decode (`/runs/%E0%A4%A`) is a 400 with a readable page
 //     (lib/security/malformed-url.ts), not Next.js's bare 500; a machine API path, a JSON 400.
-//  4. A console URL opened without a session cookie — typically a receipt link from a review packet —
+//  4. A server action whose declared body is past the limit is a 413 with a readable message
+//     (lib/security/action-body.ts), before Next reads it and answers 500.
+//  5. A console URL opened without a session cookie — typically a receipt link from a review packet —
 //     goes to sign-in and comes back to the same URL afterwards. This only looks for the cookie; whether
 //     the session is valid, and what its member may see, is decided by every page, action and route
 //     from the database (lib/dal/session.ts).
@@ -16,6 +18,7 @@ import { authSecret } from "./lib/auth/secret";
 import { setting } from "./lib/config";
 import { isMalformedPath, malformedUrlPage } from "./lib/security/malformed-url";
 import { badRequest } from "./lib/errors";
+import { actionBodyRefusal } from "./lib/security/action-body";
 
 const SESSION_COOKIE = /^(__Secure-)?next-auth\.session-token(\.\d+)?$/;
 const CONSOLE = /^\/(runs|barriers|receipts|reconciliations|audit|keys|webhooks|people|account)(\/|$)/;
@@ -36,7 +39,10 @@ export async function proxy(req: NextRequest) {
   const nonce = newNonce();
   const headers = securityHeaders({ nonce, https, dev: process.env.NODE_ENV === "development" });
   let res: NextResponse;
-  if (isMalformedPath(path)) {
+  const tooBig = actionBodyRefusal(req.method, req.headers);
+  if (tooBig) {
+    res = new NextResponse(tooBig.message, { status: tooBig.status, headers: { "content-type": "text/plain" } });
+  } else if (isMalformedPath(path)) {
     // Nothing can be found at an address that does not decode: 400 and the console's error page, not
     // the bare 500 Next.js answers when it fails to decode the route parameters.
     res = new NextResponse(malformedUrlPage(), { status: 400, headers: { "content-type": "text/html; charset=utf-8" } });

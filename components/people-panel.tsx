@@ -1,9 +1,15 @@
 "use client";
-// People: change a member's role, remove a member, disable or re-enable a user (admins only; the
-// server refuses anyone else, whatever this page shows).
+// People: change a member's role, remove a member, disable or re-enable a membership in this team or a
+// user everywhere (admins only; the server refuses anyone else, and a user-wide change unless the admin
+// administers every team of that user, whatever this page shows).
 import { useRouter } from "next/navigation";
 import { useState } from "react";
-import { removeMemberAction, setMemberRoleAction, setUserDisabledAction } from "@/app/(console)/people/actions";
+import {
+  removeMemberAction,
+  setMemberRoleAction,
+  setMembershipDisabledAction,
+  setUserDisabledAction,
+} from "@/app/(console)/people/actions";
 import type { MemberView } from "@/lib/dal/members";
 
 const ROLES = ["viewer", "operator", "manager", "admin"] as const;
@@ -50,7 +56,7 @@ export function PeoplePanel({ members, me }: { members: MemberView[]; me: string
                 <select
                   aria-label={`Role of ${m.email}`}
                   value={m.role}
-                  disabled={busy === m.userId}
+                  disabled={busy === m.userId || m.disabled}
                   onChange={(e) => act(m.userId, () => setMemberRoleAction({ userId: m.userId, role: e.target.value }))}
                 >
                   {ROLES.map((r) => (
@@ -60,7 +66,7 @@ export function PeoplePanel({ members, me }: { members: MemberView[]; me: string
                   ))}
                 </select>
               </td>
-              <td>{m.disabled ? "disabled" : "active"}</td>
+              <td>{m.userDisabled ? "disabled everywhere" : m.disabled ? "disabled in this team" : "active"}</td>
               <td>
                 {m.userId === me ? (
                   <span className="muted">you</span>
@@ -70,9 +76,18 @@ export function PeoplePanel({ members, me }: { members: MemberView[]; me: string
                       type="button"
                       className="btn"
                       disabled={busy === m.userId}
-                      onClick={() => act(m.userId, () => setUserDisabledAction({ userId: m.userId, disabled: !m.disabled }))}
+                      onClick={() => act(m.userId, () => setMembershipDisabledAction({ userId: m.userId, disabled: !m.disabled }))}
                     >
-                      {m.disabled ? "Enable" : "Disable"}
+                      {m.disabled ? "Enable in team" : "Disable in team"}
+                    </button>{" "}
+                    <button
+                      type="button"
+                      className="btn"
+                      disabled={busy === m.userId}
+                      title="Every team the user belongs to: needs admin of each of them"
+                      onClick={() => act(m.userId, () => setUserDisabledAction({ userId: m.userId, disabled: !m.userDisabled }))}
+                    >
+                      {m.userDisabled ? "Enable everywhere" : "Disable everywhere"}
                     </button>{" "}
                     <button
                       type="button"

@@ -40,7 +40,10 @@ function registry(): Registered[] {
   };
   return Object.entries(m.node).map(([id, e]) => {
     if (!e.filename || !e.exportedName) throw new Error(`action ${id} has no module/export in the manifest`);
-    return { id, key: `${e.filename.replaceAll("\\", "/")}#${e.exportedName}`, worker: Object.keys(e.workers).sort()[0]! };
+    // Paths are relative to Turbopack's root, which may be a folder above this checkout (a shared node_modules).
+    const file = e.filename.replaceAll("\\", "/");
+    const mod = file.startsWith("app/") ? file : file.slice(file.indexOf("/app/") + 1);
+    return { id, key: `${mod}#${e.exportedName}`, worker: Object.keys(e.workers).sort()[0]! };
   });
 }
 
@@ -284,6 +287,13 @@ const MATRIX: Record<string, Entry> = {
     input: async (team) => ({ userId: (await newMember(team, "viewer", "promotable")).id, role: "operator" }),
     target: (i) => ["memberships", "user_id", String(i.userId)],
   },
+  "app/(console)/people/actions.ts#setMembershipDisabledAction": {
+    permission: "member.manage",
+    crossTeam: "id",
+    input: async (team) => ({ userId: (await newMember(team, "viewer", "suspendable")).id, disabled: true }),
+    target: (i) => ["memberships", "user_id", String(i.userId)],
+  },
+  // A member of this team only, so the team's admin is an admin of every team of the user.
   "app/(console)/people/actions.ts#setUserDisabledAction": {
     permission: "member.manage",
     crossTeam: "id",
@@ -502,6 +512,7 @@ const COUNTED: Record<string, string> = {
   webhook_endpoints: "webhook_endpoints",
   webhook_deliveries: "webhook_deliveries WHERE endpoint_id LIKE 'whk_matrix%'",
   memberships: "memberships",
+  disabled_memberships: "disabled_memberships",
   users: "users",
   reconciliations: "reconciliations",
   saved_views: "saved_views",

@@ -18,6 +18,7 @@ import { enableKeyCache, disableKeyCache } from "./key-cache";
 import { controlListener } from "../abort/listener";
 import { clientAddress, trustedProxies } from "../security/client-address";
 import { setting } from "../config";
+import { httpTimeoutOptions, watchBodyIdle } from "../start/http-timeouts.mjs";
 
 type Handler = ((req: Request, ctx: { params: Promise<Record<string, string>> }) => Promise<Response> | Response) & { apiCore?: ApiCore };
 type Seg = { kind: "static"; value: string } | { kind: "param"; name: string } | { kind: "rest"; name: string };
@@ -233,7 +234,13 @@ export async function startApiServer(opts: ApiServerOptions = {}): Promise<ApiSe
     }
   }
 
-  const server = http.createServer(async (req, res) => {
+  // How long a client may take to send a request (lib/start/http-timeouts.mjs).
+  const timeouts = {
+    headersMs: setting("QUIESCE_HTTP_HEADERS_TIMEOUT_MS"),
+    requestMs: setting("QUIESCE_HTTP_REQUEST_TIMEOUT_MS"),
+    bodyIdleMs: setting("QUIESCE_HTTP_BODY_IDLE_MS"),
+  };
+  const server = http.createServer(httpTimeoutOptions(timeouts), async (req, res) => {
     // A client that goes away aborts the request's signal. The controller is made only when a handler
     // asks for the signal (event streams, Web-Request handlers): the gate's JSON answers never do, and one
     // AbortController per call was ≈ 2.5 % of the API process's busy time under gate load.
@@ -370,6 +377,7 @@ export async function startApiServer(opts: ApiServerOptions = {}): Promise<ApiSe
   // Idle keep-alive sockets must be closed by the client (undici: ~4 s), never by the server first:
   // a server that closes a socket the client is just reusing causes spurious ECONNRESETs.
   server.keepAliveTimeout = 65_000;
+  watchBodyIdle(server, timeouts.bodyIdleMs);
   const host = opts.host ?? "127.0.0.1";
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);

@@ -170,7 +170,13 @@ function checkDeclaredLength(req: ApiRequest): void {
 
 /** Reads the body up to the limit (a chunked body is never buffered whole) and parses it as JSON. */
 async function readJsonBody(req: ApiRequest): Promise<unknown> {
-  const text = await req.bodyText(MAX_BODY_BYTES);
+  let text: string | null;
+  try {
+    text = await req.bodyText(MAX_BODY_BYTES);
+  } catch {
+    // The client went away mid-body (or was cut off by the request bounds): its fault, not a server error to log.
+    throw badRequest("body: the connection closed before the whole body arrived");
+  }
   if (text === null) throw tooLarge();
   if (text.trim() === "") return {};
   let json: unknown;

@@ -255,6 +255,18 @@ export const CONFIG = {
     group: "server",
     doc: "Live streams re-check the caller's authority this often and close when it is gone (ms).",
   }),
+  QUIESCE_HTTP_HEADERS_TIMEOUT_MS: int(1_000, 120_000, 10_000, {
+    group: "server",
+    doc: "The web app and the API process close a connection whose request headers have not all arrived this long after it opened (ms; 408).",
+  }),
+  QUIESCE_HTTP_REQUEST_TIMEOUT_MS: int(1_000, 600_000, 30_000, {
+    group: "server",
+    doc: "…and one whose whole request (headers and body) has not arrived this long after it began (ms; 408). Receiving only: a long answer such as an event stream is not cut.",
+  }),
+  QUIESCE_HTTP_BODY_IDLE_MS: int(1_000, 600_000, 10_000, {
+    group: "server",
+    doc: "…and one whose request body sends nothing for this long (ms).",
+  }),
   HOST: text({ group: "server", doc: "Interface `npm start` binds the web app to." }, "127.0.0.1"),
   QUIESCE_QUOTA_RUNS_PER_MINUTE: int(0, 1_000_000, 600, {
     group: "server",

@@ -104,13 +104,16 @@ export async function setUserPasswordHash(p: Principal, userId: string, password
   });
 }
 
-/** Adds the membership when missing; an existing membership keeps its role (the seed never demotes). */
+/** Adds the membership when missing; an existing membership keeps its role (the seed never demotes) and a disabled one stays disabled. */
 export async function ensureMembership(
   p: Principal,
   input: { teamId: string; userId: string; role: Role },
 ): Promise<{ role: Role; created: boolean }> {
   requireSystem(p);
   return prisma().$transaction(async (tx) => {
+    // A membership an admin disabled stays disabled: only enabling it (lib/dal/members.ts) brings it back.
+    const disabled = await tx.disabledMembership.findUnique({ where: { teamId_userId: { teamId: input.teamId, userId: input.userId } } });
+    if (disabled) return { role: disabled.role as Role, created: false };
     const inserted = await tx.$queryRawUnsafe<{ id: string }[]>(
       `INSERT INTO memberships (id, team_id, user_id, role) VALUES ($1, $2, $3, $4::"Role")
        ON CONFLICT (team_id, user_id) DO NOTHING RETURNING id`,

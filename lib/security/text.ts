@@ -26,25 +26,38 @@ export interface UnsafeField {
   message: string;
 }
 
-/** The first string (value or object key) under `value` that is refused, named by its path. */
-export function findUnsafeText(value: unknown, where: string, depth = 0): UnsafeField | null {
-  if (typeof value === "string") {
-    const why = unsafeTextReason(value);
-    return why ? { field: where, message: why } : null;
-  }
-  if (value === null || typeof value !== "object" || depth > 64) return null;
-  if (Array.isArray(value)) {
-    for (let i = 0; i < value.length; i++) {
-      const hit = findUnsafeText(value[i], `${where}.${i}`, depth + 1);
-      if (hit) return hit;
+/** JSON nested deeper than this is refused: no honest caller needs it, and deeper still, PostgreSQL's
+ * jsonb input and any recursive walk run out of stack (a 500 instead of a 400). */
+export const MAX_JSON_DEPTH = 64;
+
+/**
+ * The first string (value or object key) under `value` that is refused, named by its path, or the first
+ * object or array nested deeper than MAX_JSON_DEPTH. An explicit stack, not recursion: every level is
+ * checked, however deep, without a stack of our own to exhaust.
+ */
+export function findUnsafeText(value: unknown, where: string): UnsafeField | null {
+  const stack: { value: unknown; path: string; depth: number }[] = [{ value, path: where, depth: 0 }];
+  for (let top = stack.pop(); top; top = stack.pop()) {
+    const { value: v, path, depth } = top;
+    if (typeof v === "string") {
+      const why = unsafeTextReason(v);
+      if (why) return { field: path, message: why };
+      continue;
     }
-    return null;
-  }
-  for (const [k, v] of Object.entries(value)) {
-    const keyWhy = unsafeTextReason(k);
-    if (keyWhy) return { field: `${where}.${JSON.stringify(k)}`, message: `field name ${keyWhy}` };
-    const hit = findUnsafeText(v, `${where}.${k}`, depth + 1);
-    if (hit) return hit;
+    if (v === null || typeof v !== "object") continue;
+    if (depth >= MAX_JSON_DEPTH) return { field: path, message: `nested deeper than ${MAX_JSON_DEPTH} levels` };
+    // Pushed in reverse, so values are visited in document order.
+    const children: { value: unknown; path: string; depth: number }[] = [];
+    if (Array.isArray(v)) {
+      for (let i = 0; i < v.length; i++) children.push({ value: v[i], path: `${path}.${i}`, depth: depth + 1 });
+    } else {
+      for (const [k, child] of Object.entries(v)) {
+        const keyWhy = unsafeTextReason(k);
+        if (keyWhy) return { field: `${path}.${JSON.stringify(k)}`, message: `field name ${keyWhy}` };
+        children.push({ value: child, path: `${path}.${k}`, depth: depth + 1 });
+      }
+    }
+    for (let i = children.length - 1; i >= 0; i--) stack.push(children[i]!);
   }
   return null;
 }

@@ -2,6 +2,7 @@
 // the companion CLI commands are registered in bin/commands/index.ts right now. Other parts of Quiesce
 // register barrier-worker, provider-sim and demo as they land; start picks them up without changes.
 import path from "node:path";
+import { pathToFileURL } from "node:url";
 import type { DemoKeyRole } from "../seed/demo-keys-file";
 import { setting } from "../config";
 
@@ -101,6 +102,19 @@ export function demoEnabled(flagNoDemo: boolean | undefined, env: Env): boolean 
   return setting("QUIESCE_DEMO", env);
 }
 
+/**
+ * `next start` makes its own http server: this preload (node --import) gives it the request bounds the
+ * API process has (lib/start/http-timeouts.mjs), read from the settings here.
+ */
+export function httpBoundsImport(root: string, env: Env = process.env): string[] {
+  const bounds = new URLSearchParams({
+    headers: String(setting("QUIESCE_HTTP_HEADERS_TIMEOUT_MS", env)),
+    request: String(setting("QUIESCE_HTTP_REQUEST_TIMEOUT_MS", env)),
+    idle: String(setting("QUIESCE_HTTP_BODY_IDLE_MS", env)),
+  });
+  return ["--import", `${pathToFileURL(path.join(root, "lib", "start", "http-timeouts.mjs")).href}?${bounds}`];
+}
+
 export function planChildren(root: string, registered: readonly string[], opts: StartOptions): ChildSpec[] {
   const node = process.execPath;
   const nextBin = path.join(root, "node_modules", "next", "dist", "bin", "next");
@@ -109,9 +123,10 @@ export function planChildren(root: string, registered: readonly string[], opts: 
   // Every child ends itself if `npm start` dies without stopping it (lib/start/exit-with-parent.mjs).
   const watchdog = ["--import", path.join(root, "lib", "start", "exit-with-parent.mjs")];
   // Production: Next behind the project's front (lib/start/web-front.ts), which decides each request's
-  // source address from the socket; it takes `next start`'s arguments. `--dev`: Next's own dev server.
+  // source address from the socket and bounds how long a client may take to send a request; it takes
+  // `next start`'s arguments. `--dev`: Next's own dev server, with the same bounds preloaded.
   const web = opts.dev
-    ? [nextBin, "dev"]
+    ? [...httpBoundsImport(root), nextBin, "dev"]
     : [
         ...(opts.builtDir ? [path.join(opts.builtDir, "web.mjs")] : ["--import", "tsx", path.join(root, "lib", "start", "web-main.ts")]),
         "start",

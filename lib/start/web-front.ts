@@ -9,6 +9,7 @@ import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { clientAddress, normalizeAddress, trustedProxies } from "../security/client-address";
 import { setting } from "../config";
+import { httpTimeoutOptions, watchBodyIdle } from "./http-timeouts.mjs";
 
 /** Forwarding headers a client may send; only the address decided here reaches Next. */
 const FORWARDING = ["forwarded", "x-forwarded-for", "x-real-ip", "x-forwarded-host", "x-forwarded-proto", "x-forwarded-port"];
@@ -59,10 +60,17 @@ export async function startWebFront(opts: {
     closeApp = () => app.close();
   }
   const h = handle;
-  const server = http.createServer((req, res) => {
+  // How long a client may take to send a request, as on the API process (lib/start/http-timeouts.mjs).
+  const bounds = {
+    headersMs: setting("QUIESCE_HTTP_HEADERS_TIMEOUT_MS"),
+    requestMs: setting("QUIESCE_HTTP_REQUEST_TIMEOUT_MS"),
+    bodyIdleMs: setting("QUIESCE_HTTP_BODY_IDLE_MS"),
+  };
+  const server = http.createServer(httpTimeoutOptions(bounds), (req, res) => {
     stampClientAddress(req);
     void h(req, res);
   });
+  watchBodyIdle(server, bounds.bodyIdleMs);
   if (upgrade) {
     const u = upgrade;
     server.on("upgrade", (req: http.IncomingMessage, socket, head: Buffer) => {

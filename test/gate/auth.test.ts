@@ -1,6 +1,6 @@
 // The gate authenticates inside its SQL function; this proves its key rules mirror
 // lib/control/authz.ts isAllowed(caller, "gate.ask") for every kind × role × scope combination,
-// and that an operator key follows its user's CURRENT role.
+// and that an operator key follows its user's CURRENT role (and membership: a disabled one is none).
 import { afterAll, expect, test } from "vitest";
 import { prisma } from "../../lib/db/prisma";
 import { closePool } from "../../lib/db/pool";
@@ -8,6 +8,7 @@ import { ACTIONS, isAllowed } from "../../lib/control/authz";
 import { KEY_KINDS, ROLES, type Role } from "../../lib/control/types";
 import { gateCheck } from "../../lib/gate";
 import { makeKey, makeRun, makeTeam, makeUser, opKey } from "../support/fixtures";
+import { setMembershipDisabled } from "../../lib/dal/members";
 
 afterAll(async () => {
   await closePool();
@@ -52,4 +53,24 @@ test("an operator key carries its user's current role: demoting the user disarms
   expect(await ask()).toMatchObject({ ok: true, decision: "allow" });
   await prisma().membership.updateMany({ where: { teamId: team.teamId, userId }, data: { role: "operator" } });
   expect(await ask()).toMatchObject({ ok: false, code: "forbidden" });
+});
+
+test("an admin's operator key stops at the gate when their membership in the key's team is disabled, and not in another team", async () => {
+  const team = await makeTeam();
+  const other = await makeTeam();
+  const run = await makeRun(team.teamId);
+  const otherRun = await makeRun(other.teamId);
+  const { userId } = await makeUser(team.teamId, "admin");
+  await makeUser(team.teamId, "admin"); // the team keeps an active admin
+  await prisma().membership.create({ data: { id: `mem_${opKey("gate")}`, teamId: other.teamId, userId, role: "admin" } });
+  const key = await makeKey(team.teamId, { kind: "operator", userId });
+  const otherKey = await makeKey(other.teamId, { kind: "operator", userId });
+  const ask = (k: { hash: string }, r: { runId: string; leaseId: string }) =>
+    gateCheck({ keyHash: k.hash, runId: r.runId, leaseId: r.leaseId, epoch: 1, operationId: opKey(), tool: "t" });
+  expect(await ask(key, run)).toMatchObject({ ok: true, decision: "allow" });
+  await setMembershipDisabled({ type: "system", name: "gate-test" }, { teamId: team.teamId, userId, disabled: true });
+  expect(await ask(key, run)).toMatchObject({ ok: false, code: "forbidden" });
+  expect(await ask(otherKey, otherRun)).toMatchObject({ ok: true, decision: "allow" });
+  await setMembershipDisabled({ type: "system", name: "gate-test" }, { teamId: team.teamId, userId, disabled: false });
+  expect(await ask(key, run)).toMatchObject({ ok: true, decision: "allow" });
 });

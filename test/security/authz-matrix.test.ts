@@ -185,7 +185,7 @@ beforeAll(async () => {
   await prisma().user.create({ data: { id: disabledId, email: `disabled.${disabledId.toLowerCase()}@matrix.test`, name: "disabled" } });
   await prisma().membership.create({ data: { id: newId("mem"), teamId: w.a.teamId, userId: disabledId, role: "admin" } });
   const disabled = await createApiKey(SYSTEM, { teamId: w.a.teamId, kind: "operator", name: "disabled", userId: disabledId });
-  await setUserDisabled(SYSTEM, { teamId: w.a.teamId, userId: disabledId, disabled: true });
+  await setUserDisabled(SYSTEM, { userId: disabledId, disabled: true });
   // The third kind of caller: a key of the same team, of the same kind, that holds nothing.
   const agent2 = await createApiKey(SYSTEM, { teamId: w.a.teamId, kind: "agent", name: "agent-2" });
   const key = (kind: "agent" | "worker" | "gateway"): Caller => ({ type: "key", kind, role: null, scopes: [] });

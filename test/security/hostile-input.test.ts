@@ -63,6 +63,62 @@ describe("NUL and lone surrogates", () => {
     expect(await snapshot(w.a.teamId)).toEqual(before);
   });
 
+  test("at any depth (past 64 levels too) in complete.detail: 400 on the API process and through Next's handler; deeper JSON 400", async () => {
+    const agent = w.client(w.a.keys.agent);
+    const run = await agent.createRun({ taskId: "nul-deep" });
+    const g = await agent.gate({ runId: run.runId, leaseId: run.leaseId, epoch: run.epoch, operationId: "op-nul-deep", tool: "t" });
+    expect(g.decision).toBe("allow");
+    const before = await snapshot(w.a.teamId);
+    const nested = (depth: number, leaf: unknown): unknown => {
+      let v = leaf;
+      for (let i = 0; i < depth; i++) v = { a: v };
+      return v;
+    };
+    // 63 levels under body.detail's "a": the deepest a body may go, NUL at the bottom.
+    const deepNul = { outcome: "succeeded", detail: nested(62, "x\u0000") };
+    const tooDeep = { outcome: "succeeded", detail: nested(70, "x\u0000") };
+    const wayTooDeep = `{"outcome":"succeeded","detail":${"[".repeat(100_000)}${"]".repeat(100_000)}}`;
+    const path = "/api/v1/operations/op-nul-deep/complete";
+    // Next calls the route module's exported handler with a Web Request: the web port's path.
+    const { POST } = (await import("../../app/api/v1/operations/[operationId]/complete/route")) as unknown as {
+      POST: (req: Request, ctx: { params: Promise<Record<string, string>> }) => Promise<Response>;
+    };
+    const viaNext = async (text: string) => {
+      const res = await POST(
+        new Request(`http://localhost${path}`, {
+          method: "POST",
+          headers: { authorization: `Bearer ${w.a.keys.agent}`, "content-type": "application/json" },
+          body: text,
+        }),
+        { params: Promise.resolve({ operationId: "op-nul-deep" }) },
+      );
+      return { status: res.status, json: (await res.json()) as { error: { message: string } } };
+    };
+    for (const send of [(t: string) => rawText("POST", path, w.a.keys.agent, t), viaNext]) {
+      const r = await send(JSON.stringify(deepNul));
+      expect(r.status).toBe(400);
+      expect(r.json.error.message).toBe(`body.detail${".a".repeat(62)}: must not contain a NUL character`);
+      const d = await send(JSON.stringify(tooDeep));
+      expect(d.status).toBe(400);
+      expect(d.json.error.message).toBe(`body.detail${".a".repeat(63)}: nested deeper than 64 levels`);
+      const dd = await send(wayTooDeep);
+      expect(dd.status).toBe(400);
+      expect(dd.json.error.message).toContain("nested deeper than 64 levels");
+    }
+    expect(await snapshot(w.a.teamId)).toEqual(before);
+  });
+
+  test("at any depth in a server action's argument: the refusal shape naming the field, before the session is read", async () => {
+    const { setMemberRoleAction } = await import("../../app/(console)/people/actions");
+    let deep: unknown = "x\u0000";
+    for (let i = 0; i < 80; i++) deep = [deep];
+    expect(await setMemberRoleAction({ userId: "u", role: "viewer", extra: deep })).toEqual({
+      ok: false,
+      code: "bad_request",
+      message: `extra${".0".repeat(63)}: nested deeper than 64 levels`,
+    });
+  });
+
   test("in a path id: 400 naming the parameter", async () => {
     for (const [method, path] of [
       ["GET", "/api/v1/runs/a%00b"],

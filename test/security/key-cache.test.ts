@@ -1,6 +1,6 @@
 // The API process's cache of verified API keys (lib/api/key-cache.ts, docs/security.md#api-key-cache)
 // against real PostgreSQL: every change that takes authority away from a key (revoked, role changed,
-// user disabled, membership removed) empties the cache through the `quiesce_auth` notice; a read that
+// user disabled, membership disabled or removed) empties the cache through the `quiesce_auth` notice; a read that
 // a notice overtakes, or a refused read of the same key, is not cached; while the LISTEN connection is down the cache is not used; expiry
 // is checked on every use. Then a real `quiesce api` process with the cache on, raced by this process
 // revoking and demoting: every request that began after the change returned plus the bound is refused,
@@ -12,7 +12,7 @@ import { spawn, type ChildProcess } from "node:child_process";
 import { ControlListener } from "../../lib/db/listen";
 import { KeyCache } from "../../lib/api/key-cache";
 import { verifyKeyHash, revokeApiKey } from "../../lib/dal/api-keys";
-import { removeMember, setMemberRole, setUserDisabled } from "../../lib/dal/members";
+import { removeMember, setMemberRole, setMembershipDisabled, setUserDisabled } from "../../lib/dal/members";
 import { pool } from "../../lib/db/pool";
 import { prisma } from "../../lib/db/prisma";
 import { sleep, waitFor } from "../../lib/wait";
@@ -65,7 +65,7 @@ describe("the cache in one process, against PostgreSQL", () => {
     }
   });
 
-  test("a role change, a disabled user and a removed membership each empty it; the next read carries the new role", async () => {
+  test("a role change, a disabled user, a disabled membership and a removed membership each empty it; the next read carries the new role", async () => {
     const { teamId, userId, key } = await operatorKey();
     const c = await newCache();
     try {
@@ -74,11 +74,19 @@ describe("the cache in one process, against PostgreSQL", () => {
       await emptied(c);
       expect((await c.principal(key.hash))?.role).toBe("viewer");
 
-      await setUserDisabled(SYSTEM, { teamId, userId, disabled: true });
+      await setUserDisabled(SYSTEM, { userId, disabled: true });
       await emptied(c);
       expect((await c.principal(key.hash))?.role).toBeNull();
 
-      await setUserDisabled(SYSTEM, { teamId, userId, disabled: false });
+      await setUserDisabled(SYSTEM, { userId, disabled: false });
+      await emptied(c);
+      expect((await c.principal(key.hash))?.role).toBe("viewer");
+
+      await setMembershipDisabled(SYSTEM, { teamId, userId, disabled: true });
+      await emptied(c);
+      expect((await c.principal(key.hash))?.role).toBeNull();
+
+      await setMembershipDisabled(SYSTEM, { teamId, userId, disabled: false });
       await emptied(c);
       expect((await c.principal(key.hash))?.role).toBe("viewer");
 
@@ -323,11 +331,7 @@ describe("the API process with the cache on, raced from this process", () => {
     );
     const b = await operatorKey();
     const runB = await makeRun(b.teamId);
-    check(
-      await race(get(b.key.secret, runB), () => setUserDisabled(SYSTEM, { teamId: b.teamId, userId: b.userId, disabled: true })),
-      200,
-      403,
-    );
+    check(await race(get(b.key.secret, runB), () => setUserDisabled(SYSTEM, { userId: b.userId, disabled: true })), 200, 403);
   }, 60_000);
 
   test("with the notice suppressed, the hard age alone still refuses a revoked key within the bound", async () => {

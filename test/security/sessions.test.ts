@@ -73,10 +73,10 @@ describe("a copied session ends on the next request after", () => {
 
   test("disabling the user (who then cannot sign in either); re-enabling allows a new sign-in only", async () => {
     const copy = await signIn();
-    await setUserDisabled(admin(), { teamId, userId, disabled: true });
+    await setUserDisabled(admin(), { userId, disabled: true });
     expect(await state(copy)).toBe("signed_out");
     await expect(signIn()).rejects.toThrow("sign-in refused");
-    await setUserDisabled(admin(), { teamId, userId, disabled: false });
+    await setUserDisabled(admin(), { userId, disabled: false });
     expect(await state(copy)).toBe("signed_out");
     expect(await state(await signIn())).toBe("ok");
   });
@@ -116,7 +116,7 @@ test("a role change applies on the next request; every change is audited", async
 test("the team keeps its last admin; an admin cannot disable themself", async () => {
   await expect(setMemberRole(admin(), { teamId, userId: adminId, role: "viewer" })).rejects.toMatchObject({ code: "conflict" });
   await expect(removeMember(admin(), { teamId, userId: adminId })).rejects.toMatchObject({ code: "conflict" });
-  await expect(setUserDisabled(admin(), { teamId, userId: adminId, disabled: true })).rejects.toMatchObject({ code: "conflict" });
+  await expect(setUserDisabled(admin(), { userId: adminId, disabled: true })).rejects.toMatchObject({ code: "conflict" });
 });
 
 test("people administration is admin-only and team-scoped", async () => {

@@ -15,7 +15,7 @@ export default async function PeoplePage() {
         <h1 id="people-page-title">People</h1>
         <p className="muted">
           Members of team <strong>{s.team.name}</strong>. Every change is audited; removing or disabling someone ends their sessions at
-          once.
+          once. Disabling in this team leaves their other teams alone; disabling everywhere needs admin of every team they belong to.
         </p>
       </div>
       <PeoplePanel members={members} me={s.user.id} />

@@ -16,9 +16,16 @@ export async function actorLabels(p: Principal, actors: (string | null | undefin
     for (const m of a.matchAll(/user:(\S+)/g)) userIds.add(m[1]!);
     for (const m of a.matchAll(/key:(\S+)/g)) keyIds.add(m[1]!);
   }
-  const [members, keys] = await Promise.all([
+  const [members, disabledMembers, keys] = await Promise.all([
     userIds.size
       ? prisma().membership.findMany({
+          where: { teamId, userId: { in: [...userIds] } },
+          include: { user: { select: { id: true, email: true } } },
+        })
+      : [],
+    // A member whose membership is disabled is still named in the team's own history.
+    userIds.size
+      ? prisma().disabledMembership.findMany({
           where: { teamId, userId: { in: [...userIds] } },
           include: { user: { select: { id: true, email: true } } },
         })
@@ -27,7 +34,7 @@ export async function actorLabels(p: Principal, actors: (string | null | undefin
       ? prisma().apiKey.findMany({ where: { teamId, id: { in: [...keyIds] } }, select: { id: true, name: true, kind: true } })
       : [],
   ]);
-  const users = new Map(members.map((m) => [m.user.id, m.user.email]));
+  const users = new Map([...members, ...disabledMembers].map((m) => [m.user.id, m.user.email]));
   const keyNames = new Map(keys.map((k) => [k.id, `${k.kind} key “${k.name}”`]));
   const out: Record<string, string> = {};
   for (const a of list) {
