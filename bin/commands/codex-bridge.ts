@@ -1,4 +1,4 @@
-// `quiesce codex-bridge [--run <id>] -- <codex app-server command…>`: a JSON-RPC bridge between an
+// `quiesce codex-bridge [--run <id> [--lease <id>]] -- <codex app-server command…>`: a JSON-RPC bridge between an
 // app-server client (this process's stdin/stdout) and `codex app-server` (lib/adapters/codex-bridge).
 // stdout is the protocol channel: logs go to stderr; use `npm run --silent` or tsx directly.
 import type { Command } from "./types";
@@ -8,7 +8,7 @@ import { setting } from "../../lib/config";
 import { runBridge } from "../../lib/adapters/codex-bridge/bridge";
 
 const USAGE =
-  "quiesce codex-bridge [--run <parentRunId>] [--task <taskId>] [--url <url>] [--key <key>] -- <codex app-server command> [args…]";
+  "quiesce codex-bridge [--run <parentRunId>] [--lease <parentLeaseId>] [--task <taskId>] [--url <url>] [--key <key>] -- <codex app-server command> [args…]";
 
 export const codexBridgeCommand: Command = {
   summary: "Codex app-server bridge: every action asked of the gate (approval policy + sandbox imposed), turn/interrupt on kill",
@@ -17,14 +17,17 @@ export const codexBridgeCommand: Command = {
     const { flags, command, args } = splitWrappedCommand(argv, "app-server command (e.g. -- codex app-server)");
     const { values, positionals } = parseFlags(flags, {
       run: { type: "string" },
+      lease: { type: "string" },
       task: { type: "string" },
       url: { type: "string" },
       key: { type: "string" },
     });
     if (positionals.length) throw new UsageError(`unexpected argument: ${positionals[0]}`);
     if (values.run !== undefined && !values.run.trim()) throw new UsageError("--run: empty");
+    if (values.lease !== undefined && (!values.lease.trim() || values.run === undefined))
+      throw new UsageError("--lease: the parent run's lease id, with --run");
     const { cfg, client } = adapterSetup({ url: values.url, key: values.key });
     const maxHoldMs = setting("QUIESCE_CODEX_MAX_HOLD_MS");
-    return runBridge({ cfg, client, parentRunId: values.run, taskId: values.task, command, args, maxHoldMs });
+    return runBridge({ cfg, client, parentRunId: values.run, parentLeaseId: values.lease, taskId: values.task, command, args, maxHoldMs });
   },
 };

@@ -49,6 +49,9 @@ async function startGateway(opts: { url?: string } = {}): Promise<Gw> {
       "mcp-gateway",
       "--run",
       parent.runId,
+      // The gateway's key is not the parent's holder: the agent passes it the parent's lease.
+      "--lease",
+      parent.leaseId,
       "--",
       process.execPath,
       path.join(FIXTURES, "mcp-server.mjs"),

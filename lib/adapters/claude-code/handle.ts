@@ -213,7 +213,9 @@ export async function handleHookEvent(ctx: HookContext, input: HookInput): Promi
           if (reported) ctx.store.settled(input.session_id, operationId);
         }
         const b = ctx.store.read(input.session_id);
-        if (b) await ctx.client.finish(b.runId).catch(() => undefined);
+        // The session's process is gone: whatever of it still runs is abandoned (an unknown outcome for a
+        // person), never left running under a finished run.
+        if (b) await ctx.client.finish(b.runId, { abandon: true }).catch(() => undefined);
       }
       return { exitCode: 0 };
   }

@@ -36,6 +36,8 @@ export interface BridgeOptions {
   cfg: AdapterConfig;
   client: QuiesceClient;
   parentRunId?: string;
+  /** The parent's lease, when this key is not the parent run's holder (docs/security.md#holders). */
+  parentLeaseId?: string;
   taskId?: string;
   command: string;
   args: string[];
@@ -85,6 +87,7 @@ export async function runBridge(o: BridgeOptions): Promise<number> {
     cfg: o.cfg,
     client: o.client,
     parentRunId: o.parentRunId,
+    parentLeaseId: o.parentLeaseId,
     taskId: o.taskId,
     recheckMs: o.recheckMs,
     log,
@@ -162,6 +165,7 @@ export async function runBridge(o: BridgeOptions): Promise<number> {
         title: "Codex app-server client (direct calls)",
         harness: "codex",
         ...(o.parentRunId ? { parentRunId: o.parentRunId } : {}),
+        ...(o.parentLeaseId ? { parentLeaseId: o.parentLeaseId } : {}),
         native: { sessionId: `codex-bridge-${bridgeId}` },
       })
       .then(

@@ -32,6 +32,7 @@ export interface TrackerDeps {
   cfg: AdapterConfig;
   client: QuiesceClient;
   parentRunId?: string;
+  parentLeaseId?: string;
   taskId?: string;
   recheckMs?: number;
   log: (m: string) => void;
@@ -77,7 +78,7 @@ export class ThreadTracker {
           ...(t.forkedFrom
             ? { forkedFrom: sourceRunId ? { runId: sourceRunId } : { threadId: t.forkedFrom } }
             : this.d.parentRunId
-              ? { parentRunId: this.d.parentRunId }
+              ? { parentRunId: this.d.parentRunId, ...(this.d.parentLeaseId ? { parentLeaseId: this.d.parentLeaseId } : {}) }
               : {}),
           native: { sessionId: t.threadId, threadId: t.threadId, ...(turnId ? { turnId } : {}) },
         });
@@ -237,7 +238,8 @@ export class ThreadTracker {
     const runIds = [...this.threads.values()].flatMap((t) => (t.runId && !t.killed ? [t.runId] : []));
     await Promise.all(
       runIds.map((runId) =>
-        this.d.client.finish(runId).catch((err: unknown) => this.d.log(`cannot mark run ${runId} finished: ${describeError(err)}`)),
+        // The app-server is gone: anything of the thread still in progress is abandoned (unknown, for a person).
+        this.d.client.finish(runId, { abandon: true }).catch((err: unknown) => this.d.log(`cannot mark run ${runId} finished: ${describeError(err)}`)),
       ),
     );
   }
