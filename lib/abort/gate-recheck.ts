@@ -7,8 +7,8 @@ import type { Recheck } from "./tokens";
 
 export function gateRecheck(apiKeySecret: string): Recheck {
   const keyHash = hashKeySecret(apiKeySecret);
-  return async (operationId) => {
-    const r = await heartbeatCheck({ keyHash, operationId });
+  return async (operationId, target) => {
+    const r = await heartbeatCheck({ keyHash, operationId, leaseId: target.leaseId });
     if (r.ok) return { continue: r.continue, reason: r.reason };
     // A revoked key or a vanished operation is no authority to keep going (fail closed).
     return { continue: false, reason: r.code === "not_found" ? "missing_state" : r.code };

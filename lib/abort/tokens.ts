@@ -21,7 +21,8 @@ export interface RecheckAnswer {
   reason: string;
 }
 /** Asks the control plane about one running operation (heartbeat semantics). Throws when unreachable. */
-export type Recheck = (operationId: string) => Promise<RecheckAnswer>;
+/** `target` carries the operation's lease: the capability a worker that is not its holder presents. */
+export type Recheck = (operationId: string, target: TokenTarget) => Promise<RecheckAnswer>;
 
 /** Delivers wake-ups for a run's tree; resolves once live (nothing committed after can be missed). */
 export interface ControlFeed {
@@ -111,7 +112,7 @@ class Group {
       this.dirty = false;
       const rep = [...this.entries].find((e) => !e.reason);
       if (!rep) return;
-      const answer = await this.owner.askWithRetry(rep.target.operationId);
+      const answer = await this.owner.askWithRetry(rep.target);
       if (!answer) {
         this.abortAll("control_unreachable");
         return;
@@ -123,7 +124,7 @@ class Group {
   /** Re-check one operation (its own expiry came due). */
   async checkOne(entry: Entry): Promise<void> {
     if (entry.reason) return;
-    const answer = await this.owner.askWithRetry(entry.target.operationId);
+    const answer = await this.owner.askWithRetry(entry.target);
     if (!answer) this.abortAll("control_unreachable");
     else this.applyAnswer(answer, entry);
   }
@@ -221,11 +222,12 @@ export class AbortTokens {
   }
 
   /** null when the control plane stayed unreachable for every attempt. */
-  async askWithRetry(operationId: string): Promise<RecheckAnswer | null> {
+  async askWithRetry(target: TokenTarget): Promise<RecheckAnswer | null> {
+    const { operationId } = target;
     const attempts = this.opts.unreachableAttempts ?? 4;
     for (let i = 0; i < attempts; i++) {
       try {
-        return await this.opts.recheck(operationId);
+        return await this.opts.recheck(operationId, target);
       } catch (err) {
         this.opts.log?.(`[abort] re-check of ${operationId} failed (${(err as Error).message}); attempt ${i + 1}/${attempts}`);
         if (i < attempts - 1) await sleep(backoffDelay(i, { baseMs: 200, capMs: 5000 }));

@@ -221,12 +221,12 @@ describe("kill", { timeout: T }, () => {
     // The upstream saw the cancellation and never produced the effect.
     await until(() => existsSync(path.join(g.markers, "k1.cancelled")), "upstream cancellation");
     expect(existsSync(path.join(g.markers, "k1.done"))).toBe(false);
-    // The report reached the barrier as evidence: aborted, outcome unknown.
-    const settlement = await until(async () => {
-      const s = await prisma().settlement.findFirst({ where: { barrierId, operationId: op.id } });
-      const detail = s?.effectCheckDetail as { executor_report?: { outcome?: string } } | null;
-      return detail?.executor_report?.outcome === "aborted_unknown" ? s : null;
-    }, "executor report on the settlement");
+    // The report reached the barrier as the gateway's claim: aborted, outcome unknown.
+    await until(
+      async () => prisma().operationClaim.findFirst({ where: { operationId: op.id, outcome: "aborted_unknown" } }),
+      "the gateway's claim of an aborted call",
+    );
+    const settlement = await prisma().settlement.findFirstOrThrow({ where: { barrierId, operationId: op.id } });
     expect(settlement.stateAtBarrier).toBe("running");
     expect(await prisma().gateDecision.findFirst({ where: { operationId: op.operationId, source: "complete" } })).toMatchObject({
       decision: "deny",

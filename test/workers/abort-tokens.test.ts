@@ -138,8 +138,9 @@ describe("what else aborts, and what does not", () => {
       tool: "t",
     });
     const worker = w.client(w.a.keys.worker);
-    expect((await worker.admit(short)).decision).toBe("allow");
-    expect((await worker.admit(long)).decision).toBe("allow");
+    // The worker is not the run's holder: it presents the lease the job carried.
+    expect((await worker.admit(short, { leaseId: run.leaseId })).decision).toBe("allow");
+    expect((await worker.admit(long, { leaseId: run.leaseId })).decision).toBe("allow");
     const tokens = inProcessTokens();
     const a = await tokens.open({ runId: run.runId, leaseId: run.leaseId, epoch: run.epoch, operationId: short, expiresAt });
     const b = await tokens.open({ runId: run.runId, leaseId: run.leaseId, epoch: run.epoch, operationId: long });
@@ -156,8 +157,8 @@ describe("what else aborts, and what does not", () => {
     const dead = new QuiesceClient({ url: "http://127.0.0.1:9", apiKey: w.a.keys.worker, timeoutMs: 500 });
     const tokens = new AbortTokens({
       feed: listenFeed({ resolveRoot: async (runId) => (await agent.getRun(runId)).rootRunId, listener }),
-      recheck: async (op) => {
-        const r = await dead.heartbeat(op);
+      recheck: async (op, target) => {
+        const r = await dead.heartbeat(op, { leaseId: target.leaseId });
         return { continue: r.continue, reason: r.reason };
       },
       unreachableAttempts: 2,
@@ -175,8 +176,8 @@ describe("remote abort tokens (server-sent events + HTTP heartbeat)", () => {
     const worker = w.client(w.a.keys.worker);
     const tokens = new AbortTokens({
       feed: sseFeed(worker),
-      recheck: async (op) => {
-        const r = await worker.heartbeat(op);
+      recheck: async (op, target) => {
+        const r = await worker.heartbeat(op, { leaseId: target.leaseId });
         return { continue: r.continue, reason: r.reason };
       },
     });
@@ -194,9 +195,10 @@ describe("a kill notification naming the run is authority enough (a kill is term
     const agent = w.client(w.a.keys.agent);
     const worker = w.client(w.a.keys.worker);
     const asked: string[] = [];
-    const recheck = (via: string) => async (op: string) => {
+    const recheck = (via: string) => async (op: string, target: { leaseId: string }) => {
       asked.push(`${via}:${op}`);
-      const r = await worker.heartbeat(op);
+      // The worker is not the run's holder: it presents the lease its job carried.
+      const r = await worker.heartbeat(op, { leaseId: target.leaseId });
       return { continue: r.continue, reason: r.reason };
     };
     const local = new AbortTokens({

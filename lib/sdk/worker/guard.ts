@@ -25,16 +25,14 @@ export class WorkerGuard {
   readonly counts = new GuardCounters();
   private readonly tokens: AbortTokens;
   private readonly reporter: Reporter;
-  /** The lease each running job presents on its heartbeats (its stamp's). */
-  private readonly leases = new Map<string, string>();
 
   constructor(private readonly opts: WorkerGuardOptions) {
     this.reporter = new Reporter(opts.client, opts.journal, this.counts);
     const recheck: Recheck =
       opts.recheck ??
-      (async (op) => {
+      (async (op, target) => {
         try {
-          const r = await opts.client.heartbeat(op, { leaseId: this.leases.get(op) });
+          const r = await opts.client.heartbeat(op, { leaseId: target.leaseId });
           return { continue: r.continue, reason: r.reason };
         } catch (err) {
           const refused = refusal(err);
@@ -78,7 +76,6 @@ export class WorkerGuard {
     }
     try {
       // 1. Admit (hold → wait for a change, or the recheck interval, and ask again; the SDK's one hold loop).
-      this.leases.set(op, stamp.leaseId);
       const held = await askGate(() => this.admit(op, stamp.leaseId), {
         signal: runOpts.signal,
         wake: () => bell.signal,
@@ -148,7 +145,6 @@ export class WorkerGuard {
         token.close();
       }
     } finally {
-      this.leases.delete(op);
       unwatch();
     }
   }
