@@ -239,7 +239,9 @@ export class ThreadTracker {
     await Promise.all(
       runIds.map((runId) =>
         // The app-server is gone: anything of the thread still in progress is abandoned (unknown, for a person).
-        this.d.client.finish(runId, { abandon: true }).catch((err: unknown) => this.d.log(`cannot mark run ${runId} finished: ${describeError(err)}`)),
+        this.d.client
+          .finish(runId, { abandon: true })
+          .catch((err: unknown) => this.d.log(`cannot mark run ${runId} finished: ${describeError(err)}`)),
       ),
     );
   }

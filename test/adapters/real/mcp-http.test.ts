@@ -67,7 +67,18 @@ async function startGateway(): Promise<{ url: string; parentRunId: string }> {
   const parent = await w.agent.createRun({ taskId: "mcp-http", title: "agent using remote MCP" });
   const g = await spawnUntil(
     process.execPath,
-    ["bin/quiesce-adapter.mjs", "mcp-gateway", "--run", parent.runId, "--lease", parent.leaseId, "--listen", "127.0.0.1:0", "--upstream-url", upstreamUrl],
+    [
+      "bin/quiesce-adapter.mjs",
+      "mcp-gateway",
+      "--run",
+      parent.runId,
+      "--lease",
+      parent.leaseId,
+      "--listen",
+      "127.0.0.1:0",
+      "--upstream-url",
+      upstreamUrl,
+    ],
     { ...process.env, QUIESCE_URL: w.api.url, QUIESCE_API_KEY: w.gatewayKey },
     /serving MCP over Streamable HTTP at (\S+)/,
   );
