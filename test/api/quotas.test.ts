@@ -155,8 +155,9 @@ describe("unfinished operations per run", () => {
 
     // Once one of the three has ended, the run takes one more.
     const ended = created[1]!.json.operationId as string;
-    expect((await w.client(w.a.keys.worker).admit(ended)).decision).toBe("allow");
-    await w.client(w.a.keys.worker).complete(ended, { outcome: "succeeded" });
+    // The worker is not the run's holder: it presents the run's lease, as a job's stamp carries it.
+    expect((await w.client(w.a.keys.worker).admit(ended, { leaseId: run.leaseId })).decision).toBe("allow");
+    await w.client(w.a.keys.worker).complete(ended, { outcome: "succeeded", leaseId: run.leaseId });
     expect((await post(w.a.keys.agent, "/api/v1/operations", op(run, `quota-op-more-${run.runId}`))).status).toBe(201);
     expectQuota(await post(w.a.keys.agent, "/api/v1/operations", op(run, `quota-op-over-${run.runId}`)), null, 5);
   });

@@ -61,6 +61,7 @@ beforeAll(() => {
     ].join("\n"),
   );
   put("lib/start/prepare.ts", "console.log('prepare');\n");
+  put("lib/start/web-main.ts", "console.log('web');\n");
   put("app/api/v1/ping/route.ts", "export function GET() { return new Response('pong'); }\n");
 });
 afterAll(() => rmSync(fake, { recursive: true, force: true }));

@@ -40,7 +40,8 @@ afterAll(async () => {
   await Promise.allSettled(bridges.map((b) => b.close()));
   await fake?.close();
   await w?.api.close();
-  if (dir) rmSync(dir, { recursive: true, force: true });
+  // codex may still be writing its session files as its process exits: retry a non-empty folder.
+  if (dir) rmSync(dir, { recursive: true, force: true, maxRetries: 10, retryDelay: 200 });
   await closePool();
   await prisma().$disconnect();
 });
