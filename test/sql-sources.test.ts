@@ -1,5 +1,5 @@
 // Each SQL function's current definition lives in one source file, lib/<module>/sql/<function>.sql
-// (CONTRIBUTING.md#a-migration); a migration that changes a function copies that file. This checks the two
+// (CONTRIBUTING.md#a-sql-function); a migration that changes a function copies that file. This checks the two
 // agree — body, arguments and attributes, and SET settings — in the files and in a migrated database, and
 // that the check itself fails on each kind of drift (edited copies below).
 import { afterAll, beforeAll, describe, expect, test } from "vitest";

@@ -1,4 +1,4 @@
-// The SQL functions' source files (`lib/**/sql/<function>.sql`, CONTRIBUTING.md#a-migration) against what
+// The SQL functions' source files (`lib/**/sql/<function>.sql`, CONTRIBUTING.md#a-sql-function) against what
 // the migrations define: a small reader of PostgreSQL statements (comments, quoted strings and dollar
 // quotes skipped), enough to find each function's newest CREATE and the ALTER / DROP after it.
 import { readdirSync, readFileSync } from "node:fs";
