@@ -8,6 +8,7 @@ import { parseArgs } from "node:util";
 import { freshDatabase } from "./lib/fresh-database";
 import { markdown, saveResult, writeIntoDocs } from "./lib/report";
 import { gateSection } from "./gate";
+import { gateBatchOfOneSection } from "./gate-batch-of-one";
 import { killSection } from "./kill";
 import { abortSection } from "./abort";
 import { hookSection } from "./hook";
@@ -23,6 +24,7 @@ export type { BenchContext, BenchSection } from "./lib/section";
 
 const SECTIONS: BenchSection[] = [
   gateSection,
+  gateBatchOfOneSection,
   httpSection,
   killSection,
   abortSection,

@@ -1,7 +1,7 @@
 // The API process's cache of verified API keys (docs/security.md#api-key-cache): key hash → principal,
 // so an authenticated read, registration or event report does not pay the key lookup every time. What
 // bounds how long a change of authority can go unseen:
-//  - a notice: triggers on api_keys, memberships and users (prisma/migrations/20261203003200_auth_notify)
+//  - a notice: triggers on api_keys, memberships and users (function lib/db/sql/quiesce_auth_changed.sql)
 //    NOTIFY `quiesce_auth` when a key is revoked or changed, a role changes, a user is disabled or a
 //    key, membership or user is removed; this process's one LISTEN connection (lib/db/listen.ts) hears
 //    it and the whole cache is emptied;

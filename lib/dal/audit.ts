@@ -32,12 +32,12 @@ export async function appendAudit(tx: Tx, e: AuditInput): Promise<void> {
 export type RawQuery = <T = Record<string, unknown>>(sql: string, params: unknown[]) => Promise<T[]>;
 
 /**
- * THE append: one statement, the SQL function quiesce_append_audit (migrations 20261202002300 and
- * 20261203003000) — the team's audit lock, the predecessor's hash, the row and its hash, all inside the
- * server. Node no longer computes a hash to write; auditHash is kept for the verifier, which recomputes
- * every row from what is stored (lib/dal/audit.test.ts checks the two agree, floats and non-ASCII text
- * included). Taking the lock again in a transaction that already holds it (the kill's statement takes
- * it early) is a no-op. The name stays for callers that took the key themselves.
+ * THE append: one statement, the SQL function quiesce_append_audit (lib/dal/sql/quiesce_append_audit.sql) —
+ * the team's audit lock, the predecessor's hash, the row and its hash, all inside the server. Node no longer
+ * computes a hash to write; auditHash is kept for the verifier, which recomputes every row from what is
+ * stored (lib/dal/audit.test.ts checks the two agree, floats and non-ASCII text included). Taking the lock
+ * again in a transaction that already holds it (the kill's statement takes it early) is a no-op. The name
+ * stays for callers that took the key themselves.
  */
 export async function appendAuditLocked(q: RawQuery, e: AuditInput): Promise<void> {
   await q(`SELECT quiesce_append_audit($1, $2, $3, $4, $5::jsonb, $6::jsonb)::text AS id`, [
@@ -78,7 +78,7 @@ function jsonOrNull(v: unknown): string | null {
 
 /**
  * appendAudit, deferred to COMMIT, for hot paths driven from Node (run registration): the row is recorded
- * as an intent now, and a deferred trigger (prisma/migrations/20261202002300_gate_throughput) appends it
+ * as an intent now, and a deferred trigger (lib/dal/sql/quiesce_audit_intent_commit.sql) appends it
  * while COMMIT runs — same per-team lock, same previous-hash read, same hash as appendAudit (canonical
  * JSON in SQL, checked against auditHash by lib/dal/audit.test.ts) — and sends `notify` with it. The
  * team's audit lock is therefore taken and released inside the server, never held across a round trip

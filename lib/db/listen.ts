@@ -15,7 +15,7 @@ export type WakeHandler = (e: WakeEvent) => void;
 
 /**
  * The second channel on the same connection: a key, membership or user row whose authority changed
- * (revoked, role, disabled, removed). Sent by triggers (prisma/migrations/20261203003200_auth_notify),
+ * (revoked, role, disabled, removed). Sent by triggers (lib/db/sql/quiesce_auth_changed.sql),
  * read by the API process's key cache (lib/api/key-cache.ts), which forgets every verified key on it.
  */
 export const AUTH_CHANNEL = "quiesce_auth";

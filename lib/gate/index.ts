@@ -1,9 +1,9 @@
 // The gate's hot path (docs/architecture.md#the-gate): ONE round trip per decision. Everything — key authentication by
 // hash, the shared tree lock, the ancestry read, the decision, the operation's transition, the
 // gate_decisions row and, when the gate admits a breaker's probe, that transition's audit row — happens
-// inside the SQL function quiesce_gate (last replaced by prisma/migrations/20261204003300_gate_plans). This module only validates input, calls it through a named prepared
-// statement and maps its JSON answer. Concurrent `gate` calls on the default pool are decided in batches
-// (quiesce_gate_batch, GateBatcher below, docs/gate.md#batches). The pure oracle is lib/control/gate.ts.
+// inside the SQL function quiesce_gate (lib/gate/sql/quiesce_gate.sql). This module only validates input, calls
+// it through a named prepared statement and maps its JSON answer. Concurrent `gate` calls on the default pool
+// are decided in batches (quiesce_gate_batch, GateBatcher below, docs/gate.md#batches). The pure oracle is lib/control/gate.ts.
 import "server-only";
 import type pg from "pg";
 import { gatePool } from "../db/pool";
@@ -127,12 +127,12 @@ export async function callGateFunction(
   const row = res.rows[0];
   if (!row) throw new Error("quiesce_gate returned no row");
   // The gate's own breaker transition (it admitted the half-open probe) was audited and announced inside
-  // the same statement (prisma/migrations/20261204003300_gate_plans): nothing is left to do here.
+  // the same statement (lib/gate/sql/quiesce_gate.sql): nothing is left to do here.
   return row.r;
 }
 
 /**
- * The batch statement (quiesce_gate_batch, last replaced by prisma/migrations/20261204003300_gate_plans): arrays in, one answer per call out.
+ * The batch statement (quiesce_gate_batch, lib/gate/sql/quiesce_gate_batch.sql): arrays in, one answer per call out.
  * The answers come back as ONE json array (array_to_json), not as the function's jsonb[]: node-postgres
  * parses a jsonb[] with its character-by-character array parser, unescaping every quote of every answer
  * before JSON.parse sees it — ≈ 13× the client CPU of one JSON.parse of the same answers (231 vs 17 µs

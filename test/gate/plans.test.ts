@@ -104,7 +104,7 @@ test("after 5 000 runs are added under cached plans, a decision still reads a fe
   expect(single.leases).toBeLessThan(100);
 });
 
-// The batch function's plans are forced generic (20261205003400_gate_batch_generic_plans): left to its own
+// The batch function's plans are forced generic (lib/gate/sql/quiesce_gate_batch.sql): left to its own
 // choice, plpgsql re-planned statement 1 of a small batch on every call (≈ 0.27 ms each, measured with
 // pg_stat_statements; docs/gate.md#plans). A later CREATE OR REPLACE that forgets a SET clause drops the
 // setting silently; this fails then.

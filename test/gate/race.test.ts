@@ -14,7 +14,6 @@
 import { afterAll, expect, test } from "vitest";
 import { spawn, type ChildProcess } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
-import { readMigrations } from "../../lib/db/migrate";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { prisma } from "../../lib/db/prisma";
@@ -112,6 +111,9 @@ const allowIds = (tx: { $queryRawUnsafe: <R>(q: string, ...v: unknown[]) => Prom
     .$queryRawUnsafe<{ id: bigint }[]>("SELECT id FROM gate_decisions WHERE run_id = ANY($1) AND decision = 'allow' ORDER BY id", tree)
     .then((rows) => rows.map((r) => String(r.id)));
 
+/** The function's current definition (its source file, CONTRIBUTING.md#a-sql-function). */
+const gateSource = (name: string) => readFileSync(path.resolve(import.meta.dirname, `../../lib/gate/sql/${name}.sql`), "utf8");
+
 /**
  * Mutation check, opt-in: RACE_MUTANT=no-lock reinstalls quiesce_gate in THIS test database without its
  * shared tree lock, to show the assertions below catch the race the lock prevents (docs/gate.md).
@@ -119,14 +121,14 @@ const allowIds = (tx: { $queryRawUnsafe: <R>(q: string, ...v: unknown[]) => Prom
 async function installMutant(): Promise<void> {
   if (process.env.RACE_MUTANT === "no-lock-batch") {
     // the batch without its locks (the calls it hands to quiesce_gate still take theirs)
-    const sql = readMigrations().find((m) => m.name.endsWith("_gate_batch"))!.sql;
+    const sql = gateSource("quiesce_gate_batch");
     const mutant = sql.replace(/PERFORM pg_advisory_xact_lock_shared\((?:7114, )?t\.key\)/g, "PERFORM t.key");
     if (mutant === sql) throw new Error("mutant: batch lock statements not found");
     await prisma().$executeRawUnsafe(mutant);
     return;
   }
   if (process.env.RACE_MUTANT !== "no-lock") return;
-  const sql = readMigrations().find((m) => m.name.endsWith("_gate_function"))!.sql;
+  const sql = gateSource("quiesce_gate");
   const mutant = sql.replace(/PERFORM pg_advisory_xact_lock_shared\(hashtextextended\(v_root, 0\)\);/, "-- lock removed by RACE_MUTANT");
   if (mutant === sql) throw new Error("mutant: lock statement not found");
   await prisma().$executeRawUnsafe(mutant);

@@ -1,0 +1,178 @@
+CREATE OR REPLACE FUNCTION quiesce_gate_batch(
+    p_key_hash text[],
+    p_run_id text[],
+    p_lease_id text[],
+    p_epoch integer[],
+    p_operation_id text[],
+    p_tool text[],
+    p_new_op_id text[],       -- row ids for operations this batch creates
+    p_cooldown_ms integer,
+    p_probe_timeout_ms integer
+) RETURNS jsonb[]             -- answer i is the answer to call i, as quiesce_gate's
+LANGUAGE plpgsql
+VOLATILE
+SET enable_seqscan = off
+SET plan_cache_mode = force_generic_plan
+AS $fn$
+DECLARE
+    v_n integer := cardinality(p_operation_id);
+    v_cool interval := make_interval(secs => p_cooldown_ms / 1000.0);
+    v_probe interval := make_interval(secs => p_probe_timeout_ms / 1000.0);
+    v_team text[]; v_key text[]; v_root text[];
+    v_now timestamptz;
+    v_done integer[]; v_answers jsonb[];
+    v_out jsonb[];
+    k integer;
+BEGIN
+    IF v_n IS NULL OR v_n = 0 THEN RETURN '{}'::jsonb[]; END IF;
+    IF cardinality(p_key_hash) <> v_n OR cardinality(p_run_id) <> v_n OR cardinality(p_lease_id) <> v_n
+       OR cardinality(p_epoch) <> v_n OR cardinality(p_tool) <> v_n OR cardinality(p_new_op_id) <> v_n THEN
+        RAISE EXCEPTION 'quiesce_gate_batch: argument arrays differ in length';
+    END IF;
+
+    -- Statement 1: authenticate and authorize every call and find its run's (immutable) root, as
+    -- quiesce_gate statement 1 does. A call whose key may not ask or whose run is not found gets a NULL
+    -- team / root here and is answered by quiesce_gate below (unauthenticated / forbidden / missing_state).
+    SELECT array_agg(a.team ORDER BY x.i), array_agg(a.key_id ORDER BY x.i), array_agg(a.root ORDER BY x.i)
+      INTO v_team, v_key, v_root
+      FROM unnest(p_key_hash, p_run_id) WITH ORDINALITY AS x(h, run, i)
+      LEFT JOIN LATERAL (
+            SELECT k.team_id AS team, k.id AS key_id, r.root_run_id AS root
+              FROM api_keys k
+              LEFT JOIN memberships m ON k.kind = 'operator' AND m.team_id = k.team_id AND m.user_id = k.user_id
+              LEFT JOIN users u ON k.kind = 'operator' AND u.id = k.user_id
+              JOIN runs r ON r.id = x.run AND r.team_id IS NOT DISTINCT FROM k.team_id
+             WHERE k.secret_hash = x.h AND k.revoked_at IS NULL
+               AND (k.expires_at IS NULL OR k.expires_at > clock_timestamp())
+               AND coalesce(k.kind IN ('agent', 'worker', 'gateway')
+                            OR (k.kind = 'operator' AND CASE WHEN u.disabled_at IS NULL THEN m.role END = 'admin'), false)
+               AND coalesce(cardinality(coalesce(k.scopes, '{}')) = 0 OR '*' = ANY (k.scopes) OR 'gate.ask' = ANY (k.scopes), false)
+               AND r.root_run_id IS NOT NULL AND cardinality(r.path) > 0
+            -- OFFSET 0 keeps this a per-call lookup (key by hash, run by id): flattened into the join,
+            -- a plan made on small tables read every run once and filtered (see the top of this file)
+            OFFSET 0) a ON true;
+
+    -- The locks, in one global order: tree keys sorted, then team scope keys sorted.
+    PERFORM pg_advisory_xact_lock_shared(t.key)
+       FROM (SELECT DISTINCT hashtextextended(r, 0) AS key FROM unnest(v_root) AS r WHERE r IS NOT NULL ORDER BY 1) t;
+    PERFORM pg_advisory_xact_lock_shared(7114, t.key)
+       FROM (SELECT DISTINCT hashtext(tm) AS key FROM unnest(v_team) AS tm WHERE tm IS NOT NULL ORDER BY 1) t;
+    v_now := clock_timestamp();
+
+    -- Statement 2: every control fact of every call (a snapshot taken after all the locks), the
+    -- decision (decideAuthority's order, as in quiesce_gate), the operation rows, the evidence rows and
+    -- the answers of the calls decided here.
+    WITH e AS MATERIALIZED (
+        SELECT x.i::integer AS i, x.team, x.key_id, p_run_id[x.i] AS run_id, p_lease_id[x.i] AS lease_id,
+               p_epoch[x.i] AS epoch, p_operation_id[x.i] AS op_id, p_tool[x.i] AS tool, p_new_op_id[x.i] AS new_id,
+               r.path,
+               count(*) OVER (PARTITION BY x.team, p_operation_id[x.i]) AS dup
+          FROM unnest(v_team, v_key, v_root) WITH ORDINALITY AS x(team, key_id, root, i)
+          JOIN runs r ON r.id = p_run_id[x.i] AND r.team_id IS NOT DISTINCT FROM x.team
+         WHERE x.team IS NOT NULL AND x.root IS NOT NULL
+    ), f AS MATERIALIZED (
+        SELECT e.*, c.*, l.*, o.id IS NOT NULL AS o_found,
+               coalesce(sc.s_kill, false) AS s_kill, coalesce(sc.s_pause, false) AS s_pause,
+               CASE WHEN c.n = cardinality(e.path) AND e.path[cardinality(e.path)] = e.run_id THEN c.max_epoch END AS cur
+          FROM e
+          CROSS JOIN LATERAL (
+                SELECT count(*)::int AS n, max(r.epoch) AS max_epoch,
+                       bool_or(r.lifecycle = 'killed' AND r.id = e.run_id) AS killed_self,
+                       bool_or(r.lifecycle = 'killed' AND r.id <> e.run_id) AS killed_anc,
+                       bool_or(r.finished_at IS NOT NULL AND r.id = e.run_id) AS finished_self,
+                       bool_or(r.lifecycle = 'paused') AS paused,
+                       bool_or(e.epoch < r.epoch) AS stale,
+                       bool_or((r.breaker = 'open' AND (r.breaker_held OR v_now < r.breaker_changed_at + v_cool))
+                            OR (r.breaker = 'half_open' AND r.breaker_probe_op_id IS NOT NULL
+                                AND r.breaker_probe_op_id <> e.op_id AND v_now < r.breaker_changed_at + v_probe)) AS blocked,
+                       bool_or((r.breaker = 'open' AND NOT r.breaker_held AND v_now >= r.breaker_changed_at + v_cool)
+                            OR (r.breaker = 'half_open' AND (r.breaker_probe_op_id IS NULL
+                                OR (r.breaker_probe_op_id <> e.op_id AND v_now >= r.breaker_changed_at + v_probe)))) AS claims
+                  FROM runs r WHERE r.id = ANY (e.path) AND r.team_id IS NOT DISTINCT FROM e.team) c
+          LEFT JOIN LATERAL (
+                SELECT cardinality(own.path) AS l_len, count(x.id)::int AS l_n, own.path[cardinality(own.path)] AS l_last,
+                       own.run_id AS l_run,
+                       bool_or(x.revoked_at IS NOT NULL AND x.id <> own.id) AS l_anc_revoked,
+                       bool_or(x.revoked_at IS NOT NULL AND x.id = own.id) AS l_own_revoked,
+                       bool_or(x.valid_until <= v_now) AS l_expired,
+                       bool_or(x.revoked_at IS NULL AND x.max_valid_until IS NOT NULL AND x.valid_until < x.max_valid_until
+                               AND x.valid_until < v_now + make_interval(secs => x.ttl_seconds * 0.9)) AS l_renew
+                  FROM leases own LEFT JOIN leases x ON x.id = ANY (own.path) AND x.team_id = e.team
+                 WHERE own.id = e.lease_id AND own.team_id = e.team
+                 GROUP BY own.id, own.path, own.run_id) l ON true
+          LEFT JOIN operations o ON o.team_id = e.team AND o.operation_id = e.op_id
+          LEFT JOIN LATERAL (
+                SELECT bool_or(s.action = 'kill') AS s_kill, bool_or(s.action = 'pause') AS s_pause
+                  FROM stop_scopes s JOIN runs r ON r.id = ANY (e.path) AND r.team_id IS NOT DISTINCT FROM e.team
+                 WHERE s.team_id = e.team AND s.lifted_at IS NULL AND quiesce_scope_matches(s, r)) sc ON true
+    ), a AS MATERIALIZED (
+        SELECT f.*,
+               CASE
+                   WHEN f.cur IS NULL OR f.l_len IS NULL OR f.l_n <> f.l_len OR f.l_last IS DISTINCT FROM f.lease_id
+                        OR f.l_run IS DISTINCT FROM f.run_id THEN 'missing_state'
+                   WHEN f.killed_anc THEN 'parent_revoked'
+                   WHEN f.killed_self THEN 'killed'
+                   WHEN f.s_kill THEN 'killed'
+                   WHEN f.finished_self THEN 'finished'
+                   WHEN f.l_anc_revoked THEN 'parent_revoked'
+                   WHEN f.l_own_revoked THEN 'lease_revoked'
+                   WHEN f.l_expired THEN 'lease_expired'
+                   WHEN f.stale THEN 'stale_epoch'
+                   WHEN f.blocked THEN 'breaker_open'
+                   WHEN f.paused OR f.s_pause THEN 'paused'
+                   ELSE 'allowed'
+               END AS reason
+          FROM f
+    ), d AS MATERIALIZED (
+        SELECT a.*,
+               CASE a.reason WHEN 'allowed' THEN 'allow' WHEN 'paused' THEN 'hold' ELSE 'deny' END::"Decision" AS decision
+          FROM a
+         -- decided here: a new operationId, once in this batch, readable state, and for an allow nothing
+         -- more to do than insert it (no probe to claim, no renewal due)
+         WHERE NOT a.o_found AND a.dup = 1 AND a.reason <> 'missing_state'
+           AND NOT (a.reason = 'allowed' AND (coalesce(a.claims, false) OR coalesce(a.l_renew, false)))
+    ), ins AS (
+        INSERT INTO operations (id, team_id, operation_id, run_id, lease_id, epoch_stamp, kind, tool, state, state_reason,
+                                started_at, finished_at, created_at, registered_by_key)
+        SELECT d.new_id, d.team, d.op_id, d.run_id, d.lease_id, d.epoch, 'call', coalesce(d.tool, ''),
+               CASE WHEN d.decision = 'allow' THEN 'running'::"OperationState" ELSE 'denied'::"OperationState" END,
+               CASE WHEN d.decision = 'deny' THEN d.reason END,
+               CASE WHEN d.decision = 'allow' THEN v_now END,
+               CASE WHEN d.decision = 'deny' THEN v_now END,
+               v_now, d.key_id
+          FROM d WHERE d.decision <> 'hold'
+        ON CONFLICT (team_id, operation_id) DO NOTHING
+        RETURNING team_id, operation_id
+    ), done AS MATERIALIZED (
+        -- a hold records no operation; an insert that lost to a concurrent call is answered below
+        SELECT d.* FROM d
+         WHERE d.decision = 'hold' OR EXISTS (SELECT 1 FROM ins WHERE ins.team_id = d.team AND ins.operation_id = d.op_id)
+    ), ev AS (
+        INSERT INTO gate_decisions (team_id, run_id, operation_id, source, decision, reason, epoch_seen, current_epoch, at)
+        SELECT done.team, done.run_id, done.op_id, 'gate', done.decision, done.reason, done.epoch, done.cur, v_now FROM done
+    )
+    SELECT array_agg(done.i ORDER BY done.i),
+           array_agg(jsonb_build_object(
+               'ok', true, 'decision', done.decision, 'reason', done.reason, 'currentEpoch', done.cur,
+               'continue', done.decision <> 'deny',
+               'operation', CASE WHEN done.decision = 'hold' THEN NULL ELSE jsonb_build_object(
+                   'operationId', done.op_id, 'state', CASE WHEN done.decision = 'allow' THEN 'running' ELSE 'denied' END) END)
+             ORDER BY done.i)
+      INTO v_done, v_answers
+      FROM done;
+
+    v_out := array_fill(NULL::jsonb, ARRAY[v_n]);
+    FOR k IN 1 .. coalesce(cardinality(v_done), 0) LOOP
+        v_out[v_done[k]] := v_answers[k];
+    END LOOP;
+    -- Everything else, one call at a time, by the single-call function (same transaction: it sees what
+    -- this batch wrote, and re-takes locks this transaction already holds).
+    FOR k IN 1 .. v_n LOOP
+        IF v_out[k] IS NULL THEN
+            v_out[k] := quiesce_gate('gate', p_key_hash[k], p_run_id[k], p_lease_id[k], p_epoch[k], p_operation_id[k],
+                                     p_tool[k], p_new_op_id[k], p_cooldown_ms, p_probe_timeout_ms);
+        END IF;
+    END LOOP;
+    RETURN v_out;
+END;
+$fn$;
