@@ -3,7 +3,7 @@
 // awaiting its signal), in two modes:
 //   listen — in-process: PostgreSQL LISTEN quiesce_control + the gate's heartbeat in one round trip
 //   sse    — remote: GET /api/v1/runs/{id}/events (server-sent events) + HTTP heartbeat
-// "From kill call" is the target (issue 17: p99 ≤ 50 ms remote): the kill's dispatch-stop transaction
+// "From kill call" is the target (p99 ≤ 50 ms remote): the kill's dispatch-stop transaction
 // plus delivery. "Committed" is the barrier's dispatch_stopped_at, written inside that transaction
 // before its last statements and COMMIT (so the figure slightly overstates the latency after commit).
 // Baseline in the same run: a bare NOTIFY (a wake-up that changes nothing) committed on the same

@@ -203,9 +203,9 @@ export const httpSection: BenchSection = {
         const amount = ctx.iterations * (c === 1 ? 1 : 2);
         const warm = Math.min(ctx.warmup, amount);
         ctx.log(`concurrency ${c}: ${amount} requests per measure …`);
-        // The baseline and the gate, whose ratio is issue 17's figure, in two halves interleaved
+        // The baseline and the gate, whose ratio is the throughput target, in two halves interleaved
         // baseline, gate, gate, baseline at concurrency > 1, pooled: a drift in the machine's load weighs
-        // on both alike (single runs of this ratio spread 0.55–0.64× on one machine).
+        // on both alike instead of deciding the ratio.
         const halves = c === 1 ? 1 : 2;
         const half = Math.ceil(amount / halves);
         const baselineLoad = () =>

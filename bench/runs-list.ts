@@ -1,4 +1,4 @@
-// Runs list at scale (docs/console.md#runs): the server time of the runs list for each filter, sort and
+// Runs list at scale (docs/console.md#runs-list): the server time of the runs list for each filter, sort and
 // view, at 100 000 runs of one team (and 10 000 of another team on the same table). Measures the dal
 // functions the page and its JSON endpoint call (listConsoleRuns, listRunTimeline), one call at a time,
 // against a baseline measured in the same run: a plain indexed `SELECT … ORDER BY created_at DESC

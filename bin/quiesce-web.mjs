@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // `npm run web -- -p <port> -H <host>`: the web app (a production build, `npm run build`) behind the
 // project's front, which decides each request's source address from the socket (lib/start/web-front.ts,
-// docs/security.md#the-source-address). Deployments run this instead of a bare `next start`, whose
+// docs/security/identity.md#the-source-address). Deployments run this instead of a bare `next start`, whose
 // handlers would believe any client's X-Forwarded-For. `npm start` runs the same entry itself. Not under
 // --conditions=react-server: Next loads React's own builds for rendering.
 import path from "node:path";

@@ -1,4 +1,4 @@
-// Status badges. Lifecycle and breaker are two different state machines (docs/architecture.md#control-state), so they are two
+// Status badges. Lifecycle and breaker are two different state machines (docs/ideas.md#control-state), so they are two
 // badges everywhere, each labelled with what it is, never merged into one "status".
 import { human } from "./format";
 

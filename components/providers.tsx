@@ -41,7 +41,7 @@ const noSubscription = () => () => {};
  * For what only the browser knows, above all whether a query is fetching right now: React can throw a
  * hydration attempt away (the live stream opening mid-hydration interrupts it) and hydrate again later,
  * and the query the first attempt put into the cache is by then stale or invalidated, so `isFetching`
- * is true at hydration where the server rendered it false (docs/console.md#react-error-418).
+ * is true at hydration where the server rendered it false (docs/design/render-after-hydration.md).
  */
 export function useHydrated(): boolean {
   return useSyncExternalStore(

@@ -1,5 +1,5 @@
 "use client";
-// The runs list (docs/console.md#runs): live (react-query + control events), filtered by status,
+// The runs list (docs/console.md#runs-list): live (react-query + control events), filtered by status,
 // harness, agent, time range and search, sorted, grouped under roots (expandable rows) and paged by a
 // cursor. Every filter, the sort and the page live in the URL, so a view can be shared or saved.
 import Link from "next/link";
@@ -58,7 +58,7 @@ export function RunsTable({
   const [search, setSearch] = useState(searchParams.get("q") ?? "");
   const [agent, setAgent] = useState(searchParams.get("agent") ?? "");
   // The spinner is shown only once hydrated: the server never renders it, and whether the query is
-  // fetching at hydration depends on the browser's cache at that moment (docs/console.md#react-error-418).
+  // fetching at hydration depends on the browser's cache at that moment (docs/design/render-after-hydration.md).
   const hydrated = useHydrated();
   const query = useQuery({
     queryKey: ["runs", qs],

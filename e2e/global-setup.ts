@@ -122,7 +122,7 @@ export default async function globalSetup() {
     // crosses rotations and e2e/console/live-badge.spec.ts can watch several of them.
     QUIESCE_CONSOLE_STREAM_SECONDS: "4",
     // The webhook journeys deliver to receivers on 127.0.0.1, which a deployment refuses by default
-    // (docs/security.md#outbound-requests): the console and the worker both judge the address.
+    // (docs/security/hardening.md#outbound-requests): the console and the worker both judge the address.
     QUIESCE_WEBHOOK_ALLOW_PRIVATE: "127.0.0.1/32",
   };
 

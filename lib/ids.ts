@@ -22,8 +22,8 @@ export type IdPrefix =
   | "view";
 
 // Random bytes are drawn from the CSPRNG a page at a time and each id takes its own 12 bytes, never
-// reused: one randomBytes(12) per id cost ≈ 9 µs here against < 1 µs for a slice of the page, and the
-// gate's hot path makes an id per decision (docs/benchmarks.md#http).
+// reused: a call to the CSPRNG per id costs far more than a slice of the page, and the gate's hot path
+// makes an id per decision (docs/design/ids-from-a-page.md).
 const POOL_BYTES = 12 * 341;
 let pool = Buffer.alloc(0);
 let offset = 0;

@@ -1,4 +1,4 @@
-// `quiesce breaker trip|reset <runId> --reason …`: the breaker is its own state machine (docs/architecture.md#control-state);
+// `quiesce breaker trip|reset <runId> --reason …`: the breaker is its own state machine (docs/ideas.md#control-state);
 // tripping or resetting it never changes the run's lifecycle. Over the API with an operator key.
 import type { Command } from "./types";
 import { parseFlags, UsageError } from "../../lib/cli/args";

@@ -1,4 +1,4 @@
-// Changing one's password in the console (docs/security.md#password-change): from the user's menu to
+// Changing one's password in the console (docs/security/identity.md#password-change): from the user's menu to
 // the account page; a wrong current password is refused naming the field; the change keeps this browser
 // signed in, ends every other session of the user, and only the new password signs in afterwards.
 import { expect, test } from "@playwright/test";

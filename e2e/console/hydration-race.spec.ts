@@ -1,4 +1,4 @@
-// React error #418 on the runs list, reproduced on purpose (docs/console.md#react-error-418). React
+// React error #418 on the runs list, reproduced on purpose (docs/design/render-after-hydration.md). React
 // hydrates the page's streamed part in a pass of its own after the shell, at the lowest priority, and
 // the live stream's "open" (the Live badge changing) interrupts that pass when it lands during it:
 // React throws the pass away and hydrates again. The first pass had already rendered the list, and

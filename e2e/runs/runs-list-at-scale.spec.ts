@@ -1,4 +1,4 @@
-// The runs list as an operator uses it among many runs (docs/console.md#runs): filters from a shared
+// The runs list as an operator uses it among many runs (docs/console.md#runs-list): filters from a shared
 // URL, cursor pages, a root expanded to its children, a view saved and reopened, bad URL parameters
 // ignored by name (not an error page), and the run's event-history timeline paged by cursor.
 import { expect, test } from "@playwright/test";

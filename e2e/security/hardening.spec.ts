@@ -70,9 +70,7 @@ test("a session cookie copied before sign-out no longer works after it", async (
   await thief.close();
 });
 
-test("50 wrong passwords then the right one (finding 2), shortened: after 8 failures even the right password gets 429", async ({
-  playwright,
-}) => {
+test("50 wrong passwords then the right one, shortened: after 8 failures even the right password gets 429", async ({ playwright }) => {
   // A throwaway account with the demo password, so the block touches no other journey; the attempts come
   // from an address of their own (X-Forwarded-For, through 127.0.0.1, which the e2e setup trusts as a proxy).
   const d = new pg.Client({ connectionString: e2e.databaseUrl });

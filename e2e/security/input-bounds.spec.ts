@@ -1,5 +1,5 @@
 // Input and transport bounds on the web app's port, over HTTP against the production build
-// (docs/security.md#input): a server action's argument past the body limit is a 413 with a readable
+// (docs/security/hardening.md#input): a server action's argument past the body limit is a 413 with a readable
 // message (what the browser's action call throws), not Next's 500; a NUL at any depth, in an action's
 // argument or in a machine API body sent to the web port, is refused naming the field; a body trickled at
 // 1 byte / 2 s is cut off at the request bound `npm start` gives the web app.

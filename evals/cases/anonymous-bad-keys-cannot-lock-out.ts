@@ -1,7 +1,7 @@
 // One anonymous client sends made-up API keys — no X-Forwarded-For, nothing to tell it apart — until the
 // bad-key throttle answers 429; then a valid agent key asks the gate from the very same address. The
 // throttle counts bad keys against the socket's address and refuses only them, so the valid key's gate
-// call is served (docs/security.md#throttling). The client speaks from a loopback address of its own
+// call is served (docs/security/identity.md#throttling). The client speaks from a loopback address of its own
 // (127.0.0.9), so the block it earns reaches no other case.
 import http from "node:http";
 import { check, links, newRun, opId } from "../../lib/drill/support";

@@ -21,14 +21,14 @@ const drill = (name: string): EvalCase => {
 };
 
 export const EVAL_CASES: EvalCase[] = [
-  // docs/architecture.md#barriers — cancellation_evals
+  // docs/ideas.md#barriers — cancellation_evals
   drill("queued_call_starts_after_parent_revocation"),
   drill("provider_commits_during_cancel_request"),
   cancellationWorkerCrashesMidBarrier,
   drill("delayed_retry_fires_after_revocation"),
   drill("provider_status_unavailable"),
   drill("child_run_misses_parent_notification"),
-  // docs/architecture.md#control-state — what to actually check
+  // docs/ideas.md#control-state — what to actually check
   drill("pause_from_another_process"),
   killWithFullQueueEval,
   restartSurvival,
@@ -36,7 +36,7 @@ export const EVAL_CASES: EvalCase[] = [
   drill("kill_during_long_call"),
   drill("unauthorized_interrupt"),
   drill("missing_control_row"),
-  // docs/architecture.md#five-questions — failure behaviour and the approved-artifact handoff fixture
+  // docs/ideas.md#five-questions — failure behaviour and the approved-artifact handoff fixture
   drill("cancellation_requested_no_ack"),
   drill("approved_artifact_handoff"),
   drill("side_effect_completed_before_stop"),
@@ -44,6 +44,6 @@ export const EVAL_CASES: EvalCase[] = [
   drill("fleet_stop_with_runs_created_during_the_stop"),
   // stop evidence over the whole subtree (docs/evidence.md)
   ...EVIDENCE_CASES,
-  // docs/security.md#throttling — a stranger's bad keys cannot lock a team out
+  // docs/security/identity.md#throttling — a stranger's bad keys cannot lock a team out
   anonymousBadKeysCannotLockOut,
 ];

@@ -1,5 +1,5 @@
 // Abort tokens: one AbortSignal per running operation, fired when the control plane says the
-// operation must stop (docs/architecture.md#integrations-fail-closed, docs/architecture.md#control-state "abort tokens for long calls").
+// operation must stop (docs/architecture.md#integrations-fail-closed, docs/ideas.md#control-state "abort tokens for long calls").
 //
 // A wake-up comes from a feed (PostgreSQL LISTEN in-process, server-sent events remotely); it is
 // never trusted by itself. The token re-checks authority through the heartbeat (the gate's third

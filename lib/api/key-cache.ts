@@ -1,4 +1,4 @@
-// The API process's cache of verified API keys (docs/security.md#api-key-cache): key hash → principal,
+// The API process's cache of verified API keys (docs/security/identity.md#api-key-cache): key hash → principal,
 // so an authenticated read, registration or event report does not pay the key lookup every time. What
 // bounds how long a change of authority can go unseen:
 //  - a notice: triggers on api_keys, memberships and users (function lib/db/sql/quiesce_auth_changed.sql)

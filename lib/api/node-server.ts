@@ -3,7 +3,7 @@
 // worker and barrier tests talk real HTTP to. The handlers are the very route modules `next start`
 // serves (same lib/api/route.ts checks: key form, Content-Length, body limit, bad-key throttle,
 // request id), so the OpenAPI document, the auth and the tests are the same; only the HTTP layer
-// around them is lighter (docs/benchmarks.md#http). Route folders map to paths exactly as in the App
+// around them is lighter (docs/design/api-process.md). Route folders map to paths exactly as in the App
 // Router: `[param]` is a path parameter, `[...rest]` a catch-all. Event streams are passed on chunk by
 // chunk, and a client disconnect aborts `req.signal`.
 import http from "node:http";
@@ -183,7 +183,7 @@ function nodeApiRequest(
     method,
     url: () => url,
     header,
-    // The socket's peer; a forwarding header only from a trusted proxy (docs/security.md#the-source-address).
+    // The socket's peer; a forwarding header only from a trusted proxy (docs/security/identity.md#the-source-address).
     clientAddress: () =>
       clientAddress({
         peer: req.socket.remoteAddress,
@@ -243,7 +243,7 @@ export async function startApiServer(opts: ApiServerOptions = {}): Promise<ApiSe
   const server = http.createServer(httpTimeoutOptions(timeouts), async (req, res) => {
     // A client that goes away aborts the request's signal. The controller is made only when a handler
     // asks for the signal (event streams, Web-Request handlers): the gate's JSON answers never do, and one
-    // AbortController per call was ≈ 2.5 % of the API process's busy time under gate load.
+    // AbortController per call showed in the API process's CPU profile under gate load.
     let abort: AbortController | null = null;
     let gone = false;
     const signal = (): AbortSignal => {
@@ -300,7 +300,7 @@ export async function startApiServer(opts: ApiServerOptions = {}): Promise<ApiSe
       let response: Response;
       if (handler.apiCore) {
         // An apiRoute handler: the same checks and handler, fed from node:http directly and answered
-        // with a plain JSON write — no Web Request, Headers or Response per call (docs/benchmarks.md#http).
+        // with a plain JSON write — no Web Request, Headers or Response per call (docs/design/api-process.md).
         const answer = await handler.apiCore(nodeApiRequest(req, url, method, hasBody, small, signal), found.params);
         if (!(answer instanceof Response)) {
           const text = JSON.stringify(answer.json);

@@ -4,7 +4,7 @@
 // map QuiesceError → { error: { code, message } }. The checks run once, in `handleApi`, over a small
 // request interface: Next hands it a Web Request; the API process (lib/api/node-server.ts) hands it
 // node:http's request directly and writes the plain answer itself, without building a Web
-// Request/Response per call (docs/benchmarks.md#http).
+// Request/Response per call (docs/design/api-process.md).
 import "server-only";
 import { randomUUID } from "node:crypto";
 import type { z } from "zod";
@@ -35,7 +35,7 @@ export interface RouteSpec<B extends z.ZodType | undefined, Q extends z.ZodType 
   query?: Q;
   auth?: A;
   /**
-   * The route's quota (lib/dal/quotas.ts, docs/security.md#quotas): entered after the body is parsed and
+   * The route's quota (lib/dal/quotas.ts, docs/security/hardening.md#quotas): entered after the body is parsed and
    * before the handler, left when the answer is done — for a streamed answer, when its body ends.
    */
   quota?: Quota<NoInfer<B extends z.ZodType ? z.output<B> : undefined>>;
@@ -201,7 +201,7 @@ const apiLogger = (): Logger => (baseLogger ??= logger("api"));
 
 /**
  * The request's logger, made on first use: building a pino child (bindings, redaction) for every
- * request was measurable on the hot path, and most requests never log (docs/benchmarks.md#http).
+ * request was measurable on the hot path, and most requests never log (docs/design/api-process.md).
  */
 function lazyChild(bindings: () => Record<string, unknown>): Logger {
   let real: Logger | undefined;

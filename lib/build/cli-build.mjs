@@ -6,7 +6,7 @@
 // --conditions=react-server), so nothing that depends on its own location on disk moves.
 //
 // Why: run under tsx, every CLI process compiled TypeScript at start and kept tsx's loader, its esbuild
-// service and the compiled sources in memory: about 40 MB more per process (docs/benchmarks.md#memory).
+// service and the compiled sources in memory in every process (docs/design/process-layout.md).
 //
 // Rebuilt only when needed: the manifest (.quiesce/build/current.json) lists every input file of the last
 // build with the hash of all their contents (plus this file, esbuild's version and the list of route

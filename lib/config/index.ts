@@ -270,19 +270,19 @@ export const CONFIG = {
   HOST: text({ group: "server", doc: "Interface `npm start` binds the web app to." }, "127.0.0.1"),
   QUIESCE_QUOTA_RUNS_PER_MINUTE: int(0, 1_000_000, 600, {
     group: "server",
-    doc: "Runs one API key may register per minute (a fixed window from the start of each minute, shared by every replica); past it 429 with Retry-After (docs/security.md#quotas; 0 = no limit).",
+    doc: "Runs one API key may register per minute (a fixed window from the start of each minute, shared by every replica); past it 429 with Retry-After (docs/security/hardening.md#quotas; 0 = no limit).",
   }),
   QUIESCE_QUOTA_EVENT_STREAMS: int(0, 100_000, 100, {
     group: "server",
-    doc: "Run event streams one API key may hold open at once, counted per process; past it 429 with Retry-After (docs/security.md#quotas; 0 = no limit).",
+    doc: "Run event streams one API key may hold open at once, counted per process; past it 429 with Retry-After (docs/security/hardening.md#quotas; 0 = no limit).",
   }),
   QUIESCE_QUOTA_RUN_OPERATIONS: int(0, 1_000_000, 1_000, {
     group: "server",
-    doc: "Operations not yet finished (queued, scheduled, running) one run may have; registering one more gets 429 with Retry-After (docs/security.md#quotas; 0 = no limit).",
+    doc: "Operations not yet finished (queued, scheduled, running) one run may have; registering one more gets 429 with Retry-After (docs/security/hardening.md#quotas; 0 = no limit).",
   }),
   QUIESCE_QUOTA_OBSERVED_PER_RUN: int(0, 1_000_000, 100, {
     group: "server",
-    doc: "`observed` reports one run may receive per hour (a fixed window, shared by every replica); past it 429 with Retry-After (docs/security.md#quotas; 0 = no limit).",
+    doc: "`observed` reports one run may receive per hour (a fixed window, shared by every replica); past it 429 with Retry-After (docs/security/hardening.md#quotas; 0 = no limit).",
   }),
 
   // Database and queues
@@ -494,7 +494,7 @@ export const CONFIG = {
   }),
   QUIESCE_WEBHOOK_ALLOW_PRIVATE: cidrList({
     group: "integrations",
-    doc: "Non-public addresses webhooks may reach anyway (loopback, private, link-local, ULA, CGNAT, … are refused at save and at every delivery); unset: none (docs/security.md#outbound-requests).",
+    doc: "Non-public addresses webhooks may reach anyway (loopback, private, link-local, ULA, CGNAT, … are refused at save and at every delivery); unset: none (docs/security/hardening.md#outbound-requests).",
   }),
 
   // Tests, evals and benchmarks

@@ -1,5 +1,5 @@
 // The cancellation barrier's vocabulary and the small decisions around it
-// (docs/architecture.md#the-cancellation-barrier, docs/architecture.md#barriers).
+// (docs/architecture.md#the-cancellation-barrier, docs/ideas.md#barriers).
 // Pure: plain data in, plain data out.
 //
 // Phases: revoking (the kill transaction committed; after-commit work such as cancelling jobs in real
@@ -14,7 +14,7 @@ export const OBSERVED_MEANINGS = ["signal_accepted", "turn_interrupted", "proces
 export type ObservedMeaning = (typeof OBSERVED_MEANINGS)[number];
 
 /**
- * What each acknowledgment proves — and what it does not (docs/architecture.md#five-questions: "Record what the acknowledgment
+ * What each acknowledgment proves — and what it does not (docs/ideas.md#five-questions: "Record what the acknowledgment
  * actually means. It may mean 'signal accepted', not 'process terminated' or 'side effects rolled back'").
  * Shown beside the "observed by target" rung.
  */
@@ -31,7 +31,7 @@ export function describeObservedMeaning(meaning: string): string {
     : "an acknowledgment of unknown meaning — treat it as signal accepted";
 }
 
-/** An acknowledgment means no more than it says (docs/architecture.md#five-questions): a stronger meaning never gets downgraded. */
+/** An acknowledgment means no more than it says (docs/ideas.md#five-questions): a stronger meaning never gets downgraded. */
 export function strongerMeaning(a: ObservedMeaning | null, b: ObservedMeaning): ObservedMeaning {
   if (a === null) return b;
   return OBSERVED_MEANINGS.indexOf(b) > OBSERVED_MEANINGS.indexOf(a) ? b : a;
@@ -49,7 +49,7 @@ export function barrierPolicy(i: { rootLeaseId: string | null; newEpoch: number 
 
 /**
  * A barrier stays open until a receipt says stopped_and_quiet: while it settles, waits out its quiet
- * period, or holds unknown outcomes (stop_incomplete keeps the barrier open, docs/architecture.md#barriers).
+ * period, or holds unknown outcomes (stop_incomplete keeps the barrier open, docs/ideas.md#barriers).
  */
 export function isBarrierOpen(phase: BarrierPhase, decision: "stopped_and_quiet" | "stop_incomplete" | null): boolean {
   return phase !== "complete" || decision !== "stopped_and_quiet";

@@ -1,4 +1,4 @@
-// Circuit breaker state machine (docs/architecture.md#lifecycle-and-breaker, docs/architecture.md#control-state):
+// Circuit breaker state machine (docs/architecture.md#lifecycle-and-breaker, docs/ideas.md#control-state):
 // closed → open (N failures within a window, or
 // an explicit trip); open → half_open after a cool-down; half_open admits exactly one probe; probe
 // success → closed, failure → open; explicit reset → closed. Written by runtime transitions and explicit

@@ -1,4 +1,4 @@
-// Revocation epochs (docs/architecture.md#data, docs/architecture.md#barriers): an integer per run that only increases. A kill bumps every
+// Revocation epochs (docs/architecture.md#data, docs/ideas.md#barriers): an integer per run that only increases. A kill bumps every
 // run of the tree by one in the kill transaction, so any work stamped before the kill carries a stale
 // epoch from then on. The gate compares a stamp with the highest epoch along the run's ancestry.
 

@@ -1,4 +1,4 @@
-// Who holds a piece of work (docs/security.md#holders). Same team is not enough: a run is held by the
+// Who holds a piece of work (docs/security/authorization.md#holders). Same team is not enough: a run is held by the
 // key that registered it or any ancestor run, and by whoever presents one of those runs' leases (the
 // capability a holder passes to a worker); an operation also by the key that registered it. Only a
 // holder reports on, completes, observes, heartbeats, registers children under or finishes the work.

@@ -1,4 +1,4 @@
-// Lifecycle state machine (docs/architecture.md#lifecycle-and-breaker, docs/architecture.md#control-state): normal ⇄
+// Lifecycle state machine (docs/architecture.md#lifecycle-and-breaker, docs/ideas.md#control-state): normal ⇄
 // paused; normal | paused → killed (terminal).
 // Written only by operator actions. It never reads or writes the breaker: the two are independent state
 // machines in two columns, so a paused run whose dependency is failing shows both facts.

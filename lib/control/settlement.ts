@@ -1,5 +1,5 @@
 // Settlement rules for in-flight operations at a cancellation barrier (docs/architecture.md#the-cancellation-barrier,
-// docs/architecture.md#barriers).
+// docs/ideas.md#barriers).
 // Pure: the barrier engine loads the facts (provider answers, effect checks, executor claims,
 // whether the provider's deadline passed) and asks here what the operation's settled state is.
 //

@@ -11,7 +11,7 @@ export type Role = (typeof ROLES)[number];
 
 export const KEY_KINDS = ["agent", "worker", "gateway", "operator"] as const;
 export type KeyKind = (typeof KEY_KINDS)[number];
-/** Machine callers: they can read and ask, never write control state (docs/architecture.md#control-state). */
+/** Machine callers: they can read and ask, never write control state (docs/ideas.md#control-state). */
 export const MACHINE_KINDS = ["agent", "worker", "gateway"] as const satisfies readonly KeyKind[];
 
 export const HARNESSES = ["claude_code", "codex", "mcp", "custom"] as const;

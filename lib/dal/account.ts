@@ -1,4 +1,4 @@
-// A member's own account: changing their console password (docs/security.md#password-change). The
+// A member's own account: changing their console password (docs/security/identity.md#password-change). The
 // current password is checked through the sign-in throttle (lib/dal/sign-in.ts: the account × address
 // pair backs off, the account only slows down), so a stolen session cannot guess it any faster than
 // the sign-in form would let it, and nobody else can lock the owner out through it.

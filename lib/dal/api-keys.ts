@@ -179,7 +179,7 @@ export async function authenticateKey(secret: string, now: Date = new Date()): P
 /** authenticateKey by the secret's sha256 hash (the API computes it once per request). */
 export async function verifyKeyHash(secretHash: string, now: Date = new Date()): Promise<VerifiedKey | null> {
   // On the raw pool as a named prepared statement: every authenticated request pays this, and Prisma's
-  // per-query work was a large part of the API process's CPU per request (docs/benchmarks.md#http).
+  // per-query work was a large part of the API process's CPU per request (docs/design/api-process.md).
   const { rows } = await pool().query<AuthRow>({
     ...preparedName("quiesce_authenticate_key"),
     text: `SELECT k.id, k.team_id, k.kind::text AS kind, k.scopes, k.user_id, k.expires_at, k.revoked_at, k.last_used_at,

@@ -1,5 +1,5 @@
 // Kill = the cancellation barrier (docs/architecture.md#the-cancellation-barrier,
-// docs/architecture.md#barriers `cancellation_barrier`).
+// docs/ideas.md#barriers `cancellation_barrier`).
 //
 // Scope decision: the barrier covers the KILLED run's subtree (the run and its descendants, by
 // runs.path), not the whole tree from the root. Killing a child stops that child's authority and
@@ -225,7 +225,7 @@ async function cancelQueuedWork(barrierId: string): Promise<number> {
       }>(
         // state_reason is the gate reason a late dequeue or retry will be denied with: scheduled work
         // and retries carry the old epoch (stale_epoch); queued work of the killed run is `killed`, of a
-        // descendant `parent_revoked` (the barrier article's (docs/architecture.md#barriers) evals).
+        // descendant `parent_revoked` (the barrier article's (docs/ideas.md#barriers) evals).
         `WITH b AS (
          SELECT b.id, b.team_id, b.run_id, r.root_run_id FROM barriers b JOIN runs r ON r.id = b.run_id
           WHERE b.id = $1 AND b.queued_cancelled_at IS NULL),

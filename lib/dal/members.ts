@@ -11,7 +11,7 @@
 //
 // A disabled membership is moved out of `memberships` into `disabled_memberships` (with its role), so
 // every reader of roles — sessions, operator keys, the gate's SQL, the key cache's notice — treats it
-// as no membership without knowing about it (docs/security.md#people-administration).
+// as no membership without knowing about it (docs/security/authorization.md#people-administration).
 import "server-only";
 import { prisma, type Tx } from "../db/prisma";
 import { badRequest, forbidden, notFound, QuiesceError } from "../errors";

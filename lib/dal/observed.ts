@@ -1,4 +1,4 @@
-// "Observed by target" (docs/architecture.md#the-cancellation-barrier; docs/architecture.md#five-questions: "Record
+// "Observed by target" (docs/architecture.md#the-cancellation-barrier; docs/ideas.md#five-questions: "Record
 // what the acknowledgment actually means"):
 // a harness adapter reports that the execution it controls saw the cancellation — signal_accepted,
 // turn_interrupted or process_terminated. Recorded on the barrier covering the run as a ladder rung;

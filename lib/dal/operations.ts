@@ -122,7 +122,7 @@ type CompleteOutcome = { late: false; response: CompleteResponse } | { late: tru
 
 /**
  * Records the outcome (and effect receipt) of a running operation and feeds the breaker. Only the
- * operation's holder may report (docs/security.md#holders); anyone else gets 403 and writes nothing.
+ * operation's holder may report (docs/security/authorization.md#holders); anyone else gets 403 and writes nothing.
  * On a killed run tree the report is kept as the holder's claim (committed) and the caller gets 409.
  */
 export async function completeOperation(p: Principal, operationId: string, body: CompleteBody): Promise<CompleteResponse> {

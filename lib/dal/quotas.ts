@@ -1,4 +1,4 @@
-// Per-key and per-run quotas of the machine API (docs/security.md#quotas). Each route names its quota in
+// Per-key and per-run quotas of the machine API (docs/security/hardening.md#quotas). Each route names its quota in
 // apiRoute's `quota` option (lib/api/route.ts), which enters it after the body is parsed and before the
 // handler runs, and tells it when the call's work is over. A quota authorizes the caller for the route's
 // own action first (a refused caller never touches a counter), and a call past the limit gets 429 with

@@ -1,5 +1,5 @@
 // Reconciliations: an `unknown` outcome handed to a named person (docs/architecture.md#, #the-cancellation-barrier;
-// docs/architecture.md#barriers: "Keep
+// docs/ideas.md#barriers: "Keep
 // the barrier open and assign reconciliation to a person"). Managers/admins assign; the assignee (or
 // a manager/admin) resolves with evidence. Either write re-issues the barrier's receipt as a new
 // version when one was already issued (the old versions stay readable).

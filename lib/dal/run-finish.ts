@@ -1,7 +1,7 @@
 // Run completion (docs/fleet-stop.md#run-completion): the harness says a run ended (Claude Code
 // SessionEnd, the end of a Codex thread, the SDK's finish). The run and its subtree get finished_at;
 // their status is then `finished` and the gate denies them `finished`: finishing ends authority. Only
-// the run's holder may finish it (docs/security.md#holders), and not while work of the subtree is
+// the run's holder may finish it (docs/security/authorization.md#holders), and not while work of the subtree is
 // queued or running — unless it says `abandon`: queued work is cancelled (kept, never started) and
 // running calls become unknown outcomes for a person, as a barrier that cannot ask anyone would leave them.
 import "server-only";

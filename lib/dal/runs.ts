@@ -326,7 +326,7 @@ export async function createRun(p: Principal, input: CreateRunBody & { teamId?: 
     });
     // Appended (with the notification) while COMMIT runs: every registration of the team serializes on
     // the team's audit lock, which is then never held across a round trip to this process
-    // (docs/benchmarks.md#http).
+    // (docs/design/run-registration.md).
     await appendAuditAtCommit(
       tx,
       {
@@ -739,7 +739,7 @@ const iso = (t: string) => new Date(t).toISOString();
 
 /**
  * The run with its children and leases: one statement on the raw pool (an authenticated read agents
- * make; through Prisma it was three queries and Prisma's per-query work, docs/benchmarks.md#http).
+ * make; through Prisma it was three queries and Prisma's per-query work, docs/design/api-process.md).
  */
 export async function getRunView(p: Principal, runId: string): Promise<RunView> {
   authorize(p, "run.read");

@@ -1,7 +1,7 @@
 // Sign-in bookkeeping, before anyone is authenticated (so no principal): the password throttle and the
 // audit rows for failed and successful sign-ins (global chain, team null), plus ending a user's sessions
 // at sign-out. The throttle is built so that a stranger cannot turn it into a lock-out of the owner
-// (docs/security.md#throttling):
+// (docs/security/identity.md#throttling):
 //  - per account × address: that pair is blocked with back-off, so guessing from one place stops while the
 //    owner, from their own address, is untouched;
 //  - per address: one place trying many accounts is blocked with back-off (it only hurts that address);

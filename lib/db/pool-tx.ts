@@ -1,6 +1,6 @@
 // One transaction on a pooled node-postgres connection, for the control writes whose latency is the
-// product — the kill's dispatch stop (lib/dal/kill.ts): a statement here costs about a quarter of one
-// in an interactive Prisma transaction (measured: 6 statements 4.95 ms vs 20.0 ms median, same run).
+// product — the kill's dispatch stop (lib/dal/kill.ts): a statement here costs a fraction of one in an
+// interactive Prisma transaction (docs/design/raw-pool-transactions.md).
 // Same pool, same timeouts (statement, lock, acquire) as everything else (lib/db/pool.ts).
 import type pg from "pg";
 import { pool } from "./pool";

@@ -1,4 +1,4 @@
-// One simulated release agent playing the barrier article's (docs/architecture.md#barriers) story: "Claude Code starts
+// One simulated release agent playing the barrier article's (docs/ideas.md#barriers) story: "Claude Code starts
 // a release task. One MCP
 // call asks the deployment service for a preview. Another queues a database compatibility check. A
 // subagent prepares a ticket update." Plus the scheduled work a kill must also cancel (a delayed

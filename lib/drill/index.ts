@@ -21,8 +21,8 @@ import { finishDoesNotEscapeFleetKill } from "./cases/finish-does-not-escape-fle
 
 export * from "./types";
 
-/** In the articles' order: the barrier article's (docs/architecture.md#barriers) six evals, the control article's
- * (docs/architecture.md#control-state) checks, the stop article's (docs/architecture.md#five-questions) failure
+/** In the articles' order: the barrier article's (docs/ideas.md#barriers) six evals, the control article's
+ * (docs/ideas.md#control-state) checks, the stop article's (docs/ideas.md#five-questions) failure
  * behaviours. */
 export const DRILL_CASES: DrillCase[] = [
   queuedCallStartsAfterParentRevocation,
@@ -41,7 +41,7 @@ export const DRILL_CASES: DrillCase[] = [
   sideEffectCompletedBeforeStop,
   // docs/fleet-stop.md — one scope stops a fleet, including runs created during the stop
   fleetStopDuringCreation,
-  // docs/security.md#holders — the rules of evidence inside a team
+  // docs/security/authorization.md#holders — the rules of evidence inside a team
   lateReportFromStranger,
   finishDoesNotEscapeFleetKill,
 ];

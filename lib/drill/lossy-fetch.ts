@@ -1,4 +1,4 @@
-// Transport loss on demand, for the approved-artifact handoff (docs/architecture.md#five-questions: "simulates transport loss
+// Transport loss on demand, for the approved-artifact handoff (docs/ideas.md#five-questions: "simulates transport loss
 // after the side effect"). Wraps fetch: a request matched by a rule either never leaves
 // (before_server) or is sent and answered, and its answer is then thrown away (after_server). Either
 // way the caller sees what a dropped connection looks like: a rejected fetch.

@@ -54,7 +54,7 @@ export interface GateInput {
 export interface OperationInput {
   keyHash: string;
   operationId: string;
-  /** The lease a caller that is not the work's registering key presents (docs/security.md#holders). */
+  /** The lease a caller that is not the work's registering key presents (docs/security/authorization.md#holders). */
   leaseId?: string | null;
 }
 
@@ -134,9 +134,8 @@ export async function callGateFunction(
 /**
  * The batch statement (quiesce_gate_batch, lib/gate/sql/quiesce_gate_batch.sql): arrays in, one answer per call out.
  * The answers come back as ONE json array (array_to_json), not as the function's jsonb[]: node-postgres
- * parses a jsonb[] with its character-by-character array parser, unescaping every quote of every answer
- * before JSON.parse sees it — ≈ 13× the client CPU of one JSON.parse of the same answers (231 vs 17 µs
- * for 8 answers, measured here), paid by the API process on every batch (docs/gate.md#batches).
+ * parses a jsonb[] character by character, unescaping every quote of every answer, which the API
+ * process would pay on every batch (docs/design/gate-batches.md).
  */
 export const GATE_BATCH_STATEMENT = "SELECT array_to_json(quiesce_gate_batch($1, $2, $3, $4, $5, $6, $7, $8, $9)) AS r";
 export const GATE_BATCH_STATEMENT_NAME = "quiesce_gate_batch_v2";

@@ -1,4 +1,4 @@
-// The simulated deployment provider (docs/architecture.md#, #the-cancellation-barrier; docs/architecture.md#barriers:
+// The simulated deployment provider (docs/architecture.md#, #the-cancellation-barrier; docs/ideas.md#barriers:
 // "a provider stub that deliberately
 // commits during the cancellation race. Then break the status endpoint."). A separate HTTP process
 // (`quiesce provider-sim --port <n>`) whose behaviour tests, evals and the demo control per job:

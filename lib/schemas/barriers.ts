@@ -9,7 +9,7 @@ export const ObservedBody = z
   .strictObject({
     meaning: z.enum(OBSERVED_MEANINGS),
     evidence: z.record(z.string(), z.unknown()).optional(),
-    /** A harness that did not register the run presents one of its leases (docs/security.md#holders). */
+    /** A harness that did not register the run presents one of its leases (docs/security/authorization.md#holders). */
     leaseId: Id.optional(),
   })
   .meta({ id: "ObservedRequest" });

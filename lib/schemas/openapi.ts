@@ -19,7 +19,7 @@ const STATUS_TEXT: Record<number, string> = {
   404: "not found (another team's resources answer the same)",
   409: "conflict with the current state",
   413: "request body larger than 1 MB (refused before it is read)",
-  429: "too many bad API keys from this address, or past a quota of this key or run (docs/security.md#quotas): wait for Retry-After seconds",
+  429: "too many bad API keys from this address, or past a quota of this key or run (docs/security/hardening.md#quotas): wait for Retry-After seconds",
   500: "internal error",
 };
 
@@ -137,7 +137,7 @@ let served: string | undefined;
 /**
  * The document as served by `GET /api/v1/openapi.json`: built and serialized once per process, on first
  * use (every schema module has registered its paths by then), and answered from memory afterwards. It
- * changes only with the code, so rebuilding it per request bought nothing (docs/benchmarks.md#http).
+ * changes only with the code, so rebuilding it per request bought nothing (docs/design/api-process.md).
  */
 export function servedOpenApiJson(): string {
   served ??= JSON.stringify(buildOpenApiDocument());

@@ -33,7 +33,7 @@ export const RegisterOperationResponse = z
   .meta({ id: "RegisterOperationResponse" });
 export type RegisterOperationResponse = z.infer<typeof RegisterOperationResponse>;
 
-/** A worker that did not register the work presents the lease the holder passed it (docs/security.md#holders). */
+/** A worker that did not register the work presents the lease the holder passed it (docs/security/authorization.md#holders). */
 const PresentedLease = Id.optional().describe("a lease of the run (or an ancestor), when the caller is not the key that registered it");
 
 export const AdmitBody = z.strictObject({ leaseId: PresentedLease }).meta({ id: "AdmitRequest" });

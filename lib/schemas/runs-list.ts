@@ -1,4 +1,4 @@
-// The runs list's query (docs/console.md#runs): every filter, the sort and the page cursor live in the
+// The runs list's query (docs/console.md#runs-list): every filter, the sort and the page cursor live in the
 // URL, so a view can be shared and saved. A URL is read leniently: each parameter is checked on its
 // own and one that does not parse is ignored (and named back to the page), never an error page.
 import { z } from "zod";

@@ -72,7 +72,7 @@ export type CreateRunResponse = z.infer<typeof CreateRunResponse>;
 
 export const LeaseView = z
   .object({
-    /** A lease id is a capability: shown only to a holder of the run (docs/security.md#holders), null otherwise. */
+    /** A lease id is a capability: shown only to a holder of the run (docs/security/authorization.md#holders), null otherwise. */
     leaseId: z.string().nullable(),
     parentLeaseId: z.string().nullable(),
     scopes: z.array(z.string()),

@@ -141,7 +141,7 @@ export const FinishRunBody = z
     /** Finish even with work still queued or running: queued work is cancelled, running calls become
      *  unknown outcomes for a person to reconcile (docs/fleet-stop.md#run-completion). */
     abandon: z.boolean().optional(),
-    /** A caller that did not register the run presents one of its leases (docs/security.md#holders). */
+    /** A caller that did not register the run presents one of its leases (docs/security/authorization.md#holders). */
     leaseId: Id.optional(),
   })
   .meta({ id: "FinishRunRequest" });

@@ -159,7 +159,7 @@ export class QuiesceClient {
     const r = await this.request<RegisterOperationResponse>("POST", "/api/v1/operations", body);
     return { ...r.json, status: r.status === 200 ? 200 : 201 };
   }
-  /** `leaseId`: the lease the holder passed, when this key did not register the work (docs/security.md#holders). */
+  /** `leaseId`: the lease the holder passed, when this key did not register the work (docs/security/authorization.md#holders). */
   admit(operationId: string, opts: { leaseId?: string } = {}): Promise<GateResponse> {
     return this.call("POST", `/api/v1/operations/${enc(operationId)}/admit`, opts);
   }

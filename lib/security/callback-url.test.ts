@@ -1,4 +1,4 @@
-// The sign-in redirect target (finding 3 of the hardening review): only same-origin paths survive,
+// The sign-in redirect target (from the hardening review): only same-origin paths survive,
 // judged after the URL is normalised as a browser would.
 import { describe, expect, test } from "vitest";
 import fc from "fast-check";

@@ -1,4 +1,4 @@
-// The address a request came from, for throttling and the audit trail (docs/security.md#the-source-address).
+// The address a request came from, for throttling and the audit trail (docs/security/identity.md#the-source-address).
 // Pure: both servers hand it what they know. The API process (lib/api/node-server.ts) passes the
 // socket's peer and the headers; the web app's front (lib/start/web-front.ts) does the same before Next
 // sees the request, and overwrites X-Forwarded-For with the answer, which Next's route handlers and

@@ -1,4 +1,4 @@
-// The security headers (finding 6 of the hardening review); the browser check is e2e/security.
+// The security headers (from the hardening review); the browser check is e2e/security.
 import { expect, test } from "vitest";
 import { contentSecurityPolicy, newNonce, securityHeaders } from "./headers";
 

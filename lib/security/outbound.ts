@@ -1,6 +1,6 @@
 // Which addresses an outbound request (a webhook delivery) may reach. Pure: the caller resolves the
 // name and hands the addresses in, both when an endpoint is saved and again right before the connection,
-// which then goes to exactly the addresses judged here (docs/security.md#outbound-requests).
+// which then goes to exactly the addresses judged here (docs/security/hardening.md#outbound-requests).
 //
 // Everything is decided on addresses, never on the spelling of the URL: WHATWG URL already turns
 // `0x7f.1`, `2130706433` and `127.1` into `127.0.0.1`, and `net.BlockList` matches an IPv4-mapped IPv6

@@ -1,7 +1,7 @@
 // How long a client may take to SEND a request, on the web app (`next start`) and the API process
 // (lib/api/node-server.ts) alike: without bounds, Node gives a trickled body 300 s and headers 60 s per
 // connection, so a few slow clients hold every socket. Receiving only: once the request is in, the
-// answer (an event stream included) runs as long as it needs. docs/security.md#input.
+// answer (an event stream included) runs as long as it needs. docs/security/hardening.md#input.
 // Plain JavaScript, because it is also preloaded into `next start` (node --import), which runs without tsx.
 import http from "node:http";
 

@@ -71,19 +71,14 @@ export const GROUPS: { name: string; members: string[] }[] = [
  * V8 settings per process (not under --dev): a small young generation (1 MB semi-spaces; 2 MB for the API process, which
  * allocates per request at hundreds of requests a second; V8's default lets it grow to 16 MB), one V8 platform thread instead of one per CPU
  * (each keeps a malloc arena of its own), and an old-space cap so a leak ends in a loud crash rather
- * than in swap. Measured in docs/benchmarks.md#memory.
+ * than in swap (docs/design/process-layout.md).
  */
 export function nodeFlags(name: string): string[] {
   const semi = name === "api" ? 2 : 1;
   const old = name === "web" ? 512 : name === "api" ? 384 : 256;
-  // Prisma's WebAssembly query compiler compiled by the baseline compiler only (no optimizing tier):
-  // about 30 MB less code per process that runs a Prisma query. Not a trade on the agents' hot path:
-  // the gate never runs Prisma (one SQL statement on the gate pool, the key checked inside it), so the
-  // flag cannot touch it — after gate calls alone both variants held the same RSS (the compiler was never
-  // built), and in 12 interleaved rounds with Prisma warmed the API process did 1.04× the gate calls a
-  // second with the flag (rounds ranged 0.76–1.54× on the loaded 2-core machine; the earlier 0.71× and
-  // 0.78× were single pairs). Only the routes that do use Prisma (operations, completion, run reads, the
-  // event stream's key re-check) run the slower baseline code. docs/operating.md#processes-and-memory.
+  // Prisma's WebAssembly query compiler compiled by the baseline compiler only (no optimizing tier): less
+  // code per process that runs a Prisma query, and no cost to the gate, which never runs Prisma; only the
+  // routes that use Prisma run the slower code (docs/design/process-layout.md).
   const wasm = name === "workers" || name === "api" ? ["--liftoff-only"] : [];
   return [`--max-semi-space-size=${semi}`, `--max-old-space-size=${old}`, "--v8-pool-size=1", ...wasm];
 }
@@ -202,7 +197,7 @@ export function childEnv(base: Env, i: ChildEnvInput): Env {
     // `npm start` is read by a person: readable log lines unless asked otherwise.
     QUIESCE_LOG_FORMAT: base.QUIESCE_LOG_FORMAT ?? "pretty",
     // glibc keeps a malloc arena per thread that ever allocated (up to 8 per CPU) and rarely returns
-    // their memory; two are plenty for these processes (docs/benchmarks.md#memory).
+    // their memory; two are plenty for these processes (docs/design/process-layout.md).
     MALLOC_ARENA_MAX: base.MALLOC_ARENA_MAX ?? "2",
   };
   const named: Record<DemoKeyRole, string> = {

@@ -1,7 +1,7 @@
 // `npm start`'s preparation, in a short-lived process of its own: migrations, the demo data, the
 // receipt-signing key. Why a process: these load Prisma, the generated client and the seed, some 100 MB
 // that the supervisor (which then only watches its children for hours) would otherwise keep for good
-// (docs/benchmarks.md#memory). Protocol over IPC: sends { type: "ready", keys, keysFile } or
+// (docs/design/process-layout.md). Protocol over IPC: sends { type: "ready", keys, keysFile } or
 // { type: "error", message }; prints its own progress lines (prefixed like the supervisor's).
 import { migrate } from "../db/migrate";
 import { seedDemo } from "../seed/index";

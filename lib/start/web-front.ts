@@ -4,7 +4,7 @@
 // hands its handlers headers, never the socket — so a client could name any address. Here each request's
 // address is decided from the socket (lib/security/client-address.ts, believing a forwarding header only
 // from QUIESCE_TRUSTED_PROXIES) and written as the only X-Forwarded-For entry before Next sees it
-// (docs/security.md#the-source-address).
+// (docs/security/identity.md#the-source-address).
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { clientAddress, normalizeAddress, trustedProxies } from "../security/client-address";

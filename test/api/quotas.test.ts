@@ -1,4 +1,4 @@
-// Per-key and per-run quotas (lib/dal/quotas.ts, docs/security.md#quotas) through the real route handlers
+// Per-key and per-run quotas (lib/dal/quotas.ts, docs/security/hardening.md#quotas) through the real route handlers
 // over HTTP, against real PostgreSQL: past each limit 429 with Retry-After and nothing written; another
 // key of the same team and another team's key carry on; racing calls cannot pass one count together.
 import { afterAll, beforeAll, describe, expect, test } from "vitest";

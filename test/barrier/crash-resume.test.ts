@@ -1,4 +1,4 @@
-// the barrier article's (docs/architecture.md#barriers) eval `cancellation_worker_crashes_mid_barrier →
+// the barrier article's (docs/ideas.md#barriers) eval `cancellation_worker_crashes_mid_barrier →
 // resume_from_durable_barrier`, with real
 // processes: engine A is SIGKILLed while a slow provider holds its cancel request; two fresh engines
 // then race to finish the barrier from its durable rows. Exactly one receipt may result.

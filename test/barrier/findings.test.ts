@@ -29,7 +29,7 @@ let engine: Promise<void>;
 beforeAll(async () => {
   team = await makeTeam();
   other = await makeTeam();
-  // A small quiet period keeps the test quick; it still applies to every barrier (finding 9).
+  // A small quiet period keeps the test quick; it still applies to every barrier (test 9 below).
   await setTeamStopSettings(SYSTEM, team.teamId, { quietPeriodMs: 300 });
   engine = runBarrierWorker({
     teamId: team.teamId,
@@ -221,7 +221,7 @@ describe("stop-evidence findings", () => {
     expect(view.ladder.observed_by_target.evidence).toMatchObject({ observed: 1, of: 2 });
     expect(view.ladder.execution_quiesced.status).not.toBe("done");
     expect(view.ladder.effects_settled.status).toBe("uncertain");
-    // The run's last native state is written (finding 9).
+    // The run's last native state is written (test 9 below).
     expect((await prisma().run.findUniqueOrThrow({ where: { id: children[0]!.runId } })).lastNativeState).toBe("turn_interrupted");
   });
 

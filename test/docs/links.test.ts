@@ -1,39 +1,14 @@
 // The README is a front door (at most 200 lines) and every relative link in the README, CONTRIBUTING
-// and docs/ points at a file that exists and, with a #fragment, at a heading in it.
-import { existsSync, readdirSync, readFileSync } from "node:fs";
+// and docs/ (with its subfolders) points at a file that exists and, with a #fragment, at a heading in it.
+import { existsSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { expect, test } from "vitest";
+import { ROOT, anchors, docsFiles } from "./markdown";
 
-const ROOT = path.resolve(import.meta.dirname, "../..");
 // Pages written on other branches of this round; remove an entry when its page lands.
 const PENDING = new Set<string>();
 
-const files = [
-  "README.md",
-  "CONTRIBUTING.md",
-  ...readdirSync(path.join(ROOT, "docs"))
-    .filter((f) => f.endsWith(".md"))
-    .map((f) => `docs/${f}`),
-];
-
-/** GitHub's heading anchors: lower case, punctuation dropped, spaces to hyphens. */
-function anchors(markdown: string): Set<string> {
-  const out = new Set<string>();
-  let code = false;
-  for (const line of markdown.split("\n")) {
-    if (line.startsWith("```")) code = !code;
-    const m = !code && /^#{1,6} (.*)$/.exec(line);
-    if (m)
-      out.add(
-        m[1]!
-          .trim()
-          .toLowerCase()
-          .replace(/[^\p{L}\p{N}\- _]/gu, "")
-          .replace(/ /g, "-"),
-      );
-  }
-  return out;
-}
+const files = ["README.md", "CONTRIBUTING.md", ...docsFiles()];
 
 test("the README is at most 200 lines", () => {
   expect(readFileSync(path.join(ROOT, "README.md"), "utf8").split("\n").length).toBeLessThanOrEqual(200);

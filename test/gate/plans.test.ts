@@ -105,8 +105,8 @@ test("after 5 000 runs are added under cached plans, a decision still reads a fe
 });
 
 // The batch function's plans are forced generic (lib/gate/sql/quiesce_gate_batch.sql): left to its own
-// choice, plpgsql re-planned statement 1 of a small batch on every call (≈ 0.27 ms each, measured with
-// pg_stat_statements; docs/gate.md#plans). A later CREATE OR REPLACE that forgets a SET clause drops the
+// choice, plpgsql re-planned statement 1 of a small batch on every call (docs/design/gate-plans.md).
+// A later CREATE OR REPLACE that forgets a SET clause drops the
 // setting silently; this fails then.
 test("the gate functions carry their plan settings: no sequential scans, and generic plans for the batch", async () => {
   const r = await client.query<{ proname: string; proconfig: string[] | null }>(

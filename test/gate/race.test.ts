@@ -10,7 +10,7 @@
 //  - every operation ends in exactly one state that matches the answer its caller got;
 //  - every call that started after a pause returned (and ended before the resume) was held, and every
 //    call that started after the kill returned was denied.
-// How to read it and why it fails without the lock: docs/gate.md#the-race-test-testgateracetestts.
+// How to read it and why it fails without the lock: docs/gate-tests.md#the-race-test-testgateracetestts.
 import { afterAll, expect, test } from "vitest";
 import { spawn, type ChildProcess } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";

@@ -1,4 +1,4 @@
-// `quiesce audit verify` (finding 8 of the hardening review), through the real CLI process against the
+// `quiesce audit verify` (from the hardening review), through the real CLI process against the
 // real database. The chain alone (verifyAuditChain) misses deleting the newest rows and an edit
 // followed by recomputing every later hash; the heads recorded apart from the chain catch both.
 import { afterAll, beforeAll, expect, test } from "vitest";

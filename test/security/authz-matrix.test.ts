@@ -41,7 +41,7 @@ interface Entry {
   query?: string;
   /** Substitutes path parameters from the target. */
   stream?: boolean;
-  /** Holder-only (docs/security.md#holders): the principals that hold the target; any other gets 403. */
+  /** Holder-only (docs/security/authorization.md#holders): the principals that hold the target; any other gets 403. */
   holders?: string[];
 }
 // The target run is registered by "agent" (its holder); its queued operation by "worker" (which holds that).

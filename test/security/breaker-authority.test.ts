@@ -1,4 +1,4 @@
-// Breaker authority (finding 4 of the hardening review), over real HTTP against the real gate function:
+// Breaker authority (from the hardening review), over real HTTP against the real gate function:
 // an operator's trip holds until an operator resets it; an automatic trip keeps its half-open probe;
 // only the registering key or the lease holder moves the breaker with outcomes; every transition,
 // the gate's own open → half_open included, is audited.

@@ -1,4 +1,4 @@
-// The embedded PostgreSQL (finding 10 of the hardening review): a random password per data folder kept
+// The embedded PostgreSQL (from the hardening review): a random password per data folder kept
 // in a 0600 file, the app connecting as a role that is not a superuser (and cannot log in with the old
 // fixed quiesce/quiesce), and `npm start` binding the web app to 127.0.0.1 unless HOST is set.
 import { chmodSync, mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";

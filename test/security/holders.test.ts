@@ -1,4 +1,4 @@
-// Trust inside a team (docs/security.md#holders): only the holder of a piece of work reports on it, a
+// Trust inside a team (docs/security/authorization.md#holders): only the holder of a piece of work reports on it, a
 // late report is a claim and never a settlement, finishing ends authority and is no way out of a stop,
 // and a killed session does not come back as a new root. Each finding is driven as a hostile agent of
 // the same team would, over real HTTP against the real route handlers, PostgreSQL and barrier engine.
@@ -66,7 +66,7 @@ async function firstReceipt(barrierId: string) {
   return waitFor("receipt v1", async () => prisma().stopReceipt.findFirst({ where: { barrierId, version: 1 } }), 60_000, 100);
 }
 
-describe("finding 1: only the holder may witness, and a late report is a claim", () => {
+describe("only the holder may witness, and a late report is a claim", () => {
   test("another agent key's forged completion is refused and changes nothing; the holder's is kept once as a claim", async () => {
     const run = await a.createRun({ taskId: "holders-forge" });
     const op = `forge-${run.runId}`;
@@ -114,7 +114,7 @@ describe("finding 1: only the holder may witness, and a late report is a claim",
   }, 120_000);
 });
 
-describe("finding 2: finished is not a way out", () => {
+describe("finished is not a way out", () => {
   test("finishing with work running is refused; abandon settles it; the gate denies a finished run", async () => {
     const run = await a.createRun({ taskId: "holders-finish" });
     const op = `fin-${run.runId}`;
@@ -161,7 +161,7 @@ describe("finding 2: finished is not a way out", () => {
   }, 120_000);
 });
 
-describe("finding 3: agent keys are separated", () => {
+describe("agent keys are separated", () => {
   test("a same-team key cannot read lease ids, register a child, heartbeat, complete, observe or finish another key's run", async () => {
     const run = await a.createRun({ taskId: "holders-separate" });
     expect((await b.getRun(run.runId)).leases.map((l) => l.leaseId)).toEqual([null]);
@@ -184,7 +184,7 @@ describe("finding 3: agent keys are separated", () => {
   });
 });
 
-describe("finding 4: a killed session does not come back", () => {
+describe("a killed session does not come back", () => {
   test("session and thread identities of a killed run resolve to it whatever agent or parent is named; a fork of it is refused", async () => {
     const s = `sess-${Date.now()}`;
     const killed = await a.createRun({ taskId: "holders-session", harness: "claude_code", native: { sessionId: s, agentId: "sub-1" } });

@@ -1,5 +1,5 @@
-// Hostile input against the real route handlers over real HTTP (findings 5, 11 and 12 of the
-// hardening review): NUL bytes and lone surrogates in any text field or path id, integers past their
+// Hostile input against the real route handlers over real HTTP (from the hardening
+// review): NUL bytes and lone surrogates in any text field or path id, integers past their
 // column, oversized and never-ending bodies, and LIKE wildcards in run search. Every refusal is a 400
 // (or 401 / 413) naming the field, with nothing written.
 import http from "node:http";

@@ -1,4 +1,4 @@
-// How long a client may take to send a request (lib/start/http-timeouts.mjs, docs/security.md#input):
+// How long a client may take to send a request (lib/start/http-timeouts.mjs, docs/security/hardening.md#input):
 // a body trickled at 1 byte / 2 s, headers trickled, and a body that stops, each against real servers —
 // the API process's server (lib/api/node-server.ts) and a server made the way `next start` makes its
 // own, in a separate node process with the preload `npm start` gives the web app. An event stream is

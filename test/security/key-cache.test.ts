@@ -1,4 +1,4 @@
-// The API process's cache of verified API keys (lib/api/key-cache.ts, docs/security.md#api-key-cache)
+// The API process's cache of verified API keys (lib/api/key-cache.ts, docs/security/identity.md#api-key-cache)
 // against real PostgreSQL: every change that takes authority away from a key (revoked, role changed,
 // user disabled, membership disabled or removed) empties the cache through the `quiesce_auth` notice; a read that
 // a notice overtakes, or a refused read of the same key, is not cached; while the LISTEN connection is down the cache is not used; expiry

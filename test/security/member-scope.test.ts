@@ -1,5 +1,5 @@
 // Trust inside a team: a team admin's people changes stay inside that team
-// (docs/security.md#people-administration). Disabling a *membership* takes the user out of that team
+// (docs/security/authorization.md#people-administration). Disabling a *membership* takes the user out of that team
 // only — its console, their operator key's role there — and keeps their other teams; disabling a
 // *user* everywhere needs admin of every team they belong to; every team keeps an active admin, checked
 // per team, also when two admins race. Real PostgreSQL, the real session resolution, real HTTP.

@@ -1,4 +1,4 @@
-// Console sessions end (finding 1 of the hardening review). A copied session token (its claims, as the
+// Console sessions end (from the hardening review). A copied session token (its claims, as the
 // signed cookie carries them) stops working on the next request after: sign-out, a password change,
 // disabling the user, removing the membership; and after the absolute lifetime. A role change takes
 // effect on the next request. Real database, the real next-auth callbacks.

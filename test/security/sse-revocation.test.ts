@@ -1,4 +1,4 @@
-// Event streams end when the authority behind them does (finding 7 of the hardening review): the one
+// Event streams end when the authority behind them does (from the hardening review): the one
 // SSE helper re-checks every few seconds (QUIESCE_SSE_RECHECK_MS; 300 ms here). Machine API: a revoked
 // key's stream ends with `event: revoked`. Console: the same helper with the console's session check
 // ends the stream when the member is removed. Real HTTP, real database, real LISTEN connection.

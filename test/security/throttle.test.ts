@@ -1,5 +1,5 @@
 // Sign-in and API-key throttling, kept in PostgreSQL, that no stranger can turn into a lock-out
-// (docs/security.md#throttling): bad API keys are refused per source address while that address's valid
+// (docs/security/identity.md#throttling): bad API keys are refused per source address while that address's valid
 // keys are served; sign-in blocks an account × address pair, slows an account down without blocking it;
 // the source address is the socket's peer unless that peer is a trusted proxy (real HTTP, real sockets
 // bound to different loopback addresses).

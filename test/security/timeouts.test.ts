@@ -1,4 +1,4 @@
-// A slow database fails requests in bounded time (finding 9 of the hardening review): statement, lock
+// A slow database fails requests in bounded time (from the hardening review): statement, lock
 // and pool-acquire timeouts on every connection, and the gate answering deny `control_unavailable`
 // within its own budget. Tested with a lock held by another session and with pg_sleep.
 import pg from "pg";

@@ -1,6 +1,6 @@
 // The worker guard against the real API (over HTTP) and the real database: admission at dequeue,
 // discards counted by reason, holds decided afresh, abort during a long call reported as unknown,
-// and the approved-artifact handoff fixture of docs/architecture.md#five-questions (transport loss after the side effect).
+// and the approved-artifact handoff fixture of docs/ideas.md#five-questions (transport loss after the side effect).
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { createHash } from "node:crypto";
 import { mkdtemp, readFile, writeFile, access } from "node:fs/promises";
@@ -97,7 +97,7 @@ describe("admission at dequeue", () => {
 
   test("an epoch newer than the job's stamp: discarded and counted stale_epoch", async () => {
     const { run, stamp } = await queuedJob();
-    // The revocation epoch moved on after the job was stamped (docs/architecture.md#barriers: epoch 17 is stale once 18 exists).
+    // The revocation epoch moved on after the job was stamped (docs/ideas.md#barriers: epoch 17 is stale once 18 exists).
     await prisma().run.update({ where: { id: run.runId }, data: { epoch: { increment: 1 } } });
     const guard = guardFor(w.client(w.a.keys.worker));
     let ran = false;
@@ -170,7 +170,7 @@ describe("abort during a long call", () => {
   });
 });
 
-describe("approved-artifact handoff (docs/architecture.md#five-questions): transport loss after the side effect", () => {
+describe("approved-artifact handoff (docs/ideas.md#five-questions): transport loss after the side effect", () => {
   async function handoff(loss: "before_server" | "after_server") {
     const dir = await mkdtemp(path.join(tmpdir(), "quiesce-handoff-"));
     const journal = fileJournal(path.join(dir, "receipts"));

@@ -135,7 +135,7 @@ describe("pg-boss guard", () => {
     );
     expect(started).toBe(0);
     // Queued work is denied `killed`; a delayed job (scheduled) carries stale authority: `stale_epoch`
-    // (docs/architecture.md#barriers: delayed_retry_fires_after_revocation → deny_stale_epoch).
+    // (docs/ideas.md#barriers: delayed_retry_fires_after_revocation → deny_stale_epoch).
     expect(guard.counts.snapshot()).toEqual({ discarded_killed: 4, stale_epoch: 4 });
     await until(
       () => Promise.all(jobs.map((j) => jobState(queue, j.jobId))),
@@ -224,7 +224,7 @@ describe("pg-boss guard", () => {
     );
     expect(guard.counts.get("retry_scheduled")).toBe(1);
     expect((await op(first.operationId)).state).toBe("failed");
-    // The retry timer is queued authority in another form (docs/architecture.md#barriers): the kill cancels it, here too.
+    // The retry timer is queued authority in another form (docs/ideas.md#barriers): the kill cancels it, here too.
     await killRun(SYSTEM, auth.runId, "stop retries");
     expect((await op(retryId)).state).toBe("cancelled_not_started");
     await until(

@@ -36,7 +36,7 @@ export interface BridgeOptions {
   cfg: AdapterConfig;
   client: QuiesceClient;
   parentRunId?: string;
-  /** The parent's lease, when this key is not the parent run's holder (docs/security.md#holders). */
+  /** The parent's lease, when this key is not the parent run's holder (docs/security/authorization.md#holders). */
   parentLeaseId?: string;
   taskId?: string;
   command: string;

@@ -1,6 +1,6 @@
 // A minimal `fetch` over node:http / node:https for short-lived adapter processes: Node's global fetch
-// loads undici on first use, which costs a hook process (one per tool call) about 20–30 ms before its
-// only request. Supports what lib/sdk/client.ts uses: method, headers, a string body, an AbortSignal,
+// loads undici on first use, a cost a hook process (one per tool call) would pay before its only
+// request. Supports what lib/sdk/client.ts uses: method, headers, a string body, an AbortSignal,
 // and a response with ok, status and text(). node:https (and with it TLS) is loaded only for an
 // https URL.
 import http from "node:http";

@@ -1,4 +1,4 @@
-// The runs list, the run timeline and saved views against a real PostgreSQL (docs/console.md#runs):
+// The runs list, the run timeline and saved views against a real PostgreSQL (docs/console.md#runs-list):
 // every filter returns exactly its runs, cursor pages cover the list once each way (also while runs
 // are registered between pages), children group under their roots, bad URL parameters are ignored
 // (never an error), another team sees nothing, and saved views stay their owner's.

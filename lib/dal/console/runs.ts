@@ -1,4 +1,4 @@
-// Read model for the runs list (docs/console.md#runs): status (active, paused, killed, finished),
+// Read model for the runs list (docs/console.md#runs-list): status (active, paused, killed, finished),
 // lifecycle, breaker, harness, agent, time range and search filters; three sorts; roots only with
 // their children one expand away; keyset pages (a cursor, never OFFSET: page 2 000 costs what page 1
 // costs, and a run registered meanwhile does not shift the next page). Team-scoped by construction:

@@ -139,7 +139,7 @@ export async function whyUnknownTx(tx: Tx, operationRowId: string): Promise<stri
 }
 
 /**
- * A late effect restarts the quiet period (docs/architecture.md#barriers: the quiet period catches delayed callbacks). A
+ * A late effect restarts the quiet period (docs/ideas.md#barriers: the quiet period catches delayed callbacks). A
  * barrier that already issued its receipt reopens into `quiet`; the engine issues the next version
  * when the restarted period ends. Barriers still settling have not started their quiet period.
  */

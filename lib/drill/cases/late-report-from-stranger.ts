@@ -1,4 +1,4 @@
-// The rules of evidence inside a team (docs/security.md#holders): a call is in flight when its run is
+// The rules of evidence inside a team (docs/security/authorization.md#holders): a call is in flight when its run is
 // killed and a person owns the unknown outcome. Another machine key of the same team — it never touched
 // the run — reports a success with a forged effect: refused, and the receipt does not move. The holder's
 // own late report is kept once as a claim: the outcome stays unknown and the person keeps it.

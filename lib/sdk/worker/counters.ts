@@ -1,4 +1,4 @@
-// Counted by reason, as docs/architecture.md#control-state asks ("metrics.incr('jobs.discarded_killed')"): a denied job is
+// Counted by reason, as docs/ideas.md#control-state asks ("metrics.incr('jobs.discarded_killed')"): a denied job is
 // acknowledged without running and leaves a number behind, not just a log line.
 
 /** killed → discarded_killed, stale_epoch → stale_epoch (the article's names), other denials → discarded_<reason>. */

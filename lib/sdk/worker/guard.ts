@@ -1,4 +1,4 @@
-// The worker guard (docs/architecture.md#integrations-fail-closed, docs/architecture.md#control-state "the worker
+// The worker guard (docs/architecture.md#integrations-fail-closed, docs/ideas.md#control-state "the worker
 // checks before it runs"): every dequeued job
 // is admitted through the gate at dequeue time, against CURRENT authority; a denied job is
 // acknowledged without running and counted by reason; a held job waits for the next control change
@@ -8,7 +8,7 @@
 //
 // Outcomes are stated as what can be proven: a handler interrupted by an abort is `aborted_unknown`
 // ("it may have run"), never "did not execute"; a report lost in transport is `uncertain` until a
-// retry of the same operationId reconciles it from the executor's own receipt (docs/architecture.md#five-questions).
+// retry of the same operationId reconciles it from the executor's own receipt (docs/ideas.md#five-questions).
 import { askGate } from "../hold";
 import type { GateResponse } from "../../schemas/gate";
 import { AbortTokens, type Recheck } from "../../abort/tokens";

@@ -1,4 +1,4 @@
-// The executor-side receipt (docs/architecture.md#five-questions, the approved-artifact handoff fixture): before a job runs, the
+// The executor-side receipt (docs/ideas.md#five-questions, the approved-artifact handoff fixture): before a job runs, the
 // worker writes "started"; when the handler's side effect lands it records the effect; when the
 // control plane has the report it writes "reported". If the report is lost in transport, a retry of
 // the same operationId finds the effect here and reports it instead of performing it again.

@@ -1,4 +1,4 @@
-// Reporting outcomes to the control plane, and keeping the executor's own receipt (docs/architecture.md#five-questions) when the
+// Reporting outcomes to the control plane, and keeping the executor's own receipt (docs/ideas.md#five-questions) when the
 // report cannot be delivered. Every outcome is a claim the guard can prove: an aborted handler is
 // `aborted_unknown`, a lost report is `uncertain` until a retry reconciles it from the receipt.
 import type { CompleteBody } from "../../schemas/operations";
@@ -78,7 +78,7 @@ export class Reporter {
   async aborted<R>(stamp: JobStamp, reason: string, error: Error): Promise<GuardOutcome<R>> {
     this.counts.add("aborted_unknown");
     const op = stamp.operationId;
-    // "It was stopped" and "it did not happen" are different claims (docs/architecture.md#control-state): the report says the
+    // "It was stopped" and "it did not happen" are different claims (docs/ideas.md#control-state): the report says the
     // outcome is unknown. Under a kill the API keeps it as barrier evidence (409) and the barrier
     // settles the operation against its provider.
     await this.reports

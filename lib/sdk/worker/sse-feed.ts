@@ -5,8 +5,8 @@
 // whichever stream brought it first. The server sends one notification to every stream of the tree
 // (they all subscribe by the root), so a killed tree of 10 runs arrives as 10 copies; handled one
 // stream at a time, each copy waited behind the work the previous copies set off (every aborted
-// handler reports its outcome over HTTP), which put the last of 100 handlers 15–37 ms after the first
-// under load. A kill naming the run is authority enough to abort it (lib/abort/control-event.ts
+// handler reports its outcome over HTTP), which delayed the last handlers behind the first
+// (docs/design/abort-on-kill-notification.md). A kill naming the run is authority enough to abort it (lib/abort/control-event.ts
 // killNames: terminal, fail closed) and the stream it came on is authenticated for the team, so
 // passing it to the named runs' watchers changes nothing but the time. Later copies of the same
 // kill are not delivered again.

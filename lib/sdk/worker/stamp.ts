@@ -1,4 +1,4 @@
-// The stamp every queued job carries (docs/architecture.md#barriers: "every queued message should carry at least run_id,
+// The stamp every queued job carries (docs/ideas.md#barriers: "every queued message should carry at least run_id,
 // lease, revocation_epoch, operation_id, and an expiry"). The worker checks it at dequeue, against
 // current authority — an approval given at enqueue time is not a property of the message.
 import { z } from "zod";

@@ -7,7 +7,7 @@ import type { ExecutorJournal, JournalEffect } from "./journal";
 import type { JobStamp } from "./stamp";
 
 /** What the guard needs from the SDK client (QuiesceClient satisfies it). */
-/** Every call presents the job's lease: the capability its producer passed (docs/security.md#holders). */
+/** Every call presents the job's lease: the capability its producer passed (docs/security/authorization.md#holders). */
 export interface GuardClient {
   admit(operationId: string, opts?: { leaseId?: string }): Promise<GateResponse>;
   heartbeat(operationId: string, opts?: { leaseId?: string }): Promise<HeartbeatResponse>;
