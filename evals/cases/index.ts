@@ -44,6 +44,9 @@ export const EVAL_CASES: EvalCase[] = [
   drill("fleet_stop_with_runs_created_during_the_stop"),
   // stop evidence over the whole subtree (docs/evidence.md)
   ...EVIDENCE_CASES,
+  // docs/security/authorization.md#holders — only the holder is a witness; finished is no way out
+  drill("late_report_from_stranger_changes_nothing"),
+  drill("finish_does_not_escape_fleet_kill"),
   // docs/security/identity.md#throttling — a stranger's bad keys cannot lock a team out
   anonymousBadKeysCannotLockOut,
 ];
