@@ -66,6 +66,19 @@ export type ReceiptBody = Record<string, unknown> & {
   effect_receipts?: { operation_id: string; provider_operation_id?: string | null; rollback_owner?: string | null }[];
 };
 
+/** A fleet stop's view once its fleet receipt is issued. */
+export async function waitForFleetReceipt(ctx: DrillContext, stopId: string) {
+  return waitFor(
+    `the fleet receipt of ${stopId}`,
+    async () => {
+      const v = await ctx.operator.getStop(stopId);
+      return v.receipt ? v : null;
+    },
+    ctx.receiptTimeoutMs,
+    250,
+  );
+}
+
 /** The barrier's receipt (latest version), once the engine issued it; `minVersion` waits for a re-issue. */
 export async function waitForReceipt(ctx: DrillContext, client: QuiesceClient, barrierId: string, minVersion = 1): Promise<ReceiptBody> {
   return waitFor(

@@ -2,7 +2,7 @@
 // A run with a call in flight cannot be finished (409) — not by its holder without `abandon`, not at
 // all by another key of the team (403) — and a fleet kill naming it covers it: a barrier, and a
 // receipt that does not say stopped_and_quiet while the call's outcome is unknown.
-import { check, links, must, newRun, opId, statusOf, waitFor } from "../support";
+import { check, links, must, newRun, opId, statusOf, waitForFleetReceipt } from "../support";
 import type { DrillCase } from "../types";
 
 export const finishDoesNotEscapeFleetKill: DrillCase = {
@@ -24,15 +24,7 @@ export const finishDoesNotEscapeFleetKill: DrillCase = {
       stopId: string;
       matched: number;
     };
-    const done = await waitFor(
-      "the fleet receipt",
-      async () => {
-        const v = await ctx.operator.getStop(stop.stopId);
-        return v.receipt ? v : null;
-      },
-      ctx.receiptTimeoutMs,
-      250,
-    );
+    const done = await waitForFleetReceipt(ctx, stop.stopId);
     const after = await agent.gate({ runId: run.runId, leaseId: run.leaseId, epoch: run.epoch, operationId: `${op}.after`, tool: "x" });
     const checks = [
       check("the call was allowed before the stop", g.decision === "allow", g),

@@ -3,7 +3,7 @@
 // no call of any matching run — old or created during the stop — may be allowed; every tree gets its
 // barrier, and the fleet receipt is stopped_and_quiet only because every barrier's receipt is.
 import { randomBytes } from "node:crypto";
-import { check, label, links, must, waitFor } from "../support";
+import { check, label, links, must, waitFor, waitForFleetReceipt } from "../support";
 import type { DrillCase } from "../types";
 import type { StopView } from "../../schemas/stops";
 
@@ -58,15 +58,7 @@ export const fleetStopDuringCreation: DrillCase = {
 
     const after = made.filter((m) => m.t0 > committed);
     const oldAgain = await Promise.all(before.map((r, i) => ask(r, `after-${i}`)));
-    const done = await waitFor(
-      "the fleet receipt",
-      async () => {
-        const v = await ctx.operator.getStop(stop.stopId);
-        return v.receipt ? v : null;
-      },
-      ctx.receiptTimeoutMs,
-      250,
-    );
+    const done = await waitForFleetReceipt(ctx, stop.stopId);
     const checks = [
       check("the matching runs were allowed before the stop", allowedBefore === BEFORE, allowedBefore),
       check(
