@@ -319,7 +319,7 @@ export const CONFIG = {
   }),
   QUIESCE_GATE_TEAM_INFLIGHT: int(0, 1_000, 32, {
     group: "database",
-    doc: "Gate calls of one team a process's batcher keeps in flight while another team is active; the team's further calls wait for them (docs/gate.md#fair-share; 0 = no cap).",
+    doc: "Gate calls of one team a process's batcher keeps in flight while another team's call waits; the team's further calls wait for them (docs/gate.md#fair-share; 0 = no cap).",
   }),
   QUIESCE_EMBEDDED_PG_PORT: port(54329, { group: "database", doc: "Port of the embedded PostgreSQL of `npm start`." }),
   REDIS_URL: url(["redis:", "rediss:"], { group: "database", doc: "Redis for the BullMQ queue adapter." }, "redis://127.0.0.1:6379"),

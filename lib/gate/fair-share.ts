@@ -1,8 +1,8 @@
 // Fair share in the gate's batcher (GateBatcher in ./index.ts, docs/gate.md#fair-share): waiting calls
 // are queued per team and a batch is filled round-robin across the teams, one call each in turn, so one
-// team's flood cannot push another team's calls behind it; and while another team is active (a call
-// waiting or in flight), one team has at most `cap` calls in flight, its further calls waiting so the
-// other's calls find a statement. Alone, a team is not capped: it keeps every statement busy.
+// team's flood cannot push another team's calls behind it; and while another team waits, one team has
+// at most `cap` calls in flight, its further calls waiting while the others' go ahead. Alone, a team is
+// not capped: the cap shares statements, it never leaves one idle.
 import "server-only";
 import { pool } from "../db/pool";
 
@@ -30,10 +30,12 @@ export class FairQueue<T extends { since: number }> {
     g.queue.push(item);
   }
 
-  /** Another group is active (a call waiting or in flight): only then does `key`'s cap bind. */
+  /** Another group has a call waiting that its cap lets go: only then does `key`'s cap bind. */
   private contended(key: string): boolean {
-    for (const [k, g] of this.groups) if (k !== key && (g.queue.length > 0 || g.inFlight > 0)) return true;
-    return false;
+    return this.ring.some((k) => {
+      const g = this.groups.get(k)!;
+      return k !== key && g.queue.length > 0 && g.inFlight < this.cap;
+    });
   }
 
   private room(key: string, g: Group<T>): number {
