@@ -24,60 +24,96 @@ module.exports = {
       to: { dependencyTypes: ["core"], pathNot: "^(node:)?crypto$" },
     },
     {
-      name: "database-only-in-dal-gate-db",
+      name: "database-only-in-modules",
       comment:
-        "Only lib/dal, lib/gate and lib/db talk to PostgreSQL (Prisma, the generated client, pg). " +
-        "Everything else goes through lib/dal, whose exported functions authorize their principal first.",
+        "Only the concept modules (lib/modules) and the connection layer (lib/platform/db) talk to " +
+        "PostgreSQL (Prisma, the generated client, pg). Everything else goes through a module, whose " +
+        "exported functions authorize their principal first.",
       severity: "error",
       from: {
         path: SHIPPED,
-        pathNot: ["^lib/(dal|gate|db)/", "^lib/generated/", "\\.test\\.tsx?$"],
+        pathNot: ["^lib/modules/", "^lib/platform/db/", "^lib/generated/", "\\.test\\.tsx?$"],
       },
-      to: { path: [DATABASE_PACKAGES, "^lib/generated/", "^lib/db/(prisma|pool)\\.ts$"] },
+      to: { path: [DATABASE_PACKAGES, "^lib/generated/", "^lib/platform/db/(prisma|pool)\\.ts$"] },
     },
     {
-      name: "ui-reaches-data-through-dal",
+      name: "ui-reaches-data-through-modules",
       comment:
-        "app/ and components/ reach data only through lib/dal's public modules: never lib/db, lib/gate, " +
-        "the generated client or lib/dal/internal.",
+        "app/ and components/ reach data only through the modules' public files: never the connection " +
+        "layer, the generated client or a module's internal/ folder.",
       severity: "error",
       from: { path: "^(app|components)/" },
-      to: { path: ["^lib/(db|gate|generated)/", "^lib/dal/internal/", DATABASE_PACKAGES] },
+      to: { path: ["^lib/platform/db/", "^lib/generated/", "^lib/modules/[^/]+/internal/", DATABASE_PACKAGES] },
     },
     {
-      name: "dal-internal-stays-in-dal",
-      comment: "lib/dal/internal holds helpers that do not authorize (transactions, shared queries): only lib/dal may use them.",
-      severity: "error",
-      // lib/gate is the dal's peer on the hot path (one SQL statement); it records its breaker audit rows
-      // with the dal's internal helper.
-      from: { pathNot: ["^lib/dal/", "^lib/gate/", "^test/"] },
-      to: { path: "^lib/dal/internal/" },
-    },
-    {
-      name: "dal-is-a-lower-layer",
+      name: "edges-enter-a-module-by-its-index",
       comment:
-        "lib/dal sits under the engines that use it (barrier, abort tokens, API, console actions): it may " +
-        "import the database, the pure domain, schemas and shared utilities, never a layer above it, so " +
-        "the layers cannot form a cycle even through different files.",
+        "Each concept module has one public, authorized entry, lib/modules/<module>/index.ts. The edges " +
+        "(API routes, console pages and actions, components, the CLI, start, demo, drill, seed) import " +
+        "only that file; modules use each other's public files directly (barrels between modules would " +
+        "turn every cross-module import into a cycle).",
       severity: "error",
-      from: { path: "^lib/dal/" },
+      from: { path: "^(app|components|bin|lib/(api|actions|cli|start|demo|drill|seed|build))/", pathNot: "\\.test\\.tsx?$" },
+      to: { path: "^lib/modules/[^/]+/.", pathNot: "^lib/modules/[^/]+/index\\.ts$" },
+    },
+    {
+      name: "module-internals-stay-in-their-module",
+      comment:
+        "A module's internal/ folder holds helpers that do not authorize (transaction pieces, shared " +
+        "queries): only that module may use them; other modules call its public files.",
+      severity: "error",
+      from: { path: "^lib/modules/([^/]+)/" },
+      to: { path: "^lib/modules/[^/]+/internal/", pathNot: "^lib/modules/$1/" },
+    },
+    {
+      name: "module-internals-not-outside-modules",
+      comment: "Nothing outside lib/modules (tests aside) reaches into a module's internal/ folder.",
+      severity: "error",
+      from: { pathNot: ["^lib/modules/", "^test/"] },
+      to: { path: "^lib/modules/[^/]+/internal/" },
+    },
+    {
+      name: "platform-is-the-floor",
+      comment:
+        "lib/platform (database connections, config, log, wait, errors, ids, security, auth, signing, " +
+        "telemetry) serves everything and depends on no concept, engine or edge: only on itself, the pure " +
+        "domain, the wire schemas and packages.",
+      severity: "error",
+      from: { path: "^lib/platform/" },
+      to: {
+        pathNot: ["^lib/(platform|control|schemas|generated)/", "^node_modules/"],
+        dependencyTypesNot: ["core"],
+      },
+    },
+    {
+      name: "modules-are-below-the-edges",
+      comment:
+        "The concept modules sit under the edges that use them (API routes, console pages and actions, " +
+        "the CLI, the start supervisor, demo and drill): a module imports other modules, the platform, the " +
+        "pure domain, the wire schemas and the agent-side client's shared pieces, never an edge.",
+      severity: "error",
+      from: { path: "^lib/modules/" },
+      to: {
+        pathNot: ["^lib/(modules|platform|control|schemas|generated|agent)/", "^node_modules/"],
+        dependencyTypesNot: ["core"],
+      },
+    },
+    {
+      name: "agent-side-imports-no-server-code",
+      comment:
+        "lib/agent (SDK, adapters, abort tokens, queue guards) runs inside the agent's process: it imports " +
+        "only itself, the wire schemas, the pure domain and the platform's process-neutral helpers " +
+        "(config, log, wait, errors, ids) — never a module, the database or an edge.",
+      severity: "error",
+      from: { path: "^lib/agent/" },
       to: {
         pathNot: [
-          "^lib/(dal|db|gate|control|schemas|config|log|generated)/",
-          "^lib/(errors|ids|keys|wait)\\.ts$",
-          // password hashing, next-auth's options (the session reader needs them) and provider types
-          "^lib/auth/(password|options)\\.ts$",
-          "^lib/providers/types\\.ts$",
-          // the kill's outbound step after commit: removing not-yet-started jobs from pg-boss / BullMQ
-          // (imports only the queue clients and the database URL; the barrier engine repeats it)
-          "^lib/queues/(cancel|names)\\.ts$",
-          // cross-cutting reporting the dal feeds, like lib/log: CloudEvent building and signing,
-          // the receipt-signing key store, trace spans and metric registries (never the webhook worker)
-          "^lib/integrations/(events|event-types|keystore|tracing|metrics|config|keys-document)\\.ts$",
-          // the webhook URL check a save shares with the worker: resolves and judges, sends nothing
-          "^lib/integrations/webhook-target\\.ts$",
-          // pure input and session rules shared with the API layer
-          "^lib/security/(text|session-policy)\\.ts$",
+          "^lib/(agent|schemas|control)/",
+          "^lib/platform/(config|log)/",
+          "^lib/platform/(wait|errors|ids)\\.ts$",
+          // pg-boss keeps its jobs in Quiesce's own PostgreSQL: its workers need the database's address
+          // (read from the settings; this file opens no connection)
+          "^lib/platform/db/url\\.ts$",
           "^node_modules/",
         ],
         dependencyTypesNot: ["core"],

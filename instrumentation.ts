@@ -2,6 +2,6 @@
 // so a malformed value stops the web server with a message naming it (see docs/configuration.md).
 export async function register(): Promise<void> {
   if (process.env.NEXT_RUNTIME !== "nodejs") return;
-  const { assertConfig } = await import("./lib/config");
+  const { assertConfig } = await import("./lib/platform/config");
   assertConfig();
 }

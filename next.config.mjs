@@ -27,7 +27,7 @@ const nextConfig = {
     // (docs/benchmarks.md#memory); the first request to each page pays for its load.
     preloadEntriesOnStart: false,
     // Next's own default, stated because proxy.ts refuses a larger declared body with a 413 first
-    // (lib/security/action-body.ts: ACTION_BODY_LIMIT_BYTES); Next itself would answer 500.
+    // (lib/platform/security/action-body.ts: ACTION_BODY_LIMIT_BYTES); Next itself would answer 500.
     serverActions: { bodySizeLimit: "1mb" },
   },
   typedRoutes: false,
@@ -35,7 +35,7 @@ const nextConfig = {
   // `next build` would cost minutes on a small machine and say nothing new.
   typescript: { ignoreBuildErrors: true },
   // Pages get their headers (and CSP nonce) from proxy.ts; the API and static assets skip the proxy,
-  // so they get the fixed set here (lib/security/headers.ts securityHeaders without a nonce).
+  // so they get the fixed set here (lib/platform/security/headers.ts securityHeaders without a nonce).
   async headers() {
     const fixed = [
       { key: "X-Content-Type-Options", value: "nosniff" },

@@ -2,7 +2,7 @@
 // console, a real PostgreSQL database, the barrier engine and the simulated provider — all started
 // by e2e/global-setup.ts. Run with `npm run test:e2e` (also the last step of `npm test`).
 import { defineConfig } from "@playwright/test";
-import { setting } from "./lib/config";
+import { setting } from "./lib/platform/config";
 
 export const E2E_PORT = setting("QUIESCE_E2E_PORT");
 

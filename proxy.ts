@@ -1,24 +1,24 @@
 // Next.js proxy (formerly middleware). Its jobs:
-//  1. Security headers on every response (lib/security/headers.ts): a fresh CSP nonce per page
+//  1. Security headers on every response (lib/platform/security/headers.ts): a fresh CSP nonce per page
 //     request — passed to Next on the request's Content-Security-Policy header so its own scripts carry
 //     it — frame-ancestors 'none', nosniff, Referrer-Policy, Permissions-Policy, HSTS over https.
 //  2. The session cookie's idle timeout slides: a page request re-issues a cookie older than a minute.
 //  3. A page address that does not decode (`/runs/%E0%A4%A`) is a 400 with a readable page
-//     (lib/security/malformed-url.ts), not Next.js's bare 500; a machine API path, a JSON 400.
+//     (lib/platform/security/malformed-url.ts), not Next.js's bare 500; a machine API path, a JSON 400.
 //  4. A server action whose declared body is past the limit is a 413 with a readable message
-//     (lib/security/action-body.ts), before Next reads it and answers 500.
+//     (lib/platform/security/action-body.ts), before Next reads it and answers 500.
 //  5. A console URL opened without a session cookie — typically a receipt link from a review packet —
 //     goes to sign-in and comes back to the same URL afterwards. This only looks for the cookie; whether
 //     the session is valid, and what its member may see, is decided by every page, action and route
-//     from the database (lib/dal/session.ts).
+//     from the database (lib/modules/members/session.ts).
 import { NextResponse, type NextRequest } from "next/server";
-import { newNonce, securityHeaders } from "./lib/security/headers";
-import { refreshedSessionToken } from "./lib/auth/session-refresh";
-import { authSecret } from "./lib/auth/secret";
-import { setting } from "./lib/config";
-import { isMalformedPath, malformedUrlPage } from "./lib/security/malformed-url";
-import { badRequest } from "./lib/errors";
-import { actionBodyRefusal } from "./lib/security/action-body";
+import { newNonce, securityHeaders } from "./lib/platform/security/headers";
+import { refreshedSessionToken } from "./lib/platform/auth/session-refresh";
+import { authSecret } from "./lib/platform/auth/secret";
+import { setting } from "./lib/platform/config";
+import { isMalformedPath, malformedUrlPage } from "./lib/platform/security/malformed-url";
+import { badRequest } from "./lib/platform/errors";
+import { actionBodyRefusal } from "./lib/platform/security/action-body";
 
 const SESSION_COOKIE = /^(__Secure-)?next-auth\.session-token(\.\d+)?$/;
 const CONSOLE = /^\/(runs|barriers|receipts|reconciliations|audit|keys|webhooks|people|account)(\/|$)/;
@@ -60,7 +60,7 @@ export async function proxy(req: NextRequest) {
     res = NextResponse.next({ request: { headers: requestHeaders } });
   }
   for (const [k, v] of Object.entries(headers)) res.headers.set(k, v);
-  // The idle timeout slides while pages are used (lib/auth/session-refresh.ts).
+  // The idle timeout slides while pages are used (lib/platform/auth/session-refresh.ts).
   const session = req.cookies.getAll().find((c) => /^(__Secure-)?next-auth\.session-token$/.test(c.name));
   if (session) {
     const idle = setting("QUIESCE_SESSION_IDLE_SECONDS");

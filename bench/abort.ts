@@ -17,19 +17,19 @@ import { pathToFileURL } from "node:url";
 import type { BenchContext, BenchSection } from "./lib/section";
 import { ms, markdown, type BenchTable } from "./lib/report";
 import { percentile } from "./lib/measure";
-import { ensureTeam } from "../lib/dal/admin-directory";
-import { createApiKey } from "../lib/dal/api-keys";
-import { createRun } from "../lib/dal/runs";
-import { registerOperation } from "../lib/dal/operations";
-import { killRun } from "../lib/dal/kill";
-import { prisma } from "../lib/db/prisma";
-import { QuiesceClient } from "../lib/sdk/client";
-import { WorkerGuard, sseFeed } from "../lib/sdk/worker";
-import { gateRecheck, listenFeed, closeControlListener } from "../lib/abort";
+import { ensureTeam } from "../lib/modules/members/admin-directory";
+import { createApiKey } from "../lib/modules/keys/api-keys";
+import { createRun } from "../lib/modules/runs/runs";
+import { registerOperation } from "../lib/modules/runs/operations";
+import { killRun } from "../lib/modules/stop/kill";
+import { prisma } from "../lib/platform/db/prisma";
+import { QuiesceClient } from "../lib/agent/sdk/client";
+import { WorkerGuard, sseFeed } from "../lib/agent/sdk/worker";
+import { gateRecheck, listenFeed, closeControlListener } from "../lib/modules/stop/abort";
 import { startApiServer } from "../test/support/api-server";
-import { newId } from "../lib/ids";
-import { setting } from "../lib/config";
-import { pool } from "../lib/db/pool";
+import { newId } from "../lib/platform/ids";
+import { setting } from "../lib/platform/config";
+import { pool } from "../lib/platform/db/pool";
 import { CONTROL_CHANNEL } from "../lib/schemas/control-event";
 
 const SYSTEM = { type: "system", name: "bench" } as const;
@@ -224,7 +224,7 @@ if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) 
     console.log(tables.map(markdown).join("\n\n"));
   } finally {
     await prisma().$disconnect();
-    const { closePool } = await import("../lib/db/pool");
+    const { closePool } = await import("../lib/platform/db/pool");
     await closePool();
     await db.drop();
   }

@@ -6,13 +6,13 @@
 import type { BenchSection } from "./lib/section";
 import { measure, pooled, type Op, type Stats } from "./lib/measure";
 import { ms, ratio, type BenchTable } from "./lib/report";
-import { gateBatcher, type GateInput, type GateOutcome } from "../lib/gate/index";
-import { setting } from "../lib/config";
-import { createApiKey } from "../lib/dal/api-keys";
-import { ensureTeam } from "../lib/dal/admin-directory";
-import { createRun } from "../lib/dal/runs";
-import { hashKeySecret } from "../lib/keys";
-import { newId } from "../lib/ids";
+import { gateBatcher, type GateInput, type GateOutcome } from "../lib/modules/gate/statement";
+import { setting } from "../lib/platform/config";
+import { createApiKey } from "../lib/modules/keys/api-keys";
+import { ensureTeam } from "../lib/modules/members/admin-directory";
+import { createRun } from "../lib/modules/runs/runs";
+import { hashKeySecret } from "../lib/platform/auth/api-key";
+import { newId } from "../lib/platform/ids";
 
 const SYSTEM = { type: "system", name: "bench" } as const;
 /** Team B: a few agents asking at their own pace. Team A: a flood of callers that never pause. */

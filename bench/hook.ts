@@ -16,11 +16,11 @@ import { performance } from "node:perf_hooks";
 import type { BenchContext, BenchSection } from "./lib/section";
 import { ms, ratio, type BenchTable } from "./lib/report";
 import { percentile } from "./lib/measure";
-import { ensureTeam } from "../lib/dal/admin-directory";
-import { createApiKey } from "../lib/dal/api-keys";
+import { ensureTeam } from "../lib/modules/members/admin-directory";
+import { createApiKey } from "../lib/modules/keys/api-keys";
 import { buildHookBundle, HOOK_FILE, hookCommand } from "../lib/cli/hook-install";
 import { startApiServer } from "../test/support/api-server";
-import { QuiesceClient } from "../lib/sdk/client";
+import { QuiesceClient } from "../lib/agent/sdk/client";
 
 const SYSTEM = { type: "system", name: "bench" } as const;
 const TARGET_P50_MS = 100;

@@ -10,10 +10,10 @@ import { parseArgs } from "node:util";
 import { freshDatabase } from "./lib/fresh-database";
 import { load } from "./lib/load";
 import { cpuMsOf, freePort, startProcess, stopProcess, type Proc } from "./lib/processes";
-import { createApiKey } from "../lib/dal/api-keys";
-import { ensureTeam } from "../lib/dal/admin-directory";
-import { createRun } from "../lib/dal/runs";
-import { newId } from "../lib/ids";
+import { createApiKey } from "../lib/modules/keys/api-keys";
+import { ensureTeam } from "../lib/modules/members/admin-directory";
+import { createRun } from "../lib/modules/runs/runs";
+import { newId } from "../lib/platform/ids";
 import { closeDbClients } from "../lib/start/database";
 
 const SYSTEM = { type: "system", name: "bench-ab" } as const;

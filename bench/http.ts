@@ -17,11 +17,11 @@ import pg from "pg";
 import { cpuMsOf, freePort, startProcess, stopProcess, type Proc } from "./lib/processes";
 import { rssOf } from "./lib/rss";
 import { ms, ratio, type BenchTable } from "./lib/report";
-import { createApiKey } from "../lib/dal/api-keys";
-import { ensureMembership, ensureTeam, ensureUser } from "../lib/dal/admin-directory";
-import { createRun } from "../lib/dal/runs";
-import { newId } from "../lib/ids";
-import { setting } from "../lib/config";
+import { createApiKey } from "../lib/modules/keys/api-keys";
+import { ensureMembership, ensureTeam, ensureUser } from "../lib/modules/members/admin-directory";
+import { createRun } from "../lib/modules/runs/runs";
+import { newId } from "../lib/platform/ids";
+import { setting } from "../lib/platform/config";
 
 const SYSTEM = { type: "system", name: "bench" } as const;
 const ROOT = path.resolve(import.meta.dirname, "..");

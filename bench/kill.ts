@@ -15,11 +15,11 @@ import { performance } from "node:perf_hooks";
 import type { BenchSection } from "./lib/section";
 import { ms, type BenchTable } from "./lib/report";
 import { percentile } from "./lib/measure";
-import { killRun } from "../lib/dal/kill";
-import { runBarrierWorker } from "../lib/barrier/worker";
-import { startSimProvider } from "../lib/providers/sim-server";
-import { newId } from "../lib/ids";
-import { sleep } from "../lib/wait";
+import { killRun } from "../lib/modules/stop/kill";
+import { runBarrierWorker } from "../lib/modules/stop/engine/worker";
+import { startSimProvider } from "../lib/modules/stop/providers/sim-server";
+import { newId } from "../lib/platform/ids";
+import { sleep } from "../lib/platform/wait";
 
 const RUNS = 100;
 const QUEUED = 10_000;

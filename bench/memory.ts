@@ -16,8 +16,8 @@ import type { BenchSection } from "./lib/section";
 import { ratio, type BenchTable } from "./lib/report";
 import { processTree, rssOf, stackName, type ProcInfo } from "./lib/rss";
 import { freePort } from "./lib/processes";
-import { sleep } from "../lib/wait";
-import { newId } from "../lib/ids";
+import { sleep } from "../lib/platform/wait";
+import { newId } from "../lib/platform/ids";
 
 const ROOT = path.resolve(import.meta.dirname, "..");
 const REST_TARGET_MB = 400;

@@ -9,11 +9,11 @@ import { performance } from "node:perf_hooks";
 import type { BenchSection } from "./lib/section";
 import { percentile } from "./lib/measure";
 import { ms, ratio, type BenchTable } from "./lib/report";
-import { COUNT_CAP, listConsoleRuns, type RunsFilter } from "../lib/dal/console/runs";
-import { listRunTimeline } from "../lib/dal/console/timeline";
+import { COUNT_CAP, listConsoleRuns, type RunsFilter } from "../lib/modules/runs/console/runs";
+import { listRunTimeline } from "../lib/modules/runs/console/timeline";
 import { decodeRunsCursor } from "../lib/schemas/runs-list";
-import { prisma } from "../lib/db/prisma";
-import { newId } from "../lib/ids";
+import { prisma } from "../lib/platform/db/prisma";
+import { newId } from "../lib/platform/ids";
 
 export const RUNS = 100_000;
 const OTHER_TEAM_RUNS = 10_000;

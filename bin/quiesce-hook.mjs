@@ -15,7 +15,7 @@ if (process.argv[2] !== "claude-code" || process.argv.length !== 3) fail(`usage:
 try {
   const { register } = await import("tsx/esm/api");
   register();
-  const { runClaudeCodeHook, emit } = await import("../lib/adapters/claude-code/main.ts");
+  const { runClaudeCodeHook, emit } = await import("../lib/agent/adapters/claude-code/main.ts");
   const code = emit(await runClaudeCodeHook(process.stdin));
   process.exit(code);
 } catch (err) {

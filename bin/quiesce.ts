@@ -3,8 +3,8 @@
 // Exit codes: 0 ok, 1 the operation failed, 2 bad usage (nothing was changed).
 import { commands } from "./commands/index";
 import { UsageError } from "../lib/cli/args";
-import { QuiesceError } from "../lib/errors";
-import { assertConfig } from "../lib/config";
+import { QuiesceError } from "../lib/platform/errors";
+import { assertConfig } from "../lib/platform/config";
 
 /** Own entries only: `quiesce toString` is an unknown command, not Object.prototype.toString. */
 const lookup = (name: string | undefined) => (name !== undefined && Object.hasOwn(commands, name) ? commands[name] : undefined);

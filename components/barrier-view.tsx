@@ -5,7 +5,7 @@ import Link from "next/link";
 import { useRouter } from "next/navigation";
 import { useQuery } from "@tanstack/react-query";
 import { useEffect } from "react";
-import type { BarrierView as BarrierViewData } from "@/lib/dal/console/views";
+import type { BarrierView as BarrierViewData } from "@/lib/modules/runs";
 import { PhaseBadge, ReceiptDecisionBadge, ReconciliationBadge, SettledBadge } from "./badges";
 import { Time } from "./time";
 import { TableScroll } from "./table-scroll";

@@ -4,8 +4,8 @@
 import { useRouter } from "next/navigation";
 import { useState, type FormEvent } from "react";
 import { createKeyAction, revokeKeyAction } from "@/app/(console)/keys/actions";
-import type { ApiKeyView } from "@/lib/dal/api-keys";
-import type { Member } from "@/lib/dal/console/reconciliations";
+import type { ApiKeyView } from "@/lib/modules/keys";
+import type { Member } from "@/lib/modules/stop";
 import { Time } from "./time";
 import { AdminTable, ListCard, SecretOnce } from "./admin-list";
 import { ReasonlessConfirm } from "./reasonless-confirm";

@@ -1,6 +1,6 @@
 // The stop ladder: each rung with its status, evidence and time. "Pending" and "uncertain" look
 // different from "done" on purpose — a requested stop is not a stopped run.
-import type { Rung } from "@/lib/dal/console/views";
+import type { Rung } from "@/lib/modules/runs";
 import { Time } from "./time";
 import { duration } from "./format";
 

@@ -10,7 +10,7 @@ import {
   setMembershipDisabledAction,
   setUserDisabledAction,
 } from "@/app/(console)/people/actions";
-import type { MemberView } from "@/lib/dal/members";
+import type { MemberView } from "@/lib/modules/members";
 
 const ROLES = ["viewer", "operator", "manager", "admin"] as const;
 

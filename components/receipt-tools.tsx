@@ -4,7 +4,7 @@
 import { useRouter } from "next/navigation";
 import { useQuery } from "@tanstack/react-query";
 import { useEffect, useState, useSyncExternalStore } from "react";
-import type { ReceiptView } from "@/lib/dal/console/views";
+import type { ReceiptView } from "@/lib/modules/runs";
 import { getJson } from "./providers";
 
 export function PrintButton() {

@@ -6,7 +6,7 @@ import Link from "next/link";
 import { useSearchParams } from "next/navigation";
 import { useQuery, useQueryClient } from "@tanstack/react-query";
 import { useEffect, useRef, useState, type FormEvent } from "react";
-import type { ReconciliationsView } from "@/lib/dal/console/views";
+import type { ReconciliationsView } from "@/lib/modules/runs";
 import { assignReconciliationAction, resolveReconciliationAction } from "@/app/(console)/(lists)/reconciliations/actions";
 import { ReconciliationBadge } from "./badges";
 import { TableScroll } from "./table-scroll";

@@ -4,7 +4,7 @@
 import Link from "next/link";
 import { keepPreviousData, useQuery } from "@tanstack/react-query";
 import { useState } from "react";
-import type { TimelinePage } from "@/lib/dal/console/timeline";
+import type { TimelinePage } from "@/lib/modules/runs";
 import { Time } from "./time";
 import { getJson } from "./providers";
 import { EmptyState, ErrorNotice, LoadingBlock } from "./states";

@@ -3,8 +3,8 @@
 // barrier is open, the tree, in-flight calls, uncertain intervals and the gate's recent decisions.
 import Link from "next/link";
 import { useQuery } from "@tanstack/react-query";
-import type { RunView as RunViewData, TreeNode } from "@/lib/dal/console/views";
-import type { BarrierView as BarrierViewData } from "@/lib/dal/console/views";
+import type { RunView as RunViewData, TreeNode } from "@/lib/modules/runs";
+import type { BarrierView as BarrierViewData } from "@/lib/modules/runs";
 import { BreakerBadge, DecisionBadge, LifecycleBadge, PhaseBadge, ReceiptDecisionBadge } from "./badges";
 import { TableScroll } from "./table-scroll";
 import { Time, useNow } from "./time";

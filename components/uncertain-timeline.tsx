@@ -1,7 +1,7 @@
 "use client";
 // Uncertain intervals on one time axis: when the truth about an operation was not known, and why.
 // An interval still open runs to "now" and is drawn hatched.
-import type { UncertainRow } from "@/lib/dal/console/run-detail";
+import type { UncertainRow } from "@/lib/modules/runs";
 import { useNow } from "./time";
 import { absTime, human, duration } from "./format";
 

@@ -9,8 +9,8 @@ import {
   retryWebhookDeliveryAction,
   rotateWebhookSecretAction,
 } from "@/app/(console)/webhooks/actions";
-import type { WebhookDeliveryView, WebhookEndpointView } from "@/lib/dal/webhooks";
-import { EVENT_TYPES } from "@/lib/integrations/event-types";
+import type { WebhookDeliveryView, WebhookEndpointView } from "@/lib/modules/webhooks";
+import { EVENT_TYPES } from "@/lib/schemas/event-types";
 import { Time } from "./time";
 import { AdminTable, ListCard, SecretOnce } from "./admin-list";
 import { ReasonlessConfirm } from "./reasonless-confirm";

@@ -13,9 +13,9 @@ import { randomBytes } from "node:crypto";
 import pg from "pg";
 import { E2E_PORT } from "../playwright.config";
 import { populate } from "./support/populate";
-import { freshDatabase } from "../lib/db/fresh-database";
-import { setting } from "../lib/config";
-import { sleep } from "../lib/wait";
+import { freshDatabase } from "../lib/platform/db/fresh-database";
+import { setting } from "../lib/platform/config";
+import { sleep } from "../lib/platform/wait";
 import { ensureCliBuild } from "../lib/build/cli-build.mjs";
 
 const ROOT = path.resolve(import.meta.dirname, "..");

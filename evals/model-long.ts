@@ -10,8 +10,8 @@ export async function runModelLong(o: { runs: number; seed?: number; path?: stri
   process.env.DATABASE_URL = db.url;
   // Imported after DATABASE_URL points at the fresh database (the client reads it on first use).
   const { makeModelTeam, modelProperty } = await import("../test/support/model-harness");
-  const { prisma } = await import("../lib/db/prisma");
-  const { closePool } = await import("../lib/db/pool");
+  const { prisma } = await import("../lib/platform/db/prisma");
+  const { closePool } = await import("../lib/platform/db/pool");
   const t0 = Date.now();
   try {
     const team = await makeModelTeam();

@@ -1,7 +1,7 @@
 // `npm run docs:config`: regenerates the table of environment variables in docs/configuration.md
 // from lib/config. `--check` exits 1 when the committed table is stale (the unit tests do the same).
 import { readFileSync, writeFileSync } from "node:fs";
-import { DOC_PATH, withConfigTable } from "../lib/config/docs";
+import { DOC_PATH, withConfigTable } from "../lib/platform/config/docs";
 
 const current = readFileSync(DOC_PATH, "utf8");
 const next = withConfigTable(current);

@@ -1,6 +1,6 @@
 import { afterAll, expect, test } from "vitest";
-import { prisma } from "../lib/db/prisma";
-import { newId } from "../lib/ids";
+import { prisma } from "../lib/platform/db/prisma";
+import { newId } from "../lib/platform/ids";
 
 afterAll(async () => {
   await prisma().$disconnect();

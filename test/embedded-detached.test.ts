@@ -1,4 +1,4 @@
-// The embedded PostgreSQL of `npm start` runs detached (lib/db/embedded.ts#spawnDetachedPostgres): in a
+// The embedded PostgreSQL of `npm start` runs detached (lib/platform/db/embedded.ts#spawnDetachedPostgres): in a
 // session of its own, so a terminal's Ctrl-C does not reach it, and stopped when the process that
 // started it ends — by stop(), and also when that process is SIGKILLed (no chance to clean up).
 import { spawn } from "node:child_process";
@@ -7,7 +7,7 @@ import net from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, expect, test } from "vitest";
-import { startEmbeddedPostgres } from "../lib/db/embedded";
+import { startEmbeddedPostgres } from "../lib/platform/db/embedded";
 import { freePort } from "./support/pg-local";
 
 const ROOT = path.resolve(import.meta.dirname, "..");
@@ -48,7 +48,7 @@ test("detached: its own session; stopped when the starting process is SIGKILLed;
   const script = path.join(dir, "start.mts"); // outside the package: .mts is an ES module
   writeFileSync(
     script,
-    `import { startEmbeddedPostgres } from ${JSON.stringify(path.join(ROOT, "lib/db/embedded.ts"))};\n` +
+    `import { startEmbeddedPostgres } from ${JSON.stringify(path.join(ROOT, "lib/platform/db/embedded.ts"))};\n` +
       `const s = await startEmbeddedPostgres({ dataDir: ${JSON.stringify(dataDir)}, port: ${port}, detached: true });\n` +
       `console.log("ready " + s.owned);\nsetInterval(() => {}, 1000);\n`,
   );

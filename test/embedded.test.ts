@@ -1,4 +1,4 @@
-// The zero-config path really works: the embedded PostgreSQL of lib/db/embedded.ts starts on its own
+// The zero-config path really works: the embedded PostgreSQL of lib/platform/db/embedded.ts starts on its own
 // port and data folder, takes the migrations, stores a row written through Prisma, and still has it
 // after a stop and a restart on the same folder. The CLI's DATABASE_URL-less path uses the same server.
 import { chmodSync, mkdtempSync, rmSync } from "node:fs";
@@ -8,9 +8,9 @@ import path from "node:path";
 import { PrismaPg } from "@prisma/adapter-pg";
 import { afterAll, expect, test } from "vitest";
 import { PrismaClient } from "../lib/generated/prisma/client";
-import { startEmbeddedPostgres, type EmbeddedHandle } from "../lib/db/embedded";
-import { migrate } from "../lib/db/migrate";
-import { newId } from "../lib/ids";
+import { startEmbeddedPostgres, type EmbeddedHandle } from "../lib/platform/db/embedded";
+import { migrate } from "../lib/platform/db/migrate";
+import { newId } from "../lib/platform/ids";
 import { runCli } from "./cli/run-cli";
 
 const PORT = 54331;

@@ -1,9 +1,9 @@
-// Vitest global setup: one fresh, migrated database per test run (lib/db/fresh-database.ts).
+// Vitest global setup: one fresh, migrated database per test run (lib/platform/db/fresh-database.ts).
 // With TEST_DATABASE_URL or DATABASE_URL set (CI: the machine's PostgreSQL) it is created on that
 // server; otherwise on an embedded server with its own port and data folder, so it never touches the
 // data `npm start` keeps. Dropped when the run ends.
 import type { TestProject } from "vitest/node";
-import { freshDatabase } from "../lib/db/fresh-database";
+import { freshDatabase } from "../lib/platform/db/fresh-database";
 
 declare module "vitest" {
   export interface ProvidedContext {

@@ -1,11 +1,11 @@
 // The raw registration insert derives its column names from the generated client's field names
-// (lib/dal/internal/insert-columns.ts): this checks that derivation against schema.prisma, field by
+// (lib/platform/db/insert-columns.ts): this checks that derivation against schema.prisma, field by
 // field, for the models it inserts into. The schema-drift test then ties schema.prisma to the database.
 import { readFileSync } from "node:fs";
 import path from "node:path";
 import { expect, test } from "vitest";
 import { Prisma } from "../lib/generated/prisma/client";
-import { columnOf, insertColumns } from "../lib/dal/internal/insert-columns";
+import { columnOf, insertColumns } from "../lib/platform/db/insert-columns";
 
 const SCHEMA = readFileSync(path.resolve(import.meta.dirname, "../prisma/schema.prisma"), "utf8");
 

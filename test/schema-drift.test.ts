@@ -7,7 +7,7 @@ import { readdirSync, readFileSync, existsSync } from "node:fs";
 import path from "node:path";
 import pg from "pg";
 import { afterAll, describe, expect, inject, test } from "vitest";
-import { migrate } from "../lib/db/migrate";
+import { migrate } from "../lib/platform/db/migrate";
 import { actualShape, diffShapes, expectedShape, type Shape } from "./schema-shape";
 
 const ROOT = path.resolve(import.meta.dirname, "..");

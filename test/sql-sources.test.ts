@@ -4,7 +4,7 @@
 // that the check itself fails on each kind of drift (edited copies below).
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import pg from "pg";
-import { readMigrations } from "../lib/db/migrate";
+import { readMigrations } from "../lib/platform/db/migrate";
 import { readSource, repoSources, sourceProblems, type FunctionDef } from "./support/sql-sources";
 
 const migrations = readMigrations();
@@ -27,20 +27,20 @@ describe("source files against the migrations", () => {
     const edited = source("quiesce_gate").text.replace("'already_applied') THEN v_reason := o_reason;", "'already_applied') THEN NULL;");
     expect(edited).not.toBe(source("quiesce_gate").text);
     expect(sourceProblems(later(edited), sources)).toEqual([
-      "quiesce_gate: the body in 29991231000000_later differs from lib/gate/sql/quiesce_gate.sql",
+      "quiesce_gate: the body in 29991231000000_later differs from lib/modules/gate/sql/quiesce_gate.sql",
     ]);
   });
 
   test("fails when the arguments or attributes differ", () => {
     const edited = source("quiesce_scope_matches").text.replace("LANGUAGE sql STABLE", "LANGUAGE sql VOLATILE");
     expect(sourceProblems(later(edited), sources)).toEqual([
-      "quiesce_scope_matches: arguments or attributes in 29991231000000_later differ from lib/dal/sql/quiesce_scope_matches.sql",
+      "quiesce_scope_matches: arguments or attributes in 29991231000000_later differ from lib/modules/stop/sql/quiesce_scope_matches.sql",
     ]);
   });
 
   test("fails when a newer CREATE OR REPLACE drops the SET settings", () => {
     expect(sourceProblems(later(withoutSettings(source("quiesce_gate_batch").text)), sources)).toEqual([
-      "quiesce_gate_batch: settings after 29991231000000_later are [], lib/gate/sql/quiesce_gate_batch.sql has " +
+      "quiesce_gate_batch: settings after 29991231000000_later are [], lib/modules/gate/sql/quiesce_gate_batch.sql has " +
         "[enable_seqscan=off, plan_cache_mode=force_generic_plan]",
     ]);
   });
@@ -52,16 +52,21 @@ describe("source files against the migrations", () => {
       [],
     );
     expect(sourceProblems(later(`ALTER FUNCTION ${sig} RESET plan_cache_mode;`), sources)).toEqual([
-      "quiesce_gate_batch: settings after 29991231000000_later are [enable_seqscan=off], lib/gate/sql/quiesce_gate_batch.sql has " +
+      "quiesce_gate_batch: settings after 29991231000000_later are [enable_seqscan=off], lib/modules/gate/sql/quiesce_gate_batch.sql has " +
         "[enable_seqscan=off, plan_cache_mode=force_generic_plan]",
     ]);
   });
 
   test("fails for a source file of a function no migration defines, and for a dropped one", () => {
-    const stray = { file: "lib/gate/sql/quiesce_gone.sql", text: source("quiesce_jcs").text.replace("quiesce_jcs(", "quiesce_gone(") };
-    expect(sourceProblems(migrations, [...sources, stray])).toEqual(["lib/gate/sql/quiesce_gone.sql: no migration defines quiesce_gone"]);
+    const stray = {
+      file: "lib/modules/gate/sql/quiesce_gone.sql",
+      text: source("quiesce_jcs").text.replace("quiesce_jcs(", "quiesce_gone("),
+    };
+    expect(sourceProblems(migrations, [...sources, stray])).toEqual([
+      "lib/modules/gate/sql/quiesce_gone.sql: no migration defines quiesce_gone",
+    ]);
     expect(sourceProblems(later("DROP FUNCTION quiesce_js_number(numeric);"), sources)).toEqual([
-      "lib/dal/sql/quiesce_js_number.sql: no migration defines quiesce_js_number",
+      "lib/modules/audit/sql/quiesce_js_number.sql: no migration defines quiesce_js_number",
     ]);
   });
 
@@ -79,13 +84,15 @@ describe("source files against the migrations", () => {
     expect(
       sourceProblems(migrations, [
         ...sources.filter((s) => s !== source("quiesce_gate")),
-        { file: "lib/gate/sql/quiesce_gate.sql", text: `${gate}\nSELECT 1;` },
+        { file: "lib/modules/gate/sql/quiesce_gate.sql", text: `${gate}\nSELECT 1;` },
       ]),
-    ).toContain("lib/gate/sql/quiesce_gate.sql: must hold exactly one CREATE OR REPLACE FUNCTION statement");
-    expect(() => readSource("lib/gate/sql/quiesce_gate.sql", gate.replace("CREATE OR REPLACE FUNCTION", "CREATE FUNCTION"))).toThrow(
-      /CREATE OR REPLACE/,
+    ).toContain("lib/modules/gate/sql/quiesce_gate.sql: must hold exactly one CREATE OR REPLACE FUNCTION statement");
+    expect(() =>
+      readSource("lib/modules/gate/sql/quiesce_gate.sql", gate.replace("CREATE OR REPLACE FUNCTION", "CREATE FUNCTION")),
+    ).toThrow(/CREATE OR REPLACE/);
+    expect(() => readSource("lib/modules/gate/sql/other.sql", gate)).toThrow(
+      "lib/modules/gate/sql/other.sql: defines quiesce_gate, not other",
     );
-    expect(() => readSource("lib/gate/sql/other.sql", gate)).toThrow("lib/gate/sql/other.sql: defines quiesce_gate, not other");
   });
 });
 

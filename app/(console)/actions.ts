@@ -3,9 +3,9 @@
 import { cookies } from "next/headers";
 import { runAction } from "@/lib/actions/run-action";
 import { SwitchTeamInput } from "@/lib/schemas/console";
-import { TEAM_COOKIE } from "@/lib/dal/session";
-import { notFound } from "@/lib/errors";
-import { setting } from "@/lib/config";
+import { TEAM_COOKIE } from "@/lib/modules/members";
+import { notFound } from "@/lib/platform/errors";
+import { setting } from "@/lib/platform/config";
 
 /** Chooses which of the member's teams the console shows. The cookie is a preference, not a grant:
  *  every request re-reads the membership, and a slug the user does not belong to falls back. */

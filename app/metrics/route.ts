@@ -2,9 +2,9 @@
 // $QUIESCE_METRICS_TOKEN). Off (404) until a token is set. In-process gate counters are this process's
 // own; everything else is read from PostgreSQL at scrape time (docs/integrations.md).
 import { timingSafeEqual, createHash } from "node:crypto";
-import { integrationsConfig } from "@/lib/integrations/config";
-import { processMetricsText, PROMETHEUS_CONTENT_TYPE } from "@/lib/integrations/metrics";
-import { databaseMetricsText } from "@/lib/dal/metrics";
+import { integrationsConfig } from "@/lib/platform/config/integrations";
+import { processMetricsText, PROMETHEUS_CONTENT_TYPE } from "@/lib/platform/telemetry/metrics";
+import { databaseMetricsText } from "@/lib/modules/runs";
 
 export const dynamic = "force-dynamic";
 

@@ -1,9 +1,9 @@
 import { redirect } from "next/navigation";
-import { sessionState } from "@/lib/dal/session";
-import { oidcConfigured } from "@/lib/auth/oidc";
+import { sessionState } from "@/lib/modules/members";
+import { oidcConfigured } from "@/lib/platform/auth/oidc";
 import { SignInForm } from "@/components/sign-in-form";
-import { safeCallbackUrl } from "@/lib/security/callback-url";
-import { setting } from "@/lib/config";
+import { safeCallbackUrl } from "@/lib/platform/security/callback-url";
+import { setting } from "@/lib/platform/config";
 
 export const dynamic = "force-dynamic";
 export const metadata = { title: "Sign in · Quiesce" };

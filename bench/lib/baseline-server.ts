@@ -1,9 +1,9 @@
 // The HTTP bench's bare baseline: a minimal node:http server doing one `INSERT … RETURNING` per request
-// over the same pool the gate uses (lib/db/pool.ts's gatePool, same size and timeouts), and nothing else:
+// over the same pool the gate uses (lib/platform/db/pool.ts's gatePool, same size and timeouts), and nothing else:
 // no routing, no auth, no validation. Started by bench/http.ts as a process of its own; prints its port.
 import http from "node:http";
 import type { AddressInfo } from "node:net";
-import { gatePool } from "../../lib/db/pool";
+import { gatePool } from "../../lib/platform/db/pool";
 
 const pool = gatePool();
 await pool.query(

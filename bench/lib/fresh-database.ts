@@ -1,7 +1,7 @@
 // Every bench run measures on a database of its own, on the server the app uses: DATABASE_URL's, or
 // the embedded PostgreSQL `npm start` runs when it is unset. Dropped afterwards.
-import { freshDatabase as create, type FreshDatabase } from "../../lib/db/fresh-database";
-import { EMBEDDED_DIR, EMBEDDED_PORT } from "../../lib/db/embedded";
+import { freshDatabase as create, type FreshDatabase } from "../../lib/platform/db/fresh-database";
+import { EMBEDDED_DIR, EMBEDDED_PORT } from "../../lib/platform/db/embedded";
 
 export type { FreshDatabase };
 

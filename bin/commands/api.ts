@@ -5,8 +5,8 @@ import path from "node:path";
 import type { Command } from "./types";
 import { parseFlags, UsageError } from "../../lib/cli/args";
 import { startApiServer } from "../../lib/api/node-server";
-import { logger } from "../../lib/log";
-import { setting } from "../../lib/config";
+import { logger } from "../../lib/platform/log";
+import { setting } from "../../lib/platform/config";
 
 export const apiCommand: Command = {
   summary: "serve the machine API (/api/v1: gate, admit, heartbeat, complete, events …) without Next",

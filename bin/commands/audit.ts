@@ -5,9 +5,9 @@
 // `quiesce audit checkpoint`: records a checkpoint for every chain whose head moved (periodic use).
 import type { Command } from "./types";
 import { parseFlags, UsageError } from "../../lib/cli/args";
-import { recordPeriodicCheckpoints, verifyAudit } from "../../lib/dal/audit-verify";
-import { findTeamBySlug } from "../../lib/dal/admin-directory";
-import type { Principal } from "../../lib/dal/principal";
+import { recordPeriodicCheckpoints, verifyAudit } from "../../lib/modules/audit";
+import { findTeamBySlug } from "../../lib/modules/members";
+import type { Principal } from "../../lib/platform/auth/principal";
 import { withDatabase } from "../../lib/start/database";
 
 const SYSTEM: Principal = { type: "system", name: "cli" };

@@ -2,10 +2,10 @@
 // Talks to PostgreSQL directly (DATABASE_URL, else the embedded server), as a trusted system principal.
 import type { Command } from "./types";
 import { parseFlags, UsageError } from "../../lib/cli/args";
-import { runBarrierWorker, workerDefaults } from "../../lib/barrier/worker";
+import { runBarrierWorker, workerDefaults } from "../../lib/modules/stop";
 import { closeDbClients } from "../../lib/start/database";
-import { setting } from "../../lib/config";
-import { lineLogger } from "../../lib/log";
+import { setting } from "../../lib/platform/config";
+import { lineLogger } from "../../lib/platform/log";
 
 const int = (v: string | undefined, name: string, fallback: number) => {
   if (v === undefined) return fallback;

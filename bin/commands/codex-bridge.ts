@@ -1,11 +1,11 @@
 // `quiesce codex-bridge [--run <id> [--lease <id>]] -- <codex app-server command…>`: a JSON-RPC bridge between an
-// app-server client (this process's stdin/stdout) and `codex app-server` (lib/adapters/codex-bridge).
+// app-server client (this process's stdin/stdout) and `codex app-server` (lib/agent/adapters/codex-bridge).
 // stdout is the protocol channel: logs go to stderr; use `npm run --silent` or tsx directly.
 import type { Command } from "./types";
 import { parseFlags, UsageError } from "../../lib/cli/args";
 import { adapterSetup, splitWrappedCommand } from "../../lib/cli/adapter-command";
-import { setting } from "../../lib/config";
-import { runBridge } from "../../lib/adapters/codex-bridge/bridge";
+import { setting } from "../../lib/platform/config";
+import { runBridge } from "../../lib/agent/adapters/codex-bridge/bridge";
 
 const USAGE =
   "quiesce codex-bridge [--run <parentRunId>] [--lease <parentLeaseId>] [--task <taskId>] [--url <url>] [--key <key>] -- <codex app-server command> [args…]";

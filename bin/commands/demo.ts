@@ -9,7 +9,7 @@ import { defaultUrl } from "../../lib/cli/api";
 import { readDemoKeys } from "../../lib/seed/demo-keys-file";
 import { simProviderUrl } from "../../lib/seed/sim-url";
 import { runFleet } from "../../lib/demo/fleet";
-import { setting } from "../../lib/config";
+import { setting } from "../../lib/platform/config";
 
 const positiveInt = (v: string | undefined, name: string, fallback: number, min = 1) => {
   if (v === undefined) return fallback;

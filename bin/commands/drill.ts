@@ -10,7 +10,7 @@ import { DRILL_CASES } from "../../lib/drill/index";
 import { DrillSetupError, runDrill, selectCases } from "../../lib/drill/drill-run";
 import { renderEvidence, renderTable } from "../../lib/drill/report";
 import { withDatabase } from "../../lib/start/database";
-import { setting } from "../../lib/config";
+import { setting } from "../../lib/platform/config";
 
 const USAGE = [
   "npm run quiesce -- drill --url <base url> --key <operator key> [--agent-key <key>] [--stranger-key <key>] [--sim-url <url>] [--provider deploy-sim]",

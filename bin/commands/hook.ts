@@ -1,11 +1,11 @@
-// `quiesce hook claude-code`: the Claude Code hook command (lib/adapters/claude-code). Never throws:
+// `quiesce hook claude-code`: the Claude Code hook command (lib/agent/adapters/claude-code). Never throws:
 // any failure is exit 2, because Claude Code lets a tool call through when a hook exits 1 or crashes.
 // `quiesce hook install`: builds the single-file hook and writes the settings that run it fail-closed.
 import os from "node:os";
 import path from "node:path";
 import type { Command } from "./types";
-import { emit, runClaudeCodeHook } from "../../lib/adapters/claude-code/main";
-import { parseHookArgv } from "../../lib/adapters/claude-code/entry";
+import { emit, runClaudeCodeHook } from "../../lib/agent/adapters/claude-code/main";
+import { parseHookArgv } from "../../lib/agent/adapters/claude-code/entry";
 import { parseFlags, UsageError } from "../../lib/cli/args";
 
 export const hookCommand: Command = {

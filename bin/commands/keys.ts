@@ -6,9 +6,9 @@ import { parseFlags, requireFlag, UsageError } from "../../lib/cli/args";
 import { parseDuration } from "../../lib/cli/duration";
 import { ACTIONS } from "../../lib/control/authz";
 import { KEY_KINDS, type KeyKind } from "../../lib/control/types";
-import { createApiKey, listApiKeys, revokeApiKey } from "../../lib/dal/api-keys";
-import { findTeamBySlug, findUserByEmail } from "../../lib/dal/admin-directory";
-import type { Principal } from "../../lib/dal/principal";
+import { createApiKey, listApiKeys, revokeApiKey } from "../../lib/modules/keys";
+import { findTeamBySlug, findUserByEmail } from "../../lib/modules/members";
+import type { Principal } from "../../lib/platform/auth/principal";
 import { withDatabase } from "../../lib/start/database";
 
 const SYSTEM: Principal = { type: "system", name: "cli" };
@@ -116,7 +116,7 @@ async function revoke(argv: string[]): Promise<number> {
 async function signingPublic(argv: string[]): Promise<number> {
   const { values } = parseFlags(argv, { json: { type: "boolean" }, pem: { type: "boolean" } }, { positionals: false });
   if (values.json && values.pem) throw new UsageError("--json and --pem: choose one");
-  const { publicKeys, keysDocument } = await import("../../lib/integrations/keys-document");
+  const { publicKeys, keysDocument } = await import("../../lib/platform/signing/keys-document");
   const keys = publicKeys();
   if (values.json) {
     console.log(JSON.stringify(keysDocument(), null, 2));
@@ -133,7 +133,7 @@ async function signingPublic(argv: string[]): Promise<number> {
 
 async function signingRotate(argv: string[]): Promise<number> {
   parseFlags(argv, {}, { positionals: false });
-  const { rotateSigningKey } = await import("../../lib/integrations/keystore");
+  const { rotateSigningKey } = await import("../../lib/platform/signing/keystore");
   const { keyId, previous } = rotateSigningKey();
   console.log(`new receipt-signing key ${keyId} is current${previous ? `; ${previous} stays published for receipts it signed` : ""}`);
   return 0;

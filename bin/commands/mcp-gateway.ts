@@ -1,5 +1,5 @@
 // `quiesce mcp-gateway --run <id> [--lease <id>] [--task <id>] [--listen <host:port>] (-- <server command…> | --upstream-url <url>)`:
-// a gated MCP server in front of an upstream MCP server (lib/adapters/mcp-gateway). Toward the client:
+// a gated MCP server in front of an upstream MCP server (lib/agent/adapters/mcp-gateway). Toward the client:
 // stdio (default) or Streamable HTTP (--listen, endpoint /mcp). Toward the upstream: a stdio command
 // after `--`, or a Streamable HTTP endpoint (--upstream-url). On stdio, stdout is the MCP channel:
 // everything this command logs goes to stderr. Run it with `npm run --silent` (npm's banner would
@@ -7,8 +7,8 @@
 import type { Command } from "./types";
 import { parseFlags, requireFlag, UsageError } from "../../lib/cli/args";
 import { adapterSetup, splitWrappedCommand } from "../../lib/cli/adapter-command";
-import { runGateway } from "../../lib/adapters/mcp-gateway/gateway";
-import { setting } from "../../lib/config";
+import { runGateway } from "../../lib/agent/adapters/mcp-gateway/gateway";
+import { setting } from "../../lib/platform/config";
 
 const USAGE =
   "quiesce mcp-gateway --run <runId> [--lease <parentLeaseId>] [--task <taskId>] [--listen <host:port>] [--url <url>] [--key <key>] " +

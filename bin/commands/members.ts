@@ -5,9 +5,9 @@
 import type { Command } from "./types";
 import { parseFlags, requireFlag, UsageError } from "../../lib/cli/args";
 import { ROLES, type Role } from "../../lib/control/types";
-import { findTeamBySlug, findUserByEmail } from "../../lib/dal/admin-directory";
-import { listMembers, removeMember, setMemberRole, setMembershipDisabled, setUserDisabled } from "../../lib/dal/members";
-import type { Principal } from "../../lib/dal/principal";
+import { findTeamBySlug, findUserByEmail } from "../../lib/modules/members";
+import { listMembers, removeMember, setMemberRole, setMembershipDisabled, setUserDisabled } from "../../lib/modules/members";
+import type { Principal } from "../../lib/platform/auth/principal";
 import { withDatabase } from "../../lib/start/database";
 
 const SYSTEM: Principal = { type: "system", name: "cli" };

@@ -2,7 +2,7 @@
 // advisory lock and lists what it applied. Running it again applies nothing.
 import type { Command } from "./types";
 import { parseFlags, UsageError } from "../../lib/cli/args";
-import { migrate } from "../../lib/db/migrate";
+import { migrate } from "../../lib/platform/db/migrate";
 import { redactUrl, withDatabase } from "../../lib/start/database";
 
 export const migrateCommand: Command = {

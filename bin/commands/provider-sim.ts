@@ -1,10 +1,10 @@
 // `quiesce provider-sim --port <n>`: the simulated deployment provider as its own HTTP process
-// (lib/providers/sim-server.ts). Tests, evals and the demo control each job's behaviour over HTTP.
+// (lib/modules/stop/providers/sim-server.ts). Tests, evals and the demo control each job's behaviour over HTTP.
 import type { Command } from "./types";
 import { parseFlags, UsageError } from "../../lib/cli/args";
-import { startSimProvider } from "../../lib/providers/sim-server";
-import { lineLogger, logger } from "../../lib/log";
-import { setting } from "../../lib/config";
+import { startSimProvider } from "../../lib/modules/stop";
+import { lineLogger, logger } from "../../lib/platform/log";
+import { setting } from "../../lib/platform/config";
 
 export const providerSimCommand: Command = {
   summary: "run the simulated deployment provider (cancels cleanly, commits during cancel, status down, slow)",

@@ -6,7 +6,7 @@
 import type { Command } from "./types";
 import { parseFlags, UsageError } from "../../lib/cli/args";
 import { clientFrom, onePositional, callApi } from "../../lib/cli/api";
-import { getReceipt, verifyReceipt } from "../../lib/dal/barriers";
+import { getReceipt, verifyReceipt } from "../../lib/modules/stop";
 import { serializeReceipt, verifyReceipt as verifyReceiptBody } from "../../lib/control/evidence/receipt";
 import { closeDbClients } from "../../lib/start/database";
 

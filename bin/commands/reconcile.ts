@@ -4,14 +4,8 @@
 // resolves. Resolving (and assigning, once a receipt exists) issues a new receipt version.
 import type { Command } from "./types";
 import { parseFlags, UsageError } from "../../lib/cli/args";
-import {
-  assignReconciliation,
-  listReconciliations,
-  memberPrincipal,
-  resolveReconciliation,
-  userIdForEmail,
-} from "../../lib/dal/reconciliations";
-import { findTeamBySlug } from "../../lib/dal/admin-directory";
+import { assignReconciliation, listReconciliations, memberPrincipal, resolveReconciliation, userIdForEmail } from "../../lib/modules/stop";
+import { findTeamBySlug } from "../../lib/modules/members";
 import { closeDbClients } from "../../lib/start/database";
 
 const SYSTEM = { type: "system", name: "cli:reconcile" } as const;

@@ -13,9 +13,9 @@ import { closeDbClients, openDatabaseHosted, redactUrl, type DatabaseHandle } fr
 import { childEnv, demoEnabled, parsePort, planChildren } from "../../lib/start/plan";
 import { ensureAuthSecret } from "../../lib/start/secret";
 import { Supervisor } from "../../lib/start/supervisor";
-import { setting } from "../../lib/config";
+import { setting } from "../../lib/platform/config";
 import { COMMAND_NAMES } from "./names";
-import { sleep } from "../../lib/wait";
+import { sleep } from "../../lib/platform/wait";
 import { BUILT_DIR } from "../../lib/build/current";
 
 const ROOT = path.resolve(import.meta.dirname, "../..");

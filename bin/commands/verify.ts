@@ -5,7 +5,7 @@
 import { readFileSync } from "node:fs";
 import type { Command } from "./types";
 import { parseFlags, UsageError } from "../../lib/cli/args";
-import { itemsOf, trustedKeys, verifyReceipts, EXIT_CODES } from "../../lib/integrations/verify-receipts";
+import { itemsOf, trustedKeys, verifyReceipts, EXIT_CODES } from "../../lib/modules/stop";
 
 function readJson(file: string): unknown {
   let text: string;

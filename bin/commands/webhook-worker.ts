@@ -2,7 +2,7 @@
 // `npm start` runs it next to the barrier worker. Settings: QUIESCE_WEBHOOK_* (docs/integrations.md).
 import type { Command } from "./types";
 import { parseFlags } from "../../lib/cli/args";
-import { runWebhookWorker } from "../../lib/integrations/webhook-worker";
+import { runWebhookWorker } from "../../lib/modules/webhooks";
 import { closeDbClients } from "../../lib/start/database";
 
 export const webhookWorkerCommand: Command = {

@@ -3,10 +3,10 @@
 // `add` prints the secret once on stdout (details on stderr).
 import type { Command } from "./types";
 import { parseFlags, requireFlag, UsageError } from "../../lib/cli/args";
-import { findTeamBySlug } from "../../lib/dal/admin-directory";
-import type { Principal } from "../../lib/dal/principal";
+import { findTeamBySlug } from "../../lib/modules/members";
+import type { Principal } from "../../lib/platform/auth/principal";
 import { withDatabase } from "../../lib/start/database";
-import { EVENT_TYPES } from "../../lib/integrations/events";
+import { EVENT_TYPES } from "../../lib/modules/webhooks";
 
 const SYSTEM: Principal = { type: "system", name: "cli:webhooks" };
 const USAGE = [
@@ -30,7 +30,7 @@ export const webhooksCommand: Command = {
   usage: USAGE,
   async run(argv) {
     const [sub, ...rest] = argv;
-    const dal = () => import("../../lib/dal/webhooks");
+    const dal = () => import("../../lib/modules/webhooks");
     if (sub === "add") {
       const { values } = parseFlags(
         rest,

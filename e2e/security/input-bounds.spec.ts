@@ -10,7 +10,7 @@ import { expect, request as playwrightRequest, test, type APIRequestContext } fr
 import { e2e, USERS } from "../support/env";
 import { uid } from "../support/api";
 import { closeDb, one } from "../support/db";
-import { CONFIG } from "../../lib/config";
+import { CONFIG } from "../../lib/platform/config";
 
 const ROOT = path.resolve(import.meta.dirname, "../..");
 

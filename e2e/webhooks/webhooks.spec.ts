@@ -9,7 +9,7 @@ import { e2e, USERS } from "../support/env";
 import { closeDb } from "../support/db";
 import { liveRun } from "../support/live-run";
 import { killViaApi } from "../support/kill";
-import { verifyWebhookSignature, type CloudEvent } from "../../lib/integrations/events";
+import { verifyWebhookSignature, type CloudEvent } from "../../lib/modules/webhooks/events";
 
 test.afterAll(closeDb);
 

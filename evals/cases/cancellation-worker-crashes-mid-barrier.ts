@@ -1,7 +1,7 @@
 // Seed 001: "Write the barrier durably first. If the cancellation worker crashes halfway through,
 // another worker can resume from the same record." Engine A is SIGKILLed while the provider holds its
 // cancel request unanswered; two fresh engines race to finish the barrier from its rows.
-import { prisma } from "../../lib/db/prisma";
+import { prisma } from "../../lib/platform/db/prisma";
 import { check, links, newRun, registerWork, waitForReceipt } from "../../lib/drill/support";
 import { waitUntil } from "../support/proc";
 import { SIM_PROVIDER } from "../support/fixtures";

@@ -1,8 +1,8 @@
 // Stop evidence over a whole subtree (docs/evidence.md), as real multi-process scenarios on the eval stack:
 // the web app answers the API, the barrier-worker process settles and issues receipts, the harness
 // plays the agent and the operator. What a receipt claims must be what the facts show.
-import { prisma } from "../../lib/db/prisma";
-import { resolveReconciliation } from "../../lib/dal/reconciliations";
+import { prisma } from "../../lib/platform/db/prisma";
+import { resolveReconciliation } from "../../lib/modules/stop/reconciliations";
 import { check, links, newRun, opId, waitFor, waitForReceipt, type ReceiptBody } from "../../lib/drill/support";
 import type { Check, DrillContext } from "../../lib/drill/types";
 import type { Stack } from "../support/stack";

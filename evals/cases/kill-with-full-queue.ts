@@ -3,8 +3,8 @@
 // pg-boss in the same PostgreSQL, consumed by a worker process with the guard (concurrency 1, a long
 // job at the head). The kill must stop them in the queue (cancelled) or at dequeue (acknowledged
 // without running); none may start.
-import { createPgBoss, ensureGuardedQueue, enqueuePgBoss } from "../../lib/queues/pg-boss";
-import type { Enqueued } from "../../lib/queues/enqueue";
+import { createPgBoss, ensureGuardedQueue, enqueuePgBoss } from "../../lib/agent/queues/pg-boss";
+import type { Enqueued } from "../../lib/agent/queues/enqueue";
 import { killWithFullQueue } from "../../lib/drill/cases/kill-with-full-queue";
 import { check, links, newRun, statusOf } from "../../lib/drill/support";
 import { waitUntil } from "../support/proc";

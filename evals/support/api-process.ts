@@ -3,7 +3,7 @@
 // Used by `npm run evals` when there is no up-to-date build or QUIESCE_EVAL_SERVER=handlers.
 // Prints {"event":"ready","url":…} when listening; SIGTERM closes it.
 import { startApiServer } from "../../test/support/api-server";
-import { setting } from "../../lib/config";
+import { setting } from "../../lib/platform/config";
 
 const port = setting("PORT");
 const server = await startApiServer({ port, host: "127.0.0.1" });

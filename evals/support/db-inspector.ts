@@ -2,8 +2,8 @@
 // cannot make (DbInspector in lib/drill/types.ts). Reads only — except the two actions a case asks
 // for explicitly: a manager assigning a reconciliation (the console's action, through lib/dal) and a
 // control row that goes missing.
-import { prisma } from "../../lib/db/prisma";
-import { assignReconciliation, listReconciliations } from "../../lib/dal/reconciliations";
+import { prisma } from "../../lib/platform/db/prisma";
+import { assignReconciliation, listReconciliations } from "../../lib/modules/stop/reconciliations";
 import type { DbInspector } from "../../lib/drill/types";
 import type { EvalTeam } from "./fixtures";
 

@@ -2,11 +2,11 @@
 // manager, one key of each kind the cases use, the simulated provider's row; another team (for the
 // cross-team refusal); and a team of its own for the engine-crash case, whose barriers only the
 // engines started by that case work on.
-import { prisma } from "../../lib/db/prisma";
-import { newId } from "../../lib/ids";
-import { createApiKey } from "../../lib/dal/api-keys";
-import { ensureMembership, ensureTeam, ensureUser } from "../../lib/dal/admin-directory";
-import type { Principal } from "../../lib/dal/principal";
+import { prisma } from "../../lib/platform/db/prisma";
+import { newId } from "../../lib/platform/ids";
+import { createApiKey } from "../../lib/modules/keys/api-keys";
+import { ensureMembership, ensureTeam, ensureUser } from "../../lib/modules/members/admin-directory";
+import type { Principal } from "../../lib/platform/auth/principal";
 import type { Role } from "../../lib/control/types";
 
 const SYSTEM: Principal = { type: "system", name: "evals" };

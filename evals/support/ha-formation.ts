@@ -2,7 +2,7 @@
 // synchronous standby (pg_autoctl, temporary folders, free local ports, run as `postgres`), and one
 // PgBouncer in transaction mode in front of each data node. Clients use multi-host strings with
 // target_session_attrs=read-write over the two bouncers (pooled) or the two nodes (direct, for
-// LISTEN and migrations), so after a failover they find the new primary (lib/db/hosts.ts).
+// LISTEN and migrations), so after a failover they find the new primary (lib/platform/db/hosts.ts).
 import { type ChildProcess } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";

@@ -7,7 +7,7 @@
 import { createInterface } from "node:readline";
 import { LocalExecutor } from "../../lib/drill/executor";
 import type { JobBehaviour, RunHandle } from "../../lib/drill/types";
-import { setting } from "../../lib/config";
+import { setting } from "../../lib/platform/config";
 
 const name = setting("POD_NAME") ?? `pod-${process.pid}`;
 const emit = (o: Record<string, unknown>) => process.stdout.write(`${JSON.stringify({ pod: name, ...o })}\n`);
@@ -55,7 +55,7 @@ createInterface({ input: process.stdin }).on("line", (text) => {
 const queue = setting("POD_QUEUE");
 let stopQueue = async () => {};
 if (queue) {
-  const { createPgBoss, ensureGuardedQueue, guardPgBossWork } = await import("../../lib/queues/pg-boss");
+  const { createPgBoss, ensureGuardedQueue, guardPgBossWork } = await import("../../lib/agent/queues/pg-boss");
   const { perform } = await import("../../lib/drill/executor");
   const boss = createPgBoss({ supervise: false, max: 3 });
   boss.on("error", (e) => process.stderr.write(`[pg-boss] ${e.message}\n`));

@@ -3,7 +3,7 @@ import path from "node:path";
 import { ROOT, spawnTs, type Line, type Proc } from "./proc";
 import type { AdmitAnswer, CallAnswer, ExecOutcome, Executor, JobBehaviour, RunHandle, RunOptions } from "../../lib/drill/types";
 import type { GateBody } from "../../lib/schemas/gate";
-import type { JobStamp } from "../../lib/sdk/worker/stamp";
+import type { JobStamp } from "../../lib/agent/sdk/worker/stamp";
 
 const OUTCOME_TIMEOUT_MS = 180_000;
 let seq = 0;

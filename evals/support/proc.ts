@@ -5,7 +5,7 @@ import { spawn, type ChildProcess } from "node:child_process";
 import { createWriteStream, type WriteStream } from "node:fs";
 import { createInterface } from "node:readline";
 import path from "node:path";
-import { waitFor } from "../../lib/wait";
+import { waitFor } from "../../lib/platform/wait";
 
 export const ROOT = path.resolve(import.meta.dirname, "../..");
 

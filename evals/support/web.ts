@@ -8,7 +8,7 @@ import { randomBytes } from "node:crypto";
 import { checkBuild } from "../../lib/start/build-check";
 import { ROOT, spawnProc, spawnTs, waitUntil, type Proc } from "./proc";
 import { ensureCliBuild } from "../../lib/build/cli-build.mjs";
-import { setting } from "../../lib/config";
+import { setting } from "../../lib/platform/config";
 
 export type WebKind = "next start" | "route handlers (evals/support/api-process.ts)";
 export interface WebChoice {

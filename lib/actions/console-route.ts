@@ -2,10 +2,10 @@
 // Same rule as server actions: resolve the member from the database on every request, then let the
 // dal authorize. Errors keep the machine API's shape: { error: { code, message } }.
 import "server-only";
-import { QuiesceError } from "../errors";
-import { currentSession, type ConsoleSession } from "../dal/session";
-import { findUnsafeText } from "../security/text";
-import { logger } from "../log";
+import { QuiesceError } from "../platform/errors";
+import { currentSession, type ConsoleSession } from "../modules/members";
+import { findUnsafeText } from "../platform/security/text";
+import { logger } from "../platform/log";
 
 export function consoleGet<P>(handler: (ctx: { session: ConsoleSession; url: URL; params: P }) => Promise<unknown>) {
   return async (req: Request, ctx: { params: Promise<P> }): Promise<Response> => {

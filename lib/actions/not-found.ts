@@ -2,7 +2,7 @@
 // so the browser gets the same 404 page for both and nothing leaks.
 import "server-only";
 import { notFound } from "next/navigation";
-import { QuiesceError } from "../errors";
+import { QuiesceError } from "../platform/errors";
 
 export async function orNotFound<T>(load: () => Promise<T>): Promise<T> {
   try {

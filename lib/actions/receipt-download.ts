@@ -1,12 +1,12 @@
 // JSON and YAML downloads of a stop receipt: the stored body (digest included) through the one
 // serializer, byte-for-byte what the API serves, for a review packet. Same authorization as the page.
 import "server-only";
-import { QuiesceError } from "../errors";
-import { currentSession } from "../dal/session";
-import { getConsoleReceipt } from "../dal/console/receipt";
+import { QuiesceError } from "../platform/errors";
+import { currentSession } from "../modules/members";
+import { getConsoleReceipt } from "../modules/stop";
 import { envelopeText, serializeReceipt } from "../control/evidence/receipt";
 import { ReceiptVersionQuery } from "../schemas/console";
-import { logger } from "../log";
+import { logger } from "../platform/log";
 
 export function receiptDownload(format: "json" | "yaml" | "dsse") {
   return async (req: Request, ctx: { params: Promise<{ barrierId: string }> }): Promise<Response> => {

@@ -6,10 +6,10 @@ import "server-only";
 import { revalidatePath } from "next/cache";
 import type { z } from "zod";
 import { isAllowed, type Action } from "../control/authz";
-import { QuiesceError, type ErrorCode } from "../errors";
-import { currentSession, type ConsoleSession } from "../dal/session";
-import { findUnsafeText } from "../security/text";
-import { logger } from "../log";
+import { QuiesceError, type ErrorCode } from "../platform/errors";
+import { currentSession, type ConsoleSession } from "../modules/members";
+import { findUnsafeText } from "../platform/security/text";
+import { logger } from "../platform/log";
 
 export type ActionResult<T> = { ok: true; data: T } | { ok: false; code: ErrorCode; message: string };
 

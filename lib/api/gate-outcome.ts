@@ -1,6 +1,6 @@
 // Maps the gate function's refusals (it authenticates the key itself, in the same round trip) onto
 // the API's one error shape.
-import { QuiesceError } from "../errors";
+import { QuiesceError } from "../platform/errors";
 
 export function gateRefusal(r: { ok: false; code: string; message: string }): QuiesceError {
   switch (r.code) {

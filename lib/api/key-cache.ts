@@ -1,9 +1,9 @@
 // The API process's cache of verified API keys (docs/security/identity.md#api-key-cache): key hash → principal,
 // so an authenticated read, registration or event report does not pay the key lookup every time. What
 // bounds how long a change of authority can go unseen:
-//  - a notice: triggers on api_keys, memberships and users (function lib/db/sql/quiesce_auth_changed.sql)
+//  - a notice: triggers on api_keys, memberships and users (function lib/platform/db/sql/quiesce_auth_changed.sql)
 //    NOTIFY `quiesce_auth` when a key is revoked or changed, a role changes, a user is disabled or a
-//    key, membership or user is removed; this process's one LISTEN connection (lib/db/listen.ts) hears
+//    key, membership or user is removed; this process's one LISTEN connection (lib/platform/db/listen.ts) hears
 //    it and the whole cache is emptied;
 //  - a hard age: an entry is used at most QUIESCE_API_KEY_CACHE_MS (≤ 5 s) after the read that made it
 //    began, so a lost notice costs at most that;
@@ -15,14 +15,14 @@
 // Expiry (`expires_at`) is checked on every use. Unknown keys are never cached (the bad-key throttle
 // counts them). The gate does not come here: it authenticates inside its own SQL statement.
 import "server-only";
-import { verifyKeyHash, type VerifiedKey } from "../dal/api-keys";
-import type { Principal } from "../dal/principal";
-import type { AuthEvent } from "../db/listen";
+import { verifyKeyHash, type VerifiedKey } from "../modules/keys";
+import type { Principal } from "../platform/auth/principal";
+import type { AuthEvent } from "../platform/db/listen";
 import type { ResyncEvent } from "../schemas/control-event";
 
 type KeyPrincipal = Extract<Principal, { type: "key" }>;
 
-/** What the cache needs of the process's LISTEN connection (lib/db/listen.ts ControlListener). */
+/** What the cache needs of the process's LISTEN connection (lib/platform/db/listen.ts ControlListener). */
 export interface AuthNotices {
   readonly listening: boolean;
   subscribeAuth(handler: (e: AuthEvent | ResyncEvent) => void): Promise<() => void>;

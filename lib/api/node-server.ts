@@ -15,9 +15,9 @@ import type { AddressInfo } from "node:net";
 import { routeModules } from "./route-modules";
 import { plainHeaders, type ApiCore, type ApiRequest } from "./route";
 import { enableKeyCache, disableKeyCache } from "./key-cache";
-import { controlListener } from "../abort/listener";
-import { clientAddress, trustedProxies } from "../security/client-address";
-import { setting } from "../config";
+import { controlListener } from "../modules/stop";
+import { clientAddress, trustedProxies } from "../platform/security/client-address";
+import { setting } from "../platform/config";
 import { httpTimeoutOptions, watchBodyIdle } from "../start/http-timeouts.mjs";
 
 type Handler = ((req: Request, ctx: { params: Promise<Record<string, string>> }) => Promise<Response> | Response) & { apiCore?: ApiCore };

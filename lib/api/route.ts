@@ -8,16 +8,16 @@
 import "server-only";
 import { randomUUID } from "node:crypto";
 import type { z } from "zod";
-import { QuiesceError, asQuiesceError, badRequest } from "../errors";
-import { bearerSecret, hashKeySecret } from "../keys";
+import { QuiesceError, asQuiesceError, badRequest } from "../platform/errors";
+import { bearerSecret, hashKeySecret } from "../platform/auth/api-key";
 import { cachedAuthenticateKey } from "./key-cache";
-import type { Principal } from "../dal/principal";
+import type { Principal } from "../platform/auth/principal";
 import { zodToBadRequest } from "./zod-error";
-import { findUnsafeText } from "../security/text";
-import { frontAddress } from "../security/client-address";
-import { badKeyWait, recordBadKey } from "../dal/sign-in";
-import { logger, requestIdFrom, type Logger } from "../log";
-import type { Quota, QuotaPass } from "../dal/quotas";
+import { findUnsafeText } from "../platform/security/text";
+import { frontAddress } from "../platform/security/client-address";
+import { badKeyWait, recordBadKey } from "../modules/members";
+import { logger, requestIdFrom, type Logger } from "../platform/log";
+import type { Quota, QuotaPass } from "../modules/gate";
 
 export type KeyPrincipal = Extract<Principal, { type: "key" }>;
 
@@ -35,7 +35,7 @@ export interface RouteSpec<B extends z.ZodType | undefined, Q extends z.ZodType 
   query?: Q;
   auth?: A;
   /**
-   * The route's quota (lib/dal/quotas.ts, docs/security/hardening.md#quotas): entered after the body is parsed and
+   * The route's quota (lib/modules/gate/quotas.ts, docs/security/hardening.md#quotas): entered after the body is parsed and
    * before the handler, left when the answer is done — for a streamed answer, when its body ends.
    */
   quota?: Quota<NoInfer<B extends z.ZodType ? z.output<B> : undefined>>;
@@ -71,7 +71,7 @@ export interface ApiRequest {
   /** The full URL, or null when it cannot be parsed (answered 400 where it matters). */
   url(): URL | null;
   header(name: string): string | null;
-  /** The client's address (lib/security/client-address.ts): from the socket in the API process, from the web front in Next. */
+  /** The client's address (lib/platform/security/client-address.ts): from the socket in the API process, from the web front in Next. */
   clientAddress(): string;
   /** The body as UTF-8 text; null when it grows past `limit` bytes (then reading stops). */
   bodyText(limit: number): Promise<string | null>;
@@ -155,7 +155,7 @@ function onBodyEnd(res: Response, end: () => void): Response {
 /** Request bodies larger than this are refused (413) before, or while, they are read. */
 export const MAX_BODY_BYTES = 1_000_000;
 
-/** The shape of every key secret lib/keys.ts issues; anything else is refused without a lookup. */
+/** The shape of every key secret lib/platform/auth/api-key.ts issues; anything else is refused without a lookup. */
 const KEY_FORM = /^qk_[a-z]+_[A-Za-z0-9_-]{1,128}$/;
 
 const tooLarge = () => new QuiesceError("payload_too_large", `body: larger than ${MAX_BODY_BYTES} bytes`);

@@ -5,7 +5,7 @@
 // session ended). Keep-alive comments hold proxies open; an optional maximum age ends every stream
 // (announced first when the route asks, so a planned rotation is not mistaken for a failure).
 import "server-only";
-import { setting } from "../config";
+import { setting } from "../platform/config";
 
 export interface SseOptions {
   /** The request: a client disconnect ends the stream. */

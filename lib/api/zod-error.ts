@@ -1,7 +1,7 @@
 // A zod failure becomes ONE clear 400 that names the bad field ("body.epoch: expected number…"),
 // with every issue listed in details for tools.
 import type { z } from "zod";
-import { QuiesceError } from "../errors";
+import { QuiesceError } from "../platform/errors";
 
 export function fieldPath(where: string, path: readonly PropertyKey[]): string {
   return [where, ...path.map((p) => String(p))].join(".");

@@ -2,9 +2,9 @@
 // before `--`, the wrapped program after it, and the control plane's address and key — all turned
 // into a UsageError (exit 2, nothing started) when wrong.
 import { UsageError } from "./args";
-import { adapterConfig, AdapterConfigError, type AdapterConfig } from "../adapters/common/config";
-import { makeClient } from "../adapters/common/control";
-import { setting } from "../config";
+import { adapterConfig, AdapterConfigError, type AdapterConfig } from "../agent/adapters/common/config";
+import { makeClient } from "../agent/adapters/common/control";
+import { setting } from "../platform/config";
 
 export function splitWrappedCommand(argv: string[], what: string): { flags: string[]; command: string; args: string[] } {
   const sep = argv.indexOf("--");

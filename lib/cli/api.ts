@@ -1,10 +1,10 @@
 // The CLI's operator and read commands talk to the control plane over HTTP with the SDK, so they are
 // authenticated and authorized exactly like any API caller (an operator key carries its user's
 // current role). This file turns flags into a client and SDK errors into exit codes.
-import { QuiesceClient } from "../sdk/client";
-import { QuiesceApiError, QuiesceConfigError, QuiesceUnreachableError } from "../sdk/errors";
+import { QuiesceClient } from "../agent/sdk/client";
+import { QuiesceApiError, QuiesceConfigError, QuiesceUnreachableError } from "../agent/sdk/errors";
 import { UsageError, type Options } from "./args";
-import { setting } from "../config";
+import { setting } from "../platform/config";
 
 /** Flags every HTTP command accepts. */
 export const API_FLAGS = {

@@ -1,7 +1,7 @@
 // pause / resume / kill share one shape: `<verb> <runId> --reason <text>` over the API with an
 // operator key. The control plane decides whether the key may; the CLI only checks the input.
 import type { Command } from "./command";
-import type { QuiesceClient } from "../sdk/client";
+import type { QuiesceClient } from "../agent/sdk/client";
 import { parseFlags } from "./args";
 import { API_FLAGS, callApi, clientFrom, onePositional, requireReason } from "./api";
 

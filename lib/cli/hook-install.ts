@@ -71,7 +71,7 @@ export async function buildHookBundle(outFile: string): Promise<void> {
   mkdirSync(path.dirname(outFile), { recursive: true });
   const tmp = `${outFile}.${process.pid}.tmp`;
   await build({
-    entryPoints: [path.join(ROOT, "lib/adapters/claude-code/bundle-main.ts")],
+    entryPoints: [path.join(ROOT, "lib/agent/adapters/claude-code/bundle-main.ts")],
     bundle: true,
     platform: "node",
     format: "cjs",

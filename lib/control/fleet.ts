@@ -1,6 +1,6 @@
 // Fleet stop (docs/fleet-stop.md): a stop scope is ONE durable decision — "every run of the team that
 // matches this filter is paused / killed". The gate reads the scopes that apply inside its one
-// statement (the SQL function quiesce_scope_matches, lib/dal/sql/quiesce_scope_matches.sql, mirrors scopeMatches below; test/gate/oracle.test.ts
+// statement (the SQL function quiesce_scope_matches, lib/modules/stop/sql/quiesce_scope_matches.sql, mirrors scopeMatches below; test/gate/oracle.test.ts
 // checks they agree). Runs created after the scope that match are refused too. Pure: no I/O, no clock.
 import { digestOf } from "./canonical";
 import type { Harness, Lifecycle } from "./types";

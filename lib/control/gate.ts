@@ -1,5 +1,5 @@
 // The gate decision (docs/architecture.md#the-gate) as a pure function of facts. The SQL function quiesce_gate
-// (lib/gate/sql/quiesce_gate.sql, and quiesce_gate_batch.sql beside it) implements the same decision inside
+// (lib/modules/gate/sql/quiesce_gate.sql, and quiesce_gate_batch.sql beside it) implements the same decision inside
 // PostgreSQL; test/gate/oracle.test.ts checks they agree on generated states. Change them together.
 import { BREAKER_DEFAULTS, effectiveBreaker, type BreakerConfig } from "./breaker";
 import { currentEpoch } from "./epoch";

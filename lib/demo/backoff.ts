@@ -1,9 +1,9 @@
 // The demo agents talk to the control plane like a real agent would: when it cannot be reached
 // (restarting web app, brief outage) they do NOT act, log once, back off and ask again — an
 // unreachable control plane is never a pass (docs/architecture.md#integrations-fail-closed).
-import { QuiesceApiError, QuiesceUnreachableError } from "../sdk/errors";
-import { ControlUnavailableError } from "../sdk/worker/guard";
-import { backoffDelay, sleep } from "../wait";
+import { QuiesceApiError, QuiesceUnreachableError } from "../agent/sdk/errors";
+import { ControlUnavailableError } from "../agent/sdk/worker/guard";
+import { backoffDelay, sleep } from "../platform/wait";
 
 export function isTransient(err: unknown): boolean {
   return (

@@ -2,13 +2,13 @@
 // fewer than `maxLive` are in flight, so a new user finds live run trees at once and can pause or
 // kill them and read the receipts. Finished trees stay as history. Survives the control plane being
 // briefly down (log once, back off, continue) and stops cleanly on its signal.
-import { QuiesceClient } from "../sdk/client";
-import { WorkerGuard, sseFeed } from "../sdk/worker";
-import { SimProviderClient } from "../providers/sim-client";
+import { QuiesceClient } from "../agent/sdk/client";
+import { WorkerGuard, sseFeed } from "../agent/sdk/worker";
+import { SimProviderClient } from "../modules/stop";
 import { between, Outage, pause } from "./backoff";
 import { startDemoQueues } from "./queues";
 import { playRelease } from "./story";
-import { lineLogger } from "../log";
+import { lineLogger } from "../platform/log";
 
 export interface FleetOptions {
   url: string;

@@ -4,10 +4,10 @@
 // database reachable from here), jobs are held in this process instead — same registration, same
 // stamps, same guard — so the demo still shows queued and scheduled work.
 import type PgBoss from "pg-boss";
-import type { QuiesceClient } from "../sdk/client";
-import { WorkerGuard, sseFeed, type JobContext, type JobStamp } from "../sdk/worker";
-import { createPgBoss, ensureGuardedQueue, enqueuePgBoss, guardPgBossWork } from "../queues/pg-boss";
-import { registerJob, retryInput, type EnqueueInput } from "../queues/enqueue";
+import type { QuiesceClient } from "../agent/sdk/client";
+import { WorkerGuard, sseFeed, type JobContext, type JobStamp } from "../agent/sdk/worker";
+import { createPgBoss, ensureGuardedQueue, enqueuePgBoss, guardPgBossWork } from "../agent/queues/pg-boss";
+import { registerJob, retryInput, type EnqueueInput } from "../agent/queues/enqueue";
 import { pause } from "./backoff";
 
 export const DEMO_QUEUES = { checks: "demo-db-checks", ticket: "demo-ticket-updates" } as const;

@@ -8,12 +8,12 @@
 // asks again (a fresh decision each time), stops a branch on a deny, and reports what happened —
 // including "aborted, outcome unknown" when a kill interrupts the preview.
 import { randomBytes } from "node:crypto";
-import type { QuiesceClient } from "../sdk/client";
+import type { QuiesceClient } from "../agent/sdk/client";
 import type { CreateRunResponse } from "../schemas/runs";
-import { newId } from "../ids";
-import type { SimProviderClient } from "../providers/sim-client";
-import type { SimMode } from "../providers/sim-server";
-import type { WorkerGuard } from "../sdk/worker";
+import { newId } from "../platform/ids";
+import type { SimProviderClient } from "../modules/stop";
+import type { SimMode } from "../modules/stop";
+import type { WorkerGuard } from "../agent/sdk/worker";
 import { between, isTransient, pause, pick, withBackoff, type Outage } from "./backoff";
 import { DEMO_QUEUES, type DemoQueues } from "./queues";
 

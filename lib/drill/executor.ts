@@ -1,12 +1,20 @@
-// A worker that acts through the SDK worker guard (lib/sdk/worker), talking to Quiesce only over
+// A worker that acts through the SDK worker guard (lib/agent/sdk/worker), talking to Quiesce only over
 // HTTP: admission at dequeue, abort tokens fed by server-sent events, heartbeats, effect reports,
 // executor-side receipts. `quiesce drill` runs it in-process; `npm run evals` runs the same code in
 // separate worker processes (evals/support/pod-main.ts).
 import { appendFile } from "node:fs/promises";
 import { createHash } from "node:crypto";
-import { QuiesceClient, QuiesceApiError } from "../sdk/client";
-import { WorkerGuard, fileJournal, sseFeed, type GuardClient, type GuardOutcome, type JobContext, type JobStamp } from "../sdk/worker";
-import type { ControlFeed } from "../abort/tokens";
+import { QuiesceClient, QuiesceApiError } from "../agent/sdk/client";
+import {
+  WorkerGuard,
+  fileJournal,
+  sseFeed,
+  type GuardClient,
+  type GuardOutcome,
+  type JobContext,
+  type JobStamp,
+} from "../agent/sdk/worker";
+import type { ControlFeed } from "../agent/abort/tokens";
 import type { GateBody } from "../schemas/gate";
 import { lossyFetch, type LossyFetch } from "./lossy-fetch";
 import type { AdmitAnswer, CallAnswer, ExecOutcome, Executor, JobBehaviour, RunHandle, RunOptions } from "./types";

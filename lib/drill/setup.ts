@@ -2,10 +2,10 @@
 // (marked is_drill), a drill operator (a user without a console password, role operator), one
 // operator key and one agent key for the drill, and optionally the simulated provider's row — and
 // returns the secrets once. Idempotent for the team, user, membership and provider; keys are new each time.
-import { createApiKey } from "../dal/api-keys";
-import { ensureMembership, ensureProvider, ensureTeam, ensureUser } from "../dal/admin-directory";
-import { markDrillTeam } from "../dal/drills";
-import type { Principal } from "../dal/principal";
+import { createApiKey } from "../modules/keys";
+import { ensureMembership, ensureProvider, ensureTeam, ensureUser } from "../modules/members";
+import { markDrillTeam } from "../modules/stop";
+import type { Principal } from "../platform/auth/principal";
 
 const SYSTEM: Principal = { type: "system", name: "drill-setup" };
 

@@ -1,10 +1,10 @@
 // Small helpers shared by the drill cases: runs marked as drill runs, registered work, waiting for a
 // receipt, evidence links, checks.
 import { randomBytes } from "node:crypto";
-import { QuiesceApiError, type CreateRunInput, type CreateRunResult, type QuiesceClient } from "../sdk/client";
-import type { JobStamp } from "../sdk/worker/stamp";
+import { QuiesceApiError, type CreateRunInput, type CreateRunResult, type QuiesceClient } from "../agent/sdk/client";
+import type { JobStamp } from "../agent/sdk/worker/stamp";
 import type { Check, DrillContext, Evidence } from "./types";
-import { waitFor } from "../wait";
+import { waitFor } from "../platform/wait";
 
 export function must<T>(v: T | undefined | null, what: string): T {
   if (v === undefined || v === null) throw new Error(`this case needs ${what}`);

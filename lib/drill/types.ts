@@ -3,10 +3,10 @@
 // `quiesce drill` (against a live deployment). A case talks to Quiesce only over HTTP through the
 // SDK; what it reports as "observed" is read back from the system (API answers, receipts, DB rows
 // when an inspector is given), never restated from what the case did.
-import type { QuiesceClient } from "../sdk/client";
-import type { SimProviderClient } from "../providers/sim-client";
+import type { QuiesceClient } from "../agent/sdk/client";
+import type { SimProviderClient } from "../modules/stop";
 import type { GateBody } from "../schemas/gate";
-import type { JobStamp } from "../sdk/worker/stamp";
+import type { JobStamp } from "../agent/sdk/worker/stamp";
 
 export type Seed = "000" | "001" | "004";
 

@@ -17,13 +17,13 @@ export const RunsApiExtra = z.object({
   pageSize: z.preprocess((v) => (v === "" || v == null ? undefined : Number(v)), z.number().int().min(5).max(100).optional()),
 });
 
-/** A page of a run's timeline (lib/dal/console/timeline.ts). */
+/** A page of a run's timeline (lib/modules/runs/console/timeline.ts). */
 export const TimelineQuery = z.object({
   cursor: z.preprocess((v) => (v === "" ? undefined : v), z.string().max(1000).optional()),
   limit: z.preprocess((v) => (v === "" || v == null ? undefined : Number(v)), z.number().int().min(5).max(200).optional()),
 });
 
-/** Saved views of the runs list (lib/dal/console/saved-views.ts). */
+/** Saved views of the runs list (lib/modules/runs/console/saved-views.ts). */
 export const SavedViewCreateInput = z.strictObject({
   name: z.string().trim().min(1, "a name is required").max(80, "at most 80 characters"),
   query: z.string().max(2000),
@@ -81,7 +81,7 @@ export const FleetStopInput = z.strictObject({
 });
 
 /**
- * A console password: at least 8 characters, at most 72 bytes (bcrypt ignores the rest; lib/auth/password.ts
+ * A console password: at least 8 characters, at most 72 bytes (bcrypt ignores the rest; lib/platform/auth/password.ts
  * refuses rather than truncates). The current one is only compared, so only bounded.
  */
 export const NewPassword = z

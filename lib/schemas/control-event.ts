@@ -1,5 +1,5 @@
 // The control event: one definition of the notification every control change announces on the
-// `quiesce_control` PostgreSQL channel (lib/dal/internal/notify.ts writes it inside the writing transaction;
+// `quiesce_control` PostgreSQL channel (lib/platform/db/notify.ts writes it inside the writing transaction;
 // the LISTEN client, abort tokens, the SSE streams and the SDK read it). Parsed with zod wherever it
 // arrives: a notification is only a wake-up call, never an authority — whoever receives one re-checks
 // the durable state before acting. zod/mini (the same validation core): the SDK carries this schema

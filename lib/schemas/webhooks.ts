@@ -2,7 +2,7 @@
 // lib/integrations/events.refuseEndpointUrl (it needs the deployment's own origins) and, on the resolved
 // addresses, lib/integrations/webhook-target.checkWebhookTarget.
 import { z } from "zod";
-import { EVENT_TYPES } from "../integrations/event-types";
+import { EVENT_TYPES } from "./event-types";
 
 export const EventTypeList = z.array(z.union([z.enum(EVENT_TYPES), z.literal("*")])).min(1, "choose at least one event type");
 

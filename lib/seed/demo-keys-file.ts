@@ -4,7 +4,7 @@
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { z } from "zod";
-import { setting } from "../config";
+import { setting } from "../platform/config";
 
 export const DEMO_KEY_ROLES = ["agent", "worker", "gateway", "operator", "otherAgent"] as const;
 export type DemoKeyRole = (typeof DEMO_KEY_ROLES)[number];

@@ -3,14 +3,14 @@
 // isolation has something to hide. Idempotent: a second run creates nothing, changes nothing and
 // returns no secrets (they exist only as hashes, and in .quiesce/demo-keys.json from the first run).
 import { randomBytes } from "node:crypto";
-import { hashPassword, verifyPassword } from "../auth/password";
-import { authenticateKey, createApiKey } from "../dal/api-keys";
-import { ensureMembership, ensureProvider, ensureTeam, ensureUser, setUserPasswordHash, type TeamRow } from "../dal/admin-directory";
-import type { Principal } from "../dal/principal";
-import { setTeamStopSettings } from "../dal/team-settings";
+import { hashPassword, verifyPassword } from "../platform/auth/password";
+import { authenticateKey, createApiKey } from "../modules/keys";
+import { ensureMembership, ensureProvider, ensureTeam, ensureUser, setUserPasswordHash, type TeamRow } from "../modules/members";
+import type { Principal } from "../platform/auth/principal";
+import { setTeamStopSettings } from "../modules/members";
 import type { KeyKind, Role } from "../control/types";
 import { defaultDemoKeysPath, readDemoKeys, writeDemoKeys, type DemoKeyRole, type DemoKeys } from "./demo-keys-file";
-import { setting } from "../config";
+import { setting } from "../platform/config";
 import { simProviderUrl } from "./sim-url";
 
 export const DEMO_TEAM = { slug: "demo", name: "Demo team" } as const;

@@ -7,8 +7,8 @@ import pg from "pg";
 import { afterAll, expect, inject, test } from "vitest";
 import { seedDemo, DEMO_USERS } from "./index";
 import { readDemoKeys } from "./demo-keys-file";
-import { authenticateKey } from "../dal/api-keys";
-import { verifyPassword } from "../auth/password";
+import { authenticateKey } from "../modules/keys/api-keys";
+import { verifyPassword } from "../platform/auth/password";
 import { closeDbClients } from "../start/database";
 
 const db = new pg.Pool({ connectionString: inject("databaseUrl"), max: 2 });

@@ -1,8 +1,8 @@
 // Which PostgreSQL the CLI talks to: DATABASE_URL when set, else the embedded server of
-// lib/db/embedded.ts (started here, or reused when `npm start` already runs it). Sets
+// lib/platform/db/embedded.ts (started here, or reused when `npm start` already runs it). Sets
 // process.env.DATABASE_URL so prisma()/pool() and every child process use the same database.
-import { EMBEDDED_DIR, EMBEDDED_PORT, startEmbeddedPostgres } from "../db/embedded";
-import { setting } from "../config";
+import { EMBEDDED_DIR, EMBEDDED_PORT, startEmbeddedPostgres } from "../platform/db/embedded";
+import { setting } from "../platform/config";
 
 export const EMBEDDED_DATABASE = "quiesce";
 
@@ -85,7 +85,7 @@ export function holdDbClients(hold: boolean): void {
 /**
  * For `npm start`: like openDatabase, but the embedded server runs detached from the terminal (a session
  * of its own) so that a Ctrl-C does not stop it before everything else; `npm start` stops it last. If
- * `npm start` dies abruptly, the server stops itself (lib/db/embedded.ts#spawnDetachedPostgres). No
+ * `npm start` dies abruptly, the server stops itself (lib/platform/db/embedded.ts#spawnDetachedPostgres). No
  * process of ours hosts it: a Node process only for that cost some 50 MB (docs/operating.md#processes-and-memory).
  */
 export async function openDatabaseHosted(log: (line: string) => void = () => {}): Promise<DatabaseHandle> {

@@ -4,7 +4,7 @@
 import path from "node:path";
 import { pathToFileURL } from "node:url";
 import type { DemoKeyRole } from "../seed/demo-keys-file";
-import { setting } from "../config";
+import { setting } from "../platform/config";
 
 export interface StartOptions {
   port: number;
@@ -59,7 +59,7 @@ export const COMPANIONS: { name: string; args: string[]; afterWeb: boolean; opti
  *    Started once the web app answers (the demo fleet needs the API). Deployments run the barrier
  *    engine and the webhook worker as services of their own (docs/deploy.md).
  * Not combined: the web app (Next) and the API process (the agents' hot path, isolated from everything
- * else). The embedded PostgreSQL needs no Node process of its own (lib/db/embedded.ts#spawnDetachedPostgres).
+ * else). The embedded PostgreSQL needs no Node process of its own (lib/platform/db/embedded.ts#spawnDetachedPostgres).
  * docs/operating.md#processes-and-memory explains the choice.
  */
 export const GROUPS: { name: string; members: string[] }[] = [

@@ -3,12 +3,12 @@
 // that the supervisor (which then only watches its children for hours) would otherwise keep for good
 // (docs/design/process-layout.md). Protocol over IPC: sends { type: "ready", keys, keysFile } or
 // { type: "error", message }; prints its own progress lines (prefixed like the supervisor's).
-import { migrate } from "../db/migrate";
+import { migrate } from "../platform/db/migrate";
 import { seedDemo } from "../seed/index";
 import { formatSeedReport } from "../seed/report";
 import { closeDbClients } from "./database";
-import { ensureSigningKey } from "../integrations/keystore";
-import { setting } from "../config";
+import { ensureSigningKey } from "../platform/signing/keystore";
+import { setting } from "../platform/config";
 
 export interface PrepareResult {
   type: "ready";

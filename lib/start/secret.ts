@@ -4,7 +4,7 @@
 import { randomBytes } from "node:crypto";
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
-import { setting } from "../config";
+import { setting } from "../platform/config";
 
 export function authSecretPath(): string {
   return path.resolve(setting("QUIESCE_DATA_DIR"), "auth-secret");

@@ -2,13 +2,13 @@
 // (Next's custom-server API), so that route handlers, server actions and next-auth learn where a request
 // came from. Next itself only fills X-Forwarded-For from the socket when the request carries none, and
 // hands its handlers headers, never the socket — so a client could name any address. Here each request's
-// address is decided from the socket (lib/security/client-address.ts, believing a forwarding header only
+// address is decided from the socket (lib/platform/security/client-address.ts, believing a forwarding header only
 // from QUIESCE_TRUSTED_PROXIES) and written as the only X-Forwarded-For entry before Next sees it
 // (docs/security/identity.md#the-source-address).
 import http from "node:http";
 import type { AddressInfo } from "node:net";
-import { clientAddress, normalizeAddress, trustedProxies } from "../security/client-address";
-import { setting } from "../config";
+import { clientAddress, normalizeAddress, trustedProxies } from "../platform/security/client-address";
+import { setting } from "../platform/config";
 import { httpTimeoutOptions, watchBodyIdle } from "./http-timeouts.mjs";
 
 /** Forwarding headers a client may send; only the address decided here reaches Next. */

@@ -2,8 +2,8 @@
 // decides each request's source address from the socket. Arguments as `next start` takes them:
 // `start -p <port> -H <host>` (or `dev`, for trying the front with Next's development server).
 import path from "node:path";
-import { assertConfig } from "../config";
-import { logger } from "../log";
+import { assertConfig } from "../platform/config";
+import { logger } from "../platform/log";
 import { startWebFront } from "./web-front";
 
 const args = process.argv.slice(2);

@@ -5,8 +5,8 @@ import net from "node:net";
 import { rmSync } from "node:fs";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import { prisma } from "../../lib/db/prisma";
-import { closePool } from "../../lib/db/pool";
+import { prisma } from "../../lib/platform/db/prisma";
+import { closePool } from "../../lib/platform/db/pool";
 import { makeWorld, opRow, ROOT, runProcess, runRow, tempDir, type World } from "./support";
 
 let w: World;

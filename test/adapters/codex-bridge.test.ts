@@ -8,8 +8,8 @@ import net from "node:net";
 import path from "node:path";
 import { createInterface } from "node:readline";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import { prisma } from "../../lib/db/prisma";
-import { closePool } from "../../lib/db/pool";
+import { prisma } from "../../lib/platform/db/prisma";
+import { closePool } from "../../lib/platform/db/pool";
 import { FIXTURES, makeWorld, ROOT, runProcess, stopChild, tempDir, TSX, until, type World } from "./support";
 
 let w: World;

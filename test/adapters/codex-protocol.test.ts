@@ -8,7 +8,7 @@ import os from "node:os";
 import path from "node:path";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, expect, test } from "vitest";
-import { APPROVAL_METHODS } from "../../lib/adapters/codex-bridge/bridge";
+import { APPROVAL_METHODS } from "../../lib/agent/adapters/codex-bridge/bridge";
 import {
   APPROVAL_POLICY,
   APPROVALS_REVIEWER,
@@ -18,7 +18,7 @@ import {
   THREAD_SANDBOX,
   TURN_SANDBOX_POLICY,
   VETO_METHODS,
-} from "../../lib/adapters/codex-bridge/policy";
+} from "../../lib/agent/adapters/codex-bridge/policy";
 import { ensureClient, type ClientBinary } from "./real/clients";
 
 let codex: ClientBinary | null = null;

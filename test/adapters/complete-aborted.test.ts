@@ -1,8 +1,8 @@
 // The outcome the adapters added to POST /operations/{id}/complete: aborted_unknown — an executor
 // aborted a running call and cannot know whether its effect happened.
 import { afterAll, beforeAll, expect, test } from "vitest";
-import { prisma } from "../../lib/db/prisma";
-import { closePool } from "../../lib/db/pool";
+import { prisma } from "../../lib/platform/db/prisma";
+import { closePool } from "../../lib/platform/db/pool";
 import { makeWorld, opRow, type World } from "./support";
 
 let w: World;

@@ -6,8 +6,8 @@ import { copyFileSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSyn
 import { isBuiltin } from "node:module";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import { prisma } from "../../lib/db/prisma";
-import { closePool } from "../../lib/db/pool";
+import { prisma } from "../../lib/platform/db/prisma";
+import { closePool } from "../../lib/platform/db/pool";
 import { hookCommand, hookSettings, HOOK_EVENTS, HOOK_FILE } from "../../lib/cli/hook-install";
 import { makeKey, makeTeam } from "../support/fixtures";
 import { makeWorld, ROOT, runProcess, tempDir, TSX, type World } from "./support";
@@ -133,7 +133,7 @@ test("examples/claude-code/settings.json is what the installer writes for /opt/q
   const example = JSON.parse(readFileSync(path.join(ROOT, "examples/claude-code/settings.json"), "utf8"));
   expect(example.hooks).toEqual(hookSettings(`/opt/quiesce/${HOOK_FILE}`));
   expect(Object.keys(example.env)).toContain("QUIESCE_API_KEY_FILE");
-  expect(existsSync(path.join(ROOT, "lib/adapters/claude-code/bundle-main.ts"))).toBe(true);
+  expect(existsSync(path.join(ROOT, "lib/agent/adapters/claude-code/bundle-main.ts"))).toBe(true);
 });
 
 describe("managed configuration wins over the user's shell", () => {

@@ -3,10 +3,10 @@
 // and a child's calls keep its ancestors' leases alive.
 import { afterAll, beforeAll, expect, test } from "vitest";
 import { setTimeout as sleep } from "node:timers/promises";
-import { prisma } from "../../lib/db/prisma";
-import { newId } from "../../lib/ids";
+import { prisma } from "../../lib/platform/db/prisma";
+import { newId } from "../../lib/platform/ids";
 import fc from "fast-check";
-import { gateCheck } from "../../lib/gate";
+import { gateCheck } from "../../lib/modules/gate/statement";
 import { renewChain, type RenewableLease } from "../../lib/control/lease";
 import { makeWorld, type World } from "../api/fixtures";
 import { makeChain, makeKey, makeTeam } from "../support/fixtures";

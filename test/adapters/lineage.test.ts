@@ -5,9 +5,9 @@
 import { mkdirSync, rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { afterAll, beforeAll, expect, test } from "vitest";
-import { prisma } from "../../lib/db/prisma";
-import { closePool } from "../../lib/db/pool";
-import { QuiesceApiError } from "../../lib/sdk/errors";
+import { prisma } from "../../lib/platform/db/prisma";
+import { closePool } from "../../lib/platform/db/pool";
+import { QuiesceApiError } from "../../lib/agent/sdk/errors";
 import { makeWorld, ROOT, runProcess, tempDir, type World } from "./support";
 
 let w: World;

@@ -5,11 +5,11 @@ import { spawn, type ChildProcess } from "node:child_process";
 import { mkdtempSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { prisma } from "../../lib/db/prisma";
-import { QuiesceClient } from "../../lib/sdk/client";
+import { prisma } from "../../lib/platform/db/prisma";
+import { QuiesceClient } from "../../lib/agent/sdk/client";
 import { startApiServer, type ApiServer } from "../support/api-server";
 import { makeKey, makeTeam, makeUser } from "../support/fixtures";
-import { waitFor } from "../../lib/wait";
+import { waitFor } from "../../lib/platform/wait";
 
 export const ROOT = path.resolve(import.meta.dirname, "../..");
 export const TSX = path.join(ROOT, "node_modules/.bin/tsx");

@@ -3,8 +3,8 @@
 // columns; every write is audited (chain verifies) and announced on quiesce_control at commit.
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import pg from "pg";
-import { prisma } from "../../lib/db/prisma";
-import { verifyAuditChain } from "../../lib/dal/audit";
+import { prisma } from "../../lib/platform/db/prisma";
+import { verifyAuditChain } from "../../lib/modules/audit/audit";
 import { CONTROL_CHANNEL } from "../../lib/schemas/control-event";
 import { makeWorld, raw, snapshot, type World } from "./fixtures";
 

@@ -1,11 +1,11 @@
 // A world for API tests: the real route handlers over real HTTP (startApiServer), a real database,
 // two teams, users per role and one key of each kind created through lib/dal/api-keys (hashed at rest).
-import { prisma } from "../../lib/db/prisma";
-import { closePool } from "../../lib/db/pool";
-import { createApiKey } from "../../lib/dal/api-keys";
-import type { Principal } from "../../lib/dal/principal";
+import { prisma } from "../../lib/platform/db/prisma";
+import { closePool } from "../../lib/platform/db/pool";
+import { createApiKey } from "../../lib/modules/keys/api-keys";
+import type { Principal } from "../../lib/platform/auth/principal";
 import type { KeyKind } from "../../lib/control/types";
-import { QuiesceClient } from "../../lib/sdk/client";
+import { QuiesceClient } from "../../lib/agent/sdk/client";
 import { startApiServer, type ApiServer } from "../support/api-server";
 import { makeTeam as makeBaseTeam, makeUser } from "../support/fixtures";
 

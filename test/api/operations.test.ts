@@ -1,7 +1,7 @@
 // Gate and operations over real HTTP: ask the gate, register queued / scheduled / retry work, admit it
 // at dequeue, heartbeat, complete with an effect receipt, the runtime breaker, and the refusals.
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import { prisma } from "../../lib/db/prisma";
+import { prisma } from "../../lib/platform/db/prisma";
 import { makeWorld, raw, snapshot, type World } from "./fixtures";
 
 let w: World;
@@ -126,8 +126,8 @@ describe("registered work: register → admit → heartbeat → complete", () =>
   });
 
   test("the unique-index race between registrations is answered as a repeat (direct dal calls, no HTTP in between)", async () => {
-    const { authenticateKey } = await import("../../lib/dal/api-keys");
-    const { registerOperation } = await import("../../lib/dal/operations");
+    const { authenticateKey } = await import("../../lib/modules/keys/api-keys");
+    const { registerOperation } = await import("../../lib/modules/runs/operations");
     const p = (await authenticateKey(w.a.keys.worker))!;
     const r = await run();
     for (let round = 0; round < 3; round++) {

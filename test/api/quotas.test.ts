@@ -1,11 +1,11 @@
-// Per-key and per-run quotas (lib/dal/quotas.ts, docs/security/hardening.md#quotas) through the real route handlers
+// Per-key and per-run quotas (lib/modules/gate/quotas.ts, docs/security/hardening.md#quotas) through the real route handlers
 // over HTTP, against real PostgreSQL: past each limit 429 with Retry-After and nothing written; another
 // key of the same team and another team's key carry on; racing calls cannot pass one count together.
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import { prisma } from "../../lib/db/prisma";
-import { createApiKey } from "../../lib/dal/api-keys";
-import { openEventStreams } from "../../lib/dal/quotas";
-import type { Principal } from "../../lib/dal/principal";
+import { prisma } from "../../lib/platform/db/prisma";
+import { createApiKey } from "../../lib/modules/keys/api-keys";
+import { openEventStreams } from "../../lib/modules/gate/quotas";
+import type { Principal } from "../../lib/platform/auth/principal";
 import { makeWorld, raw, snapshot, type World } from "./fixtures";
 
 const SYSTEM: Principal = { type: "system", name: "test" };

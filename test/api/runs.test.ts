@@ -2,10 +2,10 @@
 // native registration (raced), reads, lists, and every refusal (400 + nothing changed, 401, 403, 404).
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import { prisma } from "../../lib/db/prisma";
-import { QuiesceApiError } from "../../lib/sdk/errors";
+import { prisma } from "../../lib/platform/db/prisma";
+import { QuiesceApiError } from "../../lib/agent/sdk/errors";
 import { makeWorld, raw, snapshot, type World } from "./fixtures";
-import { verifyAuditChain } from "../../lib/dal/audit";
+import { verifyAuditChain } from "../../lib/modules/audit/audit";
 import { CONTROL_CHANNEL } from "../../lib/schemas/control-event";
 
 /** A real LISTEN on the database the API writes to. */
@@ -325,7 +325,7 @@ describe("authentication", () => {
     expect(res.status).toBe(401);
     expect((await raw(w.server.url, "GET", "/api/v1/runs", { key: "qk_agent_nope" })).status).toBe(401);
 
-    const { createApiKey, revokeApiKey } = await import("../../lib/dal/api-keys");
+    const { createApiKey, revokeApiKey } = await import("../../lib/modules/keys/api-keys");
     const sys = { type: "system", name: "test" } as const;
     const revoked = await createApiKey(sys, { teamId: w.a.teamId, kind: "agent", name: "to revoke" });
     expect((await raw(w.server.url, "GET", "/api/v1/runs", { key: revoked.secret })).status).toBe(200);

@@ -3,8 +3,8 @@
 import { afterAll, beforeAll, expect, test } from "vitest";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
-import { QuiesceClient } from "../../lib/sdk/client";
-import { QuiesceApiError, QuiesceConfigError, QuiesceUnreachableError } from "../../lib/sdk/errors";
+import { QuiesceClient } from "../../lib/agent/sdk/client";
+import { QuiesceApiError, QuiesceConfigError, QuiesceUnreachableError } from "../../lib/agent/sdk/errors";
 import { makeWorld, type World } from "./fixtures";
 
 let w: World;

@@ -4,15 +4,15 @@
 // its own receipt, also when single kills race the batch on the same roots, and every batch's audit rows
 // chain and verify.
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import { prisma } from "../../lib/db/prisma";
-import { closePool } from "../../lib/db/pool";
-import { advancePendingStops, createStop, getStop } from "../../lib/dal/stops";
-import { killRun } from "../../lib/dal/kill";
-import { killTargetsBatch } from "../../lib/dal/kill-batch";
-import { verifyAuditChain } from "../../lib/dal/audit";
-import { runBarrierWorker } from "../../lib/barrier/worker";
-import { newId } from "../../lib/ids";
-import { waitFor } from "../../lib/wait";
+import { prisma } from "../../lib/platform/db/prisma";
+import { closePool } from "../../lib/platform/db/pool";
+import { advancePendingStops, createStop, getStop } from "../../lib/modules/stop/stops";
+import { killRun } from "../../lib/modules/stop/kill";
+import { killTargetsBatch } from "../../lib/modules/stop/kill-batch";
+import { verifyAuditChain } from "../../lib/modules/audit/audit";
+import { runBarrierWorker } from "../../lib/modules/stop/engine/worker";
+import { newId } from "../../lib/platform/ids";
+import { waitFor } from "../../lib/platform/wait";
 import { makeRun } from "../support/fixtures";
 import { addOp, makeTeam, type TeamFixture } from "../barrier/fixtures";
 

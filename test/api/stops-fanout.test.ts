@@ -4,9 +4,9 @@
 // tree lock is held from another session, and the kill hits this process's lock timeout.
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import { prisma } from "../../lib/db/prisma";
-import { closePool } from "../../lib/db/pool";
-import { advancePendingStops, createStop, getStop } from "../../lib/dal/stops";
+import { prisma } from "../../lib/platform/db/prisma";
+import { closePool } from "../../lib/platform/db/pool";
+import { advancePendingStops, createStop, getStop } from "../../lib/modules/stop/stops";
 import { makeRun } from "../support/fixtures";
 import { makeTeam, type TeamFixture } from "../barrier/fixtures";
 

@@ -2,12 +2,12 @@
 // real barrier engine in this process: POST /api/v1/stops (dry run, pause, kill), GET /api/v1/stops/{id}
 // to the fleet receipt, POST /api/v1/stops/{id}/resume; who may, and that a filter never leaves the team.
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import { prisma } from "../../lib/db/prisma";
-import { closePool } from "../../lib/db/pool";
-import { createApiKey } from "../../lib/dal/api-keys";
-import { setTeamStopSettings } from "../../lib/dal/team-settings";
-import { runBarrierWorker } from "../../lib/barrier/worker";
-import { gateCheck } from "../../lib/gate";
+import { prisma } from "../../lib/platform/db/prisma";
+import { closePool } from "../../lib/platform/db/pool";
+import { createApiKey } from "../../lib/modules/keys/api-keys";
+import { setTeamStopSettings } from "../../lib/modules/members/team-settings";
+import { runBarrierWorker } from "../../lib/modules/stop/engine/worker";
+import { gateCheck } from "../../lib/modules/gate/statement";
 import { canonicalJson, sha256Hex } from "../../lib/control/canonical";
 import { StopDryRunResponse, StopView } from "../../lib/schemas/stops";
 import { startApiServer, type ApiServer } from "../support/api-server";

@@ -3,11 +3,11 @@
 import { isEnvelope, readStatement, type DsseEnvelope } from "../../lib/control/evidence/signing";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { parse } from "yaml";
-import { prisma } from "../../lib/db/prisma";
-import { closePool } from "../../lib/db/pool";
-import { createApiKey } from "../../lib/dal/api-keys";
-import { runBarrierWorker } from "../../lib/barrier/worker";
-import { QuiesceClient } from "../../lib/sdk/client";
+import { prisma } from "../../lib/platform/db/prisma";
+import { closePool } from "../../lib/platform/db/pool";
+import { createApiKey } from "../../lib/modules/keys/api-keys";
+import { runBarrierWorker } from "../../lib/modules/stop/engine/worker";
+import { QuiesceClient } from "../../lib/agent/sdk/client";
 import { verifyReceipt as verifyReceiptBody } from "../../lib/control/evidence/receipt";
 import { BarrierViewSchema, StopReceiptSchema } from "../../lib/schemas/barriers";
 import { startApiServer, type ApiServer } from "../support/api-server";

@@ -1,9 +1,9 @@
 // The reviewer's and manager's CLI as real processes: `reconcile list|assign|resolve` and `receipt`.
 import { afterAll, beforeAll, expect, test } from "vitest";
-import { prisma } from "../../lib/db/prisma";
-import { closePool } from "../../lib/db/pool";
-import { killRun } from "../../lib/dal/kill";
-import { runBarrierWorker } from "../../lib/barrier/worker";
+import { prisma } from "../../lib/platform/db/prisma";
+import { closePool } from "../../lib/platform/db/pool";
+import { killRun } from "../../lib/modules/stop/kill";
+import { runBarrierWorker } from "../../lib/modules/stop/engine/worker";
 import { addOp, makeTeam, makeTree, receiptsOf, spawnCli, waitFor, type TeamFixture } from "./fixtures";
 
 let team: TeamFixture;

@@ -3,10 +3,10 @@
 // processes: engine A is SIGKILLed while a slow provider holds its cancel request; two fresh engines
 // then race to finish the barrier from its durable rows. Exactly one receipt may result.
 import { afterAll, beforeAll, expect, test } from "vitest";
-import { prisma } from "../../lib/db/prisma";
-import { closePool } from "../../lib/db/pool";
-import { killRun } from "../../lib/dal/kill";
-import { SimProviderClient } from "../../lib/providers/sim-client";
+import { prisma } from "../../lib/platform/db/prisma";
+import { closePool } from "../../lib/platform/db/pool";
+import { killRun } from "../../lib/modules/stop/kill";
+import { SimProviderClient } from "../../lib/modules/stop/providers/sim-client";
 import {
   addOp,
   makeProvider,

@@ -1,4 +1,4 @@
-// The barrier engine's set-based steps (lib/dal/barrier-engine.ts enterQuietMany / completeMany,
+// The barrier engine's set-based steps (lib/modules/stop/engine/steps.ts enterQuietMany / completeMany,
 // docs/fleet-stop.md#at-scale) against the real database: one batch holding a barrier for every outcome
 // — not ours or not in the step's phase ("lost"), an own settlement open ("pending"), a child's operation
 // in flight ("subtree"), quiet (the providers' period or the team's) — gets, per barrier, the outcome and
@@ -7,11 +7,11 @@
 // audit rows to a chain that verifies.
 import { createHash } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import { prisma } from "../../lib/db/prisma";
-import { closePool } from "../../lib/db/pool";
-import { newId } from "../../lib/ids";
-import { completeMany, enterQuietMany } from "../../lib/dal/barrier-engine";
-import { verifyAuditChain } from "../../lib/dal/audit";
+import { prisma } from "../../lib/platform/db/prisma";
+import { closePool } from "../../lib/platform/db/pool";
+import { newId } from "../../lib/platform/ids";
+import { completeMany, enterQuietMany } from "../../lib/modules/stop/engine/steps";
+import { verifyAuditChain } from "../../lib/modules/audit/audit";
 import { makeRun, type FixtureRun } from "../support/fixtures";
 import { addOp, makeProvider, makeTeam, type TeamFixture } from "./fixtures";
 

@@ -1,4 +1,4 @@
-// The set-based evidence loader (lib/dal/internal/evidence.ts loadEvidenceFactsManyTx, docs/fleet-stop.md#at-scale)
+// The set-based evidence loader (lib/modules/stop/internal/evidence.ts loadEvidenceFactsManyTx, docs/fleet-stop.md#at-scale)
 // against the real database: a set of barriers in diverse states — overlapping subtrees (a child's barrier
 // and its root's), settlements by two barriers of one operation, unknowns with their reconciliations and
 // uncertain intervals, effect receipts, acknowledgments, leases in every state, late denied requests,
@@ -6,12 +6,12 @@
 // of the per-barrier ORM loader it replaced (test/support/evidence-reference.ts) and of loading it alone,
 // and the same receipt digest. A row split to the wrong barrier shows up as a difference here.
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import { prisma } from "../../lib/db/prisma";
-import { closePool } from "../../lib/db/pool";
-import { newId } from "../../lib/ids";
+import { prisma } from "../../lib/platform/db/prisma";
+import { closePool } from "../../lib/platform/db/pool";
+import { newId } from "../../lib/platform/ids";
 import type { Prisma } from "../../lib/generated/prisma/client";
 import { buildReceipt } from "../../lib/control/evidence/receipt";
-import { loadEvidenceFactsManyTx, loadEvidenceFactsTx } from "../../lib/dal/internal/evidence";
+import { loadEvidenceFactsManyTx, loadEvidenceFactsTx } from "../../lib/modules/stop/internal/evidence";
 import { referenceEvidenceFactsTx } from "../support/evidence-reference";
 import { makeRun, type FixtureRun } from "../support/fixtures";
 import { addOp, makeProvider, makeTeam, type TeamFixture } from "./fixtures";

@@ -3,20 +3,20 @@
 // in this process (the same code `quiesce barrier-worker` runs).
 import { createHash } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import { prisma } from "../../lib/db/prisma";
-import { closePool } from "../../lib/db/pool";
-import { killRun } from "../../lib/dal/kill";
-import { pauseRun, resumeRun } from "../../lib/dal/lifecycle";
-import { getBarrierView, getReceipt } from "../../lib/dal/barriers";
-import { getConsoleBarrier } from "../../lib/dal/console/barrier";
-import { getConsoleReceipt } from "../../lib/dal/console/receipt";
-import { recordObserved } from "../../lib/dal/observed";
-import { resolveReconciliation } from "../../lib/dal/reconciliations";
-import { recordLateReport } from "../../lib/dal/internal/late-report";
-import { createApiKey } from "../../lib/dal/api-keys";
-import { setTeamStopSettings } from "../../lib/dal/team-settings";
-import { gateCheck } from "../../lib/gate";
-import { runBarrierWorker } from "../../lib/barrier/worker";
+import { prisma } from "../../lib/platform/db/prisma";
+import { closePool } from "../../lib/platform/db/pool";
+import { killRun } from "../../lib/modules/stop/kill";
+import { pauseRun, resumeRun } from "../../lib/modules/runs/lifecycle";
+import { getBarrierView, getReceipt } from "../../lib/modules/stop/barriers";
+import { getConsoleBarrier } from "../../lib/modules/stop/console/barrier";
+import { getConsoleReceipt } from "../../lib/modules/stop/console/receipt";
+import { recordObserved } from "../../lib/modules/stop/observed";
+import { resolveReconciliation } from "../../lib/modules/stop/reconciliations";
+import { recordLateReport } from "../../lib/modules/stop/late-report";
+import { createApiKey } from "../../lib/modules/keys/api-keys";
+import { setTeamStopSettings } from "../../lib/modules/members/team-settings";
+import { gateCheck } from "../../lib/modules/gate/statement";
+import { runBarrierWorker } from "../../lib/modules/stop/engine/worker";
 import { serializeReceipt, verifyReceipt } from "../../lib/control/evidence/receipt";
 import { addOp, makeTeam, makeTree, receiptsOf, waitFor, type TeamFixture } from "./fixtures";
 

@@ -2,12 +2,12 @@
 // in any state, provider rows, and REAL child processes (provider-sim, barrier-worker) of the CLI.
 import { spawn, type ChildProcess } from "node:child_process";
 import path from "node:path";
-import { prisma } from "../../lib/db/prisma";
-import { newId } from "../../lib/ids";
-import type { Principal } from "../../lib/dal/principal";
+import { prisma } from "../../lib/platform/db/prisma";
+import { newId } from "../../lib/platform/ids";
+import type { Principal } from "../../lib/platform/auth/principal";
 import { ROLES, type Role } from "../../lib/control/types";
 import { makeRun, makeTeam as makeBaseTeam, makeUser } from "../support/fixtures";
-import { waitFor } from "../../lib/wait";
+import { waitFor } from "../../lib/platform/wait";
 
 export const ROOT = path.resolve(import.meta.dirname, "../..");
 

@@ -1,18 +1,18 @@
-// The kill in two transactions (lib/dal/kill.ts, docs/barrier-and-receipts.md#kill-the-barrier-transaction):
+// The kill in two transactions (lib/modules/stop/kill.ts, docs/barrier-and-receipts.md#kill-the-barrier-transaction):
 // dispatch stops when the FIRST commits (every gate, admit and heartbeat under the subtree denies), and
 // queued work is marked cancelled_not_started by the second. A process that dies between the two loses
 // nothing: queued work still cannot start, a repeated kill or the barrier engine finishes the second
 // step, exactly once, and the engine never settles a barrier before it is done. Real PostgreSQL, the
 // real gate function, the real engine loop; the concurrent finishers really race.
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import { prisma } from "../../lib/db/prisma";
-import { cancelQueuedWorkOfBarrier, killRun } from "../../lib/dal/kill";
-import { createApiKey } from "../../lib/dal/api-keys";
-import { hashKeySecret } from "../../lib/keys";
-import { admitCheck, gateCheck } from "../../lib/gate";
-import { runBarrierWorker } from "../../lib/barrier/worker";
+import { prisma } from "../../lib/platform/db/prisma";
+import { cancelQueuedWorkOfBarrier, killRun } from "../../lib/modules/stop/kill";
+import { createApiKey } from "../../lib/modules/keys/api-keys";
+import { hashKeySecret } from "../../lib/platform/auth/api-key";
+import { admitCheck, gateCheck } from "../../lib/modules/gate/statement";
+import { runBarrierWorker } from "../../lib/modules/stop/engine/worker";
 import { addOp, makeTeam, makeTree, waitFor, type TeamFixture } from "./fixtures";
-import { closePool } from "../../lib/db/pool";
+import { closePool } from "../../lib/platform/db/pool";
 
 const SYSTEM = { type: "system", name: "test" } as const;
 let team: TeamFixture;

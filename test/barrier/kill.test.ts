@@ -1,14 +1,14 @@
 // The kill = barrier transaction (docs/architecture.md#the-cancellation-barrier) against the real database and the real gate function.
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import { prisma } from "../../lib/db/prisma";
-import { killRun } from "../../lib/dal/kill";
-import { createApiKey } from "../../lib/dal/api-keys";
-import { hashKeySecret } from "../../lib/keys";
-import { admitCheck, gateCheck, heartbeatCheck } from "../../lib/gate";
-import { getBarrierView } from "../../lib/dal/barriers";
+import { prisma } from "../../lib/platform/db/prisma";
+import { killRun } from "../../lib/modules/stop/kill";
+import { createApiKey } from "../../lib/modules/keys/api-keys";
+import { hashKeySecret } from "../../lib/platform/auth/api-key";
+import { admitCheck, gateCheck, heartbeatCheck } from "../../lib/modules/gate/statement";
+import { getBarrierView } from "../../lib/modules/stop/barriers";
 import { addOp, makeTeam, makeTree, type TeamFixture } from "./fixtures";
-import { closePool } from "../../lib/db/pool";
-import type { Principal } from "../../lib/dal/principal";
+import { closePool } from "../../lib/platform/db/pool";
+import type { Principal } from "../../lib/platform/auth/principal";
 
 let team: TeamFixture;
 let other: TeamFixture;

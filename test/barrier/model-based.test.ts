@@ -4,8 +4,8 @@
 // replay with QUIESCE_MODEL_SEED=<seed> QUIESCE_MODEL_PATH=<path>.
 import { afterAll, beforeAll, test } from "vitest";
 import fc from "fast-check";
-import { prisma } from "../../lib/db/prisma";
-import { closePool } from "../../lib/db/pool";
+import { prisma } from "../../lib/platform/db/prisma";
+import { closePool } from "../../lib/platform/db/pool";
 import { makeModelTeam, modelProperty, type ModelTeam } from "../support/model-harness";
 
 let team: ModelTeam;

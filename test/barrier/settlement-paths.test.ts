@@ -2,13 +2,13 @@
 // (`quiesce provider-sim`) and the barrier engine (`quiesce barrier-worker`) run as their own
 // processes; kills go through the real kill transaction; the receipt CLI runs as a process too.
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import { prisma } from "../../lib/db/prisma";
-import { closePool } from "../../lib/db/pool";
-import { killRun } from "../../lib/dal/kill";
-import { getReceipt, verifyReceipt, getBarrierView } from "../../lib/dal/barriers";
-import { assignReconciliation, listReconciliations, resolveReconciliation } from "../../lib/dal/reconciliations";
-import { recordLateReport } from "../../lib/dal/internal/late-report";
-import { SimProviderClient } from "../../lib/providers/sim-client";
+import { prisma } from "../../lib/platform/db/prisma";
+import { closePool } from "../../lib/platform/db/pool";
+import { killRun } from "../../lib/modules/stop/kill";
+import { getReceipt, verifyReceipt, getBarrierView } from "../../lib/modules/stop/barriers";
+import { assignReconciliation, listReconciliations, resolveReconciliation } from "../../lib/modules/stop/reconciliations";
+import { recordLateReport } from "../../lib/modules/stop/late-report";
+import { SimProviderClient } from "../../lib/modules/stop/providers/sim-client";
 import { verifyReceipt as verifyReceiptBody } from "../../lib/control/evidence/receipt";
 import {
   addOp,

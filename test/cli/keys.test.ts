@@ -3,8 +3,8 @@
 import pg from "pg";
 import { afterAll, beforeAll, expect, inject, test } from "vitest";
 import { CLI_TEST_TIMEOUT, runCli, runCliAll } from "./run-cli";
-import { authenticateKey } from "../../lib/dal/api-keys";
-import { ensureMembership, ensureTeam, ensureUser } from "../../lib/dal/admin-directory";
+import { authenticateKey } from "../../lib/modules/keys/api-keys";
+import { ensureMembership, ensureTeam, ensureUser } from "../../lib/modules/members/admin-directory";
 import { closeDbClients } from "../../lib/start/database";
 
 const SYSTEM = { type: "system", name: "test" } as const;

@@ -3,9 +3,9 @@
 // active admin is refused (exit 2, nothing changed).
 import { expect, test } from "vitest";
 import { CLI_TEST_TIMEOUT, runCli } from "./run-cli";
-import { prisma } from "../../lib/db/prisma";
+import { prisma } from "../../lib/platform/db/prisma";
 import { makeTeam, makeUser } from "../support/fixtures";
-import { newId } from "../../lib/ids";
+import { newId } from "../../lib/platform/ids";
 
 test(
   "disable --team takes one team's membership; disable-user every team, never a team's last admin",

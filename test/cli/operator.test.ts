@@ -6,9 +6,9 @@ import pg from "pg";
 import { afterAll, beforeAll, expect, inject, test } from "vitest";
 import { CLI_TEST_TIMEOUT, runCli, runCliAll, type CliResult } from "./run-cli";
 import { startApiServer, type ApiServer } from "../support/api-server";
-import { createApiKey } from "../../lib/dal/api-keys";
-import { ensureMembership, ensureTeam, ensureUser } from "../../lib/dal/admin-directory";
-import { QuiesceClient } from "../../lib/sdk/client";
+import { createApiKey } from "../../lib/modules/keys/api-keys";
+import { ensureMembership, ensureTeam, ensureUser } from "../../lib/modules/members/admin-directory";
+import { QuiesceClient } from "../../lib/agent/sdk/client";
 import { closeDbClients } from "../../lib/start/database";
 import type { Role } from "../../lib/control/types";
 

@@ -9,10 +9,10 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, expect, test } from "vitest";
 import { buildCli, checkCliBuild, ensureCliBuild, routeFiles } from "../../lib/build/cli-build.mjs";
-import { createApiKey } from "../../lib/dal/api-keys";
-import { ensureTeam } from "../../lib/dal/admin-directory";
-import { createRun } from "../../lib/dal/runs";
-import { newId } from "../../lib/ids";
+import { createApiKey } from "../../lib/modules/keys/api-keys";
+import { ensureTeam } from "../../lib/modules/members/admin-directory";
+import { createRun } from "../../lib/modules/runs/runs";
+import { newId } from "../../lib/platform/ids";
 import { freePort } from "../support/pg-local";
 
 const ROOT = path.resolve(import.meta.dirname, "../..");

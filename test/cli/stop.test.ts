@@ -4,10 +4,10 @@
 import { afterAll, beforeAll, expect, test } from "vitest";
 import { CLI_TEST_TIMEOUT, runCli, runCliAll, type CliResult } from "./run-cli";
 import { startApiServer, type ApiServer } from "../support/api-server";
-import { createApiKey } from "../../lib/dal/api-keys";
-import { prisma } from "../../lib/db/prisma";
+import { createApiKey } from "../../lib/modules/keys/api-keys";
+import { prisma } from "../../lib/platform/db/prisma";
 import { closeDbClients } from "../../lib/start/database";
-import { QuiesceClient } from "../../lib/sdk/client";
+import { QuiesceClient } from "../../lib/agent/sdk/client";
 import { makeTeam, makeUser } from "../support/fixtures";
 
 const SYSTEM = { type: "system", name: "test" } as const;

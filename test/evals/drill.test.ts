@@ -3,12 +3,12 @@
 // receipt, a drill whose operator key may not kill fails with exit 1, bad flags exit 2, and
 // `drill setup` sets a team aside whose keys then work.
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import { prisma } from "../../lib/db/prisma";
-import { closeControlListener } from "../../lib/abort/listener";
+import { prisma } from "../../lib/platform/db/prisma";
+import { closeControlListener } from "../../lib/modules/stop/abort/listener";
 import { runDrill, selectCases } from "../../lib/drill/drill-run";
-import { runBarrierWorker } from "../../lib/barrier/worker";
-import { setTeamStopSettings } from "../../lib/dal/team-settings";
-import { QuiesceClient } from "../../lib/sdk/client";
+import { runBarrierWorker } from "../../lib/modules/stop/engine/worker";
+import { setTeamStopSettings } from "../../lib/modules/members/team-settings";
+import { QuiesceClient } from "../../lib/agent/sdk/client";
 import { makeWorld, type World } from "../api/fixtures";
 import { runCliAll, CLI_TEST_TIMEOUT } from "../cli/run-cli";
 

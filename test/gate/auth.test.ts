@@ -2,13 +2,13 @@
 // lib/control/authz.ts isAllowed(caller, "gate.ask") for every kind × role × scope combination,
 // and that an operator key follows its user's CURRENT role (and membership: a disabled one is none).
 import { afterAll, expect, test } from "vitest";
-import { prisma } from "../../lib/db/prisma";
-import { closePool } from "../../lib/db/pool";
+import { prisma } from "../../lib/platform/db/prisma";
+import { closePool } from "../../lib/platform/db/pool";
 import { ACTIONS, isAllowed } from "../../lib/control/authz";
 import { KEY_KINDS, ROLES, type Role } from "../../lib/control/types";
-import { gateCheck } from "../../lib/gate";
+import { gateCheck } from "../../lib/modules/gate/statement";
 import { makeKey, makeRun, makeTeam, makeUser, opKey } from "../support/fixtures";
-import { setMembershipDisabled } from "../../lib/dal/members";
+import { setMembershipDisabled } from "../../lib/modules/members/members";
 
 afterAll(async () => {
   await closePool();

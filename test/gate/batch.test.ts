@@ -4,9 +4,9 @@
 // process's batcher forming batches out of concurrent gateCheck calls. Agreement with decideGate on
 // generated states, through batches, is in oracle.test.ts; batches racing kills and scopes in race.test.ts.
 import { afterAll, expect, test } from "vitest";
-import { prisma } from "../../lib/db/prisma";
-import { closePool } from "../../lib/db/pool";
-import { gateBatchStats, gateBatcher, gateCheck, gateCheckBatch, type GateInput } from "../../lib/gate";
+import { prisma } from "../../lib/platform/db/prisma";
+import { closePool } from "../../lib/platform/db/pool";
+import { gateBatchStats, gateBatcher, gateCheck, gateCheckBatch, type GateInput } from "../../lib/modules/gate/statement";
 import { makeKey, makeRun, makeTeam, opKey, type FixtureKey, type FixtureRun } from "../support/fixtures";
 
 afterAll(async () => {

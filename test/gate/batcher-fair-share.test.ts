@@ -1,9 +1,9 @@
-// Fair share between teams in the gate batcher (lib/gate/fair-share.ts, docs/gate.md#fair-share), with
+// Fair share between teams in the gate batcher (lib/modules/gate/fair-share.ts, docs/gate.md#fair-share), with
 // deciders the test answers by hand as in batcher-schedule.test.ts: which calls each statement carries
 // when several teams wait. The team of a call is its key hash here (one key per team).
 import { expect, test } from "vitest";
-import { GateBatcher, type GateArgs, type GateDeciders, type RawAnswer } from "../../lib/gate";
-import { teamOfKeyHash } from "../../lib/gate/fair-share";
+import { GateBatcher, type GateArgs, type GateDeciders, type RawAnswer } from "../../lib/modules/gate/statement";
+import { teamOfKeyHash } from "../../lib/modules/gate/fair-share";
 import { makeKey, makeTeam } from "../support/fixtures";
 
 const ALLOW: RawAnswer = { ok: true, decision: "allow", reason: "allowed", currentEpoch: 1, continue: true };

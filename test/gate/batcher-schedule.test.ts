@@ -1,8 +1,8 @@
-// The gate batcher's scheduling (lib/gate/index.ts GateBatcher), with deciders the test answers by hand:
+// The gate batcher's scheduling (lib/modules/gate/statement.ts GateBatcher), with deciders the test answers by hand:
 // when a statement goes, and with which calls. What the statements decide is the database's part, tested
 // against it in batch.test.ts, oracle.test.ts and race.test.ts; here only the order of sending matters.
 import { expect, test } from "vitest";
-import { GateBatcher, type GateArgs, type GateDeciders, type RawAnswer } from "../../lib/gate";
+import { GateBatcher, type GateArgs, type GateDeciders, type RawAnswer } from "../../lib/modules/gate/statement";
 
 const ALLOW: RawAnswer = { ok: true, decision: "allow", reason: "allowed", currentEpoch: 1, continue: true };
 const call = (id: string): GateArgs => ({ keyHash: "0".repeat(64), runId: "run", leaseId: "lease", epoch: 1, operationId: id, tool: "t" });

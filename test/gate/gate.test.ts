@@ -2,10 +2,10 @@
 // admit and heartbeat, and a same-operationId race. Pure-vs-SQL agreement on generated states is in
 // oracle.test.ts; the multi-process pause/kill race is in race.test.ts.
 import { afterAll, describe, expect, test } from "vitest";
-import { prisma } from "../../lib/db/prisma";
-import { closePool } from "../../lib/db/pool";
-import { newId } from "../../lib/ids";
-import { admitCheck, gateCheck, heartbeatCheck, type GateOutcome } from "../../lib/gate";
+import { prisma } from "../../lib/platform/db/prisma";
+import { closePool } from "../../lib/platform/db/pool";
+import { newId } from "../../lib/platform/ids";
+import { admitCheck, gateCheck, heartbeatCheck, type GateOutcome } from "../../lib/modules/gate/statement";
 import {
   makeChain,
   makeGateWorld,

@@ -5,8 +5,8 @@
 // of events the test itself observed (start of a call vs. return of the kill).
 import { afterAll, beforeAll, expect, test } from "vitest";
 import { performance } from "node:perf_hooks";
-import { newId } from "../../lib/ids";
-import { sleep } from "../../lib/wait";
+import { newId } from "../../lib/platform/ids";
+import { sleep } from "../../lib/platform/wait";
 import { makeWorld, type World } from "../api/fixtures";
 
 let w: World;

@@ -7,11 +7,11 @@
 // scopes of earlier cases in the shared team never match a later one.
 import { afterAll, beforeAll, expect, test } from "vitest";
 import fc from "fast-check";
-import { prisma } from "../../lib/db/prisma";
+import { prisma } from "../../lib/platform/db/prisma";
 import type { Prisma } from "../../lib/generated/prisma/client";
-import { closePool } from "../../lib/db/pool";
-import { newId } from "../../lib/ids";
-import { admitCheck, gateCheck, gateCheckBatch, heartbeatCheck, type GateInput, type GateOutcome } from "../../lib/gate";
+import { closePool } from "../../lib/platform/db/pool";
+import { newId } from "../../lib/platform/ids";
+import { admitCheck, gateCheck, gateCheckBatch, heartbeatCheck, type GateInput, type GateOutcome } from "../../lib/modules/gate/statement";
 import { decideGate, type GateFacts, type GateMode, type LeaseFacts, type OperationFacts, type RunFacts } from "../../lib/control/gate";
 import { STOP_ACTIONS, RUN_STATUSES, type ScopeFacts, type ScopeRunFacts, type StopFilter } from "../../lib/control/fleet";
 import {

@@ -8,7 +8,7 @@
 // from pg_stat_xact_user_tables inside their transaction.
 import { afterAll, beforeAll, expect, test } from "vitest";
 import pg from "pg";
-import { freshDatabase, type FreshDatabase } from "../../lib/db/fresh-database";
+import { freshDatabase, type FreshDatabase } from "../../lib/platform/db/fresh-database";
 
 let db: FreshDatabase;
 let client: pg.Client;
@@ -23,7 +23,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await client?.end();
-  const { prisma } = await import("../../lib/db/prisma");
+  const { prisma } = await import("../../lib/platform/db/prisma");
   await prisma().$disconnect();
   await db?.drop();
 });
@@ -53,7 +53,7 @@ async function rowsRead(fn: () => Promise<void>): Promise<{ runs: number; leases
 
 test("after 5 000 runs are added under cached plans, a decision still reads a few rows, not the table", async () => {
   const { makeKey, makeRun, makeTeam, opKey } = await import("../support/fixtures");
-  const { gateCheckBatch, gateCheck } = await import("../../lib/gate");
+  const { gateCheckBatch, gateCheck } = await import("../../lib/modules/gate/statement");
   const team = await makeTeam("plans");
   const key = await makeKey(team.teamId, { kind: "agent" });
   const runs: Awaited<ReturnType<typeof makeRun>>[] = [];
@@ -104,7 +104,7 @@ test("after 5 000 runs are added under cached plans, a decision still reads a fe
   expect(single.leases).toBeLessThan(100);
 });
 
-// The batch function's plans are forced generic (lib/gate/sql/quiesce_gate_batch.sql): left to its own
+// The batch function's plans are forced generic (lib/modules/gate/sql/quiesce_gate_batch.sql): left to its own
 // choice, plpgsql re-planned statement 1 of a small batch on every call (docs/design/gate-plans.md).
 // A later CREATE OR REPLACE that forgets a SET clause drops the
 // setting silently; this fails then.

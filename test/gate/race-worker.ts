@@ -5,8 +5,8 @@
 // Run with: tsx --conditions=react-server test/gate/race-worker.ts  (RACE_CONFIG JSON in the env)
 import { writeFileSync } from "node:fs";
 import { createInterface } from "node:readline";
-import { gateBatchStats, gateCheck } from "../../lib/gate";
-import { closePool } from "../../lib/db/pool";
+import { gateBatchStats, gateCheck } from "../../lib/modules/gate/statement";
+import { closePool } from "../../lib/platform/db/pool";
 
 interface Config {
   label: string;

@@ -16,12 +16,12 @@ import { spawn, type ChildProcess } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { prisma } from "../../lib/db/prisma";
-import { lockRunTreeExclusive, lockTeamScopesExclusive } from "../../lib/dal/internal/locks";
-import { newId } from "../../lib/ids";
+import { prisma } from "../../lib/platform/db/prisma";
+import { lockRunTreeExclusive, lockTeamScopesExclusive } from "../../lib/platform/db/locks";
+import { newId } from "../../lib/platform/ids";
 import { makeChain, makeKey, makeRun, makeTeam } from "../support/fixtures";
 import type { CallRecord } from "./race-worker";
-import { sleep } from "../../lib/wait";
+import { sleep } from "../../lib/platform/wait";
 
 const WORKERS = 3;
 const LOOPS_PER_WORKER = 2;
@@ -306,7 +306,7 @@ for (const batched of [false, true]) {
         resume: async (tx, { root }) => {
           await tx.run.update({ where: { id: root }, data: { lifecycle: "normal", lifecycleReason: "race test resume" } });
         },
-        // The minimal tree kill (the barrier's full transaction lives in lib/dal/kill.ts): lifecycle killed
+        // The minimal tree kill (the barrier's full transaction lives in lib/modules/stop/kill.ts): lifecycle killed
         // and epoch + 1 on every run of the tree, every lease revoked, under the exclusive tree lock.
         kill: async (tx, { root, tree }) => {
           await tx.$executeRawUnsafe(

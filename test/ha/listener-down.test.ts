@@ -6,13 +6,13 @@
 import { afterAll, beforeAll, expect, test } from "vitest";
 import pg from "pg";
 import { makeWorld, type World } from "../api/fixtures";
-import { killRun } from "../../lib/dal/kill";
-import { ControlListener } from "../../lib/db/listen";
-import { databaseUrl } from "../../lib/db/url";
-import { listenFeed } from "../../lib/abort";
-import { WorkerGuard, type JobStamp } from "../../lib/sdk/worker";
-import { newId } from "../../lib/ids";
-import type { Principal } from "../../lib/dal/principal";
+import { killRun } from "../../lib/modules/stop/kill";
+import { ControlListener } from "../../lib/platform/db/listen";
+import { databaseUrl } from "../../lib/platform/db/url";
+import { listenFeed } from "../../lib/modules/stop/abort";
+import { WorkerGuard, type JobStamp } from "../../lib/agent/sdk/worker";
+import { newId } from "../../lib/platform/ids";
+import type { Principal } from "../../lib/platform/auth/principal";
 import { waitFor } from "../support/pg-local";
 
 const SYSTEM: Principal = { type: "system", name: "test" };

@@ -5,7 +5,7 @@
 // test output (the fail-over tests ping every 200 ms) — and it pings again once the answer arrived.
 import net from "node:net";
 import { afterAll, expect, inject, test } from "vitest";
-import { ControlListener } from "../../lib/db/listen";
+import { ControlListener } from "../../lib/platform/db/listen";
 
 const sockets = new Set<net.Socket>();
 let server: net.Server | undefined;

@@ -6,10 +6,10 @@ import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import pg from "pg";
 import { PrismaPg } from "@prisma/adapter-pg";
 import { PrismaClient } from "@/lib/generated/prisma/client";
-import { newClient, newPool, parseMultiHost } from "@/lib/db/hosts";
-import { ControlListener } from "@/lib/db/listen";
-import { listenUrl } from "@/lib/db/url";
-import { setting } from "@/lib/config";
+import { newClient, newPool, parseMultiHost } from "@/lib/platform/db/hosts";
+import { ControlListener } from "@/lib/platform/db/listen";
+import { listenUrl } from "@/lib/platform/db/url";
+import { setting } from "@/lib/platform/config";
 import { CONTROL_CHANNEL, type WakeEvent } from "@/lib/schemas/control-event";
 import { removeServer, startPrimary, startStandby, waitFor, type LocalServer } from "../support/pg-local";
 

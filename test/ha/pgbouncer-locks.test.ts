@@ -11,7 +11,7 @@ import path from "node:path";
 import pg from "pg";
 import { PrismaPg } from "@prisma/adapter-pg";
 import { PrismaClient } from "@/lib/generated/prisma/client";
-import { lockRunTreeExclusive, TREE_LOCK_SQL } from "@/lib/dal/internal/locks";
+import { lockRunTreeExclusive, TREE_LOCK_SQL } from "@/lib/platform/db/locks";
 import { startPgBouncer, type LocalBouncer } from "../support/pg-local";
 
 const direct = inject("databaseUrl");
@@ -129,7 +129,7 @@ test("every advisory lock on a pooled path is transaction-scoped (the one sessio
   const session = files
     .filter((f) => /pg_(try_)?advisory_lock(_shared)?\s*\(/.test(fs.readFileSync(f, "utf8")))
     .map((f) => path.relative(root, f));
-  expect(session).toEqual(["lib/db/migrate.ts"]);
+  expect(session).toEqual(["lib/platform/db/migrate.ts"]);
   const xact = files.filter((f) => /pg_advisory_xact_lock/.test(fs.readFileSync(f, "utf8")));
   expect(xact.length).toBeGreaterThan(3);
 });

@@ -3,14 +3,14 @@
 // histogram, and barriers, kill timings, open reconciliations and the webhook outbox come from
 // PostgreSQL. Other test files share the database, so database-wide numbers are checked as deltas.
 import { afterAll, beforeAll, expect, test } from "vitest";
-import { prisma } from "../../lib/db/prisma";
-import { QuiesceClient } from "../../lib/sdk/client";
-import { pauseRun } from "../../lib/dal/lifecycle";
-import { createWebhookEndpoint } from "../../lib/dal/webhooks";
-import { deliverDueOnce } from "../../lib/integrations/webhook-worker";
+import { prisma } from "../../lib/platform/db/prisma";
+import { QuiesceClient } from "../../lib/agent/sdk/client";
+import { pauseRun } from "../../lib/modules/runs/lifecycle";
+import { createWebhookEndpoint } from "../../lib/modules/webhooks/webhooks";
+import { deliverDueOnce } from "../../lib/modules/webhooks/worker";
 import { makeTeam, type TestTeam } from "../api/fixtures";
 import { startApiServer, type ApiServer } from "../support/api-server";
-import { closePool } from "../../lib/db/pool";
+import { closePool } from "../../lib/platform/db/pool";
 import { addOp } from "../barrier/fixtures";
 
 const TOKEN = "metrics-token-for-the-test-0123456789";

@@ -4,10 +4,10 @@
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, expect, test } from "vitest";
-import { prisma } from "../../lib/db/prisma";
-import { QuiesceClient } from "../../lib/sdk/client";
-import { runBarrierWorker } from "../../lib/barrier/worker";
-import { flushTracing } from "../../lib/integrations/tracing";
+import { prisma } from "../../lib/platform/db/prisma";
+import { QuiesceClient } from "../../lib/agent/sdk/client";
+import { runBarrierWorker } from "../../lib/modules/stop/engine/worker";
+import { flushTracing } from "../../lib/platform/telemetry/tracing";
 import { makeTeam, makeWorld, type World } from "../api/fixtures";
 import { addOp, waitFor } from "../barrier/fixtures";
 

@@ -8,16 +8,16 @@
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import { prisma } from "../../lib/db/prisma";
-import { closePool } from "../../lib/db/pool";
-import { killRun } from "../../lib/dal/kill";
-import { pauseRun, resumeRun } from "../../lib/dal/lifecycle";
-import { setBreaker } from "../../lib/dal/breaker";
-import { issueReceiptTx, lockBarrierTx } from "../../lib/dal/internal/receipts";
-import { createWebhookEndpoint, listWebhookDeliveries, retryWebhookDelivery } from "../../lib/dal/webhooks";
-import { DELIVERY_FAILED, deliverDueOnce } from "../../lib/integrations/webhook-worker";
-import { SIGNATURE_HEADER, verifyWebhookSignature, type CloudEvent } from "../../lib/integrations/events";
-import { QuiesceError } from "../../lib/errors";
+import { prisma } from "../../lib/platform/db/prisma";
+import { closePool } from "../../lib/platform/db/pool";
+import { killRun } from "../../lib/modules/stop/kill";
+import { pauseRun, resumeRun } from "../../lib/modules/runs/lifecycle";
+import { setBreaker } from "../../lib/modules/gate/breaker";
+import { issueReceiptTx, lockBarrierTx } from "../../lib/modules/stop/internal/receipts";
+import { createWebhookEndpoint, listWebhookDeliveries, retryWebhookDelivery } from "../../lib/modules/webhooks/webhooks";
+import { DELIVERY_FAILED, deliverDueOnce } from "../../lib/modules/webhooks/worker";
+import { SIGNATURE_HEADER, verifyWebhookSignature, type CloudEvent } from "../../lib/modules/webhooks/events";
+import { QuiesceError } from "../../lib/platform/errors";
 import { addOp, makeTeam, makeTree, spawnCli, waitFor, type Proc, type TeamFixture } from "../barrier/fixtures";
 
 const OUTAGE_MS = Number(process.env.WEBHOOK_OUTAGE_MS ?? 8_000);

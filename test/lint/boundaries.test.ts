@@ -24,7 +24,7 @@ test("each boundary rule reports its breach, and only that", async () => {
     path.join(dir, "package.json"),
     JSON.stringify({ name: "probe", dependencies: { pg: "*", zod: "*" }, devDependencies: { "fast-check": "*" } }),
   );
-  write("lib/db/prisma.ts", "export const prisma = 1;\n");
+  write("lib/platform/db/prisma.ts", "export const prisma = 1;\n");
   write("lib/dal/internal/helper.ts", "export const h = 1;\n");
   write("lib/dal/ok.ts", 'import { h } from "./internal/helper";\nimport { prisma } from "../db/prisma";\nexport const ok = h + prisma;\n');
   write("lib/control/impure.ts", 'import fs from "node:fs";\nimport { prisma } from "../db/prisma";\nexport const x = [fs, prisma];\n');
@@ -32,7 +32,7 @@ test("each boundary rule reports its breach, and only that", async () => {
   write("app/page.ts", 'import { h } from "../lib/dal/internal/helper";\nexport const z = h;\n');
   write("lib/cli/uses-bin.ts", 'import { b } from "../../bin/thing";\nexport const c = b;\n');
   write("bin/thing.ts", "export const b = 1;\n");
-  write("lib/barrier/engine.ts", "export const e = 1;\n");
+  write("lib/modules/stop/engine/engine.ts", "export const e = 1;\n");
   write("lib/dal/upward.ts", 'import { e } from "../barrier/engine";\nexport const u = e;\n');
   write("lib/a.ts", 'import { b } from "./b";\nexport const a = () => b;\n');
   write("lib/b.ts", 'import { a } from "./a";\nexport const b = () => a;\n');
@@ -52,13 +52,13 @@ test("each boundary rule reports its breach, and only that", async () => {
     .sort();
   expect(seen).toEqual(
     [
-      "control-is-pure: lib/control/impure.ts -> lib/db/prisma.ts",
+      "control-is-pure: lib/control/impure.ts -> lib/platform/db/prisma.ts",
       "control-no-io-core-modules: lib/control/impure.ts -> fs",
-      "database-only-in-dal-gate-db: lib/barrier/sneaky.ts -> lib/db/prisma.ts",
+      "database-only-in-dal-gate-db: lib/barrier/sneaky.ts -> lib/platform/db/prisma.ts",
       "database-only-in-dal-gate-db: lib/barrier/sneaky.ts -> pg",
-      "database-only-in-dal-gate-db: lib/control/impure.ts -> lib/db/prisma.ts",
+      "database-only-in-dal-gate-db: lib/control/impure.ts -> lib/platform/db/prisma.ts",
       "dal-internal-stays-in-dal: app/page.ts -> lib/dal/internal/helper.ts",
-      "dal-is-a-lower-layer: lib/dal/upward.ts -> lib/barrier/engine.ts",
+      "dal-is-a-lower-layer: lib/dal/upward.ts -> lib/modules/stop/engine/engine.ts",
       "declared-dependencies-only: lib/dev.ts -> thread-stream",
       "lib-never-imports-bin: lib/cli/uses-bin.ts -> bin/thing.ts",
       "no-circular: lib/a.ts -> lib/b.ts",

@@ -1,8 +1,8 @@
 // The audit page's actor filter takes the e-mail the page shows (the column holds user:/key: ids).
 import { afterAll, expect, test } from "vitest";
-import { prisma } from "../../lib/db/prisma";
-import { listConsoleAudit } from "../../lib/dal/console/audit";
-import { createStop } from "../../lib/dal/stops";
+import { prisma } from "../../lib/platform/db/prisma";
+import { listConsoleAudit } from "../../lib/modules/audit/console";
+import { createStop } from "../../lib/modules/stop/stops";
 import { makeTeam, makeUser } from "../support/fixtures";
 
 afterAll(async () => {

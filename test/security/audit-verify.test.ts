@@ -2,11 +2,11 @@
 // real database. The chain alone (verifyAuditChain) misses deleting the newest rows and an edit
 // followed by recomputing every later hash; the heads recorded apart from the chain catch both.
 import { afterAll, beforeAll, expect, test } from "vitest";
-import { prisma } from "../../lib/db/prisma";
-import { newId } from "../../lib/ids";
-import { auditHash, verifyAuditChain } from "../../lib/dal/audit";
-import { createApiKey } from "../../lib/dal/api-keys";
-import type { Principal } from "../../lib/dal/principal";
+import { prisma } from "../../lib/platform/db/prisma";
+import { newId } from "../../lib/platform/ids";
+import { auditHash, verifyAuditChain } from "../../lib/modules/audit/audit";
+import { createApiKey } from "../../lib/modules/keys/api-keys";
+import type { Principal } from "../../lib/platform/auth/principal";
 import { runCli, CLI_TEST_TIMEOUT } from "../cli/run-cli";
 
 const SYSTEM: Principal = { type: "system", name: "test" };

@@ -10,13 +10,13 @@
 import { readdirSync, readFileSync, statSync } from "node:fs";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import { prisma } from "../../lib/db/prisma";
-import { newId } from "../../lib/ids";
+import { prisma } from "../../lib/platform/db/prisma";
+import { newId } from "../../lib/platform/ids";
 import { ACTIONS, isAllowed, type Action, type Caller } from "../../lib/control/authz";
-import { createApiKey, revokeApiKey } from "../../lib/dal/api-keys";
-import { setUserDisabled } from "../../lib/dal/members";
+import { createApiKey, revokeApiKey } from "../../lib/modules/keys/api-keys";
+import { setUserDisabled } from "../../lib/modules/members/members";
 import { buildOpenApiDocument } from "../../lib/schemas/openapi";
-import type { Principal } from "../../lib/dal/principal";
+import type { Principal } from "../../lib/platform/auth/principal";
 import { makeWorld, type TestTeam, type World } from "../api/fixtures";
 
 const ROOT = path.resolve(import.meta.dirname, "../..");

@@ -3,9 +3,9 @@
 // only the registering key or the lease holder moves the breaker with outcomes; every transition,
 // the gate's own open → half_open included, is audited.
 import { afterAll, beforeAll, expect, test } from "vitest";
-import { prisma } from "../../lib/db/prisma";
-import { createApiKey } from "../../lib/dal/api-keys";
-import { verifyAuditChain } from "../../lib/dal/audit";
+import { prisma } from "../../lib/platform/db/prisma";
+import { createApiKey } from "../../lib/modules/keys/api-keys";
+import { verifyAuditChain } from "../../lib/modules/audit/audit";
 import { BREAKER_DEFAULTS } from "../../lib/control/breaker";
 import { makeWorld, type World } from "../api/fixtures";
 

@@ -6,9 +6,9 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import pg from "pg";
 import { afterAll, expect, test } from "vitest";
-import { startEmbeddedPostgres, type EmbeddedHandle } from "../../lib/db/embedded";
-import { credentialsFile } from "../../lib/db/embedded-config";
-import { migrate } from "../../lib/db/migrate";
+import { startEmbeddedPostgres, type EmbeddedHandle } from "../../lib/platform/db/embedded";
+import { credentialsFile } from "../../lib/platform/db/embedded-config";
+import { migrate } from "../../lib/platform/db/migrate";
 import { planChildren } from "../../lib/start/plan";
 
 const PORT = 54332;

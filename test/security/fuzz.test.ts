@@ -6,7 +6,7 @@
 // must be < 500, carry an error body when it is a 4xx, and leave both teams unchanged when it refuses.
 import { afterAll, beforeAll, expect, test } from "vitest";
 import fc from "fast-check";
-import { prisma } from "../../lib/db/prisma";
+import { prisma } from "../../lib/platform/db/prisma";
 import { buildOpenApiDocument } from "../../lib/schemas/openapi";
 import { makeWorld, type World } from "../api/fixtures";
 

@@ -3,12 +3,12 @@
 // and a killed session does not come back as a new root. Each finding is driven as a hostile agent of
 // the same team would, over real HTTP against the real route handlers, PostgreSQL and barrier engine.
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import { prisma } from "../../lib/db/prisma";
-import { closePool } from "../../lib/db/pool";
-import { createApiKey } from "../../lib/dal/api-keys";
-import { runBarrierWorker } from "../../lib/barrier/worker";
-import { setTeamStopSettings } from "../../lib/dal/team-settings";
-import { QuiesceClient } from "../../lib/sdk/client";
+import { prisma } from "../../lib/platform/db/prisma";
+import { closePool } from "../../lib/platform/db/pool";
+import { createApiKey } from "../../lib/modules/keys/api-keys";
+import { runBarrierWorker } from "../../lib/modules/stop/engine/worker";
+import { setTeamStopSettings } from "../../lib/modules/members/team-settings";
+import { QuiesceClient } from "../../lib/agent/sdk/client";
 import { startApiServer, type ApiServer } from "../support/api-server";
 import { makeTeam, waitFor, type TeamFixture } from "../barrier/fixtures";
 

@@ -1,8 +1,8 @@
 // An expired API key is listed as expired (the console's keys page used to say "active"): the status is
 // decided at read time, the same way the gate and the API refuse it.
 import { afterAll, expect, test } from "vitest";
-import { prisma } from "../../lib/db/prisma";
-import { createApiKey, listApiKeys, revokeApiKey } from "../../lib/dal/api-keys";
+import { prisma } from "../../lib/platform/db/prisma";
+import { createApiKey, listApiKeys, revokeApiKey } from "../../lib/modules/keys/api-keys";
 import { makeTeam } from "../support/fixtures";
 
 const SYSTEM = { type: "system", name: "test" } as const;

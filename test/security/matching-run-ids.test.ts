@@ -2,10 +2,10 @@
 // runs list's search and breaker filters, for a fleet stop that names them one by one. Only the caller's
 // team, only roles that may stop, and beyond the cap nothing (never a silently truncated list).
 import { afterAll, expect, test } from "vitest";
-import { prisma } from "../../lib/db/prisma";
-import { listMatchingRunIds, MATCHING_IDS_CAP } from "../../lib/dal/console/runs";
+import { prisma } from "../../lib/platform/db/prisma";
+import { listMatchingRunIds, MATCHING_IDS_CAP } from "../../lib/modules/runs/console/runs";
 import { makeRun, makeTeam, makeUser } from "../support/fixtures";
-import { QuiesceError } from "../../lib/errors";
+import { QuiesceError } from "../../lib/platform/errors";
 
 afterAll(async () => {
   await prisma().$disconnect();

@@ -4,12 +4,12 @@
 // *user* everywhere needs admin of every team they belong to; every team keeps an active admin, checked
 // per team, also when two admins race. Real PostgreSQL, the real session resolution, real HTTP.
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import { prisma } from "../../lib/db/prisma";
-import { newId } from "../../lib/ids";
-import { resolveConsoleSession, type SessionTokenClaims } from "../../lib/dal/session";
-import { listMembers, removeMember, setMemberRole, setMembershipDisabled, setUserDisabled } from "../../lib/dal/members";
-import { ensureMembership } from "../../lib/dal/admin-directory";
-import type { Principal } from "../../lib/dal/principal";
+import { prisma } from "../../lib/platform/db/prisma";
+import { newId } from "../../lib/platform/ids";
+import { resolveConsoleSession, type SessionTokenClaims } from "../../lib/modules/members/session";
+import { listMembers, removeMember, setMemberRole, setMembershipDisabled, setUserDisabled } from "../../lib/modules/members/members";
+import { ensureMembership } from "../../lib/modules/members/admin-directory";
+import type { Principal } from "../../lib/platform/auth/principal";
 import type { Role } from "../../lib/control/types";
 import { makeKey, makeTeam, makeUser, type FixtureTeam } from "../support/fixtures";
 import { startApiServer, type ApiServer } from "../support/api-server";

@@ -1,17 +1,17 @@
-// Changing one's own console password (lib/dal/account.ts), against the real database: the current
+// Changing one's own console password (lib/modules/members/account.ts), against the real database: the current
 // password is required and guessed no faster than at sign-in (the same throttle); a change re-hashes
 // with bcrypt, ends every session of the user (a copied session token stops), and is audited; bad input
 // and refusals change nothing. The console page and the re-issued cookie: e2e/console/account.spec.ts.
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import { prisma } from "../../lib/db/prisma";
-import { hashPassword, verifyPassword } from "../../lib/auth/password";
-import { authOptions } from "../../lib/auth/options";
-import { verifyCredentials } from "../../lib/dal/console/identity";
-import { resolveConsoleSession, type SessionTokenClaims } from "../../lib/dal/session";
-import { changeOwnPassword } from "../../lib/dal/account";
-import { passwordGate } from "../../lib/dal/sign-in";
+import { prisma } from "../../lib/platform/db/prisma";
+import { hashPassword, verifyPassword } from "../../lib/platform/auth/password";
+import { authOptions } from "../../lib/modules/members/auth-options";
+import { verifyCredentials } from "../../lib/modules/members/console/identity";
+import { resolveConsoleSession, type SessionTokenClaims } from "../../lib/modules/members/session";
+import { changeOwnPassword } from "../../lib/modules/members/account";
+import { passwordGate } from "../../lib/modules/members/sign-in";
 import { ChangePasswordInput } from "../../lib/schemas/console";
-import type { Principal } from "../../lib/dal/principal";
+import type { Principal } from "../../lib/platform/auth/principal";
 import { makeKey, makeTeam, makeUser } from "../support/fixtures";
 
 const OLD = "correct horse battery";

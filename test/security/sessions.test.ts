@@ -3,16 +3,16 @@
 // disabling the user, removing the membership; and after the absolute lifetime. A role change takes
 // effect on the next request. Real database, the real next-auth callbacks.
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import { prisma } from "../../lib/db/prisma";
-import { newId } from "../../lib/ids";
-import { hashPassword } from "../../lib/auth/password";
-import { authOptions } from "../../lib/auth/options";
-import { verifyCredentials } from "../../lib/dal/console/identity";
-import { resolveConsoleSession, type SessionTokenClaims } from "../../lib/dal/session";
-import { signOutUser } from "../../lib/dal/sign-in";
-import { removeMember, setMemberRole, setUserDisabled } from "../../lib/dal/members";
-import { ensureMembership, setUserPasswordHash } from "../../lib/dal/admin-directory";
-import type { Principal } from "../../lib/dal/principal";
+import { prisma } from "../../lib/platform/db/prisma";
+import { newId } from "../../lib/platform/ids";
+import { hashPassword } from "../../lib/platform/auth/password";
+import { authOptions } from "../../lib/modules/members/auth-options";
+import { verifyCredentials } from "../../lib/modules/members/console/identity";
+import { resolveConsoleSession, type SessionTokenClaims } from "../../lib/modules/members/session";
+import { signOutUser } from "../../lib/modules/members/sign-in";
+import { removeMember, setMemberRole, setUserDisabled } from "../../lib/modules/members/members";
+import { ensureMembership, setUserPasswordHash } from "../../lib/modules/members/admin-directory";
+import type { Principal } from "../../lib/platform/auth/principal";
 
 const SYSTEM: Principal = { type: "system", name: "test" };
 let teamId = "";

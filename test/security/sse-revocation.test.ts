@@ -3,15 +3,15 @@
 // key's stream ends with `event: revoked`. Console: the same helper with the console's session check
 // ends the stream when the member is removed. Real HTTP, real database, real LISTEN connection.
 import { afterAll, beforeAll, expect, test } from "vitest";
-import { prisma } from "../../lib/db/prisma";
-import { newId } from "../../lib/ids";
-import { createApiKey, revokeApiKey } from "../../lib/dal/api-keys";
-import { ensureMembership } from "../../lib/dal/admin-directory";
-import { removeMember } from "../../lib/dal/members";
-import { resolveConsoleSession } from "../../lib/dal/session";
+import { prisma } from "../../lib/platform/db/prisma";
+import { newId } from "../../lib/platform/ids";
+import { createApiKey, revokeApiKey } from "../../lib/modules/keys/api-keys";
+import { ensureMembership } from "../../lib/modules/members/admin-directory";
+import { removeMember } from "../../lib/modules/members/members";
+import { resolveConsoleSession } from "../../lib/modules/members/session";
 import { sseResponse } from "../../lib/api/sse";
-import { controlListener } from "../../lib/abort/listener";
-import type { Principal } from "../../lib/dal/principal";
+import { controlListener } from "../../lib/modules/stop/abort/listener";
+import type { Principal } from "../../lib/platform/auth/principal";
 import { makeWorld, type World } from "../api/fixtures";
 
 process.env.QUIESCE_SSE_RECHECK_MS = "300";

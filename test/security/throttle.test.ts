@@ -5,8 +5,8 @@
 // bound to different loopback addresses).
 import http from "node:http";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import { prisma } from "../../lib/db/prisma";
-import { passwordGate, recordSignIn, signInWait } from "../../lib/dal/sign-in";
+import { prisma } from "../../lib/platform/db/prisma";
+import { passwordGate, recordSignIn, signInWait } from "../../lib/modules/members/sign-in";
 import { makeWorld, type World } from "../api/fixtures";
 
 let w: World;

@@ -3,12 +3,12 @@
 // within its own budget. Tested with a lock held by another session and with pg_sleep.
 import pg from "pg";
 import { afterAll, beforeAll, expect, test } from "vitest";
-import { prisma } from "../../lib/db/prisma";
-import { gatePool, pool } from "../../lib/db/pool";
-import { databaseUrl } from "../../lib/db/url";
+import { prisma } from "../../lib/platform/db/prisma";
+import { gatePool, pool } from "../../lib/platform/db/pool";
+import { databaseUrl } from "../../lib/platform/db/url";
 import { makeWorld, raw, type World } from "../api/fixtures";
-import { gateCheck } from "../../lib/gate";
-import { hashKeySecret } from "../../lib/keys";
+import { gateCheck } from "../../lib/modules/gate/statement";
+import { hashKeySecret } from "../../lib/platform/auth/api-key";
 
 // Read when the pools are created (lazily, after this runs).
 process.env.QUIESCE_GATE_DB_BUDGET_MS = "600";

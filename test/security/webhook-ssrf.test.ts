@@ -8,17 +8,17 @@
 import http from "node:http";
 import net, { type AddressInfo } from "node:net";
 import { afterAll, beforeAll, expect, test } from "vitest";
-import { prisma } from "../../lib/db/prisma";
-import { closePool } from "../../lib/db/pool";
-import { newId } from "../../lib/ids";
-import { pauseRun } from "../../lib/dal/lifecycle";
-import { createWebhookEndpoint } from "../../lib/dal/webhooks";
-import { DELIVERY_FAILED, deliverDueOnce } from "../../lib/integrations/webhook-worker";
-import { SIGNATURE_HEADER, verifyWebhookSignature } from "../../lib/integrations/events";
-import { startSimProvider, type SimServer } from "../../lib/providers/sim-server";
-import { SimProviderClient } from "../../lib/providers/sim-client";
-import type { ResolvedAddress } from "../../lib/security/outbound";
-import { QuiesceError } from "../../lib/errors";
+import { prisma } from "../../lib/platform/db/prisma";
+import { closePool } from "../../lib/platform/db/pool";
+import { newId } from "../../lib/platform/ids";
+import { pauseRun } from "../../lib/modules/runs/lifecycle";
+import { createWebhookEndpoint } from "../../lib/modules/webhooks/webhooks";
+import { DELIVERY_FAILED, deliverDueOnce } from "../../lib/modules/webhooks/worker";
+import { SIGNATURE_HEADER, verifyWebhookSignature } from "../../lib/modules/webhooks/events";
+import { startSimProvider, type SimServer } from "../../lib/modules/stop/providers/sim-server";
+import { SimProviderClient } from "../../lib/modules/stop/providers/sim-client";
+import type { ResolvedAddress } from "../../lib/platform/security/outbound";
+import { QuiesceError } from "../../lib/platform/errors";
 import { makeTeam, makeTree, spawnCli, waitFor, type TeamFixture } from "../barrier/fixtures";
 
 /** Counts what reaches it; answers 204, or `status` (with a Location when redirecting). */

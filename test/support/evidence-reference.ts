@@ -1,8 +1,8 @@
-// The per-barrier evidence loader as it was before the set-based one (lib/dal/internal/evidence.ts
+// The per-barrier evidence loader as it was before the set-based one (lib/modules/stop/internal/evidence.ts
 // loadEvidenceFactsManyTx): about a dozen ORM statements for one barrier. Kept here, unchanged, as the
 // reference the set-based loader is checked against (test/barrier/evidence-many.test.ts): the facts it
 // gives for a barrier are what the receipt of that barrier has always been built from.
-import type { Tx } from "../../lib/db/prisma";
+import type { Tx } from "../../lib/platform/db/prisma";
 import type { EvidenceFacts, OperationFact, ReconciliationFact, RunFact } from "../../lib/control/evidence/model";
 import type { BarrierPhase } from "../../lib/control/barrier";
 import { strongerMeaning, type ObservedMeaning } from "../../lib/control/barrier";

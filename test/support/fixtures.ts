@@ -3,9 +3,9 @@
 // written directly with prisma() (not through lib/dal) so tests can build states the API would refuse
 // to create — a killed parent with a normal child, an expired ancestor lease, a half-open breaker.
 // Reusable by every helper: import from "test/support/fixtures".
-import { prisma } from "../../lib/db/prisma";
-import { newId } from "../../lib/ids";
-import { hashKeySecret, newKeySecret } from "../../lib/keys";
+import { prisma } from "../../lib/platform/db/prisma";
+import { newId } from "../../lib/platform/ids";
+import { hashKeySecret, newKeySecret } from "../../lib/platform/auth/api-key";
 import type { BreakerState, KeyKind, Lifecycle, OperationKind, OperationState, Role } from "../../lib/control/types";
 import { isFinishedOperation } from "../../lib/control/types";
 

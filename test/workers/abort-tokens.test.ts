@@ -3,15 +3,16 @@
 // a pause does not (it holds the NEXT call) unless abortOnPause; a lost LISTEN connection resyncs.
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { makeWorld, type World } from "../api/fixtures";
-import { killRun } from "../../lib/dal/kill";
-import { pauseRun, resumeRun } from "../../lib/dal/lifecycle";
-import { AbortTokens, gateRecheck, listenFeed, type AbortToken } from "../../lib/abort";
-import { ControlListener } from "../../lib/abort/listener";
-import { sseFeed } from "../../lib/sdk/worker/sse-feed";
-import { pool } from "../../lib/db/pool";
-import type { Principal } from "../../lib/dal/principal";
-import { newId } from "../../lib/ids";
-import { QuiesceClient } from "../../lib/sdk/client";
+import { killRun } from "../../lib/modules/stop/kill";
+import { pauseRun, resumeRun } from "../../lib/modules/runs/lifecycle";
+import { AbortTokens, type AbortToken } from "../../lib/agent/abort";
+import { gateRecheck, listenFeed } from "../../lib/modules/stop/abort";
+import { ControlListener } from "../../lib/modules/stop/abort/listener";
+import { sseFeed } from "../../lib/agent/sdk/worker/sse-feed";
+import { pool } from "../../lib/platform/db/pool";
+import type { Principal } from "../../lib/platform/auth/principal";
+import { newId } from "../../lib/platform/ids";
+import { QuiesceClient } from "../../lib/agent/sdk/client";
 
 const SYSTEM: Principal = { type: "system", name: "test" };
 let w: World;

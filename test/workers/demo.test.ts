@@ -5,13 +5,13 @@
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { makeTeam, type TestTeam } from "../api/fixtures";
 import { startApiServer, type ApiServer } from "../support/api-server";
-import { prisma } from "../../lib/db/prisma";
-import { closePool } from "../../lib/db/pool";
-import { newId } from "../../lib/ids";
-import { QuiesceClient } from "../../lib/sdk/client";
-import { closeControlListener } from "../../lib/abort/listener";
+import { prisma } from "../../lib/platform/db/prisma";
+import { closePool } from "../../lib/platform/db/pool";
+import { newId } from "../../lib/platform/ids";
+import { QuiesceClient } from "../../lib/agent/sdk/client";
+import { closeControlListener } from "../../lib/modules/stop/abort/listener";
 import { spawnCli, type Child } from "./support/spawn";
-import { waitForValue } from "../../lib/wait";
+import { waitForValue } from "../../lib/platform/wait";
 
 const API_PORT = 3371;
 const SIM_PORT = 3372;

@@ -3,10 +3,10 @@
 process.env.QUIESCE_SSE_KEEPALIVE_MS = "40";
 import { afterAll, beforeAll, describe, expect, test, vi } from "vitest";
 import { makeWorld, raw, type World } from "../api/fixtures";
-import { pauseRun, resumeRun } from "../../lib/dal/lifecycle";
-import { controlListener, closeControlListener } from "../../lib/abort/listener";
-import type { RunEvent } from "../../lib/sdk/events";
-import type { Principal } from "../../lib/dal/principal";
+import { pauseRun, resumeRun } from "../../lib/modules/runs/lifecycle";
+import { controlListener, closeControlListener } from "../../lib/modules/stop/abort/listener";
+import type { RunEvent } from "../../lib/agent/sdk/events";
+import type { Principal } from "../../lib/platform/auth/principal";
 
 const SYSTEM: Principal = { type: "system", name: "test" };
 let w: World;

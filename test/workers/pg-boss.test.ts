@@ -4,16 +4,16 @@
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import type PgBoss from "pg-boss";
 import { makeWorld, type World } from "../api/fixtures";
-import { prisma } from "../../lib/db/prisma";
-import { killRun } from "../../lib/dal/kill";
-import { closeControlListener } from "../../lib/abort/listener";
-import { gateRecheck, listenFeed } from "../../lib/abort";
-import { WorkerGuard, type GuardOutcome } from "../../lib/sdk/worker";
-import { createPgBoss, ensureGuardedQueue, enqueuePgBoss, guardPgBossWork } from "../../lib/queues/pg-boss";
-import { cancelQueueJobs } from "../../lib/queues/cancel";
-import type { Enqueued } from "../../lib/queues/enqueue";
-import type { Principal } from "../../lib/dal/principal";
-import { waitForValue } from "../../lib/wait";
+import { prisma } from "../../lib/platform/db/prisma";
+import { killRun } from "../../lib/modules/stop/kill";
+import { closeControlListener } from "../../lib/modules/stop/abort/listener";
+import { gateRecheck, listenFeed } from "../../lib/modules/stop/abort";
+import { WorkerGuard, type GuardOutcome } from "../../lib/agent/sdk/worker";
+import { createPgBoss, ensureGuardedQueue, enqueuePgBoss, guardPgBossWork } from "../../lib/agent/queues/pg-boss";
+import { cancelQueueJobs } from "../../lib/modules/stop/queue-jobs";
+import type { Enqueued } from "../../lib/agent/queues/enqueue";
+import type { Principal } from "../../lib/platform/auth/principal";
+import { waitForValue } from "../../lib/platform/wait";
 
 const SYSTEM: Principal = { type: "system", name: "test" };
 let w: World;

@@ -3,11 +3,11 @@
 import { cookies, headers } from "next/headers";
 import { runAction } from "@/lib/actions/run-action";
 import { ChangePasswordInput } from "@/lib/schemas/console";
-import { changeOwnPassword } from "@/lib/dal/account";
-import { frontAddress } from "@/lib/security/client-address";
-import { reissuedSessionToken } from "@/lib/auth/session-refresh";
-import { authSecret } from "@/lib/auth/secret";
-import { SESSION_IDLE_SECONDS } from "@/lib/auth/options";
+import { changeOwnPassword } from "@/lib/modules/members";
+import { frontAddress } from "@/lib/platform/security/client-address";
+import { reissuedSessionToken } from "@/lib/platform/auth/session-refresh";
+import { authSecret } from "@/lib/platform/auth/secret";
+import { SESSION_IDLE_SECONDS } from "@/lib/modules/members";
 
 const SESSION_COOKIE = /^(__Secure-)?next-auth\.session-token$/;
 

@@ -1,10 +1,10 @@
 // The team's audit log: every control write, who made it, before and after, newest first; filterable.
 // Plain GET form and links, so it works (and is bookmarkable) without client code.
 import Link from "next/link";
-import { requireSession } from "@/lib/dal/session";
+import { requireSession } from "@/lib/modules/members";
 import { requirePage } from "@/lib/actions/forbidden";
-import { checkAuditChain, listConsoleAudit } from "@/lib/dal/console/audit";
-import { actorLabels } from "@/lib/dal/console/people";
+import { checkAuditChain, listConsoleAudit } from "@/lib/modules/audit";
+import { actorLabels } from "@/lib/modules/members";
 import { AuditQuery } from "@/lib/schemas/console";
 import { Time } from "@/components/time";
 import { EmptyState } from "@/components/states";

@@ -2,7 +2,7 @@
 // API keys: admins create (the secret is returned once, to this response only) and revoke.
 import { runAction } from "@/lib/actions/run-action";
 import { CreateKeyInput, RevokeKeyInput } from "@/lib/schemas/console";
-import { createApiKey, revokeApiKey } from "@/lib/dal/api-keys";
+import { createApiKey, revokeApiKey } from "@/lib/modules/keys";
 
 export async function createKeyAction(raw: unknown) {
   return runAction(

@@ -1,7 +1,7 @@
-import { requireSession } from "@/lib/dal/session";
+import { requireSession } from "@/lib/modules/members";
 import { requirePage } from "@/lib/actions/forbidden";
-import { listApiKeys } from "@/lib/dal/api-keys";
-import { listTeamMembers } from "@/lib/dal/console/reconciliations";
+import { listApiKeys } from "@/lib/modules/keys";
+import { listTeamMembers } from "@/lib/modules/stop";
 import { KeysPanel } from "@/components/keys-panel";
 
 export const metadata = { title: "API keys" };

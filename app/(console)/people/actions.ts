@@ -4,7 +4,7 @@
 // removing and disabling end that user's console sessions on their next request.
 import { runAction } from "@/lib/actions/run-action";
 import { MemberRoleInput, MemberRefInput, MemberDisabledInput } from "@/lib/schemas/console";
-import { removeMember, setMemberRole, setMembershipDisabled, setUserDisabled } from "@/lib/dal/members";
+import { removeMember, setMemberRole, setMembershipDisabled, setUserDisabled } from "@/lib/modules/members";
 
 export async function setMemberRoleAction(raw: unknown) {
   return runAction(

@@ -1,6 +1,6 @@
-import { requireSession } from "@/lib/dal/session";
+import { requireSession } from "@/lib/modules/members";
 import { requirePage } from "@/lib/actions/forbidden";
-import { listMembers } from "@/lib/dal/members";
+import { listMembers } from "@/lib/modules/members";
 import { PeoplePanel } from "@/components/people-panel";
 
 export const metadata = { title: "People" };

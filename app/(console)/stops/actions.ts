@@ -3,10 +3,10 @@
 // whole team (an empty filter) needs the team's name typed back; the dal authorizes and audits again.
 import { runAction } from "@/lib/actions/run-action";
 import { FleetStopInput } from "@/lib/schemas/console";
-import { createStop, previewStop } from "@/lib/dal/stops";
+import { createStop, previewStop } from "@/lib/modules/stop";
 import { isWholeTeam } from "@/lib/control/fleet";
-import { toFilter } from "@/lib/dal/stops";
-import { QuiesceError } from "@/lib/errors";
+import { toFilter } from "@/lib/modules/stop";
+import { QuiesceError } from "@/lib/platform/errors";
 
 export async function fleetStopAction(raw: unknown) {
   return runAction(

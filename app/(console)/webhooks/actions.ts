@@ -3,7 +3,7 @@
 // and put dead letters back in the queue. The same permission as API keys: both hand out secrets.
 import { runAction } from "@/lib/actions/run-action";
 import { WebhookDeliveryIdInput, WebhookEndpointIdInput, WebhookFormInput } from "@/lib/schemas/webhooks";
-import { createWebhookEndpoint, deleteWebhookEndpoint, retryWebhookDelivery, rotateWebhookSecret } from "@/lib/dal/webhooks";
+import { createWebhookEndpoint, deleteWebhookEndpoint, retryWebhookDelivery, rotateWebhookSecret } from "@/lib/modules/webhooks";
 
 export async function createWebhookAction(raw: unknown) {
   return runAction(

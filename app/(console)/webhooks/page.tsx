@@ -1,6 +1,6 @@
-import { requireSession } from "@/lib/dal/session";
+import { requireSession } from "@/lib/modules/members";
 import { requirePage } from "@/lib/actions/forbidden";
-import { listWebhookDeliveries, listWebhookEndpoints } from "@/lib/dal/webhooks";
+import { listWebhookDeliveries, listWebhookEndpoints } from "@/lib/modules/webhooks";
 import { WebhooksPanel } from "@/components/webhooks-panel";
 
 export const metadata = { title: "Webhooks" };

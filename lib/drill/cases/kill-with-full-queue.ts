@@ -3,7 +3,7 @@
 // what stops them. A long job at the head of the queue is running when the kill lands.
 import { barrierView, check, links, must, newRun, registerWork } from "../support";
 import type { DrillCase } from "../types";
-import type { JobStamp } from "../../sdk/worker/stamp";
+import type { JobStamp } from "../../agent/sdk/worker/stamp";
 
 const QUEUED = 6;
 

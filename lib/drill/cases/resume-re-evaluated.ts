@@ -2,7 +2,7 @@
 // policy. The snapshot from before the pause must not decide anything." Here the world changes during
 // the pause: the run's lease expires. Before the pause a call was allowed; after resume, deny.
 import { check, label, links, must, newRun, opId, registerWork } from "../support";
-import { sleep } from "../../wait";
+import { sleep } from "../../platform/wait";
 import type { DrillCase } from "../types";
 
 const LEASE_TTL_SECONDS = 4;

@@ -1,7 +1,7 @@
 // Seed 004: "Unauthorized interrupt. Confirm an operator without the right permission cannot pause
 // someone else's workflow." Machine keys can read and ask, never write control state; a viewer may
 // not act; another team's operator gets "not found", exactly as for a run that does not exist.
-import { QuiesceClient } from "../../sdk/client";
+import { QuiesceClient } from "../../agent/sdk/client";
 import { check, links, must, newRun, statusOf } from "../support";
 import type { DrillCase } from "../types";
 

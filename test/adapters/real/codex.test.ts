@@ -8,8 +8,8 @@ import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:
 import path from "node:path";
 import { createInterface } from "node:readline";
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from "vitest";
-import { prisma } from "../../../lib/db/prisma";
-import { closePool } from "../../../lib/db/pool";
+import { prisma } from "../../../lib/platform/db/prisma";
+import { closePool } from "../../../lib/platform/db/pool";
 import { makeWorld, ROOT, stopChild, until, type World } from "../support";
 import { ensureClient, noEgressEnv, type ClientBinary } from "./clients";
 import { codexConfig, startFakeOpenAI, type FakeOpenAI } from "./fake-openai";

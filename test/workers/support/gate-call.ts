@@ -1,6 +1,6 @@
 // One tool call from a separate process (another "pod"): asks the gate over HTTP and prints the
 // decision as one JSON line. Any SDK error is printed as a deny (fail closed), as an adapter would.
-import { QuiesceClient } from "../../../lib/sdk/client";
+import { QuiesceClient } from "../../../lib/agent/sdk/client";
 
 const client = new QuiesceClient({ timeoutMs: 10_000 });
 try {

@@ -2,7 +2,7 @@
 // tests are skipped locally, but with CI set a missing Redis FAILS the run: CI must not go green on
 // tests it never ran.
 import { Redis } from "ioredis";
-import { redisUrl } from "../../../lib/queues/bullmq";
+import { redisUrl } from "../../../lib/agent/queues/bullmq";
 
 export async function redisAvailable(url = redisUrl()): Promise<boolean> {
   const r = new Redis(url, { lazyConnect: true, connectTimeout: 1000, maxRetriesPerRequest: 0, retryStrategy: () => null });

@@ -2,9 +2,9 @@
 // events, talking to the control plane only over HTTP (QUIESCE_URL / QUIESCE_API_KEY). Reports what
 // it does as JSON lines: ready, started, outcome, stopped. Jobs with payload.long wait for their
 // abort signal (a long call that honours cancellation).
-import { QuiesceClient } from "../../../lib/sdk/client";
-import { WorkerGuard, sseFeed } from "../../../lib/sdk/worker";
-import { createPgBoss, ensureGuardedQueue, guardPgBossWork } from "../../../lib/queues/pg-boss";
+import { QuiesceClient } from "../../../lib/agent/sdk/client";
+import { WorkerGuard, sseFeed } from "../../../lib/agent/sdk/worker";
+import { createPgBoss, ensureGuardedQueue, guardPgBossWork } from "../../../lib/agent/queues/pg-boss";
 
 const emit = (o: Record<string, unknown>) => process.stdout.write(`${JSON.stringify({ worker: process.env.WORKER_ID, ...o })}\n`);
 const queue = process.env.WORKER_QUEUE!;

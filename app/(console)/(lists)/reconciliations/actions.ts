@@ -1,10 +1,10 @@
 "use server";
 // Reconciliation of unknown outcomes: a manager assigns, the assignee records what they found.
-// The dal (lib/dal/reconciliations.ts) checks the team, that the assignee is a member, that only the
+// The dal (lib/modules/stop/reconciliations.ts) checks the team, that the assignee is a member, that only the
 // assignee (or a manager/admin) resolves, and re-issues the stop receipt.
 import { runAction } from "@/lib/actions/run-action";
 import { AssignInput, ResolveInput } from "@/lib/schemas/console";
-import { assignReconciliation, resolveReconciliation } from "@/lib/dal/reconciliations";
+import { assignReconciliation, resolveReconciliation } from "@/lib/modules/stop";
 
 export async function assignReconciliationAction(raw: unknown) {
   return runAction(

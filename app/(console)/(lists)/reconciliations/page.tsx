@@ -1,5 +1,5 @@
-import { requireSession } from "@/lib/dal/session";
-import { reconciliationsView } from "@/lib/dal/console/views";
+import { requireSession } from "@/lib/modules/members";
+import { reconciliationsView } from "@/lib/modules/runs";
 import { ReconciliationsQuery } from "@/lib/schemas/console";
 import { isAllowed } from "@/lib/control/authz";
 import { ReconciliationQueue } from "@/components/reconciliation-queue";

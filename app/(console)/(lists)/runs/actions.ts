@@ -3,8 +3,8 @@
 // check → dal (which keeps a view to its owner and team, normalizes the query and audits) → revalidate.
 import { runAction } from "@/lib/actions/run-action";
 import { MatchingRunIdsInput, SavedViewCreateInput, SavedViewDeleteInput } from "@/lib/schemas/console";
-import { createSavedView, deleteSavedView } from "@/lib/dal/console/saved-views";
-import { listMatchingRunIds, MATCHING_IDS_CAP } from "@/lib/dal/console/runs";
+import { createSavedView, deleteSavedView } from "@/lib/modules/runs";
+import { listMatchingRunIds, MATCHING_IDS_CAP } from "@/lib/modules/runs";
 import { parseRunsQuery } from "@/lib/schemas/runs-list";
 
 export async function createSavedViewAction(raw: unknown) {

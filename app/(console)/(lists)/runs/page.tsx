@@ -1,6 +1,6 @@
-import { requireSession } from "@/lib/dal/session";
-import { runsView } from "@/lib/dal/console/views";
-import { listSavedViews } from "@/lib/dal/console/saved-views";
+import { requireSession } from "@/lib/modules/members";
+import { runsView } from "@/lib/modules/runs";
+import { listSavedViews } from "@/lib/modules/runs";
 import { parseRunsQuery } from "@/lib/schemas/runs-list";
 import { RunsTable } from "@/components/runs-table";
 import { isAllowed } from "@/lib/control/authz";

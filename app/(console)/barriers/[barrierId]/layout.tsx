@@ -1,7 +1,7 @@
 // Visibility is decided before anything streams: another team's (or a missing) barrier is a real 404.
 import type { ReactNode } from "react";
-import { requireSession } from "@/lib/dal/session";
-import { receiptBarrier } from "@/lib/dal/console/receipt";
+import { requireSession } from "@/lib/modules/members";
+import { receiptBarrier } from "@/lib/modules/stop";
 import { orNotFound } from "@/lib/actions/not-found";
 
 export default async function BarrierLayout({ children, params }: { children: ReactNode; params: Promise<{ barrierId: string }> }) {

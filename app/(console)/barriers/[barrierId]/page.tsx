@@ -1,5 +1,5 @@
-import { requireSession } from "@/lib/dal/session";
-import { barrierView } from "@/lib/dal/console/views";
+import { requireSession } from "@/lib/modules/members";
+import { barrierView } from "@/lib/modules/runs";
 import { orNotFound } from "@/lib/actions/not-found";
 import { BarrierView } from "@/components/barrier-view";
 

@@ -2,10 +2,10 @@
 // /receipts/<barrierId>?version=n for one version. Readable by every member (viewer included),
 // printable, downloadable as JSON and YAML; the digest is recomputed on the server on every view.
 import Link from "next/link";
-import { requireSession } from "@/lib/dal/session";
-import { getConsoleReceipt, receiptBarrier } from "@/lib/dal/console/receipt";
+import { requireSession } from "@/lib/modules/members";
+import { getConsoleReceipt, receiptBarrier } from "@/lib/modules/stop";
 import { orNotFound } from "@/lib/actions/not-found";
-import { actorLabels } from "@/lib/dal/console/people";
+import { actorLabels } from "@/lib/modules/members";
 import { ReceiptVersionQuery } from "@/lib/schemas/console";
 import { ReceiptDecisionBadge, PhaseBadge } from "@/components/badges";
 import { ReceiptBody, decisionSentence } from "@/components/receipt-body";

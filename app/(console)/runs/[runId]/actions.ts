@@ -3,9 +3,9 @@
 // (which checks the team, takes the tree lock, writes the audit row and notifies) → revalidate.
 import { runAction } from "@/lib/actions/run-action";
 import { BreakerControlInput, RunControlInput } from "@/lib/schemas/console";
-import { pauseRun, resumeRun } from "@/lib/dal/lifecycle";
-import { setBreaker } from "@/lib/dal/breaker";
-import { killRun } from "@/lib/dal/kill";
+import { pauseRun, resumeRun } from "@/lib/modules/runs";
+import { setBreaker } from "@/lib/modules/gate";
+import { killRun } from "@/lib/modules/stop";
 
 const runPaths = (i: { runId: string }) => [`/runs/${i.runId}`, "/runs"];
 

@@ -1,7 +1,7 @@
 // Decides visibility before anything streams, so another team's (or a missing) run is a real 404.
 import type { ReactNode } from "react";
-import { requireSession } from "@/lib/dal/session";
-import { assertRunVisible } from "@/lib/dal/console/run-detail";
+import { requireSession } from "@/lib/modules/members";
+import { assertRunVisible } from "@/lib/modules/runs";
 import { orNotFound } from "@/lib/actions/not-found";
 
 export default async function RunLayout({ children, params }: { children: ReactNode; params: Promise<{ runId: string }> }) {

@@ -1,6 +1,6 @@
 import type { Metadata } from "next";
-import { requireSession } from "@/lib/dal/session";
-import { runView } from "@/lib/dal/console/views";
+import { requireSession } from "@/lib/modules/members";
+import { runView } from "@/lib/modules/runs";
 import { orNotFound } from "@/lib/actions/not-found";
 import { isAllowed } from "@/lib/control/authz";
 import { RunView } from "@/components/run-view";

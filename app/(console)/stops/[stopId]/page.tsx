@@ -1,6 +1,6 @@
 // A fleet stop's page: live progress until the fleet receipt (docs/fleet-stop.md).
-import { requireSession } from "@/lib/dal/session";
-import { getStop } from "@/lib/dal/stops";
+import { requireSession } from "@/lib/modules/members";
+import { getStop } from "@/lib/modules/stop";
 import { orNotFound } from "@/lib/actions/not-found";
 import { FleetStopView } from "@/components/fleet-stop-view";
 

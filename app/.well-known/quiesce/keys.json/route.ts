@@ -1,6 +1,6 @@
 // GET /.well-known/quiesce/keys.json — this deployment's receipt-signing public keys (current and
 // rotated-out), public by design: anyone holding a signed receipt verifies it with them, offline.
-import { keysDocument } from "@/lib/integrations/keys-document";
+import { keysDocument } from "@/lib/platform/signing/keys-document";
 
 export const dynamic = "force-dynamic";
 

@@ -1,13 +1,13 @@
 // Auth.js endpoints: /api/auth/signin, /callback/<provider>, /session, /csrf, /signout.
 // A password sign-in (POST /api/auth/callback/credentials) is throttled before the password is looked
-// at (lib/dal/sign-in.ts): a blocked account × address pair or address gets 429 with the wait, an account
+// at (lib/modules/members/sign-in.ts): a blocked account × address pair or address gets 429 with the wait, an account
 // failing from many addresses a bounded delay; every attempt is audited. The address is the one the web
 // front decided from the socket (lib/start/web-front.ts), never a header the client chose.
 import NextAuth from "next-auth";
-import { authOptions } from "@/lib/auth/options";
-import { passwordGate, recordSignIn } from "@/lib/dal/sign-in";
-import { frontAddress } from "@/lib/security/client-address";
-import { sleep } from "@/lib/wait";
+import { authOptions } from "@/lib/modules/members";
+import { passwordGate, recordSignIn } from "@/lib/modules/members";
+import { frontAddress } from "@/lib/platform/security/client-address";
+import { sleep } from "@/lib/platform/wait";
 
 const handler = NextAuth(authOptions);
 

@@ -1,14 +1,14 @@
 // Live console updates: server-sent events fed by the process's one LISTEN connection on
-// quiesce_control (lib/abort/listener.ts). Only the member's own team's events are forwarded, and each
+// quiesce_control (lib/modules/stop/abort/listener.ts). Only the member's own team's events are forwarded, and each
 // event is only a hint to refetch — the pages re-read through the authorized dal. The member's session
 // is re-checked every few seconds (lib/api/sse.ts): a removed member, a disabled user or an ended
 // session stops receiving at once. The stream is also rotated every QUIESCE_CONSOLE_STREAM_SECONDS
 // (default 60): it announces `event: rotate` with `retry: 250` first, the browser is back within a
 // fraction of a second, and the Live badge does not flicker (components/providers.tsx).
-import { currentSession, sessionRecheck } from "@/lib/dal/session";
-import { controlListener } from "@/lib/abort/listener";
+import { currentSession, sessionRecheck } from "@/lib/modules/members";
+import { controlListener } from "@/lib/modules/stop";
 import { SSE_HEADERS, sseResponse } from "@/lib/api/sse";
-import { setting } from "@/lib/config";
+import { setting } from "@/lib/platform/config";
 
 export const dynamic = "force-dynamic";
 

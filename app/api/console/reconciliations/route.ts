@@ -1,7 +1,7 @@
 import { consoleGet } from "@/lib/actions/console-route";
-import { reconciliationsView } from "@/lib/dal/console/views";
+import { reconciliationsView } from "@/lib/modules/runs";
 import { ReconciliationsQuery } from "@/lib/schemas/console";
-import { badRequest } from "@/lib/errors";
+import { badRequest } from "@/lib/platform/errors";
 
 export const dynamic = "force-dynamic";
 

@@ -1,8 +1,8 @@
 import { consoleGet } from "@/lib/actions/console-route";
-import { runsView } from "@/lib/dal/console/views";
+import { runsView } from "@/lib/modules/runs";
 import { parseRunsQuery } from "@/lib/schemas/runs-list";
 import { RunsApiExtra } from "@/lib/schemas/console";
-import { badRequest } from "@/lib/errors";
+import { badRequest } from "@/lib/platform/errors";
 
 export const dynamic = "force-dynamic";
 

@@ -2,9 +2,9 @@
 // (auth: "hash"), so a decision costs one database round trip.
 import { apiRoute } from "@/lib/api/route";
 import { gateRefusal } from "@/lib/api/gate-outcome";
-import { gateCheck } from "@/lib/dal/gate";
+import { gateCheck } from "@/lib/modules/gate";
 import { GateBody } from "@/lib/schemas/gate";
-import { validTraceparent } from "@/lib/integrations/tracing";
+import { validTraceparent } from "@/lib/platform/telemetry/tracing";
 
 export const POST = apiRoute({ body: GateBody, auth: "hash" }, async ({ keyHash, body, header }) => {
   // An agent's W3C traceparent links the gate span into its trace (ignored when tracing is off).

@@ -2,7 +2,7 @@
 // written (200). Otherwise the scope commits — dispatch is stopped for every matching run, and for
 // matching runs created later, when this returns — and a kill fans out one barrier per matching tree (202).
 import { apiRoute } from "@/lib/api/route";
-import { createStop, previewStop } from "@/lib/dal/stops";
+import { createStop, previewStop } from "@/lib/modules/stop";
 import { CreateStopBody } from "@/lib/schemas/stops";
 
 export const dynamic = "force-dynamic";

@@ -1,5 +1,5 @@
 import { consoleGet } from "@/lib/actions/console-route";
-import { barrierView } from "@/lib/dal/console/views";
+import { barrierView } from "@/lib/modules/runs";
 
 export const dynamic = "force-dynamic";
 

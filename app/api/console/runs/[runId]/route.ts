@@ -1,5 +1,5 @@
 import { consoleGet } from "@/lib/actions/console-route";
-import { runView } from "@/lib/dal/console/views";
+import { runView } from "@/lib/modules/runs";
 
 export const dynamic = "force-dynamic";
 

@@ -1,6 +1,6 @@
 // The fleet-stop page's live progress (docs/fleet-stop.md). Read-only: the barrier engine does the work.
 import { consoleGet } from "@/lib/actions/console-route";
-import { getStop } from "@/lib/dal/stops";
+import { getStop } from "@/lib/modules/stop";
 
 export const dynamic = "force-dynamic";
 

@@ -1,7 +1,7 @@
 import { consoleGet } from "@/lib/actions/console-route";
-import { listRunTimeline } from "@/lib/dal/console/timeline";
+import { listRunTimeline } from "@/lib/modules/runs";
 import { TimelineQuery } from "@/lib/schemas/console";
-import { badRequest } from "@/lib/errors";
+import { badRequest } from "@/lib/platform/errors";
 
 export const dynamic = "force-dynamic";
 

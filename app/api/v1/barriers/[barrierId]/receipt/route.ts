@@ -3,10 +3,10 @@
 // with ?format=yaml or `Accept: application/yaml`; the signed DSSE envelope (what `quiesce verify`
 // checks offline) with ?format=dsse. The digest covers the canonical JSON of the body.
 import { apiRoute } from "@/lib/api/route";
-import { getReceipt } from "@/lib/dal/barriers";
+import { getReceipt } from "@/lib/modules/stop";
 import { envelopeText, serializeReceipt } from "@/lib/control/evidence/receipt";
 import { ReceiptQuery } from "@/lib/schemas/barriers";
-import { QuiesceError } from "@/lib/errors";
+import { QuiesceError } from "@/lib/platform/errors";
 
 export const dynamic = "force-dynamic";
 

@@ -1,7 +1,7 @@
 // POST /api/v1/operations/{operationId}/heartbeat — continue=false means stop now.
 import { apiRoute } from "@/lib/api/route";
 import { gateRefusal } from "@/lib/api/gate-outcome";
-import { heartbeatCheck } from "@/lib/dal/gate";
+import { heartbeatCheck } from "@/lib/modules/gate";
 import { HeartbeatBody } from "@/lib/schemas/operations";
 
 export const POST = apiRoute({ body: HeartbeatBody, auth: "hash" }, async ({ keyHash, body, params }) => {

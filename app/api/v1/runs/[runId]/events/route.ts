@@ -1,5 +1,5 @@
 // GET /api/v1/runs/{runId}/events — server-sent events for remote SDK clients (docs/architecture.md#integrations-fail-closed).
-// Fed by this process's one LISTEN connection (lib/abort/listener.ts); every control change of the
+// Fed by this process's one LISTEN connection (lib/modules/stop/abort/listener.ts); every control change of the
 // run's tree arrives as `event: control` with the notification as JSON. An event is a wake-up call,
 // not an authority: clients re-check through the heartbeat before aborting anything.
 //   event: ready    — sent once LISTEN is active: nothing committed after it can be missed
@@ -10,13 +10,13 @@
 // QUIESCE_SSE_MAX_SECONDS (default 600): the client reconnects and is re-authenticated.
 import { apiRoute } from "@/lib/api/route";
 import { sseResponse } from "@/lib/api/sse";
-import { getRunView } from "@/lib/dal/runs";
-import { authenticateKey } from "@/lib/dal/api-keys";
-import { controlListener } from "@/lib/abort/listener";
-import { bearerSecret } from "@/lib/keys";
-import type { WakeEvent } from "@/lib/abort/control-event";
-import { setting } from "@/lib/config";
-import { eventStreams } from "@/lib/dal/quotas";
+import { getRunView } from "@/lib/modules/runs";
+import { authenticateKey } from "@/lib/modules/keys";
+import { controlListener } from "@/lib/modules/stop";
+import { bearerSecret } from "@/lib/platform/auth/api-key";
+import type { WakeEvent } from "@/lib/agent/abort/control-event";
+import { setting } from "@/lib/platform/config";
+import { eventStreams } from "@/lib/modules/gate";
 
 export const runtime = "nodejs";
 

@@ -2,9 +2,9 @@
 // (docs/architecture.md#the-cancellation-barrier) and answers 202 with the barrier id: dispatch is stopped when this returns; the
 // barrier engine settles in-flight work and issues the receipt. An open barrier is returned as is.
 import { apiRoute } from "@/lib/api/route";
-import { killRun } from "@/lib/dal/kill";
+import { killRun } from "@/lib/modules/stop";
 import { ReasonBody } from "@/lib/schemas/control";
-import { validTraceparent } from "@/lib/integrations/tracing";
+import { validTraceparent } from "@/lib/platform/telemetry/tracing";
 
 export const dynamic = "force-dynamic";
 

@@ -2,9 +2,9 @@
 // (signal_accepted | turn_interrupted | process_terminated), recorded on the run's barrier as the
 // "observed by target" rung. Agent / worker / gateway keys.
 import { apiRoute } from "@/lib/api/route";
-import { recordObserved } from "@/lib/dal/observed";
+import { recordObserved } from "@/lib/modules/stop";
 import { ObservedBody } from "@/lib/schemas/barriers";
-import { observedReports } from "@/lib/dal/quotas";
+import { observedReports } from "@/lib/modules/gate";
 
 export const dynamic = "force-dynamic";
 

@@ -1,0 +1,373 @@
+// `quiesce mcp-gateway --run <id> -- <server command…>`: a stdio MCP server (the SDK's Server) in front
+// of an upstream stdio MCP server (the SDK's Client). tools/list is proxied; every tools/call asks the
+// gate first (operationId "mcp-<gateway instance>-<JSON-RPC request id>"):
+//   allow → forwarded; the outcome is reported (succeeded / failed, or aborted_unknown)
+//   hold  → waits and asks again (capped backoff, woken by control events), until allowed, denied,
+//           or the caller cancels
+//   deny, or no answer from the control plane → an isError tool result; nothing reaches upstream
+// A kill while calls run aborts them (the SDK sends notifications/cancelled upstream) and records
+// each as aborted_unknown unless the upstream's answer had already arrived.
+// Transports: toward the client stdio (default) or Streamable HTTP (`listen`: one MCP session per
+// client); toward the upstream a stdio command or a Streamable HTTP URL (`upstreamUrl`). Upstream
+// progress notifications are relayed with the client's own progress token, a call held by a pause
+// sends progress while it waits, tools/list_changed is relayed to every client, and results are
+// adapted to the protocol version each client negotiated (content.ts).
+import { randomBytes, randomUUID } from "node:crypto";
+import http from "node:http";
+import type { AddressInfo } from "node:net";
+import path from "node:path";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { Server } from "@modelcontextprotocol/sdk/server/index.js";
+import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
+import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
+import {
+  CallToolRequestSchema,
+  ErrorCode,
+  isInitializeRequest,
+  ListToolsRequestSchema,
+  McpError,
+  ToolListChangedNotificationSchema,
+  type CallToolResult,
+} from "@modelcontextprotocol/sdk/types.js";
+import { adaptResult, negotiatedVersion } from "./content";
+import { subscribe } from "../../sdk/events";
+import type { QuiesceClient } from "../../sdk/client";
+import type { AdapterConfig } from "../common/config";
+import { describeError, QuiesceApiError } from "../common/control";
+import { Doorbell } from "../../../platform/wait";
+import { askGate } from "../../sdk/hold";
+import { Inflight } from "./inflight";
+import { refusalResult } from "./results";
+
+export interface GatewayOptions {
+  cfg: AdapterConfig;
+  client: QuiesceClient;
+  parentRunId: string;
+  parentLeaseId?: string;
+  taskId?: string;
+  /** Upstream stdio server (command + args), or … */
+  command: string;
+  args: string[];
+  /** … an upstream Streamable HTTP endpoint (then command is ignored). */
+  upstreamUrl?: string;
+  /** Serve clients over Streamable HTTP on this host:port instead of stdio (port 0: any free port). */
+  listen?: { host: string; port: number };
+  /** Called with the HTTP endpoint once listening. */
+  onListening?: (url: string) => void;
+  /** Upstream call timeout (the caller's own cancellation still applies). */
+  callTimeoutMs?: number;
+  /** Safety-net re-check of running calls while the event stream may be down. */
+  recheckMs?: number;
+  /** Downstream transport; default stdio. */
+  transport?: Transport;
+  log?: (m: string) => void;
+}
+
+interface RunBinding {
+  runId: string;
+  leaseId: string;
+  epoch: number;
+}
+
+/** Environment for the upstream: ours minus the Quiesce credentials (the upstream is not trusted with them). */
+function upstreamEnv(): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const [k, v] of Object.entries(process.env)) {
+    if (v !== undefined && k !== "QUIESCE_API_KEY" && k !== "QUIESCE_API_KEY_FILE") env[k] = v;
+  }
+  return env;
+}
+
+function outcomeUnknown(err: unknown): boolean {
+  if (!(err instanceof McpError)) return true;
+  return err.code === ErrorCode.ConnectionClosed || err.code === ErrorCode.RequestTimeout;
+}
+
+export async function runGateway(o: GatewayOptions): Promise<number> {
+  const log = o.log ?? ((m: string) => process.stderr.write(`quiesce mcp-gateway: ${m}\n`));
+  const instanceId = randomBytes(6).toString("base64url");
+  const stop = new AbortController();
+  const doorbell = new Doorbell();
+  const inflight = new Inflight(o.client, log);
+
+  const upstream = new Client({ name: "quiesce-mcp-gateway", version: "0.1.0" }, { capabilities: {} });
+  const upstreamTransport: Transport = o.upstreamUrl
+    ? new StreamableHTTPClientTransport(new URL(o.upstreamUrl))
+    : new StdioClientTransport({ command: o.command, args: o.args, env: upstreamEnv(), stderr: "inherit" });
+  await upstream.connect(upstreamTransport);
+  const upstreamInfo = upstream.getServerVersion();
+
+  // ── the gateway's own child run, registered under --run ──
+  let binding: Promise<RunBinding> | null = null;
+  const ensureRun = (): Promise<RunBinding> => {
+    binding ??= (async () => {
+      const r = await o.client.createRun({
+        taskId: o.taskId ?? `mcp-gateway:${o.parentRunId}`,
+        title: `MCP gateway → ${upstreamInfo?.name ?? o.upstreamUrl ?? path.basename(o.command)}`,
+        harness: "mcp",
+        parentRunId: o.parentRunId,
+        ...(o.parentLeaseId ? { parentLeaseId: o.parentLeaseId } : {}),
+        native: { sessionId: `mcp-gateway-${instanceId}` },
+      });
+      const b = { runId: r.runId, leaseId: r.leaseId, epoch: r.epoch };
+      log(`registered run ${b.runId} under ${o.parentRunId}`);
+      void watch(b.runId);
+      return b;
+    })().catch((err) => {
+      binding = null; // retried at the next call; meanwhile every call is denied
+      throw err;
+    });
+    return binding;
+  };
+
+  // Control events are wake-up calls: re-check running calls, wake held ones.
+  const watch = async (runId: string) => {
+    try {
+      await subscribe(
+        { url: o.cfg.url, apiKey: o.cfg.apiKey },
+        runId,
+        () => {
+          eventSeq++;
+          doorbell.ring();
+          void inflight.check();
+        },
+        stop.signal,
+        { onDisconnect: (e) => log(`event stream: ${e.message}; reconnecting`) },
+      );
+    } catch (err) {
+      if (!stop.signal.aborted) log(`event stream unavailable (${describeError(err)}); relying on periodic re-checks`);
+    }
+  };
+  let eventSeq = 0;
+  const tick = setInterval(() => {
+    if (inflight.size > 0) void inflight.check();
+  }, o.recheckMs ?? 5000);
+
+  const servers = new Set<Server>();
+  // Upstream tool-list changes reach every connected client.
+  upstream.setNotificationHandler(ToolListChangedNotificationSchema, async () => {
+    for (const srv of servers) await srv.sendToolListChanged().catch(() => {});
+  });
+
+  /** One downstream MCP server (one per client session); `transport` is wrapped to learn the protocol version. */
+  // Request ids are per client session: an HTTP session's calls carry its number in their operationId.
+  let sessions = 0;
+  const buildServer = (http = false): { server: Server; version: () => string; watchInit: (t: Transport) => void } => {
+    const tag = http ? `s${++sessions}-` : "";
+    let version = negotiatedVersion(undefined);
+    const server = new Server(
+      { name: "quiesce-mcp-gateway", version: "0.1.0" },
+      { capabilities: { tools: { listChanged: true } }, instructions: upstream.getInstructions() },
+    );
+    const watchInit = (t: Transport) => {
+      const inner = t.onmessage;
+      t.onmessage = (msg, extra) => {
+        if (isInitializeRequest(msg)) version = negotiatedVersion(msg.params.protocolVersion);
+        inner?.(msg, extra);
+      };
+    };
+
+    server.setRequestHandler(ListToolsRequestSchema, (req, extra) => upstream.listTools(req.params, { signal: extra.signal }));
+
+    server.setRequestHandler(CallToolRequestSchema, async (req, extra): Promise<CallToolResult> => {
+      const tool = req.params.name;
+      const operationId = `mcp-${instanceId}-${tag}${String(extra.requestId)}`;
+      const refuse = (reason: string, detail?: string, runId?: string) =>
+        refusalResult({ tool, operationId, runId, decision: "deny", reason, detail });
+
+      // 1. the gate, holding while paused
+      let b: RunBinding;
+      try {
+        b = await ensureRun();
+      } catch (err) {
+        log(`cannot register with the control plane: ${describeError(err)}`);
+        return refuse("control_plane_unavailable", describeError(err));
+      }
+      const seqAtGate = eventSeq;
+      // While held by a pause, tell a client that asked for progress that the call is alive (clients
+      // time out long calls that report nothing).
+      const progressToken = req.params._meta?.progressToken;
+      let outcome;
+      try {
+        outcome = await askGate(() => o.client.gate({ runId: b.runId, leaseId: b.leaseId, epoch: b.epoch, operationId, tool }), {
+          signal: extra.signal,
+          wake: () => doorbell.signal,
+          onHold: (_ans, attempt) => {
+            if (progressToken === undefined) return;
+            void extra
+              .sendNotification({
+                method: "notifications/progress",
+                params: { progressToken, progress: attempt + 1, message: "Quiesce: paused by operator; waiting to be resumed" },
+              })
+              .catch(() => {});
+          },
+        });
+      } catch (err) {
+        return refuse("control_plane_unavailable", describeError(err), b.runId);
+      }
+      if (outcome.kind === "cancelled") return refuse("cancelled", "the caller cancelled while the run was paused", b.runId);
+      if (outcome.answer.decision !== "allow") return refuse(outcome.answer.reason, undefined, b.runId);
+
+      // 2. forward, abortable by the caller and by a kill
+      const call = inflight.add(operationId, tool);
+      // A control event between the gate's answer and now found no running call to check: check now.
+      if (eventSeq !== seqAtGate) void inflight.check();
+      const signal = AbortSignal.any([extra.signal, call.ctrl.signal]);
+      const report = async (outcome: "succeeded" | "failed" | "aborted_unknown", detail: Record<string, unknown>) => {
+        try {
+          await o.client.complete(operationId, { outcome, detail: { harness: "mcp", tool, ...detail } });
+        } catch (err) {
+          // 409: the run is killed and the report was kept as barrier evidence — that is the point.
+          if (!(err instanceof QuiesceApiError && err.status === 409))
+            log(`could not report ${outcome} for ${operationId}: ${describeError(err)}`);
+        }
+      };
+      try {
+        // The client's progress token is the client's: upstream gets the SDK's own, and its progress is
+        // relayed back under the client's token.
+        const { _meta: meta, ...params } = req.params;
+        const { progressToken: _theirs, ...otherMeta } = meta ?? {};
+        const result = (await upstream.callTool({ ...params, ...(Object.keys(otherMeta).length ? { _meta: otherMeta } : {}) }, undefined, {
+          signal,
+          timeout: o.callTimeoutMs ?? 3_600_000,
+          ...(progressToken !== undefined
+            ? {
+                resetTimeoutOnProgress: true,
+                onprogress: (p: { progress: number; total?: number; message?: string }) => {
+                  void extra.sendNotification({ method: "notifications/progress", params: { ...p, progressToken } }).catch(() => {});
+                },
+              }
+            : {}),
+        })) as CallToolResult;
+        call.answered = true;
+        await report(result.isError ? "failed" : "succeeded", {});
+        return adaptResult(result, version);
+      } catch (err) {
+        if (call.ctrl.signal.aborted) {
+          await report("aborted_unknown", { abortedBy: "quiesce", reason: call.abortReason });
+          return refusalResult({ tool, operationId, runId: b.runId, decision: "aborted", reason: call.abortReason ?? "killed" });
+        }
+        if (extra.signal.aborted) {
+          await report("aborted_unknown", { abortedBy: "caller" });
+          throw err;
+        }
+        // A JSON-RPC error answered by the upstream means it did not do the work (failed); a broken link
+        // or our own timeout means it may have (unknown).
+        await report(outcomeUnknown(err) ? "aborted_unknown" : "failed", { error: describeError(err) });
+        throw err;
+      } finally {
+        inflight.remove(operationId);
+      }
+    });
+
+    servers.add(server);
+    server.onclose = () => servers.delete(server);
+    return { server, version: () => version, watchInit };
+  };
+
+  // ── lifetime: the gateway lives as long as both sides do ──
+  let finish!: (code: number) => void;
+  const done = new Promise<number>((resolve) => {
+    finish = resolve;
+    upstream.onclose = () => {
+      log("upstream server exited");
+      resolve(1);
+    };
+  });
+  let httpServer: http.Server | null = null;
+  if (o.listen) {
+    httpServer = await serveHttp(o.listen, buildServer, log);
+    const { port } = httpServer.address() as AddressInfo;
+    const url = `http://${o.listen.host}:${port}/mcp`;
+    log(`serving MCP over Streamable HTTP at ${url}`);
+    o.onListening?.(url);
+    process.once("SIGTERM", () => finish(0));
+    process.once("SIGINT", () => finish(0));
+  } else {
+    const { server, watchInit } = buildServer();
+    const transport = o.transport ?? new StdioServerTransport();
+    await server.connect(transport);
+    watchInit(transport);
+    const prev = server.onclose;
+    server.onclose = () => {
+      prev?.();
+      finish(0);
+    };
+    // The stdio transport does not notice its client going away; end of stdin is that moment.
+    if (!o.transport) process.stdin.once("end", () => void server.close());
+  }
+  ensureRun().catch((err) => log(`registration deferred: ${describeError(err)}`));
+  const code = await done;
+  stop.abort();
+  clearInterval(tick);
+  await Promise.allSettled([upstream.close(), ...[...servers].map((srv) => srv.close())]);
+  if (httpServer)
+    await new Promise<void>((r) => {
+      httpServer!.closeAllConnections();
+      httpServer!.close(() => r());
+    });
+  if (!o.transport && !o.listen) process.stdin.destroy(); // nothing more to read: let the process exit
+  return code;
+}
+
+/** Streamable HTTP toward clients: POST/GET/DELETE /mcp, one transport + server per MCP session. */
+async function serveHttp(
+  listen: { host: string; port: number },
+  buildServer: (http: boolean) => { server: Server; watchInit: (t: Transport) => void },
+  log: (m: string) => void,
+): Promise<http.Server> {
+  const sessions = new Map<string, StreamableHTTPServerTransport>();
+  const httpServer = http.createServer((req, res) => {
+    void (async () => {
+      if ((req.url ?? "").split("?")[0] !== "/mcp") {
+        res.writeHead(404).end();
+        return;
+      }
+      let body: unknown;
+      if (req.method === "POST") {
+        let raw = "";
+        for await (const chunk of req) raw += chunk;
+        try {
+          body = JSON.parse(raw);
+        } catch {
+          res
+            .writeHead(400, { "content-type": "application/json" })
+            .end(JSON.stringify({ jsonrpc: "2.0", error: { code: -32700, message: "Parse error" }, id: null }));
+          return;
+        }
+      }
+      const sid = req.headers["mcp-session-id"];
+      let transport = typeof sid === "string" ? sessions.get(sid) : undefined;
+      if (!transport) {
+        if (req.method !== "POST" || !isInitializeRequest(body)) {
+          res
+            .writeHead(400, { "content-type": "application/json" })
+            .end(JSON.stringify({ jsonrpc: "2.0", error: { code: -32000, message: "Bad Request: no valid session" }, id: null }));
+          return;
+        }
+        const t: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
+          sessionIdGenerator: () => randomUUID(),
+          onsessioninitialized: (id) => {
+            sessions.set(id, t);
+          },
+        });
+        t.onclose = () => {
+          if (t.sessionId) sessions.delete(t.sessionId);
+        };
+        const { server, watchInit } = buildServer(true);
+        await server.connect(t);
+        watchInit(t);
+        transport = t;
+      }
+      await transport.handleRequest(req, res, body);
+    })().catch((err) => {
+      log(`HTTP request failed: ${describeError(err)}`);
+      if (!res.headersSent) res.writeHead(500).end();
+    });
+  });
+  await new Promise<void>((resolve) => httpServer.listen(listen.port, listen.host, resolve));
+  return httpServer;
+}

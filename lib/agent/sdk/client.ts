@@ -1,0 +1,241 @@
+// Typed client for the machine API (docs/architecture.md#the-wire-contract), used by workers, gateways and harness adapters.
+// Reads QUIESCE_URL / QUIESCE_API_KEY (options override), enforces its own timeout, and throws
+// QuiesceApiError (the control plane said no) or QuiesceUnreachableError (no answer) — callers
+// must treat both as deny.
+import type { z } from "zod";
+import type { CreateRunBody, CreateRunResponse, ListRunsResponse, RunView } from "../../schemas/runs";
+import type { GateBody, GateResponse } from "../../schemas/gate";
+import type {
+  CompleteBody,
+  CompleteResponse,
+  HeartbeatResponse,
+  RegisterOperationBody,
+  RegisterOperationResponse,
+} from "../../schemas/operations";
+import type { BreakerResponse, KillResponse, LifecycleResponse } from "../../schemas/control";
+import type { CreateStopBody, FinishRunResponse, StopDryRunResponse, StopView } from "../../schemas/stops";
+import { QuiesceApiError, QuiesceConfigError, QuiesceUnreachableError, newRequestId } from "./errors";
+import { subscribe as subscribeEvents, type RunEvent } from "./events";
+import { setting } from "../../platform/config";
+
+export { QuiesceApiError, QuiesceConfigError, QuiesceUnreachableError };
+
+export interface QuiesceClientOptions {
+  /** Base URL of the control plane; default env QUIESCE_URL. */
+  url?: string;
+  /** Bearer API key; default env QUIESCE_API_KEY. */
+  apiKey?: string;
+  /** Per-request timeout; default 5000 ms. */
+  timeoutMs?: number;
+  fetch?: typeof fetch;
+  /**
+   * W3C trace context sent as `traceparent` on every call, so the control plane's spans (gate
+   * decisions, kills) join the agent's trace: a header value, or a function returning the current one
+   * (e.g. from the agent's own OpenTelemetry context). Default: env TRACEPARENT, when set.
+   */
+  traceparent?: string | (() => string | null | undefined);
+}
+
+export interface ListRunsParams {
+  limit?: number;
+  cursor?: string;
+  lifecycle?: "normal" | "paused" | "killed";
+  q?: string;
+  parentRunId?: string;
+  rootsOnly?: boolean;
+}
+
+/** Run registration as sent over the wire (input side of the schema: defaults are optional). */
+export type CreateRunInput = z.input<typeof CreateRunBody>;
+export type CreateRunResult = CreateRunResponse & { status: 200 | 201 };
+export type RegisterOperationResult = RegisterOperationResponse & { status: 200 | 201 };
+
+// Barrier and receipt shapes belong to the barrier work (lib/schemas/barriers.ts); typed loosely here.
+export type BarrierView = { barrierId: string; phase: string; ladder: Record<string, unknown>; counts: Record<string, unknown> } & Record<
+  string,
+  unknown
+>;
+export type StopReceiptBody = Record<string, unknown> & { barrier_id: string; decision: string; digest: string };
+
+export class QuiesceClient {
+  readonly url: string;
+  readonly timeoutMs: number;
+  private readonly apiKey: string | undefined;
+  private readonly fetchImpl: typeof fetch;
+  private readonly traceparent: QuiesceClientOptions["traceparent"];
+
+  constructor(options: QuiesceClientOptions = {}) {
+    const url = options.url ?? setting("QUIESCE_URL");
+    if (!url) throw new QuiesceConfigError("no control plane URL: pass { url } or set QUIESCE_URL");
+    this.url = url.replace(/\/+$/, "");
+    this.apiKey = options.apiKey ?? setting("QUIESCE_API_KEY");
+    this.timeoutMs = options.timeoutMs ?? 5000;
+    this.fetchImpl = options.fetch ?? globalThis.fetch.bind(globalThis);
+    this.traceparent = options.traceparent ?? (process.env.TRACEPARENT || undefined);
+  }
+
+  /** Low-level call; returns the parsed JSON and the status. Exposed for extensions (methods added by later features). */
+  async request<T>(
+    method: string,
+    path: string,
+    body?: unknown,
+    opts: { auth?: boolean; signal?: AbortSignal; requestId?: string } = {},
+  ): Promise<{ status: number; json: T }> {
+    // One id per call (a retry by the caller is a new call): x-request-id, the id of every server log line.
+    const requestId = opts.requestId ?? newRequestId();
+    const headers: Record<string, string> = { accept: "application/json", "x-request-id": requestId };
+    if (opts.auth !== false) {
+      if (!this.apiKey) throw new QuiesceConfigError("no API key: pass { apiKey } or set QUIESCE_API_KEY");
+      headers.authorization = `Bearer ${this.apiKey}`;
+    }
+    if (body !== undefined) headers["content-type"] = "application/json";
+    const tp = typeof this.traceparent === "function" ? this.traceparent() : this.traceparent;
+    if (tp) headers.traceparent = tp;
+    const timeout = AbortSignal.timeout(this.timeoutMs);
+    const signal = opts.signal ? AbortSignal.any([timeout, opts.signal]) : timeout;
+    let res: Response;
+    let text: string;
+    try {
+      res = await this.fetchImpl(`${this.url}${path}`, {
+        method,
+        headers,
+        body: body === undefined ? undefined : JSON.stringify(body),
+        signal,
+      });
+      text = await res.text();
+    } catch (err) {
+      const timedOut = timeout.aborted;
+      throw new QuiesceUnreachableError(
+        timedOut
+          ? `control plane did not answer within ${this.timeoutMs} ms (${method} ${path})`
+          : `control plane unreachable at ${this.url} (${method} ${path}): ${(err as Error)?.message ?? err}`,
+        { cause: err, timedOut, requestId },
+      );
+    }
+    let json: unknown = undefined;
+    try {
+      json = text ? JSON.parse(text) : undefined;
+    } catch {
+      if (res.ok)
+        throw new QuiesceApiError(res.status, "bad_response", `control plane sent non-JSON (${method} ${path})`, undefined, requestId);
+    }
+    if (!res.ok) {
+      const e = (json as { error?: { code?: string; message?: string; details?: unknown } } | undefined)?.error;
+      throw new QuiesceApiError(
+        res.status,
+        e?.code ?? `http_${res.status}`,
+        e?.message ?? `HTTP ${res.status} (${method} ${path})`,
+        e?.details,
+        requestId,
+      );
+    }
+    return { status: res.status, json: json as T };
+  }
+
+  private async call<T>(method: string, path: string, body?: unknown): Promise<T> {
+    return (await this.request<T>(method, path, body)).json;
+  }
+
+  // ── runs ──
+  async createRun(body: CreateRunInput): Promise<CreateRunResult> {
+    const r = await this.request<CreateRunResponse>("POST", "/api/v1/runs", body);
+    return { ...r.json, status: r.status === 200 ? 200 : 201 };
+  }
+  getRun(runId: string): Promise<RunView> {
+    return this.call("GET", `/api/v1/runs/${enc(runId)}`);
+  }
+  listRuns(query: ListRunsParams = {}): Promise<ListRunsResponse> {
+    const qs = new URLSearchParams();
+    for (const [k, v] of Object.entries(query)) if (v !== undefined) qs.set(k, String(v));
+    const s = qs.toString();
+    return this.call("GET", `/api/v1/runs${s ? `?${s}` : ""}`);
+  }
+
+  // ── gate and operations ──
+  gate(body: GateBody): Promise<GateResponse> {
+    return this.call("POST", "/api/v1/gate", body);
+  }
+  async registerOperation(body: RegisterOperationBody): Promise<RegisterOperationResult> {
+    const r = await this.request<RegisterOperationResponse>("POST", "/api/v1/operations", body);
+    return { ...r.json, status: r.status === 200 ? 200 : 201 };
+  }
+  /** `leaseId`: the lease the holder passed, when this key did not register the work (docs/security/authorization.md#holders). */
+  admit(operationId: string, opts: { leaseId?: string } = {}): Promise<GateResponse> {
+    return this.call("POST", `/api/v1/operations/${enc(operationId)}/admit`, opts);
+  }
+  complete(operationId: string, body: CompleteBody): Promise<CompleteResponse> {
+    return this.call("POST", `/api/v1/operations/${enc(operationId)}/complete`, body);
+  }
+  heartbeat(operationId: string, opts: { leaseId?: string } = {}): Promise<HeartbeatResponse> {
+    return this.call("POST", `/api/v1/operations/${enc(operationId)}/heartbeat`, opts);
+  }
+
+  // ── operator control (operator keys only) ──
+  pause(runId: string, reason: string): Promise<LifecycleResponse> {
+    return this.call("POST", `/api/v1/runs/${enc(runId)}/pause`, { reason });
+  }
+  resume(runId: string, reason: string): Promise<LifecycleResponse> {
+    return this.call("POST", `/api/v1/runs/${enc(runId)}/resume`, { reason });
+  }
+  kill(runId: string, reason: string): Promise<KillResponse> {
+    return this.call("POST", `/api/v1/runs/${enc(runId)}/kill`, { reason });
+  }
+  breaker(runId: string, action: "trip" | "reset", reason: string): Promise<BreakerResponse> {
+    return this.call("POST", `/api/v1/runs/${enc(runId)}/breaker`, { action, reason });
+  }
+
+  /**
+   * The run ended (session end, end of a thread): it and its subtree are finished and the gate denies
+   * them. Idempotent. Refused (409) while work is queued or running, unless `abandon`.
+   */
+  finish(runId: string, opts: { abandon?: boolean; leaseId?: string } = {}): Promise<FinishRunResponse> {
+    return this.call("POST", `/api/v1/runs/${enc(runId)}/finish`, opts);
+  }
+
+  // ── fleet stop (docs/fleet-stop.md; operator keys only) ──
+  /** Pause or kill every run of the team matching the filter; `dryRun: true` answers count and sample. */
+  createStop(body: z.input<typeof CreateStopBody> & { dryRun: true }): Promise<StopDryRunResponse>;
+  createStop(body: z.input<typeof CreateStopBody>): Promise<StopView | StopDryRunResponse>;
+  createStop(body: z.input<typeof CreateStopBody>): Promise<StopView | StopDryRunResponse> {
+    return this.call("POST", "/api/v1/stops", body);
+  }
+  getStop(stopId: string): Promise<StopView> {
+    return this.call("GET", `/api/v1/stops/${enc(stopId)}`);
+  }
+  resumeStop(stopId: string, reason: string): Promise<StopView> {
+    return this.call("POST", `/api/v1/stops/${enc(stopId)}/resume`, { reason });
+  }
+
+  // ── barrier and receipt ──
+  getBarrier(barrierId: string): Promise<BarrierView> {
+    return this.call("GET", `/api/v1/barriers/${enc(barrierId)}`);
+  }
+  getReceipt(barrierId: string, version?: number): Promise<StopReceiptBody> {
+    return this.call("GET", `/api/v1/barriers/${enc(barrierId)}/receipt${version ? `?version=${version}` : ""}`);
+  }
+  /** A harness reports that its target observed the cancellation (the "observed by target" rung). */
+  reportObserved(
+    runId: string,
+    body: { meaning: "signal_accepted" | "turn_interrupted" | "process_terminated"; evidence?: Record<string, unknown>; leaseId?: string },
+  ): Promise<{ barrierId: string; runId: string; meaning: string; observedAt: string }> {
+    return this.call("POST", `/api/v1/runs/${enc(runId)}/observed`, body);
+  }
+
+  /** Server-sent control events of the run's tree (lib/agent/sdk/events.ts); resolves once live. */
+  subscribe(runId: string, onEvent: (e: RunEvent) => void, signal: AbortSignal): Promise<void> {
+    return subscribeEvents(
+      { url: this.url, apiKey: this.apiKey ?? "", fetch: this.fetchImpl, timeoutMs: this.timeoutMs },
+      runId,
+      onEvent,
+      signal,
+    );
+  }
+
+  openapi(): Promise<Record<string, unknown>> {
+    return this.request<Record<string, unknown>>("GET", "/api/v1/openapi.json", undefined, { auth: false }).then((r) => r.json);
+  }
+}
+
+function enc(s: string): string {
+  return encodeURIComponent(s);
+}

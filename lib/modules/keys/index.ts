@@ -1,0 +1,3 @@
+import "server-only";
+
+export { authenticateKey, createApiKey, listApiKeys, revokeApiKey, verifyKeyHash, type ApiKeyView, type VerifiedKey } from "./api-keys";

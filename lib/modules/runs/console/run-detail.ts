@@ -1,0 +1,245 @@
+// Read model for the run page: the whole tree the run belongs to (every node with lifecycle, breaker,
+// lease validity and epoch), in-flight calls, uncertain intervals, recent gate decisions and the
+// barriers of the tree. Another team's run answers 404, exactly like a missing one.
+import "server-only";
+import { prisma } from "../../../platform/db/prisma";
+import { notFound } from "../../../platform/errors";
+import { authorize } from "../../../platform/auth/authorize";
+import type { Principal } from "../../../platform/auth/principal";
+import type { BreakerState, Harness, Lifecycle, OperationState } from "../../../control/types";
+import { consoleTeam } from "../../../platform/auth/console-team";
+
+export interface TreeNode {
+  id: string;
+  parentRunId: string | null;
+  depth: number;
+  title: string | null;
+  taskId: string;
+  harness: Harness;
+  lifecycle: Lifecycle;
+  lifecycleReason: string | null;
+  lifecycleChangedAt: string;
+  lifecycleChangedBy: string | null;
+  breaker: BreakerState;
+  breakerReason: string | null;
+  breakerChangedAt: string;
+  breakerFailures: number;
+  epoch: number;
+  lastHeartbeatAt: string | null;
+  lastNativeState: string | null;
+  createdAt: string;
+  lease: { id: string; validUntil: string; revokedAt: string | null; revokedBy: string | null } | null;
+  running: number;
+}
+
+export interface InFlightCall {
+  id: string;
+  operationId: string;
+  runId: string;
+  tool: string;
+  kind: string;
+  epochStamp: number;
+  startedAt: string | null;
+  lastHeartbeatAt: string | null;
+  providerName: string | null;
+  providerJobId: string | null;
+}
+
+export interface UncertainRow {
+  id: string;
+  runId: string;
+  operationId: string;
+  tool: string;
+  cause: string;
+  startedAt: string;
+  endedAt: string | null;
+  resolution: string | null;
+  /** Who ended it by resolving the operation's reconciliation (actor string), if a person did. */
+  resolvedBy: string | null;
+}
+export interface DecisionRow {
+  id: string;
+  runId: string;
+  operationId: string | null;
+  source: string;
+  decision: string;
+  reason: string;
+  epochSeen: number | null;
+  currentEpoch: number | null;
+  at: string;
+}
+export interface BarrierRef {
+  id: string;
+  runId: string;
+  phase: string;
+  requestedAt: string;
+  requestedBy: string;
+  reason: string;
+  decision: string | null;
+  completedAt: string | null;
+}
+
+export interface RunDetail {
+  run: TreeNode & {
+    rootRunId: string;
+    nativeSessionId: string | null;
+    nativeAgentId: string | null;
+    nativeThreadId: string | null;
+    nativeTurnId: string | null;
+    lastNativeState: string | null;
+    isDrill: boolean;
+  };
+  tree: TreeNode[];
+  treeTruncated: boolean;
+  inFlight: InFlightCall[];
+  pending: { queued: number; scheduled: number; retry: number };
+  uncertain: UncertainRow[];
+  decisions: DecisionRow[];
+  barriers: BarrierRef[];
+  /** The team's pause policy: a pause that lasts longer is reclaimed by this action; null = reclaim is off. */
+  pausePolicy: { seconds: number; action: string } | null;
+}
+
+const TREE_LIMIT = 500;
+const iso = (d: Date | null | undefined) => (d ? d.toISOString() : null);
+
+/** Cheap existence + team check used by the run layout, so a 404 is decided before the page streams. */
+export async function assertRunVisible(p: Principal, runId: string): Promise<void> {
+  authorize(p, "run.read");
+  const run = await prisma().run.findUnique({ where: { id: runId }, select: { teamId: true } });
+  if (!run || run.teamId !== consoleTeam(p)) throw notFound("run");
+}
+
+export async function getRunDetail(p: Principal, runId: string): Promise<RunDetail> {
+  authorize(p, "run.read");
+  const teamId = consoleTeam(p);
+  const db = prisma();
+  const focal = await db.run.findUnique({ where: { id: runId } });
+  if (!focal || focal.teamId !== teamId) throw notFound("run");
+
+  const treeRows = await db.run.findMany({
+    where: { teamId, rootRunId: focal.rootRunId },
+    orderBy: [{ depth: "asc" }, { createdAt: "asc" }],
+    take: TREE_LIMIT + 1,
+    include: {
+      leases: { orderBy: { createdAt: "desc" }, take: 1 },
+      _count: { select: { operations: { where: { state: "running" } } } },
+    },
+  });
+  const treeTruncated = treeRows.length > TREE_LIMIT;
+  const rows = treeRows.slice(0, TREE_LIMIT);
+  if (!rows.some((r) => r.id === focal.id)) rows.push({ ...focal, leases: [], _count: { operations: 0 } } as (typeof rows)[number]);
+  const node = (r: (typeof rows)[number]): TreeNode => ({
+    id: r.id,
+    parentRunId: r.parentRunId,
+    depth: r.depth,
+    title: r.title,
+    taskId: r.taskId,
+    harness: r.harness as Harness,
+    lifecycle: r.lifecycle as Lifecycle,
+    lifecycleReason: r.lifecycleReason,
+    lifecycleChangedAt: r.lifecycleChangedAt.toISOString(),
+    lifecycleChangedBy: r.lifecycleChangedBy,
+    breaker: r.breaker as BreakerState,
+    breakerReason: r.breakerReason,
+    breakerChangedAt: r.breakerChangedAt.toISOString(),
+    breakerFailures: r.breakerFailures,
+    epoch: r.epoch,
+    lastHeartbeatAt: iso(r.lastHeartbeatAt),
+    lastNativeState: r.lastNativeState,
+    createdAt: r.createdAt.toISOString(),
+    lease: r.leases[0]
+      ? {
+          id: r.leases[0].id,
+          validUntil: r.leases[0].validUntil.toISOString(),
+          revokedAt: iso(r.leases[0].revokedAt),
+          revokedBy: r.leases[0].revokedBy,
+        }
+      : null,
+    running: r._count.operations,
+  });
+  const tree = rows.map(node);
+  const ids = tree.map((n) => n.id);
+
+  const [inFlight, pendingGroups, uncertain, decisions, barriers] = await Promise.all([
+    db.operation.findMany({ where: { teamId, runId: { in: ids }, state: "running" }, orderBy: { startedAt: "asc" }, take: 200 }),
+    db.operation.groupBy({
+      by: ["state"],
+      where: { teamId, runId: { in: ids }, state: { in: ["queued", "scheduled"] } },
+      _count: { _all: true },
+    }),
+    db.uncertainInterval.findMany({
+      where: { teamId, runId: { in: ids } },
+      orderBy: { startedAt: "asc" },
+      take: 200,
+      include: { operation: { select: { operationId: true, tool: true, reconciliation: { select: { status: true, resolvedBy: true } } } } },
+    }),
+    db.gateDecision.findMany({ where: { teamId, runId: { in: ids } }, orderBy: { id: "desc" }, take: 50 }),
+    db.barrier.findMany({ where: { teamId, runId: { in: ids } }, orderBy: { requestedAt: "desc" }, take: 20 }),
+  ]);
+  const team = await db.team.findUnique({ where: { id: teamId }, select: { pausePolicySeconds: true, pauseReclaimAction: true } });
+  const retry = await db.operation.count({ where: { teamId, runId: { in: ids }, kind: "retry", state: { in: ["queued", "scheduled"] } } });
+  const count = (s: OperationState) => pendingGroups.find((g) => g.state === s)?._count._all ?? 0;
+
+  const focalNode = tree.find((n) => n.id === focal.id)!;
+  return {
+    run: {
+      ...focalNode,
+      rootRunId: focal.rootRunId,
+      nativeSessionId: focal.nativeSessionId,
+      nativeAgentId: focal.nativeAgentId,
+      nativeThreadId: focal.nativeThreadId,
+      nativeTurnId: focal.nativeTurnId,
+      lastNativeState: focal.lastNativeState,
+      isDrill: focal.isDrill,
+    },
+    tree,
+    treeTruncated,
+    inFlight: inFlight.map((o) => ({
+      id: o.id,
+      operationId: o.operationId,
+      runId: o.runId,
+      tool: o.tool,
+      kind: o.kind,
+      epochStamp: o.epochStamp,
+      startedAt: iso(o.startedAt),
+      lastHeartbeatAt: iso(o.lastHeartbeatAt),
+      providerName: o.providerName,
+      providerJobId: o.providerJobId,
+    })),
+    pending: { queued: count("queued"), scheduled: count("scheduled"), retry },
+    uncertain: uncertain.map((u) => ({
+      id: u.id,
+      runId: u.runId,
+      operationId: u.operation.operationId,
+      tool: u.operation.tool,
+      cause: u.cause,
+      startedAt: u.startedAt.toISOString(),
+      endedAt: iso(u.endedAt),
+      resolution: u.resolution,
+      resolvedBy: u.endedAt && u.operation.reconciliation?.status === "resolved" ? u.operation.reconciliation.resolvedBy : null,
+    })),
+    decisions: decisions.map((d) => ({
+      id: d.id.toString(),
+      runId: d.runId,
+      operationId: d.operationId,
+      source: d.source,
+      decision: d.decision,
+      reason: d.reason,
+      epochSeen: d.epochSeen,
+      currentEpoch: d.currentEpoch,
+      at: d.at.toISOString(),
+    })),
+    pausePolicy: team?.pausePolicySeconds != null ? { seconds: team.pausePolicySeconds, action: team.pauseReclaimAction } : null,
+    barriers: barriers.map((b) => ({
+      id: b.id,
+      runId: b.runId,
+      phase: b.phase,
+      requestedAt: b.requestedAt.toISOString(),
+      requestedBy: b.requestedBy,
+      reason: b.reason,
+      decision: b.decision,
+      completedAt: iso(b.completedAt),
+    })),
+  };
+}

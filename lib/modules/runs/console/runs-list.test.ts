@@ -1,0 +1,389 @@
+// The runs list, the run timeline and saved views against a real PostgreSQL (docs/console.md#runs-list):
+// every filter returns exactly its runs, cursor pages cover the list once each way (also while runs
+// are registered between pages), children group under their roots, bad URL parameters are ignored
+// (never an error), another team sees nothing, and saved views stay their owner's.
+import { beforeAll, describe, expect, it } from "vitest";
+import { prisma } from "../../../platform/db/prisma";
+import { newId } from "../../../platform/ids";
+import { QuiesceError } from "../../../platform/errors";
+import type { Principal } from "../../../platform/auth/principal";
+import { COUNT_CAP, listConsoleRuns, type RunsFilter } from "./runs";
+import { listRunTimeline } from "./timeline";
+import { createSavedView, deleteSavedView, listSavedViews } from "./saved-views";
+import { runsView } from "./views";
+import { decodeRunsCursor, encodeRunsCursor, parseRunsQuery, stopFilterOf, viewQueryString } from "../../../schemas/runs-list";
+import { previewStop } from "../../stop/stops";
+import { appendAudit } from "../../audit/audit";
+
+type User = Extract<Principal, { type: "user" }>;
+let a: User, a2: User, b: User;
+const T0 = Date.parse("2026-06-01T00:00:00Z");
+const at = (minutes: number) => new Date(T0 + minutes * 60_000);
+
+async function team(slug: string, role: User["role"] = "viewer"): Promise<User> {
+  const s = `${slug}-${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 6)}`;
+  const t = await prisma().team.create({ data: { id: newId("team"), slug: s, name: slug } });
+  return member(t.id, slug, role);
+}
+async function member(teamId: string, slug: string, role: User["role"]): Promise<User> {
+  const u = await prisma().user.create({ data: { id: newId("user"), email: `${slug}-${newId("user")}@example.test`, name: slug } });
+  await prisma().membership.create({ data: { id: newId("mem"), teamId, userId: u.id, role } });
+  return { type: "user", userId: u.id, email: u.email, teamId, role };
+}
+
+interface Spec {
+  title: string;
+  minute: number;
+  harness?: "claude_code" | "codex" | "mcp" | "custom";
+  lifecycle?: "normal" | "paused" | "killed";
+  finished?: boolean;
+  agent?: string;
+  task?: string;
+  parent?: string;
+}
+async function run(teamId: string, s: Spec): Promise<string> {
+  const id = newId("run");
+  const parent = s.parent ? await prisma().run.findUniqueOrThrow({ where: { id: s.parent } }) : null;
+  await prisma().run.create({
+    data: {
+      id,
+      teamId,
+      taskId: s.task ?? `task-${s.title}`,
+      title: s.title,
+      parentRunId: parent?.id ?? null,
+      rootRunId: parent?.rootRunId ?? id,
+      path: [...(parent?.path ?? []), id],
+      depth: parent ? parent.depth + 1 : 0,
+      harness: s.harness ?? "custom",
+      lifecycle: s.lifecycle ?? "normal",
+      finishedAt: s.finished ? at(s.minute + 1) : null,
+      nativeAgentId: s.agent ?? null,
+      createdAt: at(s.minute),
+    },
+  });
+  return id;
+}
+
+const titles = async (p: Principal, f: RunsFilter) => (await listConsoleRuns(p, { pageSize: 100, ...f })).items.map((r) => r.title);
+
+let root: string, child1: string, child2: string, grandchild: string;
+beforeAll(async () => {
+  a = await team("list-a");
+  a2 = await member(a.teamId, "list-a2", "operator");
+  b = await team("list-b");
+  root = await run(a.teamId, { title: "root", minute: 0, harness: "codex", agent: "agent-1" });
+  child1 = await run(a.teamId, { title: "child1", minute: 1, parent: root, harness: "codex" });
+  child2 = await run(a.teamId, { title: "child2", minute: 2, parent: root, lifecycle: "paused" });
+  grandchild = await run(a.teamId, { title: "grandchild", minute: 3, parent: child1 });
+  await run(a.teamId, { title: "paused", minute: 4, lifecycle: "paused", harness: "mcp" });
+  await run(a.teamId, { title: "killed", minute: 5, lifecycle: "killed", agent: "agent-1" });
+  await run(a.teamId, { title: "finished", minute: 6, finished: true, harness: "claude_code" });
+  await run(a.teamId, { title: "killed-finished", minute: 7, lifecycle: "killed", finished: true });
+  await run(a.teamId, { title: "pct", minute: 8, task: "deploy 100%_done" });
+  await run(a.teamId, { title: "pct-lookalike", minute: 9, task: "deploy 100x-done" });
+  await run(b.teamId, { title: "bravo", minute: 0, harness: "codex", agent: "agent-1" });
+});
+
+describe("runs list filters", () => {
+  it("filters by status exactly as a fleet stop reads it (killed wins over finished)", async () => {
+    expect(await titles(a, { status: "active" })).toEqual(["pct-lookalike", "pct", "grandchild", "child1", "root"]);
+    expect(await titles(a, { status: "paused" })).toEqual(["paused", "child2"]);
+    expect(await titles(a, { status: "killed" })).toEqual(["killed-finished", "killed"]);
+    expect(await titles(a, { status: "finished" })).toEqual(["finished"]);
+  });
+
+  it("filters by harness, agent, time range and lifecycle, and combines them", async () => {
+    expect(await titles(a, { harness: "codex" })).toEqual(["child1", "root"]);
+    expect(await titles(a, { agent: "agent-1" })).toEqual(["killed", "root"]);
+    expect(await titles(a, { from: at(2), to: at(5) })).toEqual(["paused", "grandchild", "child2"]);
+    expect(await titles(a, { lifecycle: "paused", harness: "mcp" })).toEqual(["paused"]);
+    expect(await titles(a, { agent: "agent-1", status: "active" })).toEqual(["root"]);
+  });
+
+  it("searches ids exactly and task/title by substring, % and _ literal", async () => {
+    expect(await titles(a, { q: "100%_" })).toEqual(["pct"]);
+    expect(await titles(a, { q: root })).toEqual(["grandchild", "child2", "child1", "root"]); // the root run id names its tree
+    expect(await titles(a, { q: "CHILD" })).toEqual(["grandchild", "child2", "child1"]);
+  });
+
+  it("sorts newest, oldest and by task", async () => {
+    const all = await titles(a, {});
+    expect(await titles(a, { sort: "oldest" })).toEqual([...all].reverse());
+    const byTask = (await listConsoleRuns(a, { sort: "task", pageSize: 100 })).items.map((r) => r.taskId);
+    expect(byTask).toEqual([...byTask].sort((x, y) => (x < y ? -1 : x > y ? 1 : 0)));
+  });
+
+  it("groups: roots only with their children counts, and each run's direct children", async () => {
+    const roots = await listConsoleRuns(a, { rootsOnly: true, pageSize: 100 });
+    expect(roots.items.map((r) => r.title)).not.toContain("child1");
+    expect(roots.items.find((r) => r.id === root)?.childCount).toBe(2);
+    expect(await titles(a, { parentRunId: root, sort: "oldest" })).toEqual(["child1", "child2"]);
+    expect(await titles(a, { parentRunId: child1 })).toEqual(["grandchild"]);
+    expect((await listConsoleRuns(a, { parentRunId: child1 })).items[0]).toMatchObject({ id: grandchild, depth: 2, rootRunId: root });
+    expect(child2).toBeTruthy();
+  });
+});
+
+describe("cursor paging", () => {
+  it("walks every page forwards and backwards, each run once, stable while runs are registered", async () => {
+    const t = await team("pages");
+    for (let i = 0; i < 23; i++) await run(t.teamId, { title: `p${String(i).padStart(2, "0")}`, minute: i % 7 }); // ties on created_at
+    const expected = (await listConsoleRuns(t, { pageSize: 100 })).items.map((r) => r.id);
+    expect(expected).toHaveLength(23);
+
+    const pages: string[][] = [];
+    const used: (string | null)[] = [];
+    let cursor: string | null = null;
+    let late = "";
+    do {
+      const page = await listConsoleRuns(t, { pageSize: 5, cursor: cursor ? decodeRunsCursor(cursor)! : undefined });
+      expect(page.total).toBe(23 + (late ? 1 : 0));
+      used.push(cursor);
+      pages.push(page.items.map((r) => r.id));
+      if (!late) {
+        // A run registered after the first page is newer: it does not shift what the next pages show.
+        expect(page.prevCursor).toBeNull();
+        late = await run(t.teamId, { title: "late", minute: 100 });
+      }
+      cursor = page.nextCursor;
+    } while (cursor);
+    expect(pages.flat()).toEqual(expected);
+    expect(pages.map((p) => p.length)).toEqual([5, 5, 5, 5, 3]);
+
+    // Backwards from the last page by prevCursor: the same pages, then the run registered meanwhile.
+    const last = await listConsoleRuns(t, { pageSize: 5, cursor: decodeRunsCursor(used[4]!)! });
+    expect(last.items.map((r) => r.id)).toEqual(pages[4]);
+    expect(last.nextCursor).toBeNull();
+    let prev = last.prevCursor;
+    const back: string[][] = [];
+    while (prev) {
+      const page = await listConsoleRuns(t, { pageSize: 5, cursor: decodeRunsCursor(prev)! });
+      back.unshift(page.items.map((r) => r.id));
+      expect(page.nextCursor).not.toBeNull();
+      prev = page.prevCursor;
+    }
+    expect(back).toEqual([[late], ...pages.slice(0, 4)]);
+  });
+
+  it("pages each sort, and a cursor of another sort or a forged one is ignored, never an error", async () => {
+    const walk = async (sort: "oldest" | "task") => {
+      const ids: string[] = [];
+      let c: string | null = null;
+      do {
+        const page: Awaited<ReturnType<typeof listConsoleRuns>> = await listConsoleRuns(a, {
+          pageSize: 5,
+          sort,
+          cursor: c ? decodeRunsCursor(c)! : undefined,
+        });
+        ids.push(...page.items.map((r) => r.id));
+        c = page.nextCursor;
+      } while (c);
+      return ids;
+    };
+    expect(await walk("oldest")).toEqual((await listConsoleRuns(a, { sort: "oldest", pageSize: 100 })).items.map((r) => r.id));
+    expect(await walk("task")).toEqual((await listConsoleRuns(a, { sort: "task", pageSize: 100 })).items.map((r) => r.id));
+
+    const newest = await listConsoleRuns(a, { pageSize: 5 });
+    const p = parseRunsQuery({ sort: "task", cursor: newest.nextCursor! });
+    expect(p.ignored).toEqual([{ key: "cursor", message: "issued for another sort" }]);
+    expect((await runsView(a, p)).items.length).toBeGreaterThan(0);
+  });
+});
+
+describe("URL parameters", () => {
+  it("ignores each bad parameter by name and keeps the good ones", () => {
+    const p = parseRunsQuery({
+      status: "sleeping",
+      harness: "codex",
+      from: "yesterday",
+      to: "0000-01-01",
+      cursor: "not-a-cursor",
+      q: "a\u0000b",
+      agent: "x".repeat(500),
+      sort: "random",
+      roots: "1",
+      page: "7",
+    });
+    expect(p.query).toEqual({ harness: "codex", roots: true });
+    expect(p.ignored.map((i) => i.key).sort()).toEqual(["agent", "cursor", "from", "q", "sort", "status", "to"]);
+    expect(parseRunsQuery({ from: "2026-06-02", to: "2026-06-01" }).ignored).toEqual([{ key: "to", message: "must be later than from" }]);
+    const forged = Buffer.from(JSON.stringify(["a", "newest", "not a time", "run_x"])).toString("base64url");
+    expect(decodeRunsCursor(forged)).toBeNull();
+    expect(
+      decodeRunsCursor(Buffer.from(JSON.stringify(["a", "newest", "+275760-09-13T00:00:00.000Z", "r"])).toString("base64url")),
+    ).toBeNull();
+    const ok = encodeRunsCursor({ dir: "before", sort: "task", value: "tâsk 1", id: "run_1" });
+    expect(decodeRunsCursor(ok)).toEqual({ dir: "before", sort: "task", value: "tâsk 1", id: "run_1" });
+  });
+
+  it("answers a page (no error) for every mangled query the page may receive", async () => {
+    for (const raw of [
+      { cursor: Buffer.from('["a","newest","2026-01-01T00:00:00Z","\\u0000"]').toString("base64url") },
+      { q: "%%%___\\\\" },
+      { from: "2026-02-30" },
+      { to: "9999-12-31T23:59:59Z" },
+      { status: ["paused", "killed"] as unknown as string },
+    ]) {
+      const page = await runsView(a, parseRunsQuery(raw));
+      expect(Array.isArray(page.items)).toBe(true);
+    }
+  });
+
+  it("normalizes a view's query: known, valid filters only, fixed order, no cursor", () => {
+    expect(viewQueryString(new URLSearchParams("cursor=abc&harness=codex&evil=1&status=paused&sort=bogus&q=x%25"))).toBe(
+      "status=paused&harness=codex&q=x%25",
+    );
+  });
+});
+
+describe("authorization", () => {
+  it("another team's member sees none of these runs, children or timelines", async () => {
+    expect((await listConsoleRuns(b, { pageSize: 100 })).items.map((r) => r.title)).toEqual(["bravo"]);
+    expect((await listConsoleRuns(b, { q: root })).total).toBe(0);
+    expect((await listConsoleRuns(b, { parentRunId: root })).items).toEqual([]);
+    expect((await listConsoleRuns(b, { agent: "agent-1" })).items.map((r) => r.title)).toEqual(["bravo"]);
+    await expect(listRunTimeline(b, root, {})).rejects.toSatisfy((e) => e instanceof QuiesceError && e.code === "not_found");
+    await expect(listConsoleRuns({ type: "system", name: "t" }, {})).rejects.toSatisfy(
+      (e) => e instanceof QuiesceError && e.code === "forbidden",
+    );
+  });
+});
+
+describe("count", () => {
+  it(`counts exactly up to ${COUNT_CAP}, then says so`, async () => {
+    const t = await team("many");
+    await prisma().$executeRawUnsafe(
+      `INSERT INTO runs (id, team_id, task_id, root_run_id, path, lifecycle, created_at)
+       SELECT $1 || '_' || g, $1, 't', $1 || '_' || g, ARRAY[$1 || '_' || g], (CASE WHEN g % 2 = 0 THEN 'paused' ELSE 'normal' END)::"Lifecycle",
+              now() - g * interval '1 second'
+         FROM generate_series(1, $2) AS g`,
+      t.teamId,
+      COUNT_CAP + 10,
+    );
+    const all = await listConsoleRuns(t, {});
+    expect(all).toMatchObject({ total: COUNT_CAP, totalCapped: true });
+    expect(await listConsoleRuns(t, { status: "paused" })).toMatchObject({ total: (COUNT_CAP + 10) / 2, totalCapped: false });
+  });
+});
+
+describe("run timeline", () => {
+  it("merges decisions, operations, control events and acknowledgments, newest first, paged by cursor", async () => {
+    const db = prisma();
+    const opId = newId("op");
+    await db.operation.create({
+      data: {
+        id: opId,
+        teamId: a.teamId,
+        operationId: "deploy-1",
+        runId: child1,
+        epochStamp: 1,
+        kind: "call",
+        tool: "deploy",
+        state: "running",
+        createdAt: at(10),
+      },
+    });
+    for (let i = 0; i < 7; i++)
+      await db.gateDecision.create({
+        data: { teamId: a.teamId, runId: child1, decision: i === 6 ? "deny" : "allow", reason: i === 6 ? "run_killed" : "ok", at: at(11) },
+      });
+    await db.$transaction((tx) =>
+      appendAudit(tx, { teamId: a.teamId, actor: `user:${a2.userId}`, action: "run.pause", target: child1, after: { reason: "look" } }),
+    );
+    const barrierId = newId("stop");
+    await db.barrier.create({
+      data: {
+        id: barrierId,
+        teamId: a.teamId,
+        runId: root,
+        requestedBy: `user:${a2.userId}`,
+        reason: "t",
+        newEpoch: 2,
+        policy: {},
+        observedAt: at(12),
+        observedMeaning: "signal_accepted",
+        observedEvidence: [
+          { runId: child1, meaning: "signal_accepted", at: at(12).toISOString(), by: "key:agent" },
+          { runId: child2, meaning: "turn_interrupted", at: at(12).toISOString(), by: "key:agent" },
+        ],
+      },
+    });
+    // Another team's audit row about the same id is not this run's history.
+    await db.$transaction((tx) => appendAudit(tx, { teamId: b.teamId, actor: "x", action: "run.pause", target: child1 }));
+
+    const all: string[] = [];
+    const kinds = new Set<string>();
+    const times: number[] = [];
+    let cursor: string | undefined;
+    for (;;) {
+      const page = await listRunTimeline(a, child1, { limit: 5, cursor });
+      for (const e of page.items) {
+        all.push(e.key);
+        kinds.add(e.kind);
+        times.push(Date.parse(e.at));
+      }
+      if (!page.nextCursor) break;
+      cursor = page.nextCursor;
+    }
+    expect(new Set(all).size).toBe(all.length);
+    expect(all).toHaveLength(7 + 1 + 1 + 1);
+    expect([...kinds].sort()).toEqual(["ack", "control", "decision", "operation"]);
+    expect(times).toEqual([...times].sort((x, y) => y - x));
+    const first = await listRunTimeline(a, child1, { limit: 50 });
+    expect(first.items.find((e) => e.kind === "ack")).toMatchObject({
+      title: "observed by target: signal_accepted",
+      link: `/barriers/${barrierId}`,
+    });
+    expect(first.items.find((e) => e.kind === "control")).toMatchObject({ title: "run.pause", detail: "look", actor: `user:${a2.userId}` });
+    await expect(listRunTimeline(a, child1, { cursor: "garbage" })).rejects.toSatisfy(
+      (e) => e instanceof QuiesceError && e.code === "bad_request",
+    );
+  });
+});
+
+describe("saved views", () => {
+  it("belong to their member: create (normalized, audited), list, duplicate refused, delete", async () => {
+    const v = await createSavedView(a, { name: " Paused codex ", query: "?harness=codex&status=paused&cursor=zzz&junk=1" });
+    expect(v).toMatchObject({ name: "Paused codex", query: "status=paused&harness=codex" });
+    expect((await listSavedViews(a)).map((x) => x.id)).toEqual([v.id]);
+    expect(await listSavedViews(a2)).toEqual([]); // a colleague in the same team does not see it
+    expect(await listSavedViews(b)).toEqual([]);
+    await expect(createSavedView(a, { name: "Paused codex", query: "" })).rejects.toSatisfy(
+      (e) => e instanceof QuiesceError && e.code === "conflict",
+    );
+    await expect(deleteSavedView(a2, v.id)).rejects.toSatisfy((e) => e instanceof QuiesceError && e.code === "not_found");
+    await expect(deleteSavedView(b, v.id)).rejects.toSatisfy((e) => e instanceof QuiesceError && e.code === "not_found");
+    await deleteSavedView(a, v.id);
+    expect(await listSavedViews(a)).toEqual([]);
+    const audit = await prisma().auditEvent.findMany({ where: { teamId: a.teamId, target: v.id }, orderBy: { id: "asc" } });
+    expect(audit.map((e) => e.action)).toEqual(["view.create", "view.delete"]);
+    await expect(listSavedViews({ type: "system", name: "t" })).rejects.toSatisfy(
+      (e) => e instanceof QuiesceError && e.code === "forbidden",
+    );
+  });
+});
+
+describe("select all matching → fleet stop", () => {
+  it("the list's filters as a stop filter cover the same runs the list shows (and what they delegated)", async () => {
+    const op = { ...a, role: "operator" as const };
+    const preview = async (raw: Record<string, string>) => {
+      const f = stopFilterOf(parseRunsQuery(raw).query);
+      if (!f) return null;
+      const r = await previewStop(op, { action: "pause", filter: f, reason: "t", dryRun: true });
+      return r.sample.map((s) => s.runId).sort();
+    };
+    const ids = async (f: RunsFilter) => (await listConsoleRuns(a, { pageSize: 100, ...f })).items.map((r) => r.id).sort();
+    // harness=codex: root and child1 match; child2 and grandchild are covered as what they delegated.
+    expect(await preview({ harness: "codex" })).toEqual([...(await ids({ harness: "codex" })), child2, grandchild].sort());
+    expect(await preview({ status: "paused" })).toEqual(await ids({ status: "paused" }));
+    expect(await preview({ agent: "agent-1", status: "active" })).toEqual(
+      [...(await ids({ agent: "agent-1", status: "active" })), child1, child2, grandchild].sort(),
+    );
+    expect(await preview({ from: at(4).toISOString(), to: at(6).toISOString() })).toEqual(
+      await ids({ status: "paused", from: at(4), to: at(6) }),
+    );
+    expect(await preview({ q: "x" })).toBeNull();
+    expect(await preview({ breaker: "open" })).toBeNull();
+    expect(await preview({ status: "paused", lifecycle: "paused" })).toBeNull();
+  });
+});

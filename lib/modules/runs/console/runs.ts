@@ -1,0 +1,250 @@
+// Read model for the runs list (docs/console.md#runs-list): status (active, paused, killed, finished),
+// lifecycle, breaker, harness, agent, time range and search filters; three sorts; roots only with
+// their children one expand away; keyset pages (a cursor, never OFFSET: page 2 000 costs what page 1
+// costs, and a run registered meanwhile does not shift the next page). Team-scoped by construction:
+// every statement carries the principal's team, so another team's runs are never counted or returned.
+import "server-only";
+import { prisma } from "../../../platform/db/prisma";
+import { authorize } from "../../../platform/auth/authorize";
+import type { Principal } from "../../../platform/auth/principal";
+import type { BreakerState, Harness, Lifecycle } from "../../../control/types";
+import { runStatus, type RunStatus } from "../../../control/fleet";
+import { escapeLike } from "../../../platform/security/text";
+import { encodeRunsCursor, type RunsCursor, type RunsListQuery, type RunsSort } from "../../../schemas/runs-list";
+import { consoleTeam } from "../../../platform/auth/console-team";
+
+export interface RunRow {
+  id: string;
+  title: string | null;
+  taskId: string;
+  harness: Harness;
+  status: RunStatus;
+  lifecycle: Lifecycle;
+  lifecycleChangedAt: string;
+  lifecycleReason: string | null;
+  breaker: BreakerState;
+  breakerChangedAt: string;
+  epoch: number;
+  parentRunId: string | null;
+  rootRunId: string;
+  depth: number;
+  childCount: number;
+  running: number;
+  agent: string | null;
+  createdAt: string;
+  finishedAt: string | null;
+  lastHeartbeatAt: string | null;
+  isDrill: boolean;
+}
+
+export interface RunsFilter extends Omit<RunsListQuery, "roots"> {
+  /** Only tree roots (each with its direct-children count; children are one expand away). */
+  rootsOnly?: boolean;
+  /** Only the direct children of this run (what an expanded row shows). */
+  parentRunId?: string;
+  pageSize?: number;
+}
+
+export interface RunsPage {
+  items: RunRow[];
+  /** every run matching the filters (not just this page), counted up to COUNT_CAP */
+  total: number;
+  /** true when more than COUNT_CAP runs match: `total` is then COUNT_CAP ("10 000+") */
+  totalCapped: boolean;
+  pageSize: number;
+  sort: RunsSort;
+  /** the next page (older, for newest first), or null on the last page */
+  nextCursor: string | null;
+  /** the previous page, or null on the first page */
+  prevCursor: string | null;
+}
+
+export const DEFAULT_PAGE_SIZE = 50;
+/**
+ * Matching runs are counted exactly up to here, then shown as "10 000+": an exact count of 85 000
+ * active runs reads 85 000 index entries on every refresh, and nobody pages through 10 000 runs.
+ * (A fleet stop of "all matching" does not need the number: its dry run counts exactly.)
+ */
+export const COUNT_CAP = 10_000;
+
+const SORT_SQL: Record<RunsSort, { col: string; desc: boolean; value: (r: DbRow) => string }> = {
+  newest: { col: "r.created_at", desc: true, value: (r) => r.created_at.toISOString() },
+  oldest: { col: "r.created_at", desc: false, value: (r) => r.created_at.toISOString() },
+  task: { col: "r.task_id", desc: false, value: (r) => r.task_id },
+};
+
+interface DbRow {
+  id: string;
+  title: string | null;
+  task_id: string;
+  harness: Harness;
+  lifecycle: Lifecycle;
+  lifecycle_changed_at: Date;
+  lifecycle_reason: string | null;
+  breaker: BreakerState;
+  breaker_changed_at: Date;
+  epoch: number;
+  parent_run_id: string | null;
+  root_run_id: string;
+  depth: number;
+  child_count: number;
+  running: number;
+  native_agent_id: string | null;
+  created_by: string | null;
+  created_at: Date;
+  finished_at: Date | null;
+  last_heartbeat_at: Date | null;
+  is_drill: boolean;
+}
+
+/** WHERE clause (without the cursor) and its parameters; $1 is always the team. */
+function whereOf(teamId: string, f: RunsFilter): { sql: string[]; params: unknown[] } {
+  const params: unknown[] = [teamId];
+  const sql = ["r.team_id = $1"];
+  const p = (v: unknown) => {
+    params.push(v);
+    return `$${params.length}`;
+  };
+  switch (f.status) {
+    case "active":
+      sql.push("r.lifecycle = 'normal' AND r.finished_at IS NULL");
+      break;
+    case "paused":
+      sql.push("r.lifecycle = 'paused' AND r.finished_at IS NULL");
+      break;
+    case "killed":
+      sql.push("r.lifecycle = 'killed'");
+      break;
+    case "finished":
+      sql.push("r.lifecycle <> 'killed' AND r.finished_at IS NOT NULL");
+      break;
+  }
+  if (f.lifecycle) sql.push(`r.lifecycle = ${p(f.lifecycle)}::"Lifecycle"`);
+  if (f.breaker) sql.push(`r.breaker = ${p(f.breaker)}::"Breaker"`);
+  if (f.harness) sql.push(`r.harness = ${p(f.harness)}::"Harness"`);
+  // An agent is the harness's agent identity or the run's creator label (as in a fleet-stop filter).
+  if (f.agent) {
+    const a = p(f.agent);
+    sql.push(`(r.native_agent_id = ${a} OR r.created_by = ${a})`);
+  }
+  if (f.from) sql.push(`r.created_at >= ${p(f.from)}`);
+  if (f.to) sql.push(`r.created_at < ${p(f.to)}`);
+  // Search: ids exactly (a pasted id finds that run and nothing else), task and title by substring,
+  // case-insensitive, with % and _ as literal characters (the same meaning as GET /api/v1/runs?q=).
+  const term = f.q?.trim();
+  if (term) {
+    const exact = p(term);
+    const like = p(`%${escapeLike(term)}%`);
+    sql.push(
+      `(r.id = ${exact} OR r.root_run_id = ${exact} OR r.native_session_id = ${exact} OR r.task_id ILIKE ${like} OR r.title ILIKE ${like})`,
+    );
+  }
+  if (f.parentRunId) sql.push(`r.parent_run_id = ${p(f.parentRunId)}`);
+  else if (f.rootsOnly) sql.push("r.parent_run_id IS NULL");
+  return { sql, params };
+}
+
+export async function listConsoleRuns(p: Principal, filter: RunsFilter): Promise<RunsPage> {
+  authorize(p, "run.read");
+  const teamId = consoleTeam(p);
+  const pageSize = Math.min(Math.max(Math.trunc(filter.pageSize ?? DEFAULT_PAGE_SIZE), 5), 100);
+  const sort: RunsSort = filter.sort ?? "newest";
+  const s = SORT_SQL[sort];
+  const cursor: RunsCursor | undefined = filter.cursor?.sort === sort ? filter.cursor : undefined;
+  const { sql, params } = whereOf(teamId, filter);
+  const countSql = `SELECT count(*)::int AS n FROM (SELECT 1 FROM runs r WHERE ${sql.join(" AND ")} LIMIT ${COUNT_CAP + 1}) m`;
+  const countParams = [...params];
+
+  // Walking backwards (a "before" cursor) reads in the opposite order and reverses the page.
+  const backwards = cursor?.dir === "before";
+  const desc = s.desc !== backwards;
+  if (cursor) {
+    params.push(cursor.value, cursor.id);
+    const v = sort === "task" ? `$${params.length - 1}` : `$${params.length - 1}::timestamptz`;
+    sql.push(`(${s.col}, r.id) ${desc ? "<" : ">"} (${v}, $${params.length})`);
+  }
+  const order = desc ? "DESC" : "ASC";
+  const pageSql = `
+    SELECT r.id, r.title, r.task_id, r.harness::text AS harness, r.lifecycle::text AS lifecycle, r.lifecycle_changed_at,
+           r.lifecycle_reason, r.breaker::text AS breaker, r.breaker_changed_at, r.epoch, r.parent_run_id, r.root_run_id,
+           r.depth, r.native_agent_id, r.created_by, r.created_at, r.finished_at, r.last_heartbeat_at, r.is_drill,
+           (SELECT count(*) FROM runs c WHERE c.team_id = r.team_id AND c.parent_run_id = r.id)::int AS child_count,
+           (SELECT count(*) FROM operations o WHERE o.run_id = r.id AND o.state = 'running')::int AS running
+      FROM runs r
+     WHERE ${sql.join(" AND ")}
+     ORDER BY ${s.col} ${order}, r.id ${order}
+     LIMIT ${pageSize + 1}`;
+  const db = prisma();
+  const [rows, count] = await Promise.all([
+    db.$queryRawUnsafe<DbRow[]>(pageSql, ...params),
+    db.$queryRawUnsafe<{ n: number }[]>(countSql, ...countParams),
+  ]);
+  const more = rows.length > pageSize;
+  const page = rows.slice(0, pageSize);
+  if (backwards) page.reverse();
+  const first = page[0];
+  const last = page[page.length - 1];
+  const at = (dir: "after" | "before", r: DbRow) => encodeRunsCursor({ dir, sort, value: s.value(r), id: r.id });
+  // Forwards: a next page exists when one more row was read; a previous one whenever we came by cursor.
+  // Backwards: the mirror image.
+  const hasNext = backwards ? true : more;
+  const hasPrev = backwards ? more : cursor !== undefined;
+  return {
+    total: Math.min(count[0]?.n ?? 0, COUNT_CAP),
+    totalCapped: (count[0]?.n ?? 0) > COUNT_CAP,
+    pageSize,
+    sort,
+    nextCursor: hasNext && last ? at("after", last) : null,
+    prevCursor: hasPrev && first ? at("before", first) : null,
+    items: page.map(toRow),
+  };
+}
+
+function toRow(r: DbRow): RunRow {
+  return {
+    id: r.id,
+    title: r.title,
+    taskId: r.task_id,
+    harness: r.harness,
+    status: runStatus({ lifecycle: r.lifecycle, finishedAt: r.finished_at?.getTime() ?? null }),
+    lifecycle: r.lifecycle,
+    lifecycleChangedAt: r.lifecycle_changed_at.toISOString(),
+    lifecycleReason: r.lifecycle_reason,
+    breaker: r.breaker,
+    breakerChangedAt: r.breaker_changed_at.toISOString(),
+    epoch: r.epoch,
+    parentRunId: r.parent_run_id,
+    rootRunId: r.root_run_id,
+    depth: r.depth,
+    childCount: r.child_count,
+    running: r.running,
+    agent: r.native_agent_id ?? r.created_by,
+    createdAt: r.created_at.toISOString(),
+    finishedAt: r.finished_at?.toISOString() ?? null,
+    lastHeartbeatAt: r.last_heartbeat_at?.toISOString() ?? null,
+    isDrill: r.is_drill,
+  };
+}
+
+/**
+ * The most runs "select all N matching" can name one by one: the size of a stop filter's `runIds`
+ * (lib/schemas/stops.ts). Beyond it the console refuses rather than stopping a part of what was asked.
+ */
+export const MATCHING_IDS_CAP = 10_000;
+
+/**
+ * Every run matching the list's filters, by id (oldest first), for a fleet stop of filters a stop scope
+ * cannot express (search, breaker): the stop then names exactly these runs. `capped` when more than
+ * MATCHING_IDS_CAP match (the ids are then not returned: a partial list would stop less than the
+ * operator selected while looking like all of it). Needs `fleet.stop`: only a stop uses it.
+ */
+export async function listMatchingRunIds(p: Principal, filter: RunsFilter): Promise<{ ids: string[]; capped: boolean }> {
+  authorize(p, "fleet.stop");
+  const { sql, params } = whereOf(consoleTeam(p), { ...filter, cursor: undefined, parentRunId: undefined });
+  const rows = await prisma().$queryRawUnsafe<{ id: string }[]>(
+    `SELECT r.id FROM runs r WHERE ${sql.join(" AND ")} ORDER BY r.created_at, r.id LIMIT ${MATCHING_IDS_CAP + 1}`,
+    ...params,
+  );
+  if (rows.length > MATCHING_IDS_CAP) return { ids: [], capped: true };
+  return { ids: rows.map((r) => r.id), capped: false };
+}

@@ -1,0 +1,68 @@
+// What each console page shows, assembled once so the server-rendered page and the JSON endpoint it
+// polls return exactly the same shape (react-query's initialData is the first server render).
+import "server-only";
+import type { Principal } from "../../../platform/auth/principal";
+import { listConsoleRuns, type RunsFilter, type RunsPage } from "./runs";
+import type { ParsedRunsQuery } from "../../../schemas/runs-list";
+import { getRunDetail, type RunDetail } from "./run-detail";
+export type { TreeNode, UncertainRow } from "./run-detail";
+export type { Rung } from "../../../control/evidence/model";
+import { getConsoleBarrier, type BarrierDetail } from "../../stop/console/barrier";
+import { listConsoleReconciliations, listTeamMembers, type Member, type ReconciliationRow } from "../../stop/console/reconciliations";
+import { getConsoleReceipt, type ConsoleReceipt } from "../../stop/console/receipt";
+import { actorLabels } from "../../members/console/people";
+
+export type Labels = Record<string, string>;
+
+/** One page of the runs list, and the URL parameters that were ignored (shown on the page, never a 500). */
+export type RunsView = RunsPage & { ignored: ParsedRunsQuery["ignored"] };
+export async function runsView(
+  p: Principal,
+  parsed: ParsedRunsQuery,
+  extra: Pick<RunsFilter, "parentRunId" | "pageSize"> = {},
+): Promise<RunsView> {
+  const { roots, ...q } = parsed.query;
+  const page = await listConsoleRuns(p, { ...q, rootsOnly: roots === true, ...extra });
+  return { ...page, ignored: parsed.ignored };
+}
+
+export type RunView = RunDetail & { labels: Labels };
+export async function runView(p: Principal, runId: string): Promise<RunView> {
+  const d = await getRunDetail(p, runId);
+  const labels = await actorLabels(p, [
+    ...d.tree.map((n) => n.lifecycleChangedBy),
+    ...d.barriers.map((b) => b.requestedBy),
+    ...d.uncertain.map((u) => u.resolvedBy),
+  ]);
+  return { ...d, labels };
+}
+
+export type BarrierView = BarrierDetail & { labels: Labels };
+export async function barrierView(p: Principal, barrierId: string): Promise<BarrierView> {
+  const b = await getConsoleBarrier(p, barrierId);
+  const labels = await actorLabels(p, [b.requestedBy]);
+  const who = labels[b.requestedBy] ?? b.requestedBy;
+  return {
+    ...b,
+    labels,
+    ladder: b.ladder.map((r) => (r.id === "cancellation_requested" ? { ...r, detail: r.detail.replace(b.requestedBy, who) } : r)),
+  };
+}
+
+export type ReconciliationsView = { items: ReconciliationRow[]; members: Member[]; labels: Labels };
+export async function reconciliationsView(
+  p: Principal,
+  filter: { status?: "open" | "resolved" | "all"; mine?: boolean },
+): Promise<ReconciliationsView> {
+  const [items, members] = await Promise.all([listConsoleReconciliations(p, filter), listTeamMembers(p)]);
+  const labels = await actorLabels(
+    p,
+    items.flatMap((r) => [r.assignedBy, r.resolvedBy]),
+  );
+  return { items, members, labels };
+}
+
+export type ReceiptView = { receipt: ConsoleReceipt | null };
+export async function receiptView(p: Principal, barrierId: string, version?: number): Promise<ReceiptView> {
+  return { receipt: await getConsoleReceipt(p, barrierId, version) };
+}

@@ -1,0 +1,294 @@
+// One barrier, driven phase by phase from its durable row (docs/architecture.md#the-cancellation-barrier). Called by the worker loop
+// with a claim held; the claim is renewed while work goes on, and a lost claim aborts the work (the
+// new holder continues from the rows; every write here is conditional, so nothing happens twice).
+import "server-only";
+import { cancelBarrierQueueJobs } from "./queue-cancel";
+import { settleOne, type SettleContext } from "./settle-one";
+import { withSpan } from "../../../platform/telemetry/tracing";
+import {
+  completeMany,
+  enterQuietMany,
+  enterSettlingMany,
+  loadBatchState,
+  queueJobsOfBarriers,
+  releaseClaims,
+  renewClaims,
+  completeBarrier,
+  enterQuiet,
+  enterSettling,
+  loadBarrierWork,
+  releaseClaim,
+  renewClaim,
+  type BarrierWork,
+} from "./steps";
+import type { Principal } from "../../../platform/auth/principal";
+import { onBarrierReceipt, onBarrierReceipts } from "../stops";
+import { cancelQueuedWorkOfBarrier } from "../kill";
+import { cancelQueuedWorkBatch } from "../kill-batch";
+import { cancelQueueJobsNow } from "./queue-cancel";
+
+export interface EngineOptions {
+  principal: Principal;
+  workerId: string;
+  claimMs: number;
+  localSettleMs: number;
+  /** How many settlements of one barrier are worked on at once. */
+  concurrency: number;
+  signal: AbortSignal;
+  log: (line: string) => void;
+  /** How often a barrier waiting for another barrier's settlement under its subtree looks again. */
+  subtreePollMs?: number;
+}
+
+const sleep = (ms: number, signal: AbortSignal) =>
+  new Promise<void>((resolve) => {
+    if (signal.aborted) return resolve();
+    const t = setTimeout(() => {
+      signal.removeEventListener("abort", done);
+      resolve();
+    }, ms);
+    const done = () => {
+      clearTimeout(t);
+      resolve();
+    };
+    signal.addEventListener("abort", done, { once: true });
+  });
+
+export type BarrierOutcome =
+  { kind: "done"; version: number; decision: string } | { kind: "waiting"; until: Date | null } | { kind: "lost" } | { kind: "stopped" };
+
+async function pool<T>(items: T[], limit: number, fn: (x: T) => Promise<void>): Promise<void> {
+  let next = 0;
+  const workers = Array.from({ length: Math.min(limit, items.length) }, async () => {
+    while (next < items.length) await fn(items[next++]!);
+  });
+  await Promise.all(workers);
+}
+
+const step = <T>(name: string, barrierId: string, fn: () => Promise<T>) =>
+  withSpan(`quiesce.barrier.${name}`, { "quiesce.barrier_id": barrierId }, fn);
+
+export async function processBarrier(barrierId: string, o: EngineOptions): Promise<BarrierOutcome> {
+  const lost = new AbortController();
+  const signal = AbortSignal.any([o.signal, lost.signal]);
+  const renew = setInterval(
+    () => {
+      renewClaim(o.principal, barrierId, o.workerId, o.claimMs)
+        .then((ok) => {
+          if (!ok) lost.abort();
+        })
+        .catch(() => {
+          /* a transient error: the next renewal retries before the claim expires */
+        });
+    },
+    Math.max(250, Math.floor(o.claimMs / 3)),
+  );
+  try {
+    // The work is read once and again only when something else may have changed it (a wait on the
+    // subtree, a settlement found pending): each step below is conditional on the barrier's row, so a
+    // step taken on a stale read is refused there ("lost"), never done twice. A fleet stop runs
+    // thousands of barriers through here; each skipped read is three statements per barrier.
+    let work: BarrierWork | null = null;
+    for (let round = 0; round < 1000; round++) {
+      if (signal.aborted) break;
+      work ??= await loadBarrierWork(o.principal, barrierId);
+      if (!work) return { kind: "lost" };
+      if (work.phase === "revoking") {
+        // Queued work cancelled in the database first (the kill's second step; a no-op when it ran): throws
+        // on failure, and the barrier resumes from the rows once the claim expires.
+        await cancelQueuedWorkOfBarrier(o.principal, barrierId);
+        await cancelBarrierQueueJobs(o.principal, barrierId).catch((e) =>
+          o.log(`queue cancel failed (will not block the barrier): ${(e as Error).message}`),
+        );
+        if (!(await step("dispatch_stopped", barrierId, () => enterSettling(o.principal, barrierId, o.workerId)))) return { kind: "lost" };
+        o.log(`${barrierId}: settling ${work.settlements.length} in-flight operation(s)`);
+        work = { ...work, phase: "settling" };
+        continue;
+      }
+      if (work.phase === "settling") {
+        const ctx: SettleContext = {
+          principal: o.principal,
+          barrierId,
+          teamId: work.teamId,
+          requestedAt: work.requestedAt,
+          localSettleMs: o.localSettleMs,
+          signal,
+          log: (l) => o.log(`${barrierId}: ${l}`),
+        };
+        const providers = work.providers;
+        const pending = work.settlements.filter((s) => s.settledState === null);
+        await step("settling", barrierId, () =>
+          pool(pending, o.concurrency, (s) =>
+            withSpan(
+              "quiesce.settlement",
+              { "quiesce.barrier_id": barrierId, "quiesce.operation_id": s.operationId, "quiesce.provider": s.providerName ?? "" },
+              () => settleOne(ctx, s, s.providerName ? providers[s.providerName] : undefined),
+            ),
+          ),
+        );
+        if (signal.aborted) break;
+        const q = await step("quiet", barrierId, () => enterQuiet(o.principal, barrierId, o.workerId));
+        if (q === "lost") return { kind: "lost" };
+        if (q === "subtree") {
+          // Another barrier of the tree is still settling an operation under this one: the completion
+          // rule covers the whole subtree, so wait for it (its settlement notifies; poll meanwhile).
+          await sleep(o.subtreePollMs ?? 250, signal);
+          work = null;
+          continue;
+        }
+        if (q === "pending") {
+          work = null; // a settlement is still open: read them again
+          continue;
+        }
+        o.log(`${barrierId}: quiet until ${q.quietUntil.toISOString()}`);
+        work = { ...work, phase: "quiet", quietUntil: q.quietUntil };
+        continue;
+      }
+      if (work.phase === "quiet") {
+        const r = await step("complete", barrierId, () => completeBarrier(o.principal, barrierId, o.workerId));
+        if (r === "lost") return { kind: "lost" };
+        if (r === "pending") {
+          work = null; // back to settling: something under the run is in flight again
+          continue;
+        }
+        if (r === "waiting") {
+          // Give the claim back: whichever engine is awake when the period ends issues the receipt.
+          await releaseClaim(o.principal, barrierId, o.workerId);
+          return { kind: "waiting", until: work.quietUntil };
+        }
+        o.log(`${barrierId}: receipt v${r.version} ${r.decision}`);
+        // A fleet stop waiting on this barrier may now issue its fleet receipt (docs/fleet-stop.md).
+        await onBarrierReceipt(o.principal, barrierId).catch((err: unknown) =>
+          o.log(`${barrierId}: fleet receipt check failed: ${String(err)}`),
+        );
+        return { kind: "done", version: r.version, decision: r.decision };
+      }
+      return { kind: "lost" }; // complete: nothing to do
+    }
+    return lost.signal.aborted ? { kind: "lost" } : { kind: "stopped" };
+  } finally {
+    clearInterval(renew);
+    if (o.signal.aborted) await releaseClaim(o.principal, barrierId, o.workerId).catch(() => {});
+  }
+}
+
+/**
+ * Several claimed barriers at once (docs/fleet-stop.md#at-scale): each phase step taken for all of them
+ * together — queued work cancelled in one transaction, into settling in one statement, quiet in one
+ * transaction, the receipts in one transaction with their audit rows appended together — by the same
+ * per-barrier step functions under the same conditions. A barrier with work of its own (a settlement to
+ * talk to its provider about, a subtree still in flight, a step the batch could not take) goes on alone,
+ * through processBarrier, still claimed. A batch whose transaction fails hands every barrier to
+ * processBarrier, which resumes from the rows.
+ */
+export async function processBarrierBatch(
+  barrierIds: string[],
+  o: EngineOptions,
+  onOutcome?: (barrierId: string, outcome: BarrierOutcome) => void,
+): Promise<void> {
+  const held = [...barrierIds];
+  let renewing = false;
+  const renew = setInterval(
+    () => {
+      // One renewal at a time; rows the step in progress holds locked are skipped (renewClaims).
+      if (renewing) return;
+      renewing = true;
+      renewClaims(o.principal, held, o.workerId, o.claimMs)
+        .catch(() => {
+          /* the next renewal retries before the claims expire */
+        })
+        .finally(() => {
+          renewing = false;
+        });
+    },
+    Math.max(250, Math.floor(o.claimMs / 3)),
+  );
+  const alone: string[] = [];
+  const decided = new Set<string>();
+  const outcome = (id: string, out: BarrierOutcome) => {
+    decided.add(id);
+    onOutcome?.(id, out);
+  };
+  try {
+    const state = await loadBatchState(o.principal, held, o.workerId);
+    // Barriers of one tree overlap (a child's barrier and its root's): those go one at a time.
+    const roots = new Set<string>();
+    const batch: typeof state = [];
+    for (const b of state) {
+      if (roots.has(b.rootRunId)) alone.push(b.id);
+      else {
+        roots.add(b.rootRunId);
+        batch.push(b);
+      }
+    }
+    const revoking = batch.filter((b) => b.phase === "revoking").map((b) => b.id);
+    let settling = new Set(batch.filter((b) => b.phase === "settling").map((b) => b.id));
+    if (revoking.length > 0 && !o.signal.aborted) {
+      await step("dispatch_stopped", revoking[0]!, async () => {
+        await cancelQueuedWorkBatch(revoking);
+        await cancelQueueJobsNow(await queueJobsOfBarriers(o.principal, revoking)).catch((e: unknown) =>
+          o.log(`queue cancel failed (will not block the barriers): ${(e as Error).message}`),
+        );
+        const moved = await enterSettlingMany(o.principal, revoking, o.workerId);
+        settling = new Set([...settling, ...moved]);
+        for (const id of revoking) if (!moved.includes(id)) alone.push(id);
+      });
+    }
+    // Own settlements to settle: the provider conversation, one barrier at a time.
+    const quietNow: string[] = [];
+    for (const b of batch) {
+      if (!settling.has(b.id)) continue;
+      if (b.pending > 0) alone.push(b.id);
+      else quietNow.push(b.id);
+    }
+    const toComplete = batch.filter((b) => b.phase === "quiet" && (!b.quietUntil || b.quietUntil.getTime() <= Date.now())).map((b) => b.id);
+    const waiting = batch.filter((b) => b.phase === "quiet" && b.quietUntil && b.quietUntil.getTime() > Date.now());
+    if (quietNow.length > 0 && !o.signal.aborted) {
+      const q = await step("quiet", quietNow[0]!, () => enterQuietMany(o.principal, quietNow, o.workerId));
+      for (const [id, r] of q) {
+        if (typeof r === "object") {
+          if (r.quietUntil.getTime() <= Date.now()) toComplete.push(id);
+          else waiting.push({ id, phase: "quiet", rootRunId: "", quietUntil: r.quietUntil, pending: 0 });
+        } else if (r === "lost") outcome(id, { kind: "lost" });
+        else alone.push(id); // pending / subtree: processBarrier waits for it
+      }
+    }
+    if (toComplete.length > 0 && !o.signal.aborted) {
+      const done: string[] = [];
+      const c = await step("complete", toComplete[0]!, () => completeMany(o.principal, toComplete, o.workerId));
+      for (const [id, r] of c) {
+        if (typeof r === "object") {
+          o.log(`${id}: receipt v${r.version} ${r.decision}`);
+          done.push(id);
+          outcome(id, { kind: "done", version: r.version, decision: r.decision });
+        } else if (r === "lost") outcome(id, { kind: "lost" });
+        else if (r === "waiting") waiting.push({ id, phase: "quiet", rootRunId: "", quietUntil: null, pending: 0 });
+        else alone.push(id);
+      }
+      // The fleet stops waiting on these barriers may now issue their fleet receipts.
+      await onBarrierReceipts(o.principal, done).catch((err: unknown) => o.log(`fleet receipt check failed: ${String(err)}`));
+    }
+    // Give the claims of the waiting back: whichever engine is awake when the period ends issues them.
+    await releaseClaims(
+      o.principal,
+      waiting.map((w) => w.id),
+      o.workerId,
+    );
+    for (const w of waiting) outcome(w.id, { kind: "waiting", until: w.quietUntil });
+  } catch (err) {
+    // Nothing of the failed step committed: every barrier not yet decided resumes alone from its rows.
+    o.log(`batch of ${barrierIds.length}: ${(err as Error).message}; going on one by one`);
+    alone.splice(0, alone.length, ...held.filter((id) => !decided.has(id)));
+  } finally {
+    clearInterval(renew);
+  }
+  await pool([...new Set(alone)], o.concurrency, async (id) => {
+    if (o.signal.aborted) return;
+    try {
+      outcome(id, await processBarrier(id, o));
+    } catch (err) {
+      o.log(`${id}: ${(err as Error).message} (the claim expires; work resumes from the rows)`);
+    }
+  });
+  if (o.signal.aborted) await releaseClaims(o.principal, held, o.workerId).catch(() => {});
+}

@@ -1,0 +1,196 @@
+// Issuing stop receipts. Transaction-level: the engine (after the quiet period), reconciliation writes
+// and late reports call issueReceiptTx inside their own transaction, with the barrier row locked, so a
+// version number is taken exactly once and the receipt commits together with the change that caused
+// it. Old versions are never touched. The body comes from the evidence model over the whole subtree
+// (lib/control/evidence), loaded by the one facts loader (lib/dal/internal/evidence).
+import "server-only";
+import type { Tx } from "../../../platform/db/prisma";
+import { newId } from "../../../platform/ids";
+import { buildReceipt } from "../../../control/evidence/receipt";
+import { notifyControlMany, type ControlEvent } from "../../../platform/db/notify";
+import { appendAudit, appendAudits, type AuditInput } from "../../audit/audit";
+import { coveringBarriersTx, loadEvidenceFactsManyTx } from "./evidence";
+import { recordAuditCheckpointTx, type AuditHead } from "../../audit/checkpoints";
+import { emitEventsTx, type EmitInput } from "../../webhooks/emit";
+import { signStatement, statementFor, STOP_RECEIPT_PREDICATE } from "../../../control/evidence/signing";
+import { currentSigner } from "../../../platform/signing/keystore";
+
+/**
+ * Issues the next receipt version. The caller holds the barrier row lock (SELECT … FOR UPDATE) and has
+ * checked that a receipt is due. Leaves the barrier `complete` with the receipt's decision.
+ */
+export async function issueReceiptTx(
+  tx: Tx,
+  barrierId: string,
+  verifiedAt = new Date(),
+  actor = "system:barrier-engine",
+  batch?: ReceiptBatch,
+): Promise<IssuedReceipt> {
+  return (await issueReceiptsTx(tx, [barrierId], verifiedAt, actor, batch)).get(barrierId)!;
+}
+
+export interface IssuedReceipt {
+  version: number;
+  decision: "stopped_and_quiet" | "stop_incomplete";
+  digest: string;
+}
+
+/**
+ * issueReceiptTx for many barriers at once (docs/fleet-stop.md#at-scale; the one-barrier form is this with
+ * one id): the caller holds every barrier's row lock and has checked that each receipt is due. Each
+ * barrier's receipt is built from its own facts (the set-based loader) by the same model and signed as
+ * one alone is; then the receipts, the barriers' completion, the events and the notifications are written
+ * in one statement each for the whole set, and the audit rows last.
+ */
+export async function issueReceiptsTx(
+  tx: Tx,
+  barrierIds: string[],
+  verifiedAt = new Date(),
+  actor = "system:barrier-engine",
+  batch?: ReceiptBatch,
+): Promise<Map<string, IssuedReceipt>> {
+  const out = new Map<string, IssuedReceipt>();
+  if (barrierIds.length === 0) return out;
+  const all = await loadEvidenceFactsManyTx(tx, barrierIds, verifiedAt);
+  // The audit head these receipts were issued at, also kept as a checkpoint apart from the chain: read
+  // and recorded once per team (a batch's receipts are issued together, at one head; their own audit rows
+  // all come after it, as a single receipt's does).
+  const heads = batch?.heads ?? new Map<string, AuditHead | null>();
+  const signer = currentSigner();
+  const receipts: Record<string, unknown>[] = [];
+  const completions: Record<string, unknown>[] = [];
+  const events: EmitInput[] = [];
+  const notices: ControlEvent[] = [];
+  const audits: AuditInput[] = [];
+  for (const [barrierId, facts] of all) {
+    const previous = facts.receipts.at(-1) ?? null;
+    const version = (previous?.version ?? 0) + 1;
+    if (!heads.has(facts.teamId)) heads.set(facts.teamId, await recordAuditCheckpointTx(tx, facts.teamId, "receipt"));
+    const auditHead = heads.get(facts.teamId) ?? null;
+    const { body, canonical, digest, decision, evidence } = buildReceipt(facts, {
+      version,
+      previousDigest: previous?.digest ?? null,
+      verifiedAt,
+      auditHead,
+    });
+    // Signed at issue time with the deployment key: the in-toto subject is the receipt digest, the
+    // predicate the body as issued (digest included), so the envelope alone can be verified offline.
+    const envelope = signStatement(
+      statementFor(STOP_RECEIPT_PREDICATE, { name: `stop-receipt/${barrierId}/v${version}`, sha256: digest }, body),
+      signer,
+    );
+    receipts.push({
+      id: newId("rcpt"),
+      barrier_id: barrierId,
+      version,
+      canonical,
+      body,
+      decision,
+      verified_at: verifiedAt.toISOString(),
+      digest,
+      envelope,
+      key_id: signer.keyId,
+    });
+    completions.push({
+      id: barrierId,
+      decision,
+      completed_at: verifiedAt.toISOString(),
+      late: evidence.counts.lateRequestsDenied,
+      last_settled_at: evidence.lastSettledAt?.toISOString() ?? null,
+      quiesced_at: evidence.quiescedAt?.toISOString() ?? null,
+    });
+    if (version === 1) {
+      events.push({
+        teamId: facts.teamId,
+        type: "barrier.complete",
+        runId: facts.barrier.runId,
+        subject: barrierId,
+        data: { barrier_id: barrierId, decision },
+      });
+    }
+    events.push({
+      teamId: facts.teamId,
+      type: "receipt.issued",
+      runId: facts.barrier.runId,
+      subject: barrierId,
+      data: { barrier_id: barrierId, version, decision, digest, previous_digest: previous?.digest ?? null, key_id: signer.keyId },
+    });
+    notices.push({ kind: "receipt", teamId: facts.teamId, rootRunId: facts.rootRunId, barrierId });
+    audits.push({ teamId: facts.teamId, actor, action: "barrier.receipt", target: barrierId, after: { version, decision, digest } });
+    out.set(barrierId, { version, decision, digest });
+  }
+  // The rows go through JSON (jsonb_to_recordset): one parameter whatever the batch size, and each value
+  // keeps its type (the body and envelope as JSON, times as ISO text with their milliseconds).
+  await tx.$executeRawUnsafe(
+    `INSERT INTO stop_receipts (id, barrier_id, version, canonical, body, decision, verified_at, digest, envelope, key_id)
+     SELECT r.id, r.barrier_id, r.version, r.canonical, r.body, r.decision::"ReceiptDecision", r.verified_at, r.digest, r.envelope, r.key_id
+       FROM jsonb_to_recordset($1::jsonb) AS r(id text, barrier_id text, version int, canonical text, body jsonb, decision text,
+            verified_at timestamptz, digest text, envelope jsonb, key_id text)`,
+    JSON.stringify(receipts),
+  );
+  await tx.$executeRawUnsafe(
+    `UPDATE barriers b SET phase = 'complete', decision = c.decision::"ReceiptDecision", completed_at = c.completed_at,
+            late_requests_denied = c.late, last_settled_at = c.last_settled_at, quiesced_at = c.quiesced_at,
+            claimed_by = NULL, claim_expires_at = NULL
+       FROM jsonb_to_recordset($1::jsonb) AS c(id text, decision text, completed_at timestamptz, late int, last_settled_at timestamptz,
+            quiesced_at timestamptz)
+      WHERE b.id = c.id`,
+    JSON.stringify(completions),
+  );
+  await emitEventsTx(tx, events);
+  await notifyControlMany(tx, notices);
+  // Last: the append takes the team's audit lock, held until this transaction commits; every statement
+  // after it would be one more that every other writer of the team's audit chain waits for (a fleet stop
+  // issues thousands of receipts and starts thousands of barriers, all on one chain). A batch appends
+  // all its receipts' rows at its end, under one acquisition (flushReceiptBatchTx).
+  if (batch) batch.audit.push(...audits);
+  else for (const a of audits) await appendAudit(tx, a);
+  return out;
+}
+
+/** Receipts issued together in one transaction (the barrier engine's batch: lib/modules/stop/engine/steps.ts). */
+export interface ReceiptBatch {
+  heads: Map<string, AuditHead | null>;
+  audit: AuditInput[];
+}
+
+export const newReceiptBatch = (): ReceiptBatch => ({ heads: new Map(), audit: [] });
+
+/** The batch's audit rows, per team, each team's under one acquisition of its audit lock: call last. */
+export async function flushReceiptBatchTx(tx: Tx, batch: ReceiptBatch): Promise<void> {
+  const byTeam = new Map<string | null, AuditInput[]>();
+  for (const a of batch.audit) byTeam.set(a.teamId, [...(byTeam.get(a.teamId) ?? []), a]);
+  for (const [teamId, rows] of byTeam) await appendAudits((sql, params) => tx.$queryRawUnsafe(sql, ...params), teamId, rows);
+  batch.audit = [];
+}
+
+/** Locks the barrier row; the lock orders receipt issuance, late reports and reconciliation writes. */
+export async function lockBarrierTx(tx: Tx, barrierId: string): Promise<void> {
+  await tx.$queryRawUnsafe(`SELECT id FROM barriers WHERE id = $1 FOR UPDATE`, barrierId);
+}
+
+/**
+ * Locks many barrier rows in one statement, oldest first (requested_at, id: the order every locker of
+ * several barrier rows takes them in, coveringBarriersTx's), so two lockers never wait on each other in a cycle.
+ */
+export async function lockBarriersTx(tx: Tx, barrierIds: string[]): Promise<void> {
+  if (barrierIds.length === 0) return;
+  await tx.$queryRawUnsafe(`SELECT id FROM barriers WHERE id = ANY ($1::text[]) ORDER BY requested_at, id FOR UPDATE`, barrierIds);
+}
+
+/**
+ * A fact about `runId` changed (a person settled an unknown, an owner was named): every barrier whose
+ * subtree holds the run and that already issued a receipt issues the next version, so no receipt of
+ * the tree keeps saying what is no longer true. Barriers still working include it in their first one.
+ * Locks oldest first (the same order everywhere). Returns the versions issued, by barrier.
+ */
+export async function reissueCoveringTx(tx: Tx, runId: string, actor: string): Promise<{ barrierId: string; version: number }[]> {
+  const out: { barrierId: string; version: number }[] = [];
+  for (const b of await coveringBarriersTx(tx, runId)) {
+    await lockBarrierTx(tx, b.id);
+    const cur = await tx.barrier.findUniqueOrThrow({ where: { id: b.id }, select: { phase: true } });
+    if (cur.phase !== "complete") continue;
+    out.push({ barrierId: b.id, version: (await issueReceiptTx(tx, b.id, new Date(), actor)).version });
+  }
+  return out;
+}

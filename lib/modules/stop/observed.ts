@@ -1,0 +1,51 @@
+// "Observed by target" (docs/architecture.md#the-cancellation-barrier; docs/ideas.md#five-questions: "Record
+// what the acknowledgment actually means"):
+// a harness adapter reports that the execution it controls saw the cancellation — signal_accepted,
+// turn_interrupted or process_terminated. Recorded on the barrier covering the run as a ladder rung;
+// every acknowledgment is kept, and the rung shows the strongest meaning (never upgraded by inference).
+import "server-only";
+import { prisma } from "../../platform/db/prisma";
+import { notFound, QuiesceError } from "../../platform/errors";
+import { strongerMeaning, type ObservedMeaning } from "../../control/barrier";
+import { authorize, assertTeam } from "../../platform/auth/authorize";
+import { actorOf, type Principal } from "../../platform/auth/principal";
+import { appendAudit } from "../audit/audit";
+import { notifyControl } from "../../platform/db/notify";
+import { coveringBarrierTx } from "./settlements";
+import { lockBarrierTx } from "./internal/receipts";
+import { assertHolder } from "../runs/holder";
+
+export async function recordObserved(
+  p: Principal,
+  runId: string,
+  input: { meaning: ObservedMeaning; evidence?: Record<string, unknown>; leaseId?: string },
+) {
+  authorize(p, "operation.report");
+  const run = await prisma().run.findUnique({ where: { id: runId }, select: { teamId: true, rootRunId: true, path: true } });
+  if (!run) throw notFound("run");
+  assertTeam(p, run.teamId, "run");
+  // Only the harness that holds the run can say its target saw the cancellation.
+  await assertHolder(prisma(), p, { teamId: run.teamId, path: run.path }, input.leaseId, "report what its target observed");
+  return prisma().$transaction(async (tx) => {
+    const covering = await coveringBarrierTx(tx, runId);
+    if (!covering) throw new QuiesceError("conflict", "no cancellation barrier covers this run (it was not killed)");
+    await lockBarrierTx(tx, covering.id);
+    const b = await tx.barrier.findUniqueOrThrow({
+      where: { id: covering.id },
+      select: { observedAt: true, observedMeaning: true, observedEvidence: true },
+    });
+    const at = new Date();
+    const acks = Array.isArray(b.observedEvidence) ? (b.observedEvidence as unknown[]) : [];
+    const ack = { runId, meaning: input.meaning, at: at.toISOString(), by: actorOf(p), evidence: input.evidence ?? null };
+    const meaning = strongerMeaning((b.observedMeaning as ObservedMeaning | null) ?? null, input.meaning);
+    await tx.barrier.update({
+      where: { id: covering.id },
+      data: { observedAt: b.observedAt ?? at, observedMeaning: meaning, observedEvidence: [...acks, ack].slice(-50) as never },
+    });
+    // The run's last state as its harness observed it (shown on the run page).
+    await tx.run.update({ where: { id: runId }, data: { lastNativeState: input.meaning } });
+    await appendAudit(tx, { teamId: run.teamId, actor: actorOf(p), action: "barrier.observed", target: covering.id, after: ack });
+    await notifyControl(tx, { kind: "barrier", teamId: run.teamId, rootRunId: run.rootRunId, barrierId: covering.id });
+    return { barrierId: covering.id, runId, meaning, observedAt: (b.observedAt ?? at).toISOString() };
+  });
+}

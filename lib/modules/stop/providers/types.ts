@@ -1,0 +1,46 @@
+// The provider interface of the cancellation barrier (docs/architecture.md#the-cancellation-barrier): Quiesce asks a provider to cancel
+// an in-flight operation, then asks the authoritative system whether the effect is there.
+// Neither answer is a settlement on its own; lib/control/settlement decides from both.
+import "server-only";
+import type { EffectObservation, ProviderResponse } from "../../../control/settlement";
+
+/** A providers row, as the barrier engine reads it (per team, addressed by operations.provider_name). */
+export interface ProviderConfig {
+  name: string;
+  /** "http" (generic) or "simulated" (the demo deployment provider; same wire protocol). */
+  kind: string;
+  cancelUrl: string | null;
+  statusUrl: string | null;
+  timeoutMs: number;
+  settleDeadlineMs: number;
+  quietPeriodSeconds: number;
+  rollbackOwner: string | null;
+}
+
+/** What the provider needs to find the work: its own job id, and ours. */
+export interface ProviderOperationRef {
+  operationId: string;
+  providerJobId: string | null;
+  runId: string;
+  tool: string;
+}
+
+export interface CancelAnswer {
+  response: ProviderResponse;
+  detail?: unknown;
+}
+
+export interface EffectAnswer {
+  effect: EffectObservation;
+  /** The job is terminal (cancelled / failed / committed): this answer cannot change any more. */
+  final: boolean;
+  providerOperationId?: string | null;
+  committedAt?: string | null;
+  detail?: unknown;
+}
+
+export interface Provider {
+  readonly config: ProviderConfig;
+  requestCancel(op: ProviderOperationRef): Promise<CancelAnswer>;
+  checkEffect(op: ProviderOperationRef): Promise<EffectAnswer>;
+}

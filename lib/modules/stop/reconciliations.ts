@@ -1,0 +1,296 @@
+// Reconciliations: an `unknown` outcome handed to a named person (docs/architecture.md#, #the-cancellation-barrier;
+// docs/ideas.md#barriers: "Keep
+// the barrier open and assign reconciliation to a person"). Managers/admins assign; the assignee (or
+// a manager/admin) resolves with evidence. Either write re-issues the barrier's receipt as a new
+// version when one was already issued (the old versions stay readable).
+import "server-only";
+import { prisma } from "../../platform/db/prisma";
+import { badRequest, forbidden, notFound, QuiesceError } from "../../platform/errors";
+import type { Role } from "../../control/types";
+import { authorize, assertTeam } from "../../platform/auth/authorize";
+import { actorOf, type Principal } from "../../platform/auth/principal";
+import { appendAudit } from "../audit/audit";
+import { notifyControl } from "../../platform/db/notify";
+import { settleTx, whyUnknownTx } from "./settlements";
+import type { issueReceiptTx } from "./internal/receipts";
+import { lockBarrierTx, reissueCoveringTx } from "./internal/receipts";
+import { emitEventTx } from "../webhooks/emit";
+import { coveringBarriersTx } from "./internal/evidence";
+import type { ResolveReconciliationInput } from "../../schemas/barriers";
+import { mayResolveReconciliation, OPEN_RECONCILIATION_STATUSES, type ReconciliationStatus } from "../../control/reconciliation";
+
+export interface ReconciliationView {
+  id: string;
+  teamId: string;
+  barrierId: string | null;
+  runId: string;
+  operationId: string;
+  tool: string;
+  providerName: string | null;
+  providerJobId: string | null;
+  cause: string | null;
+  status: ReconciliationStatus;
+  assignee: { userId: string; email: string; name: string } | null;
+  assignedBy: string | null;
+  assignedAt: string | null;
+  resolution: "effect_present" | "effect_absent" | null;
+  evidence: string | null;
+  resolvedAt: string | null;
+  resolvedBy: string | null;
+  createdAt: string;
+}
+
+const include = {
+  settlement: { select: { barrierId: true } },
+  operation: { include: { uncertainIntervals: { orderBy: { startedAt: "desc" as const }, take: 1 } } },
+} as const;
+
+type Row = NonNullable<Awaited<ReturnType<typeof loadRow>>>;
+function loadRow(id: string) {
+  return prisma().reconciliation.findUnique({ where: { id }, include });
+}
+
+async function toViews(rows: Row[]): Promise<ReconciliationView[]> {
+  const ids = [...new Set(rows.map((r) => r.assigneeUserId).filter((x): x is string => !!x))];
+  const users = ids.length
+    ? await prisma().user.findMany({ where: { id: { in: ids } }, select: { id: true, email: true, name: true } })
+    : [];
+  const byId = new Map(users.map((u) => [u.id, u]));
+  const iso = (d: Date | null) => (d ? d.toISOString() : null);
+  return rows.map((r) => {
+    const op = r.operation;
+    const u = r.assigneeUserId ? byId.get(r.assigneeUserId) : undefined;
+    return {
+      id: r.id,
+      teamId: r.teamId,
+      barrierId: r.settlement?.barrierId ?? null,
+      runId: op.runId,
+      operationId: op.operationId,
+      tool: op.tool,
+      providerName: op.providerName,
+      providerJobId: op.providerJobId,
+      cause: op.uncertainIntervals[0]?.cause ?? null,
+      status: r.status,
+      assignee: u ? { userId: u.id, email: u.email, name: u.name } : null,
+      assignedBy: r.assignedBy,
+      assignedAt: iso(r.assignedAt),
+      resolution: r.resolution,
+      evidence: r.evidence,
+      resolvedAt: iso(r.resolvedAt),
+      resolvedBy: r.resolvedBy,
+      createdAt: r.createdAt.toISOString(),
+    };
+  });
+}
+
+export interface ReconciliationFilter {
+  teamId?: string;
+  status?: "open" | "all" | ReconciliationStatus;
+  barrierId?: string;
+  assigneeUserId?: string;
+  limit?: number;
+}
+
+export async function listReconciliations(p: Principal, filter: ReconciliationFilter = {}): Promise<ReconciliationView[]> {
+  authorize(p, "run.read");
+  const teamId = p.type === "system" ? filter.teamId : p.teamId;
+  const status = filter.status ?? "open";
+  const rows = await prisma().reconciliation.findMany({
+    where: {
+      ...(teamId ? { teamId } : {}),
+      ...(status === "open" ? { status: { in: [...OPEN_RECONCILIATION_STATUSES] } } : status === "all" ? {} : { status }),
+      ...(filter.barrierId ? { settlement: { barrierId: filter.barrierId } } : {}),
+      ...(filter.assigneeUserId ? { assigneeUserId: filter.assigneeUserId } : {}),
+    },
+    include,
+    orderBy: { createdAt: "asc" },
+    take: Math.min(Math.max(filter.limit ?? 200, 1), 1000),
+  });
+  return toViews(rows);
+}
+
+export async function getReconciliation(p: Principal, id: string): Promise<ReconciliationView> {
+  authorize(p, "run.read");
+  const r = await loadRow(id);
+  if (!r) throw notFound("reconciliation");
+  assertTeam(p, r.teamId, "reconciliation");
+  return (await toViews([r]))[0]!;
+}
+
+function userIdOf(p: Principal): string | null {
+  return p.type === "user" ? p.userId : p.type === "key" ? p.userId : null;
+}
+function roleOf(p: Principal): Role | null {
+  return p.type === "user" ? p.role : p.type === "key" ? p.role : null;
+}
+
+/**
+ * A reconciliation write changes what the receipts of every barrier above the operation must say: each
+ * that already issued one issues the next version. Locks every covering barrier first (oldest first,
+ * the order late reports and the engine use too). Returns the version of the barrier that settled the
+ * operation (else the newest barrier's), or null when none had issued a receipt yet.
+ */
+async function lockCovering(tx: Parameters<typeof issueReceiptTx>[0], runId: string): Promise<void> {
+  for (const b of await coveringBarriersTx(tx, runId)) await lockBarrierTx(tx, b.id);
+}
+async function reissue(
+  tx: Parameters<typeof issueReceiptTx>[0],
+  runId: string,
+  ownBarrierId: string | null,
+  actor: string,
+): Promise<number | null> {
+  const issued = await reissueCoveringTx(tx, runId, actor);
+  return (issued.find((x) => x.barrierId === ownBarrierId) ?? issued.at(-1))?.version ?? null;
+}
+
+export async function assignReconciliation(
+  p: Principal,
+  id: string,
+  assigneeUserId: string,
+): Promise<ReconciliationView & { receiptVersion: number | null }> {
+  authorize(p, "reconciliation.assign");
+  const r = await loadRow(id);
+  if (!r) throw notFound("reconciliation");
+  assertTeam(p, r.teamId, "reconciliation");
+  if (!assigneeUserId?.trim()) throw badRequest("assigneeUserId: required");
+  const member = await prisma().membership.findUnique({ where: { teamId_userId: { teamId: r.teamId, userId: assigneeUserId } } });
+  if (!member) throw badRequest("assigneeUserId: not a member of this team");
+  const barrierId = r.settlement?.barrierId ?? null;
+  const receiptVersion = await prisma().$transaction(async (tx) => {
+    await lockCovering(tx, r.operation.runId);
+    const cur = await tx.reconciliation.findUniqueOrThrow({ where: { id } });
+    if (cur.status === "resolved") throw new QuiesceError("conflict", "reconciliation already resolved");
+    const at = new Date();
+    await tx.reconciliation.update({ where: { id }, data: { assigneeUserId, assignedBy: actorOf(p), assignedAt: at, status: "assigned" } });
+    await appendAudit(tx, {
+      teamId: r.teamId,
+      actor: actorOf(p),
+      action: "reconciliation.assign",
+      target: id,
+      before: { assigneeUserId: cur.assigneeUserId, status: cur.status },
+      after: { assigneeUserId, status: "assigned" },
+    });
+    await emitEventTx(tx, {
+      teamId: r.teamId,
+      type: "reconciliation.assigned",
+      runId: r.operation.runId,
+      subject: id,
+      data: {
+        reconciliation_id: id,
+        operation_id: r.operation.operationId,
+        assignee_user_id: assigneeUserId,
+        by: actorOf(p),
+        barrier_id: barrierId,
+      },
+    });
+    const version = await reissue(tx, r.operation.runId, barrierId, actorOf(p));
+    const root = await tx.run.findUniqueOrThrow({ where: { id: r.operation.runId }, select: { rootRunId: true } });
+    await notifyControl(tx, { kind: "settlement", teamId: r.teamId, rootRunId: root.rootRunId, ...(barrierId ? { barrierId } : {}) });
+    return version;
+  });
+  return { ...(await getReconciliation({ type: "system", name: "reconciliation" }, id)), receiptVersion };
+}
+
+export async function resolveReconciliation(
+  p: Principal,
+  id: string,
+  input: ResolveReconciliationInput,
+): Promise<ReconciliationView & { receiptVersion: number | null }> {
+  authorize(p, "reconciliation.resolve");
+  const r = await loadRow(id);
+  if (!r) throw notFound("reconciliation");
+  assertTeam(p, r.teamId, "reconciliation");
+  if (input.resolution !== "effect_present" && input.resolution !== "effect_absent")
+    throw badRequest("resolution: effect_present or effect_absent");
+  const evidence = typeof input.evidence === "string" ? input.evidence.trim() : JSON.stringify(input.evidence ?? null);
+  if (!evidence || evidence === "null" || evidence === "{}") throw badRequest("evidence: required");
+  const role = roleOf(p);
+  if (p.type !== "system" && !mayResolveReconciliation({ role, userId: userIdOf(p) }, r.assigneeUserId)) {
+    throw forbidden("only the assignee or a manager/admin may resolve this reconciliation");
+  }
+  const op = r.operation;
+  const barrierId = r.settlement?.barrierId ?? null;
+  const receiptVersion = await prisma().$transaction(async (tx) => {
+    await lockCovering(tx, op.runId);
+    const cur = await tx.reconciliation.findUniqueOrThrow({ where: { id } });
+    if (cur.status === "resolved") throw new QuiesceError("conflict", "reconciliation already resolved");
+    const at = new Date();
+    const actor = actorOf(p);
+    // Kept: re-settling below overwrites the reasons the "why unknown" is made of.
+    const unknownReason = await whyUnknownTx(tx, op.id);
+    await tx.reconciliation.update({
+      where: { id },
+      data: { status: "resolved", resolution: input.resolution, evidence, resolvedAt: at, resolvedBy: actor, unknownReason },
+    });
+    const provider = op.providerName
+      ? await tx.provider.findUnique({ where: { teamId_name: { teamId: r.teamId, name: op.providerName } } })
+      : null;
+    const present = input.resolution === "effect_present";
+    await settleTx(tx, {
+      settlementId: r.settlementId,
+      operationRowId: op.id,
+      teamId: r.teamId,
+      at,
+      onlyIfPending: false,
+      resolvedBy: actor,
+      state: present ? "completed_and_verified" : "cancelled_without_effect",
+      reason: `reconciled by ${actor}: ${input.resolution}`,
+      ...(present
+        ? {
+            effect: {
+              providerOperationId: op.providerJobId,
+              committedAt: at,
+              detail: { evidence, recorded: "at reconciliation; the commit time is unknown" },
+              rollbackOwner: provider?.rollbackOwner ?? null,
+              source: "reconciliation" as const,
+            },
+          }
+        : {}),
+    });
+    await appendAudit(tx, {
+      teamId: r.teamId,
+      actor,
+      action: "reconciliation.resolve",
+      target: id,
+      before: { status: cur.status },
+      after: { status: "resolved", resolution: input.resolution, evidence },
+    });
+    await emitEventTx(tx, {
+      teamId: r.teamId,
+      type: "reconciliation.resolved",
+      runId: op.runId,
+      subject: id,
+      data: { reconciliation_id: id, operation_id: op.operationId, resolution: input.resolution, by: actor, barrier_id: barrierId },
+    });
+    const version = await reissue(tx, op.runId, barrierId, actor);
+    const root = await tx.run.findUniqueOrThrow({ where: { id: op.runId }, select: { rootRunId: true } });
+    await notifyControl(tx, { kind: "settlement", teamId: r.teamId, rootRunId: root.rootRunId, ...(barrierId ? { barrierId } : {}) });
+    return version;
+  });
+  return { ...(await getReconciliation({ type: "system", name: "reconciliation" }, id)), receiptVersion };
+}
+
+/**
+ * For the CLI (`reconcile … --as <email>`): the member of the reconciliation's team with that email,
+ * as a user principal carrying their CURRENT role. System principals only.
+ */
+export async function memberPrincipal(p: Principal, email: string, reconciliationId: string): Promise<Principal> {
+  if (p.type !== "system") throw forbidden("system only");
+  const r = await prisma().reconciliation.findUnique({ where: { id: reconciliationId }, select: { teamId: true } });
+  if (!r) throw notFound("reconciliation");
+  const user =
+    (await prisma().user.findUnique({ where: { email: email.trim().toLowerCase() } })) ??
+    (await prisma().user.findUnique({ where: { email: email.trim() } }));
+  const m = user ? await prisma().membership.findUnique({ where: { teamId_userId: { teamId: r.teamId, userId: user.id } } }) : null;
+  if (!user || !m) throw badRequest(`--as: ${email} is not a member of the reconciliation's team`);
+  return { type: "user", userId: user.id, email: user.email, teamId: r.teamId, role: m.role };
+}
+
+export async function userIdForEmail(p: Principal, email: string): Promise<string> {
+  if (p.type !== "system") throw forbidden("system only");
+  const user =
+    (await prisma().user.findUnique({ where: { email: email.trim().toLowerCase() } })) ??
+    (await prisma().user.findUnique({ where: { email: email.trim() } }));
+  if (!user) throw badRequest(`--to: no user ${email}`);
+  return user.id;
+}
