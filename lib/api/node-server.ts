@@ -242,8 +242,8 @@ export async function startApiServer(opts: ApiServerOptions = {}): Promise<ApiSe
   };
   const server = http.createServer(httpTimeoutOptions(timeouts), async (req, res) => {
     // A client that goes away aborts the request's signal. The controller is made only when a handler
-    // asks for the signal (event streams, Web-Request handlers): the gate's JSON answers never do, and one
-    // AbortController per call showed in the API process's CPU profile under gate load.
+    // asks for the signal (event streams, Web-Request handlers): the gate's answers never do, and a
+    // controller per call is a cost on the hot path.
     let abort: AbortController | null = null;
     let gone = false;
     const signal = (): AbortSignal => {

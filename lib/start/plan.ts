@@ -47,20 +47,9 @@ export const COMPANIONS: { name: string; args: string[]; afterWeb: boolean; opti
 ];
 
 /**
- * Companions that share one process under `npm start` (`quiesce together`), when all their members run.
- * Each Node process costs some 40 MB before it does any work (more with the Prisma client loaded), and
- * these do not need a process each:
- *  - workers: the barrier engine, the webhook worker, the simulated deployment provider and the demo
- *    fleet. The first two are trusted background workers of the control plane polling the same
- *    database; the last two are stand-ins for the outside world that exist for the demo. None sits on
- *    the agents' hot path (that is the API process, kept apart). What is given up: a crash of one stops
- *    the others (the supervisor reports it loudly; nothing is restarted silently). The gate does not
- *    depend on any of them: a killed run is refused at the gate whether or not its barrier has settled.
- *    Started once the web app answers (the demo fleet needs the API). Deployments run the barrier
- *    engine and the webhook worker as services of their own (docs/deploy.md).
- * Not combined: the web app (Next) and the API process (the agents' hot path, isolated from everything
- * else). The embedded PostgreSQL needs no Node process of its own (lib/platform/db/embedded.ts#spawnDetachedPostgres).
- * docs/operating.md#processes-and-memory explains the choice.
+ * Companions that share one process under `npm start` (`quiesce together`), when all their members run:
+ * none is on the agents' hot path and a process each costs memory; the web app and the API process stay
+ * apart (docs/design/process-layout.md). Started once the web app answers (the demo fleet needs the API).
  */
 export const GROUPS: { name: string; members: string[] }[] = [
   { name: "workers", members: ["barrier-worker", "webhook-worker", "provider-sim", "demo"] },

@@ -5,7 +5,7 @@ import path from "node:path";
 import { expect, test } from "vitest";
 import { ROOT, anchors, docsFiles } from "./markdown";
 
-// Pages written on other branches of this round; remove an entry when its page lands.
+// Pages written on other branches at the same time; remove an entry when its page lands.
 const PENDING = new Set<string>();
 
 const files = ["README.md", "CONTRIBUTING.md", ...docsFiles()];

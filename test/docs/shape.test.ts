@@ -1,5 +1,6 @@
 // The docs' shape: user pages short enough to read, measurements in the perf log, every index entry
-// present, no tracker ids anywhere, and every `docs/….md#heading` that code or tests cite still there.
+// present, no tracker ids anywhere, migration headers of at most five lines, and every
+// `docs/….md#heading` that code or tests cite still there.
 import { existsSync, readFileSync, readdirSync, statSync } from "node:fs";
 import path from "node:path";
 import { expect, test } from "vitest";
@@ -53,7 +54,7 @@ test("the perf log is dated entries, newest first", () => {
   expect(dates).toEqual([...dates].sort().reverse());
 });
 
-/** Source, docs and config files of the repository, skipping what is generated, vendored or applied. */
+/** Source, docs and config files of the repository (migrations too), skipping what is generated or vendored. */
 function repoFiles(): string[] {
   const skip = new Set([
     "node_modules",
@@ -65,7 +66,6 @@ function repoFiles(): string[] {
     ".quiesce",
     "test-results",
     "playwright-report",
-    "prisma/migrations",
     "out",
   ]);
   const out: string[] = [];
@@ -82,10 +82,11 @@ function repoFiles(): string[] {
   return out;
 }
 
-test("no tracker ids in docs, code, tests or bench output (applied migrations excepted)", () => {
-  // "issue 17", "issue-17", "finding 9 of …", "#17" as a tracker reference. Not one: React's error
-  // #418, a colour ("#000"), a ticket in the demo data.
-  const tracker = /\bissues?[ -]#?\d+|\bfindings? \d+\b|(?<![\w&/#"]|ticket )#(?!418\b)\d{2,}\b/gi;
+test("no tracker ids anywhere: docs, code, tests, migrations, bench output", () => {
+  // "issue 17", "issue-17", "finding 9 of …", "#17", "round nine" as a tracker reference. Not one: React's
+  // error #418, a colour ("#000"), a ticket in the demo data, a bench's measured rounds ("round 2").
+  const tracker =
+    /\bissues?[ -]#?\d+|\bfindings? \d+\b|(?<![\w&/#"]|ticket )#(?!418\b)\d{2,}\b|\brounds? (?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve)\b/gi;
   const hits: string[] = [];
   for (const f of repoFiles()) {
     if (f === "test/docs/shape.test.ts") continue;
@@ -96,6 +97,24 @@ test("no tracker ids in docs, code, tests or bench output (applied migrations ex
       });
   }
   expect(hits).toEqual([]);
+});
+
+const MAX_MIGRATION_HEADER = 5;
+
+test(`every migration's leading comment is at most ${MAX_MIGRATION_HEADER} lines (the rest in a design note)`, () => {
+  const dir = path.join(ROOT, "prisma/migrations");
+  const names = readdirSync(dir).filter((n) => existsSync(path.join(dir, n, "migration.sql")));
+  expect(names.length).toBeGreaterThan(0);
+  const long = names
+    .map((n) => {
+      const lines = read(`prisma/migrations/${n}/migration.sql`).split("\n");
+      const first = lines.findIndex((l) => l.trim() !== "");
+      const end = lines.findIndex((l, i) => i >= first && !l.trimStart().startsWith("--"));
+      return { n, header: (end < 0 ? lines.length : end) - first };
+    })
+    .filter(({ header }) => header > MAX_MIGRATION_HEADER)
+    .map(({ n, header }) => `${n}: ${header} lines`);
+  expect(long).toEqual([]);
 });
 
 test("every docs/….md#heading cited outside the docs resolves", () => {

@@ -233,9 +233,8 @@ export class GateBatcher {
    * With a statement already in flight, is another worth sending now? When as many calls wait as the
    * smallest batch in flight carries, or when the oldest has waited holdMs; else not yet, and a timer
    * sends them when that time is up (a statement that hangs on a lock holds the rest back ≤ holdMs).
-   * Sent at once instead, a second statement went with the one or two calls that had just arrived: on two
-   * cores, small batches side by side cost more per decision than one fuller batch a moment later
-   * (docs/gate.md#batches).
+   * Small batches side by side cost more per decision than one fuller batch a moment later
+   * (docs/design/gate-batcher-schedule.md).
    */
   private worthAnother(now: number): boolean {
     if (this.sizes.length === 0 || this.holdMs === 0) return true;

@@ -140,8 +140,8 @@ export async function previewStop(p: Principal, body: CreateStopBody): Promise<S
   authorize(p, "fleet.stop");
   const teamId = teamOf(p);
   const { filter } = validate(body);
-  // One statement over every run of the team: at 10 000 matching runs on a loaded machine it outlasts
-  // the default 5 s interactive-transaction budget (seen by the fleet bench as a 503).
+  // One statement over every run of the team: at 10 000 matching runs on a loaded machine it can
+  // outlast Prisma's default 5 s interactive-transaction budget.
   const covered = await prisma().$transaction((tx) => coveredRunsTx(tx, teamId, filter), { timeout: 60_000, maxWait: 30_000 });
   return {
     dryRun: true,

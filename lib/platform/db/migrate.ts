@@ -1,19 +1,37 @@
 // The project's migrate command. Prisma's schema engine cannot be downloaded here, so SQL files in
 // prisma/migrations/<ts>_<name>/migration.sql are applied in name order under an advisory lock, and
-// recorded in a `_prisma_migrations` ledger with Prisma's own columns and checksum (sha256 of the
-// file), so `prisma migrate status` on a machine that has the engine reads the same history.
+// recorded in a `_prisma_migrations` ledger with Prisma's own columns, so `prisma migrate status` on a
+// machine that has the engine reads the same history. The checksum covers the statements, not the
+// comments: docs/design/migration-checksums.md.
 import { createHash, randomUUID } from "node:crypto";
 import { readdirSync, readFileSync, existsSync } from "node:fs";
 import path from "node:path";
 import { newClient } from "./hosts";
 
 const LOCK_KEY = 727_274_001; // arbitrary, constant: serializes concurrent migrators
-export const MIGRATIONS_DIR = path.resolve(import.meta.dirname, "../../prisma/migrations");
+export const MIGRATIONS_DIR = path.resolve(import.meta.dirname, "../../../prisma/migrations");
+
+/** Checksums recorded before a migration's comments were edited: the file's and its statements'. */
+export const LEGACY_CHECKSUMS_FILE = "legacy-checksums.json";
 
 export interface MigrationFile {
   name: string;
   sql: string;
+  /** sha256 of the statements: the file without whole-line `--` comments and blank lines. */
   checksum: string;
+  /** sha256 of the whole file, as the ledger recorded it before checksums skipped comments. */
+  fileChecksum: string;
+}
+
+const sha256 = (text: string) => createHash("sha256").update(text).digest("hex");
+
+/** The file's lines without whole-line `--` comments and blank lines (a comment after a statement stays). */
+export function statementsOf(sql: string): string {
+  return sql
+    .split("\n")
+    .map((line) => line.replace(/\r$/, ""))
+    .filter((line) => !/^\s*(--.*)?$/.test(line))
+    .join("\n");
 }
 
 export function readMigrations(dir = MIGRATIONS_DIR): MigrationFile[] {
@@ -23,8 +41,26 @@ export function readMigrations(dir = MIGRATIONS_DIR): MigrationFile[] {
     .sort()
     .map((name) => {
       const sql = readFileSync(path.join(dir, name, "migration.sql"), "utf8");
-      return { name, sql, checksum: createHash("sha256").update(sql).digest("hex") };
+      return { name, sql, checksum: sha256(statementsOf(sql)), fileChecksum: sha256(sql) };
     });
+}
+
+type LegacyChecksums = Record<string, { file: string; statements: string }>;
+
+function readLegacyChecksums(dir: string): LegacyChecksums {
+  const file = path.join(dir, LEGACY_CHECKSUMS_FILE);
+  return existsSync(file) ? (JSON.parse(readFileSync(file, "utf8")) as LegacyChecksums) : {};
+}
+
+/**
+ * Whether a ledger row's checksum is the migration as it stands: the statements' checksum, the whole
+ * file's (a row written before checksums skipped comments), or a file checksum from before a comment
+ * edit — accepted only while the statements are still the ones it was recorded with.
+ */
+export function sameMigration(recorded: string, m: MigrationFile, legacy: LegacyChecksums = {}): boolean {
+  if (recorded === m.checksum || recorded === m.fileChecksum) return true;
+  const old = legacy[m.name];
+  return old !== undefined && old.file === recorded && old.statements === m.checksum;
 }
 
 export interface MigrateResult {
@@ -32,7 +68,7 @@ export interface MigrateResult {
   alreadyApplied: number;
 }
 
-export async function migrate(databaseUrl: string, log: (line: string) => void = () => {}): Promise<MigrateResult> {
+export async function migrate(databaseUrl: string, log: (line: string) => void = () => {}, dir = MIGRATIONS_DIR): Promise<MigrateResult> {
   // A session of its own (the migration lock is a session lock): never through a transaction pooler.
   // A multi-host string migrates the primary (lib/platform/db/hosts.ts).
   const client = newClient(databaseUrl);
@@ -53,10 +89,11 @@ export async function migrate(databaseUrl: string, log: (line: string) => void =
     );
     const ledger = new Map(done.rows.map((r) => [r.migration_name, r]));
     const applied: string[] = [];
-    for (const m of readMigrations()) {
+    const legacy = readLegacyChecksums(dir);
+    for (const m of readMigrations(dir)) {
       const prior = ledger.get(m.name);
       if (prior?.finished_at) {
-        if (prior.checksum !== m.checksum) log(`warning: ${m.name} was edited after it was applied (checksum differs)`);
+        if (!sameMigration(prior.checksum, m, legacy)) log(`warning: ${m.name} was edited after it was applied (checksum differs)`);
         continue;
       }
       if (prior) throw new Error(`migration ${m.name} started earlier but never finished; inspect the database, then mark it rolled back`);

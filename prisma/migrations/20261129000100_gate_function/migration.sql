@@ -1,12 +1,8 @@
--- The gate (DESIGN.md §4) as one VOLATILE plpgsql function: authenticate the key by hash, take the run
--- tree's SHARED advisory lock, read the ancestry, decide, transition the operation and record the decision
--- — all in the caller's single statement, so one round trip and one transaction.
--- The pure oracle is lib/control/gate.ts `decideGate`; test/gate/oracle.test.ts checks both agree.
--- Read docs/gate.md before changing the order of checks: change both places together.
---
--- Why each plpgsql statement sees fresh data: a VOLATILE function in READ COMMITTED takes a new snapshot
--- per statement, so everything read after pg_advisory_xact_lock_shared sees every control write that
--- committed while we waited for the lock (lifecycle writers hold the same key exclusively).
+-- The gate as one VOLATILE plpgsql function: authenticate the key by hash, take the run tree's SHARED
+-- advisory lock, read the ancestry, decide and record the decision, in one statement and one round trip
+-- (docs/design/gate-one-statement.md). Each statement after the lock takes a fresh snapshot (READ
+-- COMMITTED), so it sees every control write that committed while it waited. The oracle is
+-- lib/control/gate.ts decideGate (test/gate/oracle.test.ts); read docs/gate.md before reordering checks.
 
 CREATE OR REPLACE FUNCTION quiesce_gate(
     p_source text,            -- 'gate' | 'admit' | 'heartbeat'

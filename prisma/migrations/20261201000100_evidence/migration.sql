@@ -1,16 +1,7 @@
--- Stop evidence that cannot over-claim (issue 10).
---
--- 1. Team settings: the quiet period every barrier waits out (also when no provider was touched; ms so
---    a test team may use a small value), pause reclaim (NULL = off, the default: nothing reclaims a
---    pause unless a team asks for it), and the default owner of an unknown outcome.
--- 2. A reconciliation belongs to the operation whose outcome is unknown, with or without a barrier:
---    settlement_id becomes optional, operation_id is required and unique (one reconciliation per
---    unknown outcome).
--- 3. Every `aborted_unknown`, whichever path writes it (barrier settlement, an executor's report, a
---    gateway's cancellation, a future gate rule), opens an uncertain interval and a reconciliation
---    with a default owner in the same statement, by trigger: team setting → the person who asked for
---    the covering stop → the team's first admin.
--- 4. A gate call naming another team's run leaves no row under that run's id.
+-- Stop evidence that cannot over-claim: team settings for the quiet period, pause reclaim and the
+-- default owner of an unknown outcome; one reconciliation per operation whose outcome is unknown; every
+-- `aborted_unknown` opens an uncertain interval and a reconciliation with an owner, by trigger; a gate
+-- call naming another team's run leaves no row under that run's id.
 
 ALTER TYPE "UncertainCause" ADD VALUE IF NOT EXISTS 'executor_aborted';
 

@@ -1,12 +1,7 @@
--- Breaker authority and key ownership (hardening). quiesce_gate is replaced whole; the changes against
--- 20261129000100_gate_function are exactly:
---   1. An operator's trip holds the breaker open (runs.breaker_held): no cool-down probe is admitted
---      until an operator resets it. Automatic trips keep the half-open probe.
---   2. The gate reports the runs whose probe it claimed ('probeClaimed'), so the open -> half_open
---      transition is audited by the caller (lib/gate) like every other breaker transition.
---   3. Operations the gate creates record the key that asked (operations.registered_by_key): only that
---      key, or the holder of the run's lease, moves the breaker with an outcome.
---   4. An operator key of a disabled user has no role (users.disabled_at), as in lib/dal/api-keys.ts.
+-- Breaker authority and key ownership. quiesce_gate replaced whole; against 20261129000100_gate_function:
+-- an operator's trip holds the breaker open (runs.breaker_held); the gate reports the probes it claimed,
+-- audited by lib/gate; operations record the key that asked (operations.registered_by_key), which alone
+-- (or the lease holder) moves the breaker with an outcome; a disabled user's operator key has no role.
 
 ALTER TABLE "runs" ADD COLUMN "breaker_held" BOOLEAN NOT NULL DEFAULT false;
 ALTER TABLE "operations" ADD COLUMN "registered_by_key" TEXT;

@@ -1,14 +1,8 @@
--- Lease renewal. A lease's TTL becomes an idle window: every gate call, admission and heartbeat that is
--- allowed renews the lease chain, up to a maximum lifetime set by team policy. A hold (pause) does not
--- renew: a pause is bounded by the team's pause policy and a resume is a fresh decision.
---
--- Changes to quiesce_gate against 20261201000200_gate_breaker_authority (this function carries those
--- edits too; everything else is verbatim):
---   1. DECLARE: l_path, l_renew, r_lease, r_parent, r_next.
---   2. Statement 2's lease lateral also returns own.path (l_path) and `renew` (l_renew): some lease of the
---      chain is due for renewal.
---   3. A new block just before the heartbeat bookkeeping: when l_renew and the decision is allow,
---      walk the chain root first and move each due lease's valid_until (lib/control/lease.ts renewChain).
+-- Lease renewal: a lease's TTL becomes an idle window. Every allowed gate call, admission and heartbeat
+-- renews the lease chain, up to the team's maximum lifetime; a hold does not renew. quiesce_gate against
+-- 20261201000200_gate_breaker_authority: statement 2 also returns own.path and `renew`, and before the
+-- heartbeat bookkeeping an allowed call moves each due lease's valid_until, root first
+-- (lib/control/lease.ts renewChain).
 
 ALTER TABLE "teams" ADD COLUMN "lease_max_lifetime_seconds" INTEGER NOT NULL DEFAULT 604800;
 ALTER TABLE "teams" ADD CONSTRAINT "teams_lease_max_lifetime_seconds_check"

@@ -1,16 +1,8 @@
--- Fleet stop (docs/fleet-stop.md): stop scopes, read by the gate inside its one statement, and run completion.
---
--- A stop scope is one durable decision: every run of the team matching a filter is paused (until the
--- scope is lifted) or killed (for good), including runs created later. The gate reads the live scopes
--- that match the run or an ancestor in its statement 2; a scope writer takes the team's advisory key
--- (7114, hashtext(team_id)) exclusively, every gate call takes it shared after the tree key.
---
--- Changes to quiesce_gate against 20261201000300_lease_renewal (everything else is verbatim):
---   1. DECLARE: s_kill, s_pause.
---   2. After the shared tree lock: PERFORM pg_advisory_xact_lock_shared(7114, hashtext(v_team)).
---   3. Statement 2 gains a lateral over stop_scopes × the ancestry (quiesce_scope_matches): s_kill, s_pause.
---   4. Authority: a matching kill scope denies `killed` right after the run's own kill; a matching pause
---      scope holds `paused` where a paused ancestor does (lib/control/gate.ts decideAuthority).
+-- Fleet stop (docs/fleet-stop.md): stop scopes, read by the gate inside its statement, and run completion.
+-- A scope pauses or kills every run of the team matching a filter, later runs too. Its writer takes the
+-- team's advisory key (7114, hashtext(team_id)) exclusively; quiesce_gate (against
+-- 20261201000300_lease_renewal) takes it shared after the tree key, reads matching scopes in statement 2
+-- and denies `killed` or holds `paused` as lib/control/gate.ts decideAuthority does.
 
 CREATE TYPE "StopAction" AS ENUM ('pause', 'kill');
 

@@ -1,4 +1,4 @@
--- Console at scale (docs/console.md#runs): keyset paging of the runs list, roots-only view, the run
+-- Console at scale (docs/console.md#runs-list): keyset paging of the runs list, roots-only view, the run
 -- timeline's control events, and saved views per user.
 
 -- Keyset paging walks (team_id, created_at, id) in either direction: the id breaks ties, so a page

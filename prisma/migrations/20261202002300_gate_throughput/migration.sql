@@ -1,35 +1,8 @@
--- The gate's throughput (docs/gate.md#throughput, docs/benchmarks.md): fewer writes per decision, the
--- breaker's audit row inside the gate's own statement, and an audit append that is one statement.
---
--- 1. quiesce_jcs(jsonb): RFC 8785 canonical JSON text, as lib/control/canonical.ts canonicalJson prints
---    it, for the values the database itself audits (object keys sorted by code point — the same order
---    as UTF-16 code units unless keys mix U+E000–U+FFFF with characters beyond U+FFFF; numbers must be
---    safe integers, anything else is refused). lib/dal/audit.test.ts checks it against the JS.
--- 2. quiesce_append_audit(...): lib/dal/audit.ts appendAudit as ONE statement: the team's audit lock,
---    the previous hash, the row and its hash (same key, same canonical form, same hash). Used by the gate
---    (below) and, at commit, by run registration (3).
--- 3. audit_intents + a deferred constraint trigger: an audit row appended AT COMMIT (lib/dal/audit.ts
---    appendAuditAtCommit). Run registration is an interactive transaction driven from Node; with the
---    append inside it, the team's audit lock stayed held while the API process answered and sent the next
---    statement and the COMMIT, so every registration of the team queued behind Node's turnarounds. The
---    intent row is written during the transaction and turned into the audit row (and its notification)
---    by the trigger while COMMIT runs: the lock is taken and released inside the server. The intent row
---    is deleted by the same trigger, so the table is always empty between transactions; it is UNLOGGED
---    because nothing in it ever outlives its transaction (the audit row itself is an ordinary, logged row).
--- 4. gate_decisions loses two of its four indexes: (run_id, at) and (team_id, at). Every reader filters
---    by team and run (lib/dal/internal/evidence.ts, lib/dal/console/run-detail.ts), which
---    (team_id, run_id, at) serves; each decision now writes two index entries there instead of four.
--- 5. quiesce_gate, copied from 20261201001400_stop_scopes; changes (everything else is verbatim):
---    a. the breaker transition the gate makes (open → half_open when it admits the probe) is audited
---       INSIDE the statement (quiesce_append_audit, action breaker.probe_admitted, actor system:gate) and
---       announced (pg_notify quiesce_control, kind breaker), instead of by lib/dal/internal/
---       breaker-audit.ts in a transaction of its own after the gate had committed: the transition and its
---       audit row now commit together or not at all;
---    b. the answer no longer carries probeClaimed (nobody has to audit after the call);
---    c. statement 1 has a branch for source 'gate' without the operations join: the generic plan ran
---       the operations index scan on every gate call and discarded it (`p_source <> 'gate'` is a join
---       filter). Same answer; ≈ 20 % less server time per decision in a plpgsql loop of 4 × 400 calls
---       (the two versions interleaved in one session).
+-- The gate's throughput (docs/gate.md#batches): quiesce_jcs (RFC 8785 canonical JSON, as
+-- lib/control/canonical.ts); quiesce_append_audit (appendAudit as one statement); audit_intents, turned
+-- into audit rows by a deferred trigger at COMMIT (docs/design/run-registration.md); gate_decisions without
+-- its (run_id, at) and (team_id, at) indexes; quiesce_gate (against 20261201001400_stop_scopes) audits the
+-- breaker's probe inside its statement and has a 'gate' branch without the operations join.
 
 CREATE OR REPLACE FUNCTION quiesce_jcs(v jsonb) RETURNS text
 LANGUAGE plpgsql IMMUTABLE STRICT AS $fn$
@@ -68,7 +41,7 @@ DECLARE
     v_hash text;
     v_id bigint;
 BEGIN
-    -- The same key as lib/dal/audit.ts appendAudit: both writers serialize on it.
+    -- The same key as lib/modules/audit/audit.ts appendAudit: both writers serialize on it.
     PERFORM pg_advisory_xact_lock(hashtextextended('audit:' || coalesce(p_team, '-'), 1));
     IF p_team IS NULL THEN
         SELECT a.hash INTO v_prev FROM audit_events a WHERE a.team_id IS NULL ORDER BY a.id DESC LIMIT 1;

@@ -1,18 +1,7 @@
--- Fleet stop in batches (docs/fleet-stop.md#at-scale) and one audit append (lib/dal/audit.ts).
---
--- 1. stop_scopes.coverage_at: when the scope's coverage (matched count, barrier targets) was recorded.
---    The scope row now commits on its own, in a short transaction under the team's stop-scope lock (that
---    commit is the decision every gate reads); the coverage is computed right after, in a transaction of
---    its own. A kill scope whose coverage is not recorded yet (its writer died in between) is covered by
---    the barrier engine on its next wake, and never gets a fleet receipt before that. Existing scopes
---    recorded their coverage when they committed.
--- 2. quiesce_jcs numbers: every number, not only safe integers, printed as ECMAScript's Number::toString
---    prints it (the shortest round-trip digits from float8's output, laid out by the spec's rules), so
---    the SQL append can be the only append: lib/dal/audit.ts calls it for every row, and the audit
---    verifier (Node, canonicalJson) recomputes the very same hash. lib/dal/audit.test.ts checks it.
--- 3. quiesce_append_audits(team, rows): the batch form of quiesce_append_audit — one acquisition of the
---    team's audit lock, one read of the predecessor, the rows chained in the order given. A fleet stop's
---    batch of kills or receipts appends its rows with it.
+-- Fleet stop in batches (docs/design/fleet-stop-batches.md): stop_scopes.coverage_at (the scope commits
+-- on its own, its coverage is recorded after; a kill scope not yet covered is covered by the engine on its
+-- next wake); quiesce_jcs prints every number as ECMAScript's Number::toString, so the SQL append is the
+-- only append (lib/modules/audit/audit.test.ts); quiesce_append_audits appends a batch under one audit lock.
 
 ALTER TABLE "stop_scopes" ADD COLUMN "coverage_at" TIMESTAMPTZ(3);
 UPDATE "stop_scopes" SET "coverage_at" = "created_at";

@@ -1,25 +1,7 @@
--- The gate in batches (docs/gate.md#throughput, issue 17): quiesce_gate_batch decides many `gate` calls in
--- one statement, one transaction and one commit. lib/gate sends the calls that arrive while a gate
--- statement is in flight as one batch; each caller is answered only after the batch committed.
---
--- Why: at concurrency 16 the server's CPU per decision was dominated by per-statement work that does not
--- depend on how many rows a statement touches — plpgsql running five statements, each with executor
--- start-up of its plan (ExecInitNode alone ≈ a third of quiesce_gate's time in a perf profile), plus one
--- transaction, commit and round trip per decision. A batch pays that once for all its decisions.
---
--- The common case is decided set-based here: a new operationId whose key may ask and whose run, ancestry
--- and lease chain are readable, answered allow (no breaker probe to claim, no lease renewal due), hold,
--- or deny (inserted `denied`). Everything else — an existing operation (replay rules), a breaker probe
--- claim, a due lease renewal, missing_state, an unauthenticated or forbidden key, an operationId twice
--- in one batch, an insert that lost to a concurrent call — is decided by quiesce_gate itself, called
--- per element later in the same transaction, so those rules exist once. The answers are those of
--- quiesce_gate (test/gate/oracle.test.ts asks both ways).
---
--- Locks: every tree key of the batch (sorted), then every team scope key (sorted), all SHARED, before
--- the facts are read — the same keys and the same order of kinds as quiesce_gate, so a control write
--- that committed before this statement read its facts is seen, and one that commits later waited for
--- the batch's commit. The caller retries a deadlock (a writer that takes several tree keys in another
--- order).
+-- The gate in batches (docs/design/gate-batches.md): quiesce_gate_batch decides many `gate` calls in one
+-- statement and one commit; the common case set-based, everything else by quiesce_gate per element in the
+-- same transaction, so those rules exist once (test/gate/oracle.test.ts). Locks: every tree key, then every
+-- team scope key, each sorted, all SHARED, before the facts are read; the caller retries a deadlock.
 CREATE OR REPLACE FUNCTION quiesce_gate_batch(
     p_key_hash text[],
     p_run_id text[],

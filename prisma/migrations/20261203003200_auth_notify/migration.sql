@@ -1,10 +1,7 @@
--- Announces every change that can take authority away from an API key, on the `quiesce_auth` channel:
--- the API process caches verified keys for a few seconds (lib/api/key-cache.ts,
--- docs/security.md#api-key-cache) and empties that cache on this notice. Triggers rather than calls in
--- lib/dal, so no writer (the console, the CLI, a script, a test fixture) can change a key, a role or a
--- user without it. NOTIFY is sent at COMMIT, and only then. The payload names the table, and the row
--- for an update (`api_keys:key_…`): the cache empties itself on any notice, the tests check which row
--- announced. last_used_at (written by authentication itself) does not notify.
+-- Announces every change that can take authority from an API key on `quiesce_auth`: the API process
+-- empties its key cache on the notice (docs/design/api-key-cache.md). Triggers, not calls in lib/dal, so no
+-- writer can skip it; NOTIFY is sent at COMMIT. The payload names the table, and the row for an update
+-- (`api_keys:key_…`); last_used_at (written by authentication itself) does not notify.
 
 CREATE FUNCTION quiesce_auth_changed() RETURNS trigger
 LANGUAGE plpgsql AS $$

@@ -1,24 +1,7 @@
--- The gate's plans stay index lookups however the tables grow (docs/gate.md#plans, issue 17).
---
--- Found by the HTTP bench: after a burst of 4 000 run registrations on a young database, gate throughput
--- at concurrency 16 fell from ~2 900/s to ~1 000/s and stayed there until autovacuum analyzed the tables.
--- plpgsql caches each statement's plan per connection, and the plans cached while `runs` and `leases`
--- held a few rows were a sequential scan of `leases` for the lease chain and, for the ancestry, an
--- index scan of the team's runs (`runs_team_id_task_id_id_idx`, Filter id = ANY (path)): on an empty
--- table the planner cannot tell them from the primary-key lookups, and as the tables grew each decision
--- read every lease and every run of the team (pg_stat_user_tables: 13.8 M lease tuples read for 4 000
--- decisions). A fleet that starts hundreds of sessions at once on a new deployment is exactly that.
---
--- Two changes, neither altering a decision:
---   * both gate functions run with enable_seqscan = off (a function-level setting: it applies to the
---     plans made inside them and nowhere else), so no cached plan is a sequential scan;
---   * a run's team is compared with IS NOT DISTINCT FROM instead of `=` where the run is found by id:
---     the same filter (the team is never NULL there), but not an index condition, so the only index the
---     planner can use for those lookups is the primary key;
---   * the batch's statement 1 (each call's key and run) stays a lookup per call (OFFSET 0): flattened into
---     one join, a plan made on small tables read every run of the table (runs_root_run_id_idx, root IS
---     NOT NULL) and filtered them once per batch.
--- The bodies are otherwise those of 20261202002300_gate_throughput and 20261203003100_gate_batch.
+-- The gate's plans stay index lookups however the tables grow (docs/design/gate-plans.md): both gate
+-- functions run with enable_seqscan = off; a run found by id compares its team with IS NOT DISTINCT FROM, so
+-- the primary key is the only usable index; the batch's statement 1 stays a lookup per call (OFFSET 0).
+-- Decisions do not change; the bodies are otherwise 20261202002300_gate_throughput's and 20261203003100_gate_batch's.
 
 CREATE OR REPLACE FUNCTION quiesce_gate(
     p_source text,            -- 'gate' | 'admit' | 'heartbeat'

@@ -1,4 +1,4 @@
--- Work has a holder (docs/security.md#holders): runs.holder_key_id is the key that registered the run;
+-- Work has a holder (docs/security/authorization.md#holders): runs.holder_key_id is the key that registered the run;
 -- registered work answers admit/heartbeat only to its holder. A finished run's gate answers `finished`.
 -- Late reports after a stop are kept as claims (operation_claims), once each. Gate bodies otherwise as
 -- 20261204003300_gate_plans, with the batch's plan setting of 20261205003400.

@@ -1,4 +1,4 @@
--- Per-key and per-run quotas (lib/dal/quotas.ts, docs/security.md#quotas): one fixed-window counter row
+-- Per-key and per-run quotas (lib/modules/gate/quotas.ts, docs/security/hardening.md#quotas): one fixed-window counter row
 -- per subject ("runs:<key id>", "observed:<run id>"), shared by every replica and moved by one
 -- conditional upsert, so a call past the limit changes nothing. Windows long gone are deleted by the
 -- next call that finds them (index on window_start).
