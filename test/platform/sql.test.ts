@@ -27,11 +27,22 @@ describe("rendering", () => {
 
   test("property: no value's text ever appears in the statement text", () => {
     fc.assert(
-      fc.property(fc.array(fc.string({ minLength: 1 }).map((s) => `§${s}§`), { minLength: 1, maxLength: 6 }), (vals) => {
-        const q = toQuery(sql.join(vals.map((v) => sql`${v}`), " AND "));
-        for (const v of vals) expect(q.text.includes(v)).toBe(false);
-        expect(q.values).toEqual(vals);
-      }),
+      fc.property(
+        fc.array(
+          fc.string({ minLength: 1 }).map((s) => `§${s}§`),
+          { minLength: 1, maxLength: 6 },
+        ),
+        (vals) => {
+          const q = toQuery(
+            sql.join(
+              vals.map((v) => sql`${v}`),
+              " AND ",
+            ),
+          );
+          for (const v of vals) expect(q.text.includes(v)).toBe(false);
+          expect(q.values).toEqual(vals);
+        },
+      ),
     );
   });
 });
