@@ -11,6 +11,7 @@ import PgBoss from "pg-boss";
 import { Queue } from "bullmq";
 import { Redis } from "ioredis";
 import { databaseUrl } from "../../platform/db/url";
+import { sql, type Sql } from "../../platform/db/sql";
 import { BULLMQ_PREFIX, PGBOSS_PREFIX, PGBOSS_SCHEMA, redisUrl } from "../../agent/queues/names";
 
 export interface QueueJobRef {
@@ -34,6 +35,11 @@ export interface CancelOptions {
   timeoutMs?: number;
   connectionString?: string;
   redisUrl?: string;
+}
+
+/** SQL: the provider-name column names a queue this module handles (the SQL twin of isQueueProvider). */
+export function isQueueProviderSql(column: Sql): Sql {
+  return sql`(${column} LIKE ${`${PGBOSS_PREFIX}%`} OR ${column} LIKE ${`${BULLMQ_PREFIX}%`})`;
 }
 
 /** True for provider names this module handles (the barrier skips the others). */
