@@ -91,7 +91,7 @@ async function main() {
   let failed = false;
   for (const section of chosen) {
     const db = await freshDatabase(log);
-    // Fixture code (lib/dal) reads DATABASE_URL when it first connects: point it at this database.
+    // Fixture code (lib/modules) reads DATABASE_URL when it first connects: point it at this database.
     const savedUrl = process.env.DATABASE_URL;
     process.env.DATABASE_URL = db.url;
     try {

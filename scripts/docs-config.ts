@@ -1,5 +1,5 @@
 // `npm run docs:config`: regenerates the table of environment variables in docs/configuration.md
-// from lib/config. `--check` exits 1 when the committed table is stale (the unit tests do the same).
+// from lib/platform/config. `--check` exits 1 when the committed table is stale (the unit tests do the same).
 import { readFileSync, writeFileSync } from "node:fs";
 import { DOC_PATH, withConfigTable } from "../lib/platform/config/docs";
 

@@ -1,6 +1,6 @@
 // Facts read straight from the eval run's database, for the checks a drill against a live deployment
 // cannot make (DbInspector in lib/drill/types.ts). Reads only — except the two actions a case asks
-// for explicitly: a manager assigning a reconciliation (the console's action, through lib/dal) and a
+// for explicitly: a manager assigning a reconciliation (the console's action, through lib/modules) and a
 // control row that goes missing.
 import { prisma } from "../../lib/platform/db/prisma";
 import { assignReconciliation, listReconciliations } from "../../lib/modules/stop/reconciliations";

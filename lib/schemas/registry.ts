@@ -14,7 +14,7 @@ export interface PathSpec {
   summary: string;
   description?: string;
   tags?: string[];
-  /** Who may call it (documentation; enforced in lib/dal via lib/control/authz). */
+  /** Who may call it (documentation; enforced in lib/modules via lib/control/authz). */
   callers?: string;
   /** false for the public OpenAPI document itself. */
   auth?: boolean;

@@ -182,7 +182,7 @@ registerPath({
   responses: { 200: { description: "the run", schema: RunView } },
   errors: [404],
 });
-// The stream itself is served by app/api/v1/runs/[runId]/events (lib/abort, lib/agent/sdk/events.ts).
+// The stream itself is served by app/api/v1/runs/[runId]/events (lib/agent/abort, lib/agent/sdk/events.ts).
 registerPath({
   method: "get",
   path: "/api/v1/runs/{runId}/events",

@@ -1,6 +1,6 @@
 // Webhook endpoint input (console form, CLI): zod at the boundary; the URL rules themselves are
-// lib/integrations/events.refuseEndpointUrl (it needs the deployment's own origins) and, on the resolved
-// addresses, lib/integrations/webhook-target.checkWebhookTarget.
+// lib/modules/webhooks/events.refuseEndpointUrl (it needs the deployment's own origins) and, on the resolved
+// addresses, lib/modules/webhooks/target.checkWebhookTarget.
 import { z } from "zod";
 import { EVENT_TYPES } from "./event-types";
 

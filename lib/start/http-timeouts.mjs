@@ -46,7 +46,7 @@ export function boundEveryServer(t) {
 }
 
 // Preloaded as `node --import …/http-timeouts.mjs?headers=…&request=…&idle=…`: lib/start/plan.ts reads
-// the settings (lib/config) and passes them in the URL, so this file reads no environment itself.
+// the settings (lib/platform/config) and passes them in the URL, so this file reads no environment itself.
 const q = new URL(import.meta.url).searchParams;
 if (q.has("request")) {
   boundEveryServer({ headersMs: Number(q.get("headers")), requestMs: Number(q.get("request")), bodyIdleMs: Number(q.get("idle")) });

@@ -1,5 +1,5 @@
 // A world for API tests: the real route handlers over real HTTP (startApiServer), a real database,
-// two teams, users per role and one key of each kind created through lib/dal/api-keys (hashed at rest).
+// two teams, users per role and one key of each kind created through lib/modules/keys/api-keys (hashed at rest).
 import { prisma } from "../../lib/platform/db/prisma";
 import { closePool } from "../../lib/platform/db/pool";
 import { createApiKey } from "../../lib/modules/keys/api-keys";

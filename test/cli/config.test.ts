@@ -1,5 +1,5 @@
 // A malformed environment variable stops every command before it does anything, with a message that
-// names the variable and what it accepts (lib/config, checked at the top of bin/quiesce.ts).
+// names the variable and what it accepts (lib/platform/config, checked at the top of bin/quiesce.ts).
 import { expect, test } from "vitest";
 import { prisma } from "../../lib/platform/db/prisma";
 import { CLI_TEST_TIMEOUT, runCli } from "./run-cli";

@@ -25,21 +25,36 @@ test("each boundary rule reports its breach, and only that", async () => {
     JSON.stringify({ name: "probe", dependencies: { pg: "*", zod: "*" }, devDependencies: { "fast-check": "*" } }),
   );
   write("lib/platform/db/prisma.ts", "export const prisma = 1;\n");
-  write("lib/dal/internal/helper.ts", "export const h = 1;\n");
-  write("lib/dal/ok.ts", 'import { h } from "./internal/helper";\nimport { prisma } from "../db/prisma";\nexport const ok = h + prisma;\n');
-  write("lib/control/impure.ts", 'import fs from "node:fs";\nimport { prisma } from "../db/prisma";\nexport const x = [fs, prisma];\n');
-  write("lib/barrier/sneaky.ts", 'import { prisma } from "../db/prisma";\nimport pg from "pg";\nexport const y = [prisma, pg];\n');
-  write("app/page.ts", 'import { h } from "../lib/dal/internal/helper";\nexport const z = h;\n');
+  write("lib/modules/runs/internal/helper.ts", "export const h = 1;\n");
+  write(
+    "lib/modules/runs/ok.ts",
+    'import { h } from "./internal/helper";\nimport { prisma } from "../../platform/db/prisma";\nexport const ok = h + prisma;\n',
+  );
+  write("lib/modules/runs/index.ts", 'export { ok } from "./ok";\n');
+  write(
+    "lib/control/impure.ts",
+    'import fs from "node:fs";\nimport { prisma } from "../platform/db/prisma";\nexport const x = [fs, prisma];\n',
+  );
+  write("lib/api/sneaky.ts", 'import { prisma } from "../platform/db/prisma";\nimport pg from "pg";\nexport const y = [prisma, pg];\n');
+  write("lib/api/thing.ts", "export const t = 1;\n");
+  write("app/page.ts", 'import { h } from "../lib/modules/runs/internal/helper";\nexport const z = h;\n');
+  write("app/fine.ts", 'import { ok } from "../lib/modules/runs";\nexport const f = ok;\n');
+  write("components/direct.ts", 'import { ok } from "../lib/modules/runs/ok";\nexport const d = ok;\n');
+  write(
+    "lib/modules/stop/peek.ts",
+    'import { h } from "../runs/internal/helper";\nimport { ok } from "../runs/ok";\nexport const p = h + ok;\n',
+  );
+  write("lib/modules/stop/upward.ts", 'import { t } from "../../api/thing";\nexport const u = t;\n');
+  write("lib/platform/up.ts", 'import { ok } from "../modules/runs/ok";\nexport const v = ok;\n');
+  write("lib/agent/sdk.ts", 'import { ok } from "../modules/runs/ok";\nexport const w = ok;\n');
   write("lib/cli/uses-bin.ts", 'import { b } from "../../bin/thing";\nexport const c = b;\n');
   write("bin/thing.ts", "export const b = 1;\n");
-  write("lib/modules/stop/engine/engine.ts", "export const e = 1;\n");
-  write("lib/dal/upward.ts", 'import { e } from "../barrier/engine";\nexport const u = e;\n');
   write("lib/a.ts", 'import { b } from "./b";\nexport const a = () => b;\n');
   write("lib/b.ts", 'import { a } from "./a";\nexport const b = () => a;\n');
   write("lib/dev.ts", 'import fc from "fast-check";\nimport "thread-stream";\nexport const d = fc;\n');
 
   const { tsConfig: _ts, ...options } = config.options;
-  const result = await cruise(["lib", "app", "bin"], {
+  const result = await cruise(["lib", "app", "components", "bin"], {
     ...options,
     preserveSymlinks: true,
     ruleSet: { forbidden: config.forbidden },
@@ -52,48 +67,46 @@ test("each boundary rule reports its breach, and only that", async () => {
     .sort();
   expect(seen).toEqual(
     [
+      "agent-side-imports-no-server-code: lib/agent/sdk.ts -> lib/modules/runs/ok.ts",
       "control-is-pure: lib/control/impure.ts -> lib/platform/db/prisma.ts",
       "control-no-io-core-modules: lib/control/impure.ts -> fs",
-      "database-only-in-dal-gate-db: lib/barrier/sneaky.ts -> lib/platform/db/prisma.ts",
-      "database-only-in-dal-gate-db: lib/barrier/sneaky.ts -> pg",
-      "database-only-in-dal-gate-db: lib/control/impure.ts -> lib/platform/db/prisma.ts",
-      "dal-internal-stays-in-dal: app/page.ts -> lib/dal/internal/helper.ts",
-      "dal-is-a-lower-layer: lib/dal/upward.ts -> lib/modules/stop/engine/engine.ts",
+      "database-only-in-modules: lib/api/sneaky.ts -> lib/platform/db/prisma.ts",
+      "database-only-in-modules: lib/api/sneaky.ts -> pg",
+      "database-only-in-modules: lib/control/impure.ts -> lib/platform/db/prisma.ts",
       "declared-dependencies-only: lib/dev.ts -> thread-stream",
+      "edges-enter-a-module-by-its-index: app/page.ts -> lib/modules/runs/internal/helper.ts",
+      "edges-enter-a-module-by-its-index: components/direct.ts -> lib/modules/runs/ok.ts",
       "lib-never-imports-bin: lib/cli/uses-bin.ts -> bin/thing.ts",
+      "module-internals-not-outside-modules: app/page.ts -> lib/modules/runs/internal/helper.ts",
+      "module-internals-stay-in-their-module: lib/modules/stop/peek.ts -> lib/modules/runs/internal/helper.ts",
+      "modules-are-below-the-edges: lib/modules/stop/upward.ts -> lib/api/thing.ts",
       "no-circular: lib/a.ts -> lib/b.ts",
+      "platform-is-the-floor: lib/platform/up.ts -> lib/modules/runs/ok.ts",
       "shipped-code-uses-runtime-dependencies: lib/dev.ts -> fast-check",
-      "ui-reaches-data-through-dal: app/page.ts -> lib/dal/internal/helper.ts",
+      "ui-reaches-data-through-modules: app/page.ts -> lib/modules/runs/internal/helper.ts",
     ].sort(),
   );
 });
 
-// Transaction-level helpers (`…Tx(tx, …)`) do not authorize: they live in lib/dal/internal, which the
-// rule above keeps inside lib/dal (and lib/gate). A public dal module that exports one again fails here.
-test("public dal modules export no transaction-level (…Tx) helpers", () => {
-  const dal = path.join(ROOT, "lib/dal");
-  const publicModules = [
-    ...readdirSync(dal).map((n) => path.join(dal, n)),
-    ...readdirSync(path.join(dal, "console")).map((n) => path.join(dal, "console", n)),
-  ].filter((f) => /\.ts$/.test(f) && !/\.test\.ts$/.test(f));
-  expect(publicModules.length).toBeGreaterThan(10);
-  const offenders = publicModules.flatMap((f) =>
-    [...readFileSync(f, "utf8").matchAll(/^export\s+(?:async\s+)?(?:function\*?|const|let)\s+(\w+Tx)\b/gm)].map(
-      (m) => `${path.relative(ROOT, f)}: ${m[1]}`,
-    ),
-  );
-  const reexports = publicModules.flatMap((f) =>
-    [...readFileSync(f, "utf8").matchAll(/^export\s*\{([^}]*)\}/gm)]
-      .flatMap((m) =>
-        m[1]!.split(",").map((s) =>
-          s
-            .trim()
-            .split(/\s+as\s+/)
-            .pop()!,
-        ),
-      )
-      .filter((n) => /Tx$/.test(n))
-      .map((n) => `${path.relative(ROOT, f)}: ${n}`),
-  );
-  expect([...offenders, ...reexports]).toEqual([]);
+// Transaction-level helpers (`…Tx(tx, …)`) do not authorize: modules may hand them to each other inside
+// one transaction, but a module's public entry (its index.ts, all the edges may import) exports none.
+test("module entries export no transaction-level (…Tx) helpers", () => {
+  const modules = path.join(ROOT, "lib/modules");
+  const entries = readdirSync(modules).map((m) => path.join(modules, m, "index.ts"));
+  expect(entries.length).toBeGreaterThanOrEqual(7);
+  const exported = entries.flatMap((f) => {
+    const text = readFileSync(f, "utf8");
+    const direct = [...text.matchAll(/^export\s+(?:async\s+)?(?:function\*?|const|let)\s+(\w+)/gm)].map((m) => m[1]!);
+    const listed = [...text.matchAll(/^export\s*(?:type\s*)?\{([^}]*)\}/gm)].flatMap((m) =>
+      m[1]!.split(",").map((s) =>
+        s
+          .trim()
+          .replace(/^type\s+/, "")
+          .split(/\s+as\s+/)
+          .pop()!,
+      ),
+    );
+    return [...direct, ...listed].filter((n) => /Tx$/.test(n)).map((n) => `${path.relative(ROOT, f)}: ${n}`);
+  });
+  expect(exported).toEqual([]);
 });

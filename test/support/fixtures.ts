@@ -1,6 +1,6 @@
 // Test fixtures for anything that needs control state in the real database: a team, users with roles,
 // API keys (with their secret), run trees of any depth with their leases, and operations. Rows are
-// written directly with prisma() (not through lib/dal) so tests can build states the API would refuse
+// written directly with prisma() (not through lib/modules) so tests can build states the API would refuse
 // to create — a killed parent with a normal child, an expired ancestor lease, a half-open breaker.
 // Reusable by every helper: import from "test/support/fixtures".
 import { prisma } from "../../lib/platform/db/prisma";

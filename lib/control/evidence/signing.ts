@@ -1,6 +1,6 @@
 // Signed statements: an in-toto Statement v1 in a DSSE envelope, signed with Ed25519. Generic over the
 // predicate type, so a stop receipt and (later) a fleet receipt are signed the same way. Pure: the
-// private key is passed in by the caller (lib/integrations/keystore reads it), nothing is read here.
+// private key is passed in by the caller (lib/platform/signing/keystore reads it), nothing is read here.
 import { createHash, createPublicKey, sign as edSign, verify as edVerify, type KeyObject } from "node:crypto";
 
 export const DSSE_PAYLOAD_TYPE = "application/vnd.in-toto+json";

@@ -1,6 +1,6 @@
 // The head of an audit chain, read and recorded as a checkpoint inside the caller's transaction
 // (stop receipts, verification, periodic checkpoints). Transaction-level: no authorization here;
-// the public callers in lib/dal authorize first (lib/modules/audit/audit-verify.ts).
+// the public callers in lib/modules authorize first (lib/modules/audit/audit-verify.ts).
 import "server-only";
 import type { Tx } from "../../platform/db/prisma";
 

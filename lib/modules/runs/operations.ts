@@ -1,5 +1,5 @@
 // Operations (docs/architecture.md#, #the-wire-contract): registration of queued / scheduled / retry work and completion
-// with its effect. Admission and heartbeats are the gate's single statement (lib/gate).
+// with its effect. Admission and heartbeats are the gate's single statement (lib/modules/gate).
 //
 // Registration is checked against current authority with the gate's own pure rules (lib/control/gate):
 // a killed, revoked, expired or stale-epoch run cannot enqueue (409 with the gate's reason). A paused

@@ -67,7 +67,7 @@ export function verifyWebhookSignature(
 
 /** Exponential backoff with a cap: attempt 1 failed → base, then ×2 each time. */
 export function retryDelayMs(attempts: number, baseMs: number, maxMs: number): number {
-  // The one backoff schedule (lib/wait), counted from the first attempt.
+  // The one backoff schedule (lib/platform/wait), counted from the first attempt.
   return backoffDelay(attempts - 1, { baseMs, capMs: maxMs });
 }
 

@@ -1,4 +1,4 @@
-// The one way a webhook is sent: a POST that connects to exactly the addresses lib/integrations/webhook-target
+// The one way a webhook is sent: a POST that connects to exactly the addresses lib/modules/webhooks/target
 // judged, through the `lookup` option of node:http, so no second resolution can happen between the check
 // and the connection (DNS rebinding). Redirects are never followed: a 3xx is a failed attempt like any non-2xx.
 import "server-only";

@@ -1,5 +1,5 @@
 // Webhook endpoints (admins: the same permission as API keys, since both hand out secrets) and the
-// outbox's dead letters. Events are written by lib/dal/internal/events inside each control write;
+// outbox's dead letters. Events are written by lib/modules/internal/events inside each control write;
 // lib/integrations/webhook-worker delivers them.
 import "server-only";
 import { randomBytes } from "node:crypto";

@@ -96,7 +96,7 @@ export async function runWebhookWorker(
     } catch (e) {
       onError(e);
     }
-    // lib/wait's sleep unhooks its listener after every wait (a bare addEventListener here leaked one per idle pass).
+    // lib/platform/wait's sleep unhooks its listener after every wait (a bare addEventListener here leaked one per idle pass).
     if (n === 0) await sleep(pollMs, undefined, signal);
   }
 }

@@ -1,4 +1,4 @@
-// Who is calling. Every exported lib/dal function takes a Principal first and authorizes it
+// Who is calling. Every exported lib/modules function takes a Principal first and authorizes it
 // (lib/control/authz) before it reads or writes. A principal is always resolved fresh from the
 // database (role, membership, key revocation) — never trusted from a token's claims.
 import "server-only";

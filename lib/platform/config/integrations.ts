@@ -1,5 +1,5 @@
 // The integrations' settings (signing keys, webhooks, metrics, tracing), derived from the one
-// configuration table (lib/config) plus OpenTelemetry's own OTEL_* variables. Read per call (cheap), so
+// configuration table (lib/platform/config) plus OpenTelemetry's own OTEL_* variables. Read per call (cheap), so
 // a test or a rotated setting takes effect without a restart.
 import path from "node:path";
 import { setting } from ".";

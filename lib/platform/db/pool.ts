@@ -1,5 +1,5 @@
 // A plain node-postgres pool for the few hot statements that must be one round trip
-// (the gate function) and for LISTEN/NOTIFY. Everything else goes through Prisma in lib/dal.
+// (the gate function) and for LISTEN/NOTIFY. Everything else goes through Prisma in lib/modules.
 // Every connection carries a statement timeout, a lock timeout and a pool-acquire timeout, so a slow
 // database fails requests in bounded time instead of stalling everything.
 import type pg from "pg";

@@ -1,5 +1,5 @@
 // One PrismaClient per process, on the node-postgres driver adapter (Prisma 7).
-// Import only from lib/dal/** and the gate (docs/architecture.md#conventions).
+// Import only from lib/modules/** and the gate (docs/architecture.md#conventions).
 import { PrismaPg } from "@prisma/adapter-pg";
 import { PrismaClient } from "../../generated/prisma/client";
 import { databaseUrl } from "./url";

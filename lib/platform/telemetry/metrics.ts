@@ -3,7 +3,7 @@
 //    route handlers in several workers, so each scrape sees the process that answered it (sum across
 //    instances with PromQL as usual);
 //  - metrics read from PostgreSQL at scrape time (barriers, kill timings, reconciliations, webhook
-//    outbox), which are the same whichever process answers (lib/dal/metrics).
+//    outbox), which are the same whichever process answers (lib/modules/metrics).
 import { Counter, Histogram, Registry } from "prom-client";
 
 interface Metrics {

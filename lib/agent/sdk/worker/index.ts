@@ -1,5 +1,5 @@
 // The worker guard for any queue: admit at dequeue, abort tokens, heartbeats, effect reports.
-// Remote workers use sseFeed (HTTP only); in-process workers may use lib/abort's listenFeed and
+// Remote workers use sseFeed (HTTP only); in-process workers may use lib/agent/abort's listenFeed and
 // gateRecheck (PostgreSQL LISTEN and the gate's heartbeat in one round trip).
 export {
   WorkerGuard,

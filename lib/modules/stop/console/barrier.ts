@@ -1,5 +1,5 @@
 // Read model for the barrier page: phase, counts, the stop ladder and the sentences come from the one
-// evidence model (lib/dal/barriers → lib/control/evidence), exactly as the API serves them; this file
+// evidence model (lib/modules/barriers → lib/control/evidence), exactly as the API serves them; this file
 // only shapes them for the page. Every in-flight operation of the subtree is listed with why it
 // settled as it did (provider response, expected vs observed effect, who settled it).
 import "server-only";

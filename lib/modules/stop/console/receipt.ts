@@ -1,7 +1,7 @@
 // Read model for the receipt page: one version of a barrier's stop receipt, every version that exists,
 // and the server-side check by the one verifier (lib/control/evidence/receipt), so the page says
 // "verified" only when the stored body, the stored canonical text and the stored digest all agree.
-// Reads through lib/dal/barriers, the same function the API serves, so the bytes are the same.
+// Reads through lib/modules/barriers, the same function the API serves, so the bytes are the same.
 import "server-only";
 import { prisma } from "../../../platform/db/prisma";
 import { notFound } from "../../../platform/errors";

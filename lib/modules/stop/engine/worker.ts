@@ -1,4 +1,4 @@
-// The barrier engine process (`quiesce barrier-worker`). It also runs pause reclaim (lib/dal/pause-reclaim)
+// The barrier engine process (`quiesce barrier-worker`). It also runs pause reclaim (lib/modules/pause-reclaim)
 // on every wake and sleeps no longer than the next pause falls due. Wakes on NOTIFY
 // quiesce_control (a kill, a settlement, a late report), on the earliest quiet-period end or claim
 // expiry it knows of, and on a slow safety poll. Any number of these may run: barriers are claimed

@@ -2,7 +2,7 @@
 // and late reports call issueReceiptTx inside their own transaction, with the barrier row locked, so a
 // version number is taken exactly once and the receipt commits together with the change that caused
 // it. Old versions are never touched. The body comes from the evidence model over the whole subtree
-// (lib/control/evidence), loaded by the one facts loader (lib/dal/internal/evidence).
+// (lib/control/evidence), loaded by the one facts loader (lib/modules/internal/evidence).
 import "server-only";
 import type { Tx } from "../../../platform/db/prisma";
 import { newId } from "../../../platform/ids";
