@@ -86,6 +86,15 @@ module.exports = {
       },
     },
     {
+      name: "request-scope-only-in-sessions",
+      comment:
+        "Next's request scope (next/headers, next/navigation, next-auth's server entry) exists only inside the web " +
+        "process; the CLI and the API process import modules too, so only the sessions module uses it.",
+      severity: "error",
+      from: { path: "^lib/(modules|platform)/", pathNot: "^lib/modules/sessions/" },
+      to: { path: "^node_modules/(next/(headers|navigation)|next-auth/(index|next/|providers/credentials))" },
+    },
+    {
       name: "modules-are-below-the-edges",
       comment:
         "The concept modules sit under the edges that use them (API routes, console pages and actions, " +

@@ -10,7 +10,7 @@
 //  5. A console URL opened without a session cookie — typically a receipt link from a review packet —
 //     goes to sign-in and comes back to the same URL afterwards. This only looks for the cookie; whether
 //     the session is valid, and what its member may see, is decided by every page, action and route
-//     from the database (lib/modules/members/session.ts).
+//     from the database (lib/modules/sessions/session.ts).
 import { NextResponse, type NextRequest } from "next/server";
 import { newNonce, securityHeaders } from "./lib/platform/security/headers";
 import { refreshedSessionToken } from "./lib/platform/auth/session-refresh";

@@ -3,7 +3,7 @@
 import { cookies } from "next/headers";
 import { runAction } from "@/lib/actions/run-action";
 import { SwitchTeamInput } from "@/lib/schemas/console";
-import { TEAM_COOKIE } from "@/lib/modules/members";
+import { TEAM_COOKIE } from "@/lib/modules/sessions";
 import { notFound } from "@/lib/platform/errors";
 import { setting } from "@/lib/platform/config";
 

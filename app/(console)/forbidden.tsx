@@ -2,7 +2,7 @@
 // which role they have, which roles may, and whom to ask — unlike the 404 for what is missing.
 import Link from "next/link";
 import { headers } from "next/headers";
-import { requireSession } from "@/lib/modules/members";
+import { requireSession } from "@/lib/modules/sessions";
 import { forbiddenMessage, gatedPage } from "@/lib/control/console-pages";
 
 export default async function Forbidden() {

@@ -1,7 +1,7 @@
 // Every console page: the signed-in member's shell. The session is checked here for the shell and
 // again by each page and each data call (layouts are not re-rendered on every navigation).
 import type { ReactNode } from "react";
-import { requireSession } from "@/lib/modules/members";
+import { requireSession } from "@/lib/modules/sessions";
 import { isAllowed } from "@/lib/control/authz";
 import { countOpenReconciliations } from "@/lib/modules/stop";
 import { Nav } from "@/components/nav";

@@ -1,5 +1,5 @@
 import { redirect } from "next/navigation";
-import { sessionState } from "@/lib/modules/members";
+import { sessionState } from "@/lib/modules/sessions";
 import { oidcConfigured } from "@/lib/platform/auth/oidc";
 import { SignInForm } from "@/components/sign-in-form";
 import { safeCallbackUrl } from "@/lib/platform/security/callback-url";

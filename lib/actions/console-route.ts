@@ -3,7 +3,7 @@
 // dal authorize. Errors keep the machine API's shape: { error: { code, message } }.
 import "server-only";
 import { QuiesceError } from "../platform/errors";
-import { currentSession, type ConsoleSession } from "../modules/members";
+import { currentSession, type ConsoleSession } from "../modules/sessions";
 import { findUnsafeText } from "../platform/security/text";
 import { logger } from "../platform/log";
 

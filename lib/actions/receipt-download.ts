@@ -2,7 +2,7 @@
 // serializer, byte-for-byte what the API serves, for a review packet. Same authorization as the page.
 import "server-only";
 import { QuiesceError } from "../platform/errors";
-import { currentSession } from "../modules/members";
+import { currentSession } from "../modules/sessions";
 import { getConsoleReceipt } from "../modules/stop";
 import { envelopeText, serializeReceipt } from "../control/evidence/receipt";
 import { ReceiptVersionQuery } from "../schemas/console";

@@ -7,7 +7,7 @@ import { revalidatePath } from "next/cache";
 import type { z } from "zod";
 import { isAllowed, type Action } from "../control/authz";
 import { QuiesceError, type ErrorCode } from "../platform/errors";
-import { currentSession, type ConsoleSession } from "../modules/members";
+import { currentSession, type ConsoleSession } from "../modules/sessions";
 import { findUnsafeText } from "../platform/security/text";
 import { logger } from "../platform/log";
 

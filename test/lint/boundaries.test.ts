@@ -22,7 +22,7 @@ test("each boundary rule reports its breach, and only that", async () => {
   symlinkSync(path.join(ROOT, "node_modules"), path.join(dir, "node_modules"));
   writeFileSync(
     path.join(dir, "package.json"),
-    JSON.stringify({ name: "probe", dependencies: { pg: "*", zod: "*" }, devDependencies: { "fast-check": "*" } }),
+    JSON.stringify({ name: "probe", dependencies: { pg: "*", zod: "*", next: "*" }, devDependencies: { "fast-check": "*" } }),
   );
   write("lib/platform/db/prisma.ts", "export const prisma = 1;\n");
   write("lib/modules/runs/internal/helper.ts", "export const h = 1;\n");
@@ -45,6 +45,8 @@ test("each boundary rule reports its breach, and only that", async () => {
     'import { h } from "../runs/internal/helper";\nimport { ok } from "../runs/ok";\nexport const p = h + ok;\n',
   );
   write("lib/modules/stop/upward.ts", 'import { t } from "../../api/thing";\nexport const u = t;\n');
+  write("lib/modules/stop/request.ts", 'import { cookies } from "next/headers";\nexport const r = cookies;\n');
+  write("lib/modules/sessions/request.ts", 'import { cookies } from "next/headers";\nexport const r = cookies;\n');
   write("lib/platform/up.ts", 'import { ok } from "../modules/runs/ok";\nexport const v = ok;\n');
   write("lib/agent/sdk.ts", 'import { ok } from "../modules/runs/ok";\nexport const w = ok;\n');
   write("lib/cli/uses-bin.ts", 'import { b } from "../../bin/thing";\nexport const c = b;\n');
@@ -82,6 +84,7 @@ test("each boundary rule reports its breach, and only that", async () => {
       "modules-are-below-the-edges: lib/modules/stop/upward.ts -> lib/api/thing.ts",
       "no-circular: lib/a.ts -> lib/b.ts",
       "platform-is-the-floor: lib/platform/up.ts -> lib/modules/runs/ok.ts",
+      "request-scope-only-in-sessions: lib/modules/stop/request.ts -> next",
       "shipped-code-uses-runtime-dependencies: lib/dev.ts -> fast-check",
       "ui-reaches-data-through-modules: app/page.ts -> lib/modules/runs/internal/helper.ts",
     ].sort(),

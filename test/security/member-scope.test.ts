@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { prisma } from "../../lib/platform/db/prisma";
 import { newId } from "../../lib/platform/ids";
-import { resolveConsoleSession, type SessionTokenClaims } from "../../lib/modules/members/session";
+import { resolveConsoleSession, type SessionTokenClaims } from "../../lib/modules/sessions/session";
 import { listMembers, removeMember, setMemberRole, setMembershipDisabled, setUserDisabled } from "../../lib/modules/members/members";
 import { ensureMembership } from "../../lib/modules/members/admin-directory";
 import type { Principal } from "../../lib/platform/auth/principal";

@@ -5,9 +5,9 @@
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { prisma } from "../../lib/platform/db/prisma";
 import { hashPassword, verifyPassword } from "../../lib/platform/auth/password";
-import { authOptions } from "../../lib/modules/members/auth-options";
-import { verifyCredentials } from "../../lib/modules/members/console/identity";
-import { resolveConsoleSession, type SessionTokenClaims } from "../../lib/modules/members/session";
+import { authOptions } from "../../lib/modules/sessions/auth-options";
+import { verifyCredentials } from "../../lib/modules/sessions/console/identity";
+import { resolveConsoleSession, type SessionTokenClaims } from "../../lib/modules/sessions/session";
 import { changeOwnPassword } from "../../lib/modules/members/account";
 import { passwordGate } from "../../lib/modules/members/sign-in";
 import { ChangePasswordInput } from "../../lib/schemas/console";
@@ -21,12 +21,12 @@ let me: Extract<Principal, { type: "user" }>;
 async function signIn(email: string, password: string): Promise<SessionTokenClaims | null> {
   const user = await verifyCredentials(email, password);
   if (!user) return null;
-  const token = await authOptions.callbacks!.jwt!({
+  const token = await authOptions().callbacks!.jwt!({
     token: {},
     user: user as never,
     account: { provider: "credentials", type: "credentials", providerAccountId: user.id },
   } as never);
-  const session = await authOptions.callbacks!.session!({ session: { user: {}, expires: "" }, token, user: undefined } as never);
+  const session = await authOptions().callbacks!.session!({ session: { user: {}, expires: "" }, token, user: undefined } as never);
   return (session as unknown as { quiesce: SessionTokenClaims }).quiesce;
 }
 

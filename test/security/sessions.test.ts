@@ -6,9 +6,9 @@ import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { prisma } from "../../lib/platform/db/prisma";
 import { newId } from "../../lib/platform/ids";
 import { hashPassword } from "../../lib/platform/auth/password";
-import { authOptions } from "../../lib/modules/members/auth-options";
-import { verifyCredentials } from "../../lib/modules/members/console/identity";
-import { resolveConsoleSession, type SessionTokenClaims } from "../../lib/modules/members/session";
+import { authOptions } from "../../lib/modules/sessions/auth-options";
+import { verifyCredentials } from "../../lib/modules/sessions/console/identity";
+import { resolveConsoleSession, type SessionTokenClaims } from "../../lib/modules/sessions/session";
 import { signOutUser } from "../../lib/modules/members/sign-in";
 import { removeMember, setMemberRole, setUserDisabled } from "../../lib/modules/members/members";
 import { ensureMembership, setUserPasswordHash } from "../../lib/modules/members/admin-directory";
@@ -25,12 +25,12 @@ const PASSWORD = "correct horse battery";
 async function signIn(password = PASSWORD): Promise<SessionTokenClaims> {
   const user = await verifyCredentials(email, password);
   if (!user) throw new Error("sign-in refused");
-  const token = await authOptions.callbacks!.jwt!({
+  const token = await authOptions().callbacks!.jwt!({
     token: {},
     user: user as never,
     account: { provider: "credentials", type: "credentials", providerAccountId: user.id },
   } as never);
-  const session = await authOptions.callbacks!.session!({ session: { user: {}, expires: "" }, token, user: undefined } as never);
+  const session = await authOptions().callbacks!.session!({ session: { user: {}, expires: "" }, token, user: undefined } as never);
   return (session as unknown as { quiesce: SessionTokenClaims }).quiesce;
 }
 

@@ -8,7 +8,7 @@ import { newId } from "../../lib/platform/ids";
 import { createApiKey, revokeApiKey } from "../../lib/modules/keys/api-keys";
 import { ensureMembership } from "../../lib/modules/members/admin-directory";
 import { removeMember } from "../../lib/modules/members/members";
-import { resolveConsoleSession } from "../../lib/modules/members/session";
+import { resolveConsoleSession } from "../../lib/modules/sessions/session";
 import { sseResponse } from "../../lib/api/sse";
 import { controlListener } from "../../lib/modules/stop/abort/listener";
 import type { Principal } from "../../lib/platform/auth/principal";

@@ -7,7 +7,7 @@ import { changeOwnPassword } from "@/lib/modules/members";
 import { frontAddress } from "@/lib/platform/security/client-address";
 import { reissuedSessionToken } from "@/lib/platform/auth/session-refresh";
 import { authSecret } from "@/lib/platform/auth/secret";
-import { SESSION_IDLE_SECONDS } from "@/lib/modules/members";
+import { SESSION_IDLE_SECONDS } from "@/lib/modules/sessions";
 
 const SESSION_COOKIE = /^(__Secure-)?next-auth\.session-token$/;
 

@@ -1,5 +1,5 @@
 // The signed-in member's own account: who they are, and changing their password.
-import { requireSession } from "@/lib/modules/members";
+import { requireSession } from "@/lib/modules/sessions";
 import { PasswordForm } from "@/components/password-form";
 
 export const metadata = { title: "Your account" };

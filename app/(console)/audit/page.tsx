@@ -1,7 +1,7 @@
 // The team's audit log: every control write, who made it, before and after, newest first; filterable.
 // Plain GET form and links, so it works (and is bookmarkable) without client code.
 import Link from "next/link";
-import { requireSession } from "@/lib/modules/members";
+import { requireSession } from "@/lib/modules/sessions";
 import { requirePage } from "@/lib/actions/forbidden";
 import { checkAuditChain, listConsoleAudit } from "@/lib/modules/audit";
 import { actorLabels } from "@/lib/modules/members";

@@ -1,4 +1,4 @@
-import { requireSession } from "@/lib/modules/members";
+import { requireSession } from "@/lib/modules/sessions";
 import { requirePage } from "@/lib/actions/forbidden";
 import { listApiKeys } from "@/lib/modules/keys";
 import { listTeamMembers } from "@/lib/modules/stop";

@@ -1,4 +1,4 @@
-import { requireSession } from "@/lib/modules/members";
+import { requireSession } from "@/lib/modules/sessions";
 import { requirePage } from "@/lib/actions/forbidden";
 import { listWebhookDeliveries, listWebhookEndpoints } from "@/lib/modules/webhooks";
 import { WebhooksPanel } from "@/components/webhooks-panel";

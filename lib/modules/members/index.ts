@@ -11,9 +11,7 @@ export {
   setUserPasswordHash,
   type TeamRow,
 } from "./admin-directory";
-export { SESSION_IDLE_SECONDS, authOptions } from "./auth-options";
 export { actorLabels } from "./console/people";
 export { listMembers, removeMember, setMemberRole, setMembershipDisabled, setUserDisabled, type MemberView } from "./members";
-export { TEAM_COOKIE, currentSession, requireSession, sessionRecheck, sessionState, type ConsoleSession } from "./session";
 export { badKeyWait, passwordGate, recordBadKey, recordSignIn } from "./sign-in";
 export { setTeamStopSettings } from "./team-settings";

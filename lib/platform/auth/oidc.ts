@@ -1,7 +1,7 @@
 // Optional single sign-on: one OpenID Connect provider configured from the environment.
 // Set QUIESCE_OIDC_ISSUER, QUIESCE_OIDC_CLIENT_ID and QUIESCE_OIDC_CLIENT_SECRET (and optionally
 // QUIESCE_OIDC_NAME for the button label). Sign-in is accepted only for an email that already belongs
-// to a Quiesce user (see lib/modules/members/auth-options.ts): the identity provider proves who someone is, the
+// to a Quiesce user (see lib/modules/sessions/auth-options.ts): the identity provider proves who someone is, the
 // Quiesce database decides which team and role they have.
 import type { OAuthConfig } from "next-auth/providers/oauth";
 import { setting } from "../config";

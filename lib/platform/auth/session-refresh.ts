@@ -1,7 +1,7 @@
 // The idle timeout of a console session: the cookie lives for QUIESCE_SESSION_IDLE_SECONDS and is
 // re-issued (same claims, new expiry) whenever a page is requested with a cookie older than a minute,
 // so only an unused session expires. The absolute lifetime is separate: it is counted from the
-// sign-in time inside the token and checked on every request (lib/modules/members/session.ts).
+// sign-in time inside the token and checked on every request (lib/modules/sessions/session.ts).
 import { decode, encode } from "next-auth/jwt";
 
 /** A fresh cookie value for `value`, or null when it needs none (still fresh, or not a valid token). */

@@ -1,4 +1,4 @@
-import { requireSession } from "@/lib/modules/members";
+import { requireSession } from "@/lib/modules/sessions";
 import { reconciliationsView } from "@/lib/modules/runs";
 import { ReconciliationsQuery } from "@/lib/schemas/console";
 import { isAllowed } from "@/lib/control/authz";

@@ -1,4 +1,4 @@
-import { requireSession } from "@/lib/modules/members";
+import { requireSession } from "@/lib/modules/sessions";
 import { runsView } from "@/lib/modules/runs";
 import { listSavedViews } from "@/lib/modules/runs";
 import { parseRunsQuery } from "@/lib/schemas/runs-list";

@@ -1,6 +1,6 @@
 // Visibility is decided before anything streams: another team's (or a missing) barrier is a real 404.
 import type { ReactNode } from "react";
-import { requireSession } from "@/lib/modules/members";
+import { requireSession } from "@/lib/modules/sessions";
 import { receiptBarrier } from "@/lib/modules/stop";
 import { orNotFound } from "@/lib/actions/not-found";
 

@@ -1,4 +1,4 @@
-import { requireSession } from "@/lib/modules/members";
+import { requireSession } from "@/lib/modules/sessions";
 import { barrierView } from "@/lib/modules/runs";
 import { orNotFound } from "@/lib/actions/not-found";
 import { BarrierView } from "@/components/barrier-view";

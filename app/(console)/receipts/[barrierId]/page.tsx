@@ -2,7 +2,7 @@
 // /receipts/<barrierId>?version=n for one version. Readable by every member (viewer included),
 // printable, downloadable as JSON and YAML; the digest is recomputed on the server on every view.
 import Link from "next/link";
-import { requireSession } from "@/lib/modules/members";
+import { requireSession } from "@/lib/modules/sessions";
 import { getConsoleReceipt, receiptBarrier } from "@/lib/modules/stop";
 import { orNotFound } from "@/lib/actions/not-found";
 import { actorLabels } from "@/lib/modules/members";

@@ -1,6 +1,6 @@
 // Decides visibility before anything streams, so another team's (or a missing) run is a real 404.
 import type { ReactNode } from "react";
-import { requireSession } from "@/lib/modules/members";
+import { requireSession } from "@/lib/modules/sessions";
 import { assertRunVisible } from "@/lib/modules/runs";
 import { orNotFound } from "@/lib/actions/not-found";
 

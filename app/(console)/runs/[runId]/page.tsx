@@ -1,5 +1,5 @@
 import type { Metadata } from "next";
-import { requireSession } from "@/lib/modules/members";
+import { requireSession } from "@/lib/modules/sessions";
 import { runView } from "@/lib/modules/runs";
 import { orNotFound } from "@/lib/actions/not-found";
 import { isAllowed } from "@/lib/control/authz";

@@ -1,5 +1,5 @@
 // A fleet stop's page: live progress until the fleet receipt (docs/fleet-stop.md).
-import { requireSession } from "@/lib/modules/members";
+import { requireSession } from "@/lib/modules/sessions";
 import { getStop } from "@/lib/modules/stop";
 import { orNotFound } from "@/lib/actions/not-found";
 import { FleetStopView } from "@/components/fleet-stop-view";

@@ -4,12 +4,12 @@
 // failing from many addresses a bounded delay; every attempt is audited. The address is the one the web
 // front decided from the socket (lib/start/web-front.ts), never a header the client chose.
 import NextAuth from "next-auth";
-import { authOptions } from "@/lib/modules/members";
+import { authOptions } from "@/lib/modules/sessions";
 import { passwordGate, recordSignIn } from "@/lib/modules/members";
 import { frontAddress } from "@/lib/platform/security/client-address";
 import { sleep } from "@/lib/platform/wait";
 
-const handler = NextAuth(authOptions);
+const handler = NextAuth(authOptions());
 
 const SESSION_COOKIE = /(^|,\s*)(__Secure-)?next-auth\.session-token(\.\d+)?=[^;]+/;
 
@@ -35,7 +35,7 @@ async function POST(req: Request, ctx: { params: Promise<{ nextauth: string[] }>
   let userId: string | null = null;
   if (session) {
     const { decode } = await import("next-auth/jwt");
-    const token = await decode({ token: session, secret: authOptions.secret! }).catch(() => null);
+    const token = await decode({ token: session, secret: authOptions().secret! }).catch(() => null);
     userId = token?.sub ?? null;
   }
   const after = await recordSignIn({ email, address, ok, userId, provider: "credentials" });

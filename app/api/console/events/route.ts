@@ -5,7 +5,7 @@
 // session stops receiving at once. The stream is also rotated every QUIESCE_CONSOLE_STREAM_SECONDS
 // (default 60): it announces `event: rotate` with `retry: 250` first, the browser is back within a
 // fraction of a second, and the Live badge does not flicker (components/providers.tsx).
-import { currentSession, sessionRecheck } from "@/lib/modules/members";
+import { currentSession, sessionRecheck } from "@/lib/modules/sessions";
 import { controlListener } from "@/lib/modules/stop";
 import { SSE_HEADERS, sseResponse } from "@/lib/api/sse";
 import { setting } from "@/lib/platform/config";

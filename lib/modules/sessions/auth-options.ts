@@ -1,6 +1,6 @@
 // next-auth (Auth.js v4) configuration for the console (docs/architecture.md#security).
 // The session is a signed JWT cookie that names the user and nothing else that matters: team and role
-// are read from the database on every request (lib/modules/members/session.ts), so removing a member or changing a
+// are read from the database on every request (lib/modules/sessions/session.ts), so removing a member or changing a
 // role takes effect on the next click, not when the token expires.
 import "server-only";
 import type { NextAuthOptions } from "next-auth";
@@ -9,7 +9,7 @@ import { z } from "zod";
 import { authSecret } from "../../platform/auth/secret";
 import { oidcProvider } from "../../platform/auth/oidc";
 import { userForEmail, verifyCredentials } from "./console/identity";
-import { signOutUser } from "./sign-in";
+import { signOutUser } from "../members/sign-in";
 import { setting } from "../../platform/config";
 import { safeRedirect } from "../../platform/security/callback-url";
 
@@ -44,7 +44,15 @@ function providers(): NextAuthOptions["providers"] {
   return list;
 }
 
-export const authOptions: NextAuthOptions = {
+// Built on first use, not at import: nothing that merely imports the module constructs the sign-in
+// providers or reads the auth secret.
+let built: NextAuthOptions | null = null;
+export function authOptions(): NextAuthOptions {
+  built ??= buildAuthOptions();
+  return built;
+}
+
+const buildAuthOptions = (): NextAuthOptions => ({
   secret: authSecret(),
   session: { strategy: "jwt", maxAge: SESSION_IDLE_SECONDS, updateAge: 0 },
   jwt: { maxAge: SESSION_IDLE_SECONDS },
@@ -64,7 +72,7 @@ export const authOptions: NextAuthOptions = {
         token.sub = known.id;
         token.email = known.email;
         token.name = known.name;
-        // The session version and sign-in time: lib/modules/members/session.ts ends the session when the user's
+        // The session version and sign-in time: lib/modules/sessions/session.ts ends the session when the user's
         // version moved on (sign-out, password change, disabled, removed) or the absolute lifetime passed.
         token.sv = (known as { sessionVersion?: number }).sessionVersion;
         token.authAt = Math.floor(Date.now() / 1000);
@@ -89,4 +97,4 @@ export const authOptions: NextAuthOptions = {
       if (token?.sub) await signOutUser(token.sub);
     },
   },
-};
+});

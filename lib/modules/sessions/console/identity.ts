@@ -1,5 +1,5 @@
-// Who is signing in. Used only by the next-auth callbacks (lib/modules/members/auth-options.ts): it answers "which
-// Quiesce user is this", never "what may they do" — roles are read per request in lib/modules/members/session.ts.
+// Who is signing in. Used only by the next-auth callbacks (lib/modules/sessions/auth-options.ts): it answers "which
+// Quiesce user is this", never "what may they do" — roles are read per request in lib/modules/sessions/session.ts.
 import "server-only";
 import { prisma } from "../../../platform/db/prisma";
 import { verifyPassword } from "../../../platform/auth/password";

@@ -33,7 +33,7 @@ export interface ConsoleSession {
 export type SessionState =
   { kind: "signed_out" } | { kind: "no_team"; user: { id: string; email: string; name: string } } | { kind: "ok"; session: ConsoleSession };
 
-/** The claims a console session token carries beyond the user id (see lib/modules/members/auth-options.ts). */
+/** The claims a console session token carries beyond the user id (see lib/modules/sessions/auth-options.ts). */
 export type SessionTokenClaims = SessionClaims;
 
 /**
@@ -71,7 +71,7 @@ export async function resolveConsoleSession(
 }
 
 export const sessionState = cache(async (): Promise<SessionState> => {
-  const jwt = await getServerSession(authOptions);
+  const jwt = await getServerSession(authOptions());
   const claims = (jwt as { quiesce?: SessionClaims } | null)?.quiesce ?? null;
   return resolveConsoleSession(claims, (await cookies()).get(TEAM_COOKIE)?.value);
 });
@@ -82,7 +82,7 @@ export const sessionState = cache(async (): Promise<SessionState> => {
  * answering false once the session ended, the member left the team or lost read access.
  */
 export async function sessionRecheck(): Promise<() => Promise<boolean>> {
-  const jwt = await getServerSession(authOptions);
+  const jwt = await getServerSession(authOptions());
   const claims = (jwt as { quiesce?: SessionClaims } | null)?.quiesce ?? null;
   const slug = (await cookies()).get(TEAM_COOKIE)?.value;
   const first = await resolveConsoleSession(claims, slug);
