@@ -3,6 +3,7 @@
 // (barrier-worker, provider-sim, demo) as child processes with prefixed output. Ctrl-C / SIGTERM stops
 // them all and the embedded server; a crashed child is reported loudly and never silently restarted.
 import path from "node:path";
+import { randomBytes } from "node:crypto";
 import net from "node:net";
 import type { Command } from "./types";
 import { parseFlags, UsageError } from "../../lib/cli/args";
@@ -184,6 +185,7 @@ export const startCommand: Command = {
         port,
         simPort,
         authSecret: secret.secret,
+        frontSecret: randomBytes(32).toString("base64url"),
         keys,
         ...(withApi ? { apiPort } : {}),
       });
@@ -225,7 +227,7 @@ export const startCommand: Command = {
         for (const c of plan.filter((x) => x.afterWeb)) sup.spawn(c.name, c.command, c.args, env, ROOT);
         const running = plan.map((c) => (c.members.length > 1 ? `${c.name} (${c.members.join(" + ")})` : c.name)).join(", ");
         console.log(`\n  Quiesce is up: http://localhost:${port}   (running: ${running})`);
-        if (withApi) console.log(`  Machine API for agents: http://127.0.0.1:${apiPort}/api/v1   (QUIESCE_URL)`);
+        console.log(`  Machine API for agents: http://localhost:${port}/api/v1   (QUIESCE_URL for your agents)`);
         console.log(`  Demo sign-ins and keys: ${seeded.keysFile}   ·   Ctrl-C stops everything\n`);
         const missing = ["barrier-worker", "provider-sim", "demo"].filter((n) => !plan.some((c) => c.members.includes(n)));
         if (missing.length) say(`not started (not registered${opts.demo ? "" : " or turned off"}): ${missing.join(", ")}`);

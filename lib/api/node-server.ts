@@ -16,7 +16,7 @@ import { routeModules } from "./route-modules";
 import { plainHeaders, type ApiCore, type ApiRequest } from "./route";
 import { enableKeyCache, disableKeyCache } from "./key-cache";
 import { controlListener } from "../modules/stop";
-import { clientAddress, trustedProxies } from "../platform/security/client-address";
+import { FRONT_HEADER, cameThroughFront, clientAddress, frontAddress, trustedProxies } from "../platform/security/client-address";
 import { setting } from "../platform/config";
 import { httpTimeoutOptions, watchBodyIdle } from "../start/http-timeouts.mjs";
 
@@ -131,6 +131,7 @@ function smallBodyStream(req: http.IncomingMessage): ReadableStream<Uint8Array> 
 function webHeaders(req: http.IncomingMessage): Headers {
   const headers = new Headers();
   for (const [k, v] of Object.entries(req.headers)) {
+    if (k === FRONT_HEADER) continue; // the front's secret is for this server, not for handlers
     if (Array.isArray(v)) v.forEach((x) => headers.append(k, x));
     else if (v !== undefined) headers.set(k, v);
   }
@@ -183,14 +184,17 @@ function nodeApiRequest(
     method,
     url: () => url,
     header,
-    // The socket's peer; a forwarding header only from a trusted proxy (docs/security/identity.md#the-source-address).
+    // Through the console's front: the address it decided; otherwise the socket's peer, a forwarding
+    // header only from a trusted proxy (docs/security/identity.md#the-source-address).
     clientAddress: () =>
-      clientAddress({
-        peer: req.socket.remoteAddress,
-        header,
-        trusted: trustedProxies(setting("QUIESCE_TRUSTED_PROXIES")),
-        use: setting("QUIESCE_FORWARDED_HEADER"),
-      }),
+      cameThroughFront(header(FRONT_HEADER), setting("QUIESCE_FRONT_SECRET"))
+        ? frontAddress({ get: header })
+        : clientAddress({
+            peer: req.socket.remoteAddress,
+            header,
+            trusted: trustedProxies(setting("QUIESCE_TRUSTED_PROXIES")),
+            use: setting("QUIESCE_FORWARDED_HEADER"),
+          }),
     bodyText: (limit) => (hasBody ? (body ??= collectBody(req, limit)) : Promise.resolve("")),
     request: () => new Request(url, { method, headers: webHeaders(req), signal: signal() }),
   };

@@ -126,16 +126,23 @@ test("every child gets the database, the control plane URL, the auth secret and 
   );
 });
 
-test("the API process runs on QUIESCE_API_PORT's port, is essential like the web app, and agents are pointed at it", () => {
+test("the API process runs on QUIESCE_API_PORT's port on loopback, is essential like the web app, and the console's port forwards to it", () => {
   const plan = planChildren(ROOT, ["api", "barrier-worker"], { port: 3000, dev: false, demo: true, apiPort: 3901, host: "0.0.0.0" });
   expect(plan.map((c) => c.name)).toEqual(["web", "api", "barrier-worker"]);
   const api = plan.find((c) => c.name === "api")!;
-  expect(api.args.slice(-5)).toEqual(["api", "--port", "3901", "--host", "0.0.0.0"]);
+  // The web app listens where HOST says; the API process only where the front can reach it.
+  expect(plan[0]!.args.slice(-2)).toEqual(["-H", "0.0.0.0"]);
+  expect(api.args.slice(-5)).toEqual(["api", "--port", "3901", "--host", "127.0.0.1"]);
   expect(plan.filter((c) => c.essential).map((c) => c.name)).toEqual(["web", "api"]);
-  const env = childEnv({}, { databaseUrl: "x", port: 3000, apiPort: 3901, authSecret: "y", keys: {} });
+  const env = childEnv({}, { databaseUrl: "x", port: 3000, apiPort: 3901, authSecret: "y", frontSecret: "f".repeat(43), keys: {} });
   expect(env.QUIESCE_URL).toBe("http://127.0.0.1:3901");
   expect(env.QUIESCE_API_PORT).toBe("3901");
+  expect(env.QUIESCE_API_UPSTREAM).toBe("http://127.0.0.1:3901");
+  expect(env.QUIESCE_FRONT_SECRET).toBe("f".repeat(43));
   expect(env.NEXTAUTH_URL).toBe("http://localhost:3000");
+  // Without the API process, Next answers /api/v1 itself: nothing to forward to.
+  const alone = childEnv({}, { databaseUrl: "x", port: 3000, authSecret: "y", frontSecret: "f".repeat(43), keys: {} });
+  expect(alone.QUIESCE_API_UPSTREAM).toBeUndefined();
 });
 
 test("the simulated provider runs on QUIESCE_PROVIDER_SIM_PORT (4700 by default), and the children are pointed at it", () => {

@@ -129,7 +129,8 @@ export function planChildren(root: string, registered: readonly string[], opts: 
     name: c.name,
     args:
       c.name === "api"
-        ? ["--port", String(opts.apiPort ?? setting("QUIESCE_API_PORT")), "--host", opts.host ?? "127.0.0.1"]
+        ? // Loopback only: agents come in through the console's port, which forwards /api/v1 here.
+          ["--port", String(opts.apiPort ?? setting("QUIESCE_API_PORT")), "--host", "127.0.0.1"]
         : c.name === "provider-sim"
           ? ["--port", String(opts.simPort ?? setting("QUIESCE_PROVIDER_SIM_PORT"))]
           : c.args,
@@ -166,6 +167,8 @@ export interface ChildEnvInput {
   /** The simulated provider's port (QUIESCE_PROVIDER_SIM_PORT by default). */
   simPort?: number;
   authSecret: string;
+  /** With apiPort: the per-start secret the front shows the API process (lib/start/api-forward.ts). */
+  frontSecret?: string;
   keys: Partial<Record<DemoKeyRole, string>>;
 }
 
@@ -180,6 +183,10 @@ export function childEnv(base: Env, i: ChildEnvInput): Env {
     PORT: String(i.port),
     QUIESCE_URL: `http://127.0.0.1:${i.apiPort ?? i.port}`,
     ...(i.apiPort !== undefined ? { QUIESCE_API_PORT: String(i.apiPort) } : {}),
+    // The console's port forwards /api/v1 to the API process: one base URL for agents.
+    ...(i.apiPort !== undefined && i.frontSecret
+      ? { QUIESCE_API_UPSTREAM: `http://127.0.0.1:${i.apiPort}`, QUIESCE_FRONT_SECRET: i.frontSecret }
+      : {}),
     NEXTAUTH_URL: base.NEXTAUTH_URL ?? `http://localhost:${i.port}`,
     NEXTAUTH_SECRET: i.authSecret,
     QUIESCE_PROVIDER_SIM_URL: `http://127.0.0.1:${i.simPort ?? setting("QUIESCE_PROVIDER_SIM_PORT", base)}`,

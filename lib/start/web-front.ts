@@ -7,12 +7,13 @@
 // (docs/security/identity.md#the-source-address).
 import http from "node:http";
 import type { AddressInfo } from "node:net";
-import { clientAddress, normalizeAddress, trustedProxies } from "../platform/security/client-address";
+import { FRONT_HEADER, clientAddress, normalizeAddress, trustedProxies } from "../platform/security/client-address";
 import { setting } from "../platform/config";
 import { httpTimeoutOptions, watchBodyIdle } from "./http-timeouts.mjs";
+import { apiForwarder, isAgentApiPath } from "./api-forward";
 
 /** Forwarding headers a client may send; only the address decided here reaches Next. */
-const FORWARDING = ["forwarded", "x-forwarded-for", "x-real-ip", "x-forwarded-host", "x-forwarded-proto", "x-forwarded-port"];
+const FORWARDING = ["forwarded", "x-forwarded-for", "x-real-ip", "x-forwarded-host", "x-forwarded-proto", "x-forwarded-port", FRONT_HEADER];
 
 /**
  * Decides the request's address and rewrites its headers in place: X-Forwarded-For becomes that one
@@ -27,7 +28,8 @@ export function stampClientAddress(req: http.IncomingMessage): string {
   const address = clientAddress({ peer: req.socket.remoteAddress, header, trusted, use: setting("QUIESCE_FORWARDED_HEADER") });
   const peer = normalizeAddress(req.socket.remoteAddress ?? "");
   const fromProxy = peer !== null && trusted.has(peer);
-  for (const name of FORWARDING) if (!fromProxy || name === "forwarded" || name === "x-real-ip") delete req.headers[name];
+  for (const name of FORWARDING)
+    if (!fromProxy || name === "forwarded" || name === "x-real-ip" || name === FRONT_HEADER) delete req.headers[name];
   req.headers["x-forwarded-for"] = address;
   return address;
 }
@@ -39,7 +41,8 @@ export interface WebFront {
 
 /**
  * Starts Next (a production build, or `dev`) behind the front on host:port. `handler` replaces Next
- * (tests of the front alone); by default it is Next's own request handler.
+ * (tests of the front alone); by default it is Next's own request handler. With `api` (npm start sets
+ * QUIESCE_API_UPSTREAM and QUIESCE_FRONT_SECRET), /api/v1 goes to the API process instead of Next.
  */
 export async function startWebFront(opts: {
   port: number;
@@ -47,6 +50,7 @@ export async function startWebFront(opts: {
   dir: string;
   dev?: boolean;
   handler?: (req: http.IncomingMessage, res: http.ServerResponse) => unknown;
+  api?: { upstream: string; secret: string };
 }): Promise<WebFront> {
   let handle = opts.handler;
   let closeApp = async () => {};
@@ -66,8 +70,10 @@ export async function startWebFront(opts: {
     requestMs: setting("QUIESCE_HTTP_REQUEST_TIMEOUT_MS"),
     bodyIdleMs: setting("QUIESCE_HTTP_BODY_IDLE_MS"),
   };
+  const api = opts.api ? apiForwarder(opts.api.upstream, opts.api.secret) : null;
   const server = http.createServer(httpTimeoutOptions(bounds), (req, res) => {
     stampClientAddress(req);
+    if (api && isAgentApiPath(req.url)) return api.forward(req, res);
     void h(req, res);
   });
   watchBodyIdle(server, bounds.bodyIdleMs);
@@ -93,6 +99,7 @@ export async function startWebFront(opts: {
         server.close(() => resolve());
         server.closeAllConnections();
       });
+      api?.close();
       await closeApp();
     },
   };

@@ -2,7 +2,7 @@
 // decides each request's source address from the socket. Arguments as `next start` takes them:
 // `start -p <port> -H <host>` (or `dev`, for trying the front with Next's development server).
 import path from "node:path";
-import { assertConfig } from "../platform/config";
+import { assertConfig, setting } from "../platform/config";
 import { logger } from "../platform/log";
 import { startWebFront } from "./web-front";
 
@@ -19,8 +19,13 @@ assertConfig();
 (process.env as Record<string, string>).NODE_ENV ??= dev ? "development" : "production";
 
 const log = logger("web");
-const front = await startWebFront({ port, host, dev, dir: path.resolve(import.meta.dirname, "../..") });
-log.info({ url: front.url }, "web app listening (behind the front: source addresses from the socket)");
+const upstream = setting("QUIESCE_API_UPSTREAM");
+const secret = setting("QUIESCE_FRONT_SECRET");
+if (upstream && !secret)
+  throw new Error("QUIESCE_API_UPSTREAM is set without QUIESCE_FRONT_SECRET: the API process could not tell the front's requests apart");
+const api = upstream && secret ? { upstream, secret } : undefined;
+const front = await startWebFront({ port, host, dev, api, dir: path.resolve(import.meta.dirname, "../..") });
+log.info({ url: front.url, api: upstream ?? "served by Next" }, "web app listening (behind the front: source addresses from the socket)");
 let stopping = false;
 for (const signal of ["SIGTERM", "SIGINT"] as const) {
   process.on(signal, () => {

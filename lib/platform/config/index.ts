@@ -220,7 +220,16 @@ export const CONFIG = {
   PORT: port(3000, { group: "server", doc: "Port of the web app and API (`npm start --port` overrides)." }),
   QUIESCE_API_PORT: port(3001, {
     group: "server",
-    doc: "Port of the machine API's own process (`quiesce api`, started by `npm start`); agents call the API here (docs/deploy.md#the-api-process).",
+    doc: "Port of the machine API's own process (`quiesce api`, started by `npm start`, on loopback); the console's port forwards /api/v1 to it (docs/deploy.md#the-api-process).",
+  }),
+  QUIESCE_API_UPSTREAM: url(HTTP, {
+    group: "server",
+    doc: "Where the console's front forwards /api/v1 (set by `npm start` to the API process). Unset: Next answers /api/v1 itself.",
+  }),
+  QUIESCE_FRONT_SECRET: text({
+    group: "server",
+    doc: "Set by `npm start` for each start: the API process believes the front's X-Forwarded-For only on requests that carry it.",
+    secret: true,
   }),
   NEXTAUTH_URL: url(HTTP, {
     group: "server",

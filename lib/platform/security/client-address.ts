@@ -5,6 +5,7 @@
 // server actions then read (`frontAddress`). A forwarding header is believed only from a peer in
 // QUIESCE_TRUSTED_PROXIES, hop by hop from the right, so nobody can pick their own address by sending one.
 import { BlockList, isIPv4, isIPv6 } from "node:net";
+import { timingSafeEqual } from "node:crypto";
 
 export type ForwardedHeader = "x-forwarded-for" | "forwarded";
 
@@ -129,6 +130,21 @@ export function clientAddress(input: AddressInput): string {
 export function frontAddress(headers: { get(name: string): string | null }): string {
   const value = headers.get("x-forwarded-for");
   return (value === null ? null : normalizeAddress(value.split(",")[0] ?? "")) ?? "unknown";
+}
+
+/**
+ * The header the console's front adds when it forwards /api/v1 to the API process
+ * (lib/start/api-forward.ts): the per-start secret, so that only the front's own X-Forwarded-For is
+ * believed there, not one a client sent to the API port.
+ */
+export const FRONT_HEADER = "x-quiesce-front";
+
+/** Whether a request came through the front: its FRONT_HEADER equals the configured secret. */
+export function cameThroughFront(sent: string | null, secret: string | undefined): boolean {
+  if (!secret || sent === null) return false;
+  const a = Buffer.from(sent);
+  const b = Buffer.from(secret);
+  return a.length === b.length && timingSafeEqual(a, b);
 }
 
 let memo: { text: string; trusted: TrustedProxies } | undefined;
