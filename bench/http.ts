@@ -3,10 +3,12 @@
 // request over the same pool (bench/lib/baseline-server.ts). Servers measured, each a process of its own:
 //  - the API process (`quiesce api`: the route modules on node:http, docs/deploy.md#the-api-process);
 //  - Next (`next start`), when a production build exists (`npm run build`), for the comparison that
-//    decided the API process.
+//    decided the API process, and the console's port as agents reach it (its front forwarding /api/v1
+//    to the API process).
 // Targets: gate throughput at the widest concurrency ≥ 0.6× the baseline; gate p50 at
 // concurrency 1 ≤ 1.5 ms. Reported, never asserted.
 import os from "node:os";
+import { randomBytes } from "node:crypto";
 import path from "node:path";
 import { existsSync } from "node:fs";
 import { spawn } from "node:child_process";
@@ -181,8 +183,23 @@ export const httpSection: BenchSection = {
             "/api/v1/openapi.json",
           ),
         );
+        // The agents' one way in: the console's port as `npm start` runs it, its front forwarding /api/v1
+        // to the API process above (lib/start/api-forward.ts).
+        const frontPort = await freePort();
+        const frontSecret = randomBytes(32).toString("base64url");
+        servers.push(
+          await startProcess(
+            "console port (front → api)",
+            ["--import", "tsx", "lib/start/web-main.ts", "start", "-p", String(frontPort), "-H", "127.0.0.1"],
+            { ...env, QUIESCE_API_UPSTREAM: servers.find((s) => s.name === "api")!.url, QUIESCE_FRONT_SECRET: frontSecret },
+            frontPort,
+            "/api/v1/openapi.json",
+          ),
+        );
       } else {
-        ctx.log("no production build (.next/BUILD_ID): Next is not measured; run `npm run build` first to include it");
+        ctx.log(
+          "no production build (.next/BUILD_ID): Next and the console's port are not measured; run `npm run build` first to include them",
+        );
       }
       let rr = 0;
       const gateBody = () => {
