@@ -1,7 +1,7 @@
 // The test HTTP server that serves app/api/v1 route modules without Next: routing, path parameters,
 // 404 / 405, and streaming (a server-sent event arrives while the response is still open).
 import { afterAll, beforeAll, expect, test } from "vitest";
-import { makeWorld, raw, type World } from "./fixtures";
+import { firstEventChunk, makeWorld, raw, type World } from "./fixtures";
 
 let w: World;
 beforeAll(async () => {
@@ -34,17 +34,9 @@ test("static segments win over parameters and parameters are URL-decoded", async
 
 test("responses stream: the first server-sent event arrives while the stream stays open", async () => {
   const r = await w.client(w.a.keys.agent).createRun({ taskId: "stream" });
-  const ac = new AbortController();
-  const res = await fetch(`${w.server.url}/api/v1/runs/${r.runId}/events`, {
-    headers: { authorization: `Bearer ${w.a.keys.agent}` },
-    signal: ac.signal,
-  });
-  expect(res.status).toBe(200);
-  expect(res.headers.get("content-type")).toContain("text/event-stream");
-  const reader = res.body!.getReader();
-  const first = await reader.read();
+  const first = await firstEventChunk(w.server.url, r.runId, w.a.keys.agent);
+  expect(first.status).toBe(200);
+  expect(first.contentType).toContain("text/event-stream");
   expect(first.done).toBe(false);
-  expect(new TextDecoder().decode(first.value)).toContain("event: ready");
-  ac.abort();
-  await reader.cancel().catch(() => {});
+  expect(first.text).toContain("event: ready");
 });

@@ -83,6 +83,25 @@ export async function raw(url: string, method: string, path: string, opts: { key
   return { status: res.status, json, text };
 }
 
+/**
+ * Opens a run's event stream at `base`, reads its first chunk while the stream stays open, and closes
+ * it: the status, content type and that chunk, for tests that a stream really streams.
+ */
+export async function firstEventChunk(base: string, runId: string, key: string) {
+  const ac = new AbortController();
+  const res = await fetch(`${base}/api/v1/runs/${runId}/events`, { headers: { authorization: `Bearer ${key}` }, signal: ac.signal });
+  const reader = res.body!.getReader();
+  const first = await reader.read();
+  ac.abort();
+  await reader.cancel().catch(() => {});
+  return {
+    status: res.status,
+    contentType: res.headers.get("content-type"),
+    done: first.done,
+    text: new TextDecoder().decode(first.value),
+  };
+}
+
 /** Everything a control write could touch, to prove a refused request changed nothing. */
 export async function snapshot(teamId: string) {
   const [runs, leases, operations, audit, receipts] = await Promise.all([
