@@ -1,76 +1,60 @@
 // Operator control writes: pause / resume / kill, breaker trip / reset (§12). Operator keys only.
 import { z } from "zod";
-import { BreakerSchema, IsoTime, LifecycleSchema, Reason } from "./common";
+import { BreakerSchema, IsoTime, LifecycleSchema, Reason, requestShape, responseShape } from "./common";
 import { registerPath } from "./registry";
 
-export const ReasonBody = z.strictObject({ reason: Reason }).meta({ id: "ReasonRequest" });
+export const ReasonBody = requestShape("ReasonRequest", { reason: Reason });
 export type ReasonBody = z.infer<typeof ReasonBody>;
 
-export const LifecycleResponse = z
-  .object({
-    runId: z.string(),
-    lifecycle: LifecycleSchema,
-    changedAt: IsoTime,
-    changedBy: z.string().nullable(),
-    reason: z.string().nullable(),
-    /** false when the run was already in that state (nothing written). */
-    changed: z.boolean(),
-  })
-  .meta({ id: "LifecycleResponse" });
+/** When, by whom and why a run's lifecycle or breaker last changed, as both answers report it. */
+const LastChange = { changedAt: IsoTime, changedBy: z.string().nullable(), reason: z.string().nullable() };
+
+export const LifecycleResponse = responseShape("LifecycleResponse", {
+  runId: z.string(),
+  lifecycle: LifecycleSchema,
+  ...LastChange,
+  /** false when the run was already in that state (nothing written). */
+  changed: z.boolean(),
+});
 export type LifecycleResponse = z.infer<typeof LifecycleResponse>;
 
-export const BreakerBody = z
-  .strictObject({
-    action: z.enum(["trip", "reset"]),
-    reason: Reason,
-  })
-  .meta({ id: "BreakerRequest" });
+export const BreakerBody = requestShape("BreakerRequest", {
+  action: z.enum(["trip", "reset"]),
+  reason: Reason,
+});
 export type BreakerBody = z.infer<typeof BreakerBody>;
 
-export const BreakerResponse = z
-  .object({
-    runId: z.string(),
-    breaker: BreakerSchema,
-    changedAt: IsoTime,
-    changedBy: z.string().nullable(),
-    reason: z.string().nullable(),
-    failures: z.number().int(),
-    changed: z.boolean(),
-  })
-  .meta({ id: "BreakerResponse" });
+export const BreakerResponse = responseShape("BreakerResponse", {
+  runId: z.string(),
+  breaker: BreakerSchema,
+  ...LastChange,
+  failures: z.number().int(),
+  changed: z.boolean(),
+});
 export type BreakerResponse = z.infer<typeof BreakerResponse>;
 
-export const KillResponse = z
-  .object({
-    barrierId: z.string(),
-    created: z.boolean().optional(),
-  })
-  .meta({ id: "KillResponse" });
+export const KillResponse = responseShape("KillResponse", {
+  barrierId: z.string(),
+  created: z.boolean().optional(),
+});
 export type KillResponse = z.infer<typeof KillResponse>;
 
 const OPERATOR = "operator keys whose user's current role allows it (machine keys: 403)";
-registerPath({
-  method: "post",
-  path: "/api/v1/runs/{runId}/pause",
-  operationId: "pauseRun",
-  tags: ["control"],
-  summary: "Pause a run tree: the next gate call of the run and its descendants holds",
-  callers: OPERATOR,
-  body: ReasonBody,
-  responses: { 200: { description: "lifecycle", schema: LifecycleResponse } },
-  errors: [400, 403, 404, 409],
-});
-registerPath({
-  method: "post",
-  path: "/api/v1/runs/{runId}/resume",
-  operationId: "resumeRun",
-  tags: ["control"],
-  summary: "Resume a paused run (a killed run cannot be resumed: 409)",
-  callers: OPERATOR,
-  body: ReasonBody,
-  responses: { 200: { description: "lifecycle", schema: LifecycleResponse } },
-  errors: [400, 403, 404, 409],
-});
+// Pause and resume differ only in what they do: both take a reason and answer the run's lifecycle.
+const lifecyclePath = (verb: "pause" | "resume", summary: string) =>
+  registerPath({
+    method: "post",
+    path: `/api/v1/runs/{runId}/${verb}`,
+    operationId: `${verb}Run`,
+    tags: ["control"],
+    summary,
+    callers: OPERATOR,
+    body: ReasonBody,
+    responses: { 200: { description: "lifecycle", schema: LifecycleResponse } },
+    errors: [400, 403, 404, 409],
+  });
+lifecyclePath("pause", "Pause a run tree: the next gate call of the run and its descendants holds");
+lifecyclePath("resume", "Resume a paused run (a killed run cannot be resumed: 409)");
 registerPath({
   method: "post",
   path: "/api/v1/runs/{runId}/kill",

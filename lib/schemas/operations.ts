@@ -1,44 +1,40 @@
 // Operations: queued / scheduled / retry work, admitted at dequeue, completed with its effect (§12).
 import { z } from "zod";
-import { Epoch, GateReasonSchema, Id, IsoTime, OperationStateSchema } from "./common";
+import { Epoch, GateReasonSchema, Id, IsoTime, OperationStateSchema, requestShape, responseShape } from "./common";
 import { GateResponse } from "./gate";
 import { registerPath } from "./registry";
 import { REPORTED_OUTCOMES } from "../control/types";
 
-export const RegisterOperationBody = z
-  .strictObject({
-    runId: Id,
-    leaseId: Id,
-    epoch: Epoch,
-    operationId: Id,
-    kind: z.enum(["queued", "scheduled", "retry"]),
-    tool: z.string().trim().min(1).max(300),
-    notBefore: IsoTime.optional(),
-    expiresAt: IsoTime.optional(),
-    argsDigest: z.string().max(200).optional(),
-    /** The queue that holds the job, e.g. "pg-boss:deploys" or "bullmq:emails": a kill cancels it there. */
-    providerName: z.string().min(1).max(200).optional(),
-    providerJobId: z.string().min(1).max(300).optional(),
-  })
-  .meta({ id: "RegisterOperationRequest" });
+export const RegisterOperationBody = requestShape("RegisterOperationRequest", {
+  runId: Id,
+  leaseId: Id,
+  epoch: Epoch,
+  operationId: Id,
+  kind: z.enum(["queued", "scheduled", "retry"]),
+  tool: z.string().trim().min(1).max(300),
+  notBefore: IsoTime.optional(),
+  expiresAt: IsoTime.optional(),
+  argsDigest: z.string().max(200).optional(),
+  /** The queue that holds the job, e.g. "pg-boss:deploys" or "bullmq:emails": a kill cancels it there. */
+  providerName: z.string().min(1).max(200).optional(),
+  providerJobId: z.string().min(1).max(300).optional(),
+});
 export type RegisterOperationBody = z.infer<typeof RegisterOperationBody>;
 
-export const RegisterOperationResponse = z
-  .object({
-    operationId: z.string(),
-    state: OperationStateSchema,
-    /** false when the same operationId was already registered with the same run (idempotent, 200). */
-    created: z.boolean(),
-  })
-  .meta({ id: "RegisterOperationResponse" });
+export const RegisterOperationResponse = responseShape("RegisterOperationResponse", {
+  operationId: z.string(),
+  state: OperationStateSchema,
+  /** false when the same operationId was already registered with the same run (idempotent, 200). */
+  created: z.boolean(),
+});
 export type RegisterOperationResponse = z.infer<typeof RegisterOperationResponse>;
 
 /** A worker that did not register the work presents the lease the holder passed it (docs/security/authorization.md#holders). */
 const PresentedLease = Id.optional().describe("a lease of the run (or an ancestor), when the caller is not the key that registered it");
 
-export const AdmitBody = z.strictObject({ leaseId: PresentedLease }).meta({ id: "AdmitRequest" });
+export const AdmitBody = requestShape("AdmitRequest", { leaseId: PresentedLease });
 export type AdmitBody = z.infer<typeof AdmitBody>;
-export const HeartbeatBody = z.strictObject({ leaseId: PresentedLease }).meta({ id: "HeartbeatRequest" });
+export const HeartbeatBody = requestShape("HeartbeatRequest", { leaseId: PresentedLease });
 export type HeartbeatBody = z.infer<typeof HeartbeatBody>;
 
 export const EffectInput = z.strictObject({
@@ -48,35 +44,29 @@ export const EffectInput = z.strictObject({
   rollbackOwner: z.string().max(300).optional(),
 });
 
-export const CompleteBody = z
-  .strictObject({
-    /** aborted_unknown: the executor aborted a running call (kill, caller cancel, lost link) and cannot
-     *  know whether its effect happened — evidence for the barrier, never proof either way (no effect). */
-    outcome: z.enum(REPORTED_OUTCOMES),
-    effect: EffectInput.optional(),
-    detail: z.unknown().optional(),
-    leaseId: PresentedLease,
-  })
-  .meta({ id: "CompleteOperationRequest" });
+export const CompleteBody = requestShape("CompleteOperationRequest", {
+  /** aborted_unknown: the executor aborted a running call (kill, caller cancel, lost link) and cannot
+   *  know whether its effect happened — evidence for the barrier, never proof either way (no effect). */
+  outcome: z.enum(REPORTED_OUTCOMES),
+  effect: EffectInput.optional(),
+  detail: z.unknown().optional(),
+  leaseId: PresentedLease,
+});
 export type CompleteBody = z.infer<typeof CompleteBody>;
 
-export const CompleteResponse = z
-  .object({
-    operationId: z.string(),
-    state: OperationStateSchema,
-    effectReceiptId: z.string().nullable(),
-    breaker: z.enum(["closed", "open", "half_open"]),
-  })
-  .meta({ id: "CompleteOperationResponse" });
+export const CompleteResponse = responseShape("CompleteOperationResponse", {
+  operationId: z.string(),
+  state: OperationStateSchema,
+  effectReceiptId: z.string().nullable(),
+  breaker: z.enum(["closed", "open", "half_open"]),
+});
 export type CompleteResponse = z.infer<typeof CompleteResponse>;
 
-export const HeartbeatResponse = z
-  .object({
-    continue: z.boolean(),
-    reason: GateReasonSchema,
-    currentEpoch: z.number().int().nullable(),
-  })
-  .meta({ id: "HeartbeatResponse" });
+export const HeartbeatResponse = responseShape("HeartbeatResponse", {
+  continue: z.boolean(),
+  reason: GateReasonSchema,
+  currentEpoch: z.number().int().nullable(),
+});
 export type HeartbeatResponse = z.infer<typeof HeartbeatResponse>;
 
 registerPath({
