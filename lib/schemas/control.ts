@@ -1,7 +1,7 @@
 // Operator control writes: pause / resume / kill, breaker trip / reset (§12). Operator keys only.
 import { z } from "zod";
 import { BreakerSchema, IsoTime, LifecycleSchema, Reason, requestShape, responseShape } from "./common";
-import { registerPath } from "./registry";
+import { registerPath, type PathSpec } from "./registry";
 
 export const ReasonBody = requestShape("ReasonRequest", { reason: Reason });
 export type ReasonBody = z.infer<typeof ReasonBody>;
@@ -40,39 +40,33 @@ export const KillResponse = responseShape("KillResponse", {
 export type KillResponse = z.infer<typeof KillResponse>;
 
 const OPERATOR = "operator keys whose user's current role allows it (machine keys: 403)";
-// Pause and resume differ only in what they do: both take a reason and answer the run's lifecycle.
-const lifecyclePath = (verb: "pause" | "resume", summary: string) =>
+/** A control write on one run, `POST /api/v1/runs/{runId}/<verb>`, for operator keys (`<verb>Run` unless named). */
+const controlPath = (verb: string, spec: Pick<PathSpec, "summary" | "body" | "responses" | "errors"> & { operationId?: string }) =>
   registerPath({
     method: "post",
     path: `/api/v1/runs/{runId}/${verb}`,
     operationId: `${verb}Run`,
     tags: ["control"],
-    summary,
     callers: OPERATOR,
-    body: ReasonBody,
-    responses: { 200: { description: "lifecycle", schema: LifecycleResponse } },
-    errors: [400, 403, 404, 409],
+    ...spec,
   });
-lifecyclePath("pause", "Pause a run tree: the next gate call of the run and its descendants holds");
-lifecyclePath("resume", "Resume a paused run (a killed run cannot be resumed: 409)");
-registerPath({
-  method: "post",
-  path: "/api/v1/runs/{runId}/kill",
-  operationId: "killRun",
-  tags: ["control"],
+// Pause and resume differ only in what they do: both take a reason and answer the run's lifecycle.
+const LIFECYCLE = {
+  body: ReasonBody,
+  responses: { 200: { description: "lifecycle", schema: LifecycleResponse } },
+  errors: [400, 403, 404, 409],
+};
+controlPath("pause", { summary: "Pause a run tree: the next gate call of the run and its descendants holds", ...LIFECYCLE });
+controlPath("resume", { summary: "Resume a paused run (a killed run cannot be resumed: 409)", ...LIFECYCLE });
+controlPath("kill", {
   summary: "Kill a run tree and start its cancellation barrier",
-  callers: OPERATOR,
   body: ReasonBody,
   responses: { 202: { description: "barrier started (or the open barrier)", schema: KillResponse } },
   errors: [400, 403, 404],
 });
-registerPath({
-  method: "post",
-  path: "/api/v1/runs/{runId}/breaker",
+controlPath("breaker", {
   operationId: "setBreaker",
-  tags: ["control"],
   summary: "Trip or reset a run's circuit breaker (never touches lifecycle)",
-  callers: OPERATOR,
   body: BreakerBody,
   responses: { 200: { description: "breaker", schema: BreakerResponse } },
   errors: [400, 403, 404],

@@ -2,7 +2,7 @@
 import { z } from "zod";
 import { Epoch, GateReasonSchema, Id, IsoTime, OperationStateSchema, requestShape, responseShape } from "./common";
 import { GateResponse } from "./gate";
-import { registerPath } from "./registry";
+import { registerPath, registeredOnce, type PathSpec } from "./registry";
 import { REPORTED_OUTCOMES } from "../control/types";
 
 export const RegisterOperationBody = requestShape("RegisterOperationRequest", {
@@ -79,43 +79,35 @@ registerPath({
     "Checked against current authority: a killed, revoked, expired or stale-epoch run cannot enqueue (409 with the gate reason). The same operationId again returns the existing operation (200).",
   callers: "agent, worker, gateway keys",
   body: RegisterOperationBody,
-  responses: {
-    201: { description: "registered", schema: RegisterOperationResponse },
-    200: { description: "already registered", schema: RegisterOperationResponse },
-  },
+  responses: registeredOnce(RegisterOperationResponse),
   errors: [400, 403, 404, 409],
 });
-registerPath({
-  method: "post",
-  path: "/api/v1/operations/{operationId}/admit",
-  operationId: "admitOperation",
-  tags: ["operations"],
+// Admit, complete and heartbeat act on one registered operation, for the keys that run it.
+const operationPath = (verb: string, spec: Pick<PathSpec, "summary" | "description" | "body" | "responses" | "errors">) =>
+  registerPath({
+    method: "post",
+    path: `/api/v1/operations/{operationId}/${verb}`,
+    operationId: `${verb}Operation`,
+    tags: ["operations"],
+    callers: "worker, agent, gateway keys",
+    ...spec,
+  });
+operationPath("admit", {
   summary: "Dequeue-time gate check; allow moves the operation to running",
-  callers: "worker, agent, gateway keys",
   body: AdmitBody,
   responses: { 200: { description: "the decision", schema: GateResponse } },
   errors: [400, 403, 404],
 });
-registerPath({
-  method: "post",
-  path: "/api/v1/operations/{operationId}/complete",
-  operationId: "completeOperation",
-  tags: ["operations"],
+operationPath("complete", {
   summary: "Report the outcome and effect of a running operation",
   description:
     "A succeeded outcome with an effect records an EffectReceipt. Feeds the run's breaker. On a killed run tree the report is kept as barrier evidence and answered 409.",
-  callers: "worker, agent, gateway keys",
   body: CompleteBody,
   responses: { 200: { description: "recorded", schema: CompleteResponse } },
   errors: [400, 403, 404, 409],
 });
-registerPath({
-  method: "post",
-  path: "/api/v1/operations/{operationId}/heartbeat",
-  operationId: "heartbeatOperation",
-  tags: ["operations"],
+operationPath("heartbeat", {
   summary: "Keep a long operation alive; continue=false means stop now",
-  callers: "worker, agent, gateway keys",
   body: HeartbeatBody,
   responses: { 200: { description: "continue or stop", schema: HeartbeatResponse } },
   errors: [400, 403, 404],

@@ -1,7 +1,7 @@
 // Runs and child runs: register, read, list (docs/architecture.md#the-wire-contract).
 import { z } from "zod";
 import { BreakerSchema, Id, IsoTime, LifecycleSchema, requestShape, responseShape } from "./common";
-import { registerPath } from "./registry";
+import { registerPath, registeredOnce } from "./registry";
 
 import { DEFAULT_LEASE_TTL_SECONDS, MAX_LEASE_TTL_SECONDS } from "../control/lease";
 
@@ -145,10 +145,7 @@ registerPath({
     "A child lease never outlives or out-scopes its parent's. With native.sessionId (and agentId), registering the same native identity again returns the existing run (200, created=false).",
   callers: "agent, gateway keys",
   body: CreateRunBody,
-  responses: {
-    201: { description: "registered", schema: CreateRunResponse },
-    200: { description: "already registered (idempotent)", schema: CreateRunResponse },
-  },
+  responses: registeredOnce(CreateRunResponse, "already registered (idempotent)"),
   errors: [400, 403, 404, 409],
 });
 registerPath({
