@@ -26,16 +26,9 @@ const READ: Action[] = ["run.read"];
 // Each role is the one below it plus what it adds, so a new action granted to operators reaches managers
 // too without a second edit (the ladder viewer < operator < manager < admin is the product's, docs/security.md).
 const VIEWER: readonly Action[] = [...READ, "reconciliation.resolve"];
-const OPERATOR: readonly Action[] = [
-  ...VIEWER,
-  "run.pause",
-  "run.resume",
-  "run.kill",
-  "fleet.stop",
-  "breaker.trip",
-  "breaker.reset",
-  "audit.read",
-];
+/** What stops or restarts runs: the operator's own grant, and control writes. */
+const RUN_CONTROL: readonly Action[] = ["run.pause", "run.resume", "run.kill", "fleet.stop", "breaker.trip", "breaker.reset"];
+const OPERATOR: readonly Action[] = [...VIEWER, ...RUN_CONTROL, "audit.read"];
 const MANAGER: readonly Action[] = [...OPERATOR, "reconciliation.assign"];
 const ROLE_ACTIONS: Record<Role, readonly Action[]> = { viewer: VIEWER, operator: OPERATOR, manager: MANAGER, admin: ACTIONS };
 
@@ -59,17 +52,14 @@ export function isAllowed(caller: Caller, action: Action): boolean {
   return caller.scopes.length === 0 || caller.scopes.includes("*") || caller.scopes.includes(action);
 }
 
+const CONTROL_WRITES: readonly Action[] = [
+  ...RUN_CONTROL,
+  "reconciliation.assign",
+  "reconciliation.resolve",
+  "key.manage",
+  "member.manage",
+];
+
 export function isControlWrite(action: Action): boolean {
-  return [
-    "run.pause",
-    "run.resume",
-    "run.kill",
-    "fleet.stop",
-    "breaker.trip",
-    "breaker.reset",
-    "reconciliation.assign",
-    "reconciliation.resolve",
-    "key.manage",
-    "member.manage",
-  ].includes(action);
+  return CONTROL_WRITES.includes(action);
 }

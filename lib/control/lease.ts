@@ -66,7 +66,31 @@ export function scopesWithin(child: readonly string[], parent: readonly string[]
   return child.every((s) => parent.includes(s));
 }
 
-function checkRequest(req: LeaseRequest): LeaseResult | null {
+type LeaseRefusal = Extract<LeaseResult, { ok: false }>;
+
+/**
+ * What a lease derived from a held one passes first, in this order: a valid request, a held lease that
+ * is not revoked (nor expired at `validAt`, when given), and scopes within the held lease's (its own when
+ * the request names none) — a derived lease never widens authority. Returns the scopes, or the refusal.
+ */
+function deriveScopes(
+  held: ParentLease,
+  req: LeaseRequest,
+  names: { field: string; holder: string },
+  validAt?: number,
+): { ok: true; scopes: string[] } | LeaseRefusal {
+  const bad = checkRequest(req);
+  if (bad) return bad;
+  if (held.revokedAt !== null) return { ok: false, code: "parent_revoked", field: names.field, message: `${names.holder} is revoked` };
+  if (validAt !== undefined && held.validUntil <= validAt)
+    return { ok: false, code: "parent_expired", field: names.field, message: `${names.holder} has expired` };
+  const scopes = req.scopes === undefined ? [...held.scopes] : dedupe(req.scopes);
+  if (scopesWithin(scopes, held.scopes)) return { ok: true, scopes };
+  const missing = scopes.filter((s) => !held.scopes.includes(s));
+  return { ok: false, code: "scope_not_held", field: "scopes", message: `${names.holder} does not hold: ${missing.join(", ")}` };
+}
+
+function checkRequest(req: LeaseRequest): LeaseRefusal | null {
   if (
     req.ttlSeconds !== undefined &&
     (!Number.isInteger(req.ttlSeconds) || req.ttlSeconds <= 0 || req.ttlSeconds > MAX_LEASE_TTL_SECONDS)
@@ -106,17 +130,9 @@ export function deriveChildLease(
   now: number,
   policy: LeasePolicy = DEFAULT_LEASE_POLICY,
 ): LeaseResult {
-  const bad = checkRequest(req);
-  if (bad) return bad;
-  if (parent.revokedAt !== null)
-    return { ok: false, code: "parent_revoked", field: "parentLeaseId", message: "the parent lease is revoked" };
-  if (parent.validUntil <= now)
-    return { ok: false, code: "parent_expired", field: "parentLeaseId", message: "the parent lease has expired" };
-  const scopes = req.scopes === undefined ? [...parent.scopes] : dedupe(req.scopes);
-  if (!scopesWithin(scopes, parent.scopes)) {
-    const missing = scopes.filter((s) => !parent.scopes.includes(s));
-    return { ok: false, code: "scope_not_held", field: "scopes", message: `the parent lease does not hold: ${missing.join(", ")}` };
-  }
+  const held = deriveScopes(parent, req, { field: "parentLeaseId", holder: "the parent lease" }, now);
+  if (!held.ok) return held;
+  const { scopes } = held;
   const ttlSeconds = req.ttlSeconds ?? DEFAULT_LEASE_TTL_SECONDS;
   const maxValidUntil = Math.min(now + policy.maxLifetimeSeconds * 1000, parent.maxValidUntil ?? parent.validUntil);
   const wanted = now + ttlSeconds * 1000;
@@ -167,22 +183,10 @@ export function deriveForkLease(
   now: number,
   policy: LeasePolicy = DEFAULT_LEASE_POLICY,
 ): LeaseResult {
-  const bad = checkRequest(req);
-  if (bad) return bad;
-  if (source.revokedAt !== null)
-    return { ok: false, code: "parent_revoked", field: "forkedFrom", message: "the source session's lease is revoked" };
-  const scopes = req.scopes === undefined ? [...source.scopes] : dedupe(req.scopes);
-  if (!scopesWithin(scopes, source.scopes)) {
-    const missing = scopes.filter((s) => !source.scopes.includes(s));
-    return {
-      ok: false,
-      code: "scope_not_held",
-      field: "scopes",
-      message: `the source session's lease does not hold: ${missing.join(", ")}`,
-    };
-  }
+  const held = deriveScopes(source, req, { field: "forkedFrom", holder: "the source session's lease" });
+  if (!held.ok) return held;
   const root = newRootLease({ ttlSeconds: req.ttlSeconds }, now, policy);
-  return root.ok ? { ok: true, lease: { ...root.lease, scopes } } : root;
+  return root.ok ? { ok: true, lease: { ...root.lease, scopes: held.scopes } } : root;
 }
 
 /** leases.path of a new lease: the parent's path followed by the new id. */

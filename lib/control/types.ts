@@ -20,26 +20,11 @@ export type Harness = (typeof HARNESSES)[number];
 export const OPERATION_KINDS = ["call", "queued", "scheduled", "retry"] as const;
 export type OperationKind = (typeof OPERATION_KINDS)[number];
 
-export const OPERATION_STATES = [
-  "queued",
-  "scheduled",
-  "running",
-  "succeeded",
-  "failed",
-  "cancelled_not_started",
-  "denied",
-  "aborted_unknown",
-] as const;
-export type OperationState = (typeof OPERATION_STATES)[number];
-
 /** Terminal states: an operation in one of these never runs (again). */
-export const FINISHED_OPERATION_STATES = [
-  "succeeded",
-  "failed",
-  "cancelled_not_started",
-  "denied",
-  "aborted_unknown",
-] as const satisfies readonly OperationState[];
+export const FINISHED_OPERATION_STATES = ["succeeded", "failed", "cancelled_not_started", "denied", "aborted_unknown"] as const;
+/** Waiting or running, then the terminal states: every state an operation can be in. */
+export const OPERATION_STATES = ["queued", "scheduled", "running", ...FINISHED_OPERATION_STATES] as const;
+export type OperationState = (typeof OPERATION_STATES)[number];
 /** The outcomes an executor reports on `complete`; a retried report must repeat the recorded one. */
 export const REPORTED_OUTCOMES = ["succeeded", "failed", "aborted_unknown"] as const satisfies readonly OperationState[];
 export type ReportedOutcome = (typeof REPORTED_OUTCOMES)[number];

@@ -50,22 +50,11 @@ export async function playRelease(ctx: StoryContext): Promise<string> {
   log("release run started");
   if (!(await call(ctx, root, "repo.read_diff", log))) return root.runId;
 
-  const checks = await b(() =>
-    ctx.agent.createRun({
-      taskId: `release-payments-${sha}`,
-      title: "Database compatibility checks",
-      parentRunId: root.runId,
-      harness: "claude_code",
-    }),
-  );
-  const ticket = await b(() =>
-    ctx.agent.createRun({
-      taskId: `release-payments-${sha}`,
-      title: "Ticket update (subagent)",
-      parentRunId: root.runId,
-      harness: "claude_code",
-    }),
-  );
+  // The release's subagents: child runs of the same task, so a kill of the release reaches them.
+  const subagent = (title: string) =>
+    b(() => ctx.agent.createRun({ taskId: `release-payments-${sha}`, title, parentRunId: root.runId, harness: "claude_code" }));
+  const checks = await subagent("Database compatibility checks");
+  const ticket = await subagent("Ticket update (subagent)");
 
   await Promise.all([
     preview(ctx, root, log),

@@ -3,7 +3,9 @@
 import { randomBytes } from "node:crypto";
 import { QuiesceApiError, type CreateRunInput, type CreateRunResult, type QuiesceClient } from "../agent/sdk/client";
 import type { JobStamp } from "../agent/sdk/worker/stamp";
-import type { Check, DrillContext, Evidence } from "./types";
+import type { SimProviderClient } from "../modules/stop";
+import type { GateBody } from "../schemas/gate";
+import type { CaseOutcome, Check, DbInspector, DrillCase, DrillContext, Evidence, Executor, Need, Seed } from "./types";
 import { waitFor } from "../platform/wait";
 
 export function must<T>(v: T | undefined | null, what: string): T {
@@ -30,6 +32,26 @@ export async function newRun(ctx: DrillContext, input: Omit<CreateRunInput, "tas
 
 type Authority = Pick<CreateRunResult, "runId" | "leaseId" | "epoch">;
 
+/** A root run and one child (a subagent) under it. */
+export async function newTree(ctx: DrillContext, rootTitle: string, childTitle: string) {
+  const root = await newRun(ctx, { title: rootTitle });
+  const child = await newRun(ctx, { parentRunId: root.runId, title: childTitle });
+  return { root, child };
+}
+
+/** A gate call's body under `run`'s authority, with a fresh operation id. */
+export function callBody(ctx: DrillContext, run: Authority, label: string, tool: string): GateBody {
+  return { runId: run.runId, leaseId: run.leaseId, epoch: run.epoch, operationId: opId(ctx, label), tool };
+}
+
+/** A new run whose agent asked the gate for one call: allowed, it is in flight until someone reports it. */
+export async function gatedCall(ctx: DrillContext, title: string, label: string, tool: string) {
+  const run = await newRun(ctx, { title });
+  const body = callBody(ctx, run, label, tool);
+  const answer = await must(ctx.agent, "an agent key").gate(body);
+  return { run, body, answer };
+}
+
 /** Registers queued (or scheduled / retry) work for `run` and returns the stamp its job would carry. */
 export async function registerWork(
   ctx: DrillContext,
@@ -50,6 +72,20 @@ export async function registerWork(
     ...extra,
   });
   return { runId: run.runId, leaseId: run.leaseId, epoch: run.epoch, operationId };
+}
+
+/** Queued work that carries a job of the simulated provider, so the barrier asks the provider to cancel it. */
+export function providerWork(ctx: DrillContext, run: Authority, providerJobId: string): Promise<JobStamp> {
+  const providerName = must(ctx.sim, "the simulated provider").provider;
+  return registerWork(ctx, run, "reserve-preview", "deployment.reserve_preview", "queued", { providerName, providerJobId });
+}
+
+/** Registers a job for `run` and has the worker run it as a long call; returns once it started (or its delivery ended). */
+export async function startLongJob(ctx: DrillContext, worker: Executor, run: Authority, label: string, tool: string) {
+  const stamp = await registerWork(ctx, run, label, tool);
+  const handle = worker.run(stamp, { kind: "long" });
+  const started = await handle.started;
+  return { stamp, handle, started };
 }
 
 export { waitFor };
@@ -119,6 +155,42 @@ export async function barrierView(client: QuiesceClient, barrierId: string): Pro
   return (await client.getBarrier(barrierId)) as unknown as BarrierViewLite;
 }
 
+/** The operator kills `runId`; returns the barrier once it issued its first receipt, with its view then. */
+export async function killToReceipt(ctx: DrillContext, runId: string, reason: string) {
+  const { barrierId } = await ctx.operator.kill(runId, reason);
+  const receipt = await waitForReceipt(ctx, ctx.operator, barrierId);
+  const view = await barrierView(ctx.operator, barrierId);
+  return { barrierId, receipt, view };
+}
+
+type ProviderMode = NonNullable<Parameters<SimProviderClient["createJob"]>[0]>["mode"];
+
+/** A deployment preview whose queued call carries a simulated-provider job in `mode`, admitted (so
+ * running at the kill), then killed: the barrier's first receipt and the call's settlement in it. */
+export async function killProviderCall(ctx: DrillContext, mode: ProviderMode, reason: string) {
+  const run = await newRun(ctx, { title: "deployment preview" });
+  const job = await must(ctx.sim, "the simulated provider").client.createJob({ mode, runId: run.runId });
+  const stamp = await providerWork(ctx, run, job.jobId);
+  const admitted = await must(ctx.agent, "an agent key").admit(stamp.operationId);
+  const stop = await killToReceipt(ctx, run.runId, reason);
+  return { run, job, stamp, admitted, ...stop, settlement: settlementOf(stop.view, stamp.operationId) };
+}
+
+export const settlementOf = (view: BarrierViewLite, operationId: string) => view.settlements.find((x) => x.operationId === operationId);
+
+/** One check on what the database holds, when the context can read it (evals); none against a live deployment. */
+export async function dbCheck<T>(
+  ctx: DrillContext,
+  probe: (db: DbInspector) => Promise<T>,
+  name: string,
+  ok: (v: T) => boolean,
+  detail: (v: T) => unknown = (v) => v,
+): Promise<Check[]> {
+  if (!ctx.db) return [];
+  const v = await probe(ctx.db);
+  return [check(name, ok(v), detail(v))];
+}
+
 /** Links a reviewer can open: the console's receipt page, the barrier and receipt in the API, the run. */
 export function links(ctx: DrillContext, ids: { runId?: string; barrierId?: string }): Evidence[] {
   const base = ctx.baseUrl.replace(/\/+$/, "");
@@ -135,6 +207,10 @@ export function links(ctx: DrillContext, ids: { runId?: string; barrierId?: stri
   return out;
 }
 
+/** Whether a gate answer (or a recorded decision) is `decision` for `reason`. */
+export const answered = (a: { decision: string; reason?: string | null }, decision: string, reason: string) =>
+  a.decision === decision && a.reason === reason;
+
 /** `deny parent_revoked` → "deny_parent_revoked". */
 export const label = (decision: string, reason?: string) => (reason ? `${decision}_${reason}` : decision);
 
@@ -147,4 +223,39 @@ export async function statusOf(p: Promise<unknown>): Promise<number | "ok" | "un
     if (err instanceof QuiesceApiError) return err.status;
     return "unreachable";
   }
+}
+
+/** Who a case acts through. The runner skips a case whose needs the context cannot meet; a case run
+ * without the runner fails on the first party it lacks, naming it. */
+export interface Parties {
+  agent: QuiesceClient;
+  worker: Executor;
+  pod: Executor;
+  sim: NonNullable<DrillContext["sim"]>;
+  stranger: QuiesceClient;
+}
+
+const PARTIES: { [K in keyof Parties]: (ctx: DrillContext) => Parties[K] } = {
+  agent: (ctx) => must(ctx.agent, "an agent key"),
+  worker: (ctx) => must(ctx.worker, "a worker"),
+  pod: (ctx) => must(ctx.pod, "a second process"),
+  sim: (ctx) => must(ctx.sim, "the simulated provider"),
+  stranger: (ctx) => must(ctx.stranger, "a second machine key of the team"),
+};
+
+/** Each party is taken from the context only when the case asks for it. */
+function parties(ctx: DrillContext): Parties {
+  const p = {} as Parties;
+  for (const [k, take] of Object.entries(PARTIES)) Object.defineProperty(p, k, { get: () => take(ctx), enumerable: true });
+  return p;
+}
+
+/** A drill case: every one needs the agent key (and so the worker and second process); `needs` adds more. */
+export function drillCase(
+  name: string,
+  seed: Seed,
+  expected: string,
+  def: { summary: string; needs?: Need[]; run(ctx: DrillContext, parties: Parties): Promise<CaseOutcome> },
+): DrillCase {
+  return { name, seed, expected, summary: def.summary, needs: ["agent", ...(def.needs ?? [])], run: (ctx) => def.run(ctx, parties(ctx)) };
 }

@@ -3,26 +3,22 @@
 import { z } from "zod";
 import { OBSERVED_MEANINGS } from "../control/barrier";
 import { registerPath } from "./registry";
-import { Id, PG_INT_MAX } from "./common";
+import { Id, PG_INT_MAX, requestShape, responseShape } from "./common";
 
-export const ObservedBody = z
-  .strictObject({
-    meaning: z.enum(OBSERVED_MEANINGS),
-    evidence: z.record(z.string(), z.unknown()).optional(),
-    /** A harness that did not register the run presents one of its leases (docs/security/authorization.md#holders). */
-    leaseId: Id.optional(),
-  })
-  .meta({ id: "ObservedRequest" });
+export const ObservedBody = requestShape("ObservedRequest", {
+  meaning: z.enum(OBSERVED_MEANINGS),
+  evidence: z.record(z.string(), z.unknown()).optional(),
+  /** A harness that did not register the run presents one of its leases (docs/security/authorization.md#holders). */
+  leaseId: Id.optional(),
+});
 export type ObservedBody = z.infer<typeof ObservedBody>;
 
-export const ObservedResponse = z
-  .object({
-    barrierId: z.string(),
-    runId: z.string(),
-    meaning: z.enum(OBSERVED_MEANINGS),
-    observedAt: z.string(),
-  })
-  .meta({ id: "ObservedResponse" });
+export const ObservedResponse = responseShape("ObservedResponse", {
+  barrierId: z.string(),
+  runId: z.string(),
+  meaning: z.enum(OBSERVED_MEANINGS),
+  observedAt: z.string(),
+});
 
 const Rung = z.object({
   label: z.string(),
@@ -34,46 +30,44 @@ const Rung = z.object({
   evidence: z.record(z.string(), z.unknown()),
 });
 
-export const BarrierViewSchema = z
-  .object({
-    barrierId: z.string(),
-    runId: z.string(),
-    phase: z.enum(["revoking", "settling", "quiet", "complete"]),
-    /** The latest receipt's decision (null before the first). */
-    decision: z.enum(["stopped_and_quiet", "stop_incomplete"]).nullable(),
-    /** What the completion rule says now, over the whole subtree. */
-    currentDecision: z.enum(["stopped_and_quiet", "stop_incomplete"]),
-    requestedAt: z.string(),
-    requestedBy: z.string(),
-    reason: z.string(),
-    newEpoch: z.number().int(),
-    ladder: z.strictObject({
-      cancellation_requested: Rung,
-      observed_by_target: Rung,
-      new_work_prevented: Rung,
-      queued_work_cancelled: Rung,
-      execution_quiesced: Rung,
-      effects_settled: Rung,
-      receipt_issued: Rung,
-    }),
-    counts: z.record(z.string(), z.number().int().min(0)),
-    sentences: z.array(z.string()),
-    quietPeriodSeconds: z.number().min(0).nullable(),
-    quietUntil: z.string().nullable(),
-    completedAt: z.string().nullable(),
-    settlements: z.array(
-      z
-        .object({
-          operationId: z.string(),
-          runId: z.string(),
-          outcome: z.enum(["pending", "unknown", "effect_present", "effect_absent", "not_started"]),
-          settledBy: z.enum(["provider", "executor", "person"]).nullable(),
-        })
-        .loose(),
-    ),
-    receipts: z.array(z.object({ version: z.number().int(), decision: z.string(), digest: z.string(), verifiedAt: z.string() })),
-  })
-  .meta({ id: "BarrierView" });
+export const BarrierViewSchema = responseShape("BarrierView", {
+  barrierId: z.string(),
+  runId: z.string(),
+  phase: z.enum(["revoking", "settling", "quiet", "complete"]),
+  /** The latest receipt's decision (null before the first). */
+  decision: z.enum(["stopped_and_quiet", "stop_incomplete"]).nullable(),
+  /** What the completion rule says now, over the whole subtree. */
+  currentDecision: z.enum(["stopped_and_quiet", "stop_incomplete"]),
+  requestedAt: z.string(),
+  requestedBy: z.string(),
+  reason: z.string(),
+  newEpoch: z.number().int(),
+  ladder: z.strictObject({
+    cancellation_requested: Rung,
+    observed_by_target: Rung,
+    new_work_prevented: Rung,
+    queued_work_cancelled: Rung,
+    execution_quiesced: Rung,
+    effects_settled: Rung,
+    receipt_issued: Rung,
+  }),
+  counts: z.record(z.string(), z.number().int().min(0)),
+  sentences: z.array(z.string()),
+  quietPeriodSeconds: z.number().min(0).nullable(),
+  quietUntil: z.string().nullable(),
+  completedAt: z.string().nullable(),
+  settlements: z.array(
+    z
+      .object({
+        operationId: z.string(),
+        runId: z.string(),
+        outcome: z.enum(["pending", "unknown", "effect_present", "effect_absent", "not_started"]),
+        settledBy: z.enum(["provider", "executor", "person"]).nullable(),
+      })
+      .loose(),
+  ),
+  receipts: z.array(z.object({ version: z.number().int(), decision: z.string(), digest: z.string(), verifiedAt: z.string() })),
+});
 
 export const ReceiptQuery = z.object({
   version: z.coerce.number().int().min(1).max(PG_INT_MAX).optional(),

@@ -15,15 +15,20 @@ export const DecisionSchema = z.enum(DECISIONS);
 export const GateReasonSchema = z.enum(GATE_REASONS);
 export const OperationStateSchema = z.enum(OPERATION_STATES);
 
-export const ErrorBody = z
-  .object({
-    error: z.object({
-      code: z.string(),
-      message: z.string(),
-      details: z.unknown().optional(),
-    }),
-  })
-  .meta({ id: "Error" });
+/**
+ * A wire shape the OpenAPI document names as component `id`, written with its id. A request refuses
+ * unknown fields (`strictObject`); a response may gain fields (`object`).
+ */
+export const requestShape = <T extends z.core.$ZodLooseShape>(id: string, shape: T) => z.strictObject(shape).meta({ id });
+export const responseShape = <T extends z.core.$ZodLooseShape>(id: string, shape: T) => z.object(shape).meta({ id });
+
+export const ErrorBody = responseShape("Error", {
+  error: z.object({
+    code: z.string(),
+    message: z.string(),
+    details: z.unknown().optional(),
+  }),
+});
 
 /** `{}` for action endpoints that take no input (admit, heartbeat); unknown fields are refused. */
 export const EmptyBody = z.strictObject({});

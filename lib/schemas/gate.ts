@@ -1,46 +1,40 @@
 // The gate (docs/architecture.md#, #the-wire-contract): every protected action asks first.
 import { z } from "zod";
-import { DecisionSchema, Epoch, GateReasonSchema, Id, IsoTime, OperationStateSchema } from "./common";
+import { DecisionSchema, Epoch, GateReasonSchema, Id, IsoTime, OperationStateSchema, requestShape, responseShape } from "./common";
 import { registerPath } from "./registry";
 
-export const GateBody = z
-  .strictObject({
-    runId: Id,
-    leaseId: Id,
-    epoch: Epoch,
-    operationId: Id,
-    tool: z.string().trim().min(1).max(300),
-  })
-  .meta({ id: "GateRequest" });
+export const GateBody = requestShape("GateRequest", {
+  runId: Id,
+  leaseId: Id,
+  epoch: Epoch,
+  operationId: Id,
+  tool: z.string().trim().min(1).max(300),
+});
 export type GateBody = z.infer<typeof GateBody>;
 
-export const RecordedOperation = z
-  .object({
-    operationId: z.string(),
-    state: OperationStateSchema,
-    outcomeDetail: z.unknown().optional(),
-    effectReceipt: z
-      .object({
-        effectReceiptId: z.string().optional(),
-        providerOperationId: z.string().nullable().optional(),
-        detail: z.unknown().optional(),
-        committedAt: IsoTime.optional(),
-      })
-      .passthrough()
-      .nullable()
-      .optional(),
-  })
-  .meta({ id: "RecordedOperation" });
+export const RecordedOperation = responseShape("RecordedOperation", {
+  operationId: z.string(),
+  state: OperationStateSchema,
+  outcomeDetail: z.unknown().optional(),
+  effectReceipt: z
+    .object({
+      effectReceiptId: z.string().optional(),
+      providerOperationId: z.string().nullable().optional(),
+      detail: z.unknown().optional(),
+      committedAt: IsoTime.optional(),
+    })
+    .passthrough()
+    .nullable()
+    .optional(),
+});
 
-export const GateResponse = z
-  .object({
-    decision: DecisionSchema,
-    reason: GateReasonSchema,
-    currentEpoch: z.number().int().nullable(),
-    /** On `already_applied`: the recorded outcome and effect receipt, so the effect is not repeated. */
-    operation: RecordedOperation.optional(),
-  })
-  .meta({ id: "GateDecision" });
+export const GateResponse = responseShape("GateDecision", {
+  decision: DecisionSchema,
+  reason: GateReasonSchema,
+  currentEpoch: z.number().int().nullable(),
+  /** On `already_applied`: the recorded outcome and effect receipt, so the effect is not repeated. */
+  operation: RecordedOperation.optional(),
+});
 export type GateResponse = z.infer<typeof GateResponse>;
 
 registerPath({

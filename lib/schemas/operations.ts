@@ -1,44 +1,40 @@
 // Operations: queued / scheduled / retry work, admitted at dequeue, completed with its effect (§12).
 import { z } from "zod";
-import { Epoch, GateReasonSchema, Id, IsoTime, OperationStateSchema } from "./common";
+import { Epoch, GateReasonSchema, Id, IsoTime, OperationStateSchema, requestShape, responseShape } from "./common";
 import { GateResponse } from "./gate";
-import { registerPath } from "./registry";
+import { registerPath, registeredOnce, type PathSpec } from "./registry";
 import { REPORTED_OUTCOMES } from "../control/types";
 
-export const RegisterOperationBody = z
-  .strictObject({
-    runId: Id,
-    leaseId: Id,
-    epoch: Epoch,
-    operationId: Id,
-    kind: z.enum(["queued", "scheduled", "retry"]),
-    tool: z.string().trim().min(1).max(300),
-    notBefore: IsoTime.optional(),
-    expiresAt: IsoTime.optional(),
-    argsDigest: z.string().max(200).optional(),
-    /** The queue that holds the job, e.g. "pg-boss:deploys" or "bullmq:emails": a kill cancels it there. */
-    providerName: z.string().min(1).max(200).optional(),
-    providerJobId: z.string().min(1).max(300).optional(),
-  })
-  .meta({ id: "RegisterOperationRequest" });
+export const RegisterOperationBody = requestShape("RegisterOperationRequest", {
+  runId: Id,
+  leaseId: Id,
+  epoch: Epoch,
+  operationId: Id,
+  kind: z.enum(["queued", "scheduled", "retry"]),
+  tool: z.string().trim().min(1).max(300),
+  notBefore: IsoTime.optional(),
+  expiresAt: IsoTime.optional(),
+  argsDigest: z.string().max(200).optional(),
+  /** The queue that holds the job, e.g. "pg-boss:deploys" or "bullmq:emails": a kill cancels it there. */
+  providerName: z.string().min(1).max(200).optional(),
+  providerJobId: z.string().min(1).max(300).optional(),
+});
 export type RegisterOperationBody = z.infer<typeof RegisterOperationBody>;
 
-export const RegisterOperationResponse = z
-  .object({
-    operationId: z.string(),
-    state: OperationStateSchema,
-    /** false when the same operationId was already registered with the same run (idempotent, 200). */
-    created: z.boolean(),
-  })
-  .meta({ id: "RegisterOperationResponse" });
+export const RegisterOperationResponse = responseShape("RegisterOperationResponse", {
+  operationId: z.string(),
+  state: OperationStateSchema,
+  /** false when the same operationId was already registered with the same run (idempotent, 200). */
+  created: z.boolean(),
+});
 export type RegisterOperationResponse = z.infer<typeof RegisterOperationResponse>;
 
 /** A worker that did not register the work presents the lease the holder passed it (docs/security/authorization.md#holders). */
 const PresentedLease = Id.optional().describe("a lease of the run (or an ancestor), when the caller is not the key that registered it");
 
-export const AdmitBody = z.strictObject({ leaseId: PresentedLease }).meta({ id: "AdmitRequest" });
+export const AdmitBody = requestShape("AdmitRequest", { leaseId: PresentedLease });
 export type AdmitBody = z.infer<typeof AdmitBody>;
-export const HeartbeatBody = z.strictObject({ leaseId: PresentedLease }).meta({ id: "HeartbeatRequest" });
+export const HeartbeatBody = requestShape("HeartbeatRequest", { leaseId: PresentedLease });
 export type HeartbeatBody = z.infer<typeof HeartbeatBody>;
 
 export const EffectInput = z.strictObject({
@@ -48,35 +44,29 @@ export const EffectInput = z.strictObject({
   rollbackOwner: z.string().max(300).optional(),
 });
 
-export const CompleteBody = z
-  .strictObject({
-    /** aborted_unknown: the executor aborted a running call (kill, caller cancel, lost link) and cannot
-     *  know whether its effect happened — evidence for the barrier, never proof either way (no effect). */
-    outcome: z.enum(REPORTED_OUTCOMES),
-    effect: EffectInput.optional(),
-    detail: z.unknown().optional(),
-    leaseId: PresentedLease,
-  })
-  .meta({ id: "CompleteOperationRequest" });
+export const CompleteBody = requestShape("CompleteOperationRequest", {
+  /** aborted_unknown: the executor aborted a running call (kill, caller cancel, lost link) and cannot
+   *  know whether its effect happened — evidence for the barrier, never proof either way (no effect). */
+  outcome: z.enum(REPORTED_OUTCOMES),
+  effect: EffectInput.optional(),
+  detail: z.unknown().optional(),
+  leaseId: PresentedLease,
+});
 export type CompleteBody = z.infer<typeof CompleteBody>;
 
-export const CompleteResponse = z
-  .object({
-    operationId: z.string(),
-    state: OperationStateSchema,
-    effectReceiptId: z.string().nullable(),
-    breaker: z.enum(["closed", "open", "half_open"]),
-  })
-  .meta({ id: "CompleteOperationResponse" });
+export const CompleteResponse = responseShape("CompleteOperationResponse", {
+  operationId: z.string(),
+  state: OperationStateSchema,
+  effectReceiptId: z.string().nullable(),
+  breaker: z.enum(["closed", "open", "half_open"]),
+});
 export type CompleteResponse = z.infer<typeof CompleteResponse>;
 
-export const HeartbeatResponse = z
-  .object({
-    continue: z.boolean(),
-    reason: GateReasonSchema,
-    currentEpoch: z.number().int().nullable(),
-  })
-  .meta({ id: "HeartbeatResponse" });
+export const HeartbeatResponse = responseShape("HeartbeatResponse", {
+  continue: z.boolean(),
+  reason: GateReasonSchema,
+  currentEpoch: z.number().int().nullable(),
+});
 export type HeartbeatResponse = z.infer<typeof HeartbeatResponse>;
 
 registerPath({
@@ -89,43 +79,35 @@ registerPath({
     "Checked against current authority: a killed, revoked, expired or stale-epoch run cannot enqueue (409 with the gate reason). The same operationId again returns the existing operation (200).",
   callers: "agent, worker, gateway keys",
   body: RegisterOperationBody,
-  responses: {
-    201: { description: "registered", schema: RegisterOperationResponse },
-    200: { description: "already registered", schema: RegisterOperationResponse },
-  },
+  responses: registeredOnce(RegisterOperationResponse),
   errors: [400, 403, 404, 409],
 });
-registerPath({
-  method: "post",
-  path: "/api/v1/operations/{operationId}/admit",
-  operationId: "admitOperation",
-  tags: ["operations"],
+// Admit, complete and heartbeat act on one registered operation, for the keys that run it.
+const operationPath = (verb: string, spec: Pick<PathSpec, "summary" | "description" | "body" | "responses" | "errors">) =>
+  registerPath({
+    method: "post",
+    path: `/api/v1/operations/{operationId}/${verb}`,
+    operationId: `${verb}Operation`,
+    tags: ["operations"],
+    callers: "worker, agent, gateway keys",
+    ...spec,
+  });
+operationPath("admit", {
   summary: "Dequeue-time gate check; allow moves the operation to running",
-  callers: "worker, agent, gateway keys",
   body: AdmitBody,
   responses: { 200: { description: "the decision", schema: GateResponse } },
   errors: [400, 403, 404],
 });
-registerPath({
-  method: "post",
-  path: "/api/v1/operations/{operationId}/complete",
-  operationId: "completeOperation",
-  tags: ["operations"],
+operationPath("complete", {
   summary: "Report the outcome and effect of a running operation",
   description:
     "A succeeded outcome with an effect records an EffectReceipt. Feeds the run's breaker. On a killed run tree the report is kept as barrier evidence and answered 409.",
-  callers: "worker, agent, gateway keys",
   body: CompleteBody,
   responses: { 200: { description: "recorded", schema: CompleteResponse } },
   errors: [400, 403, 404, 409],
 });
-registerPath({
-  method: "post",
-  path: "/api/v1/operations/{operationId}/heartbeat",
-  operationId: "heartbeatOperation",
-  tags: ["operations"],
+operationPath("heartbeat", {
   summary: "Keep a long operation alive; continue=false means stop now",
-  callers: "worker, agent, gateway keys",
   body: HeartbeatBody,
   responses: { 200: { description: "continue or stop", schema: HeartbeatResponse } },
   errors: [400, 403, 404],

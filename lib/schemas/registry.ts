@@ -33,6 +33,11 @@ export function registerPath(spec: PathSpec): void {
   if (!paths.has(key)) paths.set(key, spec);
 }
 
+/** The answers of an idempotent registration: 201 the first time, 200 with the same body on a repeat. */
+export function registeredOnce(schema: z.ZodType, repeat = "already registered"): PathSpec["responses"] {
+  return { 201: { description: "registered", schema }, 200: { description: repeat, schema } };
+}
+
 export function registeredPaths(): PathSpec[] {
   return [...paths.values()];
 }

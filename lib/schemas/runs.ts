@@ -1,7 +1,7 @@
 // Runs and child runs: register, read, list (docs/architecture.md#the-wire-contract).
 import { z } from "zod";
-import { BreakerSchema, Id, IsoTime, LifecycleSchema } from "./common";
-import { registerPath } from "./registry";
+import { BreakerSchema, Id, IsoTime, LifecycleSchema, requestShape, responseShape } from "./common";
+import { registerPath, registeredOnce } from "./registry";
 
 import { DEFAULT_LEASE_TTL_SECONDS, MAX_LEASE_TTL_SECONDS } from "../control/lease";
 
@@ -17,90 +17,82 @@ export const NativeIds = z.strictObject({
 
 export const HarnessInput = z.enum(["claude_code", "claude-code", "codex", "mcp", "custom"]);
 
-export const CreateRunBody = z
-  .strictObject({
-    taskId: z.string().trim().min(1).max(200),
-    title: z.string().max(500).optional(),
-    harness: HarnessInput.optional(),
-    parentRunId: Id.optional(),
-    parentLeaseId: Id.optional(),
-    scopes: z.array(z.string().trim().min(1).max(200)).max(100).optional(),
-    leaseTtlSeconds: z
-      .number()
-      .int()
-      .min(1)
-      .max(MAX_LEASE_TTL_SECONDS)
-      .describe(
-        `the lease's idle window in seconds (default ${DEFAULT_LEASE_TTL_SECONDS}): every intact gate call renews it, up to the team's maximum lifetime; a child's is clamped to its parent's`,
-      )
-      .optional(),
-    native: NativeIds.optional(),
-    forkedFrom: z
-      .strictObject({
-        runId: Id.optional(),
-        sessionId: z.string().min(1).max(300).optional(),
-        threadId: z.string().min(1).max(300).optional(),
-      })
-      .describe(
-        "the session (native session id), thread (native thread id) or run this one was resumed or forked from: when that run is " +
-          "known to this team, the new run becomes its child (its kill, pause and breaker apply) and records the lineage; a killed source answers 409",
-      )
-      .optional(),
-    /** Marks the run (and every child registered under it) as a drill run (`quiesce drill`, docs/evals.md). */
-    drill: z
-      .boolean()
-      .describe("register a drill run: kept, but marked so consoles and reports can set it apart; children inherit it")
-      .optional(),
-  })
-  .meta({ id: "CreateRunRequest" });
+export const CreateRunBody = requestShape("CreateRunRequest", {
+  taskId: z.string().trim().min(1).max(200),
+  title: z.string().max(500).optional(),
+  harness: HarnessInput.optional(),
+  parentRunId: Id.optional(),
+  parentLeaseId: Id.optional(),
+  scopes: z.array(z.string().trim().min(1).max(200)).max(100).optional(),
+  leaseTtlSeconds: z
+    .number()
+    .int()
+    .min(1)
+    .max(MAX_LEASE_TTL_SECONDS)
+    .describe(
+      `the lease's idle window in seconds (default ${DEFAULT_LEASE_TTL_SECONDS}): every intact gate call renews it, up to the team's maximum lifetime; a child's is clamped to its parent's`,
+    )
+    .optional(),
+  native: NativeIds.optional(),
+  forkedFrom: z
+    .strictObject({
+      runId: Id.optional(),
+      sessionId: z.string().min(1).max(300).optional(),
+      threadId: z.string().min(1).max(300).optional(),
+    })
+    .describe(
+      "the session (native session id), thread (native thread id) or run this one was resumed or forked from: when that run is " +
+        "known to this team, the new run becomes its child (its kill, pause and breaker apply) and records the lineage; a killed source answers 409",
+    )
+    .optional(),
+  /** Marks the run (and every child registered under it) as a drill run (`quiesce drill`, docs/evals.md). */
+  drill: z
+    .boolean()
+    .describe("register a drill run: kept, but marked so consoles and reports can set it apart; children inherit it")
+    .optional(),
+});
 export type CreateRunBody = z.infer<typeof CreateRunBody>;
 
-export const CreateRunResponse = z
-  .object({
-    runId: z.string(),
-    leaseId: z.string(),
-    epoch: z.number().int(),
-    validUntil: IsoTime,
-    parentRunId: z.string().nullable(),
-    rootRunId: z.string(),
-    scopes: z.array(z.string()),
-    /** false when an idempotent registration returned the existing run (status 200). */
-    created: z.boolean(),
-  })
-  .meta({ id: "CreateRunResponse" });
+export const CreateRunResponse = responseShape("CreateRunResponse", {
+  runId: z.string(),
+  leaseId: z.string(),
+  epoch: z.number().int(),
+  validUntil: IsoTime,
+  parentRunId: z.string().nullable(),
+  rootRunId: z.string(),
+  scopes: z.array(z.string()),
+  /** false when an idempotent registration returned the existing run (status 200). */
+  created: z.boolean(),
+});
 export type CreateRunResponse = z.infer<typeof CreateRunResponse>;
 
-export const LeaseView = z
-  .object({
-    /** A lease id is a capability: shown only to a holder of the run (docs/security/authorization.md#holders), null otherwise. */
-    leaseId: z.string().nullable(),
-    parentLeaseId: z.string().nullable(),
-    scopes: z.array(z.string()),
-    validUntil: IsoTime,
-    revokedAt: IsoTime.nullable(),
-    revokedBy: z.string().nullable(),
-    createdAt: IsoTime,
-  })
-  .meta({ id: "Lease" });
+export const LeaseView = responseShape("Lease", {
+  /** A lease id is a capability: shown only to a holder of the run (docs/security/authorization.md#holders), null otherwise. */
+  leaseId: z.string().nullable(),
+  parentLeaseId: z.string().nullable(),
+  scopes: z.array(z.string()),
+  validUntil: IsoTime,
+  revokedAt: IsoTime.nullable(),
+  revokedBy: z.string().nullable(),
+  createdAt: IsoTime,
+});
 
-export const RunSummary = z
-  .object({
-    runId: z.string(),
-    taskId: z.string(),
-    title: z.string().nullable(),
-    harness: z.string(),
-    parentRunId: z.string().nullable(),
-    rootRunId: z.string(),
-    depth: z.number().int(),
-    lifecycle: LifecycleSchema,
-    breaker: BreakerSchema,
-    epoch: z.number().int(),
-    createdAt: IsoTime,
-    lastHeartbeatAt: IsoTime.nullable(),
-    /** Registered by a drill (`drill: true`, or under a drill run). */
-    isDrill: z.boolean(),
-  })
-  .meta({ id: "RunSummary" });
+export const RunSummary = responseShape("RunSummary", {
+  runId: z.string(),
+  taskId: z.string(),
+  title: z.string().nullable(),
+  harness: z.string(),
+  parentRunId: z.string().nullable(),
+  rootRunId: z.string(),
+  depth: z.number().int(),
+  lifecycle: LifecycleSchema,
+  breaker: BreakerSchema,
+  epoch: z.number().int(),
+  createdAt: IsoTime,
+  lastHeartbeatAt: IsoTime.nullable(),
+  /** Registered by a drill (`drill: true`, or under a drill run). */
+  isDrill: z.boolean(),
+});
 export type RunSummary = z.infer<typeof RunSummary>;
 
 export const RunView = RunSummary.extend({
@@ -137,12 +129,10 @@ export const ListRunsQuery = z.strictObject({
 });
 export type ListRunsQuery = z.infer<typeof ListRunsQuery>;
 
-export const ListRunsResponse = z
-  .object({
-    runs: z.array(RunSummary),
-    nextCursor: z.string().nullable(),
-  })
-  .meta({ id: "RunList" });
+export const ListRunsResponse = responseShape("RunList", {
+  runs: z.array(RunSummary),
+  nextCursor: z.string().nullable(),
+});
 export type ListRunsResponse = z.infer<typeof ListRunsResponse>;
 
 registerPath({
@@ -155,10 +145,7 @@ registerPath({
     "A child lease never outlives or out-scopes its parent's. With native.sessionId (and agentId), registering the same native identity again returns the existing run (200, created=false).",
   callers: "agent, gateway keys",
   body: CreateRunBody,
-  responses: {
-    201: { description: "registered", schema: CreateRunResponse },
-    200: { description: "already registered (idempotent)", schema: CreateRunResponse },
-  },
+  responses: registeredOnce(CreateRunResponse, "already registered (idempotent)"),
   errors: [400, 403, 404, 409],
 });
 registerPath({

@@ -2,7 +2,7 @@
 import { z } from "zod";
 import { HARNESSES } from "../control/types";
 import { RUN_STATUSES, STOP_ACTIONS } from "../control/fleet";
-import { Id, IsoTime, Reason } from "./common";
+import { Id, IsoTime, Reason, requestShape, responseShape } from "./common";
 import { ReasonBody } from "./control";
 import { registerPath } from "./registry";
 
@@ -20,14 +20,12 @@ export const StopFilterSchema = z
   .meta({ id: "StopFilter", description: "Every member narrows; {} is the whole team. A filter never reaches beyond the caller's team." });
 export type StopFilterInput = z.infer<typeof StopFilterSchema>;
 
-export const CreateStopBody = z
-  .strictObject({
-    action: z.enum(STOP_ACTIONS),
-    filter: StopFilterSchema.default({}),
-    reason: Reason,
-    dryRun: z.boolean().default(false),
-  })
-  .meta({ id: "CreateStopRequest" });
+export const CreateStopBody = requestShape("CreateStopRequest", {
+  action: z.enum(STOP_ACTIONS),
+  filter: StopFilterSchema.default({}),
+  reason: Reason,
+  dryRun: z.boolean().default(false),
+});
 export type CreateStopBody = z.infer<typeof CreateStopBody>;
 
 export const StopRunSample = z
@@ -40,63 +38,57 @@ export const StopRunSample = z
   })
   .meta({ id: "StopRunSample" });
 
-export const StopDryRunResponse = z
-  .object({
-    dryRun: z.literal(true),
-    action: z.enum(STOP_ACTIONS),
-    filter: StopFilterSchema,
-    /** runs the scope would cover now (the run or an ancestor matches; neither killed nor finished) */
-    matched: z.number().int(),
-    /** barriers a kill would start (the top-most matched run of each tree) */
-    barrierTargets: z.number().int(),
-    sample: z.array(StopRunSample),
-  })
-  .meta({ id: "StopDryRunResponse" });
+export const StopDryRunResponse = responseShape("StopDryRunResponse", {
+  dryRun: z.literal(true),
+  action: z.enum(STOP_ACTIONS),
+  filter: StopFilterSchema,
+  /** runs the scope would cover now (the run or an ancestor matches; neither killed nor finished) */
+  matched: z.number().int(),
+  /** barriers a kill would start (the top-most matched run of each tree) */
+  barrierTargets: z.number().int(),
+  sample: z.array(StopRunSample),
+});
 export type StopDryRunResponse = z.infer<typeof StopDryRunResponse>;
 
-export const FleetRunReceiptSchema = z
-  .object({
-    runId: z.string(),
-    barrierId: z.string().nullable(),
-    phase: z.string().nullable(),
-    decision: z.enum(["stopped_and_quiet", "stop_incomplete"]).nullable(),
-    digest: z.string().nullable(),
-    link: z.string().nullable(),
-    error: z.string().nullable(),
-  })
-  .meta({ id: "FleetRunReceipt" });
+export const FleetRunReceiptSchema = responseShape("FleetRunReceipt", {
+  runId: z.string(),
+  barrierId: z.string().nullable(),
+  phase: z.string().nullable(),
+  decision: z.enum(["stopped_and_quiet", "stop_incomplete"]).nullable(),
+  digest: z.string().nullable(),
+  link: z.string().nullable(),
+  error: z.string().nullable(),
+});
 
-export const StopView = z
-  .object({
-    stopId: z.string(),
-    action: z.enum(STOP_ACTIONS),
-    filter: StopFilterSchema,
-    reason: z.string(),
-    requestedBy: z.string(),
-    createdAt: IsoTime,
-    /** the scope is live: every matching run's gate calls are held (pause) or denied (kill) */
-    dispatchStopped: z.boolean(),
-    liftedAt: IsoTime.nullable(),
-    matched: z.number().int(),
-    barriers: z.object({
-      total: z.number().int(),
-      started: z.number().int(),
-      complete: z.number().int(),
-      stopIncomplete: z.number().int(),
-      failed: z.number().int(),
-    }),
-    openReconciliations: z.number().int(),
-    runs: z.array(FleetRunReceiptSchema),
-    receipt: z
-      .object({
-        decision: z.enum(["stopped_and_quiet", "stop_incomplete"]),
-        digest: z.string(),
-        issuedAt: IsoTime,
-        body: z.record(z.string(), z.unknown()),
-      })
-      .nullable(),
-  })
-  .meta({ id: "StopView" });
+export const StopView = responseShape("StopView", {
+  stopId: z.string(),
+  action: z.enum(STOP_ACTIONS),
+  filter: StopFilterSchema,
+  reason: z.string(),
+  requestedBy: z.string(),
+  createdAt: IsoTime,
+  /** the scope is live: every matching run's gate calls are held (pause) or denied (kill) */
+  dispatchStopped: z.boolean(),
+  liftedAt: IsoTime.nullable(),
+  matched: z.number().int(),
+  barriers: z.object({
+    total: z.number().int(),
+    started: z.number().int(),
+    complete: z.number().int(),
+    stopIncomplete: z.number().int(),
+    failed: z.number().int(),
+  }),
+  openReconciliations: z.number().int(),
+  runs: z.array(FleetRunReceiptSchema),
+  receipt: z
+    .object({
+      decision: z.enum(["stopped_and_quiet", "stop_incomplete"]),
+      digest: z.string(),
+      issuedAt: IsoTime,
+      body: z.record(z.string(), z.unknown()),
+    })
+    .nullable(),
+});
 export type StopView = z.infer<typeof StopView>;
 
 const OPERATOR = "operator keys whose user is an operator, manager or admin of the team (machine keys: 403)";
@@ -136,27 +128,23 @@ registerPath({
   errors: [400, 403, 404, 409],
 });
 
-export const FinishRunBody = z
-  .strictObject({
-    /** Finish even with work still queued or running: queued work is cancelled, running calls become
-     *  unknown outcomes for a person to reconcile (docs/fleet-stop.md#run-completion). */
-    abandon: z.boolean().optional(),
-    /** A caller that did not register the run presents one of its leases (docs/security/authorization.md#holders). */
-    leaseId: Id.optional(),
-  })
-  .meta({ id: "FinishRunRequest" });
+export const FinishRunBody = requestShape("FinishRunRequest", {
+  /** Finish even with work still queued or running: queued work is cancelled, running calls become
+   *  unknown outcomes for a person to reconcile (docs/fleet-stop.md#run-completion). */
+  abandon: z.boolean().optional(),
+  /** A caller that did not register the run presents one of its leases (docs/security/authorization.md#holders). */
+  leaseId: Id.optional(),
+});
 export type FinishRunBody = z.infer<typeof FinishRunBody>;
 
-export const FinishRunResponse = z
-  .object({
-    runId: z.string(),
-    finishedAt: IsoTime,
-    /** runs of the subtree newly marked finished by this call (0 when it was already finished) */
-    finished: z.number().int(),
-    /** operations settled because the holder said abandon (queued cancelled, running made unknown) */
-    abandoned: z.number().int(),
-  })
-  .meta({ id: "FinishRunResponse" });
+export const FinishRunResponse = responseShape("FinishRunResponse", {
+  runId: z.string(),
+  finishedAt: IsoTime,
+  /** runs of the subtree newly marked finished by this call (0 when it was already finished) */
+  finished: z.number().int(),
+  /** operations settled because the holder said abandon (queued cancelled, running made unknown) */
+  abandoned: z.number().int(),
+});
 export type FinishRunResponse = z.infer<typeof FinishRunResponse>;
 
 registerPath({

@@ -14,6 +14,7 @@
 // running handler keeps going unless the token was opened with abortOnPause.
 import type { WakeEvent } from "./control-event";
 import { killNames, mayChangeAuthority } from "./control-event";
+import { joinShared } from "./join";
 import { backoffDelay, sleep } from "../../platform/wait";
 
 export interface RecheckAnswer {
@@ -195,13 +196,7 @@ export class AbortTokens {
         );
     }
     const entry: Entry = { target, controller: new AbortController() };
-    group.entries.add(entry);
-    try {
-      await group.watching;
-    } catch (err) {
-      group.entries.delete(entry);
-      throw err;
-    }
+    await joinShared(group.entries, entry, group.watching);
     this.armExpiry(group, entry);
     const g = group;
     return {

@@ -12,6 +12,20 @@ import { i1Violation, rungFacts } from "../../../test/support/evidence-oracle";
 
 const t0 = Date.UTC(2026, 7, 16, 10, 51, 4);
 const at = (ms: number) => new Date(t0 + ms);
+/** What every barrier of these facts shares: one root run killed at t0, nothing queued behind it. */
+const BARRIER = {
+  id: "stop_x",
+  runId: "run_0",
+  requestedAt: at(0),
+  requestedBy: "user:u1",
+  newEpoch: 2,
+  runsKilled: 1,
+  leasesRevoked: 1,
+  queuedCancelled: 0,
+  scheduledCancelled: 0,
+  retriesCancelled: 0,
+  quietPeriodSeconds: 2,
+};
 const optDate = fc.option(fc.integer({ min: 0, max: 60_000 }).map(at), { nil: null });
 
 const op: fc.Arbitrary<OperationFact> = fc
@@ -104,21 +118,11 @@ const facts: fc.Arbitrary<EvidenceFacts> = fc
   .map((x): EvidenceFacts => ({
     now: x.now,
     barrier: {
-      id: "stop_x",
-      runId: "run_0",
-      requestedAt: at(0),
-      requestedBy: "user:u1",
+      ...BARRIER,
       reason: "wrong commit",
-      newEpoch: 2,
       enginePhase: x.enginePhase,
       dispatchStoppedAt: x.dispatch ? at(5) : null,
       queuedCancelledAt: x.queued ? at(5) : null,
-      runsKilled: 1,
-      leasesRevoked: 1,
-      queuedCancelled: 0,
-      scheduledCancelled: 0,
-      retriesCancelled: 0,
-      quietPeriodSeconds: 2,
       quietUntil: x.quietUntil,
     },
     runs: x.runs.map((r, i) => ({
@@ -231,26 +235,12 @@ describe("who settled what, in words", () => {
     reconciliation: null,
     ...over,
   });
+  /** `base` with its settlement changed where `s` says. */
+  const settledAs = (s: Partial<NonNullable<OperationFact["settlement"]>>, over: Partial<OperationFact>) =>
+    base({ ...over, settlement: { ...base({}).settlement!, ...s } });
   const facts = (ops: OperationFact[]): EvidenceFacts => ({
     now: at(60_000),
-    barrier: {
-      id: "stop_x",
-      runId: "run_0",
-      requestedAt: at(0),
-      requestedBy: "user:u1",
-      reason: "r",
-      newEpoch: 2,
-      enginePhase: "complete",
-      dispatchStoppedAt: at(1),
-      queuedCancelledAt: at(1),
-      runsKilled: 1,
-      leasesRevoked: 1,
-      queuedCancelled: 0,
-      scheduledCancelled: 0,
-      retriesCancelled: 0,
-      quietPeriodSeconds: 2,
-      quietUntil: at(5000),
-    },
+    barrier: { ...BARRIER, reason: "r", enginePhase: "complete", dispatchStoppedAt: at(1), queuedCancelledAt: at(1), quietUntil: at(5000) },
     runs: [{ id: "run_0", lifecycle: "killed", acknowledgment: null }],
     leases: { rootLease: "revoked", descendantLeasesRevoked: 0, active: 0 },
     currentEpoch: 2,
@@ -261,28 +251,25 @@ describe("who settled what, in words", () => {
   });
 
   test("'1 settled by its provider, 1 reconciled by … on …' — the person's settlement is never credited to a provider", () => {
-    const person = base({
-      operationId: "op-b",
-      state: "failed",
-      settlement: {
-        ...base({}).settlement!,
-        providerResponse: "unreachable",
-        effectObserved: "unavailable",
-        settledReason: "reconciled by user:u2: effect_absent",
+    const person = settledAs(
+      { providerResponse: "unreachable", effectObserved: "unavailable", settledReason: "reconciled by user:u2: effect_absent" },
+      {
+        operationId: "op-b",
+        state: "failed",
+        reconciliation: {
+          id: "rec-b",
+          status: "resolved",
+          assignee: "bob@x.test",
+          assignedBy: "system:default-owner (asked for the stop)",
+          assignedAt: at(2000),
+          resolution: "effect_absent",
+          evidence: "deploy console shows nothing",
+          resolvedAt: new Date(Date.UTC(2026, 10, 30, 23, 50)),
+          resolvedBy: "bob@x.test",
+          cause: "target_unreachable",
+        },
       },
-      reconciliation: {
-        id: "rec-b",
-        status: "resolved",
-        assignee: "bob@x.test",
-        assignedBy: "system:default-owner (asked for the stop)",
-        assignedAt: at(2000),
-        resolution: "effect_absent",
-        evidence: "deploy console shows nothing",
-        resolvedAt: new Date(Date.UTC(2026, 10, 30, 23, 50)),
-        resolvedBy: "bob@x.test",
-        cause: "target_unreachable",
-      },
-    });
+    );
     const ev = deriveEvidence(facts([base({}), person]));
     expect(ev.sentences[2]).toBe(
       "2 calls in flight across the subtree; 1 settled by its provider, 1 reconciled by bob@x.test on 2026-11-30 23:50 UTC (effect absent).",
@@ -292,28 +279,19 @@ describe("who settled what, in words", () => {
   });
 
   test("no provider, or one that never answered a check, never 'settled' anything", () => {
-    const none = base({
-      providerName: null,
-      hasProvider: false,
-      state: "succeeded",
-      settlement: {
-        ...base({}).settlement!,
+    const none = settledAs(
+      {
         providerResponse: null,
         effectObserved: null,
         settledState: "completed_and_verified",
         settledReason: "late effect reported by key:k",
       },
-    });
-    const silent = base({
-      operationId: "op-c",
-      state: "succeeded",
-      settlement: {
-        ...base({}).settlement!,
-        effectObserved: "unavailable",
-        settledState: "completed_and_verified",
-        settledReason: "effect present (executor)",
-      },
-    });
+      { providerName: null, hasProvider: false, state: "succeeded" },
+    );
+    const silent = settledAs(
+      { effectObserved: "unavailable", settledState: "completed_and_verified", settledReason: "effect present (executor)" },
+      { operationId: "op-c", state: "succeeded" },
+    );
     const ev = deriveEvidence(facts([none, silent]));
     expect(ev.counts.settledByProvider).toBe(0);
     expect(ev.sentences.join(" ")).toContain("2 reported by their executors");

@@ -383,6 +383,9 @@ export function deriveEvidence(f: EvidenceFacts): Evidence {
 
   // --- ladder -------------------------------------------------------------------------------
   const waiting = (done: boolean): RungStatus => (done ? "done" : finished ? "uncertain" : "pending");
+  // A step the engine stamps when it completes: done from that time on, pending until then.
+  const stamped = (done: boolean, at: Date | null): { status: RungStatus; at: string | null } =>
+    done ? { status: "done", at: iso(at) } : { status: "pending", at: null };
   const allObserved = observedMeaning !== null;
   const authorityGone = b.dispatchStoppedAt !== null && counts.runsKilled === counts.runs && counts.activeLeases === 0;
   const queuedGone = b.queuedCancelledAt !== null && counts.queuedLeft === 0;
@@ -415,8 +418,7 @@ export function deriveEvidence(f: EvidenceFacts): Evidence {
       id: "new_work_prevented",
       label: "New work prevented",
       stopState: "dispatch_stopped",
-      status: authorityGone ? "done" : "pending",
-      at: authorityGone ? iso(b.dispatchStoppedAt) : null,
+      ...stamped(authorityGone, b.dispatchStoppedAt),
       detail: authorityGone
         ? `${plural(counts.runs, "run")} killed, leases revoked, epoch raised to ${b.newEpoch}: every gate now denies`
         : `revoking authority: ${counts.runsKilled} of ${plural(counts.runs, "run")} killed, ${plural(counts.activeLeases, "lease")} active`,
@@ -433,8 +435,7 @@ export function deriveEvidence(f: EvidenceFacts): Evidence {
       id: "queued_work_cancelled",
       label: "Queued work cancelled",
       stopState: "queued_work_cancelled",
-      status: queuedGone ? "done" : "pending",
-      at: queuedGone ? iso(b.queuedCancelledAt) : null,
+      ...stamped(queuedGone, b.queuedCancelledAt),
       detail: queuedGone
         ? `${plural(b.queuedCancelled, "queued job")}, ${plural(b.scheduledCancelled, "scheduled job")}, ${plural(b.retriesCancelled, "retry", "retries")} cancelled and kept${cancelledTotal === 0 ? " (nothing was queued)" : ""}`
         : `${plural(counts.queuedLeft, "queued or scheduled operation")} not cancelled yet`,

@@ -3,19 +3,12 @@
 // allowing a retry to resolve as already applied." Bounded duplicate prevention for a local file write.
 import { readFile } from "node:fs/promises";
 import path from "node:path";
-import { check, links, must, newRun, registerWork } from "../support";
-import type { DrillCase } from "../types";
+import { check, dbCheck, drillCase, links, newRun, registerWork } from "../support";
 
-export const approvedArtifactHandoff: DrillCase = {
-  name: "approved_artifact_handoff",
-  seed: "000",
-  expected: "uncertain_then_already_applied",
+export const approvedArtifactHandoff = drillCase("approved_artifact_handoff", "000", "uncertain_then_already_applied", {
   summary:
     "the artifact is written, then the completion report is lost in transport: the executor records 'uncertain'; the redelivered job reconciles from the executor-side receipt instead of writing again, and any later delivery resolves as already_applied",
-  needs: ["agent"],
-  async run(ctx) {
-    const first = must(ctx.worker, "a worker");
-    const second = must(ctx.pod, "a second process");
+  async run(ctx, { worker: first, pod: second }) {
     const run = await newRun(ctx, { title: "approved artifact handoff" });
     const stamp = await registerWork(ctx, run, "handoff", "artifact.handoff");
     const journalDir = path.join(ctx.scratchDir, `receipts-${stamp.operationId}`);
@@ -56,21 +49,21 @@ export const approvedArtifactHandoff: DrillCase = {
       ),
       check("the artifact was written exactly once", lines === 1, { lines }),
     ];
-    if (ctx.db) {
-      const op = await ctx.db.operation(stamp.operationId);
+    if (ctx.db)
       checks.push(
         check("db: while uncertain, the control plane still had the operation running", opMid?.state === "running", opMid?.state),
       );
-      checks.push(
-        check(
-          "db: now succeeded, one effect receipt, reconciled from the executor receipt",
+    checks.push(
+      ...(await dbCheck(
+        ctx,
+        (db) => db.operation(stamp.operationId),
+        "db: now succeeded, one effect receipt, reconciled from the executor receipt",
+        (op) =>
           op?.state === "succeeded" &&
-            op.effectReceipts === 1 &&
-            (op.outcomeDetail as { reconciledFrom?: string } | null)?.reconciledFrom === "executor_receipt",
-          op,
-        ),
-      );
-    }
+          op.effectReceipts === 1 &&
+          (op.outcomeDetail as { reconciledFrom?: string } | null)?.reconciledFrom === "executor_receipt",
+      )),
+    );
     const ok = lost.status === "uncertain" && retry.status === "already_applied" && later.status === "already_applied" && lines === 1;
     return {
       observed: ok ? "uncertain_then_already_applied" : `${lost.status}/${retry.status}/${later.status}/writes=${lines}`,
@@ -79,4 +72,4 @@ export const approvedArtifactHandoff: DrillCase = {
       facts: { operationId: stamp.operationId, artifact: file, executorReceipt: receiptFile, first: first.label, redelivery: second.label },
     };
   },
-};
+});

@@ -1,26 +1,18 @@
 // Seed 000: "Cancellation requested, no acknowledgment — Represent the outcome as unknown or pending,
 // not canceled." A plain tool call runs inside the agent; the agent never acknowledges the stop and
 // never reports. The ladder must say pending (then uncertain), the receipt must not say stopped.
-import { barrierView, check, links, must, newRun, opId, waitForReceipt } from "../support";
-import type { DrillCase } from "../types";
+import { barrierView, check, drillCase, gatedCall, links, settlementOf, waitForReceipt } from "../support";
 
-export const cancellationRequestedNoAck: DrillCase = {
-  name: "cancellation_requested_no_ack",
-  seed: "000",
-  expected: "pending_not_cancelled",
+export const cancellationRequestedNoAck = drillCase("cancellation_requested_no_ack", "000", "pending_not_cancelled", {
   summary:
     "the stop is requested while a call runs inside an agent that never acknowledges: 'observed by target' reads pending, then uncertain; the call settles unknown and the receipt is stop_incomplete — never 'cancelled'",
-  needs: ["agent"],
   async run(ctx) {
-    const agent = must(ctx.agent, "an agent key");
-    const run = await newRun(ctx, { title: "agent turn with a tool call" });
-    const operationId = opId(ctx, "silent-call");
-    const allowed = await agent.gate({ runId: run.runId, leaseId: run.leaseId, epoch: run.epoch, operationId, tool: "shell.exec" });
+    const { run, body, answer: allowed } = await gatedCall(ctx, "agent turn with a tool call", "silent-call", "shell.exec");
     const { barrierId } = await ctx.operator.kill(run.runId, "drill: stop requested, target silent");
     const early = await barrierView(ctx.operator, barrierId);
     const receipt = await waitForReceipt(ctx, ctx.operator, barrierId);
     const late = await barrierView(ctx.operator, barrierId);
-    const s = late.settlements.find((x) => x.operationId === operationId);
+    const s = settlementOf(late, body.operationId);
     const earlyRung = early.ladder.observed_by_target?.status;
     const lateRung = late.ladder.observed_by_target?.status;
     const checks = [
@@ -47,4 +39,4 @@ export const cancellationRequestedNoAck: DrillCase = {
       facts: { earlyRung: early.ladder.observed_by_target, lateRung: late.ladder.observed_by_target, settlement: s },
     };
   },
-};
+});

@@ -2,22 +2,14 @@
 // A run with a call in flight cannot be finished (409) — not by its holder without `abandon`, not at
 // all by another key of the team (403) — and a fleet kill naming it covers it: a barrier, and a
 // receipt that does not say stopped_and_quiet while the call's outcome is unknown.
-import { check, links, must, newRun, opId, statusOf, waitForFleetReceipt } from "../support";
-import type { DrillCase } from "../types";
+import { check, drillCase, gatedCall, links, statusOf, waitForFleetReceipt } from "../support";
 
-export const finishDoesNotEscapeFleetKill: DrillCase = {
-  name: "finish_does_not_escape_fleet_kill",
-  seed: "004",
-  expected: "stop_incomplete",
+export const finishDoesNotEscapeFleetKill = drillCase("finish_does_not_escape_fleet_kill", "004", "stop_incomplete", {
   summary:
     "a run's call is in flight; finishing it is refused (409 for its holder, 403 for another key of the team), the gate keeps answering for it, and a fleet kill naming it starts its barrier: stop_incomplete with the outcome unknown",
-  needs: ["agent", "stranger"],
-  async run(ctx) {
-    const agent = must(ctx.agent, "an agent key");
-    const stranger = must(ctx.stranger, "a second machine key of the team");
-    const run = await newRun(ctx, { title: "agent that says it is done" });
-    const op = opId(ctx, "still-running");
-    const g = await agent.gate({ runId: run.runId, leaseId: run.leaseId, epoch: run.epoch, operationId: op, tool: "deployment.apply" });
+  needs: ["stranger"],
+  async run(ctx, { agent, stranger }) {
+    const { run, body, answer: g } = await gatedCall(ctx, "agent that says it is done", "still-running", "deployment.apply");
     const byHolder = await statusOf(agent.finish(run.runId));
     const byStranger = await statusOf(stranger.finish(run.runId));
     const stop = (await ctx.operator.createStop({ action: "kill", filter: { runIds: [run.runId] }, reason: "drill: fleet kill" })) as {
@@ -25,7 +17,7 @@ export const finishDoesNotEscapeFleetKill: DrillCase = {
       matched: number;
     };
     const done = await waitForFleetReceipt(ctx, stop.stopId);
-    const after = await agent.gate({ runId: run.runId, leaseId: run.leaseId, epoch: run.epoch, operationId: `${op}.after`, tool: "x" });
+    const after = await agent.gate({ ...body, operationId: `${body.operationId}.after`, tool: "x" });
     const checks = [
       check("the call was allowed before the stop", g.decision === "allow", g),
       check("the holder cannot finish a run with a call in flight (409)", byHolder === 409, byHolder),
@@ -46,4 +38,4 @@ export const finishDoesNotEscapeFleetKill: DrillCase = {
       facts: { byHolder, byStranger, matched: stop.matched, barriers: done.barriers },
     };
   },
-};
+});

@@ -3,21 +3,15 @@
 // no call of any matching run — old or created during the stop — may be allowed; every tree gets its
 // barrier, and the fleet receipt is stopped_and_quiet only because every barrier's receipt is.
 import { randomBytes } from "node:crypto";
-import { check, label, links, must, waitFor, waitForFleetReceipt } from "../support";
-import type { DrillCase } from "../types";
+import { answered, check, drillCase, label, links, waitFor, waitForFleetReceipt } from "../support";
 import type { StopView } from "../../schemas/stops";
 
 const BEFORE = 4;
 
-export const fleetStopDuringCreation: DrillCase = {
-  name: "fleet_stop_with_runs_created_during_the_stop",
-  seed: "004",
-  expected: "deny_killed",
+export const fleetStopDuringCreation = drillCase("fleet_stop_with_runs_created_during_the_stop", "004", "deny_killed", {
   summary:
     "a kill scope by task prefix while new matching runs keep being created: every call after the commit is denied killed (new runs too), one barrier per tree, and a stopped_and_quiet fleet receipt",
-  needs: ["agent"],
-  async run(ctx) {
-    const agent = must(ctx.agent, "an agent key");
+  async run(ctx, { agent }) {
     const prefix = `${ctx.tag}-fleet-${randomBytes(3).toString("hex")}-`;
     const mk = (i: number) =>
       agent.createRun({ taskId: `${prefix}${i}`, title: `fleet member ${i}`, ...(ctx.markDrill ? { drill: true } : {}) } as never);
@@ -63,7 +57,7 @@ export const fleetStopDuringCreation: DrillCase = {
       check("the matching runs were allowed before the stop", allowedBefore === BEFORE, allowedBefore),
       check(
         "every call of a run created after the scope committed is denied killed",
-        after.length > 0 && after.every((m) => m.decision === "deny" && m.reason === "killed"),
+        after.length > 0 && after.every((m) => answered(m, "deny", "killed")),
         after,
       ),
       check(
@@ -97,4 +91,4 @@ export const fleetStopDuringCreation: DrillCase = {
       },
     };
   },
-};
+});

@@ -1,26 +1,18 @@
 // Seed 004: "Kill during a long call. Confirm the system reports 'aborted with unknown outcome'. A
 // report of 'did not execute' is a claim it has no evidence for."
-import { barrierView, check, links, must, newRun, registerWork, waitForReceipt } from "../support";
-import type { DrillCase } from "../types";
+import { barrierView, check, dbCheck, drillCase, links, newRun, settlementOf, startLongJob, waitForReceipt } from "../support";
 
-export const killDuringLongCall: DrillCase = {
-  name: "kill_during_long_call",
-  seed: "004",
-  expected: "aborted_unknown_outcome",
+export const killDuringLongCall = drillCase("kill_during_long_call", "004", "aborted_unknown_outcome", {
   summary:
     "a long call is running when the run is killed: its abort token fires, the worker reports aborted_unknown, and the barrier settles it unknown — never 'did not execute'",
-  needs: ["agent"],
-  async run(ctx) {
-    const worker = must(ctx.worker, "a worker");
+  async run(ctx, { worker }) {
     const run = await newRun(ctx, { title: "deployment preview" });
-    const stamp = await registerWork(ctx, run, "long-call", "deployment.reserve_preview");
-    const h = worker.run(stamp, { kind: "long" });
-    const started = await h.started;
+    const { stamp, handle: h, started } = await startLongJob(ctx, worker, run, "long-call", "deployment.reserve_preview");
     const { barrierId } = await ctx.operator.kill(run.runId, "drill: kill during a long call");
     const out = await h.outcome;
     const receipt = await waitForReceipt(ctx, ctx.operator, barrierId);
     const view = await barrierView(ctx.operator, barrierId);
-    const s = view.settlements.find((x) => x.operationId === stamp.operationId);
+    const s = settlementOf(view, stamp.operationId);
     const inFlight = (receipt.in_flight as { operation_id: string; settled_state: string }[] | undefined)?.find(
       (x) => x.operation_id === stamp.operationId,
     );
@@ -45,11 +37,13 @@ export const killDuringLongCall: DrillCase = {
         view.ladder.observed_by_target?.status === "done",
         view.ladder.observed_by_target,
       ),
+      ...(await dbCheck(
+        ctx,
+        (db) => db.operation(stamp.operationId),
+        "db: the operation is not recorded as 'did not execute'",
+        (op) => !!op && op.state !== "cancelled_not_started",
+      )),
     ];
-    if (ctx.db) {
-      const op = await ctx.db.operation(stamp.operationId);
-      checks.push(check("db: the operation is not recorded as 'did not execute'", !!op && op.state !== "cancelled_not_started", op));
-    }
     const unknown = out.status === "aborted_unknown" && s?.settledState === "unknown";
     return {
       observed: unknown ? "aborted_unknown_outcome" : `${out.status}/${s?.settledState ?? "pending"}`,
@@ -58,4 +52,4 @@ export const killDuringLongCall: DrillCase = {
       facts: { runId: run.runId, worker: worker.label, outcome: out, settlement: s },
     };
   },
-};
+});

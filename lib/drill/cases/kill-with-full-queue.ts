@@ -1,26 +1,17 @@
 // Seed 004: "Kill with a full queue. Kill a workflow with jobs queued behind it. Confirm none of them
 // start." The queue is healthy and keeps delivering after the kill; the worker's dequeue check is
 // what stops them. A long job at the head of the queue is running when the kill lands.
-import { barrierView, check, links, must, newRun, registerWork } from "../support";
-import type { DrillCase } from "../types";
+import { barrierView, check, dbCheck, drillCase, links, newTree, registerWork, startLongJob } from "../support";
 import type { JobStamp } from "../../agent/sdk/worker/stamp";
 
 const QUEUED = 6;
 
-export const killWithFullQueue: DrillCase = {
-  name: "kill_with_full_queue",
-  seed: "004",
-  expected: "none_started",
+export const killWithFullQueue = drillCase("kill_with_full_queue", "004", "none_started", {
   summary:
     "jobs of the run and its subagent wait behind a running long job; after the kill the queue still delivers every one: each is acknowledged without running, kept as cancelled_not_started",
-  needs: ["agent"],
-  async run(ctx) {
-    const worker = must(ctx.worker, "a worker");
-    const root = await newRun(ctx, { title: "release payments (root)" });
-    const child = await newRun(ctx, { parentRunId: root.runId, title: "checks (subagent)" });
-    const head = await registerWork(ctx, root, "head-long", "deployment.reserve_preview");
-    const long = worker.run(head, { kind: "long" });
-    await long.started;
+  async run(ctx, { worker }) {
+    const { root, child } = await newTree(ctx, "release payments (root)", "checks (subagent)");
+    const { handle: long } = await startLongJob(ctx, worker, root, "head-long", "deployment.reserve_preview");
     const queued: JobStamp[] = [];
     for (let i = 0; i < QUEUED; i++)
       queued.push(await registerWork(ctx, i % 2 ? child : root, `queued-${i}`, i % 2 ? "ticket.update" : "db.compatibility_check"));
@@ -49,17 +40,14 @@ export const killWithFullQueue: DrillCase = {
         view.counts,
       ),
       check("the long job at the head was aborted (unknown outcome)", headOut.status === "aborted_unknown", headOut),
+      ...(await dbCheck(
+        ctx,
+        (db) => Promise.all([...queued, delayed].map((s) => db.operation(s.operationId))),
+        "db: every queued operation is kept as cancelled_not_started",
+        (rows) => rows.every((r) => r?.state === "cancelled_not_started"),
+        (rows) => rows.map((r) => r?.state),
+      )),
     ];
-    if (ctx.db) {
-      const rows = await Promise.all([...queued, delayed].map((s) => ctx.db!.operation(s.operationId)));
-      checks.push(
-        check(
-          "db: every queued operation is kept as cancelled_not_started",
-          rows.every((r) => r?.state === "cancelled_not_started"),
-          rows.map((r) => r?.state),
-        ),
-      );
-    }
     return {
       observed: started === 0 ? "none_started" : `${started}_started`,
       checks,
@@ -70,4 +58,4 @@ export const killWithFullQueue: DrillCase = {
       },
     };
   },
-};
+});

@@ -2,22 +2,15 @@
 // killed and a person owns the unknown outcome. Another machine key of the same team — it never touched
 // the run — reports a success with a forged effect: refused, and the receipt does not move. The holder's
 // own late report is kept once as a claim: the outcome stays unknown and the person keeps it.
-import { barrierView, check, links, must, newRun, opId, statusOf, waitForReceipt } from "../support";
-import type { DrillCase } from "../types";
+import { barrierView, check, dbCheck, drillCase, gatedCall, links, settlementOf, statusOf, waitForReceipt } from "../support";
 
-export const lateReportFromStranger: DrillCase = {
-  name: "late_report_from_stranger_changes_nothing",
-  seed: "000",
-  expected: "nothing_changed",
+export const lateReportFromStranger = drillCase("late_report_from_stranger_changes_nothing", "000", "nothing_changed", {
   summary:
     "a killed run's call is unknown and owned by a person; another key of the team reports a forged success: 403, no settlement, no new receipt; the holder's repeated late report is one claim, never a settlement",
-  needs: ["agent", "stranger"],
-  async run(ctx) {
-    const agent = must(ctx.agent, "an agent key");
-    const stranger = must(ctx.stranger, "a second machine key of the team");
-    const run = await newRun(ctx, { title: "deploy that was in flight" });
-    const op = opId(ctx, "in-flight-deploy");
-    const g = await agent.gate({ runId: run.runId, leaseId: run.leaseId, epoch: run.epoch, operationId: op, tool: "deployment.apply" });
+  needs: ["stranger"],
+  async run(ctx, { agent, stranger }) {
+    const { run, body, answer: g } = await gatedCall(ctx, "deploy that was in flight", "in-flight-deploy", "deployment.apply");
+    const op = body.operationId;
     const { barrierId } = await ctx.operator.kill(run.runId, "drill: stop during a deploy");
     const v1 = await waitForReceipt(ctx, ctx.operator, barrierId);
     const forged = await statusOf(
@@ -30,7 +23,7 @@ export const lateReportFromStranger: DrillCase = {
       holderAnswers.push(await statusOf(agent.complete(op, { outcome: "succeeded", effect: { providerOperationId: "deploy-77" } })));
     const v2 = await waitForReceipt(ctx, ctx.operator, barrierId, v1.version + 1);
     const view = await barrierView(ctx.operator, barrierId);
-    const s = view.settlements.find((x) => x.operationId === op);
+    const s = settlementOf(view, op);
     const claims = (v2 as { claims_not_verified?: { operation_id: string; reported_by: string }[] }).claims_not_verified ?? [];
     const effects = v2.effects as Record<string, number> | undefined;
     const checks = [
@@ -57,11 +50,13 @@ export const lateReportFromStranger: DrillCase = {
         s?.settledState === "unknown" && v2.decision === "stop_incomplete" && effects?.reconciled_by_person === 0,
         { settlement: s?.settledState, decision: v2.decision, effects },
       ),
+      ...(await dbCheck(
+        ctx,
+        (db) => db.claimCount(op),
+        "db: one claim row for three identical reports",
+        (n) => n === 1,
+      )),
     ];
-    if (ctx.db) {
-      const claimsInDb = await ctx.db.claimCount(op);
-      checks.push(check("db: one claim row for three identical reports", claimsInDb === 1, claimsInDb));
-    }
     const strangerRefused = forged === 403 && observed === 403 && afterStranger.digest === v1.digest;
     return {
       observed: strangerRefused && s?.settledState === "unknown" && claims.length === 1 ? "nothing_changed" : "evidence_changed",
@@ -70,4 +65,4 @@ export const lateReportFromStranger: DrillCase = {
       facts: { forged, observed, holderAnswers, claims, settlement: s },
     };
   },
-};
+});

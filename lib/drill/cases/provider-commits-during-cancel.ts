@@ -1,29 +1,14 @@
 // Seed 001: "provider_response: accepted is not the settled state. The provider may race with
 // cancellation and commit the effect first." The simulated provider commits while it accepts the cancel.
-import { barrierView, check, links, must, newRun, registerWork, waitForReceipt } from "../support";
-import type { DrillCase } from "../types";
+import { check, dbCheck, drillCase, killProviderCall, links } from "../support";
 
-export const providerCommitsDuringCancelRequest: DrillCase = {
-  name: "provider_commits_during_cancel_request",
-  seed: "001",
-  expected: "completed_and_verified",
+export const providerCommitsDuringCancelRequest = drillCase("provider_commits_during_cancel_request", "001", "completed_and_verified", {
   summary:
     "the provider answers the cancel with accepted but commits first: the barrier checks the authoritative effect and settles completed_and_verified with an effect receipt and rollback owner",
-  needs: ["agent", "sim"],
-  async run(ctx) {
-    const sim = must(ctx.sim, "the simulated provider");
-    const agent = must(ctx.agent, "an agent key");
-    const run = await newRun(ctx, { title: "deployment preview" });
-    const job = await sim.client.createJob({ mode: "commit_during_cancel", runId: run.runId });
-    const stamp = await registerWork(ctx, run, "reserve-preview", "deployment.reserve_preview", "queued", {
-      providerName: sim.provider,
-      providerJobId: job.jobId,
-    });
-    const admitted = await agent.admit(stamp.operationId);
-    const { barrierId } = await ctx.operator.kill(run.runId, "drill: provider commits during cancel");
-    const receipt = await waitForReceipt(ctx, ctx.operator, barrierId);
-    const view = await barrierView(ctx.operator, barrierId);
-    const s = view.settlements.find((x) => x.operationId === stamp.operationId);
+  needs: ["sim"],
+  async run(ctx, { sim }) {
+    const call = await killProviderCall(ctx, "commit_during_cancel", "drill: provider commits during cancel");
+    const { run, job, stamp, admitted, barrierId, receipt, settlement: s } = call;
     const simJob = await sim.client.getJob(job.jobId);
     const eff = receipt.effect_receipts?.find((e) => e.operation_id === stamp.operationId);
     const checks = [
@@ -48,17 +33,13 @@ export const providerCommitsDuringCancelRequest: DrillCase = {
         receipt.effects,
       ),
       check("nothing unknown remains: stopped_and_quiet", receipt.decision === "stopped_and_quiet", receipt.decision),
+      ...(await dbCheck(
+        ctx,
+        (db) => db.operation(stamp.operationId),
+        "db: the operation is recorded as succeeded with its effect receipt",
+        (op) => op?.state === "succeeded" && op.effectReceipts >= 1,
+      )),
     ];
-    if (ctx.db) {
-      const op = await ctx.db.operation(stamp.operationId);
-      checks.push(
-        check(
-          "db: the operation is recorded as succeeded with its effect receipt",
-          op?.state === "succeeded" && op.effectReceipts >= 1,
-          op,
-        ),
-      );
-    }
     return {
       observed: s?.settledState ?? "pending",
       checks,
@@ -66,4 +47,4 @@ export const providerCommitsDuringCancelRequest: DrillCase = {
       facts: { providerJob: job.jobId, settlement: s, receiptDecision: receipt.decision },
     };
   },
-};
+});

@@ -1,29 +1,21 @@
 // Seed 001: "Then break the status endpoint. The system should preserve the unknown outcome rather than
 // invent a clean cancellation." The provider accepts the cancel; its status endpoint answers 503.
-import { barrierView, check, links, must, newRun, registerWork, waitForReceipt } from "../support";
-import type { DrillCase } from "../types";
+import { check, drillCase, killProviderCall, links, waitForReceipt } from "../support";
 
-export const providerStatusUnavailable: DrillCase = {
-  name: "provider_status_unavailable",
-  seed: "001",
-  expected: "stop_incomplete_unknown_outcome",
+export const providerStatusUnavailable = drillCase("provider_status_unavailable", "001", "stop_incomplete_unknown_outcome", {
   summary:
     "the provider accepts the cancel but its status endpoint is down: the effect cannot be proven either way, so the settlement stays unknown and the receipt says stop_incomplete and names the reconciliation",
-  needs: ["agent", "sim"],
+  needs: ["sim"],
   async run(ctx) {
-    const sim = must(ctx.sim, "the simulated provider");
-    const agent = must(ctx.agent, "an agent key");
-    const run = await newRun(ctx, { title: "deployment preview" });
-    const job = await sim.client.createJob({ mode: "status_down", runId: run.runId });
-    const stamp = await registerWork(ctx, run, "reserve-preview", "deployment.reserve_preview", "queued", {
-      providerName: sim.provider,
-      providerJobId: job.jobId,
-    });
-    await agent.admit(stamp.operationId);
-    const { barrierId } = await ctx.operator.kill(run.runId, "drill: status endpoint down");
-    const receipt = await waitForReceipt(ctx, ctx.operator, barrierId);
-    const view = await barrierView(ctx.operator, barrierId);
-    const s = view.settlements.find((x) => x.operationId === stamp.operationId);
+    const {
+      run,
+      job,
+      stamp,
+      barrierId,
+      receipt,
+      view,
+      settlement: s,
+    } = await killProviderCall(ctx, "status_down", "drill: status endpoint down");
     const rec = receipt.reconciliation?.find((r) => r.operation_id === stamp.operationId);
     const checks = [
       check("the provider accepted the cancel", s?.providerResponse === "accepted", s?.providerResponse),
@@ -63,4 +55,4 @@ export const providerStatusUnavailable: DrillCase = {
       facts: { providerJob: job.jobId, settlement: s, reconciliation: rec, assignee },
     };
   },
-};
+});

@@ -1,22 +1,14 @@
 // Seed 000: "Side effect completed before stop — Record completion. Do not rewrite history to
 // 'canceled'." Two ways an effect precedes the stop: the executor reported it before the kill, and a
 // provider job that had already committed when the kill arrived.
-import { barrierView, check, links, must, newRun, opId, registerWork, waitForReceipt } from "../support";
-import type { DrillCase } from "../types";
+import { check, dbCheck, drillCase, gatedCall, killToReceipt, links, providerWork, settlementOf } from "../support";
 
-export const sideEffectCompletedBeforeStop: DrillCase = {
-  name: "side_effect_completed_before_stop",
-  seed: "000",
-  expected: "recorded_completed",
+export const sideEffectCompletedBeforeStop = drillCase("side_effect_completed_before_stop", "000", "recorded_completed", {
   summary:
     "a ticket update completed (with its effect receipt) before the kill, and a provider job had already committed: after the stop both stay recorded as completed — a replay is already_applied, nothing is counted as cancelled",
-  needs: ["agent"],
-  async run(ctx) {
-    const agent = must(ctx.agent, "an agent key");
-    const run = await newRun(ctx, { title: "ticket update" });
-    const done = opId(ctx, "ticket-update");
-    const body = { runId: run.runId, leaseId: run.leaseId, epoch: run.epoch, operationId: done, tool: "ticket.update" };
-    await agent.gate(body);
+  async run(ctx, { agent }) {
+    const { run, body } = await gatedCall(ctx, "ticket update", "ticket-update", "ticket.update");
+    const done = body.operationId;
     const effectId = `ticket-${ctx.tag}`;
     await agent.complete(done, {
       outcome: "succeeded",
@@ -26,16 +18,11 @@ export const sideEffectCompletedBeforeStop: DrillCase = {
     if (ctx.sim) {
       const job = await ctx.sim.client.createJob({ runId: run.runId });
       await ctx.sim.client.commit(job.jobId);
-      const stamp = await registerWork(ctx, run, "reserve-preview", "deployment.reserve_preview", "queued", {
-        providerName: ctx.sim.provider,
-        providerJobId: job.jobId,
-      });
+      const stamp = await providerWork(ctx, run, job.jobId);
       await agent.admit(stamp.operationId);
       committed = { operationId: stamp.operationId, jobId: job.jobId };
     }
-    const { barrierId } = await ctx.operator.kill(run.runId, "drill: stop after an effect completed");
-    const receipt = await waitForReceipt(ctx, ctx.operator, barrierId);
-    const view = await barrierView(ctx.operator, barrierId);
+    const { barrierId, receipt, view } = await killToReceipt(ctx, run.runId, "drill: stop after an effect completed");
     const replay = await agent.gate(body);
     const checks = [
       check(
@@ -60,7 +47,7 @@ export const sideEffectCompletedBeforeStop: DrillCase = {
     let secondOk = true;
     if (committed) {
       const c = committed;
-      const s = view.settlements.find((x) => x.operationId === c.operationId);
+      const s = settlementOf(view, c.operationId);
       const eff = receipt.effect_receipts?.find((e) => e.operation_id === c.operationId);
       secondOk = s?.settledState === "completed_and_verified" && !!eff;
       checks.push(
@@ -75,16 +62,14 @@ export const sideEffectCompletedBeforeStop: DrillCase = {
       );
       checks.push(check("the receipt is stopped_and_quiet (nothing unknown)", receipt.decision === "stopped_and_quiet", receipt.decision));
     }
-    if (ctx.db) {
-      const op = await ctx.db.operation(done);
-      checks.push(
-        check(
-          "db: the completed operation is still succeeded with one effect receipt",
-          op?.state === "succeeded" && op.effectReceipts === 1,
-          op,
-        ),
-      );
-    }
+    checks.push(
+      ...(await dbCheck(
+        ctx,
+        (db) => db.operation(done),
+        "db: the completed operation is still succeeded with one effect receipt",
+        (op) => op?.state === "succeeded" && op.effectReceipts === 1,
+      )),
+    );
     const listed = receipt.effect_receipts?.some((e) => e.operation_id === done) === true;
     const ok = replay.operation?.state === "succeeded" && listed && secondOk;
     return {
@@ -94,4 +79,4 @@ export const sideEffectCompletedBeforeStop: DrillCase = {
       facts: { completedOperation: done, providerCommitted: committed },
     };
   },
-};
+});

@@ -2,18 +2,12 @@
 // someone else's workflow." Machine keys can read and ask, never write control state; a viewer may
 // not act; another team's operator gets "not found", exactly as for a run that does not exist.
 import { QuiesceClient } from "../../agent/sdk/client";
-import { check, links, must, newRun, statusOf } from "../support";
-import type { DrillCase } from "../types";
+import { check, drillCase, links, newRun, statusOf } from "../support";
 
-export const unauthorizedInterrupt: DrillCase = {
-  name: "unauthorized_interrupt",
-  seed: "004",
-  expected: "refused",
+export const unauthorizedInterrupt = drillCase("unauthorized_interrupt", "004", "refused", {
   summary:
     "the agent's own key, an unknown key, a viewer and another team's operator try to pause / kill / trip a run: all refused (403 / 401 / 404 as for a missing run) and nothing changes",
-  needs: ["agent"],
-  async run(ctx) {
-    const agent = must(ctx.agent, "an agent key");
+  async run(ctx, { agent }) {
     const run = await newRun(ctx, { title: "someone else's incident response" });
     const before = await ctx.operator.getRun(run.runId);
     const auditBefore = ctx.db ? await ctx.db.auditCount(run.runId) : null;
@@ -77,4 +71,4 @@ export const unauthorizedInterrupt: DrillCase = {
       facts: { attempts },
     };
   },
-};
+});

@@ -21,13 +21,28 @@ export async function withPgTransaction<T>(
   fn: (q: PgQuery, opened: Record<string, unknown>[]) => Promise<T>,
   opts: PgTransactionOptions = {},
 ): Promise<T> {
+  return pooledTransaction(
+    (client) => (opts.begin ? opts.begin(client) : "BEGIN"),
+    (client, opened) => fn(async (sql, params) => (await client.query(sql, params)).rows, opened),
+  );
+}
+
+/**
+ * The transaction both raw-pool helpers run (this one and `transaction` in ./sql.ts): `opening` (BEGIN
+ * and what rides with it) in one round trip, `fn` with the rows of its last statement, then COMMIT; on
+ * a throw ROLLBACK, and a connection whose ROLLBACK failed is destroyed instead of returned to the pool.
+ */
+export async function pooledTransaction<T>(
+  opening: (client: pg.PoolClient) => string,
+  fn: (client: pg.PoolClient, opened: Record<string, unknown>[]) => Promise<T>,
+): Promise<T> {
   const client = await pool().connect();
   let broken: Error | undefined;
   try {
     // A multi-statement simple query answers one result per statement.
-    const res = (await client.query(opts.begin ? opts.begin(client) : "BEGIN")) as unknown as pg.QueryResult | pg.QueryResult[];
+    const res = (await client.query(opening(client))) as unknown as pg.QueryResult | pg.QueryResult[];
     const last = Array.isArray(res) ? res[res.length - 1] : res;
-    const result = await fn(async (sql, params) => (await client.query(sql, params)).rows, last?.rows ?? []);
+    const result = await fn(client, last?.rows ?? []);
     await client.query("COMMIT");
     return result;
   } catch (err) {

@@ -3,6 +3,7 @@
 // guards) in BEGIN's own round trip — rendered by the helper, never by hand (docs/design/sql-helper.md).
 import type pg from "pg";
 import { pool } from "./pool";
+import { pooledTransaction } from "./pool-tx";
 
 type Value = unknown;
 
@@ -99,22 +100,9 @@ export interface TransactionOptions {
 
 /** One transaction on a pooled connection: COMMIT when `fn` returns, ROLLBACK when it throws. */
 export async function transaction<T>(fn: (tx: SqlClient, opened: Row[]) => Promise<T>, opts: TransactionOptions = {}): Promise<T> {
-  const client = await pool().connect();
-  let broken: Error | undefined;
-  try {
-    const opening = opts.open ? `BEGIN; ${toLiteralText(opts.open, client)}` : "BEGIN";
-    // A multi-statement simple query answers one result per statement.
-    const res = (await client.query(opening)) as unknown as pg.QueryResult | pg.QueryResult[];
-    const last = Array.isArray(res) ? res[res.length - 1] : res;
-    const result = await fn(clientOf(client), opts.open ? (last?.rows ?? []) : []);
-    await client.query("COMMIT");
-    return result;
-  } catch (err) {
-    await client.query("ROLLBACK").catch((e: Error) => {
-      broken = e; // the connection is unusable: destroy it instead of returning it to the pool
-    });
-    throw err;
-  } finally {
-    client.release(broken);
-  }
+  const open = opts.open;
+  return pooledTransaction(
+    (client) => (open ? `BEGIN; ${toLiteralText(open, client)}` : "BEGIN"),
+    (client, opened) => fn(clientOf(client), open ? opened : []),
+  );
 }

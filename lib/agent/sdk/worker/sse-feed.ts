@@ -13,6 +13,7 @@
 import type { ControlFeed } from "../../abort/tokens";
 import type { WakeEvent } from "../../abort/control-event";
 import type { RunEvent } from "../events";
+import { joinShared } from "../../abort/join";
 
 /** QuiesceClient satisfies this. */
 export interface EventSubscriber {
@@ -81,13 +82,7 @@ export function sseFeed(client: EventSubscriber): ControlFeed {
         });
       }
       const shared = s;
-      shared.watchers.add(onWake);
-      try {
-        await shared.ready;
-      } catch (err) {
-        shared.watchers.delete(onWake);
-        throw err;
-      }
+      await joinShared(shared.watchers, onWake, shared.ready);
       return () => {
         shared.watchers.delete(onWake);
         if (shared.watchers.size === 0 && streams.get(runId) === shared) {
