@@ -6,6 +6,7 @@ import { useRouter } from "next/navigation";
 import { useQuery } from "@tanstack/react-query";
 import { useEffect } from "react";
 import type { BarrierView as BarrierViewData } from "@/lib/modules/runs";
+import type { Settlement } from "@/lib/schemas/barriers";
 import { PhaseBadge, ReceiptDecisionBadge, ReconciliationBadge, SettledBadge } from "./badges";
 import { Time } from "./time";
 import { TableScroll } from "./table-scroll";
@@ -121,7 +122,7 @@ export function BarrierView({ initial, follow }: { initial: BarrierViewData; fol
               </thead>
               <tbody>
                 {b.settlements.map((s) => (
-                  <tr key={s.id}>
+                  <tr key={s.operationId}>
                     <td>
                       <span className="mono">{s.tool}</span>
                       <div className="sub mono" title={s.operationId}>
@@ -129,7 +130,7 @@ export function BarrierView({ initial, follow }: { initial: BarrierViewData; fol
                       </div>
                     </td>
                     <td className="mono">
-                      {s.providerName ?? "—"}
+                      {s.provider ?? "—"}
                       {s.providerJobId ? <div className="sub">{s.providerJobId}</div> : null}
                     </td>
                     <td>
@@ -149,10 +150,10 @@ export function BarrierView({ initial, follow }: { initial: BarrierViewData; fol
                       </div>
                     </td>
                     <td>
-                      <SettledBadge value={s.settledState} />
+                      <SettledBadge value={SETTLED_AS[s.outcome]} />
                       {s.settledBy ? <div className="sub">by {s.settledBy}</div> : null}
                     </td>
-                    <td className="why">{s.settledReason ?? (s.lastError ? `last error: ${s.lastError}` : "—")}</td>
+                    <td className="why">{settledWhy(s)}</td>
                     <td>
                       {s.reconciliation ? (
                         <>
@@ -182,7 +183,7 @@ export function BarrierView({ initial, follow }: { initial: BarrierViewData; fol
             {b.receipts.map((r) => (
               <li key={r.version}>
                 <Link href={`/receipts/${b.id}?version=${r.version}`}>version {r.version}</Link> <ReceiptDecisionBadge value={r.decision} />{" "}
-                issued <Time iso={r.createdAt} /> <span className="mono muted small">sha256 {r.digest.slice(0, 16)}…</span>
+                issued <Time iso={r.verifiedAt} /> <span className="mono muted small">sha256 {r.digest.slice(0, 16)}…</span>
               </li>
             ))}
           </ul>
@@ -190,6 +191,21 @@ export function BarrierView({ initial, follow }: { initial: BarrierViewData; fol
       ) : null}
     </article>
   );
+}
+
+/** The settled state the outcome amounts to (null: still settling). */
+const SETTLED_AS: Record<Settlement["outcome"], string | null> = {
+  pending: null,
+  unknown: "unknown",
+  effect_present: "completed_and_verified",
+  effect_absent: "cancelled_without_effect",
+  not_started: "cancelled_without_effect",
+};
+
+function settledWhy(s: BarrierViewData["settlements"][number]): string {
+  if (s.settledReason) return s.settledReason;
+  if (s.outcome === "unknown") return "its executor gave up on the call and could not say whether it took effect";
+  return s.lastError ? `last error: ${s.lastError}` : "—";
 }
 
 function Stat({ label, value }: { label: string; value: number }) {

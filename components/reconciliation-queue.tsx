@@ -155,7 +155,7 @@ export function ReconciliationQueue({
                   </td>
                   <td>
                     {r.status !== "resolved" && canAssign ? <AssignForm row={r} members={data.members} /> : null}
-                    {r.status !== "resolved" && (canResolveAny || r.assignee?.id === me) ? (
+                    {r.status !== "resolved" && (canResolveAny || r.assignee?.userId === me) ? (
                       <button type="button" className="btn btn-small btn-primary" onClick={() => setResolving(r)}>
                         Record outcome…
                       </button>
@@ -174,7 +174,7 @@ export function ReconciliationQueue({
 
 function AssignForm({ row, members }: { row: Row; members: ReconciliationsView["members"] }) {
   const client = useQueryClient();
-  const [userId, setUserId] = useState(row.assignee?.id ?? "");
+  const [userId, setUserId] = useState(row.assignee?.userId ?? "");
   const [error, setError] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
   async function submit(e: FormEvent) {
@@ -202,7 +202,7 @@ function AssignForm({ row, members }: { row: Row; members: ReconciliationsView["
           </option>
         ))}
       </select>
-      <button type="submit" className="btn btn-small" disabled={busy || !userId || userId === row.assignee?.id}>
+      <button type="submit" className="btn btn-small" disabled={busy || !userId || userId === row.assignee?.userId}>
         {row.assignee ? "Reassign" : "Assign"}
       </button>
       {error ? (
