@@ -17,13 +17,13 @@ import { UncertainTimeline } from "./uncertain-timeline";
 import { RunTimeline } from "./run-timeline";
 
 export function RunView({ initial, can }: { initial: RunViewData; can: Can }) {
-  const runId = initial.run.id;
+  const runId = initial.run.runId;
   const q = useQuery({ queryKey: ["run", runId], queryFn: () => getJson<RunViewData>(`/api/console/runs/${runId}`), initialData: initial });
   const d = q.data;
   const run = d.run;
   const open = d.barriers.find((b) => b.phase !== "complete");
   const latest = open ?? d.barriers[0];
-  const descendants = countDescendants(d.tree, run.id);
+  const descendants = countDescendants(d.tree, run.runId);
   return (
     <article aria-labelledby="run-title">
       <StaleNotice error={q.isError ? q.error : null} />
@@ -35,14 +35,14 @@ export function RunView({ initial, can }: { initial: RunViewData; can: Can }) {
             / <Link href={`/runs/${run.rootRunId}`}>root {shortId(run.rootRunId)}</Link>
           </>
         ) : null}{" "}
-        / <span className="mono">{shortId(run.id)}</span>
+        / <span className="mono">{shortId(run.runId)}</span>
       </nav>
       <header className="run-head">
         <div>
           <h1 id="run-title">{run.title ?? run.taskId}</h1>
           <div className="meta">
             <span className="mono" title="run id">
-              {run.id}
+              {run.runId}
             </span>
             <span>
               task <span className="mono">{run.taskId}</span>
@@ -84,7 +84,7 @@ export function RunView({ initial, can }: { initial: RunViewData; can: Can }) {
             </span>
           </div>
         </div>
-        <RunControls runId={run.id} lifecycle={run.lifecycle} breaker={run.breaker} can={can} descendants={descendants} />
+        <RunControls runId={run.runId} lifecycle={run.lifecycle} breaker={run.breaker} can={can} descendants={descendants} />
       </header>
 
       {latest ? <BarrierPanel barrierId={latest.id} live={latest.phase !== "complete"} /> : null}
@@ -97,7 +97,7 @@ export function RunView({ initial, can }: { initial: RunViewData; can: Can }) {
             {d.treeTruncated ? "+" : ""} runs)
           </span>
         </h2>
-        <TreeTable nodes={d.tree} focal={run.id} />
+        <TreeTable nodes={d.tree} focal={run.runId} />
       </section>
 
       <div className="grid-2">
@@ -130,7 +130,7 @@ export function RunView({ initial, can }: { initial: RunViewData; can: Can }) {
                         {o.operationId.length > 24 ? `${o.operationId.slice(0, 24)}…` : o.operationId}
                         <div className="sub">
                           running{o.kind === "call" ? "" : ` (registered as ${human(o.kind)} work)`} · epoch {o.epochStamp}
-                          {o.runId !== run.id ? <> · run {shortId(o.runId)}</> : null}
+                          {o.runId !== run.runId ? <> · run {shortId(o.runId)}</> : null}
                         </div>
                       </td>
                       <td>
@@ -199,7 +199,9 @@ export function RunView({ initial, can }: { initial: RunViewData; can: Can }) {
                     <td className="mono" title={g.operationId ?? ""}>
                       {g.operationId ? (g.operationId.length > 22 ? `${g.operationId.slice(0, 22)}…` : g.operationId) : "—"}
                     </td>
-                    <td className="mono">{g.runId === run.id ? "this run" : <Link href={`/runs/${g.runId}`}>{shortId(g.runId)}</Link>}</td>
+                    <td className="mono">
+                      {g.runId === run.runId ? "this run" : <Link href={`/runs/${g.runId}`}>{shortId(g.runId)}</Link>}
+                    </td>
                     <td className="num">
                       {g.epochSeen ?? "—"} / {g.currentEpoch ?? "—"}
                     </td>
@@ -234,7 +236,7 @@ export function RunView({ initial, can }: { initial: RunViewData; can: Can }) {
         </section>
       ) : null}
 
-      <RunTimeline runId={run.id} labels={d.labels} />
+      <RunTimeline runId={run.runId} labels={d.labels} />
     </article>
   );
 }
@@ -264,7 +266,7 @@ function HeartbeatAge({ iso }: { iso: string | null }) {
 
 function countDescendants(nodes: TreeNode[], id: string): number {
   const kids = new Map<string, string[]>();
-  for (const n of nodes) if (n.parentRunId) kids.set(n.parentRunId, [...(kids.get(n.parentRunId) ?? []), n.id]);
+  for (const n of nodes) if (n.parentRunId) kids.set(n.parentRunId, [...(kids.get(n.parentRunId) ?? []), n.runId]);
   let count = 0;
   const stack = [...(kids.get(id) ?? [])];
   while (stack.length) {
@@ -278,7 +280,7 @@ function countDescendants(nodes: TreeNode[], id: string): number {
 /** Depth-first order so every child sits under its parent. */
 function ordered(nodes: TreeNode[]): TreeNode[] {
   const kids = new Map<string | null, TreeNode[]>();
-  const ids = new Set(nodes.map((n) => n.id));
+  const ids = new Set(nodes.map((n) => n.runId));
   for (const n of nodes) {
     const parent = n.parentRunId && ids.has(n.parentRunId) ? n.parentRunId : null;
     kids.set(parent, [...(kids.get(parent) ?? []), n]);
@@ -287,7 +289,7 @@ function ordered(nodes: TreeNode[]): TreeNode[] {
   const walk = (p: string | null) => {
     for (const n of kids.get(p) ?? []) {
       out.push(n);
-      walk(n.id);
+      walk(n.runId);
     }
   };
   walk(null);
@@ -336,17 +338,17 @@ function TreeTable({ nodes, focal }: { nodes: TreeNode[]; focal: string }) {
         </thead>
         <tbody>
           {ordered(nodes).map((n) => (
-            <tr key={n.id} className={n.id === focal ? "row-focal" : undefined} aria-current={n.id === focal ? "true" : undefined}>
+            <tr key={n.runId} className={n.runId === focal ? "row-focal" : undefined} aria-current={n.runId === focal ? "true" : undefined}>
               <td style={{ paddingLeft: `${0.6 + n.depth * 1.25}rem` }}>
                 {n.depth > 0 ? (
                   <span className="tree-elbow" aria-hidden>
                     └{" "}
                   </span>
                 ) : null}
-                {n.id === focal ? <strong>{n.title ?? n.taskId}</strong> : <Link href={`/runs/${n.id}`}>{n.title ?? n.taskId}</Link>}
+                {n.runId === focal ? <strong>{n.title ?? n.taskId}</strong> : <Link href={`/runs/${n.runId}`}>{n.title ?? n.taskId}</Link>}
                 <span className="sub mono">
                   {" "}
-                  {shortId(n.id)} · {human(n.harness)}
+                  {shortId(n.runId)} · {human(n.harness)}
                 </span>
               </td>
               <td>
@@ -402,22 +404,12 @@ function BarrierPanel({ barrierId, live }: { barrierId: string; live: boolean })
 }
 
 /** The harness's own names for this run (docs/architecture.md#data): what an operator types into the harness to find it. */
-function NativeIdentities({
-  run,
-}: {
-  run: {
-    nativeSessionId: string | null;
-    nativeAgentId: string | null;
-    nativeThreadId: string | null;
-    nativeTurnId: string | null;
-    lastNativeState: string | null;
-  };
-}) {
+function NativeIdentities({ run }: { run: Pick<RunViewData["run"], "native" | "lastNativeState"> }) {
   const ids: [string, string | null][] = [
-    ["session", run.nativeSessionId],
-    ["agent", run.nativeAgentId],
-    ["thread", run.nativeThreadId],
-    ["turn", run.nativeTurnId],
+    ["session", run.native.sessionId],
+    ["agent", run.native.agentId],
+    ["thread", run.native.threadId],
+    ["turn", run.native.turnId],
     ["last native state", run.lastNativeState],
   ];
   const shown = ids.filter((x): x is [string, string] => !!x[1]);
