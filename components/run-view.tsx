@@ -6,6 +6,7 @@ import { useQuery } from "@tanstack/react-query";
 import type { RunView as RunViewData, TreeNode } from "@/lib/modules/runs";
 import type { BarrierView as BarrierViewData } from "@/lib/modules/runs";
 import { BreakerBadge, DecisionBadge, LifecycleBadge, PhaseBadge, ReceiptDecisionBadge } from "./badges";
+import { DataTable } from "./data-table";
 import { TableScroll } from "./table-scroll";
 import { Time, useNow } from "./time";
 import { getJson } from "./providers";
@@ -111,42 +112,33 @@ export function RunView({ initial, can }: { initial: RunViewData; can: Can }) {
           {d.inFlight.length === 0 ? (
             <EmptyState title="Nothing in flight" />
           ) : (
-            <TableScroll label="In-flight calls (table)">
-              <table className="table compact">
-                <thead>
-                  <tr>
-                    <th scope="col">Tool</th>
-                    <th scope="col">Operation</th>
-                    <th scope="col">Started</th>
-                    <th scope="col">Heartbeat age</th>
-                    <th scope="col">Provider job</th>
-                  </tr>
-                </thead>
-                <tbody>
-                  {d.inFlight.map((o) => (
-                    <tr key={o.id}>
-                      <td className="mono">{o.tool}</td>
-                      <td className="mono" title={o.operationId}>
-                        {o.operationId.length > 24 ? `${o.operationId.slice(0, 24)}…` : o.operationId}
-                        <div className="sub">
-                          running{o.kind === "call" ? "" : ` (registered as ${human(o.kind)} work)`} · epoch {o.epochStamp}
-                          {o.runId !== run.runId ? <> · run {shortId(o.runId)}</> : null}
-                        </div>
-                      </td>
-                      <td>
-                        <Time iso={o.startedAt} mode="relative" />
-                      </td>
-                      <td>
-                        <HeartbeatAge iso={o.lastHeartbeatAt} />
-                      </td>
-                      <td className="mono wrap-any">
-                        {o.providerName ? `${o.providerName}${o.providerJobId ? ` / ${o.providerJobId}` : ""}` : "—"}
-                      </td>
-                    </tr>
-                  ))}
-                </tbody>
-              </table>
-            </TableScroll>
+            <DataTable
+              scrollLabel="In-flight calls (table)"
+              className="table compact"
+              columns={["Tool", "Operation", "Started", "Heartbeat age", "Provider job"]}
+            >
+              {d.inFlight.map((o) => (
+                <tr key={o.id}>
+                  <td className="mono">{o.tool}</td>
+                  <td className="mono" title={o.operationId}>
+                    {o.operationId.length > 24 ? `${o.operationId.slice(0, 24)}…` : o.operationId}
+                    <div className="sub">
+                      running{o.kind === "call" ? "" : ` (registered as ${human(o.kind)} work)`} · epoch {o.epochStamp}
+                      {o.runId !== run.runId ? <> · run {shortId(o.runId)}</> : null}
+                    </div>
+                  </td>
+                  <td>
+                    <Time iso={o.startedAt} mode="relative" />
+                  </td>
+                  <td>
+                    <HeartbeatAge iso={o.lastHeartbeatAt} />
+                  </td>
+                  <td className="mono wrap-any">
+                    {o.providerName ? `${o.providerName}${o.providerJobId ? ` / ${o.providerJobId}` : ""}` : "—"}
+                  </td>
+                </tr>
+              ))}
+            </DataTable>
           )}
         </section>
         <section aria-labelledby="uncertain-title" className="card">
@@ -170,46 +162,39 @@ export function RunView({ initial, can }: { initial: RunViewData; can: Can }) {
             Every call the run makes through an SDK, hook or gateway is decided and recorded here.
           </EmptyState>
         ) : (
-          <TableScroll label="Gate decisions (table)">
-            <table className="table compact">
-              <thead>
-                <tr>
-                  <th scope="col">At</th>
-                  <th scope="col">Decision</th>
-                  <th scope="col">Reason</th>
-                  <th scope="col">Source</th>
-                  <th scope="col">Operation</th>
-                  <th scope="col">Run</th>
-                  <th scope="col" className="num">
-                    Epoch seen / current
-                  </th>
-                </tr>
-              </thead>
-              <tbody>
-                {d.decisions.map((g) => (
-                  <tr key={g.id}>
-                    <td>
-                      <Time iso={g.at} />
-                    </td>
-                    <td>
-                      <DecisionBadge value={g.decision} />
-                    </td>
-                    <td className="mono">{g.reason}</td>
-                    <td>{g.source}</td>
-                    <td className="mono" title={g.operationId ?? ""}>
-                      {g.operationId ? (g.operationId.length > 22 ? `${g.operationId.slice(0, 22)}…` : g.operationId) : "—"}
-                    </td>
-                    <td className="mono">
-                      {g.runId === run.runId ? "this run" : <Link href={`/runs/${g.runId}`}>{shortId(g.runId)}</Link>}
-                    </td>
-                    <td className="num">
-                      {g.epochSeen ?? "—"} / {g.currentEpoch ?? "—"}
-                    </td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </TableScroll>
+          <DataTable
+            scrollLabel="Gate decisions (table)"
+            className="table compact"
+            columns={[
+              "At",
+              "Decision",
+              "Reason",
+              "Source",
+              "Operation",
+              "Run",
+              { key: "epoch", label: "Epoch seen / current", className: "num" },
+            ]}
+          >
+            {d.decisions.map((g) => (
+              <tr key={g.id}>
+                <td>
+                  <Time iso={g.at} />
+                </td>
+                <td>
+                  <DecisionBadge value={g.decision} />
+                </td>
+                <td className="mono">{g.reason}</td>
+                <td>{g.source}</td>
+                <td className="mono" title={g.operationId ?? ""}>
+                  {g.operationId ? (g.operationId.length > 22 ? `${g.operationId.slice(0, 22)}…` : g.operationId) : "—"}
+                </td>
+                <td className="mono">{g.runId === run.runId ? "this run" : <Link href={`/runs/${g.runId}`}>{shortId(g.runId)}</Link>}</td>
+                <td className="num">
+                  {g.epochSeen ?? "—"} / {g.currentEpoch ?? "—"}
+                </td>
+              </tr>
+            ))}
+          </DataTable>
         )}
       </section>
 
