@@ -6,9 +6,10 @@ import { useRouter } from "next/navigation";
 import { useQuery } from "@tanstack/react-query";
 import { useEffect } from "react";
 import type { BarrierView as BarrierViewData } from "@/lib/modules/runs";
+import type { Settlement } from "@/lib/schemas/barriers";
 import { PhaseBadge, ReceiptDecisionBadge, ReconciliationBadge, SettledBadge } from "./badges";
+import { DataTable } from "./data-table";
 import { Time } from "./time";
-import { TableScroll } from "./table-scroll";
 import { getJson } from "./providers";
 import { EmptyState, StaleNotice } from "./states";
 import { human, shortId } from "./format";
@@ -106,72 +107,61 @@ export function BarrierView({ initial, follow }: { initial: BarrierViewData; fol
             No call of the subtree was running or unknown, so there was nothing to settle.
           </EmptyState>
         ) : (
-          <TableScroll label="Settlements (table)">
-            <table className="table compact">
-              <thead>
-                <tr>
-                  <th scope="col">Operation</th>
-                  <th scope="col">Provider</th>
-                  <th scope="col">Cancel</th>
-                  <th scope="col">Effect expected / observed</th>
-                  <th scope="col">Settled</th>
-                  <th scope="col">Why</th>
-                  <th scope="col">Reconciliation</th>
-                </tr>
-              </thead>
-              <tbody>
-                {b.settlements.map((s) => (
-                  <tr key={s.id}>
-                    <td>
-                      <span className="mono">{s.tool}</span>
-                      <div className="sub mono" title={s.operationId}>
-                        {s.operationId.length > 26 ? `${s.operationId.slice(0, 26)}…` : s.operationId}
-                      </div>
-                    </td>
-                    <td className="mono">
-                      {s.providerName ?? "—"}
-                      {s.providerJobId ? <div className="sub">{s.providerJobId}</div> : null}
-                    </td>
-                    <td>
-                      {s.providerResponse ? human(s.providerResponse) : s.cancelRequestedAt ? "requested" : "—"}
-                      <div className="sub">{s.cancelRequestedAt ? <Time iso={s.cancelRequestedAt} mode="absolute" /> : null}</div>
-                    </td>
-                    <td>
-                      {human(s.effectExpected)} / {human(s.effectObserved)}
+          <DataTable
+            scrollLabel="Settlements (table)"
+            className="table compact"
+            columns={["Operation", "Provider", "Cancel", "Effect expected / observed", "Settled", "Why", "Reconciliation"]}
+          >
+            {b.settlements.map((s) => (
+              <tr key={s.operationId}>
+                <td>
+                  <span className="mono">{s.tool}</span>
+                  <div className="sub mono" title={s.operationId}>
+                    {s.operationId.length > 26 ? `${s.operationId.slice(0, 26)}…` : s.operationId}
+                  </div>
+                </td>
+                <td className="mono">
+                  {s.provider ?? "—"}
+                  {s.providerJobId ? <div className="sub">{s.providerJobId}</div> : null}
+                </td>
+                <td>
+                  {s.providerResponse ? human(s.providerResponse) : s.cancelRequestedAt ? "requested" : "—"}
+                  <div className="sub">{s.cancelRequestedAt ? <Time iso={s.cancelRequestedAt} mode="absolute" /> : null}</div>
+                </td>
+                <td>
+                  {human(s.effectExpected)} / {human(s.effectObserved)}
+                  <div className="sub">
+                    {s.effectCheckedAt ? (
+                      <>
+                        checked <Time iso={s.effectCheckedAt} mode="absolute" />
+                      </>
+                    ) : s.attempts ? (
+                      `${s.attempts} attempts`
+                    ) : null}
+                  </div>
+                </td>
+                <td>
+                  <SettledBadge value={SETTLED_AS[s.outcome]} />
+                  {s.settledBy ? <div className="sub">by {s.settledBy}</div> : null}
+                </td>
+                <td className="why">{settledWhy(s)}</td>
+                <td>
+                  {s.reconciliation ? (
+                    <>
+                      <ReconciliationBadge value={s.reconciliation.status} />
                       <div className="sub">
-                        {s.effectCheckedAt ? (
-                          <>
-                            checked <Time iso={s.effectCheckedAt} mode="absolute" />
-                          </>
-                        ) : s.attempts ? (
-                          `${s.attempts} attempts`
-                        ) : null}
+                        {s.reconciliation.assignee ?? "no owner"}
+                        {s.reconciliation.resolution ? ` · ${human(s.reconciliation.resolution)}` : ""}
+                        {s.reconciliation.resolvedBy ? ` · by ${s.reconciliation.resolvedBy}` : ""}
                       </div>
-                    </td>
-                    <td>
-                      <SettledBadge value={s.settledState} />
-                      {s.settledBy ? <div className="sub">by {s.settledBy}</div> : null}
-                    </td>
-                    <td className="why">{s.settledReason ?? (s.lastError ? `last error: ${s.lastError}` : "—")}</td>
-                    <td>
-                      {s.reconciliation ? (
-                        <>
-                          <ReconciliationBadge value={s.reconciliation.status} />
-                          <div className="sub">
-                            {s.reconciliation.assignee ?? "no owner"}
-                            {s.reconciliation.resolution ? ` · ${human(s.reconciliation.resolution)}` : ""}
-                            {s.reconciliation.resolvedBy ? ` · by ${s.reconciliation.resolvedBy}` : ""}
-                          </div>
-                        </>
-                      ) : (
-                        "—"
-                      )}
-                    </td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </TableScroll>
+                    </>
+                  ) : (
+                    "—"
+                  )}
+                </td>
+              </tr>
+            ))}
+          </DataTable>
         )}
       </section>
 
@@ -182,7 +172,7 @@ export function BarrierView({ initial, follow }: { initial: BarrierViewData; fol
             {b.receipts.map((r) => (
               <li key={r.version}>
                 <Link href={`/receipts/${b.id}?version=${r.version}`}>version {r.version}</Link> <ReceiptDecisionBadge value={r.decision} />{" "}
-                issued <Time iso={r.createdAt} /> <span className="mono muted small">sha256 {r.digest.slice(0, 16)}…</span>
+                issued <Time iso={r.verifiedAt} /> <span className="mono muted small">sha256 {r.digest.slice(0, 16)}…</span>
               </li>
             ))}
           </ul>
@@ -190,6 +180,21 @@ export function BarrierView({ initial, follow }: { initial: BarrierViewData; fol
       ) : null}
     </article>
   );
+}
+
+/** The settled state the outcome amounts to (null: still settling). */
+const SETTLED_AS: Record<Settlement["outcome"], string | null> = {
+  pending: null,
+  unknown: "unknown",
+  effect_present: "completed_and_verified",
+  effect_absent: "cancelled_without_effect",
+  not_started: "cancelled_without_effect",
+};
+
+function settledWhy(s: BarrierViewData["settlements"][number]): string {
+  if (s.settledReason) return s.settledReason;
+  if (s.outcome === "unknown") return "its executor gave up on the call and could not say whether it took effect";
+  return s.lastError ? `last error: ${s.lastError}` : "—";
 }
 
 function Stat({ label, value }: { label: string; value: number }) {

@@ -6,6 +6,7 @@ import Link from "next/link";
 import { useQuery } from "@tanstack/react-query";
 import type { StopView } from "@/lib/schemas/stops";
 import { getJson } from "./providers";
+import { DataTable } from "./data-table";
 import { ErrorNotice, StaleNotice } from "./states";
 import { Time } from "./time";
 import { shortId } from "./format";
@@ -85,41 +86,30 @@ export function FleetStopView({ initial }: { initial: StopView }) {
         )
       ) : null}
       {s.runs.length > 0 ? (
-        <table className="table">
-          <caption className="sr-only">Barriers of this fleet stop</caption>
-          <thead>
-            <tr>
-              <th scope="col">Run</th>
-              <th scope="col">Barrier</th>
-              <th scope="col">Phase</th>
-              <th scope="col">Receipt</th>
-            </tr>
-          </thead>
-          <tbody>
-            {s.runs.map((r) => (
-              <tr key={r.runId}>
-                <td>
-                  <Link href={`/runs/${r.runId}`} className="mono">
-                    {shortId(r.runId)}
+        <DataTable caption="Barriers of this fleet stop" columns={["Run", "Barrier", "Phase", "Receipt"]}>
+          {s.runs.map((r) => (
+            <tr key={r.runId}>
+              <td>
+                <Link href={`/runs/${r.runId}`} className="mono">
+                  {shortId(r.runId)}
+                </Link>
+              </td>
+              <td>
+                {r.barrierId ? (
+                  <Link href={`/barriers/${r.barrierId}`} className="mono">
+                    {shortId(r.barrierId)}
                   </Link>
-                </td>
-                <td>
-                  {r.barrierId ? (
-                    <Link href={`/barriers/${r.barrierId}`} className="mono">
-                      {shortId(r.barrierId)}
-                    </Link>
-                  ) : r.error ? (
-                    <span className="notice-error">{r.error}</span>
-                  ) : (
-                    "starting…"
-                  )}
-                </td>
-                <td>{r.phase ?? "—"}</td>
-                <td>{r.decision && r.barrierId ? <Link href={`/receipts/${r.barrierId}`}>{r.decision}</Link> : "—"}</td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
+                ) : r.error ? (
+                  <span className="notice-error">{r.error}</span>
+                ) : (
+                  "starting…"
+                )}
+              </td>
+              <td>{r.phase ?? "—"}</td>
+              <td>{r.decision && r.barrierId ? <Link href={`/receipts/${r.barrierId}`}>{r.decision}</Link> : "—"}</td>
+            </tr>
+          ))}
+        </DataTable>
       ) : null}
     </section>
   );

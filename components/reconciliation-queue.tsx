@@ -9,7 +9,7 @@ import { useEffect, useRef, useState, type FormEvent } from "react";
 import type { ReconciliationsView } from "@/lib/modules/runs";
 import { assignReconciliationAction, resolveReconciliationAction } from "@/app/(console)/(lists)/reconciliations/actions";
 import { ReconciliationBadge } from "./badges";
-import { TableScroll } from "./table-scroll";
+import { DataTable } from "./data-table";
 import { Time } from "./time";
 import { getJson } from "./providers";
 import { EmptyState, ErrorNotice, LoadingBlock, StaleNotice } from "./states";
@@ -88,84 +88,71 @@ export function ReconciliationQueue({
         </EmptyState>
       ) : null}
       {data && data.items.length > 0 ? (
-        <TableScroll label="Outcomes to reconcile (table)">
-          <table className="table">
-            <thead>
-              <tr>
-                <th scope="col">Age</th>
-                <th scope="col">Operation</th>
-                <th scope="col">Why unknown</th>
-                <th scope="col">Status</th>
-                <th scope="col">Assignee</th>
-                <th scope="col">Action</th>
-              </tr>
-            </thead>
-            <tbody>
-              {data.items.map((r) => (
-                <tr key={r.id} data-reconciliation={r.id}>
-                  <td>
-                    <Time iso={r.createdAt} mode="relative" />
-                    <div className="sub">
-                      <Time iso={r.createdAt} mode="absolute" />
-                    </div>
-                  </td>
-                  <td>
-                    <span className="mono">{r.tool}</span>{" "}
-                    <span className="mono sub" title={r.operationId}>
-                      {r.operationId.length > 24 ? `${r.operationId.slice(0, 24)}…` : r.operationId}
-                    </span>
-                    <div className="sub">
-                      {r.providerName ?? "no provider"}
-                      {r.providerJobId ? ` / ${r.providerJobId}` : ""} · run <Link href={`/runs/${r.runId}`}>{shortId(r.runId)}</Link> ·{" "}
-                      {r.barrierId ? <Link href={`/receipts/${r.barrierId}`}>receipt</Link> : "no stop (its executor gave up)"}
-                    </div>
-                  </td>
-                  <td className="why">
-                    {r.whyUnknown ?? <span className="muted">not kept (resolved before the reason was recorded)</span>}
-                  </td>
-                  <td>
-                    <ReconciliationBadge value={r.status} />
-                    {r.status === "resolved" ? (
-                      <div className="sub" data-resolution>
-                        <strong>{human(r.resolution)}</strong> · by {data.labels[r.resolvedBy ?? ""] ?? r.resolvedBy ?? "?"},{" "}
-                        <Time iso={r.resolvedAt} mode="relative" />
+        <DataTable
+          scrollLabel="Outcomes to reconcile (table)"
+          columns={["Age", "Operation", "Why unknown", "Status", "Assignee", "Action"]}
+        >
+          {data.items.map((r) => (
+            <tr key={r.id} data-reconciliation={r.id}>
+              <td>
+                <Time iso={r.createdAt} mode="relative" />
+                <div className="sub">
+                  <Time iso={r.createdAt} mode="absolute" />
+                </div>
+              </td>
+              <td>
+                <span className="mono">{r.tool}</span>{" "}
+                <span className="mono sub" title={r.operationId}>
+                  {r.operationId.length > 24 ? `${r.operationId.slice(0, 24)}…` : r.operationId}
+                </span>
+                <div className="sub">
+                  {r.providerName ?? "no provider"}
+                  {r.providerJobId ? ` / ${r.providerJobId}` : ""} · run <Link href={`/runs/${r.runId}`}>{shortId(r.runId)}</Link> ·{" "}
+                  {r.barrierId ? <Link href={`/receipts/${r.barrierId}`}>receipt</Link> : "no stop (its executor gave up)"}
+                </div>
+              </td>
+              <td className="why">{r.whyUnknown ?? <span className="muted">not kept (resolved before the reason was recorded)</span>}</td>
+              <td>
+                <ReconciliationBadge value={r.status} />
+                {r.status === "resolved" ? (
+                  <div className="sub" data-resolution>
+                    <strong>{human(r.resolution)}</strong> · by {data.labels[r.resolvedBy ?? ""] ?? r.resolvedBy ?? "?"},{" "}
+                    <Time iso={r.resolvedAt} mode="relative" />
+                  </div>
+                ) : null}
+              </td>
+              <td>
+                {r.assignee ? (
+                  <>
+                    {r.assignee.email}
+                    {r.assignedAt ? (
+                      <div className="sub">
+                        by {data.labels[r.assignedBy ?? ""] ?? r.assignedBy}, <Time iso={r.assignedAt} mode="relative" />
                       </div>
                     ) : null}
-                  </td>
-                  <td>
-                    {r.assignee ? (
-                      <>
-                        {r.assignee.email}
-                        {r.assignedAt ? (
-                          <div className="sub">
-                            by {data.labels[r.assignedBy ?? ""] ?? r.assignedBy}, <Time iso={r.assignedAt} mode="relative" />
-                          </div>
-                        ) : null}
-                      </>
-                    ) : r.status === "resolved" ? (
-                      <span className="muted">none (resolved without one)</span>
-                    ) : (
-                      <span className="text-danger">nobody yet</span>
-                    )}
-                    {r.evidence ? (
-                      <div className="sub evidence" title={r.evidence}>
-                        “{r.evidence.length > 80 ? `${r.evidence.slice(0, 80)}…` : r.evidence}”
-                      </div>
-                    ) : null}
-                  </td>
-                  <td>
-                    {r.status !== "resolved" && canAssign ? <AssignForm row={r} members={data.members} /> : null}
-                    {r.status !== "resolved" && (canResolveAny || r.assignee?.id === me) ? (
-                      <button type="button" className="btn btn-small btn-primary" onClick={() => setResolving(r)}>
-                        Record outcome…
-                      </button>
-                    ) : null}
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </TableScroll>
+                  </>
+                ) : r.status === "resolved" ? (
+                  <span className="muted">none (resolved without one)</span>
+                ) : (
+                  <span className="text-danger">nobody yet</span>
+                )}
+                {r.evidence ? (
+                  <div className="sub evidence" title={r.evidence}>
+                    “{r.evidence.length > 80 ? `${r.evidence.slice(0, 80)}…` : r.evidence}”
+                  </div>
+                ) : null}
+              </td>
+              <td>
+                {r.status !== "resolved" && canAssign ? <AssignForm row={r} members={data.members} /> : null}
+                {r.status !== "resolved" && (canResolveAny || r.assignee?.userId === me) ? (
+                  <button type="button" className="btn btn-small btn-primary" onClick={() => setResolving(r)}>
+                    Record outcome…
+                  </button>
+                ) : null}
+              </td>
+            </tr>
+          ))}
+        </DataTable>
       ) : null}
       <ResolveDialog row={resolving} onClose={() => setResolving(null)} />
     </section>
@@ -174,7 +161,7 @@ export function ReconciliationQueue({
 
 function AssignForm({ row, members }: { row: Row; members: ReconciliationsView["members"] }) {
   const client = useQueryClient();
-  const [userId, setUserId] = useState(row.assignee?.id ?? "");
+  const [userId, setUserId] = useState(row.assignee?.userId ?? "");
   const [error, setError] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
   async function submit(e: FormEvent) {
@@ -202,7 +189,7 @@ function AssignForm({ row, members }: { row: Row; members: ReconciliationsView["
           </option>
         ))}
       </select>
-      <button type="submit" className="btn btn-small" disabled={busy || !userId || userId === row.assignee?.id}>
+      <button type="submit" className="btn btn-small" disabled={busy || !userId || userId === row.assignee?.userId}>
         {row.assignee ? "Reassign" : "Assign"}
       </button>
       {error ? (

@@ -6,6 +6,7 @@ import { keepPreviousData, useQuery } from "@tanstack/react-query";
 import { useState } from "react";
 import type { TimelinePage } from "@/lib/modules/runs";
 import { Time } from "./time";
+import { DataTable } from "./data-table";
 import { getJson } from "./providers";
 import { EmptyState, ErrorNotice, LoadingBlock } from "./states";
 import { human } from "./format";
@@ -36,34 +37,21 @@ export function RunTimeline({ runId, labels = {} }: { runId: string; labels?: Re
       {!page && q.isError ? <ErrorNotice message={q.error.message} retry={() => q.refetch()} /> : null}
       {page && page.items.length === 0 ? <EmptyState title="No events yet" /> : null}
       {page && page.items.length > 0 ? (
-        <div className="table-wrap">
-          <table className="table">
-            <thead>
-              <tr>
-                <th scope="col">When</th>
-                <th scope="col">Kind</th>
-                <th scope="col">Event</th>
-                <th scope="col">Detail</th>
-                <th scope="col">By</th>
-              </tr>
-            </thead>
-            <tbody>
-              {page.items.map((e) => (
-                <tr key={e.key} data-kind={e.kind}>
-                  <td>
-                    <Time iso={e.at} />
-                  </td>
-                  <td>
-                    <span className="tag">{KIND_LABEL[e.kind] ?? e.kind}</span>
-                  </td>
-                  <td>{e.link ? <Link href={e.link}>{human(e.title)}</Link> : human(e.title)}</td>
-                  <td className="muted">{e.detail || "—"}</td>
-                  <td>{e.actor ? (labels[e.actor] ?? e.actor) : "—"}</td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <DataTable wrap columns={["When", "Kind", "Event", "Detail", "By"]}>
+          {page.items.map((e) => (
+            <tr key={e.key} data-kind={e.kind}>
+              <td>
+                <Time iso={e.at} />
+              </td>
+              <td>
+                <span className="tag">{KIND_LABEL[e.kind] ?? e.kind}</span>
+              </td>
+              <td>{e.link ? <Link href={e.link}>{human(e.title)}</Link> : human(e.title)}</td>
+              <td className="muted">{e.detail || "—"}</td>
+              <td>{e.actor ? (labels[e.actor] ?? e.actor) : "—"}</td>
+            </tr>
+          ))}
+        </DataTable>
       ) : null}
       {page && (stack.length > 0 || page.nextCursor) ? (
         <nav className="pager" aria-label="Event history pages">

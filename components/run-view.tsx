@@ -6,6 +6,7 @@ import { useQuery } from "@tanstack/react-query";
 import type { RunView as RunViewData, TreeNode } from "@/lib/modules/runs";
 import type { BarrierView as BarrierViewData } from "@/lib/modules/runs";
 import { BreakerBadge, DecisionBadge, LifecycleBadge, PhaseBadge, ReceiptDecisionBadge } from "./badges";
+import { DataTable } from "./data-table";
 import { TableScroll } from "./table-scroll";
 import { Time, useNow } from "./time";
 import { getJson } from "./providers";
@@ -17,13 +18,13 @@ import { UncertainTimeline } from "./uncertain-timeline";
 import { RunTimeline } from "./run-timeline";
 
 export function RunView({ initial, can }: { initial: RunViewData; can: Can }) {
-  const runId = initial.run.id;
+  const runId = initial.run.runId;
   const q = useQuery({ queryKey: ["run", runId], queryFn: () => getJson<RunViewData>(`/api/console/runs/${runId}`), initialData: initial });
   const d = q.data;
   const run = d.run;
   const open = d.barriers.find((b) => b.phase !== "complete");
   const latest = open ?? d.barriers[0];
-  const descendants = countDescendants(d.tree, run.id);
+  const descendants = countDescendants(d.tree, run.runId);
   return (
     <article aria-labelledby="run-title">
       <StaleNotice error={q.isError ? q.error : null} />
@@ -35,14 +36,14 @@ export function RunView({ initial, can }: { initial: RunViewData; can: Can }) {
             / <Link href={`/runs/${run.rootRunId}`}>root {shortId(run.rootRunId)}</Link>
           </>
         ) : null}{" "}
-        / <span className="mono">{shortId(run.id)}</span>
+        / <span className="mono">{shortId(run.runId)}</span>
       </nav>
       <header className="run-head">
         <div>
           <h1 id="run-title">{run.title ?? run.taskId}</h1>
           <div className="meta">
             <span className="mono" title="run id">
-              {run.id}
+              {run.runId}
             </span>
             <span>
               task <span className="mono">{run.taskId}</span>
@@ -84,7 +85,7 @@ export function RunView({ initial, can }: { initial: RunViewData; can: Can }) {
             </span>
           </div>
         </div>
-        <RunControls runId={run.id} lifecycle={run.lifecycle} breaker={run.breaker} can={can} descendants={descendants} />
+        <RunControls runId={run.runId} lifecycle={run.lifecycle} breaker={run.breaker} can={can} descendants={descendants} />
       </header>
 
       {latest ? <BarrierPanel barrierId={latest.id} live={latest.phase !== "complete"} /> : null}
@@ -97,7 +98,7 @@ export function RunView({ initial, can }: { initial: RunViewData; can: Can }) {
             {d.treeTruncated ? "+" : ""} runs)
           </span>
         </h2>
-        <TreeTable nodes={d.tree} focal={run.id} />
+        <TreeTable nodes={d.tree} focal={run.runId} />
       </section>
 
       <div className="grid-2">
@@ -111,42 +112,33 @@ export function RunView({ initial, can }: { initial: RunViewData; can: Can }) {
           {d.inFlight.length === 0 ? (
             <EmptyState title="Nothing in flight" />
           ) : (
-            <TableScroll label="In-flight calls (table)">
-              <table className="table compact">
-                <thead>
-                  <tr>
-                    <th scope="col">Tool</th>
-                    <th scope="col">Operation</th>
-                    <th scope="col">Started</th>
-                    <th scope="col">Heartbeat age</th>
-                    <th scope="col">Provider job</th>
-                  </tr>
-                </thead>
-                <tbody>
-                  {d.inFlight.map((o) => (
-                    <tr key={o.id}>
-                      <td className="mono">{o.tool}</td>
-                      <td className="mono" title={o.operationId}>
-                        {o.operationId.length > 24 ? `${o.operationId.slice(0, 24)}…` : o.operationId}
-                        <div className="sub">
-                          running{o.kind === "call" ? "" : ` (registered as ${human(o.kind)} work)`} · epoch {o.epochStamp}
-                          {o.runId !== run.id ? <> · run {shortId(o.runId)}</> : null}
-                        </div>
-                      </td>
-                      <td>
-                        <Time iso={o.startedAt} mode="relative" />
-                      </td>
-                      <td>
-                        <HeartbeatAge iso={o.lastHeartbeatAt} />
-                      </td>
-                      <td className="mono wrap-any">
-                        {o.providerName ? `${o.providerName}${o.providerJobId ? ` / ${o.providerJobId}` : ""}` : "—"}
-                      </td>
-                    </tr>
-                  ))}
-                </tbody>
-              </table>
-            </TableScroll>
+            <DataTable
+              scrollLabel="In-flight calls (table)"
+              className="table compact"
+              columns={["Tool", "Operation", "Started", "Heartbeat age", "Provider job"]}
+            >
+              {d.inFlight.map((o) => (
+                <tr key={o.id}>
+                  <td className="mono">{o.tool}</td>
+                  <td className="mono" title={o.operationId}>
+                    {o.operationId.length > 24 ? `${o.operationId.slice(0, 24)}…` : o.operationId}
+                    <div className="sub">
+                      running{o.kind === "call" ? "" : ` (registered as ${human(o.kind)} work)`} · epoch {o.epochStamp}
+                      {o.runId !== run.runId ? <> · run {shortId(o.runId)}</> : null}
+                    </div>
+                  </td>
+                  <td>
+                    <Time iso={o.startedAt} mode="relative" />
+                  </td>
+                  <td>
+                    <HeartbeatAge iso={o.lastHeartbeatAt} />
+                  </td>
+                  <td className="mono wrap-any">
+                    {o.providerName ? `${o.providerName}${o.providerJobId ? ` / ${o.providerJobId}` : ""}` : "—"}
+                  </td>
+                </tr>
+              ))}
+            </DataTable>
           )}
         </section>
         <section aria-labelledby="uncertain-title" className="card">
@@ -170,44 +162,39 @@ export function RunView({ initial, can }: { initial: RunViewData; can: Can }) {
             Every call the run makes through an SDK, hook or gateway is decided and recorded here.
           </EmptyState>
         ) : (
-          <TableScroll label="Gate decisions (table)">
-            <table className="table compact">
-              <thead>
-                <tr>
-                  <th scope="col">At</th>
-                  <th scope="col">Decision</th>
-                  <th scope="col">Reason</th>
-                  <th scope="col">Source</th>
-                  <th scope="col">Operation</th>
-                  <th scope="col">Run</th>
-                  <th scope="col" className="num">
-                    Epoch seen / current
-                  </th>
-                </tr>
-              </thead>
-              <tbody>
-                {d.decisions.map((g) => (
-                  <tr key={g.id}>
-                    <td>
-                      <Time iso={g.at} />
-                    </td>
-                    <td>
-                      <DecisionBadge value={g.decision} />
-                    </td>
-                    <td className="mono">{g.reason}</td>
-                    <td>{g.source}</td>
-                    <td className="mono" title={g.operationId ?? ""}>
-                      {g.operationId ? (g.operationId.length > 22 ? `${g.operationId.slice(0, 22)}…` : g.operationId) : "—"}
-                    </td>
-                    <td className="mono">{g.runId === run.id ? "this run" : <Link href={`/runs/${g.runId}`}>{shortId(g.runId)}</Link>}</td>
-                    <td className="num">
-                      {g.epochSeen ?? "—"} / {g.currentEpoch ?? "—"}
-                    </td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </TableScroll>
+          <DataTable
+            scrollLabel="Gate decisions (table)"
+            className="table compact"
+            columns={[
+              "At",
+              "Decision",
+              "Reason",
+              "Source",
+              "Operation",
+              "Run",
+              { key: "epoch", label: "Epoch seen / current", className: "num" },
+            ]}
+          >
+            {d.decisions.map((g) => (
+              <tr key={g.id}>
+                <td>
+                  <Time iso={g.at} />
+                </td>
+                <td>
+                  <DecisionBadge value={g.decision} />
+                </td>
+                <td className="mono">{g.reason}</td>
+                <td>{g.source}</td>
+                <td className="mono" title={g.operationId ?? ""}>
+                  {g.operationId ? (g.operationId.length > 22 ? `${g.operationId.slice(0, 22)}…` : g.operationId) : "—"}
+                </td>
+                <td className="mono">{g.runId === run.runId ? "this run" : <Link href={`/runs/${g.runId}`}>{shortId(g.runId)}</Link>}</td>
+                <td className="num">
+                  {g.epochSeen ?? "—"} / {g.currentEpoch ?? "—"}
+                </td>
+              </tr>
+            ))}
+          </DataTable>
         )}
       </section>
 
@@ -234,7 +221,7 @@ export function RunView({ initial, can }: { initial: RunViewData; can: Can }) {
         </section>
       ) : null}
 
-      <RunTimeline runId={run.id} labels={d.labels} />
+      <RunTimeline runId={run.runId} labels={d.labels} />
     </article>
   );
 }
@@ -264,7 +251,7 @@ function HeartbeatAge({ iso }: { iso: string | null }) {
 
 function countDescendants(nodes: TreeNode[], id: string): number {
   const kids = new Map<string, string[]>();
-  for (const n of nodes) if (n.parentRunId) kids.set(n.parentRunId, [...(kids.get(n.parentRunId) ?? []), n.id]);
+  for (const n of nodes) if (n.parentRunId) kids.set(n.parentRunId, [...(kids.get(n.parentRunId) ?? []), n.runId]);
   let count = 0;
   const stack = [...(kids.get(id) ?? [])];
   while (stack.length) {
@@ -278,7 +265,7 @@ function countDescendants(nodes: TreeNode[], id: string): number {
 /** Depth-first order so every child sits under its parent. */
 function ordered(nodes: TreeNode[]): TreeNode[] {
   const kids = new Map<string | null, TreeNode[]>();
-  const ids = new Set(nodes.map((n) => n.id));
+  const ids = new Set(nodes.map((n) => n.runId));
   for (const n of nodes) {
     const parent = n.parentRunId && ids.has(n.parentRunId) ? n.parentRunId : null;
     kids.set(parent, [...(kids.get(parent) ?? []), n]);
@@ -287,7 +274,7 @@ function ordered(nodes: TreeNode[]): TreeNode[] {
   const walk = (p: string | null) => {
     for (const n of kids.get(p) ?? []) {
       out.push(n);
-      walk(n.id);
+      walk(n.runId);
     }
   };
   walk(null);
@@ -336,17 +323,17 @@ function TreeTable({ nodes, focal }: { nodes: TreeNode[]; focal: string }) {
         </thead>
         <tbody>
           {ordered(nodes).map((n) => (
-            <tr key={n.id} className={n.id === focal ? "row-focal" : undefined} aria-current={n.id === focal ? "true" : undefined}>
+            <tr key={n.runId} className={n.runId === focal ? "row-focal" : undefined} aria-current={n.runId === focal ? "true" : undefined}>
               <td style={{ paddingLeft: `${0.6 + n.depth * 1.25}rem` }}>
                 {n.depth > 0 ? (
                   <span className="tree-elbow" aria-hidden>
                     └{" "}
                   </span>
                 ) : null}
-                {n.id === focal ? <strong>{n.title ?? n.taskId}</strong> : <Link href={`/runs/${n.id}`}>{n.title ?? n.taskId}</Link>}
+                {n.runId === focal ? <strong>{n.title ?? n.taskId}</strong> : <Link href={`/runs/${n.runId}`}>{n.title ?? n.taskId}</Link>}
                 <span className="sub mono">
                   {" "}
-                  {shortId(n.id)} · {human(n.harness)}
+                  {shortId(n.runId)} · {human(n.harness)}
                 </span>
               </td>
               <td>
@@ -402,22 +389,12 @@ function BarrierPanel({ barrierId, live }: { barrierId: string; live: boolean })
 }
 
 /** The harness's own names for this run (docs/architecture.md#data): what an operator types into the harness to find it. */
-function NativeIdentities({
-  run,
-}: {
-  run: {
-    nativeSessionId: string | null;
-    nativeAgentId: string | null;
-    nativeThreadId: string | null;
-    nativeTurnId: string | null;
-    lastNativeState: string | null;
-  };
-}) {
+function NativeIdentities({ run }: { run: Pick<RunViewData["run"], "native" | "lastNativeState"> }) {
   const ids: [string, string | null][] = [
-    ["session", run.nativeSessionId],
-    ["agent", run.nativeAgentId],
-    ["thread", run.nativeThreadId],
-    ["turn", run.nativeTurnId],
+    ["session", run.native.sessionId],
+    ["agent", run.native.agentId],
+    ["thread", run.native.threadId],
+    ["turn", run.native.turnId],
     ["last native state", run.lastNativeState],
   ];
   const shown = ids.filter((x): x is [string, string] => !!x[1]);

@@ -91,7 +91,7 @@ export function RunsTable({
   const filtered = VIEW_KEYS.some((k) => k !== "sort" && searchParams.get(k));
   const grouped = searchParams.get("roots") === "1" || searchParams.get("roots") === "true";
   const matchingFilter = stopFilterOf(parseRunsQuery(new URLSearchParams(qs)).query);
-  const pageIds = data?.items.map((r) => r.id) ?? [];
+  const pageIds = data?.items.map((r) => r.runId) ?? [];
   const pageAll = pageIds.length > 0 && pageIds.every((id) => selected.has(id));
   const toggle = (id: string) => {
     setAllMatching(false);
@@ -345,7 +345,7 @@ export function RunsTable({
               </thead>
               <tbody>
                 {data.items.map((r) => (
-                  <RunRowWithChildren key={r.id} run={r} level={0} grouped={grouped} {...rowProps} />
+                  <RunRowWithChildren key={r.runId} run={r} level={0} grouped={grouped} {...rowProps} />
                 ))}
               </tbody>
             </table>
@@ -374,11 +374,11 @@ interface RowProps {
 
 /** A row and, when expanded, its direct children (each expandable in turn). */
 function RunRowWithChildren({ run, level, grouped, ...p }: RowProps & { run: RunRow; level: number; grouped: boolean }) {
-  const open = p.expanded.has(run.id);
+  const open = p.expanded.has(run.runId);
   return (
     <>
       <RunTableRow run={run} level={level} expandable={(grouped || level > 0) && run.childCount > 0} open={open} {...p} />
-      {open ? <ChildRows parentId={run.id} childCount={run.childCount} level={level + 1} {...p} /> : null}
+      {open ? <ChildRows parentId={run.runId} childCount={run.childCount} level={level + 1} {...p} /> : null}
     </>
   );
 }
@@ -402,7 +402,7 @@ function ChildRows({ parentId, childCount, level, ...p }: RowProps & { parentId:
   return (
     <>
       {children.data.items.map((c) => (
-        <Fragment key={c.id}>
+        <Fragment key={c.runId}>
           <RunRowWithChildren run={c} level={level} grouped {...p} />
         </Fragment>
       ))}
@@ -436,8 +436,8 @@ function RunTableRow({
           <input
             type="checkbox"
             aria-label={`Select ${name}`}
-            checked={(allMatching && level === 0) || selected.has(r.id)}
-            onChange={() => toggle(r.id)}
+            checked={(allMatching && level === 0) || selected.has(r.runId)}
+            onChange={() => toggle(r.runId)}
           />
         </td>
       ) : null}
@@ -448,16 +448,16 @@ function RunTableRow({
             className="btn btn-small btn-ghost expand"
             aria-expanded={open}
             aria-label={`${open ? "Collapse" : "Expand"} ${name} (${r.childCount} child${r.childCount === 1 ? "" : "ren"})`}
-            onClick={() => toggleExpanded(r.id)}
+            onClick={() => toggleExpanded(r.runId)}
           >
             {open ? "▾" : "▸"}
           </button>
         ) : null}{" "}
-        <Link href={`/runs/${r.id}`} className="run-link">
+        <Link href={`/runs/${r.runId}`} className="run-link">
           {name}
         </Link>
-        <div className="sub mono" title={r.id}>
-          {shortId(r.id)}
+        <div className="sub mono" title={r.runId}>
+          {shortId(r.runId)}
           {r.parentRunId && level === 0 ? (
             <>
               {" "}

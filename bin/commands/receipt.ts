@@ -9,24 +9,12 @@ import { clientFrom, onePositional, callApi } from "../../lib/cli/api";
 import { getReceipt, verifyReceipt } from "../../lib/modules/stop";
 import { serializeReceipt, verifyReceipt as verifyReceiptBody } from "../../lib/control/evidence/receipt";
 import { closeDbClients } from "../../lib/start/database";
+import type { StopReceipt } from "../../lib/schemas/barriers";
 
-type Body = Record<string, unknown> & {
-  decision?: string;
-  version?: number;
-  run_id?: string;
-  verified_at?: string;
-  digest?: string;
-  authority?: Record<string, unknown>;
-  work?: Record<string, unknown>;
-  effects?: Record<string, unknown>;
-  reconciliation?: { operation_id: string; assignee: string; status?: string }[];
-  effect_receipts?: { operation_id: string; rollback_owner: string; provider_operation_id: string | null }[];
-};
-
-function summary(barrierId: string, b: Body, versions: number[] | null): string {
-  const a = b.authority ?? {},
-    w = b.work ?? {},
-    e = b.effects ?? {};
+function summary(barrierId: string, b: StopReceipt, versions: number[] | null): string {
+  const a = b.authority,
+    w = b.work,
+    e = b.effects;
   const lines = [
     `stop receipt ${barrierId} v${b.version}${versions ? ` (versions: ${versions.join(", ")})` : ""}: ${b.decision}`,
     `  run ${b.run_id}, verified at ${b.verified_at}, quiet period ${b.quiet_period_seconds}s, last settled ${b.last_settled_at ?? "-"}`,
@@ -37,8 +25,10 @@ function summary(barrierId: string, b: Body, versions: number[] | null): string 
   for (const r of b.reconciliation ?? [])
     lines.push(`  reconciliation: ${r.operation_id} held by ${r.assignee}${r.status ? ` (${r.status})` : ""}`);
   for (const x of b.effect_receipts ?? [])
-    lines.push(`  effect receipt: ${x.operation_id} ${x.provider_operation_id ?? ""} rollback owner ${x.rollback_owner}`);
-  for (const sentence of Array.isArray(b.summary) ? (b.summary as string[]) : []) lines.push(`  ${sentence}`);
+    lines.push(
+      `  effect receipt: ${String(x.operation_id)} ${String(x.provider_operation_id ?? "")} rollback owner ${String(x.rollback_owner)}`,
+    );
+  for (const sentence of b.summary ?? []) lines.push(`  ${sentence}`);
   lines.push(`  digest sha256:${b.digest}`);
   return lines.join("\n");
 }
@@ -62,7 +52,7 @@ export const receiptCommand: Command = {
       version = Number(values.version);
       if (!Number.isInteger(version) || version < 1) throw new UsageError("--version: a positive integer");
     }
-    const print = (body: Body, versions: number[] | null) => {
+    const print = (body: StopReceipt, versions: number[] | null) => {
       if (values.json) process.stdout.write(serializeReceipt(body, "json"));
       else if (values.yaml) process.stdout.write(serializeReceipt(body, "yaml"));
       else if (!values.verify) console.log(summary(barrierId, body, versions));
@@ -71,7 +61,7 @@ export const receiptCommand: Command = {
       const client = clientFrom(values);
       return callApi(async () => {
         const q = version ? `?version=${version}` : "";
-        const { json } = await client.request<Body>("GET", `/api/v1/barriers/${encodeURIComponent(barrierId)}/receipt${q}`);
+        const { json } = await client.request<StopReceipt>("GET", `/api/v1/barriers/${encodeURIComponent(barrierId)}/receipt${q}`);
         print(json, null);
         if (!values.verify) return 0;
         const v = verifyReceiptBody({ body: json });
@@ -87,7 +77,7 @@ export const receiptCommand: Command = {
     try {
       const r = await getReceipt(system, barrierId, version);
       print(
-        r.body as Body,
+        r.body,
         r.versions.map((x) => x.version),
       );
       if (!values.verify) return 0;

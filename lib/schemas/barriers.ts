@@ -2,6 +2,8 @@
 // barrier view, stop receipts, reconciliation writes. Shared by route handlers, console actions, SDK, CLI.
 import { z } from "zod";
 import { OBSERVED_MEANINGS } from "../control/barrier";
+import { RECONCILIATION_STATUSES } from "../control/reconciliation";
+import { SETTLED_STATES } from "../control/types";
 import { registerPath } from "./registry";
 import { Id, PG_INT_MAX, requestShape, responseShape } from "./common";
 
@@ -30,6 +32,83 @@ const Rung = z.object({
   evidence: z.record(z.string(), z.unknown()),
 });
 
+const Time = z.string();
+const SettledBySchema = z.enum(["provider", "executor", "person"]);
+const ResolutionSchema = z.enum(["effect_present", "effect_absent"]);
+
+/**
+ * One in-flight operation of a barrier's subtree and how it settled: the read shape of a settlement for
+ * the API (`GET /api/v1/barriers/{id}`), the console's barrier page and the CLI (docs/api.md#read-shapes).
+ */
+export const Settlement = z.object({
+  operationId: z.string(),
+  runId: z.string(),
+  tool: z.string(),
+  provider: z.string().nullable(),
+  providerJobId: z.string().nullable(),
+  barrierId: z.string().nullable(),
+  stateAtBarrier: z.string().nullable(),
+  cancelRequestedAt: Time.nullable(),
+  providerResponse: z.string().nullable(),
+  effectExpected: z.string().nullable(),
+  effectObserved: z.string().nullable(),
+  effectCheckedAt: Time.nullable(),
+  outcome: z.enum(["pending", "unknown", "effect_present", "effect_absent", "not_started"]),
+  settledState: z.enum(SETTLED_STATES).nullable(),
+  settledBy: SettledBySchema.nullable(),
+  settledAt: Time.nullable(),
+  settledReason: z.string().nullable(),
+  /** The operation's reconciliation, as far as the barrier needs it (the whole of it: Reconciliation). */
+  reconciliation: z
+    .object({
+      reconciliationId: z.string(),
+      status: z.enum(RECONCILIATION_STATUSES),
+      /** the assignee's email */
+      assignee: z.string().nullable(),
+      assignedBy: z.string().nullable(),
+      resolution: ResolutionSchema.nullable(),
+      resolvedBy: z.string().nullable(),
+      resolvedAt: Time.nullable(),
+      evidence: z.string().nullable(),
+    })
+    .nullable(),
+});
+export type Settlement = z.infer<typeof Settlement>;
+
+/** One issued version of a barrier's stop receipt (the receipt itself: StopReceiptSchema). */
+export const ReceiptRef = z.object({ version: z.number().int(), decision: z.string(), digest: z.string(), verifiedAt: z.string() });
+export type ReceiptRef = z.infer<typeof ReceiptRef>;
+
+/**
+ * An `unknown` outcome handed to a named person: the read shape of a reconciliation for the console's
+ * queue and `quiesce reconcile list` (docs/api.md#read-shapes). `cause` is the uncertain interval's
+ * cause; `whyUnknown` the sentence the evidence gives (kept after resolution).
+ */
+export const Reconciliation = z.object({
+  id: z.string(),
+  teamId: z.string(),
+  barrierId: z.string().nullable(),
+  runId: z.string(),
+  operationId: z.string(),
+  tool: z.string(),
+  providerName: z.string().nullable(),
+  providerJobId: z.string().nullable(),
+  cause: z.string().nullable(),
+  whyUnknown: z.string().nullable(),
+  providerResponse: z.string().nullable(),
+  effectExpected: z.string().nullable(),
+  status: z.enum(RECONCILIATION_STATUSES),
+  assignee: z.object({ userId: z.string(), email: z.string(), name: z.string() }).nullable(),
+  assignedBy: z.string().nullable(),
+  assignedAt: Time.nullable(),
+  resolution: ResolutionSchema.nullable(),
+  evidence: z.string().nullable(),
+  resolvedAt: Time.nullable(),
+  resolvedBy: z.string().nullable(),
+  createdAt: Time,
+});
+export type Reconciliation = z.infer<typeof Reconciliation>;
+
 export const BarrierViewSchema = responseShape("BarrierView", {
   barrierId: z.string(),
   runId: z.string(),
@@ -56,17 +135,9 @@ export const BarrierViewSchema = responseShape("BarrierView", {
   quietPeriodSeconds: z.number().min(0).nullable(),
   quietUntil: z.string().nullable(),
   completedAt: z.string().nullable(),
-  settlements: z.array(
-    z
-      .object({
-        operationId: z.string(),
-        runId: z.string(),
-        outcome: z.enum(["pending", "unknown", "effect_present", "effect_absent", "not_started"]),
-        settledBy: z.enum(["provider", "executor", "person"]).nullable(),
-      })
-      .loose(),
-  ),
-  receipts: z.array(z.object({ version: z.number().int(), decision: z.string(), digest: z.string(), verifiedAt: z.string() })),
+  // The document publishes these four fields of a settlement, and lets the rest through (docs/api.md#read-shapes).
+  settlements: z.array(Settlement.pick({ operationId: true, runId: true, outcome: true, settledBy: true }).loose()),
+  receipts: z.array(ReceiptRef),
 });
 
 export const ReceiptQuery = z.object({
@@ -157,6 +228,8 @@ export const StopReceiptSchema = z
   })
   .strict()
   .meta({ id: "StopReceipt" });
+/** The read shape of a stop receipt: the stored body, the same bytes for the API, the console and the CLI. */
+export type StopReceipt = z.infer<typeof StopReceiptSchema>;
 
 export const ResolveReconciliationBody = z.strictObject({
   resolution: z.enum(["effect_present", "effect_absent"]),

@@ -76,6 +76,7 @@ export const LeaseView = responseShape("Lease", {
   revokedBy: z.string().nullable(),
   createdAt: IsoTime,
 });
+export type Lease = z.infer<typeof LeaseView>;
 
 export const RunSummary = responseShape("RunSummary", {
   runId: z.string(),

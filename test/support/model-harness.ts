@@ -578,7 +578,7 @@ export async function checkInvariants(m: Model): Promise<void> {
       if (serializeReceipt(api.body, f) !== serializeReceipt(con!.body, f))
         fail(`I4: ${f} bytes of ${b.id} differ between API and console`);
     }
-    if (!api.check.ok || !con!.check.verified) fail(`I4: ${b.id} does not verify: ${api.check.detail}`);
+    if (!api.check.ok || !con!.check.ok) fail(`I4: ${b.id} does not verify: ${api.check.detail}`);
   }
 }
 

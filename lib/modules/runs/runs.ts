@@ -16,9 +16,8 @@ import {
   type LeaseResult,
 } from "../../control/lease";
 import { childInitialEpoch } from "../../control/epoch";
-import { displayedBreaker } from "../../control/breaker";
-import type { BreakerState, Harness } from "../../control/types";
-import type { CreateRunBody, CreateRunResponse, ListRunsQuery, ListRunsResponse, RunSummary, RunView } from "../../schemas/runs";
+import type { Harness } from "../../control/types";
+import type { CreateRunBody, CreateRunResponse, ListRunsQuery, ListRunsResponse, RunView } from "../../schemas/runs";
 import { appendAudit, appendAuditAtCommit } from "../audit/audit";
 import { controlPayload } from "../../platform/db/notify";
 import { actorOf, type Principal } from "../../platform/auth/principal";
@@ -27,50 +26,9 @@ import { loadRunChain, lockRunTreeShared } from "./internal/run-facts";
 import { runSearchWhere } from "./internal/run-search";
 import { insertColumns, type LeaseField, type RunField } from "../../platform/db/insert-columns";
 import { isHolder } from "./holder";
+import { runState, runSummary, type SummaryRow } from "./internal/read-shapes";
 
 type RunRow = Awaited<ReturnType<ReturnType<typeof prisma>["run"]["findUniqueOrThrow"]>>;
-
-/** The fields runSummary reads: a Prisma row, or one read on the raw pool (getRunView). */
-type SummaryRow = Pick<
-  RunRow,
-  | "id"
-  | "taskId"
-  | "title"
-  | "harness"
-  | "parentRunId"
-  | "rootRunId"
-  | "depth"
-  | "lifecycle"
-  | "breaker"
-  | "breakerChangedAt"
-  | "breakerProbeOpId"
-  | "breakerHeld"
-  | "epoch"
-  | "createdAt"
-  | "lastHeartbeatAt"
-  | "isDrill"
->;
-
-export function runSummary(r: SummaryRow, now = Date.now()): RunSummary {
-  return {
-    runId: r.id,
-    taskId: r.taskId,
-    title: r.title,
-    harness: r.harness,
-    parentRunId: r.parentRunId,
-    rootRunId: r.rootRunId,
-    depth: r.depth,
-    lifecycle: r.lifecycle,
-    breaker: displayedBreaker(
-      { state: r.breaker as BreakerState, changedAt: r.breakerChangedAt.getTime(), probeOpId: r.breakerProbeOpId, held: r.breakerHeld },
-      now,
-    ),
-    epoch: r.epoch,
-    createdAt: r.createdAt.toISOString(),
-    lastHeartbeatAt: r.lastHeartbeatAt?.toISOString() ?? null,
-    isDrill: r.isDrill,
-  };
-}
 
 function teamFor(p: Principal, explicit?: string): string {
   if (p.type !== "system") return p.teamId;
@@ -754,15 +712,7 @@ export async function getRunView(p: Principal, runId: string): Promise<RunView> 
   const now = Date.now();
   return {
     ...runSummary(r, now),
-    lifecycleChangedAt: r.lifecycleChangedAt.toISOString(),
-    lifecycleChangedBy: r.lifecycleChangedBy,
-    lifecycleReason: r.lifecycleReason,
-    breakerChangedAt: r.breakerChangedAt.toISOString(),
-    breakerChangedBy: r.breakerChangedBy,
-    breakerReason: r.breakerReason,
-    breakerFailures: r.breakerFailures,
-    native: { sessionId: r.nativeSessionId, agentId: r.nativeAgentId, threadId: r.nativeThreadId, turnId: r.nativeTurnId },
-    lastNativeState: r.lastNativeState,
+    ...runState(r),
     children: r.children.map((c) =>
       runSummary(
         {

@@ -10,8 +10,10 @@ import { inReadingOrder, verifyReceipt as verifyReceiptRecord, type ReceiptCheck
 import { authorize, assertTeam } from "../../platform/auth/authorize";
 import type { Principal } from "../../platform/auth/principal";
 import { loadEvidenceFactsTx } from "./internal/evidence";
+import { toReceiptRef, toSettlement } from "./internal/read-shapes";
 import { verifyEnvelope } from "../../control/evidence/signing";
 import { publicKeys } from "../../platform/signing/keystore";
+import type { ReceiptRef, StopReceipt } from "../../schemas/barriers";
 
 const iso = (d: Date | null | undefined) => (d ? d.toISOString() : null);
 
@@ -79,45 +81,8 @@ export async function getBarrierView(p: Principal, barrierId: string) {
     quietPeriodSeconds: f.quietPeriodSeconds,
     quietUntil: iso(f.quietUntil),
     completedAt: iso(b.completedAt),
-    settlements: ev.operations
-      .filter((o) => o.inFlight)
-      .map(({ op, outcome, settledBy, settledAt }) => ({
-        operationId: op.operationId,
-        runId: op.runId,
-        tool: op.tool,
-        provider: op.providerName,
-        providerJobId: op.providerJob,
-        barrierId: op.settlement?.barrierId ?? null,
-        stateAtBarrier: op.settlement?.stateAtBarrier ?? null,
-        cancelRequestedAt: iso(op.settlement?.cancelRequestedAt),
-        providerResponse: op.settlement?.providerResponse ?? null,
-        effectExpected: op.settlement?.effectExpected ?? null,
-        effectObserved: op.settlement?.effectObserved ?? null,
-        effectCheckedAt: iso(op.settlement?.effectCheckedAt),
-        outcome,
-        settledState: op.settlement?.settledState ?? null,
-        settledBy,
-        settledAt: iso(settledAt),
-        settledReason: op.settlement?.settledReason ?? null,
-        reconciliation: op.reconciliation
-          ? {
-              reconciliationId: op.reconciliation.id,
-              status: op.reconciliation.status,
-              assignee: op.reconciliation.assignee,
-              assignedBy: op.reconciliation.assignedBy,
-              resolution: op.reconciliation.resolution,
-              resolvedBy: op.reconciliation.resolvedBy,
-              resolvedAt: iso(op.reconciliation.resolvedAt),
-              evidence: op.reconciliation.evidence,
-            }
-          : null,
-      })),
-    receipts: facts.receipts.map((r) => ({
-      version: r.version,
-      decision: r.decision,
-      digest: r.digest,
-      verifiedAt: r.verifiedAt.toISOString(),
-    })),
+    settlements: ev.operations.filter((o) => o.inFlight).map(toSettlement),
+    receipts: facts.receipts.map(toReceiptRef),
   };
 }
 export type BarrierView = Awaited<ReturnType<typeof getBarrierView>>;
@@ -131,10 +96,11 @@ export interface ReceiptRecord {
   digest: string;
   verifiedAt: string;
   createdAt: string;
-  /** The body as served (reading order), digest included. */
-  body: Record<string, unknown>;
+  /** The body as served (reading order), digest included: the receipt's one read shape. */
+  body: StopReceipt;
   canonical: string;
-  versions: { version: number; decision: string; digest: string; createdAt: string }[];
+  /** Every issued version, oldest first. */
+  versions: ReceiptRef[];
   check: ReceiptCheck;
   /** The DSSE envelope signed at issue time (null for receipts issued before signing existed). */
   envelope: unknown;
@@ -170,13 +136,13 @@ export async function findReceipt(p: Principal, barrierId: string, version?: num
   const versions = await prisma().stopReceipt.findMany({
     where: { barrierId },
     orderBy: { version: "asc" },
-    select: { version: true, decision: true, digest: true, createdAt: true },
+    select: { version: true, decision: true, digest: true, verifiedAt: true },
   });
   const want = version ?? versions.at(-1)?.version;
   if (want === undefined) return null;
   const r = await prisma().stopReceipt.findUnique({ where: { barrierId_version: { barrierId, version: want } } });
   if (!r) throw notFound(`receipt version ${want}`);
-  const body = inReadingOrder(r.body as Record<string, unknown>);
+  const body = inReadingOrder(r.body as Record<string, unknown>) as StopReceipt;
   return {
     barrierId,
     runId: b.runId,
@@ -188,7 +154,7 @@ export async function findReceipt(p: Principal, barrierId: string, version?: num
     createdAt: r.createdAt.toISOString(),
     body,
     canonical: r.canonical,
-    versions: versions.map((v) => ({ version: v.version, decision: v.decision, digest: v.digest, createdAt: v.createdAt.toISOString() })),
+    versions: versions.map(toReceiptRef),
     check: verifyReceiptRecord({ body, canonical: r.canonical, digest: r.digest }),
     envelope: r.envelope ?? null,
     signature: checkStoredSignature(r.envelope, r.digest),

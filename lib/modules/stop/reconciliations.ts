@@ -16,71 +16,22 @@ import type { issueReceiptTx } from "./internal/receipts";
 import { lockBarrierTx, reissueCoveringTx } from "./internal/receipts";
 import { emitEventTx } from "../webhooks/emit";
 import { coveringBarriersTx } from "./internal/evidence";
-import type { ResolveReconciliationInput } from "../../schemas/barriers";
 import { mayResolveReconciliation, OPEN_RECONCILIATION_STATUSES, type ReconciliationStatus } from "../../control/reconciliation";
-
-export interface ReconciliationView {
-  id: string;
-  teamId: string;
-  barrierId: string | null;
-  runId: string;
-  operationId: string;
-  tool: string;
-  providerName: string | null;
-  providerJobId: string | null;
-  cause: string | null;
-  status: ReconciliationStatus;
-  assignee: { userId: string; email: string; name: string } | null;
-  assignedBy: string | null;
-  assignedAt: string | null;
-  resolution: "effect_present" | "effect_absent" | null;
-  evidence: string | null;
-  resolvedAt: string | null;
-  resolvedBy: string | null;
-  createdAt: string;
-}
-
-const include = {
-  settlement: { select: { barrierId: true } },
-  operation: { include: { uncertainIntervals: { orderBy: { startedAt: "desc" as const }, take: 1 } } },
-} as const;
+import type { Reconciliation, ResolveReconciliationInput } from "../../schemas/barriers";
+import { RECONCILIATION_INCLUDE, toReconciliation } from "./internal/read-shapes";
 
 type Row = NonNullable<Awaited<ReturnType<typeof loadRow>>>;
 function loadRow(id: string) {
-  return prisma().reconciliation.findUnique({ where: { id }, include });
+  return prisma().reconciliation.findUnique({ where: { id }, include: RECONCILIATION_INCLUDE });
 }
 
-async function toViews(rows: Row[]): Promise<ReconciliationView[]> {
+async function toViews(rows: Row[]): Promise<Reconciliation[]> {
   const ids = [...new Set(rows.map((r) => r.assigneeUserId).filter((x): x is string => !!x))];
   const users = ids.length
     ? await prisma().user.findMany({ where: { id: { in: ids } }, select: { id: true, email: true, name: true } })
     : [];
-  const byId = new Map(users.map((u) => [u.id, u]));
-  const iso = (d: Date | null) => (d ? d.toISOString() : null);
-  return rows.map((r) => {
-    const op = r.operation;
-    const u = r.assigneeUserId ? byId.get(r.assigneeUserId) : undefined;
-    return {
-      id: r.id,
-      teamId: r.teamId,
-      barrierId: r.settlement?.barrierId ?? null,
-      runId: op.runId,
-      operationId: op.operationId,
-      tool: op.tool,
-      providerName: op.providerName,
-      providerJobId: op.providerJobId,
-      cause: op.uncertainIntervals[0]?.cause ?? null,
-      status: r.status,
-      assignee: u ? { userId: u.id, email: u.email, name: u.name } : null,
-      assignedBy: r.assignedBy,
-      assignedAt: iso(r.assignedAt),
-      resolution: r.resolution,
-      evidence: r.evidence,
-      resolvedAt: iso(r.resolvedAt),
-      resolvedBy: r.resolvedBy,
-      createdAt: r.createdAt.toISOString(),
-    };
-  });
+  const people = new Map(users.map((u) => [u.id, u]));
+  return rows.map((r) => toReconciliation(r, people));
 }
 
 export interface ReconciliationFilter {
@@ -91,7 +42,7 @@ export interface ReconciliationFilter {
   limit?: number;
 }
 
-export async function listReconciliations(p: Principal, filter: ReconciliationFilter = {}): Promise<ReconciliationView[]> {
+export async function listReconciliations(p: Principal, filter: ReconciliationFilter = {}): Promise<Reconciliation[]> {
   authorize(p, "run.read");
   const teamId = p.type === "system" ? filter.teamId : p.teamId;
   const status = filter.status ?? "open";
@@ -102,14 +53,14 @@ export async function listReconciliations(p: Principal, filter: ReconciliationFi
       ...(filter.barrierId ? { settlement: { barrierId: filter.barrierId } } : {}),
       ...(filter.assigneeUserId ? { assigneeUserId: filter.assigneeUserId } : {}),
     },
-    include,
+    include: RECONCILIATION_INCLUDE,
     orderBy: { createdAt: "asc" },
     take: Math.min(Math.max(filter.limit ?? 200, 1), 1000),
   });
   return toViews(rows);
 }
 
-export async function getReconciliation(p: Principal, id: string): Promise<ReconciliationView> {
+export async function getReconciliation(p: Principal, id: string): Promise<Reconciliation> {
   authorize(p, "run.read");
   const r = await loadRow(id);
   if (!r) throw notFound("reconciliation");
@@ -147,7 +98,7 @@ export async function assignReconciliation(
   p: Principal,
   id: string,
   assigneeUserId: string,
-): Promise<ReconciliationView & { receiptVersion: number | null }> {
+): Promise<Reconciliation & { receiptVersion: number | null }> {
   authorize(p, "reconciliation.assign");
   const r = await loadRow(id);
   if (!r) throw notFound("reconciliation");
@@ -195,7 +146,7 @@ export async function resolveReconciliation(
   p: Principal,
   id: string,
   input: ResolveReconciliationInput,
-): Promise<ReconciliationView & { receiptVersion: number | null }> {
+): Promise<Reconciliation & { receiptVersion: number | null }> {
   authorize(p, "reconciliation.resolve");
   const r = await loadRow(id);
   if (!r) throw notFound("reconciliation");

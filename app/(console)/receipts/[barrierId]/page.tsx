@@ -109,8 +109,8 @@ export default async function ReceiptPage({
         </div>
       ) : null}
 
-      <section className={`digest ${r.check.verified ? "digest-ok" : "digest-bad"}`} aria-labelledby="digest-title">
-        <h2 id="digest-title">{r.check.verified ? "✓ Digest verified" : "✗ Digest does NOT verify"}</h2>
+      <section className={`digest ${r.check.ok ? "digest-ok" : "digest-bad"}`} aria-labelledby="digest-title">
+        <h2 id="digest-title">{r.check.ok ? "✓ Digest verified" : "✗ Digest does NOT verify"}</h2>
         <p className="mono digest-value" aria-label="sha256 digest">
           sha256:{r.digest}
         </p>
@@ -125,7 +125,7 @@ export default async function ReceiptPage({
         </p>
         <p className="small">
           {r.check.detail} (recomputed on the server when this page was rendered
-          {r.check.verified ? "" : `; recomputed: ${r.check.recomputed}`}).
+          {r.check.ok ? "" : `; recomputed: ${r.check.recomputed}`}).
         </p>
         <details>
           <summary>Check it yourself</summary>
@@ -157,14 +157,14 @@ export default async function ReceiptPage({
       <section className="card" aria-labelledby="versions-title">
         <h2 id="versions-title">Versions</h2>
         <ol className="plain-list versions" reversed>
-          {r.versions.map((x) => (
+          {[...r.versions].reverse().map((x) => (
             <li key={x.version} aria-current={x.version === r.version ? "true" : undefined}>
               {x.version === r.version ? (
                 <strong>version {x.version}</strong>
               ) : (
                 <Link href={`/receipts/${barrierId}?version=${x.version}`}>version {x.version}</Link>
               )}{" "}
-              <ReceiptDecisionBadge value={x.decision} /> issued <Time iso={x.createdAt} />{" "}
+              <ReceiptDecisionBadge value={x.decision} /> issued <Time iso={x.verifiedAt} />{" "}
               <span className="mono small muted">{x.digest.slice(0, 16)}…</span>
             </li>
           ))}

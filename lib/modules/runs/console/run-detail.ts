@@ -6,31 +6,21 @@ import { prisma } from "../../../platform/db/prisma";
 import { notFound } from "../../../platform/errors";
 import { authorize } from "../../../platform/auth/authorize";
 import type { Principal } from "../../../platform/auth/principal";
-import type { BreakerState, Harness, Lifecycle, OperationState } from "../../../control/types";
+import type { OperationState } from "../../../control/types";
 import { consoleTeam } from "../../../platform/auth/console-team";
+import type { Lease, RunSummary } from "../../../schemas/runs";
+import { runState, runSummary, type RunState } from "../internal/read-shapes";
 
-export interface TreeNode {
-  id: string;
-  parentRunId: string | null;
-  depth: number;
-  title: string | null;
-  taskId: string;
-  harness: Harness;
-  lifecycle: Lifecycle;
-  lifecycleReason: string | null;
-  lifecycleChangedAt: string;
-  lifecycleChangedBy: string | null;
-  breaker: BreakerState;
-  breakerReason: string | null;
-  breakerChangedAt: string;
-  breakerFailures: number;
-  epoch: number;
-  lastHeartbeatAt: string | null;
-  lastNativeState: string | null;
-  createdAt: string;
-  lease: { id: string; validUntil: string; revokedAt: string | null; revokedBy: string | null } | null;
-  running: number;
-}
+/**
+ * A node of the run's tree: the run's one read shape (RunSummary and RunView's state fields, as
+ * GET /api/v1/runs/{id} serves them) and what the page adds — its latest lease's validity and its
+ * running calls. The lease id is left out: it is a capability (docs/security/authorization.md#holders).
+ */
+export type TreeNode = RunSummary &
+  Omit<RunState, "native"> & {
+    lease: Pick<Lease, "validUntil" | "revokedAt" | "revokedBy"> | null;
+    running: number;
+  };
 
 export interface InFlightCall {
   id: string;
@@ -80,15 +70,7 @@ export interface BarrierRef {
 }
 
 export interface RunDetail {
-  run: TreeNode & {
-    rootRunId: string;
-    nativeSessionId: string | null;
-    nativeAgentId: string | null;
-    nativeThreadId: string | null;
-    nativeTurnId: string | null;
-    lastNativeState: string | null;
-    isDrill: boolean;
-  };
+  run: TreeNode & Pick<RunState, "native">;
   tree: TreeNode[];
   treeTruncated: boolean;
   inFlight: InFlightCall[];
@@ -129,37 +111,19 @@ export async function getRunDetail(p: Principal, runId: string): Promise<RunDeta
   const treeTruncated = treeRows.length > TREE_LIMIT;
   const rows = treeRows.slice(0, TREE_LIMIT);
   if (!rows.some((r) => r.id === focal.id)) rows.push({ ...focal, leases: [], _count: { operations: 0 } } as (typeof rows)[number]);
-  const node = (r: (typeof rows)[number]): TreeNode => ({
-    id: r.id,
-    parentRunId: r.parentRunId,
-    depth: r.depth,
-    title: r.title,
-    taskId: r.taskId,
-    harness: r.harness as Harness,
-    lifecycle: r.lifecycle as Lifecycle,
-    lifecycleReason: r.lifecycleReason,
-    lifecycleChangedAt: r.lifecycleChangedAt.toISOString(),
-    lifecycleChangedBy: r.lifecycleChangedBy,
-    breaker: r.breaker as BreakerState,
-    breakerReason: r.breakerReason,
-    breakerChangedAt: r.breakerChangedAt.toISOString(),
-    breakerFailures: r.breakerFailures,
-    epoch: r.epoch,
-    lastHeartbeatAt: iso(r.lastHeartbeatAt),
-    lastNativeState: r.lastNativeState,
-    createdAt: r.createdAt.toISOString(),
-    lease: r.leases[0]
-      ? {
-          id: r.leases[0].id,
-          validUntil: r.leases[0].validUntil.toISOString(),
-          revokedAt: iso(r.leases[0].revokedAt),
-          revokedBy: r.leases[0].revokedBy,
-        }
-      : null,
-    running: r._count.operations,
-  });
+  const now = Date.now();
+  const node = (r: (typeof rows)[number]): TreeNode => {
+    const { native: _native, ...state } = runState(r);
+    const lease = r.leases[0];
+    return {
+      ...runSummary(r, now),
+      ...state,
+      lease: lease ? { validUntil: lease.validUntil.toISOString(), revokedAt: iso(lease.revokedAt), revokedBy: lease.revokedBy } : null,
+      running: r._count.operations,
+    };
+  };
   const tree = rows.map(node);
-  const ids = tree.map((n) => n.id);
+  const ids = tree.map((n) => n.runId);
 
   const [inFlight, pendingGroups, uncertain, decisions, barriers] = await Promise.all([
     db.operation.findMany({ where: { teamId, runId: { in: ids }, state: "running" }, orderBy: { startedAt: "asc" }, take: 200 }),
@@ -181,18 +145,9 @@ export async function getRunDetail(p: Principal, runId: string): Promise<RunDeta
   const retry = await db.operation.count({ where: { teamId, runId: { in: ids }, kind: "retry", state: { in: ["queued", "scheduled"] } } });
   const count = (s: OperationState) => pendingGroups.find((g) => g.state === s)?._count._all ?? 0;
 
-  const focalNode = tree.find((n) => n.id === focal.id)!;
+  const focalNode = tree.find((n) => n.runId === focal.id)!;
   return {
-    run: {
-      ...focalNode,
-      rootRunId: focal.rootRunId,
-      nativeSessionId: focal.nativeSessionId,
-      nativeAgentId: focal.nativeAgentId,
-      nativeThreadId: focal.nativeThreadId,
-      nativeTurnId: focal.nativeTurnId,
-      lastNativeState: focal.lastNativeState,
-      isDrill: focal.isDrill,
-    },
+    run: { ...focalNode, native: runState(focal).native },
     tree,
     treeTruncated,
     inFlight: inFlight.map((o) => ({

@@ -116,10 +116,10 @@ describe("runs list filters", () => {
   it("groups: roots only with their children counts, and each run's direct children", async () => {
     const roots = await listConsoleRuns(a, { rootsOnly: true, pageSize: 100 });
     expect(roots.items.map((r) => r.title)).not.toContain("child1");
-    expect(roots.items.find((r) => r.id === root)?.childCount).toBe(2);
+    expect(roots.items.find((r) => r.runId === root)?.childCount).toBe(2);
     expect(await titles(a, { parentRunId: root, sort: "oldest" })).toEqual(["child1", "child2"]);
     expect(await titles(a, { parentRunId: child1 })).toEqual(["grandchild"]);
-    expect((await listConsoleRuns(a, { parentRunId: child1 })).items[0]).toMatchObject({ id: grandchild, depth: 2, rootRunId: root });
+    expect((await listConsoleRuns(a, { parentRunId: child1 })).items[0]).toMatchObject({ runId: grandchild, depth: 2, rootRunId: root });
     expect(child2).toBeTruthy();
   });
 });
@@ -128,7 +128,7 @@ describe("cursor paging", () => {
   it("walks every page forwards and backwards, each run once, stable while runs are registered", async () => {
     const t = await team("pages");
     for (let i = 0; i < 23; i++) await run(t.teamId, { title: `p${String(i).padStart(2, "0")}`, minute: i % 7 }); // ties on created_at
-    const expected = (await listConsoleRuns(t, { pageSize: 100 })).items.map((r) => r.id);
+    const expected = (await listConsoleRuns(t, { pageSize: 100 })).items.map((r) => r.runId);
     expect(expected).toHaveLength(23);
 
     const pages: string[][] = [];
@@ -139,7 +139,7 @@ describe("cursor paging", () => {
       const page = await listConsoleRuns(t, { pageSize: 5, cursor: cursor ? decodeRunsCursor(cursor)! : undefined });
       expect(page.total).toBe(23 + (late ? 1 : 0));
       used.push(cursor);
-      pages.push(page.items.map((r) => r.id));
+      pages.push(page.items.map((r) => r.runId));
       if (!late) {
         // A run registered after the first page is newer: it does not shift what the next pages show.
         expect(page.prevCursor).toBeNull();
@@ -152,13 +152,13 @@ describe("cursor paging", () => {
 
     // Backwards from the last page by prevCursor: the same pages, then the run registered meanwhile.
     const last = await listConsoleRuns(t, { pageSize: 5, cursor: decodeRunsCursor(used[4]!)! });
-    expect(last.items.map((r) => r.id)).toEqual(pages[4]);
+    expect(last.items.map((r) => r.runId)).toEqual(pages[4]);
     expect(last.nextCursor).toBeNull();
     let prev = last.prevCursor;
     const back: string[][] = [];
     while (prev) {
       const page = await listConsoleRuns(t, { pageSize: 5, cursor: decodeRunsCursor(prev)! });
-      back.unshift(page.items.map((r) => r.id));
+      back.unshift(page.items.map((r) => r.runId));
       expect(page.nextCursor).not.toBeNull();
       prev = page.prevCursor;
     }
@@ -175,13 +175,13 @@ describe("cursor paging", () => {
           sort,
           cursor: c ? decodeRunsCursor(c)! : undefined,
         });
-        ids.push(...page.items.map((r) => r.id));
+        ids.push(...page.items.map((r) => r.runId));
         c = page.nextCursor;
       } while (c);
       return ids;
     };
-    expect(await walk("oldest")).toEqual((await listConsoleRuns(a, { sort: "oldest", pageSize: 100 })).items.map((r) => r.id));
-    expect(await walk("task")).toEqual((await listConsoleRuns(a, { sort: "task", pageSize: 100 })).items.map((r) => r.id));
+    expect(await walk("oldest")).toEqual((await listConsoleRuns(a, { sort: "oldest", pageSize: 100 })).items.map((r) => r.runId));
+    expect(await walk("task")).toEqual((await listConsoleRuns(a, { sort: "task", pageSize: 100 })).items.map((r) => r.runId));
 
     const newest = await listConsoleRuns(a, { pageSize: 5 });
     const p = parseRunsQuery({ sort: "task", cursor: newest.nextCursor! });
@@ -372,7 +372,7 @@ describe("select all matching → fleet stop", () => {
       const r = await previewStop(op, { action: "pause", filter: f, reason: "t", dryRun: true });
       return r.sample.map((s) => s.runId).sort();
     };
-    const ids = async (f: RunsFilter) => (await listConsoleRuns(a, { pageSize: 100, ...f })).items.map((r) => r.id).sort();
+    const ids = async (f: RunsFilter) => (await listConsoleRuns(a, { pageSize: 100, ...f })).items.map((r) => r.runId).sort();
     // harness=codex: root and child1 match; child2 and grandchild are covered as what they delegated.
     expect(await preview({ harness: "codex" })).toEqual([...(await ids({ harness: "codex" })), child2, grandchild].sort());
     expect(await preview({ status: "paused" })).toEqual(await ids({ status: "paused" }));

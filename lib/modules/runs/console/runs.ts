@@ -12,30 +12,21 @@ import { runStatus, type RunStatus } from "../../../control/fleet";
 import { escapeLike } from "../../../platform/security/text";
 import { encodeRunsCursor, type RunsCursor, type RunsListQuery, type RunsSort } from "../../../schemas/runs-list";
 import { consoleTeam } from "../../../platform/auth/console-team";
+import type { RunSummary, RunView } from "../../../schemas/runs";
+import { runSummary } from "../internal/read-shapes";
 
-export interface RunRow {
-  id: string;
-  title: string | null;
-  taskId: string;
-  harness: Harness;
-  status: RunStatus;
-  lifecycle: Lifecycle;
-  lifecycleChangedAt: string;
-  lifecycleReason: string | null;
-  breaker: BreakerState;
-  breakerChangedAt: string;
-  epoch: number;
-  parentRunId: string | null;
-  rootRunId: string;
-  depth: number;
-  childCount: number;
-  running: number;
-  agent: string | null;
-  createdAt: string;
-  finishedAt: string | null;
-  lastHeartbeatAt: string | null;
-  isDrill: boolean;
-}
+/**
+ * A row of the runs list: the run's one read shape (RunSummary, as GET /api/v1/runs serves it) and what
+ * the list adds — its status, the last changes' times, its children, running calls and agent.
+ */
+export type RunRow = RunSummary &
+  Pick<RunView, "lifecycleChangedAt" | "lifecycleReason" | "breakerChangedAt"> & {
+    status: RunStatus;
+    childCount: number;
+    running: number;
+    agent: string | null;
+    finishedAt: string | null;
+  };
 
 export interface RunsFilter extends Omit<RunsListQuery, "roots"> {
   /** Only tree roots (each with its direct-children count; children are one expand away). */
@@ -83,6 +74,8 @@ interface DbRow {
   lifecycle_reason: string | null;
   breaker: BreakerState;
   breaker_changed_at: Date;
+  breaker_probe_op_id: string | null;
+  breaker_held: boolean;
   epoch: number;
   parent_run_id: string | null;
   root_run_id: string;
@@ -166,7 +159,7 @@ export async function listConsoleRuns(p: Principal, filter: RunsFilter): Promise
   const order = desc ? "DESC" : "ASC";
   const pageSql = `
     SELECT r.id, r.title, r.task_id, r.harness::text AS harness, r.lifecycle::text AS lifecycle, r.lifecycle_changed_at,
-           r.lifecycle_reason, r.breaker::text AS breaker, r.breaker_changed_at, r.epoch, r.parent_run_id, r.root_run_id,
+           r.lifecycle_reason, r.breaker::text AS breaker, r.breaker_changed_at, r.breaker_probe_op_id, r.breaker_held, r.epoch, r.parent_run_id, r.root_run_id,
            r.depth, r.native_agent_id, r.created_by, r.created_at, r.finished_at, r.last_heartbeat_at, r.is_drill,
            (SELECT count(*) FROM runs c WHERE c.team_id = r.team_id AND c.parent_run_id = r.id)::int AS child_count,
            (SELECT count(*) FROM operations o WHERE o.run_id = r.id AND o.state = 'running')::int AS running
@@ -179,6 +172,7 @@ export async function listConsoleRuns(p: Principal, filter: RunsFilter): Promise
     db.$queryRawUnsafe<DbRow[]>(pageSql, ...params),
     db.$queryRawUnsafe<{ n: number }[]>(countSql, ...countParams),
   ]);
+  const now = Date.now();
   const more = rows.length > pageSize;
   const page = rows.slice(0, pageSize);
   if (backwards) page.reverse();
@@ -196,33 +190,42 @@ export async function listConsoleRuns(p: Principal, filter: RunsFilter): Promise
     sort,
     nextCursor: hasNext && last ? at("after", last) : null,
     prevCursor: hasPrev && first ? at("before", first) : null,
-    items: page.map(toRow),
+    items: page.map((r) => toRow(r, now)),
   };
 }
 
-function toRow(r: DbRow): RunRow {
+function toRow(r: DbRow, now: number): RunRow {
+  const summary = runSummary(
+    {
+      id: r.id,
+      taskId: r.task_id,
+      title: r.title,
+      harness: r.harness,
+      parentRunId: r.parent_run_id,
+      rootRunId: r.root_run_id,
+      depth: r.depth,
+      lifecycle: r.lifecycle,
+      breaker: r.breaker,
+      breakerChangedAt: r.breaker_changed_at,
+      breakerProbeOpId: r.breaker_probe_op_id,
+      breakerHeld: r.breaker_held,
+      epoch: r.epoch,
+      createdAt: r.created_at,
+      lastHeartbeatAt: r.last_heartbeat_at,
+      isDrill: r.is_drill,
+    },
+    now,
+  );
   return {
-    id: r.id,
-    title: r.title,
-    taskId: r.task_id,
-    harness: r.harness,
-    status: runStatus({ lifecycle: r.lifecycle, finishedAt: r.finished_at?.getTime() ?? null }),
-    lifecycle: r.lifecycle,
+    ...summary,
     lifecycleChangedAt: r.lifecycle_changed_at.toISOString(),
     lifecycleReason: r.lifecycle_reason,
-    breaker: r.breaker,
     breakerChangedAt: r.breaker_changed_at.toISOString(),
-    epoch: r.epoch,
-    parentRunId: r.parent_run_id,
-    rootRunId: r.root_run_id,
-    depth: r.depth,
+    status: runStatus({ lifecycle: r.lifecycle, finishedAt: r.finished_at?.getTime() ?? null }),
     childCount: r.child_count,
     running: r.running,
     agent: r.native_agent_id ?? r.created_by,
-    createdAt: r.created_at.toISOString(),
     finishedAt: r.finished_at?.toISOString() ?? null,
-    lastHeartbeatAt: r.last_heartbeat_at?.toISOString() ?? null,
-    isDrill: r.is_drill,
   };
 }
 

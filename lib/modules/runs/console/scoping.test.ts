@@ -67,17 +67,17 @@ const notFound = (p: Promise<unknown>) => expect(p).rejects.toSatisfy((e) => e i
 describe("console read models are team-scoped", () => {
   it("lists only the member's own team's runs, searchable by id", async () => {
     const mine = await listConsoleRuns(a, { pageSize: 100 });
-    const ids = mine.items.map((r) => r.id);
+    const ids = mine.items.map((r) => r.runId);
     expect(ids).toEqual(expect.arrayContaining([runA, childA]));
     expect(ids).not.toContain(runB);
     expect((await listConsoleRuns(a, { q: runB })).total).toBe(0);
-    expect((await listConsoleRuns(b, { q: runB })).items.map((r) => r.id)).toEqual([runB]);
-    expect((await listConsoleRuns(a, { rootsOnly: true, pageSize: 100 })).items.map((r) => r.id)).not.toContain(childA);
+    expect((await listConsoleRuns(b, { q: runB })).items.map((r) => r.runId)).toEqual([runB]);
+    expect((await listConsoleRuns(a, { rootsOnly: true, pageSize: 100 })).items.map((r) => r.runId)).not.toContain(childA);
   });
 
   it("shows the whole tree from any node, and 404s another team's run exactly like a missing one", async () => {
     const d = await getRunDetail(a, childA);
-    expect(d.tree.map((n) => n.id).sort()).toEqual([runA, childA].sort());
+    expect(d.tree.map((n) => n.runId).sort()).toEqual([runA, childA].sort());
     expect(d.run.rootRunId).toBe(runA);
     await notFound(getRunDetail(a, runB));
     await notFound(getRunDetail(a, "run_missing"));
@@ -93,8 +93,7 @@ describe("console read models are team-scoped", () => {
     const d = await getRunDetail(a, childA);
     expect(d.run).toMatchObject({
       harness: "claude_code",
-      nativeSessionId: "sess-1",
-      nativeAgentId: "agent-7",
+      native: { sessionId: "sess-1", agentId: "agent-7" },
       lastNativeState: "tool_use",
     });
   });

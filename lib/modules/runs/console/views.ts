@@ -8,8 +8,10 @@ import { getRunDetail, type RunDetail } from "./run-detail";
 export type { TreeNode, UncertainRow } from "./run-detail";
 export type { Rung } from "../../../control/evidence/model";
 import { getConsoleBarrier, type BarrierDetail } from "../../stop/console/barrier";
-import { listConsoleReconciliations, listTeamMembers, type Member, type ReconciliationRow } from "../../stop/console/reconciliations";
-import { getConsoleReceipt, type ConsoleReceipt } from "../../stop/console/receipt";
+import { listConsoleReconciliations, listTeamMembers, type Member } from "../../stop/console/reconciliations";
+import { getConsoleReceipt } from "../../stop/console/receipt";
+import type { ReceiptRecord } from "../../stop/barriers";
+import type { Reconciliation } from "../../../schemas/barriers";
 import { actorLabels } from "../../members/console/people";
 
 export type Labels = Record<string, string>;
@@ -49,7 +51,7 @@ export async function barrierView(p: Principal, barrierId: string): Promise<Barr
   };
 }
 
-export type ReconciliationsView = { items: ReconciliationRow[]; members: Member[]; labels: Labels };
+export type ReconciliationsView = { items: Reconciliation[]; members: Member[]; labels: Labels };
 export async function reconciliationsView(
   p: Principal,
   filter: { status?: "open" | "resolved" | "all"; mine?: boolean },
@@ -62,7 +64,7 @@ export async function reconciliationsView(
   return { items, members, labels };
 }
 
-export type ReceiptView = { receipt: ConsoleReceipt | null };
+export type ReceiptView = { receipt: ReceiptRecord | null };
 export async function receiptView(p: Principal, barrierId: string, version?: number): Promise<ReceiptView> {
   return { receipt: await getConsoleReceipt(p, barrierId, version) };
 }

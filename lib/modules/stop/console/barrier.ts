@@ -1,7 +1,7 @@
 // Read model for the barrier page: phase, counts, the stop ladder and the sentences come from the one
 // evidence model (lib/modules/barriers → lib/control/evidence), exactly as the API serves them; this file
 // only shapes them for the page. Every in-flight operation of the subtree is listed with why it
-// settled as it did (provider response, expected vs observed effect, who settled it).
+// settled as it did, in the settlement's one read shape (lib/schemas/barriers.ts).
 import "server-only";
 import { notFound } from "../../../platform/errors";
 import type { Rung } from "../../../control/evidence/model";
@@ -10,36 +10,11 @@ import { prisma } from "../../../platform/db/prisma";
 import { authorize } from "../../../platform/auth/authorize";
 import type { Principal } from "../../../platform/auth/principal";
 import { consoleTeam } from "../../../platform/auth/console-team";
+import type { ReceiptRef, Settlement } from "../../../schemas/barriers";
+import { toReceiptRef, toSettlement } from "../internal/read-shapes";
 
-export interface SettlementRow {
-  id: string;
-  operationId: string;
-  runId: string;
-  tool: string;
-  providerName: string | null;
-  providerJobId: string | null;
-  stateAtBarrier: string | null;
-  cancelRequestedAt: string | null;
-  providerResponse: string | null;
-  effectExpected: string | null;
-  effectObserved: string | null;
-  effectCheckedAt: string | null;
-  settledState: string | null;
-  settledBy: string | null;
-  settledAt: string | null;
-  settledReason: string | null;
-  attempts: number;
-  lastError: string | null;
-  reconciliation: {
-    id: string;
-    status: string;
-    assignee: string | null;
-    resolution: string | null;
-    resolvedBy: string | null;
-    resolvedAt: string | null;
-    evidence: string | null;
-  } | null;
-}
+/** A settlement as the API serves it, and what the page adds: the engine's attempts and last error. */
+export type SettlementRow = Settlement & { attempts: number; lastError: string | null };
 
 export interface BarrierDetail {
   id: string;
@@ -70,7 +45,8 @@ export interface BarrierDetail {
   ladder: Rung[];
   sentences: string[];
   settlements: SettlementRow[];
-  receipts: { version: number; decision: string; digest: string; createdAt: string }[];
+  /** newest first */
+  receipts: ReceiptRef[];
 }
 
 const iso = (d: Date | null | undefined) => (d ? d.toISOString() : null);
@@ -117,48 +93,7 @@ export async function getConsoleBarrier(p: Principal, barrierId: string): Promis
     sentences: ev.sentences,
     settlements: ev.operations
       .filter((o) => o.inFlight)
-      .map(({ op, outcome, settledBy, settledAt }) => ({
-        id: op.operationId,
-        operationId: op.operationId,
-        runId: op.runId,
-        tool: op.tool,
-        providerName: op.providerName,
-        providerJobId: op.providerJob,
-        stateAtBarrier: op.settlement?.stateAtBarrier ?? null,
-        cancelRequestedAt: iso(op.settlement?.cancelRequestedAt),
-        providerResponse: op.settlement?.providerResponse ?? null,
-        effectExpected: op.settlement?.effectExpected ?? null,
-        effectObserved: op.settlement?.effectObserved ?? null,
-        effectCheckedAt: iso(op.settlement?.effectCheckedAt),
-        settledState:
-          outcome === "pending"
-            ? null
-            : outcome === "unknown"
-              ? "unknown"
-              : outcome === "effect_present"
-                ? "completed_and_verified"
-                : "cancelled_without_effect",
-        settledBy,
-        settledAt: iso(settledAt),
-        settledReason:
-          op.settlement?.settledReason ??
-          (outcome === "unknown" ? "its executor gave up on the call and could not say whether it took effect" : null),
-        attempts: op.settlement?.attempts ?? 0,
-        lastError: op.settlement?.lastError ?? null,
-        reconciliation: op.reconciliation
-          ? {
-              id: op.reconciliation.id,
-              status: op.reconciliation.status,
-              assignee: op.reconciliation.assignee,
-              resolution: op.reconciliation.resolution,
-              resolvedBy: op.reconciliation.resolvedBy,
-              resolvedAt: iso(op.reconciliation.resolvedAt),
-              evidence: op.reconciliation.evidence,
-            }
-          : null,
-      })),
-    receipts: [...facts.receipts]
-      .reverse()
-      .map((r) => ({ version: r.version, decision: r.decision, digest: r.digest, createdAt: r.verifiedAt.toISOString() })),
+      .map((o) => ({ ...toSettlement(o), attempts: o.op.settlement?.attempts ?? 0, lastError: o.op.settlement?.lastError ?? null })),
+    receipts: [...facts.receipts].reverse().map(toReceiptRef),
   };
 }
