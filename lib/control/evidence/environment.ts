@@ -1,0 +1,85 @@
+// The environment a run executed in, as its supervisor (`quiesce exec`) reports it
+// (docs/architecture.md#the-environment, docs/evidence.md#the-environment): which container mechanism held
+// the process tree, every process seen with its command line and how it ended, and when the container
+// was last seen empty. Pure: the supervisor builds it, the server reads it; neither trusts more than it says.
+
+export const ENVIRONMENT_MECHANISMS = ["cgroup2", "cgroup1", "pidns", "pgroup"] as const;
+export type EnvironmentMechanism = (typeof ENVIRONMENT_MECHANISMS)[number];
+
+/** How much a mechanism's "empty" proves. */
+export const MECHANISM_TEXT: Record<EnvironmentMechanism, string> = {
+  cgroup2: "a cgroup v2 group (the kernel keeps every descendant in it)",
+  cgroup1: "cgroup v1 freezer and pids groups (the kernel keeps every descendant in them)",
+  pidns: "a PID namespace (every descendant is in it; its init's death ends them all)",
+  pgroup:
+    "a process group and a /proc scan (weakest: a process that leaves the session, is orphaned and clears its environment is not seen)",
+};
+
+/** How a process seen in the container ended, as far as the supervisor could observe it. */
+export type ProcessEnd =
+  /** gone before the stop began (it finished on its own) */
+  | "exited"
+  /** gone after SIGTERM, before SIGKILL was sent */
+  | "after_sigterm"
+  /** gone after SIGKILL */
+  | "after_sigkill"
+  /** still there when the supervisor gave up: not ended */
+  | "not_ended";
+
+export interface ProcessRecord {
+  pid: number;
+  cmdline: string;
+  firstSeenAt: string;
+  endedAt: string | null;
+  ended: ProcessEnd;
+  /** Exit status, known only for the supervisor's own child (the others are reaped by someone else). */
+  exitCode?: number | null;
+  signal?: string | null;
+}
+
+export interface EnvironmentEvidence {
+  kind: "environment";
+  mechanism: EnvironmentMechanism;
+  /** True for the weakest mechanism, so the receipt can say so. */
+  weakest: boolean;
+  container: string;
+  graceMs: number;
+  stopStartedAt: string;
+  /** The last time the container was read and held no live process; null if it never was. */
+  emptyAt: string | null;
+  processes: ProcessRecord[];
+  /** pids of processes still alive at the end (could not be killed: D state, another namespace …). */
+  survivors: number[];
+  /** The supervisor that reported it was a new one, reattached after the first one died. */
+  reattached: boolean;
+}
+
+/** What the acknowledgment may say: process_terminated only for a container verified empty. */
+export function environmentMeaning(e: EnvironmentEvidence): "process_terminated" | "unknown" {
+  return e.emptyAt !== null && e.survivors.length === 0 && e.processes.every((p) => p.ended !== "not_ended")
+    ? "process_terminated"
+    : "unknown";
+}
+
+/** Reads an acknowledgment's evidence as environment evidence, or null when it is not one (never guessed). */
+export function asEnvironmentEvidence(x: unknown): EnvironmentEvidence | null {
+  if (!x || typeof x !== "object") return null;
+  const e = x as Partial<EnvironmentEvidence>;
+  if (e.kind !== "environment" || !ENVIRONMENT_MECHANISMS.includes(e.mechanism as EnvironmentMechanism)) return null;
+  if (!Array.isArray(e.processes) || !Array.isArray(e.survivors) || typeof e.container !== "string") return null;
+  if (e.emptyAt !== null && typeof e.emptyAt !== "string") return null;
+  return e as EnvironmentEvidence;
+}
+
+/** One line for the ladder: "7 processes ended, container (cgroup2) empty at …". */
+export function describeEnvironment(e: EnvironmentEvidence, when: (d: Date) => string): string {
+  const n = e.processes.length;
+  const noun = n === 1 ? "process" : "processes";
+  const how = e.weakest ? ` — ${MECHANISM_TEXT[e.mechanism]}` : "";
+  if (environmentMeaning(e) === "process_terminated")
+    return `environment terminated: ${n} ${noun} ended, container (${e.mechanism}) empty at ${when(new Date(e.emptyAt!))}${how}`;
+  const left = e.survivors.length;
+  return `environment not verified empty: ${left} of ${n} ${noun} could not be ended (pids ${e.survivors.join(", ") || "unknown"}), container (${e.mechanism})${how}`;
+}
+
+export const UNSUPERVISED_SENTENCE = "environment not observed: this run had no supervisor; nothing is claimed about its processes";
