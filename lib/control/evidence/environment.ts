@@ -83,3 +83,55 @@ export function describeEnvironment(e: EnvironmentEvidence, when: (d: Date) => s
 }
 
 export const UNSUPERVISED_SENTENCE = "environment not observed: this run had no supervisor; nothing is claimed about its processes";
+
+/** One run of a stopped subtree, as far as its environment goes. */
+export interface RunEnvironmentFact {
+  runId: string;
+  /** The run was started under a supervisor (`quiesce exec`). */
+  supervised: boolean;
+  /** The supervisor's latest environment report after the stop, if any. */
+  evidence: EnvironmentEvidence | null;
+}
+
+export interface EnvironmentVerdict {
+  /** done: every supervised run verified empty; pending: waiting for a supervisor within the quiet period; uncertain: cannot become true by waiting. */
+  status: "done" | "pending" | "uncertain" | "not_observed";
+  /** Whether the completion rule may say stopped_and_quiet as far as the environment goes. */
+  allowsQuiet: boolean;
+  /** Runs that need a reconciliation: a supervisor that did not answer in time, or a tree it could not empty. */
+  unknownRuns: { runId: string; why: string }[];
+  sentences: string[];
+}
+
+/**
+ * The environment rung and its part of the completion rule (docs/evidence.md#the-environment): every
+ * supervised run of the subtree needs a verified-empty environment; a supervised run whose supervisor
+ * did not answer within the quiet period is unknown; an unsupervised run is claimed nothing about.
+ */
+export function deriveEnvironment(runs: RunEnvironmentFact[], quietOver: boolean, when: (d: Date) => string): EnvironmentVerdict {
+  const sentences: string[] = [];
+  const unknownRuns: EnvironmentVerdict["unknownRuns"] = [];
+  let pending = false;
+  let supervised = 0;
+  for (const r of runs) {
+    if (!r.supervised) {
+      sentences.push(`${r.runId}: ${UNSUPERVISED_SENTENCE}`);
+      continue;
+    }
+    supervised++;
+    if (r.evidence) {
+      sentences.push(`${r.runId}: ${describeEnvironment(r.evidence, when)}`);
+      if (environmentMeaning(r.evidence) === "unknown")
+        unknownRuns.push({ runId: r.runId, why: `its supervisor could not end ${r.evidence.survivors.length} process(es)` });
+    } else if (quietOver) {
+      sentences.push(`${r.runId}: environment unknown: its supervisor did not report within the quiet period`);
+      unknownRuns.push({ runId: r.runId, why: "its supervisor did not report within the quiet period" });
+    } else {
+      sentences.push(`${r.runId}: environment pending: waiting for its supervisor's report`);
+      pending = true;
+    }
+  }
+  const status: EnvironmentVerdict["status"] =
+    supervised === 0 ? "not_observed" : unknownRuns.length ? "uncertain" : pending ? "pending" : "done";
+  return { status, allowsQuiet: status === "done" || status === "not_observed", unknownRuns, sentences };
+}
