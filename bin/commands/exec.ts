@@ -1,4 +1,4 @@
-// `quiesce exec [flags] -- <command…>`: runs a command under a supervisor (docs/architecture.md#the-environment).
+// `quiesce exec [flags] -- <command…>`: runs a command under a supervisor (docs/environment.md).
 // It registers the run (or attaches to a session's run), starts the command in a container of its own
 // (lib/agent/supervisor), and follows the run's control events: pause freezes the whole process tree,
 // resume thaws it, kill empties it — SIGTERM, the grace period, SIGKILL until the container is empty — and

@@ -10,7 +10,7 @@
 export const BARRIER_PHASES = ["revoking", "settling", "quiet", "complete"] as const;
 export type BarrierPhase = (typeof BARRIER_PHASES)[number];
 
-// Weakest first. `unknown`: a supervisor could not verify its environment empty (docs/architecture.md#the-environment).
+// Weakest first. `unknown`: a supervisor could not verify its environment empty (docs/environment.md).
 export const OBSERVED_MEANINGS = ["unknown", "signal_accepted", "turn_interrupted", "process_terminated"] as const;
 export type ObservedMeaning = (typeof OBSERVED_MEANINGS)[number];
 

@@ -1,5 +1,5 @@
 // `quiesce exec` as a real process against the real API server and database
-// (docs/architecture.md#the-environment): an operator's pause freezes the command's whole tree, resume thaws
+// (docs/environment.md): an operator's pause freezes the command's whole tree, resume thaws
 // it, kill empties it and the run's barrier records `process_terminated` with the process evidence; bad
 // input exits 2 and starts nothing.
 import { spawn, type ChildProcess } from "node:child_process";

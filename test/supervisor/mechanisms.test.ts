@@ -1,4 +1,4 @@
-// Every container mechanism against real process trees (docs/architecture.md#the-environment): a
+// Every container mechanism against real process trees (docs/environment.md): a
 // background job, a double-forked daemon, a setsid child, a process ignoring SIGTERM, a writer, and 200
 // processes. Pause freezes all of it (no write happens while paused), resume thaws it, kill empties it
 // and the evidence names every process and how it ended.

@@ -1,4 +1,4 @@
-// The supervisor's own death must not free the tree (docs/architecture.md#the-environment). SIGKILL it in
+// The supervisor's own death must not free the tree (docs/environment.md). SIGKILL it in
 // the middle of a kill: with a cgroup the tree stays put and a reattached supervisor empties it; with a
 // signal-based container the watchdog kills the tree at once. Either way exactly one evidence report.
 import { afterAll, describe, expect, it } from "vitest";

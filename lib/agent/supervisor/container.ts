@@ -1,4 +1,4 @@
-// Containers for `quiesce exec` (docs/architecture.md#the-environment): a place a command and every
+// Containers for `quiesce exec` (docs/environment.md): a place a command and every
 // descendant stays in, however it detaches, so that pause, resume and kill reach all of it. Four
 // mechanisms, strongest first; the weakest one is named as such in the evidence.
 //

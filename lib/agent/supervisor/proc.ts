@@ -1,4 +1,4 @@
-// Reading /proc: the facts a supervisor has about a process (docs/architecture.md#the-environment).
+// Reading /proc: the facts a supervisor has about a process (docs/environment.md).
 // A process is identified by (pid, start time) so a reused pid is never mistaken for one we saw.
 import { readFileSync, readdirSync, readlinkSync } from "node:fs";
 

@@ -1,4 +1,4 @@
-// The supervisor of `quiesce exec` (docs/architecture.md#the-environment): starts a command in a container
+// The supervisor of `quiesce exec` (docs/environment.md): starts a command in a container
 // of its own, keeps a record of every process seen in it, freezes and thaws it, and empties it on a kill
 // — SIGTERM to every member, a grace period, SIGKILL to what is left until the container reads empty —
 // then returns the evidence (lib/control/evidence/environment.ts). Its state file lets a new supervisor

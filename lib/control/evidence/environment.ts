@@ -1,5 +1,5 @@
 // The environment a run executed in, as its supervisor (`quiesce exec`) reports it
-// (docs/architecture.md#the-environment, docs/evidence.md#the-environment): which container mechanism held
+// (docs/environment.md, docs/evidence.md#the-environment): which container mechanism held
 // the process tree, every process seen with its command line and how it ended, and when the container
 // was last seen empty. Pure: the supervisor builds it, the server reads it; neither trusts more than it says.
 
