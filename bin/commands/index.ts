@@ -33,4 +33,5 @@ export const commands: Record<string, () => Promise<Command>> = {
   members: () => import("./members").then((m) => m.membersCommand),
   api: () => import("./api").then((m) => m.apiCommand),
   together: () => import("./together").then((m) => m.togetherCommand),
+  exec: () => import("./exec").then((m) => m.execCommand),
 } satisfies Record<CommandName, () => Promise<Command>>;

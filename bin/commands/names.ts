@@ -28,5 +28,6 @@ export const COMMAND_NAMES = [
   "verify",
   "api",
   "together",
+  "exec",
 ] as const;
 export type CommandName = (typeof COMMAND_NAMES)[number];

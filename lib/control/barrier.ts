@@ -10,7 +10,8 @@
 export const BARRIER_PHASES = ["revoking", "settling", "quiet", "complete"] as const;
 export type BarrierPhase = (typeof BARRIER_PHASES)[number];
 
-export const OBSERVED_MEANINGS = ["signal_accepted", "turn_interrupted", "process_terminated"] as const;
+// Weakest first. `unknown`: a supervisor could not verify its environment empty (docs/environment.md).
+export const OBSERVED_MEANINGS = ["unknown", "signal_accepted", "turn_interrupted", "process_terminated"] as const;
 export type ObservedMeaning = (typeof OBSERVED_MEANINGS)[number];
 
 /**
@@ -19,6 +20,8 @@ export type ObservedMeaning = (typeof OBSERVED_MEANINGS)[number];
  * Shown beside the "observed by target" rung.
  */
 export const OBSERVED_MEANING_TEXT: Record<ObservedMeaning, string> = {
+  unknown:
+    "the target's supervisor could not verify that every process ended — not proof that it stopped; nothing is claimed about its processes",
   signal_accepted: "the target accepted the stop signal — not proof that it stopped, nor that any effect was undone",
   turn_interrupted:
     "the harness interrupted the current turn (the model stopped) — delegated work and effects already caused are settled separately",

@@ -216,7 +216,11 @@ export class QuiesceClient {
   /** A harness reports that its target observed the cancellation (the "observed by target" rung). */
   reportObserved(
     runId: string,
-    body: { meaning: "signal_accepted" | "turn_interrupted" | "process_terminated"; evidence?: Record<string, unknown>; leaseId?: string },
+    body: {
+      meaning: "unknown" | "signal_accepted" | "turn_interrupted" | "process_terminated";
+      evidence?: Record<string, unknown>;
+      leaseId?: string;
+    },
   ): Promise<{ barrierId: string; runId: string; meaning: string; observedAt: string }> {
     return this.call("POST", `/api/v1/runs/${enc(runId)}/observed`, body);
   }

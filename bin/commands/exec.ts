@@ -1,0 +1,251 @@
+// `quiesce exec [flags] -- <command…>`: runs a command under a supervisor (docs/environment.md).
+// It registers the run (or attaches to a session's run), starts the command in a container of its own
+// (lib/agent/supervisor), and follows the run's control events: pause freezes the whole process tree,
+// resume thaws it, kill empties it — SIGTERM, the grace period, SIGKILL until the container is empty — and
+// reports `process_terminated` with the evidence (or `unknown`, naming what could not be killed).
+// `--reattach <runId>` takes over a tree a dead supervisor left and reports its evidence exactly once.
+import os from "node:os";
+import path from "node:path";
+import type { Command } from "../../lib/cli/command";
+import { parseFlags, UsageError } from "../../lib/cli/args";
+import { API_FLAGS, callApi, clientFrom } from "../../lib/cli/api";
+import { QuiesceApiError, type QuiesceClient } from "../../lib/agent/sdk/client";
+import { detect, MECHANISMS, type Mechanism } from "../../lib/agent/supervisor/container";
+import { Supervisor } from "../../lib/agent/supervisor/supervisor";
+import { environmentMeaning, type EnvironmentEvidence } from "../../lib/control/evidence/environment";
+import { killNames } from "../../lib/agent/abort/control-event";
+import { backoffDelay, sleep } from "../../lib/platform/wait";
+
+const HARNESSES = ["claude_code", "codex", "mcp", "custom"] as const;
+type Harness = (typeof HARNESSES)[number];
+
+const USAGE =
+  "npm run quiesce -- exec [--task <id>] [--parent <runId> --parent-lease <leaseId>] [--session <id>] " +
+  "[--harness claude_code|codex|mcp|custom] [--grace <seconds>] [--mechanism cgroup2|cgroup1|pidns|pgroup] " +
+  "[--state-dir <dir>] [--url <url>] [--key <agent key>] -- <command…>\n" +
+  "       npm run quiesce -- exec --reattach <runId> [--grace <seconds>] [--state-dir <dir>]";
+
+const FLAGS = {
+  ...API_FLAGS,
+  task: { type: "string" },
+  parent: { type: "string" },
+  "parent-lease": { type: "string" },
+  session: { type: "string" },
+  harness: { type: "string" },
+  grace: { type: "string" },
+  mechanism: { type: "string" },
+  "state-dir": { type: "string" },
+  reattach: { type: "string" },
+} as const;
+
+function stateDirOf(v: string | undefined): string {
+  return v ?? path.join(process.env.XDG_STATE_HOME ?? path.join(os.homedir(), ".local/state"), "quiesce/exec");
+}
+
+function graceMsOf(v: string | undefined): number {
+  if (v === undefined) return 5000;
+  const n = Number(v);
+  if (!/^\d+(\.\d+)?$/.test(v.trim()) || !Number.isFinite(n) || n > 3600)
+    throw new UsageError(`--grace: seconds from 0 to 3600, got "${v}"`);
+  return Math.round(n * 1000);
+}
+
+function log(msg: string): void {
+  process.stderr.write(`[quiesce exec] ${msg}\n`);
+}
+
+/** Reports the evidence, retrying while the control plane is unreachable; true once recorded. */
+async function report(client: QuiesceClient, runId: string, leaseId: string | undefined, ev: EnvironmentEvidence): Promise<boolean> {
+  const meaning = environmentMeaning(ev);
+  for (let i = 0; i < 8; i++) {
+    try {
+      await client.reportObserved(runId, { meaning, evidence: { environment: ev }, ...(leaseId ? { leaseId } : {}) });
+      log(`${runId}: reported ${meaning} (${ev.processes.length} processes, mechanism ${ev.mechanism})`);
+      return true;
+    } catch (err) {
+      if (err instanceof QuiesceApiError && err.status < 500) {
+        log(`${runId}: the control plane refused the evidence: ${err.message}`);
+        return false;
+      }
+      await sleep(backoffDelay(i, { baseMs: 200, capMs: 5000 }));
+    }
+  }
+  log(`${runId}: could not report the evidence (control plane unreachable); \`quiesce exec --reattach ${runId}\` reports it later`);
+  return false;
+}
+
+async function reattach(values: { grace?: string; "state-dir"?: string; url?: string; key?: string }, runId: string): Promise<number> {
+  const graceMs = graceMsOf(values.grace);
+  const files = Supervisor.findLeft(runId, stateDirOf(values["state-dir"]));
+  if (files.length === 0) throw new UsageError(`no container left by a supervisor of ${runId} (nothing to reattach, or already reported)`);
+  const client = clientFrom(values);
+  let ok = true;
+  for (const f of files) {
+    const sup = Supervisor.reattach(f);
+    const ev = await sup.kill(graceMs);
+    if (await report(client, runId, sup.meta.leaseId as string | undefined, ev)) sup.markReported();
+    else ok = false;
+  }
+  return ok ? 0 : 1;
+}
+
+export const execCommand: Command = {
+  summary: "run a command under a supervisor: pause freezes its whole process tree, kill empties it and reports the evidence",
+  usage: USAGE,
+  async run(argv) {
+    const { values, positionals } = parseFlags(argv, FLAGS);
+    if (values.reattach !== undefined) {
+      if (positionals.length) throw new UsageError("--reattach takes no command");
+      return callApi(() => reattach(values, values.reattach!.trim()));
+    }
+    if (positionals.length === 0) throw new UsageError("no command: put it after `--`, e.g. `quiesce exec -- claude -p …`");
+    const harness = (values.harness ?? "custom") as Harness;
+    if (!HARNESSES.includes(harness)) throw new UsageError(`--harness: one of ${HARNESSES.join(", ")}, got "${values.harness}"`);
+    if (values.mechanism !== undefined && !MECHANISMS.includes(values.mechanism as Mechanism))
+      throw new UsageError(`--mechanism: one of ${MECHANISMS.join(", ")}, got "${values.mechanism}"`);
+    if ((values.parent === undefined) !== (values["parent-lease"] === undefined))
+      throw new UsageError("--parent and --parent-lease go together (a child run needs its parent's lease)");
+    const graceMs = graceMsOf(values.grace);
+    const client = clientFrom(values);
+    let detected;
+    try {
+      detected = detect(values.mechanism as Mechanism | undefined);
+    } catch (err) {
+      throw new UsageError(`--mechanism: ${(err as Error).message}`);
+    }
+
+    return callApi(async () => {
+      const reg = await client.createRun({
+        taskId: values.task ?? `exec:${path.basename(positionals[0]!)}`,
+        title: `quiesce exec ${positionals.join(" ").slice(0, 200)}`,
+        harness,
+        ...(values.parent ? { parentRunId: values.parent, parentLeaseId: values["parent-lease"] } : {}),
+        ...(values.session ? { native: { sessionId: values.session } } : {}),
+      });
+      const runId = reg.runId;
+      const leaseId = reg.leaseId;
+      // Ancestors' lifecycles too: a pause or kill above this run reaches it.
+      const effective = async (): Promise<"normal" | "paused" | "killed"> => {
+        let id: string | null = runId;
+        let state: "normal" | "paused" | "killed" = "normal";
+        while (id) {
+          const r = await client.getRun(id);
+          if (r.lifecycle === "killed") return "killed";
+          if (r.lifecycle === "paused") state = "paused";
+          id = r.parentRunId;
+        }
+        return state;
+      };
+      if ((await effective()) === "killed") {
+        console.error(`${runId} is already killed: nothing started`);
+        return 2;
+      }
+
+      // Listen first: a command nobody could stop is never started (fail closed).
+      const stop = new AbortController();
+      let wake: () => void = () => undefined;
+      let killNamed = false;
+      await client.subscribe(
+        runId,
+        (e) => {
+          if (e.type === "control" && killNames(e.data, runId)) killNamed = true;
+          if (e.type === "control" || e.type === "resync") wake();
+        },
+        stop.signal,
+      );
+
+      const sup = await Supervisor.start(
+        positionals,
+        {
+          runId,
+          stateDir: stateDirOf(values["state-dir"]),
+          mechanism: detected.mechanism,
+          env: { ...process.env, QUIESCE_RUN_ID: runId, QUIESCE_LEASE_ID: leaseId, QUIESCE_EPOCH: String(reg.epoch) },
+          meta: { leaseId, url: client.url },
+        },
+        detected,
+      );
+      log(
+        `${runId}: ${positionals[0]} started in a ${sup.mechanism} container${detected.mechanism === "pgroup" ? " (the weakest mechanism)" : ""}`,
+      );
+
+      // One reconciliation at a time; a wake-up during one runs another after it.
+      let running = false;
+      let again = false;
+      let paused = false;
+      let killed: Promise<number> | null = null;
+      let resolveDone!: (code: number) => void;
+      const done = new Promise<number>((r) => (resolveDone = r));
+      const doKill = async (): Promise<number> => {
+        stop.abort();
+        const ev = await sup.kill(graceMs);
+        const ok = await report(client, runId, leaseId, ev);
+        if (ok) sup.markReported();
+        return ok && environmentMeaning(ev) === "process_terminated" ? 137 : 1;
+      };
+      const reconcile = async () => {
+        if (running) {
+          again = true;
+          return;
+        }
+        running = true;
+        try {
+          do {
+            again = false;
+            if (killed) return;
+            let state: "normal" | "paused" | "killed";
+            try {
+              state = killNamed ? "killed" : await effective();
+            } catch (err) {
+              log(`${runId}: could not read the run's state (${(err as Error).message}); asking again on the next event`);
+              continue;
+            }
+            if (state === "killed") {
+              killed = doKill();
+              resolveDone(await killed);
+              return;
+            }
+            if (state === "paused" && !paused) {
+              const p = await sup.pause();
+              paused = true;
+              log(`${runId}: paused — ${p.members} processes frozen (${p.mechanism})`);
+            } else if (state === "normal" && paused) {
+              await sup.resume();
+              paused = false;
+              log(`${runId}: resumed — thawed`);
+            }
+          } while (again);
+        } finally {
+          running = false;
+        }
+      };
+      wake = () => void reconcile();
+      await reconcile();
+      const forward = (sig: NodeJS.Signals) => () => {
+        // An operator's Ctrl-C ends the command, not the supervision: the tree is emptied either way.
+        if (!killed) sup.container.signalAll(sig);
+      };
+      process.on("SIGINT", forward("SIGINT"));
+      process.on("SIGTERM", forward("SIGTERM"));
+
+      void sup.exited.then(async (exit) => {
+        if (killed) return;
+        // The command ended on its own: the environment ends with it (what it left behind is stopped too).
+        const left = sup.liveCount();
+        if (left > 0) {
+          log(`${runId}: the command ended; stopping ${left} processes it left behind`);
+          await sup.kill(graceMs);
+        }
+        await sup.finish();
+        stop.abort();
+        try {
+          await client.finish(runId, { leaseId });
+        } catch (err) {
+          log(`${runId}: could not mark the run finished (${(err as Error).message})`);
+        }
+        resolveDone(exit.code ?? 128 + (exit.signal ? (os.constants.signals[exit.signal] ?? 0) : 0));
+      });
+      return done;
+    });
+  },
+};
