@@ -107,7 +107,9 @@ describe("compensation against provider-sim", () => {
   test("nothing committed: rejected; no compensate_url: unsupported", async () => {
     const job = await client.createJob({ mode: "cancel_cleanly" });
     expect((await new HttpProvider(cfg()).requestCompensation(ref(job.jobId), "rcv-3")).response).toBe("rejected");
-    expect((await new HttpProvider(cfg({ compensateUrl: null })).requestCompensation(ref(job.jobId), "rcv-4")).response).toBe("unsupported");
+    expect((await new HttpProvider(cfg({ compensateUrl: null })).requestCompensation(ref(job.jobId), "rcv-4")).response).toBe(
+      "unsupported",
+    );
   });
 });
 

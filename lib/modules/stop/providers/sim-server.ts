@@ -116,7 +116,8 @@ export async function startSimProvider(opts: { port?: number; host?: string; log
   function onCompensate(job: SimJob, res: http.ServerResponse) {
     job.compensateRequests++;
     if (job.mode === "drop") return void res.destroy();
-    if (job.state === "running" || job.state === "cancelled") return send(res, 409, { status: "rejected", state: job.state, error: "nothing committed to undo" });
+    if (job.state === "running" || job.state === "cancelled")
+      return send(res, 409, { status: "rejected", state: job.state, error: "nothing committed to undo" });
     if (job.compensation === "release" && job.state === "committed") {
       job.state = "compensated";
       job.compensatedAt = new Date().toISOString();
