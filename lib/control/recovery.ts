@@ -65,8 +65,16 @@ export interface RecoveryFact {
   /** "provider" when the provider's check proved it, "person" when someone recorded it. */
   settledBy: "provider" | "person" | null;
   providerName: string | null;
+  /** Who made the last change (a person's email, else the actor). */
   by: string | null;
   at: string | null;
+  rollbackOwner?: string | null;
+  /** The person who owns it now (email). */
+  assignee?: string | null;
+  note?: string | null;
+  evidence?: string | null;
+  verifiedAt?: string | null;
+  verifiedEffect?: string | null;
 }
 
 /** What blocks a restart of a stopped tree: not quiet yet, or a recovery item still owed. */

@@ -98,7 +98,17 @@ describe("recovery items", () => {
     // Final: nothing moves it again, and a second start asks the provider nothing.
     await expect(startRecovery(team.users.operator.principal, item.id)).rejects.toMatchObject({ code: "conflict" });
     expect((await simc.getJob(job.jobId)).compensateRequests).toBe(1);
-    expect((await receiptsOf(barrierId)).length).toBeGreaterThan(before);
+    const receipts = await receiptsOf(barrierId);
+    expect(receipts.length).toBeGreaterThan(before);
+    // The first receipt already listed the item as open; the latest says who proved the rollback, in its list and its summary alike.
+    const first = receipts[0]!.body as any;
+    expect(first.recovery).toMatchObject([{ state: "open", rollback_owner: "release-oncall", owner: team.users.operator.email }]);
+    expect(first.summary).toContain("1 effect completed before the stop: 1 open.");
+    const last = receipts.at(-1)!.body as any;
+    expect(last.recovery).toMatchObject([{ state: "rolled_back", settled_by: "provider", by: "deploy-sim", verified_effect: "absent" }]);
+    expect(last.summary).toContain(`1 effect completed before the stop: 1 rolled back (verified by deploy-sim at ${done.verifiedAt}).`);
+    expect(last.summary.join(" ")).not.toContain("nothing to roll back");
+    expect(last.previous_digest).toBe(receipts.at(-2)!.digest);
     const audit = await prisma().auditEvent.findMany({ where: { target: item.id }, orderBy: { id: "asc" } });
     expect(audit.map((a) => a.action)).toEqual(["recovery.start", "recovery.verify"]);
   }, 120_000);
