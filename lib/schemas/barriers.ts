@@ -223,6 +223,24 @@ export const StopReceiptSchema = z
         claimed_at: z.string(),
       }),
     ),
+    /** What was done about each completed effect (absent on receipts issued before recovery existed). */
+    recovery: z
+      .array(
+        z.object({
+          operation_id: z.string(),
+          state: z.enum(["open", "in_progress", "rolled_back", "accepted", "failed"]),
+          rollback_owner: z.string().nullable(),
+          owner: z.string().nullable(),
+          settled_by: z.enum(["provider", "person"]).nullable(),
+          by: z.string().nullable(),
+          at: z.string().nullable(),
+          note: z.string().nullable(),
+          evidence: z.string().nullable(),
+          verified_at: z.string().nullable(),
+          verified_effect: z.string().nullable(),
+        }),
+      )
+      .optional(),
     summary: z.array(z.string()),
     digest: z.string().regex(/^[0-9a-f]{64}$/),
   })

@@ -8,6 +8,8 @@ export const EVENT_TYPES = [
   "receipt.issued",
   "reconciliation.assigned",
   "reconciliation.resolved",
+  "recovery.changed",
+  "recovery.overdue",
   "breaker.opened",
   "breaker.closed",
 ] as const;

@@ -9,6 +9,7 @@ import "./operations";
 import "./control";
 import "./barriers";
 import "./stops";
+import "./recovery";
 
 type Json = Record<string, unknown>;
 

@@ -75,7 +75,16 @@ export async function addOp(
 
 export async function makeProvider(
   teamId: string,
-  p: { name: string; url: string; quietPeriodSeconds?: number; settleDeadlineMs?: number; timeoutMs?: number; rollbackOwner?: string },
+  p: {
+    name: string;
+    url: string;
+    quietPeriodSeconds?: number;
+    settleDeadlineMs?: number;
+    timeoutMs?: number;
+    rollbackOwner?: string | null;
+    /** declare the provider's compensation endpoint (recovery) */
+    compensate?: boolean;
+  },
 ) {
   await prisma().provider.create({
     data: {
@@ -85,10 +94,11 @@ export async function makeProvider(
       kind: "simulated",
       cancelUrl: `${p.url}/jobs/{providerJobId}/cancel`,
       statusUrl: `${p.url}/jobs/{providerJobId}/effect`,
+      compensateUrl: p.compensate ? `${p.url}/jobs/{providerJobId}/compensate` : null,
       timeoutMs: p.timeoutMs ?? 5000,
       settleDeadlineMs: p.settleDeadlineMs ?? 3000,
       quietPeriodSeconds: p.quietPeriodSeconds ?? 0,
-      rollbackOwner: p.rollbackOwner ?? "release-oncall",
+      rollbackOwner: p.rollbackOwner === undefined ? "release-oncall" : p.rollbackOwner,
     },
   });
 }

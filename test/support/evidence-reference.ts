@@ -121,6 +121,20 @@ export async function referenceEvidenceFactsTx(
     include: { operation: { select: { operationId: true } } },
     orderBy: [{ claimedAt: "asc" }, { id: "asc" }],
   });
+  const recoveries = await tx.recoveryItem.findMany({
+    where: { operation: { runId: { in: runIds } } },
+    include: { operation: { select: { operationId: true } }, assignee: { select: { email: true } } },
+    orderBy: [{ createdAt: "asc" }, { id: "asc" }],
+  });
+  const changers = await tx.user.findMany({
+    where: { id: { in: recoveries.map((r) => /^user:([^ ]+)/.exec(r.changedBy ?? "")?.[1]).filter((x): x is string => !!x) } },
+    select: { id: true, email: true },
+  });
+  const changerEmail = new Map(changers.map((u) => [u.id, u.email]));
+  const personOrActor = (actor: string | null) => {
+    const id = /^user:([^ ]+)/.exec(actor ?? "")?.[1];
+    return (id && changerEmail.get(id)) ?? actor;
+  };
   const receipts = await tx.stopReceipt.findMany({
     where: { barrierId },
     orderBy: { version: "asc" },
@@ -222,6 +236,20 @@ export async function referenceEvidenceFactsTx(
       providerOperationId: c.providerOperationId,
       reportedBy: c.reportedBy,
       claimedAt: c.claimedAt,
+    })),
+    recoveries: recoveries.map((r) => ({
+      operationId: r.operation.operationId,
+      state: r.state,
+      settledBy: r.settledBy as "provider" | "person" | null,
+      providerName: r.providerName,
+      by: r.settledBy === "provider" ? r.providerName : personOrActor(r.changedBy),
+      at: (r.settledBy === "provider" ? r.verifiedAt : r.changedAt)?.toISOString() ?? null,
+      rollbackOwner: r.rollbackOwner,
+      assignee: r.assignee?.email ?? r.assigneeUserId,
+      note: r.note,
+      evidence: r.evidence,
+      verifiedAt: r.verifiedAt?.toISOString() ?? null,
+      verifiedEffect: r.verifiedEffect,
     })),
     lateRequestsDenied: await countLateRequestsTx(tx, b.teamId, runIds, b.requestedAt),
     receipts: receipts.map((r) => ({ version: r.version, decision: r.decision, digest: r.digest, verifiedAt: r.verifiedAt })),

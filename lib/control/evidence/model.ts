@@ -6,6 +6,7 @@
 // Pure: the caller passes `now`; see docs/evidence.md.
 import { describeObservedMeaning, OBSERVED_MEANINGS, type BarrierPhase, type ObservedMeaning } from "../barrier";
 import type { OperationState } from "../types";
+import { recoverySentence, type RecoveryFact } from "../recovery";
 
 export type ReceiptDecision = "stopped_and_quiet" | "stop_incomplete";
 
@@ -109,6 +110,8 @@ export interface EvidenceFacts {
   effectReceipts: EffectReceiptFact[];
   /** Claims the executors made after the stop (none when omitted). */
   claims?: ClaimFact[];
+  /** Recovery items of the subtree's completed effects (docs/evidence.md#recovery; none when omitted). */
+  recoveries?: RecoveryFact[];
   /** Denied requests of THIS team about runs of the subtree since the stop was requested. */
   lateRequestsDenied: number;
   receipts: { version: number; decision: ReceiptDecision; digest: string; verifiedAt: Date }[];
@@ -349,13 +352,16 @@ export function deriveEvidence(f: EvidenceFacts): Evidence {
         .map((c) => `${c.operationId} ${c.outcome} by ${c.reportedBy} at ${when(c.claimedAt)}`)
         .join("; ")}.`,
     );
+  const recovery = recoverySentence(f.recoveries ?? []);
+  if (recovery) sentences.push(recovery);
   if (counts.unknown === 0 && counts.pending === 0) {
     const present = count((o) => o.outcome === "effect_present" && o.inFlight);
-    sentences.push(
-      present === 0
-        ? "No in-flight effect completed: nothing to roll back."
-        : `${plural(present, "effect")} completed and must be rolled back by its owner if unwanted.`,
-    );
+    if (!recovery)
+      sentences.push(
+        present === 0
+          ? "No in-flight effect completed: nothing to roll back."
+          : `${plural(present, "effect")} completed and must be rolled back by its owner if unwanted.`,
+      );
   } else {
     sentences.push("Whether every effect was undone is not known yet: nothing is claimed about rollback.");
   }

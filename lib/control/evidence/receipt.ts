@@ -124,6 +124,20 @@ export function buildReceipt(facts: EvidenceFacts, issue: ReceiptIssue) {
       reported_by: c.reportedBy,
       claimed_at: c.claimedAt.toISOString(),
     })),
+    // What was done about each completed effect, and who proved it (docs/evidence.md#recovery).
+    recovery: (facts.recoveries ?? []).map((r) => ({
+      operation_id: r.operationId,
+      state: r.state,
+      rollback_owner: r.rollbackOwner ?? null,
+      owner: r.assignee ?? null,
+      settled_by: r.settledBy,
+      by: r.by,
+      at: r.at,
+      note: r.note ?? null,
+      evidence: r.evidence ?? null,
+      verified_at: r.verifiedAt ?? null,
+      verified_effect: r.verifiedEffect ?? null,
+    })),
     summary: ev.sentences,
   };
   const { canonical, digest } = digestOf(body);
@@ -234,6 +248,10 @@ const KEY_ORDER = [
   "rollback_owner",
   "source",
   "detail",
+  "recovery",
+  "owner",
+  "note",
+  "verified_effect",
   "summary",
   "digest",
 ];

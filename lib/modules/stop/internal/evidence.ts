@@ -7,6 +7,9 @@ import type { EvidenceFacts, OperationFact, ReconciliationFact, RunFact } from "
 import type { BarrierPhase } from "../../../control/barrier";
 import { strongerMeaning, type ObservedMeaning } from "../../../control/barrier";
 import type { OperationState } from "../../../control/types";
+import type { RecoveryState } from "../../../control/recovery";
+
+const iso = (d: Date | null) => (d ? d.toISOString() : null);
 
 /** `user:<id>[ via key:…]` → the user's email; other actors as they are. */
 function personOf(actor: string | null, email: Map<string, string>): string | null {
@@ -255,6 +258,37 @@ export async function loadEvidenceFactsManyTx(tx: Tx, barrierIds: string[], now:
   );
   const claimsOf = byBarrier(claimRows);
 
+  const recoveryRows = await tx.$queryRawUnsafe<
+    {
+      barrier_id: string;
+      operation_id: string;
+      state: RecoveryState;
+      settled_by: "provider" | "person" | null;
+      provider_name: string | null;
+      rollback_owner: string | null;
+      assignee: string | null;
+      changed_by: string | null;
+      changed_at: Date | null;
+      note: string | null;
+      evidence: string | null;
+      verified_at: Date | null;
+      verified_effect: string | null;
+    }[]
+  >(
+    `SELECT p.barrier_id, o.operation_id, ri.state::text AS state, ri.settled_by, ri.provider_name, ri.rollback_owner,
+            coalesce(ua.email, ri.assignee_user_id) AS assignee, coalesce(uc.email, ri.changed_by) AS changed_by, ri.changed_at,
+            ri.note, ri.evidence, ri.verified_at, ri.verified_effect
+       FROM unnest($1::text[], $2::text[]) AS p(barrier_id, run_id)
+       JOIN operations o ON o.run_id = p.run_id
+       JOIN recovery_items ri ON ri.operation_id = o.id
+       LEFT JOIN users ua ON ua.id = ri.assignee_user_id
+       LEFT JOIN users uc ON uc.id = substring(ri.changed_by from '^user:([^ ]+)')
+      ORDER BY ri.created_at, ri.id`,
+    pairBarrier,
+    pairRun,
+  );
+  const recoveriesOf = byBarrier(recoveryRows);
+
   const receiptRows = await tx.$queryRawUnsafe<
     { barrier_id: string; version: number; decision: "stopped_and_quiet" | "stop_incomplete"; digest: string; verified_at: Date }[]
   >(
@@ -384,6 +418,21 @@ export async function loadEvidenceFactsManyTx(tx: Tx, barrierIds: string[], now:
         providerOperationId: c.provider_operation_id,
         reportedBy: c.reported_by,
         claimedAt: c.claimed_at,
+      })),
+      recoveries: (recoveriesOf.get(b.id) ?? []).map((r) => ({
+        operationId: r.operation_id,
+        state: r.state,
+        settledBy: r.settled_by,
+        providerName: r.provider_name,
+        // A provider-proved rollback is the provider's word; anything else is the last person's.
+        by: r.settled_by === "provider" ? r.provider_name : r.changed_by,
+        at: r.settled_by === "provider" ? iso(r.verified_at) : iso(r.changed_at),
+        rollbackOwner: r.rollback_owner,
+        assignee: r.assignee,
+        note: r.note,
+        evidence: r.evidence,
+        verifiedAt: iso(r.verified_at),
+        verifiedEffect: r.verified_effect,
       })),
       lateRequestsDenied: lateOf.get(b.id) ?? 0,
       receipts: (receiptsOf.get(b.id) ?? []).map((r) => ({

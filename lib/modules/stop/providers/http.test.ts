@@ -20,6 +20,7 @@ const cfg = (over: Partial<ProviderConfig> = {}): ProviderConfig => ({
   kind: "simulated",
   cancelUrl: `${sim.url}/jobs/{providerJobId}/cancel`,
   statusUrl: `${sim.url}/jobs/{providerJobId}/effect`,
+  compensateUrl: `${sim.url}/jobs/{providerJobId}/compensate`,
   timeoutMs: 2000,
   settleDeadlineMs: 5000,
   quietPeriodSeconds: 0,
@@ -84,6 +85,31 @@ describe("HttpProvider against provider-sim", () => {
     expect((await p.requestCancel(ref(job.jobId))).response).toBe("accepted");
     expect((await p.checkEffect(ref(job.jobId))).effect).toBe("present");
     expect((await client.getJob(job.jobId)).cancelRequests).toBe(1);
+  });
+});
+
+describe("compensation against provider-sim", () => {
+  test("release: accepted, and only the effect check proves it (absent, final)", async () => {
+    const job = await client.createJob({ mode: "commit_during_cancel" });
+    await client.commit(job.jobId);
+    const p = new HttpProvider(cfg());
+    expect((await p.checkEffect(ref(job.jobId))).effect).toBe("present");
+    expect((await p.requestCompensation(ref(job.jobId), "rcv-1")).response).toBe("accepted");
+    expect(await p.checkEffect(ref(job.jobId))).toMatchObject({ effect: "absent", final: true });
+  });
+  test("ignore: the provider accepts, the effect stays present", async () => {
+    const job = await client.createJob({ mode: "commit_during_cancel", compensation: "ignore" });
+    await client.commit(job.jobId);
+    const p = new HttpProvider(cfg());
+    expect((await p.requestCompensation(ref(job.jobId), "rcv-2")).response).toBe("accepted");
+    expect((await p.checkEffect(ref(job.jobId))).effect).toBe("present");
+  });
+  test("nothing committed: rejected; no compensate_url: unsupported", async () => {
+    const job = await client.createJob({ mode: "cancel_cleanly" });
+    expect((await new HttpProvider(cfg()).requestCompensation(ref(job.jobId), "rcv-3")).response).toBe("rejected");
+    expect((await new HttpProvider(cfg({ compensateUrl: null })).requestCompensation(ref(job.jobId), "rcv-4")).response).toBe(
+      "unsupported",
+    );
   });
 });
 

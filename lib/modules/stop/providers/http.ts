@@ -2,6 +2,7 @@
 //
 //   cancel_url  POST, JSON body { operationId, providerJobId, runId, tool }
 //   status_url  GET, answers { effect: "present"|"absent", final?: boolean, providerOperationId?, committedAt?, detail? }
+//   compensate_url  POST, same body as cancel, with the header Idempotency-Key (recovery: undo a completed effect)
 //
 // Both URLs may be templates with {providerJobId} / {operationId} / {runId} (URL-encoded on
 // substitution). A status URL without placeholders gets ?providerJobId=…&operationId=… appended.
@@ -69,13 +70,21 @@ export function effectAnswerFrom(status: number, json: unknown): EffectAnswer {
 export class HttpProvider implements Provider {
   constructor(readonly config: ProviderConfig) {}
 
-  async requestCancel(op: ProviderOperationRef): Promise<CancelAnswer> {
-    if (!this.config.cancelUrl) return { response: "unsupported", detail: { reason: "provider has no cancel_url" } };
+  requestCancel(op: ProviderOperationRef): Promise<CancelAnswer> {
+    return this.post(this.config.cancelUrl, "cancel_url", op, {});
+  }
+
+  requestCompensation(op: ProviderOperationRef, idempotencyKey: string): Promise<CancelAnswer> {
+    return this.post(this.config.compensateUrl ?? null, "compensate_url", op, { "idempotency-key": idempotencyKey });
+  }
+
+  private async post(url: string | null, name: string, op: ProviderOperationRef, headers: Record<string, string>): Promise<CancelAnswer> {
+    if (!url) return { response: "unsupported", detail: { reason: `provider has no ${name}` } };
     const r = await call(
-      expandUrl(this.config.cancelUrl, op, false),
+      expandUrl(url, op, false),
       {
         method: "POST",
-        headers: { "content-type": "application/json" },
+        headers: { "content-type": "application/json", ...headers },
         body: JSON.stringify({ operationId: op.operationId, providerJobId: op.providerJobId, runId: op.runId, tool: op.tool }),
       },
       this.config.timeoutMs,

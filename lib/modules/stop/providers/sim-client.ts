@@ -21,6 +21,7 @@ export class SimProviderClient {
     spec: {
       jobId?: string;
       mode?: SimMode;
+      compensation?: SimJob["compensation"];
       delayMs?: number;
       commitAfterMs?: number;
       runId?: string;

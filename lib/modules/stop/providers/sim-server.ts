@@ -13,6 +13,8 @@
 // Provider protocol (what lib/modules/stop/providers/http.ts calls):
 //   POST /jobs/{id}/cancel   or   POST /cancel { providerJobId }
 //   GET  /jobs/{id}/effect   or   GET  /status?providerJobId=…
+//   POST /jobs/{id}/compensate   releases a committed job's reserved preview (recovery); a job created
+//                                with compensation "ignore" accepts the request and keeps the effect
 // Control API (tests, evals, demo): POST /jobs, GET /jobs, GET /jobs/{id}, POST /jobs/{id}/mode,
 // POST /jobs/{id}/commit, POST /reset, GET /health. State lives in memory: the process is the provider.
 import "server-only";
@@ -25,11 +27,16 @@ import { sleep } from "../../../platform/wait";
 export const SIM_MODES = ["cancel_cleanly", "commit_during_cancel", "status_down", "slow", "reject", "drop"] as const;
 export type SimMode = (typeof SIM_MODES)[number];
 
+export const SIM_COMPENSATIONS = ["release", "ignore"] as const;
+
 export interface SimJob {
   jobId: string;
   mode: SimMode;
+  compensation: (typeof SIM_COMPENSATIONS)[number];
+  compensateRequests: number;
+  compensatedAt: string | null;
   delayMs: number;
-  state: "running" | "cancelled" | "committed";
+  state: "running" | "cancelled" | "committed" | "compensated";
   runId: string | null;
   operationId: string | null;
   createdAt: string;
@@ -43,13 +50,18 @@ export interface SimJob {
 const CreateJob = z.strictObject({
   jobId: z.string().trim().min(1).max(200).optional(),
   mode: z.enum(SIM_MODES).default("cancel_cleanly"),
+  compensation: z.enum(SIM_COMPENSATIONS).default("release"),
   delayMs: z.number().int().min(0).max(600_000).default(1500),
   commitAfterMs: z.number().int().min(0).max(3_600_000).optional(),
   runId: z.string().max(200).optional(),
   operationId: z.string().max(200).optional(),
   detail: z.unknown().optional(),
 });
-const SetMode = z.strictObject({ mode: z.enum(SIM_MODES), delayMs: z.number().int().min(0).max(600_000).optional() });
+const SetMode = z.strictObject({
+  mode: z.enum(SIM_MODES),
+  delayMs: z.number().int().min(0).max(600_000).optional(),
+  compensation: z.enum(SIM_COMPENSATIONS).optional(),
+});
 
 export interface SimServer {
   url: string;
@@ -100,6 +112,20 @@ export async function startSimProvider(opts: { port?: number; host?: string; log
     send(res, 200, effectOf(job));
   }
 
+  // Idempotent by its key: the same key again answers as the first time and changes nothing more.
+  function onCompensate(job: SimJob, res: http.ServerResponse) {
+    job.compensateRequests++;
+    if (job.mode === "drop") return void res.destroy();
+    if (job.state === "running" || job.state === "cancelled")
+      return send(res, 409, { status: "rejected", state: job.state, error: "nothing committed to undo" });
+    if (job.compensation === "release" && job.state === "committed") {
+      job.state = "compensated";
+      job.compensatedAt = new Date().toISOString();
+    }
+    log(`compensate ${job.jobId} (${job.compensation}) -> ${job.state}`);
+    send(res, 202, { status: "accepted", state: job.state });
+  }
+
   const server = http.createServer(async (req, res) => {
     try {
       const url = new URL(req.url ?? "/", "http://sim");
@@ -125,6 +151,9 @@ export async function startSimProvider(opts: { port?: number; host?: string; log
           const job: SimJob = {
             jobId,
             mode: p.mode,
+            compensation: p.compensation,
+            compensateRequests: 0,
+            compensatedAt: null,
             delayMs: p.delayMs,
             state: "running",
             runId: p.runId ?? null,
@@ -163,6 +192,7 @@ export async function startSimProvider(opts: { port?: number; host?: string; log
         if (method === "GET" && action === undefined) return send(res, 200, job);
         if (method === "GET" && action === "effect") return onStatus(job, res);
         if (method === "POST" && action === "cancel") return onCancel(job, res);
+        if (method === "POST" && action === "compensate") return onCompensate(job, res);
         if (method === "POST" && action === "commit") {
           commit(job);
           return send(res, 200, job);
@@ -172,6 +202,7 @@ export async function startSimProvider(opts: { port?: number; host?: string; log
           if (!parsed.success) return send(res, 400, { error: issue(parsed.error) });
           job.mode = parsed.data.mode;
           if (parsed.data.delayMs !== undefined) job.delayMs = parsed.data.delayMs;
+          if (parsed.data.compensation !== undefined) job.compensation = parsed.data.compensation;
           return send(res, 200, job);
         }
       }

@@ -11,6 +11,8 @@ export interface ProviderConfig {
   kind: string;
   cancelUrl: string | null;
   statusUrl: string | null;
+  /** Recovery: POST here asks the provider to undo a completed effect; null means a person records it. */
+  compensateUrl?: string | null;
   timeoutMs: number;
   settleDeadlineMs: number;
   quietPeriodSeconds: number;
@@ -43,4 +45,6 @@ export interface Provider {
   readonly config: ProviderConfig;
   requestCancel(op: ProviderOperationRef): Promise<CancelAnswer>;
   checkEffect(op: ProviderOperationRef): Promise<EffectAnswer>;
+  /** Asks the provider to undo the effect; the same idempotency key never undoes twice. Not a proof: checkEffect is. */
+  requestCompensation(op: ProviderOperationRef, idempotencyKey: string): Promise<CancelAnswer>;
 }

@@ -13,25 +13,7 @@ BEGIN
                 coalesce(NEW.started_at, NEW.finished_at, clock_timestamp()));
     END IF;
 
-    SELECT t.default_reconciler_user_id INTO v_owner
-      FROM teams t JOIN memberships m ON m.team_id = t.id AND m.user_id = t.default_reconciler_user_id
-     WHERE t.id = NEW.team_id;
-    v_by := 'system:default-owner (team setting)';
-    IF v_owner IS NULL THEN
-        -- The person who asked for the stop that covers this run (a user, not a key or the system).
-        SELECT m.user_id INTO v_owner
-          FROM runs r JOIN barriers b ON b.run_id = ANY (r.path)
-          JOIN memberships m ON m.team_id = b.team_id AND b.requested_by LIKE 'user:%'
-                            AND m.user_id = split_part(substr(b.requested_by, 6), ' ', 1)
-         WHERE r.id = NEW.run_id
-         ORDER BY b.requested_at DESC LIMIT 1;
-        v_by := 'system:default-owner (asked for the stop)';
-    END IF;
-    IF v_owner IS NULL THEN
-        SELECT m.user_id INTO v_owner FROM memberships m
-         WHERE m.team_id = NEW.team_id AND m.role = 'admin' ORDER BY m.created_at, m.user_id LIMIT 1;
-        v_by := 'system:default-owner (team admin)';
-    END IF;
+    SELECT d.user_id, d.chosen_by INTO v_owner, v_by FROM quiesce_default_owner(NEW.team_id, NEW.run_id) d;
     SELECT s.id INTO v_settlement FROM settlements s
      WHERE s.operation_id = NEW.id AND s.settled_state = 'unknown' ORDER BY s.settled_at DESC NULLS LAST LIMIT 1;
     INSERT INTO reconciliations (id, team_id, operation_id, settlement_id, assignee_user_id, assigned_by, assigned_at, status)
