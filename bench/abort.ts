@@ -19,7 +19,7 @@ import { ms, markdown, type BenchTable } from "./lib/report";
 import { percentile } from "./lib/measure";
 import { ensureTeam } from "../lib/modules/members/admin-directory";
 import { createApiKey } from "../lib/modules/keys/api-keys";
-import { createRun } from "../lib/modules/runs/runs";
+import { createRun } from "../lib/modules/runs/register/create-run";
 import { registerOperation } from "../lib/modules/runs/operations";
 import { killRun } from "../lib/modules/stop/kill";
 import { prisma } from "../lib/platform/db/prisma";

@@ -10,7 +10,7 @@ import { gateBatcher, type GateInput, type GateOutcome } from "../lib/modules/ga
 import { setting } from "../lib/platform/config";
 import { createApiKey } from "../lib/modules/keys/api-keys";
 import { ensureTeam } from "../lib/modules/members/admin-directory";
-import { createRun } from "../lib/modules/runs/runs";
+import { createRun } from "../lib/modules/runs/register/create-run";
 import { hashKeySecret } from "../lib/platform/auth/api-key";
 import { newId } from "../lib/platform/ids";
 

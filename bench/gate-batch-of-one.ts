@@ -15,7 +15,7 @@ import { callGateBatch, callGateFunction, type GateArgs, type RawAnswer } from "
 import { BREAKER_DEFAULTS } from "../lib/control/breaker";
 import { createApiKey } from "../lib/modules/keys/api-keys";
 import { ensureTeam } from "../lib/modules/members/admin-directory";
-import { createRun } from "../lib/modules/runs/runs";
+import { createRun } from "../lib/modules/runs/register/create-run";
 import { hashKeySecret } from "../lib/platform/auth/api-key";
 import { newId } from "../lib/platform/ids";
 

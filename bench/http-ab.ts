@@ -12,7 +12,7 @@ import { load } from "./lib/load";
 import { cpuMsOf, freePort, startProcess, stopProcess, type Proc } from "./lib/processes";
 import { createApiKey } from "../lib/modules/keys/api-keys";
 import { ensureTeam } from "../lib/modules/members/admin-directory";
-import { createRun } from "../lib/modules/runs/runs";
+import { createRun } from "../lib/modules/runs/register/create-run";
 import { newId } from "../lib/platform/ids";
 import { closeDbClients } from "../lib/start/database";
 

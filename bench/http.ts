@@ -21,7 +21,7 @@ import { rssOf } from "./lib/rss";
 import { ms, ratio, type BenchTable } from "./lib/report";
 import { createApiKey } from "../lib/modules/keys/api-keys";
 import { ensureMembership, ensureTeam, ensureUser } from "../lib/modules/members/admin-directory";
-import { createRun } from "../lib/modules/runs/runs";
+import { createRun } from "../lib/modules/runs/register/create-run";
 import { newId } from "../lib/platform/ids";
 import { setting } from "../lib/platform/config";
 

@@ -19,9 +19,11 @@ export interface ActionSpec<S extends z.ZodType> {
   input: S;
   /** The permission checked before the dal is called (the dal checks again, and checks the team). */
   action: Action | ((input: z.infer<S>) => Action);
-  /** Paths whose server-rendered data changes; pages also refresh live through react-query. */
-  revalidate?: (input: z.infer<S>) => string[];
+  /** Paths whose server-rendered data changes (or a function of the input naming them); pages also refresh live through react-query. */
+  revalidate?: readonly string[] | ((input: z.infer<S>) => readonly string[]);
 }
+
+type Handler<S extends z.ZodType, T> = (ctx: { session: ConsoleSession; input: z.infer<S> }) => Promise<T>;
 
 function firstIssue(error: z.ZodError): string {
   const issue = error.issues[0];
@@ -33,7 +35,7 @@ function firstIssue(error: z.ZodError): string {
 export async function runAction<S extends z.ZodType, T>(
   spec: ActionSpec<S>,
   raw: unknown,
-  handler: (ctx: { session: ConsoleSession; input: z.infer<S> }) => Promise<T>,
+  handler: Handler<S, T>,
 ): Promise<ActionResult<T>> {
   // NUL and lone surrogates are refused in every field before anything reads them.
   const unsafe = findUnsafeText(raw, "input");
@@ -48,11 +50,23 @@ export async function runAction<S extends z.ZodType, T>(
   }
   try {
     const data = await handler({ session, input: parsed.data });
-    for (const path of spec.revalidate?.(parsed.data) ?? []) revalidatePath(path);
+    const paths = typeof spec.revalidate === "function" ? spec.revalidate(parsed.data) : (spec.revalidate ?? []);
+    for (const path of paths) revalidatePath(path);
     return { ok: true, data };
   } catch (err) {
     if (err instanceof QuiesceError) return { ok: false, code: err.code, message: err.message };
     logger("console").error({ err, action: spec.name }, "server action failed");
     return { ok: false, code: "internal", message: "internal error — reload to see the current state" };
   }
+}
+
+/**
+ * A console server action, declared as `export const fooAction = serverAction({ name, input, action, revalidate }, handler)`
+ * in a "use server" file: the file states what the action parses, may do, refreshes and calls; runAction does the rest.
+ */
+export function serverAction<S extends z.ZodType, T>(
+  spec: ActionSpec<S>,
+  handler: Handler<S, T>,
+): (raw: unknown) => Promise<ActionResult<T>> {
+  return async (raw: unknown) => runAction(spec, raw, handler);
 }

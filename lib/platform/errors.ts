@@ -38,6 +38,13 @@ export const notFound = (what: string) => new QuiesceError("not_found", `${what}
 export const forbidden = (message: string) => new QuiesceError("forbidden", message);
 export const badRequest = (message: string, details?: unknown) => new QuiesceError("bad_request", message, details);
 
+/** The reason an operator's control write must carry, trimmed; 400 when there is none. */
+export function requiredReason(reason: string | undefined): string {
+  const why = reason?.trim();
+  if (!why) throw badRequest("reason: a reason is required");
+  return why;
+}
+
 /**
  * SQLSTATEs of a database that is down, restarting, failing over or (a standby) read-only, or too slow
  * to answer within our timeouts (statement or lock timeout); and Prisma's codes for the same: no

@@ -11,7 +11,7 @@ import { afterAll, beforeAll, expect, test } from "vitest";
 import { buildCli, checkCliBuild, ensureCliBuild, routeFiles } from "../../lib/build/cli-build.mjs";
 import { createApiKey } from "../../lib/modules/keys/api-keys";
 import { ensureTeam } from "../../lib/modules/members/admin-directory";
-import { createRun } from "../../lib/modules/runs/runs";
+import { createRun } from "../../lib/modules/runs/register/create-run";
 import { newId } from "../../lib/platform/ids";
 import { freePort } from "../support/pg-local";
 

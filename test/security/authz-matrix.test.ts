@@ -335,10 +335,14 @@ describe("server actions", () => {
     for (const file of files) {
       const src = readFileSync(file, "utf8");
       expect(src.trimStart().startsWith('"use server"'), file).toBe(true);
-      const exported = [...src.matchAll(/export async function (\w+)\s*\(([^)]*)\)\s*\{([\s\S]*?)\n\}/g)];
-      for (const [, name, , fnBody] of exported) {
+      // An action is an async function calling runAction, or declared through serverAction (which calls it).
+      const exported = [
+        ...[...src.matchAll(/export async function (\w+)\s*\(([^)]*)\)\s*\{([\s\S]*?)\n\}/g)].map((m) => [m[1], m[3]] as const),
+        ...[...src.matchAll(/export const (\w+) = (serverAction\([\s\S]*?)\n\}?\);/g)].map((m) => [m[1], m[2]] as const),
+      ];
+      for (const [name, fnBody] of exported) {
         // The permission is a string or a function of the input returning one of several strings.
-        const spec = /runAction\(\s*\{[\s\S]*?\baction:\s*([^\n]*?)(?:,\s*revalidate\b|\s*\},)/.exec(fnBody!);
+        const spec = /(?:runAction|serverAction)\(\s*\{[\s\S]*?\baction:\s*([^\n]*?)(?:,\s*revalidate\b|\s*\},)/.exec(fnBody!);
         const named = spec ? [...spec[1]!.matchAll(/"([a-z]+\.[a-z]+)"/g)].map((x) => x[1]!) : [];
         if (named.length === 0) {
           problems.push(`${path.relative(ROOT, file)} ${name}: does not call runAction with a permission`);

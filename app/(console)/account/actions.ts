@@ -1,7 +1,7 @@
 "use server";
 // The member's own account. Like every action, through runAction (lib/actions/run-action.ts).
 import { cookies, headers } from "next/headers";
-import { runAction } from "@/lib/actions/run-action";
+import { serverAction } from "@/lib/actions/run-action";
 import { ChangePasswordInput } from "@/lib/schemas/console";
 import { changeOwnPassword } from "@/lib/modules/members";
 import { frontAddress } from "@/lib/platform/security/client-address";
@@ -15,8 +15,9 @@ const SESSION_COOKIE = /^(__Secure-)?next-auth\.session-token$/;
  * Changes the caller's password. Every session of the user ends (the session version moves on), and
  * this one is re-issued at the new version, so the browser that changed it stays signed in.
  */
-export async function changePasswordAction(raw: unknown) {
-  return runAction({ name: "changePassword", input: ChangePasswordInput, action: "run.read" }, raw, async ({ session, input }) => {
+export const changePasswordAction = serverAction(
+  { name: "changePassword", input: ChangePasswordInput, action: "run.read" },
+  async ({ session, input }) => {
     const { sessionVersion } = await changeOwnPassword(session.principal, { ...input, address: frontAddress(await headers()) });
     const jar = await cookies();
     const current = jar.getAll().find((c) => SESSION_COOKIE.test(c.name));
@@ -31,5 +32,5 @@ export async function changePasswordAction(raw: unknown) {
       });
     }
     return { changed: true, stillSignedIn: Boolean(fresh) };
-  });
-}
+  },
+);

@@ -1,28 +1,25 @@
 "use server";
 // Fleet stop from the console (docs/fleet-stop.md): through runAction like every control write. The
 // whole team (an empty filter) needs the team's name typed back; the dal authorizes and audits again.
-import { runAction } from "@/lib/actions/run-action";
+import { serverAction } from "@/lib/actions/run-action";
 import { FleetStopInput } from "@/lib/schemas/console";
 import { createStop, previewStop } from "@/lib/modules/stop";
 import { isWholeTeam } from "@/lib/control/fleet";
 import { toFilter } from "@/lib/modules/stop";
 import { QuiesceError } from "@/lib/platform/errors";
 
-export async function fleetStopAction(raw: unknown) {
-  return runAction(
-    { name: "fleet-stop", input: FleetStopInput, action: "fleet.stop", revalidate: () => ["/runs"] },
-    raw,
-    async ({ session, input }) => {
-      const body = { action: input.action, filter: input.filter, reason: input.reason, dryRun: input.dryRun };
-      if (input.dryRun) {
-        const r = await previewStop(session.principal, body);
-        return { dryRun: true as const, matched: r.matched, barrierTargets: r.barrierTargets, stopId: null };
-      }
-      if (isWholeTeam(toFilter(input.filter)) && input.confirmTeam?.trim() !== session.team.name) {
-        throw new QuiesceError("bad_request", `confirmTeam: type the team's name ("${session.team.name}") to stop every run of the team`);
-      }
-      const r = await createStop(session.principal, body);
-      return { dryRun: false as const, matched: r.matched, barrierTargets: r.barriers.total, stopId: r.stopId };
-    },
-  );
-}
+export const fleetStopAction = serverAction(
+  { name: "fleet-stop", input: FleetStopInput, action: "fleet.stop", revalidate: ["/runs"] },
+  async ({ session, input }) => {
+    const body = { action: input.action, filter: input.filter, reason: input.reason, dryRun: input.dryRun };
+    if (input.dryRun) {
+      const r = await previewStop(session.principal, body);
+      return { dryRun: true as const, matched: r.matched, barrierTargets: r.barrierTargets, stopId: null };
+    }
+    if (isWholeTeam(toFilter(input.filter)) && input.confirmTeam?.trim() !== session.team.name) {
+      throw new QuiesceError("bad_request", `confirmTeam: type the team's name ("${session.team.name}") to stop every run of the team`);
+    }
+    const r = await createStop(session.principal, body);
+    return { dryRun: false as const, matched: r.matched, barrierTargets: r.barriers.total, stopId: r.stopId };
+  },
+);

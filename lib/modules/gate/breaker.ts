@@ -3,7 +3,7 @@
 // the tree lock exclusively, audit and notify in the same transaction.
 import "server-only";
 import { prisma, type Tx } from "../../platform/db/prisma";
-import { badRequest } from "../../platform/errors";
+import { badRequest, requiredReason } from "../../platform/errors";
 import { applyBreakerAction, breakerAfterOutcome, displayedBreaker, type BreakerAction, type BreakerRecord } from "../../control/breaker";
 import type { BreakerState } from "../../control/types";
 import type { BreakerResponse } from "../../schemas/control";
@@ -64,8 +64,7 @@ function columnsOf(b: BreakerRecord) {
 export async function setBreaker(p: Principal, runId: string, action: BreakerAction, reason: string): Promise<BreakerResponse> {
   if (action !== "trip" && action !== "reset") throw badRequest("action: must be trip or reset");
   authorize(p, action === "trip" ? "breaker.trip" : "breaker.reset");
-  const why = reason?.trim();
-  if (!why) throw badRequest("reason: a reason is required");
+  const why = requiredReason(reason);
   const actor = actorOf(p);
   return prisma().$transaction(async (tx) => {
     await lockRunOfTeam(tx, p, runId);

@@ -461,10 +461,8 @@ export function gateBatchStats(): { batches: number; calls: number } {
 /** POST /api/v1/gate: ask before a protected action. */
 export async function gateCheck(i: GateInput, via?: Queryable, traceparent?: string | null): Promise<GateOutcome> {
   const args = gateArgs(i);
-  const started = performance.now();
-  // gateSpan is a plain call when tracing is off (the default): no span, no context work.
-  const out = await gateSpan(
-    "quiesce.gate",
+  return measuredCheck(
+    "gate",
     traceparent,
     { "quiesce.run_id": args.runId, "quiesce.operation_id": args.operationId, "quiesce.tool": args.tool },
     async () => {
@@ -475,7 +473,21 @@ export async function gateCheck(i: GateInput, via?: Queryable, traceparent?: str
       return r ? mapDecision(r) : CONTROL_UNAVAILABLE;
     },
   );
-  if (out.ok) recordGateDecision("gate", out.decision, out.reason, started);
+}
+
+/**
+ * A gate or admit check in its span (gateSpan is a plain call when tracing is off, the default: no span,
+ * no context work), its decision counted with its latency.
+ */
+async function measuredCheck<T extends AdmitOutcome>(
+  check: "gate" | "admit",
+  traceparent: string | null | undefined,
+  attributes: Parameters<typeof gateSpan>[2],
+  fn: () => Promise<T>,
+): Promise<T> {
+  const started = performance.now();
+  const out = await gateSpan(`quiesce.${check}`, traceparent, attributes, fn);
+  if (out.ok) recordGateDecision(check, out.decision, out.reason, started);
   return out;
 }
 
@@ -487,20 +499,12 @@ function operationArgs(i: OperationInput) {
 /** POST /api/v1/operations/{id}/admit: the dequeue-time check of registered work. */
 export async function admitCheck(i: OperationInput, via?: Queryable, traceparent?: string | null): Promise<AdmitOutcome> {
   const args = operationArgs(i);
-  const started = performance.now();
-  const out = await gateSpan(
-    "quiesce.admit",
-    traceparent,
-    { "quiesce.operation_id": args.operationId },
-    async (): Promise<AdmitOutcome> => {
-      const r = await orUnavailable(() => callGateFunction("admit", args, via));
-      if (!r) return CONTROL_UNAVAILABLE;
-      if (!r.ok && r.code === "not_found") return { ok: false, code: "not_found", message: r.message ?? "operation not found" };
-      return mapDecision(r);
-    },
-  );
-  if (out.ok) recordGateDecision("admit", out.decision, out.reason, started);
-  return out;
+  return measuredCheck("admit", traceparent, { "quiesce.operation_id": args.operationId }, async (): Promise<AdmitOutcome> => {
+    const r = await orUnavailable(() => callGateFunction("admit", args, via));
+    if (!r) return CONTROL_UNAVAILABLE;
+    if (!r.ok && r.code === "not_found") return { ok: false, code: "not_found", message: r.message ?? "operation not found" };
+    return mapDecision(r);
+  });
 }
 
 /** POST /api/v1/operations/{id}/heartbeat: continue while allowed or merely paused. */

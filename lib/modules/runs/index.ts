@@ -22,4 +22,5 @@ export { pauseRun, resumeRun } from "./lifecycle";
 export { databaseMetricsText } from "./metrics";
 export { completeOperation, registerOperation } from "./operations";
 export { finishRun } from "./run-finish";
-export { createRun, getRunView, listRuns } from "./runs";
+export { createRun } from "./register/create-run";
+export { getRunView, listRuns } from "./runs";

@@ -4,7 +4,7 @@
 // audit row + NOTIFY in the same transaction. Lifecycle never touches the breaker columns.
 import "server-only";
 import { prisma } from "../../platform/db/prisma";
-import { QuiesceError, badRequest } from "../../platform/errors";
+import { QuiesceError, requiredReason } from "../../platform/errors";
 import { applyLifecycleRecord, type LifecycleAction } from "../../control/lifecycle";
 import type { Lifecycle } from "../../control/types";
 import type { LifecycleResponse } from "../../schemas/control";
@@ -22,8 +22,7 @@ async function applyAction(
   reason: string,
 ): Promise<LifecycleResponse> {
   authorize(p, action === "pause" ? "run.pause" : "run.resume");
-  const why = reason?.trim();
-  if (!why) throw badRequest("reason: a reason is required");
+  const why = requiredReason(reason);
   const actor = actorOf(p);
   return prisma().$transaction(async (tx) => {
     await lockRunOfTeam(tx, p, runId);

@@ -38,15 +38,7 @@ export interface WebhookDeliveryView {
   deliveredAt: string | null;
 }
 
-const view = (e: {
-  id: string;
-  teamId: string;
-  url: string;
-  eventTypes: string[];
-  enabled: boolean;
-  createdBy: string;
-  createdAt: Date;
-}): WebhookEndpointView => ({
+const view = (e: Omit<WebhookEndpointView, "createdAt"> & { createdAt: Date }): WebhookEndpointView => ({
   id: e.id,
   teamId: e.teamId,
   url: e.url,

@@ -1,4 +1,4 @@
-// The raw-SQL inserts of the hot paths (run registration: lib/modules/runs/runs.ts insertRegistration) bypass
+// The raw-SQL inserts of the hot paths (run registration: lib/modules/runs/register/insert.ts insertRegistration) bypass
 // Prisma, so nothing would tell them that schema.prisma gained a column. Each is written as ONE record
 // naming every scalar field of its model — typed against the generated client, so a field added to
 // the schema and not to the record is a type error — from which the column list and the value list
