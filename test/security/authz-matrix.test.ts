@@ -31,6 +31,10 @@ type Target = {
   runningOpId: string;
   barrierId: string;
   stopId: string;
+  /** A recovery item of the killed run (a completed effect), owned by the admin who killed it. */
+  recoveryId: string;
+  /** A member of the target's team to assign recovery items to: the admin, who owns them already, so no other role becomes an owner. */
+  memberUserId: string;
 };
 interface Entry {
   /** null: public. */
@@ -47,6 +51,7 @@ interface Entry {
 // The target run is registered by "agent" (its holder); its queued operation by "worker" (which holds that).
 const RUN_HOLDERS = ["agent"];
 const QUEUED_OP_HOLDERS = ["agent", "worker"];
+const RECOVERY_OWNERS = ["manager", "admin"];
 const ENTRIES: Record<string, Entry> = {
   openapi: { action: null, crossTeam: "none" },
   createRun: { action: "run.register", crossTeam: 404, body: (t) => ({ taskId: "matrix", parentRunId: t.runId }), holders: RUN_HOLDERS },
@@ -81,6 +86,16 @@ const ENTRIES: Record<string, Entry> = {
   },
   getStop: { action: "run.read", crossTeam: 404 },
   resumeStop: { action: "fleet.stop", crossTeam: 404, body: () => ({ reason: "matrix" }) },
+  listRecoveries: { action: "run.read", crossTeam: "none" },
+  assignRecovery: { action: "reconciliation.assign", crossTeam: 404, body: (t) => ({ assigneeUserId: t.memberUserId }) },
+  // The item's owner (the admin who killed the run) or a manager/admin: a same-team viewer or operator is refused.
+  startRecovery: { action: "reconciliation.resolve", crossTeam: 404, body: () => ({}), holders: RECOVERY_OWNERS },
+  recordRecovery: {
+    action: "reconciliation.resolve",
+    crossTeam: 404,
+    body: () => ({ state: "in_progress", note: "matrix", evidence: "matrix" }),
+    holders: RECOVERY_OWNERS,
+  },
 };
 
 // ── Routes from the files ──────────────────────────────────────────────────────────────────────────
@@ -131,6 +146,31 @@ async function makeTarget(team: TestTeam): Promise<Target> {
   await agent.gate({ runId: run.runId, leaseId: run.leaseId, epoch: run.epoch, operationId: `r-${run.runId}`, tool: "t" });
   const doomed = await agent.createRun({ taskId: "matrix-barrier" });
   const { barrierId } = await w.client(team.keys.admin).kill(doomed.runId, "matrix barrier");
+  // An effect the barrier found completed opens a recovery item at commit.
+  const opRow = newId("op");
+  await prisma().operation.create({
+    data: {
+      id: opRow,
+      teamId: team.teamId,
+      operationId: `done-${doomed.runId}`,
+      runId: doomed.runId,
+      epochStamp: 1,
+      kind: "call",
+      tool: "t",
+      state: "succeeded",
+    },
+  });
+  await prisma().settlement.create({
+    data: {
+      id: newId("set"),
+      barrierId,
+      operationId: opRow,
+      stateAtBarrier: "running",
+      settledState: "completed_and_verified",
+      settledAt: new Date(),
+    },
+  });
+  const recovery = await prisma().recoveryItem.findUniqueOrThrow({ where: { operationId: opRow } });
   const stop = await w
     .client(team.keys.admin)
     .createStop({ action: "pause", filter: { taskPrefix: "matrix-nothing-" }, reason: "matrix stop" });
@@ -142,6 +182,8 @@ async function makeTarget(team: TestTeam): Promise<Target> {
     runningOpId: `r-${run.runId}`,
     barrierId,
     stopId: (stop as { stopId: string }).stopId,
+    recoveryId: recovery.id,
+    memberUserId: team.users.admin,
   };
 }
 
@@ -158,6 +200,7 @@ async function fingerprint(): Promise<string> {
       (SELECT count(*) FROM effect_receipts WHERE team_id = ANY($1)),
       (SELECT count(*) FROM api_keys WHERE team_id = ANY($1) AND revoked_at IS NULL),
       (SELECT count(*) FROM memberships WHERE team_id = ANY($1)),
+      (SELECT md5(coalesce(string_agg(id || state || coalesce(assignee_user_id, ''), ',' ORDER BY id), '')) FROM recovery_items WHERE team_id = ANY($1)),
       (SELECT md5(coalesce(string_agg(id::text || hash, ',' ORDER BY id), '')) FROM audit_events WHERE team_id = ANY($1))
     ) AS f`,
     teams,
@@ -217,7 +260,12 @@ afterAll(async () => {
 const roleIn = (who: Who) => who.name.replace(/^other-/, "");
 
 function fillPath(p: string, t: Target, opId: string): string {
-  return p.replace("{runId}", t.runId).replace("{barrierId}", t.barrierId).replace("{operationId}", opId).replace("{stopId}", t.stopId);
+  return p
+    .replace("{runId}", t.runId)
+    .replace("{barrierId}", t.barrierId)
+    .replace("{operationId}", opId)
+    .replace("{stopId}", t.stopId)
+    .replace("{recoveryId}", t.recoveryId);
 }
 
 async function call(method: string, url: string, who: Who, body: unknown, stream: boolean): Promise<{ status: number; json: any }> {
