@@ -27,6 +27,7 @@ export const commands: Record<string, () => Promise<Command>> = {
   "provider-sim": () => import("./provider-sim").then((m) => m.providerSimCommand),
   receipt: () => import("./receipt").then((m) => m.receiptCommand),
   reconcile: () => import("./reconcile").then((m) => m.reconcileCommand),
+  recovery: () => import("./recovery").then((m) => m.recoveryCommand),
   demo: () => import("./demo").then((m) => m.demoCommand),
   drill: () => import("./drill").then((m) => m.drillCommand),
   audit: () => import("./audit").then((m) => m.auditCommand),

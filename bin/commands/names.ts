@@ -19,6 +19,7 @@ export const COMMAND_NAMES = [
   "provider-sim",
   "receipt",
   "reconcile",
+  "recovery",
   "demo",
   "drill",
   "audit",

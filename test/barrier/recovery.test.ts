@@ -10,7 +10,25 @@ import { startSimProvider, type SimServer } from "../../lib/modules/stop/provide
 import { SimProviderClient } from "../../lib/modules/stop/providers/sim-client";
 import { createApiKey } from "../../lib/modules/keys/api-keys";
 import { startApiServer, type ApiServer } from "../support/api-server";
-import { addOp, makeProvider, makeTeam, makeTree, receiptsOf, startWorkerProcess, waitFor, type Proc, type TeamFixture } from "./fixtures";
+import {
+  addOp,
+  makeProvider,
+  makeTeam,
+  makeTree,
+  receiptsOf,
+  spawnCli,
+  startWorkerProcess,
+  waitFor,
+  type Proc,
+  type TeamFixture,
+} from "./fixtures";
+
+/** The CLI as a real process: its exit code and what it printed. */
+async function cli(args: string[]): Promise<{ code: number | null; out: string }> {
+  const p = spawnCli(args);
+  const code = await new Promise<number | null>((resolve) => p.child.on("exit", (c) => resolve(c)));
+  return { code, out: p.output() };
+}
 
 let team: TeamFixture;
 let other: TeamFixture;
@@ -179,5 +197,23 @@ describe("recovery items", () => {
       headers: { authorization: `Bearer ${keys.agent}` },
     });
     expect(((await list.json()) as any).recoveries).toHaveLength(1);
+  }, 120_000);
+
+  test("the CLI: list, start as the owner (exit 0 only when proven), refusals exit 2 and change nothing", async () => {
+    const { item, job } = await completedEffect("deploy-sim");
+    const listed = await cli(["recovery", "list", "--barrier", item.barrierId, "--json"]);
+    expect(listed.code).toBe(0);
+    expect(JSON.parse(listed.out.slice(listed.out.indexOf("[")))).toEqual([item]);
+    const stranger = await cli(["recovery", "start", item.id, "--as", team.users.viewer.email]);
+    expect(stranger.code).toBe(2);
+    expect(stranger.out).toContain("only the recovery's owner or a manager/admin");
+    expect((await cli(["recovery", "record", item.id, "--state", "rolled_back", "--as", team.users.operator.email])).code).toBe(2);
+    expect((await cli(["recovery", "frobnicate"])).code).toBe(2);
+    expect((await getRecovery(team.users.viewer.principal, item.id)).state).toBe("open");
+    expect((await simc.getJob(job.jobId)).compensateRequests).toBe(0);
+    const started = await cli(["recovery", "start", item.id, "--as", team.users.operator.email]);
+    expect(started.code, started.out).toBe(0);
+    expect(started.out).toContain("rolled_back");
+    expect(started.out).toContain("verified absent by deploy-sim");
   }, 120_000);
 });

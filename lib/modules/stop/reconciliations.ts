@@ -222,18 +222,21 @@ export async function resolveReconciliation(
 }
 
 /**
- * For the CLI (`reconcile … --as <email>`): the member of the reconciliation's team with that email,
+ * For the CLI (`reconcile|recovery … --as <email>`): the member of the work's team with that email,
  * as a user principal carrying their CURRENT role. System principals only.
  */
-export async function memberPrincipal(p: Principal, email: string, reconciliationId: string): Promise<Principal> {
+export async function memberPrincipal(p: Principal, email: string, workId: string): Promise<Principal> {
   if (p.type !== "system") throw forbidden("system only");
-  const r = await prisma().reconciliation.findUnique({ where: { id: reconciliationId }, select: { teamId: true } });
-  if (!r) throw notFound("reconciliation");
+  // Open work is a reconciliation of an unknown outcome or a recovery item of a completed effect.
+  const r =
+    (await prisma().reconciliation.findUnique({ where: { id: workId }, select: { teamId: true } })) ??
+    (await prisma().recoveryItem.findUnique({ where: { id: workId }, select: { teamId: true } }));
+  if (!r) throw notFound(workId.startsWith("rcv_") ? "recovery item" : "reconciliation");
   const user =
     (await prisma().user.findUnique({ where: { email: email.trim().toLowerCase() } })) ??
     (await prisma().user.findUnique({ where: { email: email.trim() } }));
   const m = user ? await prisma().membership.findUnique({ where: { teamId_userId: { teamId: r.teamId, userId: user.id } } }) : null;
-  if (!user || !m) throw badRequest(`--as: ${email} is not a member of the reconciliation's team`);
+  if (!user || !m) throw badRequest(`--as: ${email} is not a member of its team`);
   return { type: "user", userId: user.id, email: user.email, teamId: r.teamId, role: m.role };
 }
 
