@@ -5,10 +5,18 @@ import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { prisma } from "../../lib/platform/db/prisma";
 import { closePool } from "../../lib/platform/db/pool";
 import { killRun } from "../../lib/modules/stop/kill";
-import { assignRecovery, getRecovery, listRecoveries, recordRecovery, startRecovery } from "../../lib/modules/stop/recovery";
+import {
+  announceOverdueRecoveries,
+  assignRecovery,
+  getRecovery,
+  listRecoveries,
+  recordRecovery,
+  startRecovery,
+} from "../../lib/modules/stop/recovery";
 import { startSimProvider, type SimServer } from "../../lib/modules/stop/providers/sim-server";
 import { SimProviderClient } from "../../lib/modules/stop/providers/sim-client";
 import { createApiKey } from "../../lib/modules/keys/api-keys";
+import { newId } from "../../lib/platform/ids";
 import { startApiServer, type ApiServer } from "../support/api-server";
 import {
   addOp,
@@ -215,5 +223,35 @@ describe("recovery items", () => {
     expect(started.code, started.out).toBe(0);
     expect(started.out).toContain("rolled_back");
     expect(started.out).toContain("verified absent by deploy-sim");
+  }, 120_000);
+
+  test("an item past its due time is marked overdue and announced to webhooks once (recovery.overdue)", async () => {
+    const { item } = await completedEffect("deploy-manual");
+    await prisma().webhookEndpoint.create({
+      data: {
+        id: newId("whk"),
+        teamId: team.teamId,
+        url: "http://127.0.0.1:9/hook",
+        secret: "s",
+        eventTypes: ["recovery.overdue"],
+        createdBy: "test",
+      },
+    });
+    const system = { type: "system" as const, name: "test" };
+    expect(await announceOverdueRecoveries(system, team.teamId)).toEqual([]);
+    await prisma().recoveryItem.update({ where: { id: item.id }, data: { dueAt: new Date(Date.now() - 1000) } });
+    expect((await getRecovery(team.users.viewer.principal, item.id)).overdue).toBe(true);
+    expect(await announceOverdueRecoveries(system, team.teamId)).toEqual([{ id: item.id, teamId: team.teamId }]);
+    expect(await announceOverdueRecoveries(system, team.teamId)).toEqual([]);
+    const sent = await prisma().webhookDelivery.findMany({ where: { teamId: team.teamId, type: "recovery.overdue" } });
+    expect(sent).toHaveLength(1);
+    expect(sent[0]!.event as any).toMatchObject({
+      type: "dev.quiesce.recovery.overdue",
+      subject: item.id,
+      data: { recovery_id: item.id, state: "open" },
+    });
+    // Done work is never overdue.
+    await recordRecovery(team.users.operator.principal, item.id, { state: "accepted", note: "kept on purpose", evidence: "ticket REL-1" });
+    expect((await getRecovery(team.users.viewer.principal, item.id)).overdue).toBe(false);
   }, 120_000);
 });

@@ -12,6 +12,6 @@ export { recordObserved } from "./observed";
 export { SimProviderClient } from "./providers/sim-client";
 export { startSimProvider, type SimMode } from "./providers/sim-server";
 export { assignReconciliation, listReconciliations, memberPrincipal, resolveReconciliation, userIdForEmail } from "./reconciliations";
-export { assignRecovery, getRecovery, listRecoveries, recordRecovery, startRecovery } from "./recovery";
+export { announceOverdueRecoveries, assignRecovery, getRecovery, listRecoveries, recordRecovery, startRecovery } from "./recovery";
 export { createStop, getStop, previewStop, resumeStop, toFilter } from "./stops";
 export { EXIT_CODES, itemsOf, trustedKeys, verifyReceipts } from "./verify-receipts";

@@ -10,7 +10,7 @@ import { authorize, assertTeam } from "../../platform/auth/authorize";
 import { actorOf, type Principal } from "../../platform/auth/principal";
 import { notifyControl } from "../../platform/db/notify";
 import { appendAudit } from "../audit/audit";
-import { emitEventTx } from "../webhooks/emit";
+import { emitEventsTx, emitEventTx } from "../webhooks/emit";
 import { coveringBarriersTx } from "./internal/evidence";
 import { lockBarrierTx, reissueCoveringTx } from "./internal/receipts";
 import { providerFor } from "./providers/http";
@@ -292,4 +292,53 @@ export async function startRecovery(p: Principal, id: string): Promise<RecoveryV
     ),
   );
   return getRecovery({ type: "system", name: "recovery" }, id);
+}
+
+/**
+ * Overdue items (past their due time, still owed) are announced once: a `recovery.overdue` event to the
+ * team's webhooks (CloudEvents type dev.quiesce.recovery.overdue), marked so the next sweep skips them.
+ * Run on the barrier engine's wake. Returns the items announced.
+ */
+export async function announceOverdueRecoveries(p: Principal, teamId: string | null): Promise<{ id: string; teamId: string }[]> {
+  if (p.type !== "system") throw forbidden("system only");
+  return prisma().$transaction(async (tx) => {
+    const due = await tx.$queryRaw<
+      {
+        id: string;
+        team_id: string;
+        operation_id: string;
+        run_id: string;
+        barrier_id: string;
+        due_at: Date;
+        assignee: string | null;
+        state: string;
+      }[]
+    >`
+      WITH due AS (
+        UPDATE recovery_items ri SET overdue_notified_at = clock_timestamp()
+         WHERE ri.state IN ('open', 'in_progress', 'failed') AND ri.due_at <= clock_timestamp() AND ri.overdue_notified_at IS NULL
+           AND (${teamId}::text IS NULL OR ri.team_id = ${teamId}::text)
+        RETURNING ri.id, ri.team_id, ri.operation_id, ri.barrier_id, ri.due_at, ri.assignee_user_id, ri.state)
+      SELECT due.id, due.team_id, o.operation_id, o.run_id, due.barrier_id, due.due_at, u.email AS assignee, due.state::text AS state
+        FROM due JOIN operations o ON o.id = due.operation_id LEFT JOIN users u ON u.id = due.assignee_user_id
+       ORDER BY due.due_at, due.id`;
+    await emitEventsTx(
+      tx,
+      due.map((d) => ({
+        teamId: d.team_id,
+        type: "recovery.overdue" as const,
+        runId: d.run_id,
+        subject: d.id,
+        data: {
+          recovery_id: d.id,
+          operation_id: d.operation_id,
+          state: d.state,
+          owner: d.assignee,
+          due_at: d.due_at.toISOString(),
+          barrier_id: d.barrier_id,
+        },
+      })),
+    );
+    return due.map((d) => ({ id: d.id, teamId: d.team_id }));
+  });
 }
