@@ -47,6 +47,9 @@ export const EVAL_CASES: EvalCase[] = [
   // docs/security/authorization.md#holders — only the holder is a witness; finished is no way out
   drill("late_report_from_stranger_changes_nothing"),
   drill("finish_does_not_escape_fleet_kill"),
+  // docs/evidence.md#recovery — recovery of a completed effect, proven by the provider
+  drill("completed_effect_rolled_back_and_verified"),
+  drill("compensation_accepted_but_not_done"),
   // docs/security/identity.md#throttling — a stranger's bad keys cannot lock a team out
   anonymousBadKeysCannotLockOut,
 ];

@@ -39,6 +39,7 @@ async function provider(teamId: string, simUrl: string, o: { timeoutMs: number; 
       kind: "simulated",
       cancelUrl: `${simUrl}/jobs/{providerJobId}/cancel`,
       statusUrl: `${simUrl}/jobs/{providerJobId}/effect`,
+      compensateUrl: `${simUrl}/jobs/{providerJobId}/compensate`,
       rollbackOwner: "release-oncall",
       ...o,
     },

@@ -18,6 +18,8 @@ import { sideEffectCompletedBeforeStop } from "./cases/side-effect-completed-bef
 import { fleetStopDuringCreation } from "./cases/fleet-stop-during-creation";
 import { lateReportFromStranger } from "./cases/late-report-from-stranger";
 import { finishDoesNotEscapeFleetKill } from "./cases/finish-does-not-escape-fleet-kill";
+import { completedEffectRolledBackAndVerified } from "./cases/completed-effect-rolled-back";
+import { compensationAcceptedButNotDone } from "./cases/compensation-accepted-not-done";
 
 export * from "./types";
 
@@ -44,6 +46,9 @@ export const DRILL_CASES: DrillCase[] = [
   // docs/security/authorization.md#holders — the rules of evidence inside a team
   lateReportFromStranger,
   finishDoesNotEscapeFleetKill,
+  // docs/evidence.md#recovery — a completed effect is undone only on the provider's word
+  completedEffectRolledBackAndVerified,
+  compensationAcceptedButNotDone,
 ];
 
 /** Which of a case's needs the context cannot meet. */

@@ -40,6 +40,7 @@ export async function setupDrillTeam(i: DrillSetupInput): Promise<DrillSetupResu
       kind: "simulated",
       cancelUrl: `${base}/cancel`,
       statusUrl: `${base}/status`,
+      compensateUrl: `${base}/compensate`,
       quietPeriodSeconds: 2,
       rollbackOwner: "release-oncall",
     });

@@ -167,9 +167,14 @@ type ProviderMode = NonNullable<Parameters<SimProviderClient["createJob"]>[0]>["
 
 /** A deployment preview whose queued call carries a simulated-provider job in `mode`, admitted (so
  * running at the kill), then killed: the barrier's first receipt and the call's settlement in it. */
-export async function killProviderCall(ctx: DrillContext, mode: ProviderMode, reason: string) {
+export async function killProviderCall(
+  ctx: DrillContext,
+  mode: ProviderMode,
+  reason: string,
+  job$: Omit<NonNullable<Parameters<SimProviderClient["createJob"]>[0]>, "mode" | "runId"> = {},
+) {
   const run = await newRun(ctx, { title: "deployment preview" });
-  const job = await must(ctx.sim, "the simulated provider").client.createJob({ mode, runId: run.runId });
+  const job = await must(ctx.sim, "the simulated provider").client.createJob({ ...job$, mode, runId: run.runId });
   const stamp = await providerWork(ctx, run, job.jobId);
   const admitted = await must(ctx.agent, "an agent key").admit(stamp.operationId);
   const stop = await killToReceipt(ctx, run.runId, reason);

@@ -116,6 +116,7 @@ export async function seedDemo(opts: { keysFile?: string; password?: string; sim
     ...DEMO_PROVIDER,
     cancelUrl: `${simUrl}/cancel`,
     statusUrl: `${simUrl}/status`,
+    compensateUrl: `${simUrl}/compensate`,
     updateUrls: true,
   });
 

@@ -14,6 +14,7 @@ import type {
 } from "../../schemas/operations";
 import type { BreakerResponse, KillResponse, LifecycleResponse } from "../../schemas/control";
 import type { CreateStopBody, FinishRunResponse, StopDryRunResponse, StopView } from "../../schemas/stops";
+import type { RecordRecoveryInput, RecoveryView } from "../../schemas/recovery";
 import { QuiesceApiError, QuiesceConfigError, QuiesceUnreachableError, newRequestId } from "./errors";
 import { subscribe as subscribeEvents, type RunEvent } from "./events";
 import { setting } from "../../platform/config";
@@ -204,6 +205,22 @@ export class QuiesceClient {
   }
   resumeStop(stopId: string, reason: string): Promise<StopView> {
     return this.call("POST", `/api/v1/stops/${enc(stopId)}/resume`, { reason });
+  }
+
+  // ── recovery (docs/evidence.md#recovery; people's operator keys: the owner or a manager/admin) ──
+  listRecoveries(q: { state?: string; barrierId?: string } = {}): Promise<{ recoveries: RecoveryView[] }> {
+    const qs = new URLSearchParams(Object.entries(q).filter((e): e is [string, string] => typeof e[1] === "string"));
+    return this.call("GET", `/api/v1/recoveries${qs.size ? `?${qs}` : ""}`);
+  }
+  assignRecovery(recoveryId: string, assigneeUserId: string): Promise<RecoveryView> {
+    return this.call("POST", `/api/v1/recoveries/${enc(recoveryId)}/assign`, { assigneeUserId });
+  }
+  /** Asks the provider to undo the effect; the answer is `rolled_back` only when its effect check then says absent. */
+  startRecovery(recoveryId: string): Promise<RecoveryView> {
+    return this.call("POST", `/api/v1/recoveries/${enc(recoveryId)}/start`, {});
+  }
+  recordRecovery(recoveryId: string, body: RecordRecoveryInput): Promise<RecoveryView> {
+    return this.call("POST", `/api/v1/recoveries/${enc(recoveryId)}/record`, body);
   }
 
   // ── barrier and receipt ──

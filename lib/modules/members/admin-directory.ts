@@ -143,6 +143,8 @@ export interface ProviderInput {
   kind: string;
   cancelUrl: string | null;
   statusUrl: string | null;
+  /** Where to ask the provider to undo a completed effect (recovery); none: a person records it. */
+  compensateUrl?: string | null;
   quietPeriodSeconds: number;
   rollbackOwner: string | null;
   /**
@@ -159,8 +161,8 @@ export async function ensureProvider(p: Principal, input: ProviderInput): Promis
   return prisma().$transaction(async (tx) => {
     const id = newId("prov");
     const inserted = await tx.$queryRawUnsafe<{ id: string }[]>(
-      `INSERT INTO providers (id, team_id, name, kind, cancel_url, status_url, quiet_period_seconds, rollback_owner)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT (team_id, name) DO NOTHING RETURNING id`,
+      `INSERT INTO providers (id, team_id, name, kind, cancel_url, status_url, quiet_period_seconds, rollback_owner, compensate_url)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) ON CONFLICT (team_id, name) DO NOTHING RETURNING id`,
       id,
       input.teamId,
       input.name,
@@ -169,22 +171,27 @@ export async function ensureProvider(p: Principal, input: ProviderInput): Promis
       input.statusUrl,
       input.quietPeriodSeconds,
       input.rollbackOwner,
+      input.compensateUrl ?? null,
     );
     if (inserted.length === 0) {
       const row = await tx.provider.findUniqueOrThrow({
         where: { teamId_name: { teamId: input.teamId, name: input.name } },
-        select: { id: true, cancelUrl: true, statusUrl: true },
+        select: { id: true, cancelUrl: true, statusUrl: true, compensateUrl: true },
       });
-      if (!input.updateUrls || (row.cancelUrl === input.cancelUrl && row.statusUrl === input.statusUrl))
+      const compensateUrl = input.compensateUrl ?? null;
+      if (
+        !input.updateUrls ||
+        (row.cancelUrl === input.cancelUrl && row.statusUrl === input.statusUrl && row.compensateUrl === compensateUrl)
+      )
         return { id: row.id, created: false, updated: false };
-      await tx.provider.update({ where: { id: row.id }, data: { cancelUrl: input.cancelUrl, statusUrl: input.statusUrl } });
+      await tx.provider.update({ where: { id: row.id }, data: { cancelUrl: input.cancelUrl, statusUrl: input.statusUrl, compensateUrl } });
       await appendAudit(tx, {
         teamId: input.teamId,
         actor: actorOf(p),
         action: "provider.update",
         target: row.id,
-        before: { cancelUrl: row.cancelUrl, statusUrl: row.statusUrl },
-        after: { cancelUrl: input.cancelUrl, statusUrl: input.statusUrl },
+        before: { cancelUrl: row.cancelUrl, statusUrl: row.statusUrl, compensateUrl: row.compensateUrl },
+        after: { cancelUrl: input.cancelUrl, statusUrl: input.statusUrl, compensateUrl },
       });
       return { id: row.id, created: false, updated: true };
     }
@@ -198,6 +205,7 @@ export async function ensureProvider(p: Principal, input: ProviderInput): Promis
         kind: input.kind,
         cancelUrl: input.cancelUrl,
         statusUrl: input.statusUrl,
+        compensateUrl: input.compensateUrl ?? null,
         quietPeriodSeconds: input.quietPeriodSeconds,
         rollbackOwner: input.rollbackOwner,
       },

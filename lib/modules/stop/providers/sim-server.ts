@@ -13,7 +13,7 @@
 // Provider protocol (what lib/modules/stop/providers/http.ts calls):
 //   POST /jobs/{id}/cancel   or   POST /cancel { providerJobId }
 //   GET  /jobs/{id}/effect   or   GET  /status?providerJobId=…
-//   POST /jobs/{id}/compensate   releases a committed job's reserved preview (recovery); a job created
+//   POST /jobs/{id}/compensate   or   POST /compensate { providerJobId }: releases a committed job's reserved preview (recovery); a job created
 //                                with compensation "ignore" accepts the request and keeps the effect
 // Control API (tests, evals, demo): POST /jobs, GET /jobs, GET /jobs/{id}, POST /jobs/{id}/mode,
 // POST /jobs/{id}/commit, POST /reset, GET /health. State lives in memory: the process is the provider.
@@ -180,6 +180,10 @@ export async function startSimProvider(opts: { port?: number; host?: string; log
       if (method === "POST" && url.pathname === "/cancel") {
         const job = find((body as { providerJobId?: string } | undefined)?.providerJobId);
         return job ? onCancel(job, res) : send(res, 404, { error: "no such job" });
+      }
+      if (method === "POST" && url.pathname === "/compensate") {
+        const job = find((body as { providerJobId?: string } | undefined)?.providerJobId);
+        return job ? onCompensate(job, res) : send(res, 404, { error: "no such job" });
       }
       if (method === "GET" && url.pathname === "/status") {
         const job = find(url.searchParams.get("providerJobId"));
