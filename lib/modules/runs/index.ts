@@ -20,6 +20,6 @@ export {
 } from "./console/views";
 export { pauseRun, resumeRun } from "./lifecycle";
 export { databaseMetricsText } from "./metrics";
-export { completeOperation, registerOperation } from "./operations";
+export { completeOperation, recordOperationProvider, registerOperation } from "./operations";
 export { finishRun } from "./run-finish";
 export { createRun, getRunView, listRuns } from "./runs";
