@@ -5,8 +5,14 @@
 //   hold  → waits and asks again (capped backoff, woken by control events), until allowed, denied,
 //           or the caller cancels
 //   deny, or no answer from the control plane → an isError tool result; nothing reaches upstream
-// A kill while calls run aborts them (the SDK sends notifications/cancelled upstream) and records
-// each as aborted_unknown unless the upstream's answer had already arrived.
+// A kill while calls run cancels them the way the upstream's protocol version defines
+// (docs/design/mcp-tasks.md): notifications/cancelled (stdio, and HTTP before 2026-07-28), closing the
+// request's stream (2026-07-28 over HTTP), tasks/cancel for a task; each is recorded aborted_unknown
+// unless the upstream's answer had already arrived.
+// Tasks: a tools/call the client augments with `task` is passed through; the task id is recorded on
+// the operation (with --provider, so a stop's provider check can ask the upstream itself), the
+// operation stays running until tasks/get says the task is terminal, and tasks/get, tasks/result,
+// tasks/list and tasks/cancel are relayed. Each session's negotiated protocol version is logged.
 // Transports: toward the client stdio (default) or Streamable HTTP (`listen`: one MCP session per
 // client); toward the upstream a stdio command or a Streamable HTTP URL (`upstreamUrl`). Upstream
 // progress notifications are relayed with the client's own progress token, a call held by a pause
@@ -16,30 +22,34 @@ import { randomBytes, randomUUID } from "node:crypto";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import path from "node:path";
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
 import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
-import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import {
   CallToolRequestSchema,
+  CancelTaskRequestSchema,
   ErrorCode,
+  GetTaskPayloadRequestSchema,
+  GetTaskRequestSchema,
   isInitializeRequest,
+  ListTasksRequestSchema,
   ListToolsRequestSchema,
   McpError,
-  ToolListChangedNotificationSchema,
   type CallToolResult,
+  type CreateTaskResult,
 } from "@modelcontextprotocol/sdk/types.js";
+import { createHash } from "node:crypto";
+import { canonicalJson } from "../../../control/canonical";
+import { connectUpstream } from "./upstream";
 import { adaptResult, negotiatedVersion } from "./content";
 import { subscribe } from "../../sdk/events";
 import type { QuiesceClient } from "../../sdk/client";
 import type { AdapterConfig } from "../common/config";
 import { describeError, QuiesceApiError } from "../common/control";
-import { Doorbell } from "../../../platform/wait";
+import { Doorbell, sleep } from "../../../platform/wait";
 import { askGate } from "../../sdk/hold";
-import { Inflight } from "./inflight";
+import { Inflight, type InflightCall } from "./inflight";
 import { refusalResult } from "./results";
 
 export interface GatewayOptions {
@@ -48,6 +58,8 @@ export interface GatewayOptions {
   parentRunId: string;
   parentLeaseId?: string;
   taskId?: string;
+  /** The providers row (kind mcp) through which a stop asks the upstream about the tasks recorded here. */
+  providerName?: string;
   /** Upstream stdio server (command + args), or … */
   command: string;
   args: string[];
@@ -93,12 +105,10 @@ export async function runGateway(o: GatewayOptions): Promise<number> {
   const doorbell = new Doorbell();
   const inflight = new Inflight(o.client, log);
 
-  const upstream = new Client({ name: "quiesce-mcp-gateway", version: "0.1.0" }, { capabilities: {} });
-  const upstreamTransport: Transport = o.upstreamUrl
-    ? new StreamableHTTPClientTransport(new URL(o.upstreamUrl))
-    : new StdioClientTransport({ command: o.command, args: o.args, env: upstreamEnv(), stderr: "inherit" });
-  await upstream.connect(upstreamTransport);
-  const upstreamInfo = upstream.getServerVersion();
+  const upstream = await connectUpstream({ command: o.command, args: o.args, env: upstreamEnv(), url: o.upstreamUrl });
+  log(
+    `upstream ${upstream.name ?? o.upstreamUrl ?? path.basename(o.command)} negotiated MCP ${upstream.version}${upstream.tasks ? " (tasks)" : ""}`,
+  );
 
   // ── the gateway's own child run, registered under --run ──
   let binding: Promise<RunBinding> | null = null;
@@ -106,7 +116,7 @@ export async function runGateway(o: GatewayOptions): Promise<number> {
     binding ??= (async () => {
       const r = await o.client.createRun({
         taskId: o.taskId ?? `mcp-gateway:${o.parentRunId}`,
-        title: `MCP gateway → ${upstreamInfo?.name ?? o.upstreamUrl ?? path.basename(o.command)}`,
+        title: `MCP gateway → ${upstream.name ?? o.upstreamUrl ?? path.basename(o.command)}`,
         harness: "mcp",
         parentRunId: o.parentRunId,
         ...(o.parentLeaseId ? { parentLeaseId: o.parentLeaseId } : {}),
@@ -146,10 +156,76 @@ export async function runGateway(o: GatewayOptions): Promise<number> {
     if (inflight.size > 0) void inflight.check();
   }, o.recheckMs ?? 5000);
 
+  /**
+   * A task the upstream runs for an allowed call: its id is recorded on the operation, a kill (or a stop
+   * of the gateway's run) sends tasks/cancel, and tasks/get is polled until the task is terminal, which
+   * is reported as the operation's outcome (after a kill, the holder's claim; the provider settles).
+   */
+  const followTask = async (
+    call: InflightCall,
+    taskId: string,
+    b: RunBinding,
+    report: (
+      o: "succeeded" | "failed" | "aborted_unknown",
+      d: Record<string, unknown>,
+      e?: { providerOperationId: string; detail: unknown },
+    ) => Promise<void>,
+  ) => {
+    log(`${call.tool} (${call.operationId}) runs as upstream task ${taskId}`);
+    if (o.providerName)
+      await o.client
+        .recordProvider(call.operationId, { providerName: o.providerName, providerJobId: taskId })
+        .catch((err) => log(`could not record task ${taskId} on ${call.operationId}: ${describeError(err)}`));
+    let cancelled = false;
+    call.ctrl.signal.addEventListener(
+      "abort",
+      () => {
+        cancelled = true;
+        log(`cancelling task ${taskId} upstream (tasks/cancel): ${call.abortReason ?? "aborted"}`);
+        upstream.cancelTask(taskId).catch((err) => log(`tasks/cancel ${taskId}: ${describeError(err)}`));
+      },
+      { once: true },
+    );
+    try {
+      while (!stop.signal.aborted) {
+        let state;
+        try {
+          state = await upstream.getTask(taskId, stop.signal);
+        } catch (err) {
+          if (stop.signal.aborted) break;
+          log(`tasks/get ${taskId}: ${describeError(err)}`);
+          await sleep(2000, undefined, stop.signal).catch(() => {});
+          continue;
+        }
+        const { status, lastUpdatedAt, pollInterval } = state.task;
+        if (status === "completed" || status === "failed" || status === "cancelled") {
+          call.answered = true;
+          const said = { taskId, taskStatus: status, at: lastUpdatedAt, runId: b.runId };
+          if (status === "completed") {
+            const { _meta: _m, ...payload } = (state.result ?? {}) as Record<string, unknown>;
+            const resultDigest = `sha256:${createHash("sha256").update(canonicalJson(payload)).digest("hex")}`;
+            await report(
+              payload.isError === true ? "failed" : "succeeded",
+              { ...said, resultDigest },
+              { providerOperationId: taskId, detail: { resultDigest } },
+            );
+          } else if (status === "failed") await report("failed", { ...said, error: state.error ?? state.task.statusMessage ?? null });
+          else await report("aborted_unknown", { ...said, abortedBy: cancelled ? "quiesce" : "caller", reason: call.abortReason });
+          return;
+        }
+        await sleep(Math.min(5000, Math.max(100, pollInterval ?? 1000)), undefined, stop.signal).catch(() => {});
+      }
+      // The gateway is ending with the task still running: a stop's provider check reads it from the upstream.
+      log(`task ${taskId} still running as the gateway ends; left to the provider check`);
+    } finally {
+      inflight.remove(call.operationId);
+    }
+  };
+
   const servers = new Set<Server>();
   // Upstream tool-list changes reach every connected client.
-  upstream.setNotificationHandler(ToolListChangedNotificationSchema, async () => {
-    for (const srv of servers) await srv.sendToolListChanged().catch(() => {});
+  upstream.onToolListChanged(() => {
+    for (const srv of servers) void srv.sendToolListChanged().catch(() => {});
   });
 
   /** One downstream MCP server (one per client session); `transport` is wrapped to learn the protocol version. */
@@ -160,20 +236,42 @@ export async function runGateway(o: GatewayOptions): Promise<number> {
     let version = negotiatedVersion(undefined);
     const server = new Server(
       { name: "quiesce-mcp-gateway", version: "0.1.0" },
-      { capabilities: { tools: { listChanged: true } }, instructions: upstream.getInstructions() },
+      {
+        capabilities: {
+          tools: { listChanged: true },
+          // Task-augmented tools/call reaches the client only when the upstream runs tasks.
+          ...(upstream.tasks ? { tasks: { list: {}, cancel: {}, requests: { tools: { call: {} } } } } : {}),
+        },
+        instructions: upstream.instructions,
+      },
     );
     const watchInit = (t: Transport) => {
       const inner = t.onmessage;
       t.onmessage = (msg, extra) => {
-        if (isInitializeRequest(msg)) version = negotiatedVersion(msg.params.protocolVersion);
+        if (isInitializeRequest(msg)) {
+          version = negotiatedVersion(msg.params.protocolVersion);
+          log(`client session ${tag || "stdio"} negotiated MCP ${version} (asked ${String(msg.params.protocolVersion)})`);
+        }
         inner?.(msg, extra);
       };
     };
 
-    server.setRequestHandler(ListToolsRequestSchema, (req, extra) => upstream.listTools(req.params, { signal: extra.signal }));
+    server.setRequestHandler(ListToolsRequestSchema, (req, extra) => upstream.listTools(req.params, extra.signal));
+    if (upstream.tasks) {
+      // Reading and cancelling a task changes nothing Quiesce guards: relayed as they are.
+      server.setRequestHandler(GetTaskRequestSchema, async (req, extra) => (await upstream.getTask(req.params.taskId, extra.signal)).task);
+      server.setRequestHandler(GetTaskPayloadRequestSchema, (req, extra) => upstream.taskResult(req.params.taskId, extra.signal));
+      server.setRequestHandler(ListTasksRequestSchema, (req) => upstream.listTasks(req.params?.cursor));
+      server.setRequestHandler(CancelTaskRequestSchema, async (req) => {
+        await upstream.cancelTask(req.params.taskId);
+        return (await upstream.getTask(req.params.taskId)).task;
+      });
+    }
 
-    server.setRequestHandler(CallToolRequestSchema, async (req, extra): Promise<CallToolResult> => {
+    server.setRequestHandler(CallToolRequestSchema, async (req, extra): Promise<CallToolResult | CreateTaskResult> => {
       const tool = req.params.name;
+      if (req.params.task && !upstream.tasks)
+        throw new McpError(ErrorCode.InvalidParams, "the upstream server does not run tools as tasks");
       const operationId = `mcp-${instanceId}-${tag}${String(extra.requestId)}`;
       const refuse = (reason: string, detail?: string, runId?: string) =>
         refusalResult({ tool, operationId, runId, decision: "deny", reason, detail });
@@ -216,32 +314,55 @@ export async function runGateway(o: GatewayOptions): Promise<number> {
       // A control event between the gate's answer and now found no running call to check: check now.
       if (eventSeq !== seqAtGate) void inflight.check();
       const signal = AbortSignal.any([extra.signal, call.ctrl.signal]);
-      const report = async (outcome: "succeeded" | "failed" | "aborted_unknown", detail: Record<string, unknown>) => {
+      const report = async (
+        outcome: "succeeded" | "failed" | "aborted_unknown",
+        detail: Record<string, unknown>,
+        effect?: { providerOperationId: string; detail: unknown },
+      ) => {
         try {
-          await o.client.complete(operationId, { outcome, detail: { harness: "mcp", tool, ...detail } });
+          await o.client.complete(operationId, { outcome, detail: { harness: "mcp", tool, ...detail }, ...(effect ? { effect } : {}) });
         } catch (err) {
           // 409: the run is killed and the report was kept as barrier evidence — that is the point.
           if (!(err instanceof QuiesceApiError && err.status === 409))
             log(`could not report ${outcome} for ${operationId}: ${describeError(err)}`);
         }
       };
+      let isTask = false;
       try {
         // The client's progress token is the client's: upstream gets the SDK's own, and its progress is
         // relayed back under the client's token.
         const { _meta: meta, ...params } = req.params;
         const { progressToken: _theirs, ...otherMeta } = meta ?? {};
-        const result = (await upstream.callTool({ ...params, ...(Object.keys(otherMeta).length ? { _meta: otherMeta } : {}) }, undefined, {
-          signal,
-          timeout: o.callTimeoutMs ?? 3_600_000,
-          ...(progressToken !== undefined
-            ? {
-                resetTimeoutOnProgress: true,
-                onprogress: (p: { progress: number; total?: number; message?: string }) => {
-                  void extra.sendNotification({ method: "notifications/progress", params: { ...p, progressToken } }).catch(() => {});
-                },
-              }
-            : {}),
-        })) as CallToolResult;
+        // The call's own signal, unhooked once answered: the SDK would otherwise send notifications/cancelled
+        // for a request already answered (a task's), when a kill aborts the call afterwards.
+        const callCtrl = new AbortController();
+        const forward = () => callCtrl.abort(signal.reason);
+        signal.addEventListener("abort", forward, { once: true });
+        if (signal.aborted) forward();
+        const answer = await upstream
+          .callTool(
+            { ...params, ...(Object.keys(otherMeta).length ? { _meta: otherMeta } : {}) },
+            {
+              signal: callCtrl.signal,
+              timeout: o.callTimeoutMs ?? 3_600_000,
+              ...(progressToken !== undefined
+                ? {
+                    onprogress: (p: { progress: number; total?: number; message?: string }) => {
+                      void extra.sendNotification({ method: "notifications/progress", params: { ...p, progressToken } }).catch(() => {});
+                    },
+                  }
+                : {}),
+            },
+          )
+          .finally(() => signal.removeEventListener("abort", forward));
+        const created = (answer as Partial<CreateTaskResult>).task;
+        if (created) {
+          // The call's answer is a handle: the work goes on upstream, and so does the operation.
+          isTask = true;
+          void followTask(call, created.taskId, b, report);
+          return answer as CreateTaskResult;
+        }
+        const result = answer as CallToolResult;
         call.answered = true;
         await report(result.isError ? "failed" : "succeeded", {});
         return adaptResult(result, version);
@@ -259,7 +380,7 @@ export async function runGateway(o: GatewayOptions): Promise<number> {
         await report(outcomeUnknown(err) ? "aborted_unknown" : "failed", { error: describeError(err) });
         throw err;
       } finally {
-        inflight.remove(operationId);
+        if (!isTask) inflight.remove(operationId);
       }
     });
 
