@@ -10,6 +10,7 @@
 import "server-only";
 import type { CancelAnswer, EffectAnswer, Provider, ProviderConfig, ProviderOperationRef } from "./types";
 import { PROVIDER_RESPONSES } from "../../../control/settlement";
+import { A2aProvider } from "./a2a";
 import { McpProvider } from "./mcp";
 
 const PLACEHOLDER = /\{(providerJobId|operationId|runId)\}/g;
@@ -101,5 +102,6 @@ export class HttpProvider implements Provider {
 export function providerFor(config: ProviderConfig): Provider {
   const http = new HttpProvider(config);
   if (config.kind === "mcp") return new McpProvider(config, (op) => http.checkEffect(op));
+  if (config.kind === "a2a") return new A2aProvider(config, (op) => http.checkEffect(op));
   return http;
 }
