@@ -262,12 +262,13 @@ describe("MCP 2025-11-25 tasks over stdio", { timeout: T }, () => {
     expect(existsSync(path.join(dir, "t3.done"))).toBe(true);
   });
 
-  test.each(["2025-06-18", "2025-11-25"])(
+  // Every version the SDK's client negotiates (it never asks for 2024-10-07).
+  test.each(["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"])(
     "a plain call killed on a %s upstream: notifications/cancelled, as that version defines",
     async (version) => {
       const dir = tempDir("mcp-plain");
       await provider(`mcp-plain-${version}`, "[]");
-      const g = await stdioGateway(dir, `mcp-plain-${version}`, version === "2025-06-18" ? { FIXTURE_PROTOCOL: version } : {});
+      const g = await stdioGateway(dir, `mcp-plain-${version}`, version < "2025-11-25" ? { FIXTURE_PROTOCOL: version } : {});
       expect(g.log()).toContain(`negotiated MCP ${version}`);
       const pending = g.client.callTool({ name: "slow", arguments: { ms: 600_000, marker: "p1" } }, undefined, { timeout: 600_000 });
       await until(() => existsSync(path.join(dir, "p1.started")), "the call to start upstream");
@@ -275,6 +276,8 @@ describe("MCP 2025-11-25 tasks over stdio", { timeout: T }, () => {
       expect(((await pending) as CallToolResult).isError).toBe(true);
       await until(() => existsSync(path.join(dir, "p1.cancelled")), "upstream cancellation");
       expect(messages(dir).some((m) => m.received === "notifications/cancelled")).toBe(true);
+      // A pre-tasks upstream: the gateway offers its clients no tasks either.
+      expect(!!g.client.getServerCapabilities()?.tasks).toBe(version === "2025-11-25");
     },
   );
 });
