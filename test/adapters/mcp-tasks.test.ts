@@ -113,6 +113,7 @@ interface Gw {
   parentRunId: string;
   log: () => string;
   child?: ChildProcess;
+  url?: string;
 }
 
 /** The gateway over stdio toward the client, its upstream the stdio task server (or an HTTP URL). */
@@ -173,7 +174,7 @@ async function httpGateway(upstreamUrl: string, providerName: string): Promise<G
   const client = new Client({ name: "mcp-tasks-http-test", version: "1.0.0" });
   await client.connect(new StreamableHTTPClientTransport(new URL(g.match)));
   clients.push(client);
-  return { client, parentRunId: parent.runId, log: g.log, child: g.child };
+  return { client, parentRunId: parent.runId, log: g.log, child: g.child, url: g.match };
 }
 
 const callAsTask = (c: Client, name: string, args: Record<string, unknown>) =>
@@ -341,5 +342,73 @@ describe("over Streamable HTTP", { timeout: T }, () => {
     const s = await settled(barrierId, op.id);
     expect(s.settledState).toBe("unknown");
     expect(s.settledReason).toContain(`the MCP server reported task ${task.taskId} cancelled`);
+  });
+
+  test("a 2026-07-28 client of the gateway: stateless requests, a task passed through, and its closed stream cancels the call upstream", async () => {
+    const dir = tempDir("mcp-2026-client");
+    const up = await httpServer(dir);
+    await provider("mcp-2026-client", up.url);
+    const g = await httpGateway(up.url, "mcp-2026-client");
+    let id = 0;
+    const post = (method: string, params: Record<string, unknown>, signal?: AbortSignal) =>
+      fetch(g.url!, {
+        method: "POST",
+        headers: {
+          "content-type": "application/json",
+          accept: "application/json, text/event-stream",
+          "mcp-protocol-version": "2026-07-28",
+        },
+        body: JSON.stringify({
+          jsonrpc: "2.0",
+          id: ++id,
+          method,
+          params: {
+            ...params,
+            _meta: {
+              "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+              "io.modelcontextprotocol/clientCapabilities": { extensions: { "io.modelcontextprotocol/tasks": {} } },
+              "io.modelcontextprotocol/clientInfo": { name: "raw-2026-client", version: "1" },
+            },
+          },
+        }),
+        signal,
+      });
+    const answer = async (r: Response) => {
+      const text = await r.text();
+      const data = text.split("\n").filter((l) => l.startsWith("data:"));
+      return JSON.parse(data.length ? data[data.length - 1]!.slice(5) : text) as { result?: Record<string, unknown>; error?: unknown };
+    };
+    const discovered = await answer(await post("server/discover", {}));
+    expect(discovered.result).toMatchObject({
+      resultType: "complete",
+      capabilities: { extensions: { "io.modelcontextprotocol/tasks": {} } },
+    });
+    expect((discovered.result!.supportedVersions as string[])[0]).toBe("2026-07-28");
+    const tools = await answer(await post("tools/list", {}));
+    expect((tools.result!.tools as { name: string }[]).map((t) => t.name)).toContain("work");
+
+    // A task, created by the 2026-07-28 upstream, passed through to the 2026-07-28 client.
+    const created = await answer(await post("tools/call", { name: "work", arguments: { ms: 600_000, marker: "c1" } }));
+    expect(created.result).toMatchObject({ resultType: "task", status: "working" });
+    const taskId = created.result!.taskId as string;
+    expect((await answer(await post("tasks/get", { taskId }))).result).toMatchObject({ resultType: "complete", taskId, status: "working" });
+    expect((await taskOperation(g.parentRunId, "work")).providerJobId).toBe(taskId);
+
+    // A plain call whose stream the client closes: cancelled upstream by closing the upstream's stream.
+    const ctrl = new AbortController();
+    const plain = post("tools/call", { name: "slow", arguments: { ms: 600_000, marker: "c2" } }, ctrl.signal).then((r) => r.text());
+    await until(() => existsSync(path.join(dir, "c2.started")), "the plain call to start upstream");
+    ctrl.abort();
+    await expect(plain).rejects.toThrow();
+    await until(() => existsSync(path.join(dir, "c2.cancelled")), "the upstream call cancelled");
+    expect(messages(dir).some((m) => m.event === "stream-closed")).toBe(true);
+    expect(messages(dir).some((m) => m.received === "notifications/cancelled")).toBe(false);
+    const run = await until(() => prisma().run.findFirst({ where: { parentRunId: g.parentRunId, harness: "mcp" } }), "gateway run");
+    const op = await until(async () => {
+      const o = await prisma().operation.findFirst({ where: { runId: run.id, tool: "slow" } });
+      return o?.state === "aborted_unknown" ? o : null;
+    }, "the closed call recorded aborted_unknown");
+    expect(op.outcomeDetail).toMatchObject({ abortedBy: "caller" });
+    expect(g.log()).toContain("client raw-2026-client speaks MCP 2026-07-28 (stateless)");
   });
 });

@@ -14,7 +14,8 @@
 // operation stays running until tasks/get says the task is terminal, and tasks/get, tasks/result,
 // tasks/list and tasks/cancel are relayed. Each session's negotiated protocol version is logged.
 // Transports: toward the client stdio (default) or Streamable HTTP (`listen`: one MCP session per
-// client); toward the upstream a stdio command or a Streamable HTTP URL (`upstreamUrl`). Upstream
+// client, or stateless requests from a 2026-07-28 client: stateless.ts); toward the upstream a stdio
+// command or a Streamable HTTP URL (`upstreamUrl`; 2026-07-28 when it offers it: upstream.ts). Upstream
 // progress notifications are relayed with the client's own progress token, a call held by a pause
 // sends progress while it waits, tools/list_changed is relayed to every client, and results are
 // adapted to the protocol version each client negotiated (content.ts).
@@ -36,12 +37,14 @@ import {
   ListTasksRequestSchema,
   ListToolsRequestSchema,
   McpError,
+  type CallToolRequest,
   type CallToolResult,
   type CreateTaskResult,
 } from "@modelcontextprotocol/sdk/types.js";
 import { createHash } from "node:crypto";
 import { canonicalJson } from "../../../control/canonical";
-import { connectUpstream } from "./upstream";
+import { connectUpstream, MCP_2026 } from "./upstream";
+import { isStateless, statelessHandler } from "./stateless";
 import { adaptResult, negotiatedVersion } from "./content";
 import { subscribe } from "../../sdk/events";
 import type { QuiesceClient } from "../../sdk/client";
@@ -76,6 +79,16 @@ export interface GatewayOptions {
   /** Downstream transport; default stdio. */
   transport?: Transport;
   log?: (m: string) => void;
+}
+
+/** Where a tools/call came from: a client session (the SDK's Server) or a stateless 2026-07-28 request. */
+interface CallContext {
+  requestId: string | number;
+  /** Keeps operation ids apart between client sessions / stateless requests. */
+  tag: string;
+  signal: AbortSignal;
+  notify: (n: { method: "notifications/progress"; params: Record<string, unknown> }) => Promise<void>;
+  version: () => string;
 }
 
 interface RunBinding {
@@ -228,6 +241,121 @@ export async function runGateway(o: GatewayOptions): Promise<number> {
     for (const srv of servers) void srv.sendToolListChanged().catch(() => {});
   });
 
+  const handleCall = async (req: { params: CallToolRequest["params"] }, c: CallContext): Promise<CallToolResult | CreateTaskResult> => {
+    const tool = req.params.name;
+    if (req.params.task && !upstream.tasks) throw new McpError(ErrorCode.InvalidParams, "the upstream server does not run tools as tasks");
+    const operationId = `mcp-${instanceId}-${c.tag}${String(c.requestId)}`;
+    const refuse = (reason: string, detail?: string, runId?: string) =>
+      refusalResult({ tool, operationId, runId, decision: "deny", reason, detail });
+
+    // 1. the gate, holding while paused
+    let b: RunBinding;
+    try {
+      b = await ensureRun();
+    } catch (err) {
+      log(`cannot register with the control plane: ${describeError(err)}`);
+      return refuse("control_plane_unavailable", describeError(err));
+    }
+    const seqAtGate = eventSeq;
+    // While held by a pause, tell a client that asked for progress that the call is alive (clients
+    // time out long calls that report nothing).
+    const progressToken = req.params._meta?.progressToken;
+    let outcome;
+    try {
+      outcome = await askGate(() => o.client.gate({ runId: b.runId, leaseId: b.leaseId, epoch: b.epoch, operationId, tool }), {
+        signal: c.signal,
+        wake: () => doorbell.signal,
+        onHold: (_ans, attempt) => {
+          if (progressToken === undefined) return;
+          void c
+            .notify({
+              method: "notifications/progress",
+              params: { progressToken, progress: attempt + 1, message: "Quiesce: paused by operator; waiting to be resumed" },
+            })
+            .catch(() => {});
+        },
+      });
+    } catch (err) {
+      return refuse("control_plane_unavailable", describeError(err), b.runId);
+    }
+    if (outcome.kind === "cancelled") return refuse("cancelled", "the caller cancelled while the run was paused", b.runId);
+    if (outcome.answer.decision !== "allow") return refuse(outcome.answer.reason, undefined, b.runId);
+
+    // 2. forward, abortable by the caller and by a kill
+    const call = inflight.add(operationId, tool);
+    // A control event between the gate's answer and now found no running call to check: check now.
+    if (eventSeq !== seqAtGate) void inflight.check();
+    const signal = AbortSignal.any([c.signal, call.ctrl.signal]);
+    const report = async (
+      outcome: "succeeded" | "failed" | "aborted_unknown",
+      detail: Record<string, unknown>,
+      effect?: { providerOperationId: string; detail: unknown },
+    ) => {
+      try {
+        await o.client.complete(operationId, { outcome, detail: { harness: "mcp", tool, ...detail }, ...(effect ? { effect } : {}) });
+      } catch (err) {
+        // 409: the run is killed and the report was kept as barrier evidence — that is the point.
+        if (!(err instanceof QuiesceApiError && err.status === 409))
+          log(`could not report ${outcome} for ${operationId}: ${describeError(err)}`);
+      }
+    };
+    let isTask = false;
+    try {
+      // The client's progress token is the client's: upstream gets the SDK's own, and its progress is
+      // relayed back under the client's token.
+      const { _meta: meta, ...params } = req.params;
+      const { progressToken: _theirs, ...otherMeta } = meta ?? {};
+      // The call's own signal, unhooked once answered: the SDK would otherwise send notifications/cancelled
+      // for a request already answered (a task's), when a kill aborts the call afterwards.
+      const callCtrl = new AbortController();
+      const forward = () => callCtrl.abort(signal.reason);
+      signal.addEventListener("abort", forward, { once: true });
+      if (signal.aborted) forward();
+      const answer = await upstream
+        .callTool(
+          { ...params, ...(Object.keys(otherMeta).length ? { _meta: otherMeta } : {}) },
+          {
+            signal: callCtrl.signal,
+            timeout: o.callTimeoutMs ?? 3_600_000,
+            ...(progressToken !== undefined
+              ? {
+                  onprogress: (p: { progress: number; total?: number; message?: string }) => {
+                    void c.notify({ method: "notifications/progress", params: { ...p, progressToken } }).catch(() => {});
+                  },
+                }
+              : {}),
+          },
+        )
+        .finally(() => signal.removeEventListener("abort", forward));
+      const created = (answer as Partial<CreateTaskResult>).task;
+      if (created) {
+        // The call's answer is a handle: the work goes on upstream, and so does the operation.
+        isTask = true;
+        void followTask(call, created.taskId, b, report);
+        return answer as CreateTaskResult;
+      }
+      const result = answer as CallToolResult;
+      call.answered = true;
+      await report(result.isError ? "failed" : "succeeded", {});
+      return adaptResult(result, c.version());
+    } catch (err) {
+      if (call.ctrl.signal.aborted) {
+        await report("aborted_unknown", { abortedBy: "quiesce", reason: call.abortReason });
+        return refusalResult({ tool, operationId, runId: b.runId, decision: "aborted", reason: call.abortReason ?? "killed" });
+      }
+      if (c.signal.aborted) {
+        await report("aborted_unknown", { abortedBy: "caller" });
+        throw err;
+      }
+      // A JSON-RPC error answered by the upstream means it did not do the work (failed); a broken link
+      // or our own timeout means it may have (unknown).
+      await report(outcomeUnknown(err) ? "aborted_unknown" : "failed", { error: describeError(err) });
+      throw err;
+    } finally {
+      if (!isTask) inflight.remove(operationId);
+    }
+  };
+
   /** One downstream MCP server (one per client session); `transport` is wrapped to learn the protocol version. */
   // Request ids are per client session: an HTTP session's calls carry its number in their operationId.
   let sessions = 0;
@@ -268,121 +396,15 @@ export async function runGateway(o: GatewayOptions): Promise<number> {
       });
     }
 
-    server.setRequestHandler(CallToolRequestSchema, async (req, extra): Promise<CallToolResult | CreateTaskResult> => {
-      const tool = req.params.name;
-      if (req.params.task && !upstream.tasks)
-        throw new McpError(ErrorCode.InvalidParams, "the upstream server does not run tools as tasks");
-      const operationId = `mcp-${instanceId}-${tag}${String(extra.requestId)}`;
-      const refuse = (reason: string, detail?: string, runId?: string) =>
-        refusalResult({ tool, operationId, runId, decision: "deny", reason, detail });
-
-      // 1. the gate, holding while paused
-      let b: RunBinding;
-      try {
-        b = await ensureRun();
-      } catch (err) {
-        log(`cannot register with the control plane: ${describeError(err)}`);
-        return refuse("control_plane_unavailable", describeError(err));
-      }
-      const seqAtGate = eventSeq;
-      // While held by a pause, tell a client that asked for progress that the call is alive (clients
-      // time out long calls that report nothing).
-      const progressToken = req.params._meta?.progressToken;
-      let outcome;
-      try {
-        outcome = await askGate(() => o.client.gate({ runId: b.runId, leaseId: b.leaseId, epoch: b.epoch, operationId, tool }), {
-          signal: extra.signal,
-          wake: () => doorbell.signal,
-          onHold: (_ans, attempt) => {
-            if (progressToken === undefined) return;
-            void extra
-              .sendNotification({
-                method: "notifications/progress",
-                params: { progressToken, progress: attempt + 1, message: "Quiesce: paused by operator; waiting to be resumed" },
-              })
-              .catch(() => {});
-          },
-        });
-      } catch (err) {
-        return refuse("control_plane_unavailable", describeError(err), b.runId);
-      }
-      if (outcome.kind === "cancelled") return refuse("cancelled", "the caller cancelled while the run was paused", b.runId);
-      if (outcome.answer.decision !== "allow") return refuse(outcome.answer.reason, undefined, b.runId);
-
-      // 2. forward, abortable by the caller and by a kill
-      const call = inflight.add(operationId, tool);
-      // A control event between the gate's answer and now found no running call to check: check now.
-      if (eventSeq !== seqAtGate) void inflight.check();
-      const signal = AbortSignal.any([extra.signal, call.ctrl.signal]);
-      const report = async (
-        outcome: "succeeded" | "failed" | "aborted_unknown",
-        detail: Record<string, unknown>,
-        effect?: { providerOperationId: string; detail: unknown },
-      ) => {
-        try {
-          await o.client.complete(operationId, { outcome, detail: { harness: "mcp", tool, ...detail }, ...(effect ? { effect } : {}) });
-        } catch (err) {
-          // 409: the run is killed and the report was kept as barrier evidence — that is the point.
-          if (!(err instanceof QuiesceApiError && err.status === 409))
-            log(`could not report ${outcome} for ${operationId}: ${describeError(err)}`);
-        }
-      };
-      let isTask = false;
-      try {
-        // The client's progress token is the client's: upstream gets the SDK's own, and its progress is
-        // relayed back under the client's token.
-        const { _meta: meta, ...params } = req.params;
-        const { progressToken: _theirs, ...otherMeta } = meta ?? {};
-        // The call's own signal, unhooked once answered: the SDK would otherwise send notifications/cancelled
-        // for a request already answered (a task's), when a kill aborts the call afterwards.
-        const callCtrl = new AbortController();
-        const forward = () => callCtrl.abort(signal.reason);
-        signal.addEventListener("abort", forward, { once: true });
-        if (signal.aborted) forward();
-        const answer = await upstream
-          .callTool(
-            { ...params, ...(Object.keys(otherMeta).length ? { _meta: otherMeta } : {}) },
-            {
-              signal: callCtrl.signal,
-              timeout: o.callTimeoutMs ?? 3_600_000,
-              ...(progressToken !== undefined
-                ? {
-                    onprogress: (p: { progress: number; total?: number; message?: string }) => {
-                      void extra.sendNotification({ method: "notifications/progress", params: { ...p, progressToken } }).catch(() => {});
-                    },
-                  }
-                : {}),
-            },
-          )
-          .finally(() => signal.removeEventListener("abort", forward));
-        const created = (answer as Partial<CreateTaskResult>).task;
-        if (created) {
-          // The call's answer is a handle: the work goes on upstream, and so does the operation.
-          isTask = true;
-          void followTask(call, created.taskId, b, report);
-          return answer as CreateTaskResult;
-        }
-        const result = answer as CallToolResult;
-        call.answered = true;
-        await report(result.isError ? "failed" : "succeeded", {});
-        return adaptResult(result, version);
-      } catch (err) {
-        if (call.ctrl.signal.aborted) {
-          await report("aborted_unknown", { abortedBy: "quiesce", reason: call.abortReason });
-          return refusalResult({ tool, operationId, runId: b.runId, decision: "aborted", reason: call.abortReason ?? "killed" });
-        }
-        if (extra.signal.aborted) {
-          await report("aborted_unknown", { abortedBy: "caller" });
-          throw err;
-        }
-        // A JSON-RPC error answered by the upstream means it did not do the work (failed); a broken link
-        // or our own timeout means it may have (unknown).
-        await report(outcomeUnknown(err) ? "aborted_unknown" : "failed", { error: describeError(err) });
-        throw err;
-      } finally {
-        if (!isTask) inflight.remove(operationId);
-      }
-    });
+    server.setRequestHandler(CallToolRequestSchema, (req, extra) =>
+      handleCall(req, {
+        requestId: extra.requestId,
+        tag,
+        signal: extra.signal,
+        notify: (n) => extra.sendNotification(n),
+        version: () => version,
+      }),
+    );
 
     servers.add(server);
     server.onclose = () => servers.delete(server);
@@ -400,7 +422,14 @@ export async function runGateway(o: GatewayOptions): Promise<number> {
   });
   let httpServer: http.Server | null = null;
   if (o.listen) {
-    httpServer = await serveHttp(o.listen, buildServer, log);
+    let stateless = 0;
+    const handle2026 = statelessHandler({
+      upstream,
+      instructions: upstream.instructions,
+      log,
+      call: (params, c) => handleCall({ params }, { ...c, tag: `r${++stateless}-`, version: () => MCP_2026 }),
+    });
+    httpServer = await serveHttp(o.listen, buildServer, log, handle2026);
     const { port } = httpServer.address() as AddressInfo;
     const url = `http://${o.listen.host}:${port}/mcp`;
     log(`serving MCP over Streamable HTTP at ${url}`);
@@ -439,6 +468,7 @@ async function serveHttp(
   listen: { host: string; port: number },
   buildServer: (http: boolean) => { server: Server; watchInit: (t: Transport) => void },
   log: (m: string) => void,
+  stateless: (body: unknown, req: http.IncomingMessage, res: http.ServerResponse) => Promise<void>,
 ): Promise<http.Server> {
   const sessions = new Map<string, StreamableHTTPServerTransport>();
   const httpServer = http.createServer((req, res) => {
@@ -460,6 +490,8 @@ async function serveHttp(
           return;
         }
       }
+      // A 2026-07-28 client: no session, every request stands alone.
+      if (req.method === "POST" && isStateless(req, body)) return stateless(body, req, res);
       const sid = req.headers["mcp-session-id"];
       let transport = typeof sid === "string" ? sessions.get(sid) : undefined;
       if (!transport) {
