@@ -268,4 +268,51 @@ describe("A2A gateway", { timeout: T }, () => {
     expect(await body).toContain("TASK_STATE_CANCELED");
     expect((await settled(barrierId, op.id)).settledState).toBe("cancelled_without_effect");
   });
+
+  test("a task that completes although the agent was asked to cancel it → completed_and_verified, the task id on the effect receipt", async (ctx) => {
+    if (!sdk) return ctx.skip();
+    const dir = tempDir("a2a");
+    const a = await agent(dir);
+    await provider("a2a-completes", a.url);
+    const g = await gateway(a.url, "a2a-completes");
+    const taskId = ((await send(g.url, "stubborn 2500 f1")).result!.task as { id: string }).id;
+    const op = await recorded(g.parentRunId);
+    const { barrierId } = await w.operator.kill(g.parentRunId, "too late to stop");
+    const s = await settled(barrierId, op.id);
+    expect(s.settledState).toBe("completed_and_verified");
+    expect(s.settledReason).toContain(`the A2A agent reported task ${taskId} completed`);
+    const receipt = await prisma().effectReceipt.findFirstOrThrow({ where: { operationId: op.id } });
+    expect(receipt.providerOperationId).toBe(taskId);
+    expect(existsSync(path.join(dir, "f1.done"))).toBe(true);
+  });
+
+  test("HTTP+JSON: POST …/message:send is gated and its task recorded; a kill sends POST …/tasks/{id}:cancel", async (ctx) => {
+    if (!sdk) return ctx.skip();
+    const dir = tempDir("a2a");
+    const a = await agent(dir);
+    await provider("a2a-rest", a.url, { effectCheck: true });
+    const g = await gateway(a.url, "a2a-rest");
+    const res = await fetch(`${g.url}rest/message:send`, {
+      method: "POST",
+      headers: { "content-type": "application/json", "a2a-version": "1.0" },
+      body: JSON.stringify({
+        message: { messageId: "rest-1", role: "ROLE_USER", parts: [{ text: "work 600000 r1" }] },
+        configuration: { returnImmediately: true },
+      }),
+    });
+    expect(res.status).toBe(200);
+    const taskId = ((await res.json()) as { task: { id: string } }).task.id;
+    const op = await recorded(g.parentRunId);
+    expect(op).toMatchObject({ tool: "a2a:message:send", providerJobId: taskId });
+    const { barrierId } = await w.operator.kill(g.parentRunId, "stop the REST task");
+    await until(() => existsSync(path.join(dir, "r1.cancelled")), "the agent to cancel the task");
+    expect(received(dir).some((m) => (m as { path?: string }).path === `/rest/tasks/${taskId}:cancel`)).toBe(true);
+    expect((await settled(barrierId, op.id)).settledState).toBe("cancelled_without_effect");
+    const denied = await fetch(`${g.url}rest/message:send`, {
+      method: "POST",
+      headers: { "content-type": "application/json", "a2a-version": "1.0" },
+      body: JSON.stringify({ message: { messageId: "rest-2", role: "ROLE_USER", parts: [{ text: "work 10 never" }] } }),
+    });
+    expect(denied.status).toBe(403);
+  });
 });

@@ -61,6 +61,7 @@ interface RunBinding {
 
 type Outcome = "succeeded" | "failed" | "aborted_unknown";
 
+const REST_HEADERS = { accept: "application/json", "a2a-version": "1.0" };
 const FORWARDED = ["content-type", "accept", "a2a-version", "a2a-extensions", "x-a2a-extensions", "authorization"];
 
 export async function runA2aGateway(o: A2aGatewayOptions): Promise<number> {
@@ -123,14 +124,18 @@ export async function runA2aGateway(o: A2aGatewayOptions): Promise<number> {
   type RpcAnswer = { result?: unknown; error?: { code: number; message: string } };
   const getTask = async (d: Dialect, id: string, base: string): Promise<RpcAnswer> => {
     if (d === "rest") {
-      const res = await fetch(`${base}/tasks/${encodeURIComponent(id)}`, { signal: AbortSignal.timeout(15_000) });
+      const res = await fetch(`${base}/tasks/${encodeURIComponent(id)}`, { headers: REST_HEADERS, signal: AbortSignal.timeout(15_000) });
       return res.ok ? { result: await res.json() } : { error: { code: res.status, message: `HTTP ${res.status}` } };
     }
     return rpc(d, METHODS[d].get, { id });
   };
   const cancelTask = async (d: Dialect, id: string, base: string): Promise<RpcAnswer> => {
     if (d === "rest") {
-      const res = await fetch(`${base}/tasks/${encodeURIComponent(id)}:cancel`, { method: "POST", signal: AbortSignal.timeout(15_000) });
+      const res = await fetch(`${base}/tasks/${encodeURIComponent(id)}:cancel`, {
+        method: "POST",
+        headers: REST_HEADERS,
+        signal: AbortSignal.timeout(15_000),
+      });
       return res.ok ? { result: await res.json() } : { error: { code: res.status, message: `HTTP ${res.status}` } };
     }
     return rpc(d, METHODS[d].cancel, { id });
