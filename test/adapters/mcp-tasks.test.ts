@@ -263,6 +263,23 @@ describe("MCP 2025-11-25 tasks over stdio", { timeout: T }, () => {
     expect(existsSync(path.join(dir, "t3.done"))).toBe(true);
   });
 
+  test("a task waiting for input that never comes (input_required) → unknown at the deadline", async () => {
+    const dir = tempDir("mcp-tasks");
+    await provider("mcp-stdio-asks", JSON.stringify(["env", `FIXTURE_MARKER_DIR=${dir}`, process.execPath, SERVER]), { deadlineMs: 1500 });
+    const g = await stdioGateway(dir, "mcp-stdio-asks");
+    const { task } = await callAsTask(g.client, "asks", { marker: "i1" });
+    const op = await taskOperation(g.parentRunId, "asks");
+    await until(
+      async () =>
+        (await g.client.request({ method: "tasks/get", params: { taskId: task.taskId } }, GetTaskResultSchema)).status === "input_required",
+      "the task to wait for input",
+    );
+    const { barrierId } = await w.operator.kill(g.parentRunId, "stop the waiting task");
+    const s = await settled(barrierId, op.id);
+    expect(s.settledState).toBe("unknown");
+    expect(s.settledReason).toContain(`the MCP server reported task ${task.taskId} input_required`);
+  });
+
   // Every version the SDK's client negotiates (it never asks for 2024-10-07).
   test.each(["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"])(
     "a plain call killed on a %s upstream: notifications/cancelled, as that version defines",

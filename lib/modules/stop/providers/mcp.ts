@@ -87,7 +87,9 @@ async function withServer<T>(config: ProviderConfig, work: (ask: Ask, version: s
         method === "tasks/get" ? GetTaskResultSchema : method === "tasks/cancel" ? CancelTaskResultSchema : ResultSchema,
         opts,
       )) as Record<string, unknown>;
-    return await work(ask, client.getServerVersion() ? "2025-11-25" : "unknown");
+    // The version the initialize handshake agreed (the HTTP transport keeps it; stdio does not say).
+    const agreed = transport instanceof StreamableHTTPClientTransport ? transport.protocolVersion : undefined;
+    return await work(ask, agreed ?? "initialize");
   } finally {
     await client.close().catch(() => {});
   }
