@@ -21,11 +21,11 @@ export interface SettleContext {
   log: (line: string) => void;
 }
 
-/** The provider's own words about the work, when it gave any (`detail.said`, `detail.reason`). */
+/** What the system holding the work said about it (`detail.said`, an MCP server's or A2A agent's task state, and why that settles as it does). */
 function said(check: EffectAnswer | null): string {
   const d = (check?.detail ?? {}) as { said?: unknown; reason?: unknown };
-  const parts = [d.said, d.reason].filter((x): x is string => typeof x === "string");
-  return parts.length ? `: ${parts.join("; ")}` : "";
+  if (typeof d.said !== "string") return "";
+  return `: ${[d.said, d.reason].filter((x): x is string => typeof x === "string").join("; ")}`;
 }
 
 /** Waits end quietly when the engine stops; the caller re-checks its signal. */

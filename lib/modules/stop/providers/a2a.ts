@@ -67,10 +67,13 @@ export class A2aProvider implements Provider {
     try {
       r = await this.ask("get", id);
     } catch (err) {
-      return { effect: "unavailable", final: false, detail: { reason: `GetTask did not answer: ${(err as Error).message}`, taskId: id } };
+      const said = `the A2A agent did not answer GetTask for task ${id}`;
+      return { effect: "unavailable", final: false, detail: { said, reason: (err as Error).message, taskId: id } };
     }
-    if (r.error || !r.result)
-      return { effect: "unavailable", final: false, detail: { reason: `GetTask: ${r.error?.message ?? "no result"}`, taskId: id } };
+    if (r.error || !r.result) {
+      const said = `the A2A agent answered GetTask for task ${id} with ${r.error ? `error ${r.error.code}` : "no result"}`;
+      return { effect: "unavailable", final: false, detail: { said, reason: r.error?.message ?? "no result", taskId: id } };
+    }
     const task = ((r.result.task as Record<string, unknown> | undefined) ?? r.result) as Record<string, unknown>;
     const status = (task.status ?? {}) as Record<string, unknown>;
     const s = state(status.state);

@@ -138,7 +138,11 @@ export class McpProvider implements Provider {
         return { task, result, version };
       });
     } catch (err) {
-      return { effect: "unavailable", final: false, detail: { reason: `tasks/get did not answer: ${describe(err)}`, taskId } };
+      const said =
+        err instanceof McpError
+          ? `the MCP server answered tasks/get for task ${taskId} with error ${err.code}`
+          : `the MCP server did not answer tasks/get for task ${taskId}`;
+      return { effect: "unavailable", final: false, detail: { said, reason: describe(err), taskId } };
     }
     const { task, result, version } = read;
     const status = String(task.status);
