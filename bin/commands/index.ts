@@ -19,6 +19,7 @@ export const commands: Record<string, () => Promise<Command>> = {
   start: () => import("./start").then((m) => m.startCommand),
   hook: () => import("./hook").then((m) => m.hookCommand),
   "mcp-gateway": () => import("./mcp-gateway").then((m) => m.mcpGatewayCommand),
+  "a2a-gateway": () => import("./a2a-gateway").then((m) => m.a2aGatewayCommand),
   "codex-bridge": () => import("./codex-bridge").then((m) => m.codexBridgeCommand),
   "barrier-worker": () => import("./barrier-worker").then((m) => m.barrierWorkerCommand),
   "webhook-worker": () => import("./webhook-worker").then((m) => m.webhookWorkerCommand),

@@ -1,7 +1,8 @@
-// `quiesce mcp-gateway --run <id> [--lease <id>] [--task <id>] [--listen <host:port>] (-- <server command…> | --upstream-url <url>)`:
+// `quiesce mcp-gateway --run <id> [--lease <id>] [--task <id>] [--provider <name>] [--listen <host:port>] (-- <server command…> | --upstream-url <url>)`:
 // a gated MCP server in front of an upstream MCP server (lib/agent/adapters/mcp-gateway). Toward the client:
 // stdio (default) or Streamable HTTP (--listen, endpoint /mcp). Toward the upstream: a stdio command
-// after `--`, or a Streamable HTTP endpoint (--upstream-url). On stdio, stdout is the MCP channel:
+// after `--`, or a Streamable HTTP endpoint (--upstream-url). --provider names the providers row (kind mcp)
+// through which a stop asks the upstream about the tasks this gateway records (docs/design/mcp-tasks.md). On stdio, stdout is the MCP channel:
 // everything this command logs goes to stderr. Run it with `npm run --silent` (npm's banner would
 // corrupt stdout) or `node bin/quiesce-adapter.mjs mcp-gateway …`.
 import type { Command } from "./types";
@@ -11,7 +12,7 @@ import { runGateway } from "../../lib/agent/adapters/mcp-gateway/gateway";
 import { setting } from "../../lib/platform/config";
 
 const USAGE =
-  "quiesce mcp-gateway --run <runId> [--lease <parentLeaseId>] [--task <taskId>] [--listen <host:port>] [--url <url>] [--key <key>] " +
+  "quiesce mcp-gateway --run <runId> [--lease <parentLeaseId>] [--task <taskId>] [--provider <name>] [--listen <host:port>] [--url <url>] [--key <key>] " +
   "(-- <server command> [args…] | --upstream-url <http(s) URL>)";
 
 function parseListen(v: string): { host: string; port: number } {
@@ -37,6 +38,7 @@ export const mcpGatewayCommand: Command = {
       key: { type: "string" },
       listen: { type: "string" },
       "upstream-url": { type: "string" },
+      provider: { type: "string" },
     });
     if (positionals.length) throw new UsageError(`unexpected argument: ${positionals[0]}`);
     const runId = requireFlag(values.run, "run");
@@ -60,6 +62,7 @@ export const mcpGatewayCommand: Command = {
       parentRunId: runId,
       parentLeaseId: values.lease,
       taskId: values.task,
+      providerName: values.provider,
       command,
       args,
       upstreamUrl,

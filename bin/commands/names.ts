@@ -14,6 +14,7 @@ export const COMMAND_NAMES = [
   "start",
   "hook",
   "mcp-gateway",
+  "a2a-gateway",
   "codex-bridge",
   "barrier-worker",
   "provider-sim",

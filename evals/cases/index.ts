@@ -9,6 +9,7 @@ import { restartSurvival } from "./restart-survival";
 import { killWithFullQueueEval } from "./kill-with-full-queue";
 import { EVIDENCE_CASES } from "./evidence";
 import { anonymousBadKeysCannotLockOut } from "./anonymous-bad-keys-cannot-lock-out";
+import { REMOTE_TASK_CASES } from "./remote-tasks";
 
 function fromDrill(c: DrillCase): EvalCase {
   return { ...c, needs: [], run: (stack) => c.run(stack.drillContext()) };
@@ -52,4 +53,6 @@ export const EVAL_CASES: EvalCase[] = [
   drill("compensation_accepted_but_not_done"),
   // docs/security/identity.md#throttling — a stranger's bad keys cannot lock a team out
   anonymousBadKeysCannotLockOut,
+  // docs/design/mcp-tasks.md — remote work settled from the task the MCP server or A2A agent holds
+  ...REMOTE_TASK_CASES,
 ];

@@ -62,6 +62,25 @@ export const CompleteResponse = responseShape("CompleteOperationResponse", {
 });
 export type CompleteResponse = z.infer<typeof CompleteResponse>;
 
+/** Where the running work is held (a task id at an MCP server or A2A agent): the barrier engine asks there. */
+export const RecordProviderBody = requestShape("RecordProviderRequest", {
+  /** A providers row of this team (kind mcp or a2a). */
+  providerName: z.string().min(1).max(200),
+  /** The provider's own id for the work, e.g. the task id. */
+  providerJobId: z.string().min(1).max(300),
+  leaseId: PresentedLease,
+});
+export type RecordProviderBody = z.infer<typeof RecordProviderBody>;
+
+export const RecordProviderResponse = responseShape("RecordProviderResponse", {
+  operationId: z.string(),
+  providerName: z.string(),
+  providerJobId: z.string(),
+  /** false when the same reference was already recorded (idempotent). */
+  recorded: z.boolean(),
+});
+export type RecordProviderResponse = z.infer<typeof RecordProviderResponse>;
+
 export const HeartbeatResponse = responseShape("HeartbeatResponse", {
   continue: z.boolean(),
   reason: GateReasonSchema,
@@ -111,4 +130,12 @@ operationPath("heartbeat", {
   body: HeartbeatBody,
   responses: { 200: { description: "continue or stop", schema: HeartbeatResponse } },
   errors: [400, 403, 404],
+});
+operationPath("provider", {
+  summary: "Record where a running operation's work is held (a remote task id), so a stop can cancel and check it there",
+  description:
+    "Only the operation's holder, only while it runs, only once: the same reference again answers recorded=false, another one 409. providerName must name a providers row of the team.",
+  body: RecordProviderBody,
+  responses: { 200: { description: "recorded", schema: RecordProviderResponse } },
+  errors: [400, 403, 404, 409],
 });

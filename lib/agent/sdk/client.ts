@@ -9,6 +9,8 @@ import type {
   CompleteBody,
   CompleteResponse,
   HeartbeatResponse,
+  RecordProviderBody,
+  RecordProviderResponse,
   RegisterOperationBody,
   RegisterOperationResponse,
 } from "../../schemas/operations";
@@ -169,6 +171,10 @@ export class QuiesceClient {
   }
   heartbeat(operationId: string, opts: { leaseId?: string } = {}): Promise<HeartbeatResponse> {
     return this.call("POST", `/api/v1/operations/${enc(operationId)}/heartbeat`, opts);
+  }
+  /** Where a running operation's work is held (a remote task id), so a stop's provider check can ask there. */
+  recordProvider(operationId: string, body: RecordProviderBody): Promise<RecordProviderResponse> {
+    return this.call("POST", `/api/v1/operations/${enc(operationId)}/provider`, body);
   }
 
   // ── operator control (operator keys only) ──

@@ -20,7 +20,7 @@ export {
 } from "./console/views";
 export { pauseRun, resumeRun } from "./lifecycle";
 export { databaseMetricsText } from "./metrics";
-export { completeOperation, registerOperation } from "./operations";
+export { completeOperation, recordOperationProvider, registerOperation } from "./operations";
 export { finishRun } from "./run-finish";
 export { createRun } from "./register/create-run";
 export { getRunView, listRuns } from "./runs";

@@ -12,7 +12,14 @@ import { decideAuthority } from "../../control/gate";
 import { currentEpoch } from "../../control/epoch";
 import { recordLateReport } from "../stop/late-report";
 import { isReportedOutcome, type OperationState } from "../../control/types";
-import type { CompleteBody, CompleteResponse, RegisterOperationBody, RegisterOperationResponse } from "../../schemas/operations";
+import type {
+  CompleteBody,
+  CompleteResponse,
+  RecordProviderBody,
+  RecordProviderResponse,
+  RegisterOperationBody,
+  RegisterOperationResponse,
+} from "../../schemas/operations";
 import { lockRunTreeExclusive } from "../../platform/db/locks";
 import { actorOf, type Principal } from "../../platform/auth/principal";
 import { assertTeam, authorize } from "../../platform/auth/authorize";
@@ -220,4 +227,44 @@ export async function completeOperation(p: Principal, operationId: string, body:
   // The late report is committed as evidence; only then is the caller refused.
   if (result.late) throw new QuiesceError("conflict", "run killed: report kept as your claim (evidence, not a settlement)");
   return result.response;
+}
+
+/**
+ * Records where a running operation's work is held — a task id at an MCP server or an A2A agent — so a
+ * stop's provider check can ask there (docs/design/mcp-tasks.md). Only the holder, only while the
+ * operation runs (a kill leaves it running until it is settled), and only once: a pointer, never an outcome.
+ */
+export async function recordOperationProvider(
+  p: Principal,
+  operationId: string,
+  body: RecordProviderBody,
+): Promise<RecordProviderResponse> {
+  authorize(p, "operation.report");
+  if (p.type === "system") throw badRequest("provider: a key or user principal is required");
+  return prisma().$transaction(async (tx) => {
+    const op = await tx.operation.findUnique({ where: { teamId_operationId: { teamId: p.teamId, operationId } } });
+    if (!op) throw notFound("operation");
+    const run = await tx.run.findUniqueOrThrow({ where: { id: op.runId }, select: { teamId: true, path: true } });
+    assertTeam(p, run.teamId, "operation");
+    await assertHolder(
+      tx,
+      p,
+      { teamId: run.teamId, path: run.path, operationKey: op.registeredByKey },
+      body.leaseId,
+      "record its provider",
+    );
+    const provider = await tx.provider.findUnique({ where: { teamId_name: { teamId: run.teamId, name: body.providerName } } });
+    if (!provider) throw badRequest("providerName: no provider of that name in this team");
+    const answer = (recorded: boolean) => ({ operationId, providerName: body.providerName, providerJobId: body.providerJobId, recorded });
+    if (op.providerName === body.providerName && op.providerJobId === body.providerJobId) return answer(false);
+    if (op.providerName !== null || op.providerJobId !== null)
+      throw new QuiesceError("conflict", "operation already names where its work is held");
+    // Conditional on the row as read: a concurrent completion or second reference changes nothing.
+    const n = await tx.operation.updateMany({
+      where: { id: op.id, state: "running", providerName: null, providerJobId: null },
+      data: { providerName: body.providerName, providerJobId: body.providerJobId },
+    });
+    if (n.count === 0) throw new QuiesceError("conflict", `operation is ${op.state}: only a running operation names its provider`);
+    return answer(true);
+  });
 }

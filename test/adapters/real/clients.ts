@@ -16,13 +16,17 @@ export const PINNED = {
   claude: { pkg: "@anthropic-ai/claude-code", version: "2.1.332", bin: "claude" },
   codex: { pkg: "@openai/codex", version: "0.171.0", bin: "codex" },
   everything: { pkg: "@modelcontextprotocol/server-everything", version: "2026.8.31", bin: "mcp-server-everything" },
-} as const;
+  // The official A2A SDK, for remote agents in the A2A gateway's tests (its express server needs express).
+  a2a: { pkg: "@a2a-js/sdk", version: "1.3.0", bin: "a2a-db", extra: ["express@5.3.0"] },
+} as const satisfies Record<string, { pkg: string; version: string; bin: string; extra?: readonly string[] }>;
 export type ClientName = keyof typeof PINNED;
 
 export interface ClientBinary {
   available: true;
   bin: string;
   version: string;
+  /** The install folder: its node_modules holds the package (and its extras). */
+  dir: string;
 }
 export interface ClientMissing {
   available: false;
@@ -59,7 +63,8 @@ export async function ensureClient(name: ClientName): Promise<ClientBinary | Cli
     try {
       mkdirSync(dir, { recursive: true });
       writeFileSync(path.join(dir, "package.json"), '{ "private": true }\n');
-      await run("npm", ["install", "--no-audit", "--no-fund", "--no-save", "--loglevel=error", `${p.pkg}@${p.version}`], {
+      const extra: readonly string[] = "extra" in p ? p.extra : [];
+      await run("npm", ["install", "--no-audit", "--no-fund", "--no-save", "--loglevel=error", `${p.pkg}@${p.version}`, ...extra], {
         cwd: dir,
         timeout: 600_000,
         maxBuffer: 16 * 1024 * 1024,
@@ -71,7 +76,7 @@ export async function ensureClient(name: ClientName): Promise<ClientBinary | Cli
     }
   }
   if (!existsSync(bin)) return missing(`${p.pkg}@${p.version} installed no ${p.bin} binary`);
-  return { available: true, bin, version: p.version };
+  return { available: true, bin, version: p.version, dir };
 }
 
 function missing(why: string): ClientMissing {

@@ -5,10 +5,17 @@
 //   hold  → waits and asks again (capped backoff, woken by control events), until allowed, denied,
 //           or the caller cancels
 //   deny, or no answer from the control plane → an isError tool result; nothing reaches upstream
-// A kill while calls run aborts them (the SDK sends notifications/cancelled upstream) and records
-// each as aborted_unknown unless the upstream's answer had already arrived.
+// A kill while calls run cancels them the way the upstream's protocol version defines
+// (docs/design/mcp-tasks.md): notifications/cancelled (stdio, and HTTP before 2026-07-28), closing the
+// request's stream (2026-07-28 over HTTP), tasks/cancel for a task; each is recorded aborted_unknown
+// unless the upstream's answer had already arrived.
+// Tasks: a tools/call the client augments with `task` is passed through; the task id is recorded on
+// the operation (with --provider, so a stop's provider check can ask the upstream itself), the
+// operation stays running until tasks/get says the task is terminal, and tasks/get, tasks/result,
+// tasks/list and tasks/cancel are relayed. Each session's negotiated protocol version is logged.
 // Transports: toward the client stdio (default) or Streamable HTTP (`listen`: one MCP session per
-// client); toward the upstream a stdio command or a Streamable HTTP URL (`upstreamUrl`). Upstream
+// client, or stateless requests from a 2026-07-28 client: stateless.ts); toward the upstream a stdio
+// command or a Streamable HTTP URL (`upstreamUrl`; 2026-07-28 when it offers it: upstream.ts). Upstream
 // progress notifications are relayed with the client's own progress token, a call held by a pause
 // sends progress while it waits, tools/list_changed is relayed to every client, and results are
 // adapted to the protocol version each client negotiated (content.ts).
@@ -16,30 +23,36 @@ import { randomBytes, randomUUID } from "node:crypto";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import path from "node:path";
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
 import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
-import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import {
   CallToolRequestSchema,
+  CancelTaskRequestSchema,
   ErrorCode,
+  GetTaskPayloadRequestSchema,
+  GetTaskRequestSchema,
   isInitializeRequest,
+  ListTasksRequestSchema,
   ListToolsRequestSchema,
   McpError,
-  ToolListChangedNotificationSchema,
+  type CallToolRequest,
   type CallToolResult,
+  type CreateTaskResult,
 } from "@modelcontextprotocol/sdk/types.js";
+import { createHash } from "node:crypto";
+import { canonicalJson } from "../../../control/canonical";
+import { connectUpstream, MCP_2026 } from "./upstream";
+import { isStateless, statelessHandler } from "./stateless";
 import { adaptResult, negotiatedVersion } from "./content";
 import { subscribe } from "../../sdk/events";
 import type { QuiesceClient } from "../../sdk/client";
 import type { AdapterConfig } from "../common/config";
 import { describeError, QuiesceApiError } from "../common/control";
-import { Doorbell } from "../../../platform/wait";
+import { Doorbell, sleep } from "../../../platform/wait";
 import { askGate } from "../../sdk/hold";
-import { Inflight } from "./inflight";
+import { Inflight, type InflightCall } from "./inflight";
 import { refusalResult } from "./results";
 
 export interface GatewayOptions {
@@ -48,6 +61,8 @@ export interface GatewayOptions {
   parentRunId: string;
   parentLeaseId?: string;
   taskId?: string;
+  /** The providers row (kind mcp) through which a stop asks the upstream about the tasks recorded here. */
+  providerName?: string;
   /** Upstream stdio server (command + args), or … */
   command: string;
   args: string[];
@@ -64,6 +79,16 @@ export interface GatewayOptions {
   /** Downstream transport; default stdio. */
   transport?: Transport;
   log?: (m: string) => void;
+}
+
+/** Where a tools/call came from: a client session (the SDK's Server) or a stateless 2026-07-28 request. */
+interface CallContext {
+  requestId: string | number;
+  /** Keeps operation ids apart between client sessions / stateless requests. */
+  tag: string;
+  signal: AbortSignal;
+  notify: (n: { method: "notifications/progress"; params: Record<string, unknown> }) => Promise<void>;
+  version: () => string;
 }
 
 interface RunBinding {
@@ -93,12 +118,10 @@ export async function runGateway(o: GatewayOptions): Promise<number> {
   const doorbell = new Doorbell();
   const inflight = new Inflight(o.client, log);
 
-  const upstream = new Client({ name: "quiesce-mcp-gateway", version: "0.1.0" }, { capabilities: {} });
-  const upstreamTransport: Transport = o.upstreamUrl
-    ? new StreamableHTTPClientTransport(new URL(o.upstreamUrl))
-    : new StdioClientTransport({ command: o.command, args: o.args, env: upstreamEnv(), stderr: "inherit" });
-  await upstream.connect(upstreamTransport);
-  const upstreamInfo = upstream.getServerVersion();
+  const upstream = await connectUpstream({ command: o.command, args: o.args, env: upstreamEnv(), url: o.upstreamUrl });
+  log(
+    `upstream ${upstream.name ?? o.upstreamUrl ?? path.basename(o.command)} negotiated MCP ${upstream.version}${upstream.tasks ? " (tasks)" : ""}`,
+  );
 
   // ── the gateway's own child run, registered under --run ──
   let binding: Promise<RunBinding> | null = null;
@@ -106,7 +129,7 @@ export async function runGateway(o: GatewayOptions): Promise<number> {
     binding ??= (async () => {
       const r = await o.client.createRun({
         taskId: o.taskId ?? `mcp-gateway:${o.parentRunId}`,
-        title: `MCP gateway → ${upstreamInfo?.name ?? o.upstreamUrl ?? path.basename(o.command)}`,
+        title: `MCP gateway → ${upstream.name ?? o.upstreamUrl ?? path.basename(o.command)}`,
         harness: "mcp",
         parentRunId: o.parentRunId,
         ...(o.parentLeaseId ? { parentLeaseId: o.parentLeaseId } : {}),
@@ -146,11 +169,192 @@ export async function runGateway(o: GatewayOptions): Promise<number> {
     if (inflight.size > 0) void inflight.check();
   }, o.recheckMs ?? 5000);
 
+  /**
+   * A task the upstream runs for an allowed call: its id is recorded on the operation, a kill (or a stop
+   * of the gateway's run) sends tasks/cancel, and tasks/get is polled until the task is terminal, which
+   * is reported as the operation's outcome (after a kill, the holder's claim; the provider settles).
+   */
+  const followTask = async (
+    call: InflightCall,
+    taskId: string,
+    b: RunBinding,
+    report: (
+      o: "succeeded" | "failed" | "aborted_unknown",
+      d: Record<string, unknown>,
+      e?: { providerOperationId: string; detail: unknown },
+    ) => Promise<void>,
+  ) => {
+    log(`${call.tool} (${call.operationId}) runs as upstream task ${taskId}`);
+    if (o.providerName)
+      await o.client
+        .recordProvider(call.operationId, { providerName: o.providerName, providerJobId: taskId })
+        .catch((err) => log(`could not record task ${taskId} on ${call.operationId}: ${describeError(err)}`));
+    let cancelled = false;
+    call.ctrl.signal.addEventListener(
+      "abort",
+      () => {
+        cancelled = true;
+        log(`cancelling task ${taskId} upstream (tasks/cancel): ${call.abortReason ?? "aborted"}`);
+        upstream.cancelTask(taskId).catch((err) => log(`tasks/cancel ${taskId}: ${describeError(err)}`));
+      },
+      { once: true },
+    );
+    try {
+      while (!stop.signal.aborted) {
+        let state;
+        try {
+          state = await upstream.getTask(taskId, stop.signal);
+        } catch (err) {
+          if (stop.signal.aborted) break;
+          log(`tasks/get ${taskId}: ${describeError(err)}`);
+          await sleep(2000, undefined, stop.signal).catch(() => {});
+          continue;
+        }
+        const { status, lastUpdatedAt, pollInterval } = state.task;
+        if (status === "completed" || status === "failed" || status === "cancelled") {
+          call.answered = true;
+          const said = { taskId, taskStatus: status, at: lastUpdatedAt, runId: b.runId };
+          if (status === "completed") {
+            const { _meta: _m, ...payload } = (state.result ?? {}) as Record<string, unknown>;
+            const resultDigest = `sha256:${createHash("sha256").update(canonicalJson(payload)).digest("hex")}`;
+            await report(
+              payload.isError === true ? "failed" : "succeeded",
+              { ...said, resultDigest },
+              { providerOperationId: taskId, detail: { resultDigest } },
+            );
+          } else if (status === "failed") await report("failed", { ...said, error: state.error ?? state.task.statusMessage ?? null });
+          else await report("aborted_unknown", { ...said, abortedBy: cancelled ? "quiesce" : "caller", reason: call.abortReason });
+          return;
+        }
+        await sleep(Math.min(5000, Math.max(100, pollInterval ?? 1000)), undefined, stop.signal).catch(() => {});
+      }
+      // The gateway is ending with the task still running: a stop's provider check reads it from the upstream.
+      log(`task ${taskId} still running as the gateway ends; left to the provider check`);
+    } finally {
+      inflight.remove(call.operationId);
+    }
+  };
+
   const servers = new Set<Server>();
   // Upstream tool-list changes reach every connected client.
-  upstream.setNotificationHandler(ToolListChangedNotificationSchema, async () => {
-    for (const srv of servers) await srv.sendToolListChanged().catch(() => {});
+  upstream.onToolListChanged(() => {
+    for (const srv of servers) void srv.sendToolListChanged().catch(() => {});
   });
+
+  const handleCall = async (req: { params: CallToolRequest["params"] }, c: CallContext): Promise<CallToolResult | CreateTaskResult> => {
+    const tool = req.params.name;
+    if (req.params.task && !upstream.tasks) throw new McpError(ErrorCode.InvalidParams, "the upstream server does not run tools as tasks");
+    const operationId = `mcp-${instanceId}-${c.tag}${String(c.requestId)}`;
+    const refuse = (reason: string, detail?: string, runId?: string) =>
+      refusalResult({ tool, operationId, runId, decision: "deny", reason, detail });
+
+    // 1. the gate, holding while paused
+    let b: RunBinding;
+    try {
+      b = await ensureRun();
+    } catch (err) {
+      log(`cannot register with the control plane: ${describeError(err)}`);
+      return refuse("control_plane_unavailable", describeError(err));
+    }
+    const seqAtGate = eventSeq;
+    // While held by a pause, tell a client that asked for progress that the call is alive (clients
+    // time out long calls that report nothing).
+    const progressToken = req.params._meta?.progressToken;
+    let outcome;
+    try {
+      outcome = await askGate(() => o.client.gate({ runId: b.runId, leaseId: b.leaseId, epoch: b.epoch, operationId, tool }), {
+        signal: c.signal,
+        wake: () => doorbell.signal,
+        onHold: (_ans, attempt) => {
+          if (progressToken === undefined) return;
+          void c
+            .notify({
+              method: "notifications/progress",
+              params: { progressToken, progress: attempt + 1, message: "Quiesce: paused by operator; waiting to be resumed" },
+            })
+            .catch(() => {});
+        },
+      });
+    } catch (err) {
+      return refuse("control_plane_unavailable", describeError(err), b.runId);
+    }
+    if (outcome.kind === "cancelled") return refuse("cancelled", "the caller cancelled while the run was paused", b.runId);
+    if (outcome.answer.decision !== "allow") return refuse(outcome.answer.reason, undefined, b.runId);
+
+    // 2. forward, abortable by the caller and by a kill
+    const call = inflight.add(operationId, tool);
+    // A control event between the gate's answer and now found no running call to check: check now.
+    if (eventSeq !== seqAtGate) void inflight.check();
+    const signal = AbortSignal.any([c.signal, call.ctrl.signal]);
+    const report = async (
+      outcome: "succeeded" | "failed" | "aborted_unknown",
+      detail: Record<string, unknown>,
+      effect?: { providerOperationId: string; detail: unknown },
+    ) => {
+      try {
+        await o.client.complete(operationId, { outcome, detail: { harness: "mcp", tool, ...detail }, ...(effect ? { effect } : {}) });
+      } catch (err) {
+        // 409: the run is killed and the report was kept as barrier evidence — that is the point.
+        if (!(err instanceof QuiesceApiError && err.status === 409))
+          log(`could not report ${outcome} for ${operationId}: ${describeError(err)}`);
+      }
+    };
+    let isTask = false;
+    try {
+      // The client's progress token is the client's: upstream gets the SDK's own, and its progress is
+      // relayed back under the client's token.
+      const { _meta: meta, ...params } = req.params;
+      const { progressToken: _theirs, ...otherMeta } = meta ?? {};
+      // The call's own signal, unhooked once answered: the SDK would otherwise send notifications/cancelled
+      // for a request already answered (a task's), when a kill aborts the call afterwards.
+      const callCtrl = new AbortController();
+      const forward = () => callCtrl.abort(signal.reason);
+      signal.addEventListener("abort", forward, { once: true });
+      if (signal.aborted) forward();
+      const answer = await upstream
+        .callTool(
+          { ...params, ...(Object.keys(otherMeta).length ? { _meta: otherMeta } : {}) },
+          {
+            signal: callCtrl.signal,
+            timeout: o.callTimeoutMs ?? 3_600_000,
+            ...(progressToken !== undefined
+              ? {
+                  onprogress: (p: { progress: number; total?: number; message?: string }) => {
+                    void c.notify({ method: "notifications/progress", params: { ...p, progressToken } }).catch(() => {});
+                  },
+                }
+              : {}),
+          },
+        )
+        .finally(() => signal.removeEventListener("abort", forward));
+      const created = (answer as Partial<CreateTaskResult>).task;
+      if (created) {
+        // The call's answer is a handle: the work goes on upstream, and so does the operation.
+        isTask = true;
+        void followTask(call, created.taskId, b, report);
+        return answer as CreateTaskResult;
+      }
+      const result = answer as CallToolResult;
+      call.answered = true;
+      await report(result.isError ? "failed" : "succeeded", {});
+      return adaptResult(result, c.version());
+    } catch (err) {
+      if (call.ctrl.signal.aborted) {
+        await report("aborted_unknown", { abortedBy: "quiesce", reason: call.abortReason });
+        return refusalResult({ tool, operationId, runId: b.runId, decision: "aborted", reason: call.abortReason ?? "killed" });
+      }
+      if (c.signal.aborted) {
+        await report("aborted_unknown", { abortedBy: "caller" });
+        throw err;
+      }
+      // A JSON-RPC error answered by the upstream means it did not do the work (failed); a broken link
+      // or our own timeout means it may have (unknown).
+      await report(outcomeUnknown(err) ? "aborted_unknown" : "failed", { error: describeError(err) });
+      throw err;
+    } finally {
+      if (!isTask) inflight.remove(operationId);
+    }
+  };
 
   /** One downstream MCP server (one per client session); `transport` is wrapped to learn the protocol version. */
   // Request ids are per client session: an HTTP session's calls carry its number in their operationId.
@@ -160,108 +364,47 @@ export async function runGateway(o: GatewayOptions): Promise<number> {
     let version = negotiatedVersion(undefined);
     const server = new Server(
       { name: "quiesce-mcp-gateway", version: "0.1.0" },
-      { capabilities: { tools: { listChanged: true } }, instructions: upstream.getInstructions() },
+      {
+        capabilities: {
+          tools: { listChanged: true },
+          // Task-augmented tools/call reaches the client only when the upstream runs tasks.
+          ...(upstream.tasks ? { tasks: { list: {}, cancel: {}, requests: { tools: { call: {} } } } } : {}),
+        },
+        instructions: upstream.instructions,
+      },
     );
     const watchInit = (t: Transport) => {
       const inner = t.onmessage;
       t.onmessage = (msg, extra) => {
-        if (isInitializeRequest(msg)) version = negotiatedVersion(msg.params.protocolVersion);
+        if (isInitializeRequest(msg)) {
+          version = negotiatedVersion(msg.params.protocolVersion);
+          log(`client session ${tag || "stdio"} negotiated MCP ${version} (asked ${String(msg.params.protocolVersion)})`);
+        }
         inner?.(msg, extra);
       };
     };
 
-    server.setRequestHandler(ListToolsRequestSchema, (req, extra) => upstream.listTools(req.params, { signal: extra.signal }));
+    server.setRequestHandler(ListToolsRequestSchema, (req, extra) => upstream.listTools(req.params, extra.signal));
+    if (upstream.tasks) {
+      // Reading and cancelling a task changes nothing Quiesce guards: relayed as they are.
+      server.setRequestHandler(GetTaskRequestSchema, async (req, extra) => (await upstream.getTask(req.params.taskId, extra.signal)).task);
+      server.setRequestHandler(GetTaskPayloadRequestSchema, (req, extra) => upstream.taskResult(req.params.taskId, extra.signal));
+      server.setRequestHandler(ListTasksRequestSchema, (req) => upstream.listTasks(req.params?.cursor));
+      server.setRequestHandler(CancelTaskRequestSchema, async (req) => {
+        await upstream.cancelTask(req.params.taskId);
+        return (await upstream.getTask(req.params.taskId)).task;
+      });
+    }
 
-    server.setRequestHandler(CallToolRequestSchema, async (req, extra): Promise<CallToolResult> => {
-      const tool = req.params.name;
-      const operationId = `mcp-${instanceId}-${tag}${String(extra.requestId)}`;
-      const refuse = (reason: string, detail?: string, runId?: string) =>
-        refusalResult({ tool, operationId, runId, decision: "deny", reason, detail });
-
-      // 1. the gate, holding while paused
-      let b: RunBinding;
-      try {
-        b = await ensureRun();
-      } catch (err) {
-        log(`cannot register with the control plane: ${describeError(err)}`);
-        return refuse("control_plane_unavailable", describeError(err));
-      }
-      const seqAtGate = eventSeq;
-      // While held by a pause, tell a client that asked for progress that the call is alive (clients
-      // time out long calls that report nothing).
-      const progressToken = req.params._meta?.progressToken;
-      let outcome;
-      try {
-        outcome = await askGate(() => o.client.gate({ runId: b.runId, leaseId: b.leaseId, epoch: b.epoch, operationId, tool }), {
-          signal: extra.signal,
-          wake: () => doorbell.signal,
-          onHold: (_ans, attempt) => {
-            if (progressToken === undefined) return;
-            void extra
-              .sendNotification({
-                method: "notifications/progress",
-                params: { progressToken, progress: attempt + 1, message: "Quiesce: paused by operator; waiting to be resumed" },
-              })
-              .catch(() => {});
-          },
-        });
-      } catch (err) {
-        return refuse("control_plane_unavailable", describeError(err), b.runId);
-      }
-      if (outcome.kind === "cancelled") return refuse("cancelled", "the caller cancelled while the run was paused", b.runId);
-      if (outcome.answer.decision !== "allow") return refuse(outcome.answer.reason, undefined, b.runId);
-
-      // 2. forward, abortable by the caller and by a kill
-      const call = inflight.add(operationId, tool);
-      // A control event between the gate's answer and now found no running call to check: check now.
-      if (eventSeq !== seqAtGate) void inflight.check();
-      const signal = AbortSignal.any([extra.signal, call.ctrl.signal]);
-      const report = async (outcome: "succeeded" | "failed" | "aborted_unknown", detail: Record<string, unknown>) => {
-        try {
-          await o.client.complete(operationId, { outcome, detail: { harness: "mcp", tool, ...detail } });
-        } catch (err) {
-          // 409: the run is killed and the report was kept as barrier evidence — that is the point.
-          if (!(err instanceof QuiesceApiError && err.status === 409))
-            log(`could not report ${outcome} for ${operationId}: ${describeError(err)}`);
-        }
-      };
-      try {
-        // The client's progress token is the client's: upstream gets the SDK's own, and its progress is
-        // relayed back under the client's token.
-        const { _meta: meta, ...params } = req.params;
-        const { progressToken: _theirs, ...otherMeta } = meta ?? {};
-        const result = (await upstream.callTool({ ...params, ...(Object.keys(otherMeta).length ? { _meta: otherMeta } : {}) }, undefined, {
-          signal,
-          timeout: o.callTimeoutMs ?? 3_600_000,
-          ...(progressToken !== undefined
-            ? {
-                resetTimeoutOnProgress: true,
-                onprogress: (p: { progress: number; total?: number; message?: string }) => {
-                  void extra.sendNotification({ method: "notifications/progress", params: { ...p, progressToken } }).catch(() => {});
-                },
-              }
-            : {}),
-        })) as CallToolResult;
-        call.answered = true;
-        await report(result.isError ? "failed" : "succeeded", {});
-        return adaptResult(result, version);
-      } catch (err) {
-        if (call.ctrl.signal.aborted) {
-          await report("aborted_unknown", { abortedBy: "quiesce", reason: call.abortReason });
-          return refusalResult({ tool, operationId, runId: b.runId, decision: "aborted", reason: call.abortReason ?? "killed" });
-        }
-        if (extra.signal.aborted) {
-          await report("aborted_unknown", { abortedBy: "caller" });
-          throw err;
-        }
-        // A JSON-RPC error answered by the upstream means it did not do the work (failed); a broken link
-        // or our own timeout means it may have (unknown).
-        await report(outcomeUnknown(err) ? "aborted_unknown" : "failed", { error: describeError(err) });
-        throw err;
-      } finally {
-        inflight.remove(operationId);
-      }
-    });
+    server.setRequestHandler(CallToolRequestSchema, (req, extra) =>
+      handleCall(req, {
+        requestId: extra.requestId,
+        tag,
+        signal: extra.signal,
+        notify: (n) => extra.sendNotification(n),
+        version: () => version,
+      }),
+    );
 
     servers.add(server);
     server.onclose = () => servers.delete(server);
@@ -279,7 +422,14 @@ export async function runGateway(o: GatewayOptions): Promise<number> {
   });
   let httpServer: http.Server | null = null;
   if (o.listen) {
-    httpServer = await serveHttp(o.listen, buildServer, log);
+    let stateless = 0;
+    const handle2026 = statelessHandler({
+      upstream,
+      instructions: upstream.instructions,
+      log,
+      call: (params, c) => handleCall({ params }, { ...c, tag: `r${++stateless}-`, version: () => MCP_2026 }),
+    });
+    httpServer = await serveHttp(o.listen, buildServer, log, handle2026);
     const { port } = httpServer.address() as AddressInfo;
     const url = `http://${o.listen.host}:${port}/mcp`;
     log(`serving MCP over Streamable HTTP at ${url}`);
@@ -318,6 +468,7 @@ async function serveHttp(
   listen: { host: string; port: number },
   buildServer: (http: boolean) => { server: Server; watchInit: (t: Transport) => void },
   log: (m: string) => void,
+  stateless: (body: unknown, req: http.IncomingMessage, res: http.ServerResponse) => Promise<void>,
 ): Promise<http.Server> {
   const sessions = new Map<string, StreamableHTTPServerTransport>();
   const httpServer = http.createServer((req, res) => {
@@ -339,6 +490,8 @@ async function serveHttp(
           return;
         }
       }
+      // A 2026-07-28 client: no session, every request stands alone.
+      if (req.method === "POST" && isStateless(req, body)) return stateless(body, req, res);
       const sid = req.headers["mcp-session-id"];
       let transport = typeof sid === "string" ? sessions.get(sid) : undefined;
       if (!transport) {

@@ -21,6 +21,13 @@ export interface SettleContext {
   log: (line: string) => void;
 }
 
+/** What the system holding the work said about it (`detail.said`, an MCP server's or A2A agent's task state, and why that settles as it does). */
+function said(check: EffectAnswer | null): string {
+  const d = (check?.detail ?? {}) as { said?: unknown; reason?: unknown };
+  if (typeof d.said !== "string") return "";
+  return `: ${[d.said, d.reason].filter((x): x is string => typeof x === "string").join("; ")}`;
+}
+
 /** Waits end quietly when the engine stops; the caller re-checks its signal. */
 const pause = (ms: number, stop: AbortSignal) => sleep(ms, undefined, stop);
 
@@ -37,12 +44,13 @@ async function write(
     teamId: ctx.teamId,
     state: v.state,
     at,
+    // What the provider's system said (an MCP server's or A2A agent's task state) names who answered.
     reason:
-      v.state === "unknown"
+      (v.state === "unknown"
         ? `unknown: ${v.cause}`
         : v.state === "completed_and_verified"
           ? `effect present (${v.source})`
-          : "provider stopped; effect proven absent",
+          : "provider stopped; effect proven absent") + said(check),
     ...(v.state === "unknown" ? { cause: v.cause } : {}),
     ...(v.state === "completed_and_verified" && check
       ? {
@@ -104,7 +112,9 @@ export async function settleOne(ctx: SettleContext, s: WorkSettlement, provider:
       providerResponse: response,
       check: { effect: check.effect, final: check.final },
       executorClaim: null,
-      deadlinePassed: Date.now() >= deadline,
+      // "unavailable" in a final state (a task the server says is cancelled or failed, with no effect
+      // check) will not change by waiting: it is unknown now.
+      deadlinePassed: Date.now() >= deadline || (check.effect === "unavailable" && check.final),
     });
     if (v.kind === "settle") return write(ctx, s, v, check, provider.rollbackOwner);
     await pause(nextCheckDelayMs(attempt, deadline - Date.now()), ctx.signal);

@@ -123,6 +123,7 @@ export async function loadBarrierWork(p: Principal, barrierId: string): Promise<
           settleDeadlineMs: r.settleDeadlineMs,
           quietPeriodSeconds: r.quietPeriodSeconds,
           rollbackOwner: r.rollbackOwner,
+          endpoint: r.endpoint,
         },
       ]),
     ),

@@ -11,6 +11,8 @@
 import "server-only";
 import type { CancelAnswer, EffectAnswer, Provider, ProviderConfig, ProviderOperationRef } from "./types";
 import { PROVIDER_RESPONSES } from "../../../control/settlement";
+import { A2aProvider } from "./a2a";
+import { McpProvider } from "./mcp";
 
 const PLACEHOLDER = /\{(providerJobId|operationId|runId)\}/g;
 
@@ -107,5 +109,8 @@ export class HttpProvider implements Provider {
 
 /** Provider for a row. The simulated deployment provider speaks the same protocol over HTTP. */
 export function providerFor(config: ProviderConfig): Provider {
-  return new HttpProvider(config);
+  const http = new HttpProvider(config);
+  if (config.kind === "mcp") return new McpProvider(config, (op) => http.checkEffect(op));
+  if (config.kind === "a2a") return new A2aProvider(config, (op) => http.checkEffect(op));
+  return http;
 }

@@ -7,7 +7,7 @@ import type { EffectObservation, ProviderResponse } from "../../../control/settl
 /** A providers row, as the barrier engine reads it (per team, addressed by operations.provider_name). */
 export interface ProviderConfig {
   name: string;
-  /** "http" (generic) or "simulated" (the demo deployment provider; same wire protocol). */
+  /** "http" (generic), "simulated" (the demo deployment provider; same wire protocol), "mcp" or "a2a" (docs/design/mcp-tasks.md). */
   kind: string;
   cancelUrl: string | null;
   statusUrl: string | null;
@@ -17,6 +17,8 @@ export interface ProviderConfig {
   settleDeadlineMs: number;
   quietPeriodSeconds: number;
   rollbackOwner: string | null;
+  /** Kinds "mcp" / "a2a": where the task is held (an http(s) URL, or a stdio command as a JSON array). */
+  endpoint?: string | null;
 }
 
 /** What the provider needs to find the work: its own job id, and ours. */
