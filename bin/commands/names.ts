@@ -20,6 +20,7 @@ export const COMMAND_NAMES = [
   "receipt",
   "reconcile",
   "recovery",
+  "restart",
   "demo",
   "drill",
   "audit",
