@@ -29,6 +29,7 @@ export const commands: Record<string, () => Promise<Command>> = {
   receipt: () => import("./receipt").then((m) => m.receiptCommand),
   reconcile: () => import("./reconcile").then((m) => m.reconcileCommand),
   recovery: () => import("./recovery").then((m) => m.recoveryCommand),
+  restart: () => import("./restart").then((m) => m.restartCommand),
   demo: () => import("./demo").then((m) => m.demoCommand),
   drill: () => import("./drill").then((m) => m.drillCommand),
   audit: () => import("./audit").then((m) => m.auditCommand),

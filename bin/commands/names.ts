@@ -21,6 +21,7 @@ export const COMMAND_NAMES = [
   "receipt",
   "reconcile",
   "recovery",
+  "restart",
   "demo",
   "drill",
   "audit",

@@ -51,6 +51,8 @@ export const EVAL_CASES: EvalCase[] = [
   // docs/evidence.md#recovery — recovery of a completed effect, proven by the provider
   drill("completed_effect_rolled_back_and_verified"),
   drill("compensation_accepted_but_not_done"),
+  drill("restart_blocked_by_open_recovery"),
+  drill("restart_replays_ledger_already_applied"),
   // docs/security/identity.md#throttling — a stranger's bad keys cannot lock a team out
   anonymousBadKeysCannotLockOut,
   // docs/design/mcp-tasks.md — remote work settled from the task the MCP server or A2A agent holds

@@ -20,6 +20,7 @@ import { lateReportFromStranger } from "./cases/late-report-from-stranger";
 import { finishDoesNotEscapeFleetKill } from "./cases/finish-does-not-escape-fleet-kill";
 import { completedEffectRolledBackAndVerified } from "./cases/completed-effect-rolled-back";
 import { compensationAcceptedButNotDone } from "./cases/compensation-accepted-not-done";
+import { restartBlockedByOpenRecovery, restartReplaysLedgerAlreadyApplied } from "./cases/restart-ledger";
 
 export * from "./types";
 
@@ -49,6 +50,8 @@ export const DRILL_CASES: DrillCase[] = [
   // docs/evidence.md#recovery — a completed effect is undone only on the provider's word
   completedEffectRolledBackAndVerified,
   compensationAcceptedButNotDone,
+  restartBlockedByOpenRecovery,
+  restartReplaysLedgerAlreadyApplied,
 ];
 
 /** Which of a case's needs the context cannot meet. */

@@ -10,6 +10,7 @@ import "./control";
 import "./barriers";
 import "./stops";
 import "./recovery";
+import "./restart";
 
 type Json = Record<string, unknown>;
 

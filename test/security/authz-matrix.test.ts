@@ -87,6 +87,9 @@ const ENTRIES: Record<string, Entry> = {
   getStop: { action: "run.read", crossTeam: 404 },
   resumeStop: { action: "fleet.stop", crossTeam: 404, body: () => ({ reason: "matrix" }) },
   listRecoveries: { action: "run.read", crossTeam: "none" },
+  // The target is alive: a caller allowed to restart gets 409 (only a killed root on settled ground restarts).
+  restartRun: { action: "run.resume", crossTeam: 404, body: () => ({ reason: "matrix" }) },
+  getLedger: { action: "run.read", crossTeam: 404 },
   assignRecovery: { action: "reconciliation.assign", crossTeam: 404, body: (t) => ({ assigneeUserId: t.memberUserId }) },
   // The item's owner (the admin who killed the run) or a manager/admin: a same-team viewer or operator is refused.
   startRecovery: { action: "reconciliation.resolve", crossTeam: 404, body: () => ({}), holders: RECOVERY_OWNERS },

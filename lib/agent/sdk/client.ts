@@ -17,6 +17,8 @@ import type {
 import type { BreakerResponse, KillResponse, LifecycleResponse } from "../../schemas/control";
 import type { CreateStopBody, FinishRunResponse, StopDryRunResponse, StopView } from "../../schemas/stops";
 import type { RecordRecoveryInput, RecoveryView } from "../../schemas/recovery";
+import type { LedgerView, RestartView } from "../../schemas/restart";
+import { ledgerAnswer, type LedgerEntry } from "../../control/restart";
 import { QuiesceApiError, QuiesceConfigError, QuiesceUnreachableError, newRequestId } from "./errors";
 import { subscribe as subscribeEvents, type RunEvent } from "./events";
 import { setting } from "../../platform/config";
@@ -155,8 +157,27 @@ export class QuiesceClient {
   }
 
   // ── gate and operations ──
+  /** Asks the gate; for a restarted run whose ledger is loaded, an inherited operationId is answered by the ledger first. */
   gate(body: GateBody): Promise<GateResponse> {
-    return this.call("POST", "/api/v1/gate", body);
+    const entry = this.ledgers.get(body.runId)?.get(body.operationId);
+    const a = entry ? ledgerAnswer(entry, body.runId) : null;
+    if (a && "local" in a) return Promise.resolve(a.local);
+    return this.call("POST", "/api/v1/gate", a ? { ...body, operationId: a.operationId } : body);
+  }
+
+  // ── restart on settled ground (docs/evidence.md#restart) ──
+  private readonly ledgers = new Map<string, Map<string, LedgerEntry>>();
+  /** Loads a restarted run's ledger into this client, so its gate answers inherited operationIds (once per run). */
+  async loadLedger(runId: string): Promise<LedgerView> {
+    const l = await this.call<LedgerView>("GET", `/api/v1/runs/${enc(runId)}/ledger`);
+    this.ledgers.set(runId, new Map(l.operations.map((o) => [o.operationId, o])));
+    return l;
+  }
+  /** Restarts a killed root (operator keys); the new run's ledger is loaded into this client. */
+  async restartRun(runId: string, reason: string): Promise<RestartView> {
+    const r = await this.call<RestartView>("POST", `/api/v1/runs/${enc(runId)}/restart`, { reason });
+    this.ledgers.set(r.runId, new Map(r.ledger.map((o) => [o.operationId, o])));
+    return r;
   }
   async registerOperation(body: RegisterOperationBody): Promise<RegisterOperationResult> {
     const r = await this.request<RegisterOperationResponse>("POST", "/api/v1/operations", body);

@@ -13,5 +13,6 @@ export { SimProviderClient } from "./providers/sim-client";
 export { startSimProvider, type SimMode } from "./providers/sim-server";
 export { assignReconciliation, listReconciliations, memberPrincipal, resolveReconciliation, userIdForEmail } from "./reconciliations";
 export { announceOverdueRecoveries, assignRecovery, getRecovery, listRecoveries, recordRecovery, startRecovery } from "./recovery";
+export { getLedger, restartRun } from "./restart";
 export { createStop, getStop, previewStop, resumeStop, toFilter } from "./stops";
 export { EXIT_CODES, itemsOf, trustedKeys, verifyReceipts } from "./verify-receipts";

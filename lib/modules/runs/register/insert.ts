@@ -48,6 +48,8 @@ const RUN_INSERT = insertColumns<RunField>({
   holderKeyId: "$26",
   createdAt: "DEFAULT",
   forkedFromRunId: "NULL",
+  restartedFromRunId: "$27",
+  restartedFromDigest: "$28",
   finishedAt: "DEFAULT",
 });
 const LEASE_INSERT = insertColumns<LeaseField>({
@@ -100,6 +102,7 @@ export async function insertRegistration(db: Queryable, reg: Registration, at: P
     validUntil: validUntil.toISOString(),
     epoch: at.epoch,
     ...(isDrill ? { drill: true } : {}),
+    ...(reg.restartOf ? { restartedFrom: reg.restartOf.runId, restartedFromDigest: reg.restartOf.digest } : {}),
   };
   await db.query({
     ...preparedName("quiesce_register_run"),
@@ -131,6 +134,8 @@ export async function insertRegistration(db: Queryable, reg: Registration, at: P
       JSON.stringify(after),
       controlPayload({ kind: "run", teamId: reg.teamId, rootRunId, runIds: [runId] }),
       reg.by.holderKeyId,
+      reg.restartOf?.runId ?? null,
+      reg.restartOf?.digest ?? null,
     ],
   });
   return createdAnswer({ runId, leaseId, epoch: at.epoch, parentRunId, rootRunId }, at.lease);

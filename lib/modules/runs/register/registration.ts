@@ -22,6 +22,8 @@ export interface Registration {
   harness: Harness;
   input: CreateRunBody;
   native: Native;
+  /** A restart of a killed root on settled ground (never from the API body: only the restart path sets it). */
+  restartOf?: { runId: string; digest: string };
 }
 
 /** The lease terms the registration asks for. */
