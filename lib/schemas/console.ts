@@ -92,3 +92,13 @@ export const ChangePasswordInput = z.strictObject({
   currentPassword: z.string().min(1, "your current password is required").max(200),
   newPassword: NewPassword,
 });
+
+/** Recovery items (docs/evidence.md#recovery) from the console. */
+export const RecoveryIdInput = z.strictObject({ recoveryId: Id });
+export const AssignRecoveryInput = z.strictObject({ recoveryId: Id, assigneeUserId: Id });
+export const RecordRecoveryInput = z.strictObject({
+  recoveryId: Id,
+  state: z.enum(["in_progress", "rolled_back", "accepted", "failed"]),
+  note: z.string().trim().min(1, "say what was done").max(4000),
+  evidence: z.string().trim().min(1, "name the evidence: a link, a ticket, a command's output").max(4000),
+});

@@ -3,6 +3,8 @@ import { reconciliationsView } from "@/lib/modules/runs";
 import { ReconciliationsQuery } from "@/lib/schemas/console";
 import { isAllowed } from "@/lib/control/authz";
 import { ReconciliationQueue } from "@/components/reconciliation-queue";
+import { RecoveryQueue } from "@/components/recovery-queue";
+import { listRecoveries, listTeamMembers } from "@/lib/modules/stop";
 
 export const metadata = { title: "Reconciliations" };
 
@@ -21,13 +23,13 @@ export default async function ReconciliationsPage({
     string,
   ][]).toString();
   const caller = { type: "user" as const, role: s.principal.role };
+  const [recoveries, members] = await Promise.all([listRecoveries(s.principal, { state: "open" }), listTeamMembers(s.principal)]);
+  const canAssign = isAllowed(caller, "reconciliation.assign");
+  const manager = s.principal.role === "manager" || s.principal.role === "admin";
   return (
-    <ReconciliationQueue
-      initial={initial}
-      initialQuery={qs}
-      me={s.user.id}
-      canAssign={isAllowed(caller, "reconciliation.assign")}
-      canResolveAny={s.principal.role === "manager" || s.principal.role === "admin"}
-    />
+    <>
+      <ReconciliationQueue initial={initial} initialQuery={qs} me={s.user.id} canAssign={canAssign} canResolveAny={manager} />
+      <RecoveryQueue items={recoveries} members={members} me={s.user.id} canAssign={canAssign} canActOnAny={manager} />
+    </>
   );
 }

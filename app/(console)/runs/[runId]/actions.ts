@@ -5,7 +5,7 @@ import { serverAction } from "@/lib/actions/run-action";
 import { BreakerControlInput, RunControlInput } from "@/lib/schemas/console";
 import { pauseRun, resumeRun } from "@/lib/modules/runs";
 import { setBreaker } from "@/lib/modules/gate";
-import { killRun } from "@/lib/modules/stop";
+import { killRun, restartRun } from "@/lib/modules/stop";
 
 const runPaths = (i: { runId: string }) => [`/runs/${i.runId}`, "/runs"];
 
@@ -43,5 +43,13 @@ export const breakerAction = serverAction(
   async ({ session, input }) => {
     const r = await setBreaker(session.principal, input.runId, input.action, input.reason);
     return { breaker: r.breaker as string };
+  },
+);
+
+export const restartRunAction = serverAction(
+  { name: "restart", input: RunControlInput, action: "run.resume", revalidate: runPaths },
+  async ({ session, input }) => {
+    const r = await restartRun(session.principal, input.runId, input.reason);
+    return { runId: r.runId };
   },
 );
