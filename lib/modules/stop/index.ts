@@ -14,4 +14,5 @@ export { startSimProvider, type SimMode } from "./providers/sim-server";
 export { assignReconciliation, listReconciliations, memberPrincipal, resolveReconciliation, userIdForEmail } from "./reconciliations";
 export { assignRecovery, getRecovery, listRecoveries, recordRecovery, startRecovery } from "./recovery";
 export { createStop, getStop, previewStop, resumeStop, toFilter } from "./stops";
+export { listConsoleStops, peopleOf, type Person, type StopListItem } from "./console/stops-list";
 export { EXIT_CODES, itemsOf, trustedKeys, verifyReceipts } from "./verify-receipts";
