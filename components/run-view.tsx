@@ -86,7 +86,14 @@ export function RunView({ initial, can }: { initial: RunViewData; can: Can }) {
             </span>
           </div>
         </div>
-        <RunControls runId={run.runId} lifecycle={run.lifecycle} breaker={run.breaker} can={can} descendants={descendants} />
+        <RunControls
+          runId={run.runId}
+          lifecycle={run.lifecycle}
+          breaker={run.breaker}
+          can={can}
+          descendants={descendants}
+          pausePolicy={d.pausePolicy}
+        />
       </header>
 
       {latest ? <BarrierPanel barrierId={latest.id} live={latest.phase !== "complete"} /> : null}

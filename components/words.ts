@@ -1,4 +1,4 @@
-// One vocabulary for the console (docs/glossary: /glossary): the receipt's decision, the barrier's phase
+// One vocabulary for the console: the receipt's decision, the barrier's phase
 // and the run's activity each have one set of words on every page; snake_case stays in downloads.
 export const DECISION_WORDS = { stopped_and_quiet: "Stopped and quiet", stop_incomplete: "Not yet quiet" } as const;
 

@@ -1,4 +1,4 @@
-// The console's words for a stop (docs/console.md#stops): a fleet-stop filter as a sentence a person can
+// The console's words for a stop (docs/fleet-stop.md#stops-in-the-console): a fleet-stop filter as a sentence a person can
 // repeat, and the names of the harnesses and statuses it matches on. Pure; the JSON stays in downloads.
 import type { Harness } from "./types";
 import type { RunStatus } from "./fleet";
