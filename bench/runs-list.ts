@@ -11,7 +11,8 @@ import { percentile } from "./lib/measure";
 import { ms, ratio, type BenchTable } from "./lib/report";
 import { COUNT_CAP, listConsoleRuns, type RunsFilter } from "../lib/modules/runs/console/runs";
 import { listRunTimeline } from "../lib/modules/runs/console/timeline";
-import { decodeRunsCursor } from "../lib/schemas/runs-list";
+import { runsView } from "../lib/modules/runs/console/views";
+import { decodeRunsCursor, parseRunsQuery } from "../lib/schemas/runs-list";
 import { prisma } from "../lib/platform/db/prisma";
 import { newId } from "../lib/platform/ids";
 
@@ -128,7 +129,14 @@ export const runsListSection: BenchSection = {
         { label: "`/runs?agent=agent-7`", call: list({ agent: "agent-7" }) },
         { label: "`/runs?from=…&to=…` (one day)", call: list({ from: new Date(day), to: new Date(day + 86_400_000) }) },
         { label: "`/runs?q=task-42` (search)", call: list({ q: "task-42" }) },
+        { label: "`/runs?q=bench` (search matching every run)", call: list({ q: "bench" }) },
+        { label: "`/runs?q=run 4` (search, 11 % of runs, all far down the list)", call: list({ q: "run 4" }) },
+        { label: "`/runs?q=run 42&roots=1` (search under roots)", call: list({ q: "run 42", rootsOnly: true }) },
         { label: "`/runs?roots=1` (grouped under roots)", call: list({ rootsOnly: true }) },
+        {
+          label: "JSON feed `/api/console/runs?status=active` (runsView)",
+          call: () => runsView(principal, parseRunsQuery(new URLSearchParams("status=active"))),
+        },
         { label: "`/runs?roots=1&status=paused&harness=mcp`", call: list({ rootsOnly: true, status: "paused", harness: "mcp" }) },
         { label: "expand a root (its children)", call: list({ parentRunId: root, sort: "oldest" }) },
         { label: "run timeline, first page (5 000 decisions)", call: () => listRunTimeline(principal, timelineRun, {}) },

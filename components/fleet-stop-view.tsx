@@ -3,7 +3,13 @@
 // stop_incomplete, open reconciliations, then the fleet receipt. Polls until the receipt is issued
 // (a pause scope has no receipt: it shows whether dispatch is still stopped).
 import Link from "next/link";
-import { useQuery } from "@tanstack/react-query";
+import { useRef, useState } from "react";
+import { useQuery, useQueryClient } from "@tanstack/react-query";
+import { liftStopAction } from "@/app/(console)/stops/actions";
+import { stopFilterWords } from "@/lib/control/stop-words";
+import { PersonName, type PersonLike } from "./person";
+import { ReasonDialog } from "./reason-dialog";
+import { DECISION_WORDS, PHASE_WORDS } from "./words";
 import type { StopView } from "@/lib/schemas/stops";
 import { getJson } from "./providers";
 import { DataTable } from "./data-table";
@@ -11,7 +17,10 @@ import { ErrorNotice, StaleNotice } from "./states";
 import { Time } from "./time";
 import { shortId } from "./format";
 
-export function FleetStopView({ initial }: { initial: StopView }) {
+export function FleetStopView({ initial, by, canLift }: { initial: StopView; by: PersonLike; canLift: boolean }) {
+  const client = useQueryClient();
+  const [lifting, setLifting] = useState(false);
+  const liftButton = useRef<HTMLButtonElement>(null);
   const query = useQuery({
     queryKey: ["stop", initial.stopId],
     queryFn: () => getJson<StopView>(`/api/console/stops/${initial.stopId}`),
@@ -21,7 +30,11 @@ export function FleetStopView({ initial }: { initial: StopView }) {
   const s = query.data;
   if (!s) return <ErrorNotice message="This fleet stop could not be read." retry={() => query.refetch()} />;
   const b = s.barriers;
-  const filter = Object.keys(s.filter).length === 0 ? "the whole team" : JSON.stringify(s.filter);
+  const filter = stopFilterWords(s.filter);
+  const closeLift = () => {
+    setLifting(false);
+    liftButton.current?.focus();
+  };
   return (
     <section aria-labelledby="stop-title" className="stack">
       <div className="page-head">
@@ -29,14 +42,17 @@ export function FleetStopView({ initial }: { initial: StopView }) {
           Fleet {s.action === "kill" ? "kill" : "pause"} <span className="mono">{shortId(s.stopId)}</span>
         </h1>
         <p className="muted">
-          {s.reason} — by {s.requestedBy}, <Time iso={s.createdAt} mode="relative" />
+          “{s.reason}” — by <PersonName person={by} />, <Time iso={s.createdAt} />
+        </p>
+        <p>
+          <Link href="/stops">All stops</Link>
         </p>
       </div>
       {query.isError ? <StaleNotice error={query.error} /> : null}
       <dl className="facts" aria-label="Progress">
         <div>
-          <dt>Filter</dt>
-          <dd className="mono">{filter}</dd>
+          <dt>Covers</dt>
+          <dd data-testid="stop-filter">{filter}</dd>
         </div>
         <div>
           <dt>Matched</dt>
@@ -44,7 +60,19 @@ export function FleetStopView({ initial }: { initial: StopView }) {
         </div>
         <div>
           <dt>Dispatch</dt>
-          <dd data-testid="stop-dispatch">{s.dispatchStopped ? "stopped" : `resumed ${s.liftedAt ?? ""}`}</dd>
+          <dd data-testid="stop-dispatch">
+            {s.dispatchStopped ? (
+              s.action === "pause" ? (
+                "held: every matching run's next call waits"
+              ) : (
+                "denied: every matching run's next call is refused"
+              )
+            ) : (
+              <>
+                lifted <Time iso={s.liftedAt} />
+              </>
+            )}
+          </dd>
         </div>
         {s.action === "kill" ? (
           <>
@@ -55,7 +83,7 @@ export function FleetStopView({ initial }: { initial: StopView }) {
               </dd>
             </div>
             <div>
-              <dt>stop_incomplete</dt>
+              <dt>Not yet quiet</dt>
               <dd>{b.stopIncomplete}</dd>
             </div>
             <div>
@@ -63,7 +91,7 @@ export function FleetStopView({ initial }: { initial: StopView }) {
               <dd>{b.failed}</dd>
             </div>
             <div>
-              <dt>Open reconciliations</dt>
+              <dt>Unknowns open</dt>
               <dd>{s.openReconciliations}</dd>
             </div>
           </>
@@ -75,9 +103,12 @@ export function FleetStopView({ initial }: { initial: StopView }) {
             className={`notice ${s.receipt.decision === "stopped_and_quiet" ? "notice-ok" : "notice-error"}`}
             role="status"
             data-testid="fleet-receipt"
+            id="fleet-receipt"
           >
-            Fleet receipt: <strong>{s.receipt.decision}</strong>, issued <Time iso={s.receipt.issuedAt} mode="relative" />.
-            <div className="mono sub">sha256:{s.receipt.digest}</div>
+            Fleet receipt: <strong>{DECISION_WORDS[s.receipt.decision]}</strong>, issued <Time iso={s.receipt.issuedAt} />.
+            <div className="mono sub" title="sha256 of the fleet receipt's canonical text">
+              digest sha256:{s.receipt.digest}
+            </div>
           </div>
         ) : (
           <p role="status" aria-live="polite">
@@ -85,8 +116,34 @@ export function FleetStopView({ initial }: { initial: StopView }) {
           </p>
         )
       ) : null}
+      {s.action === "pause" && s.dispatchStopped && canLift ? (
+        <div>
+          <button ref={liftButton} type="button" className="btn" onClick={() => setLifting(true)}>
+            Lift this pause…
+          </button>
+          <ReasonDialog
+            open={lifting}
+            title="Lift this fleet pause"
+            confirmLabel="Lift the pause"
+            onCancel={closeLift}
+            onConfirm={async (reason) => {
+              const r = await liftStopAction({ stopId: s.stopId, reason });
+              if (!r.ok) return r.message;
+              await client.invalidateQueries();
+              closeLift();
+              return null;
+            }}
+          >
+            <p>Every run it holds ({filter}) is decided afresh on its next call; a run paused on its own stays paused.</p>
+          </ReasonDialog>
+        </div>
+      ) : null}
       {s.runs.length > 0 ? (
-        <DataTable caption="Barriers of this fleet stop" columns={["Run", "Barrier", "Phase", "Receipt"]}>
+        <DataTable
+          caption="Barriers of this fleet stop"
+          scrollLabel="Barriers of this fleet stop (table)"
+          columns={["Run", "Barrier", "Phase", "Receipt"]}
+        >
           {s.runs.map((r) => (
             <tr key={r.runId}>
               <td>
@@ -105,8 +162,8 @@ export function FleetStopView({ initial }: { initial: StopView }) {
                   "starting…"
                 )}
               </td>
-              <td>{r.phase ?? "—"}</td>
-              <td>{r.decision && r.barrierId ? <Link href={`/receipts/${r.barrierId}`}>{r.decision}</Link> : "—"}</td>
+              <td>{r.phase ? (PHASE_WORDS[r.phase] ?? r.phase) : "—"}</td>
+              <td>{r.decision && r.barrierId ? <Link href={`/receipts/${r.barrierId}`}>{DECISION_WORDS[r.decision]}</Link> : "—"}</td>
             </tr>
           ))}
         </DataTable>

@@ -32,12 +32,15 @@ export function RunControls({
   breaker,
   can,
   descendants,
+  pausePolicy = null,
 }: {
   runId: string;
   lifecycle: string;
   breaker: string;
   can: Can;
   descendants: number;
+  /** the team's reclaim of paused runs, when configured: the pause dialog says when it turns into a kill */
+  pausePolicy?: { seconds: number; action: string } | null;
 }) {
   const router = useRouter();
   const client = useQueryClient();
@@ -64,6 +67,15 @@ export function RunControls({
         <p>
           The next gate call of this run{them} will <strong>hold</strong>. Calls already running continue; nothing is cancelled. Resume
           re-checks against current policy.
+          {pausePolicy ? (
+            <>
+              {" "}
+              <strong data-testid="pause-reclaim">
+                If it is still paused after {reclaimAfter(pausePolicy.seconds)}, the team&rsquo;s reclaim{" "}
+                {pausePolicy.action === "kill" ? "kills it" : `reclaims it (${pausePolicy.action.replaceAll("_", " ")})`}.
+              </strong>
+            </>
+          ) : null}
         </p>
       ),
       run: (reason) => pauseRunAction({ runId, reason }),
@@ -82,10 +94,15 @@ export function RunControls({
       title: "Trip the breaker",
       confirm: "Trip breaker",
       body: (
-        <p>
-          The breaker opens: every gate call is denied (<code>breaker_open</code>) until it is reset or a half-open probe succeeds. The
-          lifecycle does not change.
-        </p>
+        <>
+          <p>
+            The breaker opens: every gate call is denied until it is reset or a half-open probe succeeds. The lifecycle does not change.
+          </p>
+          <p data-testid="half-open">
+            Half open: after the cool-down the gate admits exactly one call as a probe; if it succeeds the breaker closes, if it fails it
+            opens again.
+          </p>
+        </>
       ),
       run: (reason) => breakerAction({ runId, action: "trip", reason }),
     },
@@ -104,11 +121,17 @@ export function RunControls({
       confirm: "Kill run and start the barrier",
       danger: true,
       body: (
-        <p>
-          <strong>Kill is final.</strong> In one transaction the run{them} are killed, every lease is revoked and the epoch raised, and
-          queued, scheduled and retry work is cancelled (and kept). Then the barrier settles each in-flight call with its provider and
-          issues a stop receipt.
-        </p>
+        <>
+          <p>
+            <strong>Kill is final.</strong> In one transaction the run{them} are killed, every lease is revoked and the epoch raised, and
+            queued, scheduled and retry work is cancelled (and kept). Then the barrier settles each in-flight call with its provider and
+            issues a stop receipt.
+          </p>
+          <p data-testid="kill-owner">
+            <strong>Who owns the unknowns:</strong> any call whose outcome the provider cannot prove is listed as unknown and assigned to
+            the team&rsquo;s default reconciler if the team names one, otherwise to you, until it is recorded or handed to someone else.
+          </p>
+        </>
       ),
       run: async (reason) => {
         const r = await killRunAction({ runId, reason });
@@ -151,4 +174,12 @@ export function RunControls({
       ) : null}
     </div>
   );
+}
+
+/** "14 minutes", "2 hours", "90 seconds": the reclaim delay in words. */
+function reclaimAfter(seconds: number): string {
+  const unit = (n: number, w: string) => `${n} ${w}${n === 1 ? "" : "s"}`;
+  if (seconds % 3600 === 0) return unit(seconds / 3600, "hour");
+  if (seconds >= 120 && seconds % 60 === 0) return unit(seconds / 60, "minute");
+  return unit(seconds, "second");
 }

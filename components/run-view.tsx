@@ -1,6 +1,7 @@
 "use client";
 // The run page, live: header with both state machines and the controls, the stop ladder while a
 // barrier is open, the tree, in-flight calls, uncertain intervals and the gate's recent decisions.
+import { ReasonText } from "./reason-text";
 import Link from "next/link";
 import { useQuery } from "@tanstack/react-query";
 import type { RunView as RunViewData, TreeNode } from "@/lib/modules/runs";
@@ -63,7 +64,7 @@ export function RunView({ initial, can }: { initial: RunViewData; can: Can }) {
             <LifecycleBadge value={run.lifecycle} />
             {run.lifecycle === "paused" && d.pausePolicy ? <PauseReclaim since={run.lifecycleChangedAt} policy={d.pausePolicy} /> : null}
             <span className="state-why">
-              {run.lifecycleReason ? <>“{run.lifecycleReason}”</> : null}{" "}
+              {run.lifecycleReason ? <ReasonText reason={run.lifecycleReason} /> : null}{" "}
               {run.lifecycle !== "normal" ? (
                 <>
                   by {d.labels[run.lifecycleChangedBy ?? ""] ?? run.lifecycleChangedBy ?? "?"},{" "}
@@ -85,7 +86,14 @@ export function RunView({ initial, can }: { initial: RunViewData; can: Can }) {
             </span>
           </div>
         </div>
-        <RunControls runId={run.runId} lifecycle={run.lifecycle} breaker={run.breaker} can={can} descendants={descendants} />
+        <RunControls
+          runId={run.runId}
+          lifecycle={run.lifecycle}
+          breaker={run.breaker}
+          can={can}
+          descendants={descendants}
+          pausePolicy={d.pausePolicy}
+        />
       </header>
 
       {latest ? <BarrierPanel barrierId={latest.id} live={latest.phase !== "complete"} /> : null}

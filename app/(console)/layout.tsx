@@ -15,6 +15,7 @@ export default async function ConsoleLayout({ children }: { children: ReactNode 
   const open = await countOpenReconciliations(s.principal);
   const links = [
     { href: "/runs", label: "Runs" },
+    { href: "/stops", label: "Stops" },
     { href: "/reconciliations", label: "Reconciliations", badge: open },
     ...(isAllowed(caller, "audit.read") ? [{ href: "/audit", label: "Audit log" }] : []),
     ...(isAllowed(caller, "key.manage") ? [{ href: "/keys", label: "API keys" }] : []),

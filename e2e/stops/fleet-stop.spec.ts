@@ -46,8 +46,8 @@ test("an operator kills three selected runs as one fleet stop and follows it to 
   await page.waitForURL(/\/stops\/scope_/);
   const stopId = page.url().match(/\/stops\/(scope_[^?/]+)/)![1]!;
   await expect(page.getByTestId("stop-matched")).toHaveText("3");
-  await expect(page.getByTestId("stop-dispatch")).toHaveText("stopped");
-  await expect(page.getByTestId("fleet-receipt")).toContainText("stopped_and_quiet", { timeout: 60_000 });
+  await expect(page.getByTestId("stop-dispatch")).toContainText("denied");
+  await expect(page.getByTestId("fleet-receipt")).toContainText("Stopped and quiet", { timeout: 60_000 });
   await expect(page.getByTestId("stop-complete")).toContainText("3 of 3");
   await capture(page, "fleet-stop", { fullPage: true });
 

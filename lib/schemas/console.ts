@@ -50,6 +50,8 @@ export const ReceiptVersionQuery = z.object({
 
 export const RunControlInput = z.strictObject({ runId: Id, reason: Reason });
 export const BreakerControlInput = z.strictObject({ runId: Id, action: z.enum(["trip", "reset"]), reason: Reason });
+/** Lifting a pause scope from its page. */
+export const LiftStopInput = z.strictObject({ stopId: Id, reason: Reason });
 
 export const AssignInput = z.strictObject({ reconciliationId: Id, assigneeUserId: Id });
 export const ResolveInput = z.strictObject({

@@ -2,8 +2,8 @@
 // Fleet stop from the console (docs/fleet-stop.md): through runAction like every control write. The
 // whole team (an empty filter) needs the team's name typed back; the dal authorizes and audits again.
 import { serverAction } from "@/lib/actions/run-action";
-import { FleetStopInput } from "@/lib/schemas/console";
-import { createStop, previewStop } from "@/lib/modules/stop";
+import { FleetStopInput, LiftStopInput } from "@/lib/schemas/console";
+import { createStop, previewStop, resumeStop } from "@/lib/modules/stop";
 import { isWholeTeam } from "@/lib/control/fleet";
 import { toFilter } from "@/lib/modules/stop";
 import { QuiesceError } from "@/lib/platform/errors";
@@ -21,5 +21,14 @@ export const fleetStopAction = serverAction(
     }
     const r = await createStop(session.principal, body);
     return { dryRun: false as const, matched: r.matched, barrierTargets: r.barriers.total, stopId: r.stopId };
+  },
+);
+
+/** Lifts a pause scope (a kill scope is for good: the dal answers 409). */
+export const liftStopAction = serverAction(
+  { name: "lift-stop", input: LiftStopInput, action: "fleet.stop", revalidate: ["/runs", "/stops"] },
+  async ({ session, input }) => {
+    const r = await resumeStop(session.principal, input.stopId, input.reason);
+    return { liftedAt: r.liftedAt };
   },
 );

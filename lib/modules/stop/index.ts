@@ -15,4 +15,5 @@ export { assignReconciliation, listReconciliations, memberPrincipal, resolveReco
 export { announceOverdueRecoveries, assignRecovery, getRecovery, listRecoveries, recordRecovery, startRecovery } from "./recovery";
 export { getLedger, restartRun } from "./restart";
 export { createStop, getStop, previewStop, resumeStop, toFilter } from "./stops";
+export { listConsoleStops, peopleOf, type Person, type StopListItem } from "./console/stops-list";
 export { EXIT_CODES, itemsOf, trustedKeys, verifyReceipts } from "./verify-receipts";

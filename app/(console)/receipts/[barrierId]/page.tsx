@@ -3,12 +3,14 @@
 // printable, downloadable as JSON and YAML; the digest is recomputed on the server on every view.
 import Link from "next/link";
 import { requireSession } from "@/lib/modules/sessions";
-import { getConsoleReceipt, receiptBarrier } from "@/lib/modules/stop";
+import { getConsoleReceipt, peopleOf, receiptBarrier } from "@/lib/modules/stop";
 import { orNotFound } from "@/lib/actions/not-found";
 import { actorLabels } from "@/lib/modules/members";
 import { ReceiptVersionQuery } from "@/lib/schemas/console";
 import { ReceiptDecisionBadge, PhaseBadge } from "@/components/badges";
-import { ReceiptBody, decisionSentence } from "@/components/receipt-body";
+import { ReceiptBody } from "@/components/receipt-body";
+import { openItems, receiptHeadline } from "@/lib/control/receipt-headline";
+
 import { CopyLink, PrintButton, ReceiptWatcher } from "@/components/receipt-tools";
 import { Time } from "@/components/time";
 import { EmptyState } from "@/components/states";
@@ -45,8 +47,20 @@ export default async function ReceiptPage({
     );
   }
   const q = version ? `?version=${r.version}` : "";
-  const actors = Object.values(r.body).filter((v): v is string => typeof v === "string" && /^(user|key|system):/.test(v));
+  const reconActors = (Array.isArray(r.body.reconciliation) ? r.body.reconciliation : []).map((x) =>
+    typeof x === "object" && x !== null ? String((x as Record<string, unknown>).assignee ?? "") : "",
+  );
+  const actors = [
+    ...Object.values(r.body).filter((v): v is string => typeof v === "string" && /^(user|key|system):/.test(v)),
+    ...reconActors,
+  ];
   const labels = await actorLabels(s.principal, actors);
+  const people = await peopleOf(s.principal, actors);
+  const name = (a: string) => {
+    const p = people.get(a);
+    return p?.email ? (p.name ? `${p.name} <${p.email}>` : p.email) : (labels[a] ?? a);
+  };
+  const open = openItems(r.body, name);
   const isLatest = r.version === r.latestVersion;
   return (
     <article className="receipt" aria-labelledby="receipt-title">
@@ -62,7 +76,22 @@ export default async function ReceiptPage({
           <h1 id="receipt-title">
             <ReceiptDecisionBadge value={r.decision} large />
           </h1>
-          <p className="lead">{decisionSentence(r.decision, r.body)}</p>
+          <p className="lead" data-testid="receipt-answer">
+            {receiptHeadline(r.decision, r.body, name)}
+          </p>
+          {open.length > 0 ? (
+            <section aria-labelledby="open-title" className="card">
+              <h2 id="open-title">Still open</h2>
+              <ul>
+                {open.map((o) => (
+                  <li key={o.operationId}>
+                    {o.tool ? <code>{o.tool}</code> : null} <span className="mono">{o.operationId}</span>: outcome unknown, owned by{" "}
+                    {o.owner} — <Link href="/reconciliations">record it</Link>
+                  </li>
+                ))}
+              </ul>
+            </section>
+          ) : null}
           <dl className="fields inline">
             <div className="field-row">
               <dt>barrier_id</dt>

@@ -57,6 +57,27 @@ export const DEFAULT_PAGE_SIZE = 50;
  * (A fleet stop of "all matching" does not need the number: its dry run counts exactly.)
  */
 export const COUNT_CAP = 10_000;
+/**
+ * Above this many matches by the planner's estimate, the exact count is not run at all and the list says
+ * "10 000+": a broad search ("bench") matches every run, and the trigram index cannot stop at the cap,
+ * so counting it read the whole team (docs/design/runs-list-estimates.md).
+ */
+export const ESTIMATE_SKIP = 5 * COUNT_CAP;
+/** A search estimated to match at most this many runs reads them by the trigram indexes and sorts them. */
+export const SEARCH_BY_INDEX_MAX = 20_000;
+
+/** One page: `source` is the (filtered) runs as `r`; each row's children and running calls are counted for the page only. */
+function pageSqlOf(source: string, col: string, order: "ASC" | "DESC", pageSize: number): string {
+  return `
+    SELECT r.id, r.title, r.task_id, r.harness::text AS harness, r.lifecycle::text AS lifecycle, r.lifecycle_changed_at,
+           r.lifecycle_reason, r.breaker::text AS breaker, r.breaker_changed_at, r.breaker_probe_op_id, r.breaker_held, r.epoch, r.parent_run_id, r.root_run_id,
+           r.depth, r.native_agent_id, r.created_by, r.created_at, r.finished_at, r.last_heartbeat_at, r.is_drill,
+           (SELECT count(*) FROM runs c WHERE c.team_id = r.team_id AND c.parent_run_id = r.id)::int AS child_count,
+           (SELECT count(*) FROM operations o WHERE o.run_id = r.id AND o.state = 'running')::int AS running
+      FROM ${source}
+     ORDER BY ${col} ${order}, r.id ${order}
+     LIMIT ${pageSize + 1}`;
+}
 
 const SORT_SQL: Record<RunsSort, { col: string; desc: boolean; value: (r: DbRow) => string }> = {
   newest: { col: "r.created_at", desc: true, value: (r) => r.created_at.toISOString() },
@@ -145,7 +166,8 @@ export async function listConsoleRuns(p: Principal, filter: RunsFilter): Promise
   const s = SORT_SQL[sort];
   const cursor: RunsCursor | undefined = filter.cursor?.sort === sort ? filter.cursor : undefined;
   const { sql, params } = whereOf(teamId, filter);
-  const countSql = `SELECT count(*)::int AS n FROM (SELECT 1 FROM runs r WHERE ${sql.join(" AND ")} LIMIT ${COUNT_CAP + 1}) m`;
+  const countWhere = sql.join(" AND ");
+  const countSql = `SELECT count(*)::int AS n FROM (SELECT 1 FROM runs r WHERE ${countWhere} LIMIT ${COUNT_CAP + 1}) m`;
   const countParams = [...params];
 
   // Walking backwards (a "before" cursor) reads in the opposite order and reverses the page.
@@ -157,20 +179,21 @@ export async function listConsoleRuns(p: Principal, filter: RunsFilter): Promise
     sql.push(`(${s.col}, r.id) ${desc ? "<" : ">"} (${v}, $${params.length})`);
   }
   const order = desc ? "DESC" : "ASC";
-  const pageSql = `
-    SELECT r.id, r.title, r.task_id, r.harness::text AS harness, r.lifecycle::text AS lifecycle, r.lifecycle_changed_at,
-           r.lifecycle_reason, r.breaker::text AS breaker, r.breaker_changed_at, r.breaker_probe_op_id, r.breaker_held, r.epoch, r.parent_run_id, r.root_run_id,
-           r.depth, r.native_agent_id, r.created_by, r.created_at, r.finished_at, r.last_heartbeat_at, r.is_drill,
-           (SELECT count(*) FROM runs c WHERE c.team_id = r.team_id AND c.parent_run_id = r.id)::int AS child_count,
-           (SELECT count(*) FROM operations o WHERE o.run_id = r.id AND o.state = 'running')::int AS running
-      FROM runs r
-     WHERE ${sql.join(" AND ")}
-     ORDER BY ${s.col} ${order}, r.id ${order}
-     LIMIT ${pageSize + 1}`;
   const db = prisma();
+  // The planner's estimate of the matches decides two things before anything is read: whether to count
+  // exactly, and (for a search) whether to read the matches through the trigram indexes and sort them,
+  // or to walk the sort's index and filter. A term matching a few thousand runs that all sit far down the
+  // list (`run 4` in titles numbered by age) made the walk read half the team (docs/design/runs-list-estimates.md).
+  const plan = await db.$queryRawUnsafe<{ "QUERY PLAN": [{ Plan: { "Plan Rows": number } }] }[]>(
+    `EXPLAIN (FORMAT JSON) SELECT 1 FROM runs r WHERE ${countWhere}`,
+    ...countParams,
+  );
+  const estimate = plan[0]?.["QUERY PLAN"][0]?.Plan["Plan Rows"] ?? 0;
+  const fenced = filter.q?.trim() && estimate <= SEARCH_BY_INDEX_MAX ? " OFFSET 0" : "";
+  const pageSql = pageSqlOf(`(SELECT * FROM runs r WHERE ${sql.join(" AND ")}${fenced}) r`, s.col, order, pageSize);
   const [rows, count] = await Promise.all([
     db.$queryRawUnsafe<DbRow[]>(pageSql, ...params),
-    db.$queryRawUnsafe<{ n: number }[]>(countSql, ...countParams),
+    estimate > ESTIMATE_SKIP ? [{ n: COUNT_CAP + 1 }] : db.$queryRawUnsafe<{ n: number }[]>(countSql, ...countParams),
   ]);
   const now = Date.now();
   const more = rows.length > pageSize;
