@@ -4,7 +4,7 @@
 import { useRouter } from "next/navigation";
 import { useQueryClient } from "@tanstack/react-query";
 import { useState, type ReactNode } from "react";
-import { breakerAction, killRunAction, pauseRunAction, resumeRunAction } from "@/app/(console)/runs/[runId]/actions";
+import { breakerAction, killRunAction, pauseRunAction, restartRunAction, resumeRunAction } from "@/app/(console)/runs/[runId]/actions";
 import { ReasonDialog } from "./reason-dialog";
 
 export interface Can {
@@ -14,7 +14,7 @@ export interface Can {
   trip: boolean;
   reset: boolean;
 }
-type Pending = null | "pause" | "resume" | "kill" | "trip" | "reset";
+type Pending = null | "pause" | "resume" | "kill" | "trip" | "reset" | "restart";
 
 interface Control {
   show: boolean;
@@ -33,6 +33,7 @@ export function RunControls({
   can,
   descendants,
   pausePolicy = null,
+  root = false,
 }: {
   runId: string;
   lifecycle: string;
@@ -41,6 +42,8 @@ export function RunControls({
   descendants: number;
   /** the team's reclaim of paused runs, when configured: the pause dialog says when it turns into a kill */
   pausePolicy?: { seconds: number; action: string } | null;
+  /** a root run: a killed root may restart on settled ground (docs/evidence.md#restart) */
+  root?: boolean;
 }) {
   const router = useRouter();
   const client = useQueryClient();
@@ -52,7 +55,8 @@ export function RunControls({
   const showKill = can.kill && lifecycle !== "killed";
   const showTrip = can.trip && lifecycle !== "killed" && breaker !== "open";
   const showReset = can.reset && lifecycle !== "killed" && breaker !== "closed";
-  if (!showPause && !showResume && !showKill && !showTrip && !showReset) return null;
+  const showRestart = can.resume && lifecycle === "killed" && root;
+  if (!showPause && !showResume && !showKill && !showTrip && !showReset && !showRestart) return null;
 
   const them = descendants ? ` and its ${descendants} descendant${descendants === 1 ? "" : "s"}` : "";
   // The five controls differ in their words and their action only: one table, one dialog (mounted per
@@ -140,8 +144,26 @@ export function RunControls({
         return r;
       },
     },
+    restart: {
+      show: showRestart,
+      button: "Restart…",
+      title: "Restart this task",
+      confirm: "Restart as a new run",
+      body: (
+        <p>
+          A new root run starts for the same task, held by the same agent. It is allowed only on settled ground: the stop receipt says
+          stopped and quiet and no recovery is still owed. The new run inherits the old tree&rsquo;s operation ledger — what already
+          happened answers <code>already_applied</code>, what never ran may run again.
+        </p>
+      ),
+      run: async (reason) => {
+        const r = await restartRunAction({ runId, reason });
+        if (r.ok) router.push(`/runs/${r.data.runId}`);
+        return r;
+      },
+    },
   };
-  const order = ["pause", "resume", "trip", "reset", "kill"] as const;
+  const order = ["pause", "resume", "trip", "reset", "kill", "restart"] as const;
   const open = pending ? controls[pending] : null;
 
   return (

@@ -93,6 +93,7 @@ export function RunView({ initial, can }: { initial: RunViewData; can: Can }) {
           can={can}
           descendants={descendants}
           pausePolicy={d.pausePolicy}
+          root={run.parentRunId === null}
         />
       </header>
 
