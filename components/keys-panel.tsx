@@ -9,6 +9,7 @@ import type { Member } from "@/lib/modules/stop";
 import { Time } from "./time";
 import { AdminTable, ListCard, SecretOnce } from "./admin-list";
 import { ReasonlessConfirm } from "./reasonless-confirm";
+import { FormError } from "./states";
 
 const KIND_HELP: Record<string, string> = {
   agent: "a harness or agent process: registers runs, asks the gate, reports effects",
@@ -98,11 +99,7 @@ export function KeysPanel({ keys, members, me }: { keys: ApiKeyView[]; members: 
         <p className="small muted">
           {kind}: {KIND_HELP[kind]}
         </p>
-        {error ? (
-          <div className="notice notice-error" role="alert">
-            {error}
-          </div>
-        ) : null}
+        <FormError message={error} />
       </section>
       <ListCard
         id="keys-title"

@@ -4,6 +4,7 @@
 import { useRouter } from "next/navigation";
 import { useState, type FormEvent } from "react";
 import { changePasswordAction } from "@/app/(console)/account/actions";
+import { FormError } from "./states";
 
 export function PasswordForm() {
   const router = useRouter();
@@ -57,11 +58,7 @@ export function PasswordForm() {
         </button>
       </form>
       <p className="small muted">At least 8 characters, at most 72 bytes. Every other session of yours is signed out.</p>
-      {error ? (
-        <div className="notice notice-error" role="alert">
-          {error}
-        </div>
-      ) : null}
+      <FormError message={error} />
       {done ? (
         <div className="notice notice-ok" role="status">
           Password changed. Your other sessions have been signed out.

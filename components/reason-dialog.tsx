@@ -3,7 +3,9 @@
 // to the audit trail and the receipt). Native <dialog>: focus moves in, Esc closes, focus returns.
 // A failed action (a refusal, a 500, or no answer at all) shows its error, keeps the reason and offers
 // a retry; the dialog never suggests that the action happened.
-import { useEffect, useId, useRef, useState, type FormEvent, type ReactNode } from "react";
+import { useCallback, useId, useState, type FormEvent, type ReactNode } from "react";
+import { useModal } from "./use-modal";
+import { FormError } from "./states";
 
 export interface ReasonDialogProps {
   open: boolean;
@@ -17,25 +19,18 @@ export interface ReasonDialogProps {
 }
 
 export function ReasonDialog({ open, title, children, confirmLabel, danger, onCancel, onConfirm }: ReasonDialogProps) {
-  const ref = useRef<HTMLDialogElement>(null);
   const titleId = useId();
   const [reason, setReason] = useState("");
   const [error, setError] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
   const [failed, setFailed] = useState(false);
-
-  useEffect(() => {
-    const d = ref.current;
-    if (!d) return;
-    if (open && !d.open) {
-      setReason("");
-      setError(null);
-      setBusy(false);
-      setFailed(false);
-      d.showModal();
-    }
-    if (!open && d.open) d.close();
-  }, [open]);
+  const reset = useCallback(() => {
+    setReason("");
+    setError(null);
+    setBusy(false);
+    setFailed(false);
+  }, []);
+  const ref = useModal(open, reset);
 
   async function submit(e: FormEvent) {
     e.preventDefault();
@@ -77,11 +72,7 @@ export function ReasonDialog({ open, title, children, confirmLabel, danger, onCa
             aria-invalid={error ? true : undefined}
           />
         </label>
-        {error ? (
-          <div className="notice notice-error" role="alert">
-            {error}
-          </div>
-        ) : null}
+        <FormError message={error} />
         <div className="dialog-actions">
           <button type="button" className="btn" onClick={onCancel} disabled={busy}>
             Cancel

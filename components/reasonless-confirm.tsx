@@ -1,6 +1,8 @@
 "use client";
 // A plain confirmation dialog (for actions whose record needs no reason, such as revoking a key).
-import { useEffect, useId, useRef, useState } from "react";
+import { useCallback, useId, useState } from "react";
+import { useModal } from "./use-modal";
+import { FormError } from "./states";
 
 export function ReasonlessConfirm({
   open,
@@ -17,29 +19,19 @@ export function ReasonlessConfirm({
   onCancel: () => void;
   onConfirm: () => Promise<string | null>;
 }) {
-  const ref = useRef<HTMLDialogElement>(null);
   const titleId = useId();
   const [error, setError] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
-  useEffect(() => {
-    const d = ref.current;
-    if (!d) return;
-    if (open && !d.open) {
-      setError(null);
-      d.showModal();
-    }
-    if (!open && d.open) d.close();
-  }, [open]);
+  const reset = useCallback(() => {
+    setError(null);
+  }, []);
+  const ref = useModal(open, reset);
   return (
     <dialog ref={ref} className="dialog" aria-labelledby={titleId} onClose={onCancel} onCancel={onCancel}>
       <div className="stack">
         <h2 id={titleId}>{title}</h2>
         <p>{body}</p>
-        {error ? (
-          <div className="notice notice-error" role="alert">
-            {error}
-          </div>
-        ) : null}
+        <FormError message={error} />
         <div className="dialog-actions">
           <button type="button" className="btn" onClick={onCancel} disabled={busy} autoFocus>
             Cancel

@@ -5,14 +5,15 @@
 import Link from "next/link";
 import { useSearchParams } from "next/navigation";
 import { useQuery, useQueryClient } from "@tanstack/react-query";
-import { useEffect, useRef, useState, type FormEvent } from "react";
+import { useCallback, useState, type FormEvent } from "react";
+import { useModal } from "./use-modal";
 import type { ReconciliationsView } from "@/lib/modules/runs";
 import { assignReconciliationAction, resolveReconciliationAction } from "@/app/(console)/(lists)/reconciliations/actions";
 import { ReconciliationBadge } from "./badges";
 import { DataTable } from "./data-table";
 import { Time } from "./time";
 import { getJson } from "./providers";
-import { EmptyState, ErrorNotice, LoadingBlock, StaleNotice } from "./states";
+import { EmptyState, ErrorNotice, LoadingBlock, StaleNotice, FormError } from "./states";
 import { human, shortId } from "./format";
 
 type Row = ReconciliationsView["items"][number];
@@ -202,23 +203,17 @@ function AssignForm({ row, members }: { row: Row; members: ReconciliationsView["
 }
 
 function ResolveDialog({ row, onClose }: { row: Row | null; onClose: () => void }) {
-  const ref = useRef<HTMLDialogElement>(null);
   const client = useQueryClient();
   const [resolution, setResolution] = useState<"effect_present" | "effect_absent" | "">("");
   const [evidence, setEvidence] = useState("");
   const [error, setError] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
-  useEffect(() => {
-    const d = ref.current;
-    if (!d) return;
-    if (row && !d.open) {
-      setResolution("");
-      setEvidence("");
-      setError(null);
-      d.showModal();
-    }
-    if (!row && d.open) d.close();
-  }, [row]);
+  const reset = useCallback(() => {
+    setResolution("");
+    setEvidence("");
+    setError(null);
+  }, []);
+  const ref = useModal(!!row, reset);
   async function submit(e: FormEvent) {
     e.preventDefault();
     if (!row || !resolution) {
@@ -273,11 +268,7 @@ function ResolveDialog({ row, onClose }: { row: Row | null; onClose: () => void 
           <span>Evidence (required: what you checked, where, what it showed)</span>
           <textarea rows={4} value={evidence} onChange={(e) => setEvidence(e.target.value)} required minLength={3} maxLength={4000} />
         </label>
-        {error ? (
-          <div className="notice notice-error" role="alert">
-            {error}
-          </div>
-        ) : null}
+        <FormError message={error} />
         <div className="dialog-actions">
           <button type="button" className="btn" onClick={onClose} disabled={busy}>
             Cancel

@@ -5,14 +5,15 @@
 // the server checks again.
 import Link from "next/link";
 import { useRouter } from "next/navigation";
-import { useEffect, useRef, useState, type FormEvent } from "react";
+import { useCallback, useState, type FormEvent } from "react";
+import { useModal } from "./use-modal";
 import type { RecoveryView } from "@/lib/schemas/recovery";
 import type { Member } from "@/lib/modules/stop";
 import { assignRecoveryAction, recordRecoveryAction, startRecoveryAction } from "@/app/(console)/(lists)/reconciliations/actions";
 import { DataTable } from "./data-table";
 import { RecoveryBadge } from "./badges";
 import { Time } from "./time";
-import { EmptyState } from "./states";
+import { EmptyState, FormError } from "./states";
 import { human, shortId } from "./format";
 
 const STATE_WORDS: Record<RecoveryView["state"], string> = {
@@ -182,24 +183,18 @@ function AssignRecovery({ row, members, onDone }: { row: RecoveryView; members: 
 }
 
 function RecordDialog({ row, onClose }: { row: RecoveryView | null; onClose: (text: string | null) => void }) {
-  const ref = useRef<HTMLDialogElement>(null);
   const [state, setState] = useState<"rolled_back" | "accepted" | "failed" | "in_progress">("rolled_back");
   const [note, setNote] = useState("");
   const [evidence, setEvidence] = useState("");
   const [error, setError] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
-  useEffect(() => {
-    const d = ref.current;
-    if (!d) return;
-    if (row && !d.open) {
-      setState("rolled_back");
-      setNote("");
-      setEvidence("");
-      setError(null);
-      d.showModal();
-    }
-    if (!row && d.open) d.close();
-  }, [row]);
+  const reset = useCallback(() => {
+    setState("rolled_back");
+    setNote("");
+    setEvidence("");
+    setError(null);
+  }, []);
+  const ref = useModal(!!row, reset);
   async function submit(e: FormEvent) {
     e.preventDefault();
     if (!row) return;
@@ -241,11 +236,7 @@ function RecordDialog({ row, onClose }: { row: RecoveryView | null; onClose: (te
           <span>Evidence (a link, a ticket, a command&apos;s output)</span>
           <textarea rows={3} value={evidence} onChange={(e) => setEvidence(e.target.value)} required maxLength={4000} />
         </label>
-        {error ? (
-          <div className="notice notice-error" role="alert">
-            {error}
-          </div>
-        ) : null}
+        <FormError message={error} />
         <div className="dialog-actions">
           <button type="button" className="btn" onClick={() => onClose(null)} disabled={busy}>
             Cancel

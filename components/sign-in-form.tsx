@@ -2,6 +2,7 @@
 import { signIn, signOut } from "next-auth/react";
 import { useRouter } from "next/navigation";
 import { useState, type FormEvent } from "react";
+import { FormError } from "./states";
 
 const MESSAGES: Record<string, string> = {
   CredentialsSignin: "That email and password do not match an account.",
@@ -54,11 +55,7 @@ export function SignInForm({
         Quiesce
       </h1>
       <p className="muted">Sign in to the operator console.</p>
-      {error ? (
-        <div className="notice notice-error" role="alert">
-          {error}
-        </div>
-      ) : null}
+      <FormError message={error} />
       {initialError === "NoTeam" ? (
         <button
           type="button"

@@ -52,3 +52,12 @@ export function StaleNotice({ error }: { error: Error | null }) {
     </div>
   );
 }
+
+/** A form's or dialog's error, announced as it appears; nothing when there is none. */
+export function FormError({ message }: { message: string | null }) {
+  return message ? (
+    <div className="notice notice-error" role="alert">
+      {message}
+    </div>
+  ) : null;
+}

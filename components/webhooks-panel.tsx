@@ -14,6 +14,7 @@ import { EVENT_TYPES } from "@/lib/schemas/event-types";
 import { Time } from "./time";
 import { AdminTable, ListCard, SecretOnce } from "./admin-list";
 import { ReasonlessConfirm } from "./reasonless-confirm";
+import { FormError } from "./states";
 
 export function WebhooksPanel({
   endpoints,
@@ -65,11 +66,7 @@ export function WebhooksPanel({
           onDone={() => setCreated(null)}
         />
       ) : null}
-      {error ? (
-        <div className="notice notice-error" role="alert">
-          {error}
-        </div>
-      ) : null}
+      <FormError message={error} />
       <section className="card" aria-labelledby="wh-create-title">
         <h2 id="wh-create-title">Add an endpoint</h2>
         <form onSubmit={create} className="form-grid">

@@ -1,8 +1,6 @@
 // Recovery: an effect that completed before the stop, and what was done about it (docs/evidence.md#recovery).
 // Pure rules: the states and who may move an item between them, the owner an item opens with, what a
 // `rolled_back` needs as proof, what blocks a restart, and the receipt's recovery sentence.
-import type { Role } from "./types";
-import { RECONCILIATION_MANAGERS } from "./reconciliation";
 
 export const RECOVERY_STATES = ["open", "in_progress", "rolled_back", "accepted", "failed"] as const;
 export type RecoveryState = (typeof RECOVERY_STATES)[number];
@@ -32,11 +30,8 @@ export function mayMove(from: RecoveryState, to: RecoveryState): boolean {
   return MOVES[from].includes(to);
 }
 
-/** The owner (its assignee) or a manager/admin; nobody else, whatever else their role lets them do. */
-export function mayChangeRecovery(caller: { role: Role | null; userId: string | null }, assigneeUserId: string | null): boolean {
-  if (caller.role && (RECONCILIATION_MANAGERS as readonly Role[]).includes(caller.role)) return true;
-  return assigneeUserId !== null && caller.userId !== null && caller.userId === assigneeUserId;
-}
+/** Who may change an item: its owner or a manager/admin — the rule of reconciliations (open work has one). */
+export { mayResolveReconciliation as mayChangeRecovery } from "./reconciliation";
 
 /** The rollback owner an item opens with: the effect's, else its provider's, else the team's default person. */
 export function recoveryOwnerLabel(effectOwner: string | null, providerOwner: string | null, teamDefault: string | null): string | null {

@@ -9,7 +9,7 @@ import type { Principal } from "../../platform/auth/principal";
 import { assertTeam, authorize } from "../../platform/auth/authorize";
 import { runSearchWhere } from "./internal/run-search";
 import { teamFor } from "./internal/team";
-import { runState, runSummary, type SummaryRow } from "./internal/read-shapes";
+import { runState, runSummary, type StateRow, type SummaryRow } from "./internal/read-shapes";
 
 type RunRow = Awaited<ReturnType<ReturnType<typeof prisma>["run"]["findUniqueOrThrow"]>>;
 
@@ -33,21 +33,8 @@ const RUN_VIEW_SQL = `SELECT ${SUMMARY_COLUMNS}, team_id AS "teamId",
 
 type JsonDates<T, K extends keyof T> = Omit<T, K> & { [P in K]: T[P] extends Date ? string : string | null };
 type RunViewRow = SummaryRow &
-  Pick<
-    RunRow,
-    | "teamId"
-    | "lifecycleChangedAt"
-    | "lifecycleChangedBy"
-    | "lifecycleReason"
-    | "breakerChangedBy"
-    | "breakerReason"
-    | "breakerFailures"
-    | "nativeSessionId"
-    | "nativeAgentId"
-    | "nativeThreadId"
-    | "nativeTurnId"
-    | "lastNativeState"
-  > & {
+  StateRow &
+  Pick<RunRow, "teamId"> & {
     children: JsonDates<SummaryRow, "breakerChangedAt" | "createdAt" | "lastHeartbeatAt">[];
     leases: {
       id: string;
