@@ -135,3 +135,15 @@ export function deriveEnvironment(runs: RunEnvironmentFact[], quietOver: boolean
     supervised === 0 ? "not_observed" : unknownRuns.length ? "uncertain" : pending ? "pending" : "done";
   return { status, allowsQuiet: status === "done" || status === "not_observed", unknownRuns, sentences };
 }
+
+/** How long after a supervisor's grace its report is still waited for (SIGKILL is immediate; this is its round trip). */
+export const SUPERVISOR_REPORT_MARGIN_MS = 3000;
+
+/**
+ * The quiet period a barrier needs for its supervised runs: the longest grace among them plus the
+ * margin, so a supervisor that ends its tree as configured reports within it (docs/evidence.md#the-quiet-period).
+ * 0 with no supervised run.
+ */
+export function supervisedQuietSeconds(maxGraceMs: number | null): number {
+  return maxGraceMs === null ? 0 : (maxGraceMs + SUPERVISOR_REPORT_MARGIN_MS) / 1000;
+}
