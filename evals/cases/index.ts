@@ -9,6 +9,7 @@ import { restartSurvival } from "./restart-survival";
 import { killWithFullQueueEval } from "./kill-with-full-queue";
 import { EVIDENCE_CASES } from "./evidence";
 import { anonymousBadKeysCannotLockOut } from "./anonymous-bad-keys-cannot-lock-out";
+import { ENVIRONMENT_CASES } from "./environment";
 
 function fromDrill(c: DrillCase): EvalCase {
   return { ...c, needs: [], run: (stack) => c.run(stack.drillContext()) };
@@ -49,4 +50,7 @@ export const EVAL_CASES: EvalCase[] = [
   drill("finish_does_not_escape_fleet_kill"),
   // docs/security/identity.md#throttling — a stranger's bad keys cannot lock a team out
   anonymousBadKeysCannotLockOut,
+  // docs/evidence.md#the-environment — the environment stops too, and the receipt claims only what was observed
+  ...ENVIRONMENT_CASES,
+  drill("unsupervised_run_claims_nothing_about_processes"),
 ];

@@ -18,6 +18,7 @@ import { sideEffectCompletedBeforeStop } from "./cases/side-effect-completed-bef
 import { fleetStopDuringCreation } from "./cases/fleet-stop-during-creation";
 import { lateReportFromStranger } from "./cases/late-report-from-stranger";
 import { finishDoesNotEscapeFleetKill } from "./cases/finish-does-not-escape-fleet-kill";
+import { unsupervisedRunClaimsNothing } from "./cases/unsupervised-run-claims-nothing";
 
 export * from "./types";
 
@@ -44,6 +45,8 @@ export const DRILL_CASES: DrillCase[] = [
   // docs/security/authorization.md#holders — the rules of evidence inside a team
   lateReportFromStranger,
   finishDoesNotEscapeFleetKill,
+  // docs/evidence.md#the-environment — a run without a supervisor is claimed nothing about
+  unsupervisedRunClaimsNothing,
 ];
 
 /** Which of a case's needs the context cannot meet. */
