@@ -16,6 +16,7 @@ import { RunControls, type Can } from "./run-controls";
 import { Ladder } from "./ladder";
 import { UncertainTimeline } from "./uncertain-timeline";
 import { RunTimeline } from "./run-timeline";
+import { RunEnvironmentPanel } from "./environment";
 
 export function RunView({ initial, can }: { initial: RunViewData; can: Can }) {
   const runId = initial.run.runId;
@@ -89,6 +90,8 @@ export function RunView({ initial, can }: { initial: RunViewData; can: Can }) {
       </header>
 
       {latest ? <BarrierPanel barrierId={latest.id} live={latest.phase !== "complete"} /> : null}
+
+      <RunEnvironmentPanel env={d.environment ?? null} />
 
       <section aria-labelledby="tree-title" className="card">
         <h2 id="tree-title">
