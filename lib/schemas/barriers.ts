@@ -252,7 +252,7 @@ export const StopReceiptSchema = z
             .object({
               run_id: z.string(),
               supervised: z.literal(true),
-              status: z.enum(["terminated", "unknown", "pending"]),
+              status: z.enum(["terminated", "verified_by_person", "unknown", "pending"]),
               mechanism: z.enum(["cgroup2", "cgroup1", "pidns", "pgroup"]),
               weakest: z.boolean(),
               container: z.string().nullable(),
@@ -273,6 +273,10 @@ export const StopReceiptSchema = z
               could_not_kill: z.array(z.number().int()),
               unknown_since: z.string().nullable(),
               owner: z.string().nullable(),
+              /** A person's check that closed an unknown: who, when, their note. */
+              resolved_by: z.string().nullable(),
+              resolved_at: z.string().nullable(),
+              resolution_evidence: z.string().nullable(),
               statement: z.string(),
             })
             .strict(),

@@ -223,3 +223,29 @@ registerPath({
   responses: { 200: { description: "the run's environment", schema: RunEnvironmentResponse } },
   errors: [400, 403, 404, 409],
 });
+
+/** A person's check of an unknown environment: the tree is gone (docs/design/environment-evidence.md). */
+export const ResolveEnvironmentBody = requestShape("ResolveEnvironmentRequest", {
+  resolution: z.literal("verified_empty"),
+  evidence: z.string().trim().min(1, "evidence is required").max(4000),
+});
+export const ResolveEnvironmentResponse = responseShape("ResolveEnvironmentResponse", {
+  runId: z.string(),
+  resolvedAt: IsoTime,
+  resolvedBy: z.string(),
+  receiptVersions: z.array(z.object({ barrierId: z.string(), version: z.number().int() })),
+});
+
+registerPath({
+  method: "post",
+  path: "/api/v1/runs/{runId}/environment/resolve",
+  operationId: "resolveEnvironment",
+  tags: ["runs"],
+  summary: "Close an unknown environment: a person checked the machine and the run's process tree is gone",
+  description:
+    "Only the environment's owner or a manager/admin. 409 when the run has no supervisor, or its environment is not unknown or already resolved. Every covering barrier's receipt gets its next version, naming the person and the note.",
+  callers: "operator keys",
+  body: ResolveEnvironmentBody,
+  responses: { 200: { description: "resolved", schema: ResolveEnvironmentResponse } },
+  errors: [400, 403, 404, 409],
+});

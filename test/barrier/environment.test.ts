@@ -19,7 +19,7 @@ import { makeTeam, receiptsOf, waitFor, type TeamFixture } from "./fixtures";
 
 let api: ApiServer;
 let team: TeamFixture;
-let keys: { operator: string; holder: string; stranger: string; holderKeyId: string };
+let keys: { operator: string; viewer: string; holder: string; stranger: string; holderKeyId: string };
 const system = { type: "system", name: "test" } as const;
 const ac = new AbortController();
 let engine: Promise<void>;
@@ -31,6 +31,7 @@ beforeAll(async () => {
   const holder = await createApiKey(system, { teamId: team.teamId, kind: "agent", name: "holder" });
   keys = {
     operator: (await createApiKey(system, { teamId: team.teamId, kind: "operator", name: "op", userId: team.users.operator.id })).secret,
+    viewer: (await createApiKey(system, { teamId: team.teamId, kind: "operator", name: "viewer", userId: team.users.viewer.id })).secret,
     holder: holder.secret,
     holderKeyId: holder.id,
     stranger: (await createApiKey(system, { teamId: team.teamId, kind: "agent", name: "stranger" })).secret,
@@ -228,5 +229,40 @@ describe("the environment in the evidence", () => {
     expect(body.decision).toBe("stop_incomplete");
     expect(body.environment).toEqual([expect.objectContaining({ status: "unknown", weakest: true, could_not_kill: [4243] })]);
     expect(body.summary.join("\n")).not.toMatch(/environment terminated/);
+  }, 60_000);
+
+  test("a person closes an unknown environment: only its owner or a manager; the receipt names them and says it was a person's check", async () => {
+    const run = await makeRun(team.teamId, { holderKeyId: keys.holderKeyId });
+    await call("POST", `/api/v1/runs/${run.runId}/environment`, keys.holder, { mechanism: "cgroup2", graceMs: 0 });
+    const { json: kill } = await call("POST", `/api/v1/runs/${run.runId}/kill`, keys.operator, { reason: "env: a person checks" });
+    const v1 = StopReceiptSchema.parse((await receipt(kill.barrierId, 1)).body);
+    expect(v1.environment).toEqual([expect.objectContaining({ status: "unknown", owner: team.users.operator.email })]);
+    const body = { resolution: "verified_empty", evidence: "ps -ef on the build host shows nothing of the run" };
+    expect((await call("POST", `/api/v1/runs/${run.runId}/environment/resolve`, keys.holder, body)).status).toBe(403);
+    expect((await call("POST", `/api/v1/runs/${run.runId}/environment/resolve`, keys.viewer, body)).status).toBe(403);
+    expect((await call("POST", `/api/v1/runs/${run.runId}/environment/resolve`, keys.operator, { ...body, evidence: " " })).status).toBe(
+      400,
+    );
+    expect((await prisma().runEnvironment.findUniqueOrThrow({ where: { runId: run.runId } })).resolvedAt).toBeNull();
+    const ok = await call("POST", `/api/v1/runs/${run.runId}/environment/resolve`, keys.operator, body);
+    expect(ok.status).toBe(200);
+    expect(ok.json.receiptVersions).toEqual([{ barrierId: kill.barrierId, version: 2 }]);
+    expect((await call("POST", `/api/v1/runs/${run.runId}/environment/resolve`, keys.operator, body)).status).toBe(409);
+    const v2 = StopReceiptSchema.parse((await receipt(kill.barrierId, 2)).body);
+    expect(v2.decision).toBe("stopped_and_quiet");
+    expect(v2.environment).toEqual([
+      expect.objectContaining({
+        status: "verified_by_person",
+        resolved_by: team.users.operator.email,
+        processes: [],
+        resolution_evidence: body.evidence,
+      }),
+    ]);
+    expect(v2.summary.join("\n")).toContain(`environment verified empty by ${team.users.operator.email}`);
+    expect(v2.summary.join("\n")).not.toMatch(/environment terminated/);
+    await sameFacts(kill.barrierId);
+    // A run without a supervisor has nothing to resolve.
+    const plain = await makeRun(team.teamId, { holderKeyId: keys.holderKeyId });
+    expect((await call("POST", `/api/v1/runs/${plain.runId}/environment/resolve`, keys.operator, body)).status).toBe(409);
   }, 60_000);
 });

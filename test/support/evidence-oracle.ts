@@ -3,8 +3,9 @@
 // model that drifts from the rules. Used by the pure property test and the model-based test.
 import type { EvidenceFacts } from "../../lib/control/evidence/model";
 
-/** A supervised run's environment is verified empty: its supervisor read the container empty, nothing survived, every process ended. */
+/** A supervised run's environment is verified empty: its supervisor read the container empty, nothing survived, every process ended — or a person checked. */
 function environmentVerified(r: EvidenceFacts["runs"][number]): boolean {
+  if (r.environment?.resolvedBy && r.environment.resolvedAt) return true; // a person checked it (named in the receipt)
   const e = r.environment?.evidence;
   return !!e && typeof e.emptyAt === "string" && e.survivors.length === 0 && !e.processes.some((p) => p.ended === "not_ended");
 }

@@ -141,6 +141,12 @@ export async function referenceEvidenceFactsTx(
     include: { owner: { select: { email: true } } },
   });
   const envOf = new Map(environments.map((e) => [e.runId, e]));
+  const resolverIds = environments.map((e) => /^user:([^ ]+)/.exec(e.resolvedBy ?? "")?.[1]).filter((x): x is string => !!x);
+  const resolverEmail = new Map(
+    (resolverIds.length ? await tx.user.findMany({ where: { id: { in: resolverIds } }, select: { id: true, email: true } }) : []).map(
+      (u) => [u.id, u.email],
+    ),
+  );
   const receipts = await tx.stopReceipt.findMany({
     where: { barrierId },
     orderBy: { version: "asc" },
@@ -208,6 +214,9 @@ export async function referenceEvidenceFactsTx(
             evidenceAt: e.evidenceAt,
             unknownSince: e.unknownSince,
             owner: e.owner?.email ?? e.ownerUserId,
+            resolvedBy: resolverEmail.get(/^user:([^ ]+)/.exec(e.resolvedBy ?? "")?.[1] ?? "") ?? e.resolvedBy,
+            resolvedAt: e.resolvedAt,
+            resolutionEvidence: e.resolutionEvidence,
           }
         : null;
     })(),

@@ -131,6 +131,7 @@ const facts: fc.Arbitrary<EvidenceFacts> = fc
             report: fc.constantFrom(null, "empty", "empty", "survivors", "not_ended", "never_empty"),
             weakest: fc.boolean(),
             owner: fc.boolean(),
+            resolved: fc.boolean(),
           }),
           { nil: null },
         ),
@@ -170,6 +171,10 @@ const facts: fc.Arbitrary<EvidenceFacts> = fc
             evidenceAt: r.env.report ? at(500) : null,
             unknownSince: r.env.owner ? at(5000) : null,
             owner: r.env.owner ? "owner@x.test" : null,
+            // A person's check exists only for an environment that was unknown (and so owned).
+            resolvedBy: r.env.owner && r.env.resolved ? "alice@x.test" : null,
+            resolvedAt: r.env.owner && r.env.resolved ? at(6000) : null,
+            resolutionEvidence: r.env.owner && r.env.resolved ? "ps shows nothing of it" : null,
           }
         : null,
     })),
@@ -249,7 +254,10 @@ describe("evidence model", () => {
         for (const [i, e] of body.environment.entries()) {
           const r = f.runs[i]!;
           if (!r.environment) expect(e).toEqual({ run_id: r.id, supervised: false, statement: UNSUPERVISED_SENTENCE });
-          else if ("status" in e && e.status === "terminated") {
+          else if ("status" in e && e.status === "verified_by_person") {
+            expect(e.resolved_by).toBe("alice@x.test");
+            expect(e.statement).toMatch(/a person's check/);
+          } else if ("status" in e && e.status === "terminated") {
             expect(r.environment.evidence?.emptyAt).toBeTruthy();
             expect(e.could_not_kill).toEqual([]);
             expect(e.processes.every((p) => p.ended !== "not_ended")).toBe(true);

@@ -83,6 +83,10 @@ export interface RunEnvironmentFact {
   /** Since when nobody could verify it empty (set with the receipt that first said so), and who owns that. */
   unknownSince: Date | null;
   owner: string | null;
+  /** A person's check that closed an unknown environment (docs/design/environment-evidence.md). */
+  resolvedBy?: string | null;
+  resolvedAt?: Date | null;
+  resolutionEvidence?: string | null;
 }
 
 export interface EffectReceiptFact {
@@ -295,7 +299,15 @@ export function decide(
 /** The environment facts the pure rule reads: a run is supervised when it was marked so, or its supervisor reported. */
 export function environmentOf(f: Pick<EvidenceFacts, "runs">, quietElapsed: boolean): EnvironmentVerdict {
   return deriveEnvironment(
-    f.runs.map((r) => ({ runId: r.id, supervised: !!r.environment, evidence: r.environment?.evidence ?? null })),
+    f.runs.map((r) => ({
+      runId: r.id,
+      supervised: !!r.environment,
+      evidence: r.environment?.evidence ?? null,
+      attested:
+        r.environment?.resolvedBy && r.environment.resolvedAt
+          ? { by: r.environment.resolvedBy, at: r.environment.resolvedAt.toISOString(), evidence: r.environment.resolutionEvidence ?? "" }
+          : null,
+    })),
     quietElapsed,
     when,
   );

@@ -158,10 +158,18 @@ function environmentSection(facts: EvidenceFacts, ev: Evidence) {
     const env = r.environment;
     if (!env) return { run_id: r.id, supervised: false, statement: UNSUPERVISED_SENTENCE };
     const e = env.evidence;
+    const byPerson = !!env.resolvedBy && !(e && environmentMeaning(e) === "process_terminated");
     return {
       run_id: r.id,
       supervised: true,
-      status: e && environmentMeaning(e) === "process_terminated" ? "terminated" : unknown.has(r.id) ? "unknown" : "pending",
+      status:
+        e && environmentMeaning(e) === "process_terminated"
+          ? "terminated"
+          : byPerson
+            ? "verified_by_person"
+            : unknown.has(r.id)
+              ? "unknown"
+              : "pending",
       mechanism: e?.mechanism ?? env.mechanism,
       weakest: e?.weakest ?? env.weakest,
       container: e?.container ?? null,
@@ -180,6 +188,9 @@ function environmentSection(facts: EvidenceFacts, ev: Evidence) {
       could_not_kill: e?.survivors ?? [],
       unknown_since: iso(env.unknownSince),
       owner: env.owner,
+      resolved_by: env.resolvedBy ?? null,
+      resolved_at: iso(env.resolvedAt),
+      resolution_evidence: env.resolutionEvidence ?? null,
       statement: line.get(r.id) ?? "",
     };
   });
@@ -309,6 +320,9 @@ const KEY_ORDER = [
   "signal",
   "could_not_kill",
   "unknown_since",
+  "resolved_by",
+  "resolved_at",
+  "resolution_evidence",
   "statement",
   "summary",
   "digest",

@@ -21,6 +21,9 @@ CREATE TABLE "run_environments" (
     "unknown_cause" TEXT,
     "owner_user_id" TEXT,
     "owner_chosen_by" TEXT,
+    "resolved_at" TIMESTAMPTZ(3),
+    "resolved_by" TEXT,
+    "resolution_evidence" TEXT,
     CONSTRAINT "run_environments_pkey" PRIMARY KEY ("run_id")
 );
 CREATE INDEX "run_environments_team_id_unknown_since_idx" ON "run_environments"("team_id", "unknown_since");

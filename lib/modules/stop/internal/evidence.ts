@@ -230,13 +230,18 @@ export async function loadEvidenceFactsManyTx(tx: Tx, barrierIds: string[], now:
       evidence_at: Date | null;
       unknown_since: Date | null;
       owner: string | null;
+      resolved_by: string | null;
+      resolved_at: Date | null;
+      resolution_evidence: string | null;
     }[]
   >(
     `SELECT p.barrier_id, e.run_id, e.mechanism, e.weakest, e.supervised_at, e.evidence, e.evidence_at, e.unknown_since,
-            coalesce(u.email, e.owner_user_id) AS owner
+            coalesce(u.email, e.owner_user_id) AS owner, coalesce(ru.email, e.resolved_by) AS resolved_by, e.resolved_at,
+            e.resolution_evidence
        FROM unnest($1::text[], $2::text[]) AS p(barrier_id, run_id)
        JOIN run_environments e ON e.run_id = p.run_id
-       LEFT JOIN users u ON u.id = e.owner_user_id`,
+       LEFT JOIN users u ON u.id = e.owner_user_id
+       LEFT JOIN users ru ON ru.id = substring(e.resolved_by from '^user:([^ ]+)')`,
     pairBarrier,
     pairRun,
   );
@@ -484,6 +489,9 @@ export function environmentFact(
         evidence_at: Date | null;
         unknown_since: Date | null;
         owner: string | null;
+        resolved_by: string | null;
+        resolved_at: Date | null;
+        resolution_evidence: string | null;
       }
     | undefined,
 ): RunFact["environment"] {
@@ -496,6 +504,9 @@ export function environmentFact(
     evidenceAt: e.evidence_at,
     unknownSince: e.unknown_since,
     owner: e.owner,
+    resolvedBy: e.resolved_by,
+    resolvedAt: e.resolved_at,
+    resolutionEvidence: e.resolution_evidence,
   };
 }
 
