@@ -36,7 +36,7 @@ function ProcessTable({ processes, label }: { processes: Proc[]; label: string }
 }
 
 /** The run page's environment card. */
-export function RunEnvironmentPanel({ env }: { env: Env | null }) {
+export function RunEnvironmentPanel({ env, labels = {} }: { env: Env | null; labels?: Record<string, string> }) {
   return (
     <section aria-labelledby="environment-title" className="card">
       <h2 id="environment-title">Environment</h2>
@@ -88,6 +88,11 @@ export function RunEnvironmentPanel({ env }: { env: Env | null }) {
               </p>
               <ProcessTable processes={env.stop.processes} label="Processes of this run (table)" />
             </>
+          ) : env.resolvedAt ? (
+            <p>
+              Verified empty by a person: {labels[env.resolvedBy ?? ""] ?? env.resolvedBy} on {absTime(env.resolvedAt)} (their check, not
+              the supervisor&apos;s).
+            </p>
           ) : env.unknownSince ? (
             <p className="text-danger">
               Environment unknown since {absTime(env.unknownSince)}: its supervisor did not report; owned by {env.owner ?? "nobody yet"}.

@@ -91,7 +91,7 @@ export function RunView({ initial, can }: { initial: RunViewData; can: Can }) {
 
       {latest ? <BarrierPanel barrierId={latest.id} live={latest.phase !== "complete"} /> : null}
 
-      <RunEnvironmentPanel env={d.environment ?? null} />
+      <RunEnvironmentPanel env={d.environment ?? null} labels={d.labels} />
 
       <section aria-labelledby="tree-title" className="card">
         <h2 id="tree-title">

@@ -95,6 +95,9 @@ export interface RunEnvironmentDetail {
   /** Nobody could verify it empty: since when, and who owns that question. */
   unknownSince: string | null;
   owner: string | null;
+  /** A person's check that closed the unknown (actor string; the page resolves it to a person). */
+  resolvedBy: string | null;
+  resolvedAt: string | null;
 }
 
 export interface RunDetail {
@@ -238,6 +241,8 @@ export async function getRunDetail(p: Principal, runId: string): Promise<RunDeta
             : null,
           unknownSince: iso(env.unknownSince),
           owner: env.owner?.email ?? env.ownerUserId,
+          resolvedBy: env.resolvedBy,
+          resolvedAt: iso(env.resolvedAt),
         }
       : null,
     pausePolicy: team?.pausePolicySeconds != null ? { seconds: team.pausePolicySeconds, action: team.pauseReclaimAction } : null,
