@@ -11,6 +11,7 @@ import { gateSection } from "./gate";
 import { gateBatchOfOneSection } from "./gate-batch-of-one";
 import { killSection } from "./kill";
 import { abortSection } from "./abort";
+import { execSection } from "./exec";
 import { hookSection } from "./hook";
 import { httpSection } from "./http";
 import { fleetSection } from "./fleet";
@@ -28,6 +29,7 @@ const SECTIONS: BenchSection[] = [
   httpSection,
   killSection,
   abortSection,
+  execSection,
   hookSection,
   fleetSection,
   runsListSection,

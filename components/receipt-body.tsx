@@ -4,6 +4,7 @@
 import type { ReactNode } from "react";
 import { absTime } from "./format";
 import { TableScroll } from "./table-scroll";
+import { ReceiptEnvironment } from "./environment";
 
 type Obj = Record<string, unknown>;
 /** Actor strings ("user:…") resolved to people for the reader; the canonical value stays visible. */
@@ -27,6 +28,7 @@ const KNOWN = new Set([
   "summary",
   "human_settlements",
   "claims_not_verified",
+  "environment",
 ]);
 
 function scalar(v: unknown, labels: Labels, key?: string): ReactNode {
@@ -201,6 +203,11 @@ export function ReceiptBody({ body, labels = {} }: { body: Obj; labels?: Labels 
             What the agents reported after the stop. A claim settles nothing: the provider&apos;s check or a person does.
           </p>
           <ArrayTable rows={body.claims_not_verified} labels={labels} label="Claimed after the stop (table)" />
+        </Section>
+      ) : null}
+      {Array.isArray(body.environment) && body.environment.length > 0 ? (
+        <Section title="Environment">
+          <ReceiptEnvironment entries={body.environment.filter(isObj) as Parameters<typeof ReceiptEnvironment>[0]["entries"]} />
         </Section>
       ) : null}
       <Section title="Effect receipts">

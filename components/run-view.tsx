@@ -17,6 +17,7 @@ import { RunControls, type Can } from "./run-controls";
 import { Ladder } from "./ladder";
 import { UncertainTimeline } from "./uncertain-timeline";
 import { RunTimeline } from "./run-timeline";
+import { RunEnvironmentPanel } from "./environment";
 
 export function RunView({ initial, can }: { initial: RunViewData; can: Can }) {
   const runId = initial.run.runId;
@@ -98,6 +99,8 @@ export function RunView({ initial, can }: { initial: RunViewData; can: Can }) {
       </header>
 
       {latest ? <BarrierPanel barrierId={latest.id} live={latest.phase !== "complete"} /> : null}
+
+      <RunEnvironmentPanel env={d.environment ?? null} labels={d.labels} />
 
       <section aria-labelledby="tree-title" className="card">
         <h2 id="tree-title">

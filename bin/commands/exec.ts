@@ -154,6 +154,31 @@ export const execCommand: Command = {
         stop.signal,
       );
 
+      // Mark the run supervised before anything starts (docs/environment.md): from here on, a receipt of a
+      // stop covering it waits for this supervisor's evidence. A kill that committed first refuses the mark.
+      try {
+        await client.reportEnvironment(runId, { mechanism: detected.mechanism, graceMs, leaseId });
+      } catch (err) {
+        if (err instanceof QuiesceApiError && err.status === 409) {
+          stop.abort();
+          console.error(`${runId}: ${err.message}: nothing started`);
+          return 2;
+        }
+        throw err;
+      }
+      // The container's live status, for the run page: best effort (the stop's evidence is what counts).
+      const status = (frozen: boolean, live: number) =>
+        client
+          .reportEnvironment(runId, {
+            mechanism: detected.mechanism,
+            graceMs,
+            leaseId,
+            container: sup.container.handle.name,
+            liveProcesses: live,
+            frozen,
+          })
+          .catch((err: Error) => log(`${runId}: could not report the container's status (${err.message})`));
+
       const sup = await Supervisor.start(
         positionals,
         {
@@ -168,6 +193,7 @@ export const execCommand: Command = {
       log(
         `${runId}: ${positionals[0]} started in a ${sup.mechanism} container${detected.mechanism === "pgroup" ? " (the weakest mechanism)" : ""}`,
       );
+      void status(false, sup.liveCount());
 
       // One reconciliation at a time; a wake-up during one runs another after it.
       let running = false;
@@ -209,10 +235,12 @@ export const execCommand: Command = {
               const p = await sup.pause();
               paused = true;
               log(`${runId}: paused — ${p.members} processes frozen (${p.mechanism})`);
+              void status(true, p.members);
             } else if (state === "normal" && paused) {
               await sup.resume();
               paused = false;
               log(`${runId}: resumed — thawed`);
+              void status(false, sup.liveCount());
             }
           } while (again);
         } finally {

@@ -10,6 +10,7 @@ import { killWithFullQueueEval } from "./kill-with-full-queue";
 import { EVIDENCE_CASES } from "./evidence";
 import { anonymousBadKeysCannotLockOut } from "./anonymous-bad-keys-cannot-lock-out";
 import { REMOTE_TASK_CASES } from "./remote-tasks";
+import { ENVIRONMENT_CASES } from "./environment";
 
 function fromDrill(c: DrillCase): EvalCase {
   return { ...c, needs: [], run: (stack) => c.run(stack.drillContext()) };
@@ -57,4 +58,7 @@ export const EVAL_CASES: EvalCase[] = [
   anonymousBadKeysCannotLockOut,
   // docs/design/mcp-tasks.md — remote work settled from the task the MCP server or A2A agent holds
   ...REMOTE_TASK_CASES,
+  // docs/evidence.md#the-environment — the environment stops too, and the receipt claims only what was observed
+  ...ENVIRONMENT_CASES,
+  drill("unsupervised_run_claims_nothing_about_processes"),
 ];

@@ -21,6 +21,7 @@ import { finishDoesNotEscapeFleetKill } from "./cases/finish-does-not-escape-fle
 import { completedEffectRolledBackAndVerified } from "./cases/completed-effect-rolled-back";
 import { compensationAcceptedButNotDone } from "./cases/compensation-accepted-not-done";
 import { restartBlockedByOpenRecovery, restartReplaysLedgerAlreadyApplied } from "./cases/restart-ledger";
+import { unsupervisedRunClaimsNothing } from "./cases/unsupervised-run-claims-nothing";
 
 export * from "./types";
 
@@ -52,6 +53,8 @@ export const DRILL_CASES: DrillCase[] = [
   compensationAcceptedButNotDone,
   restartBlockedByOpenRecovery,
   restartReplaysLedgerAlreadyApplied,
+  // docs/evidence.md#the-environment — a run without a supervisor is claimed nothing about
+  unsupervisedRunClaimsNothing,
 ];
 
 /** Which of a case's needs the context cannot meet. */

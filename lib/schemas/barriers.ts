@@ -127,6 +127,8 @@ export const BarrierViewSchema = responseShape("BarrierView", {
     new_work_prevented: Rung,
     queued_work_cancelled: Rung,
     execution_quiesced: Rung,
+    /** Only when a run of the subtree was supervised (docs/evidence.md#the-environment). */
+    environment_terminated: Rung.optional(),
     effects_settled: Rung,
     receipt_issued: Rung,
   }),
@@ -239,6 +241,46 @@ export const StopReceiptSchema = z
           verified_at: z.string().nullable(),
           verified_effect: z.string().nullable(),
         }),
+      )
+      .optional(),
+    /** Per run, what its supervisor proved about its processes (absent on receipts issued before it existed; docs/evidence.md#the-environment). */
+    environment: z
+      .array(
+        z.union([
+          z.object({ run_id: z.string(), supervised: z.literal(false), statement: z.string() }).strict(),
+          z
+            .object({
+              run_id: z.string(),
+              supervised: z.literal(true),
+              status: z.enum(["terminated", "verified_by_person", "unknown", "pending"]),
+              mechanism: z.enum(["cgroup2", "cgroup1", "pidns", "pgroup"]),
+              weakest: z.boolean(),
+              container: z.string().nullable(),
+              stop_started_at: z.string().nullable(),
+              emptied_at: z.string().nullable(),
+              reported_at: z.string().nullable(),
+              reattached: z.boolean(),
+              processes: z.array(
+                z.object({
+                  pid: z.number().int(),
+                  command: z.string(),
+                  ended: z.enum(["exited", "after_sigterm", "after_sigkill", "not_ended"]),
+                  ended_at: z.string().nullable(),
+                  exit_code: z.number().int().nullable(),
+                  signal: z.string().nullable(),
+                }),
+              ),
+              could_not_kill: z.array(z.number().int()),
+              unknown_since: z.string().nullable(),
+              owner: z.string().nullable(),
+              /** A person's check that closed an unknown: who, when, their note. */
+              resolved_by: z.string().nullable(),
+              resolved_at: z.string().nullable(),
+              resolution_evidence: z.string().nullable(),
+              statement: z.string(),
+            })
+            .strict(),
+        ]),
       )
       .optional(),
     summary: z.array(z.string()),

@@ -183,3 +183,69 @@ registerPath({
   responses: { 200: { description: "text/event-stream", contentType: "text/event-stream", schema: z.string() } },
   errors: [404],
 });
+
+/** A supervisor's report on the run it holds (docs/environment.md): the first marks the run supervised. */
+export const EnvironmentReportBody = requestShape("EnvironmentReportRequest", {
+  mechanism: z.enum(["cgroup2", "cgroup1", "pidns", "pgroup"]),
+  /** The supervisor's grace between SIGTERM and SIGKILL: its report is waited for that long, plus the kill's own bound. */
+  graceMs: z.number().int().min(0).max(3_600_000),
+  container: z.string().min(1).max(1000).optional(),
+  liveProcesses: z.number().int().min(0).max(10_000_000).optional(),
+  frozen: z.boolean().optional(),
+  /** A caller that did not register the run presents one of its leases (docs/security/authorization.md#holders). */
+  leaseId: Id.optional(),
+});
+export type EnvironmentReportBody = z.infer<typeof EnvironmentReportBody>;
+
+export const RunEnvironmentResponse = responseShape("RunEnvironment", {
+  runId: z.string(),
+  supervised: z.literal(true),
+  mechanism: z.string(),
+  weakest: z.boolean(),
+  graceMs: z.number().int(),
+  supervisedAt: IsoTime,
+  container: z.string().nullable(),
+  liveProcesses: z.number().int().nullable(),
+  frozen: z.boolean(),
+  statusAt: IsoTime.nullable(),
+});
+
+registerPath({
+  method: "post",
+  path: "/api/v1/runs/{runId}/environment",
+  operationId: "reportEnvironment",
+  tags: ["runs"],
+  summary: "Mark the run supervised (the first report) and report its container's live status",
+  description:
+    "Sent by `quiesce exec` before the command starts, and on pause and resume. Only the run's holder (its registering key, or a caller presenting one of its leases). 409 when the run is already killed and was not marked, or when the mechanism differs from the one it was marked with.",
+  callers: "agent, gateway keys",
+  body: EnvironmentReportBody,
+  responses: { 200: { description: "the run's environment", schema: RunEnvironmentResponse } },
+  errors: [400, 403, 404, 409],
+});
+
+/** A person's check of an unknown environment: the tree is gone (docs/design/environment-evidence.md). */
+export const ResolveEnvironmentBody = requestShape("ResolveEnvironmentRequest", {
+  resolution: z.literal("verified_empty"),
+  evidence: z.string().trim().min(1, "evidence is required").max(4000),
+});
+export const ResolveEnvironmentResponse = responseShape("ResolveEnvironmentResponse", {
+  runId: z.string(),
+  resolvedAt: IsoTime,
+  resolvedBy: z.string(),
+  receiptVersions: z.array(z.object({ barrierId: z.string(), version: z.number().int() })),
+});
+
+registerPath({
+  method: "post",
+  path: "/api/v1/runs/{runId}/environment/resolve",
+  operationId: "resolveEnvironment",
+  tags: ["runs"],
+  summary: "Close an unknown environment: a person checked the machine and the run's process tree is gone",
+  description:
+    "Only the environment's owner or a manager/admin. 409 when the run has no supervisor, or its environment is not unknown or already resolved. Every covering barrier's receipt gets its next version, naming the person and the note.",
+  callers: "operator keys",
+  body: ResolveEnvironmentBody,
+  responses: { 200: { description: "resolved", schema: ResolveEnvironmentResponse } },
+  errors: [400, 403, 404, 409],
+});

@@ -3,6 +3,13 @@
 // model that drifts from the rules. Used by the pure property test and the model-based test.
 import type { EvidenceFacts } from "../../lib/control/evidence/model";
 
+/** A supervised run's environment is verified empty: its supervisor read the container empty, nothing survived, every process ended — or a person checked. */
+function environmentVerified(r: EvidenceFacts["runs"][number]): boolean {
+  if (r.environment?.resolvedBy && r.environment.resolvedAt) return true; // a person checked it (named in the receipt)
+  const e = r.environment?.evidence;
+  return !!e && typeof e.emptyAt === "string" && e.survivors.length === 0 && !e.processes.some((p) => p.ended === "not_ended");
+}
+
 const TERMINAL_KNOWN = new Set(["succeeded", "failed", "cancelled_not_started", "denied"]);
 
 /** The fact behind each rung: the rung must be "done" exactly when this holds (I5). */
@@ -19,6 +26,8 @@ export function rungFacts(f: EvidenceFacts): Record<string, boolean> {
     execution_quiesced: everyKnown,
     effects_settled: everyKnown && !openRec && quietOver,
     receipt_issued: f.receipts.length > 0,
+    // Only on the ladder when a run was supervised; never "done" for a run nobody supervised.
+    environment_terminated: f.runs.some((r) => r.environment) && f.runs.every((r) => !r.environment || environmentVerified(r)),
   };
 }
 
@@ -30,5 +39,7 @@ export function i1Violation(f: EvidenceFacts): string | null {
   if (open) return `reconciliation of ${open.operationId} is ${open.reconciliation!.status}`;
   if (f.leases.active > 0) return `${f.leases.active} active leases`;
   if (f.barrier.quietUntil === null || f.now.getTime() < f.barrier.quietUntil.getTime()) return "quiet period not over";
+  const unverified = f.runs.find((r) => r.environment && !environmentVerified(r));
+  if (unverified) return `environment of ${unverified.id} not verified empty`;
   return null;
 }

@@ -7,6 +7,7 @@ import type { EvidenceFacts, OperationFact, ReconciliationFact, RunFact } from "
 import type { BarrierPhase } from "../../lib/control/barrier";
 import { strongerMeaning, type ObservedMeaning } from "../../lib/control/barrier";
 import type { OperationState } from "../../lib/control/types";
+import { asEnvironmentEvidence, type EnvironmentMechanism } from "../../lib/control/evidence/environment";
 
 /** Run ids of a barrier's subtree (the stopped run and its descendants), the stopped run first. */
 async function subtreeRunsTx(tx: Tx, runId: string): Promise<{ id: string; lifecycle: string }[]> {
@@ -135,6 +136,17 @@ export async function referenceEvidenceFactsTx(
     const id = /^user:([^ ]+)/.exec(actor ?? "")?.[1];
     return (id && changerEmail.get(id)) ?? actor;
   };
+  const environments = await tx.runEnvironment.findMany({
+    where: { runId: { in: runIds } },
+    include: { owner: { select: { email: true } } },
+  });
+  const envOf = new Map(environments.map((e) => [e.runId, e]));
+  const resolverIds = environments.map((e) => /^user:([^ ]+)/.exec(e.resolvedBy ?? "")?.[1]).filter((x): x is string => !!x);
+  const resolverEmail = new Map(
+    (resolverIds.length ? await tx.user.findMany({ where: { id: { in: resolverIds } }, select: { id: true, email: true } }) : []).map(
+      (u) => [u.id, u.email],
+    ),
+  );
   const receipts = await tx.stopReceipt.findMany({
     where: { barrierId },
     orderBy: { version: "asc" },
@@ -191,6 +203,23 @@ export async function referenceEvidenceFactsTx(
     id: r.id,
     lifecycle: r.lifecycle as RunFact["lifecycle"],
     acknowledgment: acks.get(r.id) ?? null,
+    environment: (() => {
+      const e = envOf.get(r.id);
+      return e
+        ? {
+            mechanism: e.mechanism as EnvironmentMechanism,
+            weakest: e.weakest,
+            supervisedAt: e.supervisedAt,
+            evidence: asEnvironmentEvidence(e.evidence),
+            evidenceAt: e.evidenceAt,
+            unknownSince: e.unknownSince,
+            owner: e.owner?.email ?? e.ownerUserId,
+            resolvedBy: resolverEmail.get(/^user:([^ ]+)/.exec(e.resolvedBy ?? "")?.[1] ?? "") ?? e.resolvedBy,
+            resolvedAt: e.resolvedAt,
+            resolutionEvidence: e.resolutionEvidence,
+          }
+        : null;
+    })(),
   }));
   return {
     teamId: b.teamId,

@@ -269,6 +269,21 @@ export class QuiesceClient {
     return this.call("POST", `/api/v1/runs/${enc(runId)}/observed`, body);
   }
 
+  /** A supervisor marks its run supervised (the first report) and reports its container's status (docs/environment.md). */
+  reportEnvironment(
+    runId: string,
+    body: {
+      mechanism: "cgroup2" | "cgroup1" | "pidns" | "pgroup";
+      graceMs: number;
+      container?: string;
+      liveProcesses?: number;
+      frozen?: boolean;
+      leaseId?: string;
+    },
+  ): Promise<{ runId: string; supervised: true; mechanism: string; liveProcesses: number | null; frozen: boolean }> {
+    return this.call("POST", `/api/v1/runs/${enc(runId)}/environment`, body);
+  }
+
   /** Server-sent control events of the run's tree (lib/agent/sdk/events.ts); resolves once live. */
   subscribe(runId: string, onEvent: (e: RunEvent) => void, signal: AbortSignal): Promise<void> {
     return subscribeEvents(

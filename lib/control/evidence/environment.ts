@@ -91,6 +91,8 @@ export interface RunEnvironmentFact {
   supervised: boolean;
   /** The supervisor's latest environment report after the stop, if any. */
   evidence: EnvironmentEvidence | null;
+  /** A person (the unknown's owner, or a manager/admin) checked the machine and found the tree gone. */
+  attested?: { by: string; at: string; evidence: string } | null;
 }
 
 export interface EnvironmentVerdict {
@@ -119,7 +121,12 @@ export function deriveEnvironment(runs: RunEnvironmentFact[], quietOver: boolean
       continue;
     }
     supervised++;
-    if (r.evidence) {
+    if (r.attested && !(r.evidence && environmentMeaning(r.evidence) === "process_terminated")) {
+      // Like a person's resolution of an unknown call: their word, named, with their note — not the supervisor's proof.
+      sentences.push(
+        `${r.runId}: environment verified empty by ${r.attested.by} on ${when(new Date(r.attested.at))} (a person's check: “${r.attested.evidence}”), not by its supervisor`,
+      );
+    } else if (r.evidence) {
       sentences.push(`${r.runId}: ${describeEnvironment(r.evidence, when)}`);
       if (environmentMeaning(r.evidence) === "unknown")
         unknownRuns.push({ runId: r.runId, why: `its supervisor could not end ${r.evidence.survivors.length} process(es)` });
@@ -134,4 +141,16 @@ export function deriveEnvironment(runs: RunEnvironmentFact[], quietOver: boolean
   const status: EnvironmentVerdict["status"] =
     supervised === 0 ? "not_observed" : unknownRuns.length ? "uncertain" : pending ? "pending" : "done";
   return { status, allowsQuiet: status === "done" || status === "not_observed", unknownRuns, sentences };
+}
+
+/** How long after a supervisor's grace its report is still waited for (SIGKILL is immediate; this is its round trip). */
+export const SUPERVISOR_REPORT_MARGIN_MS = 3000;
+
+/**
+ * The quiet period a barrier needs for its supervised runs: the longest grace among them plus the
+ * margin, so a supervisor that ends its tree as configured reports within it (docs/evidence.md#the-quiet-period).
+ * 0 with no supervised run.
+ */
+export function supervisedQuietSeconds(maxGraceMs: number | null): number {
+  return maxGraceMs === null ? 0 : (maxGraceMs + SUPERVISOR_REPORT_MARGIN_MS) / 1000;
 }

@@ -8,6 +8,7 @@ import { deriveEvidence, type EvidenceFacts, type OperationFact } from "./model"
 import { buildReceipt, inReadingOrder, serializeReceipt, verifyReceipt } from "./receipt";
 import { canonicalJson } from "../canonical";
 import { OPERATION_STATES, type OperationState } from "../types";
+import { UNSUPERVISED_SENTENCE, type EnvironmentEvidence } from "./environment";
 import { i1Violation, rungFacts } from "../../../test/support/evidence-oracle";
 
 const t0 = Date.UTC(2026, 7, 16, 10, 51, 4);
@@ -27,6 +28,29 @@ const BARRIER = {
   quietPeriodSeconds: 2,
 };
 const optDate = fc.option(fc.integer({ min: 0, max: 60_000 }).map(at), { nil: null });
+
+/** A supervisor's report as `quiesce exec` sends it: verified empty, or with what could not be ended. */
+const report = (kind: "empty" | "survivors" | "not_ended" | "never_empty", weakest: boolean): EnvironmentEvidence => ({
+  kind: "environment",
+  mechanism: weakest ? "pgroup" : "cgroup2",
+  weakest,
+  container: "/sys/fs/cgroup/quiesce/x",
+  graceMs: 0,
+  stopStartedAt: at(10).toISOString(),
+  emptyAt: kind === "never_empty" ? null : at(400).toISOString(),
+  processes: [
+    { pid: 10, cmdline: "claude -p", firstSeenAt: at(1).toISOString(), endedAt: at(300).toISOString(), ended: "after_sigterm" },
+    {
+      pid: 11,
+      cmdline: "sleep 600",
+      firstSeenAt: at(2).toISOString(),
+      endedAt: kind === "not_ended" ? null : at(350).toISOString(),
+      ended: kind === "not_ended" ? "not_ended" : "after_sigkill",
+    },
+  ],
+  survivors: kind === "survivors" ? [11] : [],
+  reattached: false,
+});
 
 const op: fc.Arbitrary<OperationFact> = fc
   .record({
@@ -102,6 +126,15 @@ const facts: fc.Arbitrary<EvidenceFacts> = fc
       fc.record({
         lifecycle: fc.constantFrom("normal" as const, "paused" as const, "killed" as const, "killed" as const),
         ack: fc.option(fc.constantFrom("signal_accepted", "turn_interrupted", "process_terminated"), { nil: null }),
+        env: fc.option(
+          fc.record({
+            report: fc.constantFrom(null, "empty", "empty", "survivors", "not_ended", "never_empty"),
+            weakest: fc.boolean(),
+            owner: fc.boolean(),
+            resolved: fc.boolean(),
+          }),
+          { nil: null },
+        ),
       }),
       { minLength: 1, maxLength: 5 },
     ),
@@ -129,6 +162,21 @@ const facts: fc.Arbitrary<EvidenceFacts> = fc
       id: `run_${i}`,
       lifecycle: r.lifecycle,
       acknowledgment: r.ack ? { meaning: r.ack, at: at(100 + i) } : null,
+      environment: r.env
+        ? {
+            mechanism: r.env.weakest ? "pgroup" : "cgroup2",
+            weakest: r.env.weakest,
+            supervisedAt: at(0),
+            evidence: r.env.report ? report(r.env.report, r.env.weakest) : null,
+            evidenceAt: r.env.report ? at(500) : null,
+            unknownSince: r.env.owner ? at(5000) : null,
+            owner: r.env.owner ? "owner@x.test" : null,
+            // A person's check exists only for an environment that was unknown (and so owned).
+            resolvedBy: r.env.owner && r.env.resolved ? "alice@x.test" : null,
+            resolvedAt: r.env.owner && r.env.resolved ? at(6000) : null,
+            resolutionEvidence: r.env.owner && r.env.resolved ? "ps shows nothing of it" : null,
+          }
+        : null,
     })),
     leases: { rootLease: "revoked", descendantLeasesRevoked: 0, active: x.active },
     currentEpoch: 2,
@@ -174,6 +222,14 @@ describe("evidence model", () => {
         if (ev.counts.inFlight > 0) expect(text).not.toMatch(/nothing was in flight/);
         expect(text).not.toMatch(/unassigned|answered by its provider/);
         if (ev.counts.reconciledByPerson > 0) expect(text).toMatch(/reconciled by alice@x\.test on /);
+        // The environment: nothing claimed without a supervisor, "terminated" only for a container verified empty.
+        const supervised = f.runs.filter((r) => r.environment);
+        if (supervised.length < f.runs.length) expect(ev.sentences.join("\n")).toMatch(/nothing is claimed about (its|their) processes/);
+        for (const r of f.runs.filter((x) => !x.environment)) expect(text).not.toContain(`${r.id}: environment terminated`);
+        for (const r of supervised)
+          if (!r.environment!.evidence || r.environment!.evidence.survivors.length || !r.environment!.evidence.emptyAt)
+            expect(text).not.toContain(`${r.id}: environment terminated`);
+        if (supervised.length === 0) expect(ev.ladder.some((r) => r.id === "environment_terminated")).toBe(false);
         if (ev.decision === "stopped_and_quiet") expect(ev.sentences.at(-1)).toMatch(/^Stopped and quiet/);
         else expect(ev.sentences.at(-1)).toMatch(/^Stop incomplete/);
       }),
@@ -193,6 +249,20 @@ describe("evidence model", () => {
         expect(decision).toBe(deriveEvidence({ ...f, now: verifiedAt }).decision);
         expect(body.effects.unknown).toBe(evidence.counts.unknown);
         expect(body.work.in_flight_pending).toBe(evidence.counts.pending);
+        // The environment section claims no more than each run's supervisor reported.
+        expect(body.environment.map((e) => e.run_id)).toEqual(f.runs.map((r) => r.id));
+        for (const [i, e] of body.environment.entries()) {
+          const r = f.runs[i]!;
+          if (!r.environment) expect(e).toEqual({ run_id: r.id, supervised: false, statement: UNSUPERVISED_SENTENCE });
+          else if ("status" in e && e.status === "verified_by_person") {
+            expect(e.resolved_by).toBe("alice@x.test");
+            expect(e.statement).toMatch(/a person's check/);
+          } else if ("status" in e && e.status === "terminated") {
+            expect(r.environment.evidence?.emptyAt).toBeTruthy();
+            expect(e.could_not_kill).toEqual([]);
+            expect(e.processes.every((p) => p.ended !== "not_ended")).toBe(true);
+          }
+        }
         expect(verifyReceipt({ body, canonical, digest }).ok).toBe(true);
         expect(verifyReceipt({ body: JSON.parse(JSON.stringify(body)) }).ok).toBe(true);
         expect(

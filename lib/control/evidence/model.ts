@@ -7,6 +7,14 @@
 import { describeObservedMeaning, OBSERVED_MEANINGS, type BarrierPhase, type ObservedMeaning } from "../barrier";
 import type { OperationState } from "../types";
 import { recoverySentence, type RecoveryFact } from "../recovery";
+import {
+  deriveEnvironment,
+  environmentMeaning,
+  UNSUPERVISED_SENTENCE,
+  type EnvironmentEvidence,
+  type EnvironmentMechanism,
+  type EnvironmentVerdict,
+} from "./environment";
 
 export type ReceiptDecision = "stopped_and_quiet" | "stop_incomplete";
 
@@ -60,6 +68,25 @@ export interface RunFact {
   id: string;
   lifecycle: "normal" | "paused" | "killed";
   acknowledgment: { meaning: string; at: Date } | null;
+  /** The run's environment when it ran under a supervisor (docs/evidence.md#the-environment); omitted or null: unsupervised. */
+  environment?: RunEnvironmentFact | null;
+}
+
+/** A supervised run's environment: how it was held, the supervisor's evidence after the stop, and the owner of an unknown. */
+export interface RunEnvironmentFact {
+  mechanism: EnvironmentMechanism;
+  weakest: boolean;
+  supervisedAt: Date;
+  /** The supervisor's latest report after a stop; null while none arrived. */
+  evidence: EnvironmentEvidence | null;
+  evidenceAt: Date | null;
+  /** Since when nobody could verify it empty (set with the receipt that first said so), and who owns that. */
+  unknownSince: Date | null;
+  owner: string | null;
+  /** A person's check that closed an unknown environment (docs/design/environment-evidence.md). */
+  resolvedBy?: string | null;
+  resolvedAt?: Date | null;
+  resolutionEvidence?: string | null;
 }
 
 export interface EffectReceiptFact {
@@ -177,6 +204,7 @@ export const RUNG_IDS = [
   "new_work_prevented",
   "queued_work_cancelled",
   "execution_quiesced",
+  "environment_terminated",
   "effects_settled",
   "receipt_issued",
 ] as const;
@@ -215,6 +243,10 @@ export interface Counts {
   scheduledCancelled: number;
   retriesCancelled: number;
   lateRequestsDenied: number;
+  /** Runs started under a supervisor, those verified empty after the stop, and those whose environment is unknown. */
+  supervisedRuns: number;
+  environmentsVerified: number;
+  environmentsUnknown: number;
 }
 
 export interface Evidence {
@@ -229,6 +261,8 @@ export interface Evidence {
   observedMeaning: ObservedMeaning | null;
   lastSettledAt: Date | null;
   quiescedAt: Date | null;
+  /** The environment rule's verdict over the subtree's runs (docs/evidence.md#the-environment). */
+  environment: EnvironmentVerdict;
 }
 
 const plural = (n: number, one: string, many = `${one}s`) => `${n} ${n === 1 ? one : many}`;
@@ -251,14 +285,32 @@ function weakest(meanings: string[]): ObservedMeaning | null {
   return w === null ? null : OBSERVED_MEANINGS[w]!;
 }
 
-/** The completion rule over the whole subtree. */
+/** The completion rule over the whole subtree; `environmentAllowsQuiet`: every supervised run verified empty. */
 export function decide(
   c: Pick<Counts, "pending" | "unknown" | "openReconciliations" | "activeLeases">,
   quietElapsed: boolean,
+  environmentAllowsQuiet = true,
 ): ReceiptDecision {
-  return c.pending === 0 && c.unknown === 0 && c.openReconciliations === 0 && c.activeLeases === 0 && quietElapsed
+  return c.pending === 0 && c.unknown === 0 && c.openReconciliations === 0 && c.activeLeases === 0 && quietElapsed && environmentAllowsQuiet
     ? "stopped_and_quiet"
     : "stop_incomplete";
+}
+
+/** The environment facts the pure rule reads: a run is supervised when it was marked so, or its supervisor reported. */
+export function environmentOf(f: Pick<EvidenceFacts, "runs">, quietElapsed: boolean): EnvironmentVerdict {
+  return deriveEnvironment(
+    f.runs.map((r) => ({
+      runId: r.id,
+      supervised: !!r.environment,
+      evidence: r.environment?.evidence ?? null,
+      attested:
+        r.environment?.resolvedBy && r.environment.resolvedAt
+          ? { by: r.environment.resolvedBy, at: r.environment.resolvedAt.toISOString(), evidence: r.environment.resolutionEvidence ?? "" }
+          : null,
+    })),
+    quietElapsed,
+    when,
+  );
 }
 
 export function deriveEvidence(f: EvidenceFacts): Evidence {
@@ -287,9 +339,19 @@ export function deriveEvidence(f: EvidenceFacts): Evidence {
     scheduledCancelled: b.scheduledCancelled,
     retriesCancelled: b.retriesCancelled,
     lateRequestsDenied: f.lateRequestsDenied,
+    supervisedRuns: 0,
+    environmentsVerified: 0,
+    environmentsUnknown: 0,
   };
   const quietElapsed = b.quietUntil !== null && f.now.getTime() >= b.quietUntil.getTime();
-  const decision = decide(counts, quietElapsed);
+  const env = environmentOf(f, quietElapsed);
+  const supervisedRuns = f.runs.filter((r) => r.environment);
+  counts.supervisedRuns = supervisedRuns.length;
+  counts.environmentsVerified = supervisedRuns.filter(
+    (r) => r.environment!.evidence && environmentMeaning(r.environment!.evidence) === "process_terminated",
+  ).length;
+  counts.environmentsUnknown = env.unknownRuns.length;
+  const decision = decide(counts, quietElapsed, env.allowsQuiet);
   const latest = f.receipts.at(-1) ?? null;
   const phase: BarrierPhase =
     b.enginePhase === "revoking"
@@ -365,6 +427,22 @@ export function deriveEvidence(f: EvidenceFacts): Evidence {
   } else {
     sentences.push("Whether every effect was undone is not known yet: nothing is claimed about rollback.");
   }
+  // The environment (docs/evidence.md#the-environment): a line per supervised run, the unsupervised counted.
+  const ownerOf = new Map(supervisedRuns.map((r) => [r.id, r.environment!.owner]));
+  const unknownEnv = new Set(env.unknownRuns.map((u) => u.runId));
+  for (const line of env.sentences) {
+    if (line.endsWith(UNSUPERVISED_SENTENCE)) continue;
+    const runId = line.slice(0, line.indexOf(":"));
+    const owner = unknownEnv.has(runId) ? (ownerOf.get(runId) ? `; owned by ${ownerOf.get(runId)}` : "; no owner named yet") : "";
+    sentences.push(`${line}${owner}.`);
+  }
+  const unsupervised = counts.runs - counts.supervisedRuns;
+  if (unsupervised > 0)
+    sentences.push(
+      counts.supervisedRuns === 0
+        ? `Environment not observed: ${counts.runs === 1 ? "this run" : `none of the ${counts.runs} runs`} had a supervisor; nothing is claimed about ${counts.runs === 1 ? "its" : "their"} processes.`
+        : `Environment not observed for ${plural(unsupervised, "run")} without a supervisor; nothing is claimed about ${unsupervised === 1 ? "its" : "their"} processes.`,
+    );
   sentences.push(
     b.quietUntil === null
       ? "The quiet period has not started."
@@ -381,6 +459,7 @@ export function deriveEvidence(f: EvidenceFacts): Evidence {
           counts.unknown ? `${counts.unknown} unknown` : null,
           counts.openReconciliations && !counts.unknown ? `${counts.openReconciliations} open reconciliations` : null,
           counts.activeLeases ? `${counts.activeLeases} active leases` : null,
+          counts.environmentsUnknown ? `${plural(counts.environmentsUnknown, "environment")} unknown` : null,
           !quietElapsed ? "quiet period not over" : null,
         ]
           .filter(Boolean)
@@ -474,6 +553,7 @@ export function deriveEvidence(f: EvidenceFacts): Evidence {
         reconciled_by_person: counts.reconciledByPerson,
       },
     },
+    ...(counts.supervisedRuns > 0 ? [environmentRung(f, env, counts, finished)] : []),
     {
       id: "effects_settled",
       label: "Effects settled / evidence reconciled",
@@ -509,7 +589,58 @@ export function deriveEvidence(f: EvidenceFacts): Evidence {
       evidence: latest ? { version: latest.version, decision: latest.decision, digest: latest.digest } : {},
     },
   ];
-  return { phase, decision, quietElapsed, counts, operations: ops, ladder, sentences, observedMeaning, lastSettledAt, quiescedAt };
+  return {
+    phase,
+    decision,
+    quietElapsed,
+    counts,
+    operations: ops,
+    ladder,
+    sentences,
+    observedMeaning,
+    lastSettledAt,
+    quiescedAt,
+    environment: env,
+  };
+}
+
+/**
+ * The environment rung, on the ladder only when a run of the subtree was supervised (an unsupervised
+ * subtree claims nothing about processes, so it has no rung that could read "done"): done exactly when
+ * every supervised run's supervisor reported its container verified empty.
+ */
+function environmentRung(f: EvidenceFacts, env: EnvironmentVerdict, counts: Counts, finished: boolean): Rung {
+  const supervised = f.runs.filter((r) => r.environment);
+  const done = env.status === "done";
+  const ended = supervised.reduce((n, r) => n + (r.environment!.evidence?.processes.length ?? 0), 0);
+  const emptied = maxDate(supervised.map((r) => (r.environment!.evidence?.emptyAt ? new Date(r.environment!.evidence.emptyAt) : null)));
+  const unsupervised = counts.runs - counts.supervisedRuns;
+  const rest = unsupervised > 0 ? `; ${plural(unsupervised, "run")} without a supervisor: nothing claimed` : "";
+  return {
+    id: "environment_terminated",
+    label: "Environment terminated",
+    stopState: null,
+    status: done ? "done" : env.status === "uncertain" || finished ? "uncertain" : "pending",
+    at: done ? iso(emptied) : null,
+    detail: done
+      ? `${plural(counts.supervisedRuns, "supervised run")}: ${plural(ended, "process", "processes")} ended, every container verified empty${rest}`
+      : env.status === "uncertain"
+        ? `${plural(counts.environmentsUnknown, "environment")} unknown: ${env.unknownRuns.map((u) => `${u.runId} (${u.why})`).join("; ")}${rest}`
+        : `${counts.environmentsVerified} of ${plural(counts.supervisedRuns, "supervised run")} verified empty; waiting for the supervisors' reports${rest}`,
+    evidence: {
+      supervised_runs: counts.supervisedRuns,
+      verified_empty: counts.environmentsVerified,
+      unknown: counts.environmentsUnknown,
+      runs: supervised.map((r) => ({
+        run_id: r.id,
+        mechanism: r.environment!.mechanism,
+        weakest: r.environment!.weakest,
+        emptied_at: r.environment!.evidence?.emptyAt ?? null,
+        processes: r.environment!.evidence?.processes.length ?? null,
+        survivors: r.environment!.evidence?.survivors ?? null,
+      })),
+    },
+  };
 }
 
 /** Why an outcome is unknown, in words a reviewer can check against the evidence. */

@@ -4,6 +4,7 @@
 import { stringify as toYamlText } from "yaml";
 import { canonicalJson, digestOf, sha256Hex } from "../canonical";
 import { deriveEvidence, type Evidence, type EvidenceFacts, type ReceiptDecision } from "./model";
+import { environmentMeaning, UNSUPERVISED_SENTENCE } from "./environment";
 
 const iso = (d: Date | null | undefined) => (d ? d.toISOString() : null);
 
@@ -138,6 +139,9 @@ export function buildReceipt(facts: EvidenceFacts, issue: ReceiptIssue) {
       verified_at: r.verifiedAt ?? null,
       verified_effect: r.verifiedEffect ?? null,
     })),
+    // Per run, what its supervisor proved about its processes — and nothing for a run without one
+    // (docs/evidence.md#the-environment).
+    environment: environmentSection(facts, ev),
     summary: ev.sentences,
   };
   const { canonical, digest } = digestOf(body);
@@ -145,6 +149,52 @@ export function buildReceipt(facts: EvidenceFacts, issue: ReceiptIssue) {
 }
 
 export type StopReceiptBody = ReturnType<typeof buildReceipt>["body"];
+
+/** The receipt's environment section: one entry per run of the subtree, claiming only what its supervisor reported. */
+function environmentSection(facts: EvidenceFacts, ev: Evidence) {
+  const unknown = new Set(ev.environment.unknownRuns.map((u) => u.runId));
+  const line = new Map(ev.environment.sentences.map((x) => [x.slice(0, x.indexOf(":")), x.slice(x.indexOf(":") + 2)]));
+  return facts.runs.map((r) => {
+    const env = r.environment;
+    if (!env) return { run_id: r.id, supervised: false, statement: UNSUPERVISED_SENTENCE };
+    const e = env.evidence;
+    const byPerson = !!env.resolvedBy && !(e && environmentMeaning(e) === "process_terminated");
+    return {
+      run_id: r.id,
+      supervised: true,
+      status:
+        e && environmentMeaning(e) === "process_terminated"
+          ? "terminated"
+          : byPerson
+            ? "verified_by_person"
+            : unknown.has(r.id)
+              ? "unknown"
+              : "pending",
+      mechanism: e?.mechanism ?? env.mechanism,
+      weakest: e?.weakest ?? env.weakest,
+      container: e?.container ?? null,
+      stop_started_at: e?.stopStartedAt ?? null,
+      emptied_at: e?.emptyAt ?? null,
+      reported_at: iso(env.evidenceAt),
+      reattached: e?.reattached ?? false,
+      processes: (e?.processes ?? []).map((p) => ({
+        pid: p.pid,
+        command: p.cmdline,
+        ended: p.ended,
+        ended_at: p.endedAt,
+        exit_code: p.exitCode ?? null,
+        signal: p.signal ?? null,
+      })),
+      could_not_kill: e?.survivors ?? [],
+      unknown_since: iso(env.unknownSince),
+      owner: env.owner,
+      resolved_by: env.resolvedBy ?? null,
+      resolved_at: iso(env.resolvedAt),
+      resolution_evidence: env.resolutionEvidence ?? null,
+      statement: line.get(r.id) ?? "",
+    };
+  });
+}
 
 export interface ReceiptCheck {
   ok: boolean;
@@ -252,6 +302,28 @@ const KEY_ORDER = [
   "owner",
   "note",
   "verified_effect",
+  "environment",
+  "supervised",
+  "mechanism",
+  "weakest",
+  "container",
+  "stop_started_at",
+  "emptied_at",
+  "reported_at",
+  "reattached",
+  "processes",
+  "pid",
+  "command",
+  "ended",
+  "ended_at",
+  "exit_code",
+  "signal",
+  "could_not_kill",
+  "unknown_since",
+  "resolved_by",
+  "resolved_at",
+  "resolution_evidence",
+  "statement",
   "summary",
   "digest",
 ];

@@ -18,6 +18,7 @@ export {
   type RunsView,
   type TreeNode,
 } from "./console/views";
+export { reportEnvironment, type RunEnvironmentView } from "./environment";
 export { pauseRun, resumeRun } from "./lifecycle";
 export { databaseMetricsText } from "./metrics";
 export { completeOperation, recordOperationProvider, registerOperation } from "./operations";

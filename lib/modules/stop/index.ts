@@ -7,6 +7,7 @@ export { getConsoleReceipt, receiptBarrier } from "./console/receipt";
 export { listTeamMembers, type Member } from "./console/reconciliations";
 export { markDrillTeam } from "./drills";
 export { runBarrierWorker, workerDefaults } from "./engine/worker";
+export { resolveEnvironment } from "./environment-resolve";
 export { killRun } from "./kill";
 export { recordObserved } from "./observed";
 export { SimProviderClient } from "./providers/sim-client";

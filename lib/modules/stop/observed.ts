@@ -12,8 +12,10 @@ import { actorOf, type Principal } from "../../platform/auth/principal";
 import { appendAudit } from "../audit/audit";
 import { notifyControl } from "../../platform/db/notify";
 import { coveringBarrierTx } from "./settlements";
-import { lockBarrierTx } from "./internal/receipts";
+import { lockBarrierTx, reissueCoveringTx } from "./internal/receipts";
+import { coveringBarriersTx } from "./internal/evidence";
 import { assertHolder } from "../runs/holder";
+import { asEnvironmentEvidence } from "../../control/evidence/environment";
 
 export async function recordObserved(
   p: Principal,
@@ -26,9 +28,13 @@ export async function recordObserved(
   assertTeam(p, run.teamId, "run");
   // Only the harness that holds the run can say its target saw the cancellation.
   await assertHolder(prisma(), p, { teamId: run.teamId, path: run.path }, input.leaseId, "report what its target observed");
+  // A supervisor's evidence (docs/evidence.md#the-environment) changes what every covering barrier's receipt says.
+  const environment = asEnvironmentEvidence(input.evidence?.environment);
   return prisma().$transaction(async (tx) => {
     const covering = await coveringBarrierTx(tx, runId);
     if (!covering) throw new QuiesceError("conflict", "no cancellation barrier covers this run (it was not killed)");
+    // Oldest first, the order every writer of several barriers of a tree uses.
+    if (environment) for (const c of await coveringBarriersTx(tx, runId)) await lockBarrierTx(tx, c.id);
     await lockBarrierTx(tx, covering.id);
     const b = await tx.barrier.findUniqueOrThrow({
       where: { id: covering.id },
@@ -45,6 +51,29 @@ export async function recordObserved(
     // The run's last state as its harness observed it (shown on the run page).
     await tx.run.update({ where: { id: runId }, data: { lastNativeState: input.meaning } });
     await appendAudit(tx, { teamId: run.teamId, actor: actorOf(p), action: "barrier.observed", target: covering.id, after: ack });
+    if (environment) {
+      // The run's environment: the latest report is kept (a run reporting without a marker was supervised all the same).
+      await tx.$executeRawUnsafe(
+        `INSERT INTO run_environments (run_id, team_id, mechanism, weakest, grace_ms, supervised_by, container, live_processes, frozen, status_at,
+                                       evidence, evidence_at, evidence_by)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, false, $9, $10::jsonb, $9, $6)
+         ON CONFLICT (run_id) DO UPDATE SET container = coalesce(run_environments.container, EXCLUDED.container),
+                live_processes = EXCLUDED.live_processes, frozen = false, status_at = EXCLUDED.status_at,
+                evidence = EXCLUDED.evidence, evidence_at = EXCLUDED.evidence_at, evidence_by = EXCLUDED.evidence_by`,
+        runId,
+        run.teamId,
+        environment.mechanism,
+        environment.weakest,
+        Math.max(0, Math.round(Number(environment.graceMs) || 0)),
+        actorOf(p),
+        environment.container,
+        Math.max(environment.processes.filter((x) => x.ended === "not_ended").length, environment.survivors.length),
+        at,
+        JSON.stringify(environment),
+      );
+      // A receipt already issued (the report came after the quiet period) gets its next version.
+      await reissueCoveringTx(tx, runId, actorOf(p));
+    }
     await notifyControl(tx, { kind: "barrier", teamId: run.teamId, rootRunId: run.rootRunId, barrierId: covering.id });
     return { barrierId: covering.id, runId, meaning, observedAt: (b.observedAt ?? at).toISOString() };
   });

@@ -10,6 +10,7 @@ import type { OperationState } from "../../../control/types";
 import { consoleTeam } from "../../../platform/auth/console-team";
 import type { Lease, RunSummary } from "../../../schemas/runs";
 import { runState, runSummary, type RunState } from "../internal/read-shapes";
+import { asEnvironmentEvidence, environmentMeaning } from "../../../control/evidence/environment";
 
 /**
  * A node of the run's tree: the run's one read shape (RunSummary and RunView's state fields, as
@@ -69,6 +70,36 @@ export interface BarrierRef {
   completedAt: string | null;
 }
 
+/**
+ * The run's environment (docs/environment.md): whether a supervisor holds it, its latest live report,
+ * and after a stop what its supervisor proved. Null: no supervisor — nothing is known about its processes.
+ */
+export interface RunEnvironmentDetail {
+  mechanism: string;
+  weakest: boolean;
+  graceMs: number;
+  supervisedAt: string;
+  container: string | null;
+  liveProcesses: number | null;
+  frozen: boolean;
+  statusAt: string | null;
+  /** After a stop: the supervisor's evidence (null while none arrived). */
+  stop: {
+    verifiedEmpty: boolean;
+    emptyAt: string | null;
+    reportedAt: string | null;
+    reattached: boolean;
+    processes: { pid: number; command: string; ended: string; endedAt: string | null }[];
+    survivors: number[];
+  } | null;
+  /** Nobody could verify it empty: since when, and who owns that question. */
+  unknownSince: string | null;
+  owner: string | null;
+  /** A person's check that closed the unknown (actor string; the page resolves it to a person). */
+  resolvedBy: string | null;
+  resolvedAt: string | null;
+}
+
 export interface RunDetail {
   run: TreeNode & Pick<RunState, "native">;
   tree: TreeNode[];
@@ -78,6 +109,7 @@ export interface RunDetail {
   uncertain: UncertainRow[];
   decisions: DecisionRow[];
   barriers: BarrierRef[];
+  environment: RunEnvironmentDetail | null;
   /** The team's pause policy: a pause that lasts longer is reclaimed by this action; null = reclaim is off. */
   pausePolicy: { seconds: number; action: string } | null;
 }
@@ -142,6 +174,8 @@ export async function getRunDetail(p: Principal, runId: string): Promise<RunDeta
     db.barrier.findMany({ where: { teamId, runId: { in: ids } }, orderBy: { requestedAt: "desc" }, take: 20 }),
   ]);
   const team = await db.team.findUnique({ where: { id: teamId }, select: { pausePolicySeconds: true, pauseReclaimAction: true } });
+  const env = await db.runEnvironment.findUnique({ where: { runId: focal.id }, include: { owner: { select: { email: true } } } });
+  const ev = env ? asEnvironmentEvidence(env.evidence) : null;
   const retry = await db.operation.count({ where: { teamId, runId: { in: ids }, kind: "retry", state: { in: ["queued", "scheduled"] } } });
   const count = (s: OperationState) => pendingGroups.find((g) => g.state === s)?._count._all ?? 0;
 
@@ -185,6 +219,32 @@ export async function getRunDetail(p: Principal, runId: string): Promise<RunDeta
       currentEpoch: d.currentEpoch,
       at: d.at.toISOString(),
     })),
+    environment: env
+      ? {
+          mechanism: env.mechanism,
+          weakest: env.weakest,
+          graceMs: env.graceMs,
+          supervisedAt: env.supervisedAt.toISOString(),
+          container: env.container,
+          liveProcesses: env.liveProcesses,
+          frozen: env.frozen,
+          statusAt: iso(env.statusAt),
+          stop: ev
+            ? {
+                verifiedEmpty: environmentMeaning(ev) === "process_terminated",
+                emptyAt: ev.emptyAt,
+                reportedAt: iso(env.evidenceAt),
+                reattached: ev.reattached,
+                processes: ev.processes.map((x) => ({ pid: x.pid, command: x.cmdline, ended: x.ended, endedAt: x.endedAt })),
+                survivors: ev.survivors,
+              }
+            : null,
+          unknownSince: iso(env.unknownSince),
+          owner: env.owner?.email ?? env.ownerUserId,
+          resolvedBy: env.resolvedBy,
+          resolvedAt: iso(env.resolvedAt),
+        }
+      : null,
     pausePolicy: team?.pausePolicySeconds != null ? { seconds: team.pausePolicySeconds, action: team.pauseReclaimAction } : null,
     barriers: barriers.map((b) => ({
       id: b.id,

@@ -35,6 +35,7 @@ export async function runView(p: Principal, runId: string): Promise<RunView> {
     ...d.tree.map((n) => n.lifecycleChangedBy),
     ...d.barriers.map((b) => b.requestedBy),
     ...d.uncertain.map((u) => u.resolvedBy),
+    d.environment?.resolvedBy ?? null,
   ]);
   return { ...d, labels };
 }

@@ -11,6 +11,7 @@ import { forbidden } from "../../../platform/errors";
 import type { Principal } from "../../../platform/auth/principal";
 import type { ProviderConfig } from "../providers/types";
 import { quietPeriodFor, quietUntil } from "../../../control/barrier";
+import { supervisedQuietSeconds } from "../../../control/evidence/environment";
 import type { ProviderResponse, EffectObservation } from "../../../control/settlement";
 import { notifyControl, notifyControlMany, type ControlEvent } from "../../../platform/db/notify";
 import { settleTx, type SettleInput } from "../settlements";
@@ -247,9 +248,11 @@ async function enterQuietManyTx(tx: Tx, barrierIds: string[], workerId: string):
       providers: { name: string; q: number | null }[];
       last_settled: Date | null;
       late: number;
+      supervised_grace_ms: number | null;
     }[]
   >(
     `SELECT b.id, b.team_id, r.root_run_id, b.phase::text AS phase, b.claimed_by, b.dispatch_stopped_at, b.last_settled_at,
+            (SELECT max(e.grace_ms) FROM run_environments e WHERE e.run_id = ANY (sub.ids))::int AS supervised_grace_ms,
             t.quiet_period_ms AS team_quiet_ms, ${PENDING_OWN_SQL} AS pending_own, ${IN_FLIGHT_SQL} AS in_flight,
             (SELECT coalesce(jsonb_agg(jsonb_build_object('name', n.name, 'q', p.quiet_period_seconds) ORDER BY n.name), '[]'::jsonb)
                FROM (SELECT DISTINCT o.provider_name AS name FROM operations o
@@ -275,9 +278,10 @@ async function enterQuietManyTx(tx: Tx, barrierIds: string[], workerId: string):
     else if (b.pending_own > 0) out.set(id, "pending");
     else if (b.in_flight > 0) out.set(id, "subtree");
     else {
+      // Supervised runs' reports are waited for too (docs/evidence.md#the-environment).
       const q = quietPeriodFor(
         b.providers.map((p) => ({ name: p.name, quietPeriodSeconds: p.q })),
-        b.team_quiet_ms / 1000,
+        Math.max(b.team_quiet_ms / 1000, supervisedQuietSeconds(b.supervised_grace_ms)),
       );
       const until = quietUntil(now, q);
       quiet.push({

@@ -8,6 +8,7 @@ import type { BarrierPhase } from "../../../control/barrier";
 import { strongerMeaning, type ObservedMeaning } from "../../../control/barrier";
 import type { OperationState } from "../../../control/types";
 import type { RecoveryState } from "../../../control/recovery";
+import { asEnvironmentEvidence, type EnvironmentMechanism } from "../../../control/evidence/environment";
 
 const iso = (d: Date | null) => (d ? d.toISOString() : null);
 
@@ -217,6 +218,35 @@ export async function loadEvidenceFactsManyTx(tx: Tx, barrierIds: string[], now:
     acksOfTree.set(k, [...(acksOfTree.get(k) ?? []), a.observed_evidence]);
   }
 
+  // Supervised runs' environments (docs/evidence.md#the-environment): the marker, the supervisor's evidence, the owner of an unknown.
+  const envRows = await tx.$queryRawUnsafe<
+    {
+      barrier_id: string;
+      run_id: string;
+      mechanism: string;
+      weakest: boolean;
+      supervised_at: Date;
+      evidence: unknown;
+      evidence_at: Date | null;
+      unknown_since: Date | null;
+      owner: string | null;
+      resolved_by: string | null;
+      resolved_at: Date | null;
+      resolution_evidence: string | null;
+    }[]
+  >(
+    `SELECT p.barrier_id, e.run_id, e.mechanism, e.weakest, e.supervised_at, e.evidence, e.evidence_at, e.unknown_since,
+            coalesce(u.email, e.owner_user_id) AS owner, coalesce(ru.email, e.resolved_by) AS resolved_by, e.resolved_at,
+            e.resolution_evidence
+       FROM unnest($1::text[], $2::text[]) AS p(barrier_id, run_id)
+       JOIN run_environments e ON e.run_id = p.run_id
+       LEFT JOIN users u ON u.id = e.owner_user_id
+       LEFT JOIN users ru ON ru.id = substring(e.resolved_by from '^user:([^ ]+)')`,
+    pairBarrier,
+    pairRun,
+  );
+  const envOf = new Map(envRows.map((e) => [`${e.barrier_id}\u0000${e.run_id}`, e]));
+
   const effectRows = await tx.$queryRawUnsafe<
     {
       barrier_id: string;
@@ -372,6 +402,7 @@ export async function loadEvidenceFactsManyTx(tx: Tx, barrierIds: string[], now:
       id: r.id,
       lifecycle: r.lifecycle as RunFact["lifecycle"],
       acknowledgment: acks.get(r.id) ?? null,
+      environment: environmentFact(envOf.get(`${b.id}\u0000${r.id}`)),
     }));
     const leases = leasesOf.get(b.id);
     out.set(b.id, {
@@ -445,6 +476,38 @@ export async function loadEvidenceFactsManyTx(tx: Tx, barrierIds: string[], now:
   }
   // In the order asked for.
   return new Map(ids.map((id) => [id, out.get(id)!]));
+}
+
+/** A run_environments row as the model reads it (null: the run had no supervisor). */
+export function environmentFact(
+  e:
+    | {
+        mechanism: string;
+        weakest: boolean;
+        supervised_at: Date;
+        evidence: unknown;
+        evidence_at: Date | null;
+        unknown_since: Date | null;
+        owner: string | null;
+        resolved_by: string | null;
+        resolved_at: Date | null;
+        resolution_evidence: string | null;
+      }
+    | undefined,
+): RunFact["environment"] {
+  if (!e) return null;
+  return {
+    mechanism: e.mechanism as EnvironmentMechanism,
+    weakest: e.weakest,
+    supervisedAt: e.supervised_at,
+    evidence: asEnvironmentEvidence(e.evidence),
+    evidenceAt: e.evidence_at,
+    unknownSince: e.unknown_since,
+    owner: e.owner,
+    resolvedBy: e.resolved_by,
+    resolvedAt: e.resolved_at,
+    resolutionEvidence: e.resolution_evidence,
+  };
 }
 
 /** Barriers of the tree whose subtree contains `runId` (the run's own and its ancestors'), oldest first. */

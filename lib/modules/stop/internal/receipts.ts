@@ -9,7 +9,8 @@ import { newId } from "../../../platform/ids";
 import { buildReceipt } from "../../../control/evidence/receipt";
 import { notifyControlMany, type ControlEvent } from "../../../platform/db/notify";
 import { appendAudit, appendAudits, type AuditInput } from "../../audit/audit";
-import { coveringBarriersTx, loadEvidenceFactsManyTx } from "./evidence";
+import { coveringBarriersTx, loadEvidenceFactsManyTx, type BarrierFacts } from "./evidence";
+import { deriveEvidence } from "../../../control/evidence/model";
 import { recordAuditCheckpointTx, type AuditHead } from "../../audit/checkpoints";
 import { emitEventsTx, type EmitInput } from "../../webhooks/emit";
 import { signStatement, statementFor, STOP_RECEIPT_PREDICATE } from "../../../control/evidence/signing";
@@ -51,7 +52,10 @@ export async function issueReceiptsTx(
 ): Promise<Map<string, IssuedReceipt>> {
   const out = new Map<string, IssuedReceipt>();
   if (barrierIds.length === 0) return out;
-  const all = await loadEvidenceFactsManyTx(tx, barrierIds, verifiedAt);
+  let all = await loadEvidenceFactsManyTx(tx, barrierIds, verifiedAt);
+  // An environment this receipt is the first to call unknown gets its owner first, so the receipt names them.
+  const audits: AuditInput[] = await openEnvironmentUnknownsTx(tx, all, verifiedAt, actor);
+  if (audits.length > 0) all = await loadEvidenceFactsManyTx(tx, barrierIds, verifiedAt);
   // The audit head these receipts were issued at, also kept as a checkpoint apart from the chain: read
   // and recorded once per team (a batch's receipts are issued together, at one head; their own audit rows
   // all come after it, as a single receipt's does).
@@ -61,7 +65,6 @@ export async function issueReceiptsTx(
   const completions: Record<string, unknown>[] = [];
   const events: EmitInput[] = [];
   const notices: ControlEvent[] = [];
-  const audits: AuditInput[] = [];
   for (const [barrierId, facts] of all) {
     const previous = facts.receipts.at(-1) ?? null;
     const version = (previous?.version ?? 0) + 1;
@@ -176,6 +179,44 @@ export async function lockBarrierTx(tx: Tx, barrierId: string): Promise<void> {
 export async function lockBarriersTx(tx: Tx, barrierIds: string[]): Promise<void> {
   if (barrierIds.length === 0) return;
   await tx.$queryRawUnsafe(`SELECT id FROM barriers WHERE id = ANY ($1::text[]) ORDER BY requested_at, id FOR UPDATE`, barrierIds);
+}
+
+/**
+ * The environment's reconciliation (docs/design/environment-evidence.md): a supervised run the model calls
+ * unknown as of `at` (its supervisor did not report within the quiet period, or could not empty its
+ * container) is marked unknown since then, with the default owner of reconciliations, once. It is
+ * answered by the supervisor's evidence (a report, or `quiesce exec --reattach`): the model reads only
+ * that; the mark keeps who owns the question. Returns the audit rows of what it wrote (appended last, with
+ * the receipts' own).
+ */
+async function openEnvironmentUnknownsTx(tx: Tx, all: Map<string, BarrierFacts>, at: Date, actor: string): Promise<AuditInput[]> {
+  const open = new Map<string, { teamId: string; why: string }>();
+  for (const facts of all.values()) {
+    const env = deriveEvidence({ ...facts, now: at }).environment;
+    for (const u of env.unknownRuns) {
+      const run = facts.runs.find((r) => r.id === u.runId);
+      if (run?.environment && !run.environment.unknownSince) open.set(u.runId, { teamId: facts.teamId, why: u.why });
+    }
+  }
+  if (open.size === 0) return [];
+  const rows = await tx.$queryRawUnsafe<
+    { run_id: string; team_id: string; owner_user_id: string | null; owner_chosen_by: string | null }[]
+  >(
+    `UPDATE run_environments e SET unknown_since = $2, unknown_cause = u.why, owner_user_id = o.user_id, owner_chosen_by = o.chosen_by
+       FROM jsonb_to_recordset($1::jsonb) AS u(run_id text, team_id text, why text)
+       CROSS JOIN LATERAL quiesce_default_owner(u.team_id, u.run_id) o
+      WHERE e.run_id = u.run_id AND e.unknown_since IS NULL
+      RETURNING e.run_id, e.team_id, e.owner_user_id, e.owner_chosen_by`,
+    JSON.stringify([...open].map(([runId, v]) => ({ run_id: runId, team_id: v.teamId, why: v.why }))),
+    at,
+  );
+  return rows.map((r) => ({
+    teamId: r.team_id,
+    actor,
+    action: "environment.unknown",
+    target: r.run_id,
+    after: { why: open.get(r.run_id)?.why ?? null, owner_user_id: r.owner_user_id, chosen_by: r.owner_chosen_by },
+  }));
 }
 
 /**
