@@ -19,7 +19,7 @@ import { percentile } from "./lib/measure";
 import { runAbortBench } from "./abort";
 import { ensureTeam } from "../lib/modules/members/admin-directory";
 import { createApiKey } from "../lib/modules/keys/api-keys";
-import { createRun } from "../lib/modules/runs/runs";
+import { createRun } from "../lib/modules/runs/register/create-run";
 import { pauseRun, resumeRun } from "../lib/modules/runs/lifecycle";
 import { killRun } from "../lib/modules/stop/kill";
 import { prisma } from "../lib/platform/db/prisma";
