@@ -115,7 +115,11 @@ test("the simulated provider row follows QUIESCE_PROVIDER_SIM_PORT: a start on a
   expect(r).toMatchObject({ cancel_url: "http://127.0.0.1:4799/cancel", status_url: "http://127.0.0.1:4799/status" });
   const audit = await db.query(`SELECT before, after FROM audit_events WHERE action = 'provider.update' AND target = $1`, [r.id]);
   expect(audit.rows).toHaveLength(1);
-  expect(audit.rows[0].after).toEqual({ cancelUrl: "http://127.0.0.1:4799/cancel", statusUrl: "http://127.0.0.1:4799/status" });
+  expect(audit.rows[0].after).toEqual({
+    cancelUrl: "http://127.0.0.1:4799/cancel",
+    statusUrl: "http://127.0.0.1:4799/status",
+    compensateUrl: "http://127.0.0.1:4799/compensate",
+  });
   const again = await seedDemo({ keysFile, password: "first-pass-123", simPort: 4799 });
   expect(again.changed).toBe(false);
   // Back to the default for the other tests sharing this database.
