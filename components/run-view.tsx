@@ -61,6 +61,27 @@ export function RunView({ initial, can }: { initial: RunViewData; can: Can }) {
             {run.isDrill ? <span className="muted">drill run</span> : null}
           </div>
           <NativeIdentities run={run} />
+          {d.restart.from || d.restart.as ? (
+            <p className="muted small" data-testid="restart-links">
+              {d.restart.from ? (
+                <>
+                  Restarted from <Link href={`/runs/${d.restart.from}`}>{shortId(d.restart.from)}</Link> on settled ground
+                  {d.restart.fromDigest ? (
+                    <>
+                      {" "}
+                      (receipt <span className="mono">{d.restart.fromDigest.slice(0, 12)}…</span>)
+                    </>
+                  ) : null}
+                  .{" "}
+                </>
+              ) : null}
+              {d.restart.as ? (
+                <>
+                  Restarted as <Link href={`/runs/${d.restart.as}`}>{shortId(d.restart.as)}</Link>.
+                </>
+              ) : null}
+            </p>
+          ) : null}
           <div className="state-row">
             <LifecycleBadge value={run.lifecycle} />
             {run.lifecycle === "paused" && d.pausePolicy ? <PauseReclaim since={run.lifecycleChangedAt} policy={d.pausePolicy} /> : null}

@@ -61,4 +61,9 @@ test("kill → effect found → start recovery → verified by the provider → 
     barrierId,
   ]);
   expect(fresh.restarted_from_digest).toBe(latest.digest);
+  // The two runs link each other.
+  await expect(page.getByTestId("restart-links")).toContainText("Restarted from");
+  await page.getByTestId("restart-links").getByRole("link").click();
+  await page.waitForURL(new RegExp(`/runs/${run.runId}$`));
+  await expect(page.getByTestId("restart-links")).toContainText("Restarted as");
 });

@@ -112,6 +112,8 @@ export interface RunDetail {
   environment: RunEnvironmentDetail | null;
   /** The team's pause policy: a pause that lasts longer is reclaimed by this action; null = reclaim is off. */
   pausePolicy: { seconds: number; action: string } | null;
+  /** A restart on settled ground (docs/evidence.md#restart): the killed root this run continues, and the run that continues this one. */
+  restart: { from: string | null; fromDigest: string | null; as: string | null };
 }
 
 const TREE_LIMIT = 500;
@@ -246,6 +248,11 @@ export async function getRunDetail(p: Principal, runId: string): Promise<RunDeta
         }
       : null,
     pausePolicy: team?.pausePolicySeconds != null ? { seconds: team.pausePolicySeconds, action: team.pauseReclaimAction } : null,
+    restart: {
+      from: focal.restartedFromRunId,
+      fromDigest: focal.restartedFromDigest,
+      as: (await db.run.findUnique({ where: { restartedFromRunId: focal.id }, select: { id: true } }))?.id ?? null,
+    },
     barriers: barriers.map((b) => ({
       id: b.id,
       runId: b.runId,
