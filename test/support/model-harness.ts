@@ -19,6 +19,7 @@ import { pauseRun, resumeRun } from "../../lib/modules/runs/lifecycle";
 import { completeOperation } from "../../lib/modules/runs/operations";
 import { recordObserved } from "../../lib/modules/stop/observed";
 import { assignReconciliation, resolveReconciliation } from "../../lib/modules/stop/reconciliations";
+import { recordRecovery, startRecovery } from "../../lib/modules/stop/recovery";
 import { claimBarriers } from "../../lib/modules/stop/engine/steps";
 import { reclaimOverduePauses } from "../../lib/modules/runs/pause-reclaim";
 import { setTeamStopSettings } from "../../lib/modules/members/team-settings";
@@ -395,6 +396,39 @@ class Resolve extends Cmd {
   }
 }
 
+/** A person acts on a recovery item of the tree: start it (this provider declares no compensation: refused), or record an outcome. */
+class Recover extends Cmd {
+  constructor(
+    readonly pick: number,
+    readonly how: "start" | "rolled_back" | "accepted" | "failed" | "in_progress",
+  ) {
+    super();
+  }
+  label() {
+    return `recover(#${this.pick}, ${this.how})`;
+  }
+  async act(m: Model) {
+    const open = await prisma().recoveryItem.findMany({
+      where: {
+        teamId: m.team.teamId,
+        state: { in: ["open", "in_progress", "failed"] },
+        operation: { runId: { in: m.runs.map((r) => r.id) } },
+      },
+      orderBy: { id: "asc" },
+    });
+    const item = open[this.pick % Math.max(1, open.length)];
+    if (!item) return;
+    // Refusals (no compensation endpoint; a move the states do not allow) change nothing: I7 checks what is left.
+    await (
+      this.how === "start"
+        ? startRecovery(m.team.admin, item.id)
+        : recordRecovery(m.team.admin, item.id, { state: this.how, note: "model: done by hand", evidence: "model evidence" })
+    ).catch((e: { code?: string }) => {
+      if (e.code !== "conflict") throw e;
+    });
+  }
+}
+
 function pathOf(m: Readonly<Model>, i: number): string[] {
   const out: string[] = [];
   for (let j: number | null = i; j !== null; j = m.runs[j]!.parent) out.unshift(m.runs[j]!.id);
@@ -521,6 +555,23 @@ export async function checkInvariants(m: Model): Promise<void> {
   );
   if (trace.length > 0) fail(`I6: a non-holder's report left a trace: ${trace.map((t) => t.what).join(", ")}`);
 
+  // I7 (docs/evidence.md#recovery): every effect a barrier found completed has exactly one recovery item; a
+  // rolled_back item was proven — by a provider check after the compensation that answered absent, or by a
+  // person's note and evidence — and a final item names who made it so.
+  const recovery = await prisma().$queryRawUnsafe<{ what: string; id: string }[]>(
+    `SELECT 'completed effect without a recovery item' AS what, s.id FROM settlements s JOIN operations o ON o.id = s.operation_id
+      WHERE o.run_id = ANY ($1::text[]) AND s.settled_state = 'completed_and_verified'
+        AND NOT EXISTS (SELECT 1 FROM recovery_items ri WHERE ri.operation_id = s.operation_id)
+     UNION ALL SELECT 'rolled_back by a provider without a later absent check', ri.id FROM recovery_items ri JOIN operations o ON o.id = ri.operation_id
+      WHERE o.run_id = ANY ($1::text[]) AND ri.state = 'rolled_back' AND ri.settled_by = 'provider'
+        AND NOT (ri.verified_effect = 'absent' AND ri.verified_at >= ri.compensation_requested_at)
+     UNION ALL SELECT 'rolled_back by nobody, or a person without note and evidence', ri.id FROM recovery_items ri JOIN operations o ON o.id = ri.operation_id
+      WHERE o.run_id = ANY ($1::text[]) AND ri.state IN ('rolled_back', 'accepted')
+        AND (ri.settled_by IS NULL OR ri.changed_by IS NULL OR (ri.settled_by = 'person' AND (ri.note IS NULL OR ri.evidence IS NULL)))`,
+    runIds,
+  );
+  if (recovery.length > 0) fail(`I7: ${recovery.map((r) => `${r.what} (${r.id})`).join(", ")}`);
+
   const barriers = await prisma().barrier.findMany({ where: { runId: { in: runIds } }, orderBy: { requestedAt: "asc" } });
   for (const b of barriers) {
     const receipts = await prisma().stopReceipt.findMany({ where: { barrierId: b.id }, orderBy: { version: "asc" } });
@@ -588,6 +639,12 @@ const treeArb = fc.array(fc.nat(10), { minLength: 0, maxLength: 5 }); // parent 
 function commandsArb(): fc.Arbitrary<Iterable<fc.AsyncCommand<Model, Real>>> {
   const run = fc.nat(5);
   const op = fc.nat(7);
+  const recover = fc
+    .tuple(
+      fc.nat(3),
+      fc.constantFrom("start" as const, "rolled_back" as const, "accepted" as const, "failed" as const, "in_progress" as const),
+    )
+    .map(([p, h]) => new Recover(p, h));
   return fc.commands(
     [
       fc
@@ -616,6 +673,9 @@ function commandsArb(): fc.Arbitrary<Iterable<fc.AsyncCommand<Model, Real>>> {
       fc
         .tuple(fc.nat(3), fc.constantFrom("effect_present" as const, "effect_absent" as const), fc.boolean())
         .map(([p, x, a]) => new Resolve(p, x, a)),
+      // twice: a recovery item needs an unknown resolved as present first, so it is rarely reached
+      recover,
+      recover,
     ],
     { maxCommands: 9, size: "small" },
   );
