@@ -18,11 +18,10 @@ import { actorOf, type Principal } from "../../platform/auth/principal";
 import { lockTeamScopesExclusive } from "../../platform/db/locks";
 import { appendAudit, appendAuditAtCommit } from "../audit/audit";
 import { notifyControl } from "../../platform/db/notify";
-import { killRun } from "./kill";
-import { cancelQueuedWorkBatch, killTargetsBatch, type BatchKillResult } from "./kill-batch";
+import { killTargets, type KillTargetsOptions, type KillTargetsResult } from "./kill";
 import { setting } from "../../platform/config";
 
-/** Batches of barriers started at once by one fan-out (each batch is one kill transaction: lib/modules/stop/kill-batch.ts). */
+/** Batches of barriers started at once by one fan-out (each batch is one kill transaction: lib/modules/stop/kill.ts). */
 export const fanOutConcurrency = () => setting("QUIESCE_FLEET_FANOUT_CONCURRENCY");
 const SAMPLE = 20;
 
@@ -298,22 +297,22 @@ async function fanOut(p: Principal, scope: FanOutScope, signal?: AbortSignal): P
   await bounded(batches, fanOutConcurrency(), async (runIds) => {
     // An engine stopping leaves the rest to the next wake of any engine (the targets are durable).
     if (signal?.aborted) return;
-    let batch: BatchKillResult | null = null;
+    let batch: KillTargetsResult | null = null;
     // One retry when the database was only busy; a batch that still fails (or is refused) is started
     // one target at a time, so one bad target cannot hold back or fail the others.
     for (let attempt = 0; attempt < 2 && !batch; attempt++) {
       try {
-        batch = await killTargetsBatch(p, scope, runIds);
+        batch = await killTargets(p, runIds, killOptions(scope));
       } catch (err) {
         if (!isDatabaseUnavailable(err)) break;
       }
     }
     if (batch) {
       started += batch.started.size;
-      // Dispatch is stopped; a failure here is redone by each barrier's revoking step.
-      await cancelQueuedWorkBatch([...batch.started.values()]).catch(() => {});
+      for (const runId of batch.notFound) await recordRefusal(scope, runId, notFound("run"));
+      return;
     }
-    for (const runId of batch ? batch.single : runIds) {
+    for (const runId of runIds) {
       if (signal?.aborted) return;
       if (await startOne(p, scope, runId)) started++;
     }
@@ -328,27 +327,39 @@ interface FanOutScope {
   requestedBy: string;
 }
 
-/** One target by the single kill (the batch's fallback): true when it is linked to a barrier. */
+/** A target's kill: on behalf of the person who asked for the stop, linked to its barrier in the kill's transaction. */
+const killOptions = (scope: FanOutScope): KillTargetsOptions => ({
+  reason: `fleet stop ${scope.id}: ${scope.reason}`.slice(0, 2000),
+  onBehalfOf: scope.requestedBy,
+  teamId: scope.teamId,
+  scopeId: scope.id,
+});
+
+/** One target alone (the batch's fallback): true when it is linked to a barrier. */
 async function startOne(p: Principal, scope: FanOutScope, runId: string): Promise<boolean> {
   try {
-    const k = await killRun(p, runId, `fleet stop ${scope.id}: ${scope.reason}`.slice(0, 2000), null, { onBehalfOf: scope.requestedBy });
-    await prisma().stopScopeTarget.update({ where: { scopeId_runId: { scopeId: scope.id, runId } }, data: { barrierId: k.barrierId } });
+    const k = await killTargets(p, [runId], killOptions(scope));
+    if (k.notFound.length > 0) throw notFound("run");
     return true;
   } catch (err) {
     // A saturated or failing-over database (a lock or statement timeout, no connection in time) is not
     // this target's failure: it stays pending and the next wake starts it (a kill that did commit is
     // answered with its barrier then). Only a refusal is recorded, making the fleet stop_incomplete.
     if (isDatabaseUnavailable(err)) return false;
-    await prisma()
-      .stopScopeTarget.update({
-        where: { scopeId_runId: { scopeId: scope.id, runId } },
-        data: { error: err instanceof Error ? err.message : String(err) },
-      })
-      .catch(() => {
-        /* the database again: the target stays pending */
-      });
+    await recordRefusal(scope, runId, err);
     return false;
   }
+}
+
+async function recordRefusal(scope: FanOutScope, runId: string, err: unknown): Promise<void> {
+  await prisma()
+    .stopScopeTarget.update({
+      where: { scopeId_runId: { scopeId: scope.id, runId } },
+      data: { error: err instanceof Error ? err.message : String(err) },
+    })
+    .catch(() => {
+      /* the database again: the target stays pending */
+    });
 }
 
 /** The fleet receipt, exactly once, when every target has a barrier with a receipt. */

@@ -23,8 +23,7 @@ import {
 } from "./steps";
 import type { Principal } from "../../../platform/auth/principal";
 import { onBarrierReceipt, onBarrierReceipts } from "../stops";
-import { cancelQueuedWorkOfBarrier } from "../kill";
-import { cancelQueuedWorkBatch } from "../kill-batch";
+import { cancelQueuedWork } from "../kill";
 import { cancelQueueJobsNow } from "./queue-cancel";
 
 export interface EngineOptions {
@@ -96,7 +95,7 @@ export async function processBarrier(barrierId: string, o: EngineOptions): Promi
       if (work.phase === "revoking") {
         // Queued work cancelled in the database first (the kill's second step; a no-op when it ran): throws
         // on failure, and the barrier resumes from the rows once the claim expires.
-        await cancelQueuedWorkOfBarrier(o.principal, barrierId);
+        await cancelQueuedWork(o.principal, [barrierId]);
         await cancelBarrierQueueJobs(o.principal, barrierId).catch((e) =>
           o.log(`queue cancel failed (will not block the barrier): ${(e as Error).message}`),
         );
@@ -225,7 +224,7 @@ export async function processBarrierBatch(
     let settling = new Set(batch.filter((b) => b.phase === "settling").map((b) => b.id));
     if (revoking.length > 0 && !o.signal.aborted) {
       await step("dispatch_stopped", revoking[0]!, async () => {
-        await cancelQueuedWorkBatch(revoking);
+        await cancelQueuedWork(o.principal, revoking);
         await cancelQueueJobsNow(await queueJobsOfBarriers(o.principal, revoking)).catch((e: unknown) =>
           o.log(`queue cancel failed (will not block the barriers): ${(e as Error).message}`),
         );
