@@ -20,6 +20,7 @@ import { appendAudit, appendAuditAtCommit } from "../audit/audit";
 import { notifyControl } from "../../platform/db/notify";
 import { killTargets, type KillTargetsOptions, type KillTargetsResult } from "./kill";
 import { setting } from "../../platform/config";
+import { forEachBounded } from "../../platform/wait";
 
 /** Batches of barriers started at once by one fan-out (each batch is one kill transaction: lib/modules/stop/kill.ts). */
 export const fanOutConcurrency = () => setting("QUIESCE_FLEET_FANOUT_CONCURRENCY");
@@ -237,15 +238,6 @@ async function recordCoverage(stopId: string): Promise<number> {
   );
 }
 
-async function bounded<T>(items: readonly T[], limit: number, fn: (x: T) => Promise<void>): Promise<void> {
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: Math.min(limit, items.length) }, async () => {
-      while (next < items.length) await fn(items[next++]!);
-    }),
-  );
-}
-
 /**
  * The barrier engine's part (each wake): for the kill scopes with targets not yet started, start their
  * barriers (bounded parallel; each the ordinary kill, on behalf of the person who asked for the stop,
@@ -294,7 +286,7 @@ async function fanOut(p: Principal, scope: FanOutScope, signal?: AbortSignal): P
   const batches: string[][] = [];
   for (let i = 0; i < pending.length; i += size) batches.push(pending.slice(i, i + size).map((t) => t.runId));
   let started = 0;
-  await bounded(batches, fanOutConcurrency(), async (runIds) => {
+  await forEachBounded(batches, fanOutConcurrency(), async (runIds) => {
     // An engine stopping leaves the rest to the next wake of any engine (the targets are durable).
     if (signal?.aborted) return;
     let batch: KillTargetsResult | null = null;
@@ -448,14 +440,7 @@ function fromRow(json: unknown): StopFilter {
   return toFilter(j);
 }
 
-/** The barrier engine, after a barrier's receipt: the fleet stops waiting on it may now be complete. */
-export async function onBarrierReceipt(p: Principal, barrierId: string): Promise<void> {
-  authorize(p, "fleet.stop");
-  const rows = await prisma().stopScopeTarget.findMany({ where: { barrierId }, select: { scopeId: true } });
-  for (const r of rows) await issueFleetReceiptIfDue(r.scopeId);
-}
-
-/** onBarrierReceipt for a batch of receipts: each fleet stop waiting on any of them checked once. */
+/** The barrier engine, after barriers' receipts: each fleet stop waiting on any of them may now be complete (checked once). */
 export async function onBarrierReceipts(p: Principal, barrierIds: string[]): Promise<void> {
   authorize(p, "fleet.stop");
   if (barrierIds.length === 0) return;
