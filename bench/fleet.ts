@@ -25,7 +25,7 @@ import { createApiKey } from "../lib/modules/keys/api-keys";
 import { ensureMembership, ensureUser } from "../lib/modules/members/admin-directory";
 import { gateCheck } from "../lib/modules/gate/statement";
 import { hashKeySecret } from "../lib/platform/auth/api-key";
-import { fanOutConcurrency } from "../lib/modules/stop/stops";
+import { fanOutConcurrency } from "../lib/modules/stop/fan-out";
 import { newId } from "../lib/platform/ids";
 import { setting } from "../lib/platform/config";
 import { sleep } from "../lib/platform/wait";

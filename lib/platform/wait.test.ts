@@ -1,6 +1,6 @@
 import fc from "fast-check";
 import { expect, test } from "vitest";
-import { AbortedError, backoffDelay, Doorbell, sleep } from "./wait";
+import { AbortedError, backoffDelay, Doorbell, forEachBounded, sleep } from "./wait";
 
 test("backoff never shrinks and never passes its cap", () => {
   fc.assert(
@@ -31,4 +31,19 @@ test("backoff starts at its base", () => {
   expect(backoffDelay(0, { baseMs: 100, capMs: 5000 })).toBe(100);
   expect(backoffDelay(3, { baseMs: 100, capMs: 5000 })).toBe(800);
   expect(backoffDelay(10, { baseMs: 100, capMs: 5000 })).toBe(5000);
+});
+
+test("forEachBounded: every item once, never more than the limit in flight", async () => {
+  let inFlight = 0;
+  let most = 0;
+  const seen: number[] = [];
+  await forEachBounded([1, 2, 3, 4, 5, 6, 7], 3, async (x) => {
+    inFlight++;
+    most = Math.max(most, inFlight);
+    await sleep(x % 3);
+    seen.push(x);
+    inFlight--;
+  });
+  expect(seen.sort()).toEqual([1, 2, 3, 4, 5, 6, 7]);
+  expect(most).toBe(3);
 });

@@ -1,5 +1,6 @@
 // The one place that waits: sleeping that a caller can cut short, the one backoff schedule, a
-// re-armable wake-up signal, and polling until a condition holds (tests, evals, drills). Built on
+// re-armable wake-up signal, bounded concurrency over a list, and polling until a condition holds
+// (tests, evals, drills). Built on
 // node:timers/promises so an aborted wait never leaves a timer behind.
 import { setTimeout as delay } from "node:timers/promises";
 
@@ -48,6 +49,16 @@ export interface BackoffSchedule {
  */
 export function backoffDelay(attempt: number, { baseMs = 200, capMs = 2000 }: BackoffSchedule = {}): number {
   return Math.min(capMs, baseMs * 2 ** Math.min(Math.max(attempt, 0), 30));
+}
+
+/** `fn` over `items` with at most `limit` calls in flight, in order of start; resolves when all are done. */
+export async function forEachBounded<T>(items: readonly T[], limit: number, fn: (item: T) => Promise<void>): Promise<void> {
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: Math.min(limit, items.length) }, async () => {
+      while (next < items.length) await fn(items[next++]!);
+    }),
+  );
 }
 
 /** A one-shot "something changed" signal that can be re-armed; wakes hold loops on control events. */

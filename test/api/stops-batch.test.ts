@@ -7,8 +7,7 @@ import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { prisma } from "../../lib/platform/db/prisma";
 import { closePool } from "../../lib/platform/db/pool";
 import { advancePendingStops, createStop, getStop } from "../../lib/modules/stop/stops";
-import { killRun } from "../../lib/modules/stop/kill";
-import { killTargetsBatch } from "../../lib/modules/stop/kill-batch";
+import { killRun, killTargets } from "../../lib/modules/stop/kill";
 import { verifyAuditChain } from "../../lib/modules/audit/audit";
 import { runBarrierWorker } from "../../lib/modules/stop/engine/worker";
 import { newId } from "../../lib/platform/ids";
@@ -76,10 +75,10 @@ describe("fleet stop in batches", () => {
     await prisma().run.update({ where: { id: ids[3]! }, data: { finishedAt: new Date() } });
 
     const auditBefore = await prisma().auditEvent.count({ where: { teamId: team.teamId, action: "run.kill" } });
-    const batch = await killTargetsBatch(system, { id: stop.stopId, teamId: team.teamId, reason: "batch", requestedBy: "user:x" }, ids);
+    const batch = await killTargets(system, ids, { reason: "batch", onBehalfOf: "user:x", teamId: team.teamId, scopeId: stop.stopId });
     expect(batch.started.size).toBe(6);
     expect(batch.existing.get(ids[2]!)).toBe(single.barrierId);
-    expect(batch.single).toEqual([]);
+    expect(batch.notFound).toEqual([]);
     // One run.kill row per started barrier, chained.
     expect(await prisma().auditEvent.count({ where: { teamId: team.teamId, action: "run.kill" } })).toBe(auditBefore + 6);
     expect(await verifyAuditChain(prisma(), team.teamId)).toBeNull();
@@ -89,7 +88,7 @@ describe("fleet stop in batches", () => {
     expect(bs).toHaveLength(7);
     expect(new Set(bs.map((b) => b.runId)).size).toBe(7);
     // Repeating the batch (another engine, a retry) starts nothing new.
-    const again = await killTargetsBatch(system, { id: stop.stopId, teamId: team.teamId, reason: "batch", requestedBy: "user:x" }, ids);
+    const again = await killTargets(system, ids, { reason: "batch", onBehalfOf: "user:x", teamId: team.teamId, scopeId: stop.stopId });
     expect(again.started.size).toBe(0);
     expect(again.existing.size).toBe(7);
 

@@ -1,4 +1,4 @@
-// The barrier engine's set-based steps (lib/modules/stop/engine/steps.ts enterQuietMany / completeMany,
+// The barrier engine's set-based steps (lib/modules/stop/engine/quiet.ts enterQuiet, complete.ts completeBarriers,
 // docs/fleet-stop.md#at-scale) against the real database: one batch holding a barrier for every outcome
 // — not ours or not in the step's phase ("lost"), an own settlement open ("pending"), a child's operation
 // in flight ("subtree"), quiet (the providers' period or the team's) — gets, per barrier, the outcome and
@@ -10,7 +10,8 @@ import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { prisma } from "../../lib/platform/db/prisma";
 import { closePool } from "../../lib/platform/db/pool";
 import { newId } from "../../lib/platform/ids";
-import { completeMany, enterQuietMany } from "../../lib/modules/stop/engine/steps";
+import { enterQuiet } from "../../lib/modules/stop/engine/quiet";
+import { completeBarriers } from "../../lib/modules/stop/engine/complete";
 import { verifyAuditChain } from "../../lib/modules/audit/audit";
 import { makeRun, type FixtureRun } from "../support/fixtures";
 import { addOp, makeProvider, makeTeam, type TeamFixture } from "./fixtures";
@@ -95,7 +96,7 @@ describe("the engine's set-based steps", () => {
     const later = await barrier(laterRun);
 
     const before = Date.now();
-    const q = await enterQuietMany(system, [lostPhase, lostClaim, pending, subtree, slow, plain, later], W);
+    const q = await enterQuiet(system, [lostPhase, lostClaim, pending, subtree, slow, plain, later], W);
     const after = Date.now();
     expect([lostPhase, lostClaim, pending, subtree].map((id) => q.get(id))).toEqual(["lost", "lost", "pending", "subtree"]);
     const rows = new Map((await prisma().barrier.findMany({ where: { teamId: team.teamId } })).map((b) => [b.id, b]));
@@ -128,7 +129,7 @@ describe("the engine's set-based steps", () => {
     // The quiet periods over for `plain` and `later`; `later` has work in flight again.
     await prisma().barrier.updateMany({ where: { id: { in: [plain, later] } }, data: { quietUntil: past(1) } });
     await addOp(team.teamId, laterRun, { state: "queued" });
-    const c = await completeMany(system, [slow, plain, later, lostClaim], W);
+    const c = await completeBarriers(system, [slow, plain, later, lostClaim], W);
     expect(c.get(slow)).toBe("waiting");
     expect(c.get(later)).toBe("pending");
     expect(c.get(lostClaim)).toBe("lost");

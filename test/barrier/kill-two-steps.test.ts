@@ -6,7 +6,7 @@
 // real gate function, the real engine loop; the concurrent finishers really race.
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { prisma } from "../../lib/platform/db/prisma";
-import { cancelQueuedWorkOfBarrier, killRun } from "../../lib/modules/stop/kill";
+import { cancelQueuedWork, killRun } from "../../lib/modules/stop/kill";
 import { createApiKey } from "../../lib/modules/keys/api-keys";
 import { hashKeySecret } from "../../lib/platform/auth/api-key";
 import { admitCheck, gateCheck } from "../../lib/modules/gate/statement";
@@ -84,13 +84,13 @@ describe("kill in two steps", () => {
     expect(ops.get(q3.rowId)).toMatchObject({ state: "cancelled_not_started", stateReason: "parent_revoked" });
     expect(ops.get(retry.rowId)).toMatchObject({ state: "cancelled_not_started", stateReason: "stale_epoch" });
     // Done once: a further run changes nothing.
-    expect(await cancelQueuedWorkOfBarrier(SYSTEM, barrierId)).toBe(0);
+    expect(await cancelQueuedWork(SYSTEM, [barrierId])).toBe(0);
     expect(await prisma().barrier.findUniqueOrThrow({ where: { id: barrierId } })).toMatchObject({
       queuedCancelled: 1,
       retriesCancelled: 1,
     });
     // Only system principals run the engine's step.
-    await expect(cancelQueuedWorkOfBarrier(team.users.admin.principal, barrierId)).rejects.toMatchObject({ code: "forbidden" });
+    await expect(cancelQueuedWork(team.users.admin.principal, [barrierId])).rejects.toMatchObject({ code: "forbidden" });
   });
 
   test("finishers racing the dequeues: every queued operation ends cancelled or denied (never running), counted once", async () => {
@@ -103,8 +103,8 @@ describe("kill in two steps", () => {
 
     const results = await Promise.all([
       killRun(team.users.operator.principal, root.runId, "again").then(() => -1),
-      cancelQueuedWorkOfBarrier(SYSTEM, barrierId),
-      cancelQueuedWorkOfBarrier(SYSTEM, barrierId),
+      cancelQueuedWork(SYSTEM, [barrierId]),
+      cancelQueuedWork(SYSTEM, [barrierId]),
       ...queued.map((q) =>
         admitCheck({ keyHash, operationId: q.operationId, leaseId: root.leaseId }).then((r) => (r.ok && r.decision === "deny" ? -2 : -3)),
       ),

@@ -1,5 +1,5 @@
 // The model-based test of the stop evidence (docs/evidence.md): fast-check commands against the REAL PostgreSQL (kill transaction,
-// triggers, gate rows) and the REAL barrier engine (claimBarriers + processBarrier / processBarrierBatch + pause reclaim:
+// triggers, gate rows) and the REAL barrier engine (claimBarriers + processBarriers + pause reclaim:
 // the code `quiesce barrier-worker` runs each wake, driven here in this process).
 //
 // Each sequence builds a fresh random tree (depth ≤ 4) and applies random commands: operations of every
@@ -20,13 +20,13 @@ import { completeOperation } from "../../lib/modules/runs/operations";
 import { recordObserved } from "../../lib/modules/stop/observed";
 import { assignReconciliation, resolveReconciliation } from "../../lib/modules/stop/reconciliations";
 import { recordRecovery, startRecovery } from "../../lib/modules/stop/recovery";
-import { claimBarriers } from "../../lib/modules/stop/engine/steps";
+import { claimBarriers } from "../../lib/modules/stop/engine/claim";
 import { reclaimOverduePauses } from "../../lib/modules/runs/pause-reclaim";
 import { setTeamStopSettings } from "../../lib/modules/members/team-settings";
 import { getReceipt } from "../../lib/modules/stop/barriers";
 import { getConsoleReceipt } from "../../lib/modules/stop/console/receipt";
 import { loadEvidenceFactsTx } from "../../lib/modules/stop/internal/evidence";
-import { processBarrier, processBarrierBatch } from "../../lib/modules/stop/engine/engine";
+import { processBarriers } from "../../lib/modules/stop/engine/engine";
 import { deriveEvidence } from "../../lib/control/evidence/model";
 import { serializeReceipt } from "../../lib/control/evidence/receipt";
 import { canonicalJson, sha256Hex } from "../../lib/control/canonical";
@@ -446,7 +446,7 @@ export async function driveEngine(teamId: string, ms: number, crash = false): Pr
   const timer = setTimeout(() => ac.abort(), ms);
   const log = () => {};
   // Like the worker: several barriers at once (a root and its child's barrier race for real), and what is
-  // claimable together is claimed together and stepped as a batch (processBarrierBatch), as the worker does.
+  // claimable together is claimed together and stepped as a batch (processBarriers), as the worker does.
   const active = new Map<string, Promise<void>>();
   const claimedIds = new Set<string>();
   const opts = {
@@ -470,7 +470,7 @@ export async function driveEngine(teamId: string, ms: number, crash = false): Pr
       const ids = claimed.map((c) => c.id);
       const key = ids.join(",");
       for (const id of ids) claimedIds.add(id);
-      const work = ids.length === 1 ? processBarrier(ids[0]!, opts).then(() => {}) : processBarrierBatch(ids, opts);
+      const work = processBarriers(ids, opts);
       active.set(
         key,
         work.finally(() => {

@@ -6,6 +6,7 @@ import { createHash } from "node:crypto";
 import { canonicalJson } from "../../control/canonical";
 import type { Tx } from "../../platform/db/prisma";
 import { controlPayload, type ControlEvent } from "../../platform/db/notify";
+import { sql, toQuery, type Sql } from "../../platform/db/sql";
 
 export interface AuditInput {
   teamId: string | null;
@@ -24,30 +25,25 @@ export function auditHash(prevHash: string, e: AuditInput, at: Date): string {
   return createHash("sha256").update(canonical).digest("hex");
 }
 
-export async function appendAudit(tx: Tx, e: AuditInput): Promise<void> {
-  await appendAuditLocked((sql, params) => tx.$queryRawUnsafe(sql, ...params), e);
-}
-
-/** One statement in the caller's transaction (a Prisma transaction, or a pg client's: lib/platform/db/pool-tx.ts). */
+/** One statement in the caller's Prisma transaction, as `$queryRawUnsafe` takes it. */
 export type RawQuery = <T = Record<string, unknown>>(sql: string, params: unknown[]) => Promise<T[]>;
 
 /**
  * THE append: one statement, the SQL function quiesce_append_audit (lib/modules/audit/sql/quiesce_append_audit.sql) —
  * the team's audit lock, the predecessor's hash, the row and its hash, all inside the server. Node no longer
  * computes a hash to write; auditHash is kept for the verifier, which recomputes every row from what is
- * stored (lib/modules/audit/audit.test.ts checks the two agree, floats and non-ASCII text included). Taking the lock
- * again in a transaction that already holds it (the kill's statement takes it early) is a no-op. The name
- * stays for callers that took the key themselves.
+ * stored (lib/modules/audit/audit.test.ts checks the two agree, floats and non-ASCII text included).
  */
-export async function appendAuditLocked(q: RawQuery, e: AuditInput): Promise<void> {
-  await q(`SELECT quiesce_append_audit($1, $2, $3, $4, $5::jsonb, $6::jsonb)::text AS id`, [
+export async function appendAudit(tx: Tx, e: AuditInput): Promise<void> {
+  await tx.$queryRawUnsafe(
+    `SELECT quiesce_append_audit($1, $2, $3, $4, $5::jsonb, $6::jsonb)::text AS id`,
     e.teamId,
     e.actor,
     e.action,
     e.target,
     jsonOrNull(e.before),
     jsonOrNull(e.after),
-  ]);
+  );
 }
 
 /**
@@ -57,19 +53,17 @@ export async function appendAuditLocked(q: RawQuery, e: AuditInput): Promise<voi
  */
 export async function appendAudits(q: RawQuery, teamId: string | null, rows: Omit<AuditInput, "teamId">[]): Promise<void> {
   if (rows.length === 0) return;
-  await q(`SELECT quiesce_append_audits($1, $2::jsonb) AS n`, [
-    teamId,
-    JSON.stringify(
-      rows.map((r) => ({ actor: r.actor, action: r.action, target: r.target, before: r.before ?? null, after: r.after ?? null })),
-    ),
-  ]);
+  const { text, values } = toQuery(appendAuditsSql(teamId, rows));
+  await q(text, values);
 }
 
-/** The team's audit key as SQL arguments of pg_advisory_xact_lock, for a statement that takes it itself. */
-export function auditLockKey(teamId: string | null): string {
-  return `audit:${teamId ?? "-"}`;
+/** appendAudits as a statement for a transaction on the raw pool (lib/platform/db/sql.ts); rows must not be empty. */
+export function appendAuditsSql(teamId: string | null, rows: Omit<AuditInput, "teamId">[]): Sql {
+  const json = JSON.stringify(
+    rows.map((r) => ({ actor: r.actor, action: r.action, target: r.target, before: r.before ?? null, after: r.after ?? null })),
+  );
+  return sql`SELECT quiesce_append_audits(${teamId}, ${json}::jsonb) AS n`;
 }
-export const AUDIT_LOCK_SQL = "hashtextextended($1, 1)";
 
 // As the ORM stored Json fields: absent (undefined) → SQL NULL; anything else as JSON text.
 function jsonOrNull(v: unknown): string | null {

@@ -9,7 +9,7 @@
 import "server-only";
 import { prisma, type Tx } from "../../platform/db/prisma";
 import { newId } from "../../platform/ids";
-import { QuiesceError, badRequest, isDatabaseUnavailable, notFound } from "../../platform/errors";
+import { QuiesceError, badRequest, notFound } from "../../platform/errors";
 import { barrierTargets, buildFleetReceipt, filterToJson, runStatus, type StopAction, type StopFilter } from "../../control/fleet";
 import type { Harness, Lifecycle } from "../../control/types";
 import type { CreateStopBody, StopDryRunResponse, StopFilterInput, StopView } from "../../schemas/stops";
@@ -18,12 +18,8 @@ import { actorOf, type Principal } from "../../platform/auth/principal";
 import { lockTeamScopesExclusive } from "../../platform/db/locks";
 import { appendAudit, appendAuditAtCommit } from "../audit/audit";
 import { notifyControl } from "../../platform/db/notify";
-import { killRun } from "./kill";
-import { cancelQueuedWorkBatch, killTargetsBatch, type BatchKillResult } from "./kill-batch";
-import { setting } from "../../platform/config";
+import { fanOut } from "./fan-out";
 
-/** Batches of barriers started at once by one fan-out (each batch is one kill transaction: lib/modules/stop/kill-batch.ts). */
-export const fanOutConcurrency = () => setting("QUIESCE_FLEET_FANOUT_CONCURRENCY");
 const SAMPLE = 20;
 
 function teamOf(p: Principal): string {
@@ -238,15 +234,6 @@ async function recordCoverage(stopId: string): Promise<number> {
   );
 }
 
-async function bounded<T>(items: readonly T[], limit: number, fn: (x: T) => Promise<void>): Promise<void> {
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: Math.min(limit, items.length) }, async () => {
-      while (next < items.length) await fn(items[next++]!);
-    }),
-  );
-}
-
 /**
  * The barrier engine's part (each wake): for the kill scopes with targets not yet started, start their
  * barriers (bounded parallel; each the ordinary kill, on behalf of the person who asked for the stop,
@@ -285,71 +272,6 @@ export async function advancePendingStops(p: Principal, teamId: string | null = 
 }
 
 const fanningOut = new Set<string>();
-
-async function fanOut(p: Principal, scope: FanOutScope, signal?: AbortSignal): Promise<number> {
-  const pending = await prisma().stopScopeTarget.findMany({
-    where: { scopeId: scope.id, barrierId: null, error: null },
-    select: { runId: true },
-  });
-  const size = setting("QUIESCE_FLEET_BATCH_SIZE");
-  const batches: string[][] = [];
-  for (let i = 0; i < pending.length; i += size) batches.push(pending.slice(i, i + size).map((t) => t.runId));
-  let started = 0;
-  await bounded(batches, fanOutConcurrency(), async (runIds) => {
-    // An engine stopping leaves the rest to the next wake of any engine (the targets are durable).
-    if (signal?.aborted) return;
-    let batch: BatchKillResult | null = null;
-    // One retry when the database was only busy; a batch that still fails (or is refused) is started
-    // one target at a time, so one bad target cannot hold back or fail the others.
-    for (let attempt = 0; attempt < 2 && !batch; attempt++) {
-      try {
-        batch = await killTargetsBatch(p, scope, runIds);
-      } catch (err) {
-        if (!isDatabaseUnavailable(err)) break;
-      }
-    }
-    if (batch) {
-      started += batch.started.size;
-      // Dispatch is stopped; a failure here is redone by each barrier's revoking step.
-      await cancelQueuedWorkBatch([...batch.started.values()]).catch(() => {});
-    }
-    for (const runId of batch ? batch.single : runIds) {
-      if (signal?.aborted) return;
-      if (await startOne(p, scope, runId)) started++;
-    }
-  });
-  return started;
-}
-
-interface FanOutScope {
-  id: string;
-  teamId: string;
-  reason: string;
-  requestedBy: string;
-}
-
-/** One target by the single kill (the batch's fallback): true when it is linked to a barrier. */
-async function startOne(p: Principal, scope: FanOutScope, runId: string): Promise<boolean> {
-  try {
-    const k = await killRun(p, runId, `fleet stop ${scope.id}: ${scope.reason}`.slice(0, 2000), null, { onBehalfOf: scope.requestedBy });
-    await prisma().stopScopeTarget.update({ where: { scopeId_runId: { scopeId: scope.id, runId } }, data: { barrierId: k.barrierId } });
-    return true;
-  } catch (err) {
-    // A saturated or failing-over database (a lock or statement timeout, no connection in time) is not
-    // this target's failure: it stays pending and the next wake starts it (a kill that did commit is
-    // answered with its barrier then). Only a refusal is recorded, making the fleet stop_incomplete.
-    if (isDatabaseUnavailable(err)) return false;
-    await prisma()
-      .stopScopeTarget.update({
-        where: { scopeId_runId: { scopeId: scope.id, runId } },
-        data: { error: err instanceof Error ? err.message : String(err) },
-      })
-      .catch(() => {
-        /* the database again: the target stays pending */
-      });
-    return false;
-  }
-}
 
 /** The fleet receipt, exactly once, when every target has a barrier with a receipt. */
 async function issueFleetReceiptIfDue(stopId: string): Promise<boolean> {
@@ -437,14 +359,7 @@ function fromRow(json: unknown): StopFilter {
   return toFilter(j);
 }
 
-/** The barrier engine, after a barrier's receipt: the fleet stops waiting on it may now be complete. */
-export async function onBarrierReceipt(p: Principal, barrierId: string): Promise<void> {
-  authorize(p, "fleet.stop");
-  const rows = await prisma().stopScopeTarget.findMany({ where: { barrierId }, select: { scopeId: true } });
-  for (const r of rows) await issueFleetReceiptIfDue(r.scopeId);
-}
-
-/** onBarrierReceipt for a batch of receipts: each fleet stop waiting on any of them checked once. */
+/** The barrier engine, after barriers' receipts: each fleet stop waiting on any of them may now be complete (checked once). */
 export async function onBarrierReceipts(p: Principal, barrierIds: string[]): Promise<void> {
   authorize(p, "fleet.stop");
   if (barrierIds.length === 0) return;

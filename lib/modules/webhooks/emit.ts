@@ -4,6 +4,7 @@
 import "server-only";
 import { randomUUID } from "node:crypto";
 import type { Tx } from "../../platform/db/prisma";
+import { sql, toQuery, type Sql } from "../../platform/db/sql";
 import { cloudEvent, type EventType } from "./events";
 
 export interface EmitInput {
@@ -18,9 +19,8 @@ export interface EmitInput {
 /**
  * The INSERT … SELECT that writes one event for every enabled endpoint of the team subscribed to its
  * type, with its five parameters numbered from `$n`: [event id, type, ordering key, event JSON, team].
- * For a caller that folds the event into a statement of its own (the kill); otherwise emitEventTx.
  */
-export function eventInsertSql(n: number): string {
+function eventInsertSql(n: number): string {
   const [id, type, key, json, team] = [n, n + 1, n + 2, n + 3, n + 4].map((i) => `$${i}`);
   return `INSERT INTO webhook_deliveries (event_id, endpoint_id, team_id, type, ordering_key, event)
      SELECT ${id}, w.id, w.team_id, ${type}, ${key}, ${json}::jsonb FROM webhook_endpoints w
@@ -29,7 +29,7 @@ export function eventInsertSql(n: number): string {
 }
 
 /** The parameters of eventInsertSql for one event. */
-export function eventParams(e: EmitInput): [string, string, string, string, string] {
+function eventParams(e: EmitInput): [string, string, string, string, string] {
   const id = randomUUID();
   const event = cloudEvent({
     id,
@@ -55,13 +55,20 @@ export async function emitEventTx(tx: Tx, e: EmitInput): Promise<string> {
  */
 export async function emitEventsTx(tx: Tx, events: EmitInput[]): Promise<void> {
   if (events.length === 0) return;
+  const { text, values } = toQuery(eventsInsertSql(events));
+  await tx.$executeRawUnsafe(text, ...values);
+}
+
+/**
+ * The INSERT … SELECT of emitEventsTx as a fragment, for a statement of the caller's on the raw pool (the
+ * kill folds its events into its dispatch-stop statement); `events` must not be empty.
+ */
+export function eventsInsertSql(events: EmitInput[]): Sql {
   const rows = events.map(eventParams);
-  await tx.$executeRawUnsafe(
-    `INSERT INTO webhook_deliveries (event_id, endpoint_id, team_id, type, ordering_key, event)
+  const [id, type, key, json, team] = [0, 1, 2, 3, 4].map((i) => rows.map((r) => r[i]!));
+  return sql`INSERT INTO webhook_deliveries (event_id, endpoint_id, team_id, type, ordering_key, event)
      SELECT e.id, w.id, w.team_id, e.type, e.key, e.json::jsonb
-       FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[]) WITH ORDINALITY AS e(id, type, key, json, team, n)
+       FROM unnest(${id}::text[], ${type}::text[], ${key}::text[], ${json}::text[], ${team}::text[]) WITH ORDINALITY AS e(id, type, key, json, team, n)
        JOIN webhook_endpoints w ON w.team_id = e.team AND w.enabled AND (e.type = ANY (w.event_types) OR '*' = ANY (w.event_types))
-      ORDER BY e.n, w.id`,
-    ...[0, 1, 2, 3, 4].map((i) => rows.map((r) => r[i]!)),
-  );
+      ORDER BY e.n, w.id`;
 }

@@ -9,9 +9,12 @@ import type { Tx } from "./prisma";
 import { notFound } from "../errors";
 import { assertTeam } from "../auth/authorize";
 import type { Principal } from "../auth/principal";
+import { sql, type Sql } from "./sql";
 
 /** SQL expression for the lock key of a root run id; the gate function uses the same expression. */
 export const TREE_LOCK_SQL = "hashtextextended($1, 0)";
+/** The same key over a column of a statement built with `sql` (the kill locks its targets' roots at once). */
+export const treeLockKey = (root: Sql): Sql => sql`hashtextextended(${root}, 0)`;
 
 export async function lockRunTreeExclusive(tx: Tx, rootRunId: string): Promise<void> {
   await tx.$executeRawUnsafe(`SELECT pg_advisory_xact_lock(${TREE_LOCK_SQL})`, rootRunId);

@@ -3,7 +3,6 @@
 // guards) in BEGIN's own round trip — rendered by the helper, never by hand (docs/design/sql-helper.md).
 import type pg from "pg";
 import { pool } from "./pool";
-import { pooledTransaction } from "./pool-tx";
 
 type Value = unknown;
 
@@ -98,11 +97,27 @@ export interface TransactionOptions {
   open?: Sql;
 }
 
-/** One transaction on a pooled connection: COMMIT when `fn` returns, ROLLBACK when it throws. */
+/**
+ * One transaction on a pooled connection: BEGIN (with `open`) in one round trip, `fn`, then COMMIT; on a
+ * throw ROLLBACK, and a connection whose ROLLBACK failed is destroyed instead of returned to the pool.
+ */
 export async function transaction<T>(fn: (tx: SqlClient, opened: Row[]) => Promise<T>, opts: TransactionOptions = {}): Promise<T> {
-  const open = opts.open;
-  return pooledTransaction(
-    (client) => (open ? `BEGIN; ${toLiteralText(open, client)}` : "BEGIN"),
-    (client, opened) => fn(clientOf(client), open ? opened : []),
-  );
+  const client = await pool().connect();
+  let broken: Error | undefined;
+  try {
+    // A multi-statement simple query answers one result per statement.
+    const res = (await client.query(opts.open ? `BEGIN; ${toLiteralText(opts.open, client)}` : "BEGIN")) as unknown as
+      pg.QueryResult | pg.QueryResult[];
+    const last = Array.isArray(res) ? res[res.length - 1] : res;
+    const result = await fn(clientOf(client), opts.open ? (last?.rows ?? []) : []);
+    await client.query("COMMIT");
+    return result;
+  } catch (err) {
+    await client.query("ROLLBACK").catch((e: Error) => {
+      broken = e; // the connection is unusable: destroy it instead of returning it to the pool
+    });
+    throw err;
+  } finally {
+    client.release(broken);
+  }
 }

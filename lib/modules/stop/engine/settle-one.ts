@@ -6,7 +6,8 @@ import "server-only";
 import { decideSettlement, nextCheckDelayMs, type ProviderResponse, type SettlementVerdict } from "../../../control/settlement";
 import { providerFor } from "../providers/http";
 import type { EffectAnswer, ProviderConfig, ProviderOperationRef } from "../providers/types";
-import { markCancelRequested, recordRound, settleBySystem, settlementState, type WorkSettlement } from "./steps";
+import { markCancelRequested, recordRound, settleBySystem, settlementState } from "./settle";
+import type { WorkSettlement } from "./load";
 import type { Principal } from "../../../platform/auth/principal";
 import { sleep } from "../../../platform/wait";
 

@@ -7,11 +7,11 @@
 import "server-only";
 import { randomBytes } from "node:crypto";
 import os from "node:os";
-import { claimBarriers, nextWakeAt } from "./steps";
+import { claimBarriers, nextWakeAt } from "./claim";
 import { nextPauseReclaimAt, reclaimOverduePauses } from "../../runs/pause-reclaim";
 import { advancePendingStops } from "../stops";
 import type { Principal } from "../../../platform/auth/principal";
-import { processBarrier, processBarrierBatch, type BarrierOutcome } from "./engine";
+import { processBarriers, type BarrierOutcome } from "./engine";
 import { recordPeriodicCheckpoints } from "../../audit/audit-verify";
 import { setting } from "../../../platform/config";
 import { ControlListener } from "../../../platform/db/listen";
@@ -119,8 +119,7 @@ export async function runBarrierWorker(o: WorkerOptions): Promise<void> {
         recordPeriodicCheckpoints(principal).catch((err) => log(`audit checkpoint failed: ${(err as Error).message}`));
       }
       // Fill free slots with claimable barriers: what is claimable together is claimed together (up to
-      // QUIESCE_FLEET_BATCH_SIZE) and stepped as one batch in one slot (processBarrierBatch); one alone
-      // as before.
+      // QUIESCE_FLEET_BATCH_SIZE) and stepped as one batch in one slot (processBarriers).
       while (active.size < barrierConcurrency && !o.signal.aborted) {
         let claimed;
         try {
@@ -143,11 +142,7 @@ export async function runBarrierWorker(o: WorkerOptions): Promise<void> {
           signal: o.signal,
           log,
         };
-        const work =
-          ids.length === 1
-            ? processBarrier(ids[0]!, engineOpts).then((outcome) => o.onOutcome?.(ids[0]!, outcome))
-            : processBarrierBatch(ids, engineOpts, (id, outcome) => o.onOutcome?.(id, outcome));
-        const run = work
+        const run = processBarriers(ids, engineOpts, (id, outcome) => o.onOutcome?.(id, outcome))
           .catch((err) => {
             log(`${key}: ${(err as Error).message} (the claim expires; work resumes from the rows)`);
           })

@@ -151,7 +151,7 @@ export async function issueReceiptsTx(
   return out;
 }
 
-/** Receipts issued together in one transaction (the barrier engine's batch: lib/modules/stop/engine/steps.ts). */
+/** Receipts issued together in one transaction (the barrier engine's completion: lib/modules/stop/engine/complete.ts). */
 export interface ReceiptBatch {
   heads: Map<string, AuditHead | null>;
   audit: AuditInput[];
