@@ -12,6 +12,9 @@ import { nextPauseReclaimAt, reclaimOverduePauses } from "../../runs/pause-recla
 import { advancePendingStops } from "../stops";
 import type { Principal } from "../../../platform/auth/principal";
 import { processBarriers, type BarrierOutcome } from "./engine";
+import { announceOverdueRecoveries } from "../recovery";
+
+const OVERDUE_SWEEP_MS = 30_000;
 import { recordPeriodicCheckpoints } from "../../audit/audit-verify";
 import { setting } from "../../../platform/config";
 import { ControlListener } from "../../../platform/db/listen";
@@ -86,6 +89,7 @@ export async function runBarrierWorker(o: WorkerOptions): Promise<void> {
   // Periodic audit checkpoints (heads of every chain, kept apart from it) ride on the engine's loop.
   const checkpointMs = setting("QUIESCE_AUDIT_CHECKPOINT_SECONDS") * 1000;
   let lastCheckpoint = 0;
+  let lastOverdueSweep = 0;
   try {
     while (!o.signal.aborted) {
       woken = false;
@@ -97,6 +101,16 @@ export async function runBarrierWorker(o: WorkerOptions): Promise<void> {
           );
       } catch (err) {
         log(`pause reclaim failed: ${(err as Error).message}`);
+      }
+      // Recovery items past their due time are announced once (recovery.overdue); a due time is hours
+      // away, so a look every half minute is soon enough.
+      if (Date.now() - lastOverdueSweep >= OVERDUE_SWEEP_MS) {
+        lastOverdueSweep = Date.now();
+        try {
+          for (const r of await announceOverdueRecoveries(principal, o.teamId ?? null)) log(`recovery ${r.id} is overdue: announced`);
+        } catch (err) {
+          log(`overdue recovery sweep failed: ${(err as Error).message}`);
+        }
       }
       // Fleet stops: start the barriers of kill scopes not yet fanned out (docs/fleet-stop.md). In the
       // background: the loop goes on claiming the barriers already started while the rest are (a fan-out
