@@ -8,7 +8,7 @@ import type { ApiKeyView } from "@/lib/modules/keys";
 import type { Member } from "@/lib/modules/stop";
 import { Time } from "./time";
 import { AdminTable, ListCard, SecretOnce } from "./admin-list";
-import { ReasonlessConfirm } from "./reasonless-confirm";
+import { ConfirmOnItem } from "./reasonless-confirm";
 import { FormError } from "./states";
 
 const KIND_HELP: Record<string, string> = {
@@ -161,20 +161,13 @@ export function KeysPanel({ keys, members, me }: { keys: ApiKeyView[]; members: 
           )}
         </AdminTable>
       </ListCard>
-      <ReasonlessConfirm
-        open={revoking !== null}
-        title={`Revoke key “${revoking?.name ?? ""}”?`}
+      <ConfirmOnItem
+        target={revoking}
+        title={(k) => `Revoke key “${k.name}”?`}
         body="Every request made with this key is refused from the next call on. This cannot be undone."
         confirmLabel="Revoke key"
-        onCancel={() => setRevoking(null)}
-        onConfirm={async () => {
-          if (!revoking) return null;
-          const r = await revokeKeyAction({ keyId: revoking.id });
-          if (!r.ok) return r.message;
-          setRevoking(null);
-          router.refresh();
-          return null;
-        }}
+        onClose={() => setRevoking(null)}
+        act={(k) => revokeKeyAction({ keyId: k.id })}
       />
     </>
   );

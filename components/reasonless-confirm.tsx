@@ -2,6 +2,7 @@
 // A plain confirmation dialog (for actions whose record needs no reason, such as revoking a key).
 import { useCallback, useId, useState } from "react";
 import { useModal } from "./use-modal";
+import { useRouter } from "next/navigation";
 import { FormError } from "./states";
 
 export function ReasonlessConfirm({
@@ -52,5 +53,41 @@ export function ReasonlessConfirm({
         </div>
       </div>
     </dialog>
+  );
+}
+
+/** Confirm an action on one item (`target`, null when closed); on success it closes and refreshes the page. */
+export function ConfirmOnItem<T>({
+  target,
+  title,
+  body,
+  confirmLabel,
+  onClose,
+  act,
+}: {
+  target: T | null;
+  title: (t: T) => string;
+  body: string;
+  confirmLabel: string;
+  onClose: () => void;
+  act: (t: T) => Promise<{ ok: true } | { ok: false; message: string }>;
+}) {
+  const router = useRouter();
+  return (
+    <ReasonlessConfirm
+      open={target !== null}
+      title={target ? title(target) : ""}
+      body={body}
+      confirmLabel={confirmLabel}
+      onCancel={onClose}
+      onConfirm={async () => {
+        if (!target) return null;
+        const r = await act(target);
+        if (!r.ok) return r.message;
+        onClose();
+        router.refresh();
+        return null;
+      }}
+    />
   );
 }

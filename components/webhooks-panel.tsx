@@ -13,7 +13,7 @@ import type { WebhookDeliveryView, WebhookEndpointView } from "@/lib/modules/web
 import { EVENT_TYPES } from "@/lib/schemas/event-types";
 import { Time } from "./time";
 import { AdminTable, ListCard, SecretOnce } from "./admin-list";
-import { ReasonlessConfirm } from "./reasonless-confirm";
+import { ConfirmOnItem } from "./reasonless-confirm";
 import { FormError } from "./states";
 
 export function WebhooksPanel({
@@ -185,20 +185,13 @@ export function WebhooksPanel({
           )}
         </AdminTable>
       </ListCard>
-      <ReasonlessConfirm
-        open={removing !== null}
-        title={`Remove endpoint ${removing?.url ?? ""}?`}
+      <ConfirmOnItem
+        target={removing}
+        title={(w) => `Remove endpoint ${w.url}?`}
         body="Nothing more is sent to it; its queued deliveries and dead letters are removed with it. This cannot be undone."
         confirmLabel="Remove endpoint"
-        onCancel={() => setRemoving(null)}
-        onConfirm={async () => {
-          if (!removing) return null;
-          const r = await deleteWebhookAction({ endpointId: removing.id });
-          if (!r.ok) return r.message;
-          setRemoving(null);
-          router.refresh();
-          return null;
-        }}
+        onClose={() => setRemoving(null)}
+        act={(w) => deleteWebhookAction({ endpointId: w.id })}
       />
     </>
   );

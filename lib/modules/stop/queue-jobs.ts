@@ -68,29 +68,25 @@ export async function cancelQueueJobs(ops: QueueJobRef[], o: CancelOptions = {})
 
 const CHUNK = 1000;
 
-async function cancelPgBoss(groups: [string, string[]][], o: CancelOptions): Promise<CancelResult[]> {
-  // migrate:false — cancelling must never create or upgrade pg-boss's schema.
-  const boss = new PgBoss({
-    connectionString: o.connectionString ?? databaseUrl(),
-    schema: PGBOSS_SCHEMA,
-    max: 2,
-    supervise: false,
-    schedule: false,
-    migrate: false,
-  });
-  boss.on("error", () => {});
+/**
+ * One client for all of a queue system's groups: opens it, cancels each group on it (a group's own error
+ * is kept on its result), and closes it. A client that cannot open fails every group it did not reach.
+ */
+async function onOneClient<C>(
+  groups: [string, string[]][],
+  open: () => Promise<C>,
+  close: (c: C) => Promise<void>,
+  cancel: (c: C, r: CancelResult, ids: string[]) => Promise<void>,
+  counters: Partial<CancelResult> = {},
+): Promise<CancelResult[]> {
   const out: CancelResult[] = [];
+  let client: C | undefined;
   try {
-    await boss.start();
+    client = await open();
     for (const [providerName, ids] of groups) {
-      const queue = providerName.slice(PGBOSS_PREFIX.length);
-      const r: CancelResult = { providerName, requested: ids.length, cancelled: 0 };
+      const r: CancelResult = { providerName, requested: ids.length, cancelled: 0, ...counters };
       try {
-        // One statement per chunk: a large tree can hold thousands of queued jobs.
-        for (let i = 0; i < ids.length; i += CHUNK) {
-          const res = (await boss.cancel(queue, ids.slice(i, i + CHUNK))) as unknown as { affected?: number } | undefined;
-          r.cancelled += res?.affected ?? 0;
-        }
+        await cancel(client, r, ids);
       } catch (err) {
         r.error = (err as Error).message;
       }
@@ -101,25 +97,63 @@ async function cancelPgBoss(groups: [string, string[]][], o: CancelOptions): Pro
       if (!out.some((r) => r.providerName === providerName))
         out.push({ providerName, requested: ids.length, cancelled: 0, error: (err as Error).message });
   } finally {
-    await boss.stop({ graceful: false, close: true, wait: true }).catch(() => {});
+    if (client !== undefined) await close(client).catch(() => {});
   }
   return out;
 }
 
-async function cancelBullMQ(groups: [string, string[]][], o: CancelOptions): Promise<CancelResult[]> {
-  const connection = new Redis(o.redisUrl ?? redisUrl(), {
-    maxRetriesPerRequest: 1,
-    connectTimeout: 2000,
-    retryStrategy: () => null,
-    lazyConnect: true,
-  });
-  connection.on("error", () => {});
-  const out: CancelResult[] = [];
-  try {
-    await connection.connect();
-    for (const [providerName, ids] of groups) {
-      const r: CancelResult = { providerName, requested: ids.length, cancelled: 0, active: 0, notFound: 0, finished: 0 };
-      const queue = new Queue(providerName.slice(BULLMQ_PREFIX.length), { connection });
+function cancelPgBoss(groups: [string, string[]][], o: CancelOptions): Promise<CancelResult[]> {
+  return onOneClient(
+    groups,
+    async () => {
+      // migrate:false — cancelling must never create or upgrade pg-boss's schema.
+      const boss = new PgBoss({
+        connectionString: o.connectionString ?? databaseUrl(),
+        schema: PGBOSS_SCHEMA,
+        max: 2,
+        supervise: false,
+        schedule: false,
+        migrate: false,
+      });
+      boss.on("error", () => {});
+      await boss.start().catch(async (err: unknown) => {
+        await boss.stop({ graceful: false, close: true, wait: true }).catch(() => {});
+        throw err;
+      });
+      return boss;
+    },
+    (boss) => boss.stop({ graceful: false, close: true, wait: true }),
+    async (boss, r, ids) => {
+      const queue = r.providerName.slice(PGBOSS_PREFIX.length);
+      // One statement per chunk: a large tree can hold thousands of queued jobs.
+      for (let i = 0; i < ids.length; i += CHUNK) {
+        const res = (await boss.cancel(queue, ids.slice(i, i + CHUNK))) as unknown as { affected?: number } | undefined;
+        r.cancelled += res?.affected ?? 0;
+      }
+    },
+  );
+}
+
+function cancelBullMQ(groups: [string, string[]][], o: CancelOptions): Promise<CancelResult[]> {
+  return onOneClient(
+    groups,
+    async () => {
+      const connection = new Redis(o.redisUrl ?? redisUrl(), {
+        maxRetriesPerRequest: 1,
+        connectTimeout: 2000,
+        retryStrategy: () => null,
+        lazyConnect: true,
+      });
+      connection.on("error", () => {});
+      await connection.connect().catch((err: unknown) => {
+        connection.disconnect();
+        throw err;
+      });
+      return connection;
+    },
+    async (connection) => connection.disconnect(),
+    async (connection, r, ids) => {
+      const queue = new Queue(r.providerName.slice(BULLMQ_PREFIX.length), { connection });
       try {
         for (const id of ids) {
           const job = await queue.getJob(id);
@@ -144,21 +178,12 @@ async function cancelBullMQ(groups: [string, string[]][], o: CancelOptions): Pro
             r.active!++;
           }
         }
-      } catch (err) {
-        r.error = (err as Error).message;
       } finally {
         await queue.close().catch(() => {});
       }
-      out.push(r);
-    }
-  } catch (err) {
-    for (const [providerName, ids] of groups)
-      if (!out.some((r) => r.providerName === providerName))
-        out.push({ providerName, requested: ids.length, cancelled: 0, error: (err as Error).message });
-  } finally {
-    connection.disconnect();
-  }
-  return out;
+    },
+    { active: 0, notFound: 0, finished: 0 },
+  );
 }
 
 async function withDeadline(p: Promise<CancelResult[]>, ms: number, groups: [string, string[]][]): Promise<CancelResult[]> {

@@ -2,6 +2,7 @@
 // lease validity and epoch), in-flight calls, uncertain intervals, recent gate decisions and the
 // barriers of the tree. Another team's run answers 404, exactly like a missing one.
 import "server-only";
+import type { RunEnvironmentView } from "../environment";
 import { prisma } from "../../../platform/db/prisma";
 import { notFound } from "../../../platform/errors";
 import { authorize } from "../../../platform/auth/authorize";
@@ -74,15 +75,7 @@ export interface BarrierRef {
  * The run's environment (docs/environment.md): whether a supervisor holds it, its latest live report,
  * and after a stop what its supervisor proved. Null: no supervisor — nothing is known about its processes.
  */
-export interface RunEnvironmentDetail {
-  mechanism: string;
-  weakest: boolean;
-  graceMs: number;
-  supervisedAt: string;
-  container: string | null;
-  liveProcesses: number | null;
-  frozen: boolean;
-  statusAt: string | null;
+export interface RunEnvironmentDetail extends Omit<RunEnvironmentView, "runId" | "supervised"> {
   /** After a stop: the supervisor's evidence (null while none arrived). */
   stop: {
     verifiedEmpty: boolean;

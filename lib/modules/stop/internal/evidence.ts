@@ -219,22 +219,7 @@ export async function loadEvidenceFactsManyTx(tx: Tx, barrierIds: string[], now:
   }
 
   // Supervised runs' environments (docs/evidence.md#the-environment): the marker, the supervisor's evidence, the owner of an unknown.
-  const envRows = await tx.$queryRawUnsafe<
-    {
-      barrier_id: string;
-      run_id: string;
-      mechanism: string;
-      weakest: boolean;
-      supervised_at: Date;
-      evidence: unknown;
-      evidence_at: Date | null;
-      unknown_since: Date | null;
-      owner: string | null;
-      resolved_by: string | null;
-      resolved_at: Date | null;
-      resolution_evidence: string | null;
-    }[]
-  >(
+  const envRows = await tx.$queryRawUnsafe<(EnvironmentRow & { barrier_id: string; run_id: string })[]>(
     `SELECT p.barrier_id, e.run_id, e.mechanism, e.weakest, e.supervised_at, e.evidence, e.evidence_at, e.unknown_since,
             coalesce(u.email, e.owner_user_id) AS owner, coalesce(ru.email, e.resolved_by) AS resolved_by, e.resolved_at,
             e.resolution_evidence
@@ -247,77 +232,66 @@ export async function loadEvidenceFactsManyTx(tx: Tx, barrierIds: string[], now:
   );
   const envOf = new Map(envRows.map((e) => [`${e.barrier_id}\u0000${e.run_id}`, e]));
 
-  const effectRows = await tx.$queryRawUnsafe<
-    {
-      barrier_id: string;
-      operation_id: string;
-      provider_operation_id: string | null;
-      committed_at: Date;
-      rollback_owner: string | null;
-      source: string;
-      detail: unknown;
-    }[]
-  >(
-    `SELECT p.barrier_id, o.operation_id, e.provider_operation_id, e.committed_at, e.rollback_owner, e.source, e.detail
-       FROM unnest($1::text[], $2::text[]) AS p(barrier_id, run_id)
-       JOIN operations o ON o.run_id = p.run_id
-       JOIN effect_receipts e ON e.operation_id = o.id
-      ORDER BY e.committed_at, e.id`,
-    pairBarrier,
-    pairRun,
-  );
-  const effectsOf = byBarrier(effectRows);
+  // Rows kept per operation (effect receipts, claims, recovery items) of every barrier's subtree, split by barrier.
+  const perOperation = async <T extends { barrier_id: string }>(columns: string, join: string, order: string) =>
+    byBarrier(
+      await tx.$queryRawUnsafe<T[]>(
+        `SELECT p.barrier_id, o.operation_id, ${columns}
+           FROM unnest($1::text[], $2::text[]) AS p(barrier_id, run_id)
+           JOIN operations o ON o.run_id = p.run_id
+           ${join}
+          ORDER BY ${order}`,
+        pairBarrier,
+        pairRun,
+      ),
+    );
 
-  const claimRows = await tx.$queryRawUnsafe<
-    {
-      barrier_id: string;
-      operation_id: string;
-      outcome: string;
-      provider_operation_id: string | null;
-      reported_by: string;
-      claimed_at: Date;
-    }[]
-  >(
-    `SELECT p.barrier_id, o.operation_id, c.outcome, c.provider_operation_id, c.reported_by, c.claimed_at
-       FROM unnest($1::text[], $2::text[]) AS p(barrier_id, run_id)
-       JOIN operations o ON o.run_id = p.run_id
-       JOIN operation_claims c ON c.operation_id = o.id
-      ORDER BY c.claimed_at, c.id`,
-    pairBarrier,
-    pairRun,
+  const effectsOf = await perOperation<{
+    barrier_id: string;
+    operation_id: string;
+    provider_operation_id: string | null;
+    committed_at: Date;
+    rollback_owner: string | null;
+    source: string;
+    detail: unknown;
+  }>(
+    "e.provider_operation_id, e.committed_at, e.rollback_owner, e.source, e.detail",
+    "JOIN effect_receipts e ON e.operation_id = o.id",
+    "e.committed_at, e.id",
   );
-  const claimsOf = byBarrier(claimRows);
 
-  const recoveryRows = await tx.$queryRawUnsafe<
-    {
-      barrier_id: string;
-      operation_id: string;
-      state: RecoveryState;
-      settled_by: "provider" | "person" | null;
-      provider_name: string | null;
-      rollback_owner: string | null;
-      assignee: string | null;
-      changed_by: string | null;
-      changed_at: Date | null;
-      note: string | null;
-      evidence: string | null;
-      verified_at: Date | null;
-      verified_effect: string | null;
-    }[]
-  >(
-    `SELECT p.barrier_id, o.operation_id, ri.state::text AS state, ri.settled_by, ri.provider_name, ri.rollback_owner,
-            coalesce(ua.email, ri.assignee_user_id) AS assignee, coalesce(uc.email, ri.changed_by) AS changed_by, ri.changed_at,
-            ri.note, ri.evidence, ri.verified_at, ri.verified_effect
-       FROM unnest($1::text[], $2::text[]) AS p(barrier_id, run_id)
-       JOIN operations o ON o.run_id = p.run_id
-       JOIN recovery_items ri ON ri.operation_id = o.id
-       LEFT JOIN users ua ON ua.id = ri.assignee_user_id
-       LEFT JOIN users uc ON uc.id = substring(ri.changed_by from '^user:([^ ]+)')
-      ORDER BY ri.created_at, ri.id`,
-    pairBarrier,
-    pairRun,
+  const claimsOf = await perOperation<{
+    barrier_id: string;
+    operation_id: string;
+    outcome: string;
+    provider_operation_id: string | null;
+    reported_by: string;
+    claimed_at: Date;
+  }>(
+    "c.outcome, c.provider_operation_id, c.reported_by, c.claimed_at",
+    "JOIN operation_claims c ON c.operation_id = o.id",
+    "c.claimed_at, c.id",
   );
-  const recoveriesOf = byBarrier(recoveryRows);
+
+  const recoveriesOf = await perOperation<{
+    barrier_id: string;
+    operation_id: string;
+    state: RecoveryState;
+    settled_by: "provider" | "person" | null;
+    provider_name: string | null;
+    rollback_owner: string | null;
+    assignee: string | null;
+    changed_by: string | null;
+    changed_at: Date | null;
+    note: string | null;
+    evidence: string | null;
+    verified_at: Date | null;
+    verified_effect: string | null;
+  }>(
+    "ri.state::text AS state, ri.settled_by, ri.provider_name, ri.rollback_owner, coalesce(ua.email, ri.assignee_user_id) AS assignee, coalesce(uc.email, ri.changed_by) AS changed_by, ri.changed_at, ri.note, ri.evidence, ri.verified_at, ri.verified_effect",
+    "JOIN recovery_items ri ON ri.operation_id = o.id LEFT JOIN users ua ON ua.id = ri.assignee_user_id LEFT JOIN users uc ON uc.id = substring(ri.changed_by from '^user:([^ ]+)')",
+    "ri.created_at, ri.id",
+  );
 
   const receiptRows = await tx.$queryRawUnsafe<
     { barrier_id: string; version: number; decision: "stopped_and_quiet" | "stop_incomplete"; digest: string; verified_at: Date }[]
@@ -478,23 +452,22 @@ export async function loadEvidenceFactsManyTx(tx: Tx, barrierIds: string[], now:
   return new Map(ids.map((id) => [id, out.get(id)!]));
 }
 
+/** A run_environments row, as the loader reads it. */
+interface EnvironmentRow {
+  mechanism: string;
+  weakest: boolean;
+  supervised_at: Date;
+  evidence: unknown;
+  evidence_at: Date | null;
+  unknown_since: Date | null;
+  owner: string | null;
+  resolved_by: string | null;
+  resolved_at: Date | null;
+  resolution_evidence: string | null;
+}
+
 /** A run_environments row as the model reads it (null: the run had no supervisor). */
-export function environmentFact(
-  e:
-    | {
-        mechanism: string;
-        weakest: boolean;
-        supervised_at: Date;
-        evidence: unknown;
-        evidence_at: Date | null;
-        unknown_since: Date | null;
-        owner: string | null;
-        resolved_by: string | null;
-        resolved_at: Date | null;
-        resolution_evidence: string | null;
-      }
-    | undefined,
-): RunFact["environment"] {
+export function environmentFact(e: EnvironmentRow | undefined): RunFact["environment"] {
   if (!e) return null;
   return {
     mechanism: e.mechanism as EnvironmentMechanism,
