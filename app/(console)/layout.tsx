@@ -22,6 +22,7 @@ export default async function ConsoleLayout({ children }: { children: ReactNode 
     ...(isAllowed(caller, "key.manage") ? [{ href: "/keys", label: "API keys" }] : []),
     ...(isAllowed(caller, "key.manage") ? [{ href: "/webhooks", label: "Webhooks" }] : []),
     ...(isAllowed(caller, "member.manage") ? [{ href: "/people", label: "People" }] : []),
+    { href: "/glossary", label: "Glossary" },
   ];
   return (
     <Providers>

@@ -1,6 +1,6 @@
 // axe-core finds nothing on any console page (docs/console.md#keyboard-and-small-screens): one journey visits
-// every page with data on it — a killed run, its barrier and receipt, the lists, the admin pages —
-// and checks each one.
+// every page with data on it — a killed run, its barrier and receipt, the lists, the admin pages, the
+// glossary — and checks each one.
 import { expect, test } from "@playwright/test";
 import { signIn } from "../support/session";
 import { e2e, USERS } from "../support/env";
@@ -29,6 +29,7 @@ test("every console page has zero axe violations", async ({ page }) => {
     "/webhooks",
     "/audit",
     "/account",
+    "/glossary",
   ];
   for (const path of pages) {
     await page.goto(path);
