@@ -1,7 +1,8 @@
-// Keyboard and small screens (docs/console.md#keyboard-and-small-screens): the skip link is the first Tab
-// stop, a client navigation puts focus on the new page's heading, a dialog closed with Esc gives
-// focus back to the button that opened it, every input (a date input too) shows a focus ring, and at
-// 390 px no page is wider than the screen — wide tables scroll inside their card.
+// Keyboard and small screens (docs/console.md#keyboard-and-small-screens): the skip link is the first
+// Tab stop, a client navigation (a kill's move to its barrier and receipt too) puts focus on the new
+// page's heading, a dialog closed with Esc gives focus back to the button that opened it, every input
+// (a date input too) shows a focus ring, and at 390 px no page is wider than the screen — wide tables
+// scroll inside their card.
 import { expect, test, type Page } from "@playwright/test";
 import { signIn } from "../support/session";
 import { e2e, USERS } from "../support/env";
@@ -58,6 +59,16 @@ test("skip link first, focus on the heading after navigation, back on the opener
   await kill.click();
   await page.getByRole("dialog", { name: "Kill this run" }).getByRole("button", { name: "Cancel" }).click();
   await expect(kill).toBeFocused();
+
+  // After a kill the page moves to the barrier, then to the receipt: focus is on each one's heading.
+  await kill.click();
+  const confirm = page.getByRole("dialog", { name: "Kill this run" });
+  await confirm.getByLabel(/Reason/).fill("e2e: focus follows the kill");
+  await confirm.getByRole("button", { name: "Kill run and start the barrier" }).click();
+  await page.waitForURL(/\/barriers\/stop_/);
+  await expect(page.getByRole("heading", { level: 1 })).toBeFocused();
+  await page.waitForURL(/\/receipts\/stop_[^?]+$/, { timeout: 60_000 });
+  await expect(page.getByRole("heading", { level: 1 })).toBeFocused();
 });
 
 test("at 390 px no console page is wider than the screen: tables scroll inside their card", async ({ page }) => {
