@@ -1,6 +1,6 @@
 // The glossary (docs/console.md#glossary): linked from the navigation, one anchored entry per word
-// the console uses, and inline explanations on the run and receipt pages that the keyboard reaches,
-// carry the definition as their title and lead to the entry.
+// the console uses, and inline explanations on the run, barrier and receipt pages that the keyboard
+// reaches, carry the definition as their title and lead to the entry.
 import { expect, test } from "@playwright/test";
 import { signIn } from "../support/session";
 import { e2e, USERS } from "../support/env";
@@ -51,6 +51,14 @@ test("the glossary defines every term, and the run and receipt pages explain the
   await page.keyboard.press("Enter");
   await page.waitForURL(/\/glossary#epoch$/);
   await expect(page.locator('[id="epoch"]')).toBeInViewport();
+
+  // The barrier page: the quiet period and late requests denied explained inline.
+  await page.goto(`/barriers/${barrierId}`);
+  await expect(page.getByRole("link", { name: "late requests denied", exact: true })).toHaveAttribute(
+    "href",
+    "/glossary#late-requests-denied",
+  );
+  await expect(page.getByRole("link", { name: "leases", exact: true })).toHaveAttribute("title", /authority a run holds/);
 
   // The receipt page: the word receipt and the decision explained inline.
   await page.goto(`/receipts/${barrierId}`);
