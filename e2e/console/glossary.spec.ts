@@ -28,7 +28,7 @@ const IDS = [
   "stop-incomplete",
 ];
 
-test("the glossary defines every term, and the run and receipt pages explain theirs inline", async ({ page }) => {
+test("the glossary defines every term, and the run, barrier and receipt pages explain theirs inline", async ({ page }) => {
   const run = await e2e.agent().createRun({ taskId: uid("gloss"), title: "glossary journey" });
   const barrierId = await killViaApi(run.runId, "e2e: glossary");
   await receiptVersion(barrierId, 1);
@@ -48,6 +48,8 @@ test("the glossary defines every term, and the run and receipt pages explain the
   await page.getByRole("heading", { level: 1 }).focus();
   for (let i = 0; i < 40 && !(await epoch.evaluate((el) => el === document.activeElement)); i++) await page.keyboard.press("Tab");
   await expect(epoch).toBeFocused();
+  // Focused from the keyboard, it shows its definition (generated content, not text of the page).
+  expect(await epoch.evaluate((el) => getComputedStyle(el, "::after").content)).toContain("only goes up");
   await page.keyboard.press("Enter");
   await page.waitForURL(/\/glossary#epoch$/);
   await expect(page.locator('[id="epoch"]')).toBeInViewport();
