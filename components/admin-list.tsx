@@ -4,6 +4,7 @@
 // pages, so styles and the browser journeys find them the same way.
 import { useState, type ReactNode } from "react";
 import { EmptyState } from "./states";
+import { TableScroll } from "./table-scroll";
 
 /** A newly issued secret: shown once, here, with Copy and Done. */
 export function SecretOnce({
@@ -84,9 +85,12 @@ export function AdminTable<T>({
   rowKey,
   rowClassName,
   testId,
+  label = "Table",
   children,
 }: {
   columns: string[];
+  /** the scroll region's accessible name */
+  label?: string;
   rows: T[];
   rowKey: (row: T) => string;
   rowClassName?: (row: T) => string | undefined;
@@ -95,7 +99,7 @@ export function AdminTable<T>({
   children: (row: T) => ReactNode;
 }) {
   return (
-    <div className="table-wrap">
+    <TableScroll label={label}>
       <table className="table compact" data-testid={testId}>
         <thead>
           <tr>
@@ -117,6 +121,6 @@ export function AdminTable<T>({
           ))}
         </tbody>
       </table>
-    </div>
+    </TableScroll>
   );
 }

@@ -4,11 +4,12 @@
 import Link from "next/link";
 import { useRouter } from "next/navigation";
 import { useQuery } from "@tanstack/react-query";
-import { useEffect } from "react";
+import { useEffect, type ReactNode } from "react";
 import type { BarrierView as BarrierViewData } from "@/lib/modules/runs";
 import type { Settlement } from "@/lib/schemas/barriers";
 import { PhaseBadge, ReceiptDecisionBadge, ReconciliationBadge, SettledBadge } from "./badges";
 import { DataTable } from "./data-table";
+import { Term } from "./term";
 import { Time } from "./time";
 import { getJson } from "./providers";
 import { EmptyState, StaleNotice } from "./states";
@@ -50,7 +51,9 @@ export function BarrierView({ initial, follow }: { initial: BarrierViewData; fol
             <span>
               requested <Time iso={b.requestedAt} /> by {b.labels[b.requestedBy] ?? b.requestedBy}
             </span>
-            <span>new epoch {b.newEpoch}</span>
+            <span>
+              new <Term id="epoch">epoch</Term> {b.newEpoch}
+            </span>
           </div>
           <p className="reason">“{b.reason}”</p>
           <div className="state-row">
@@ -58,7 +61,7 @@ export function BarrierView({ initial, follow }: { initial: BarrierViewData; fol
             {b.decision ? <ReceiptDecisionBadge value={b.decision} /> : null}
             {b.quietUntil && b.phase !== "complete" ? (
               <span className="state-why">
-                quiet period until <Time iso={b.quietUntil} />
+                <Term id="quiet-period">quiet period</Term> until <Time iso={b.quietUntil} />
               </span>
             ) : null}
           </div>
@@ -80,12 +83,19 @@ export function BarrierView({ initial, follow }: { initial: BarrierViewData; fol
 
       <section aria-label="Counts" className="stats">
         <Stat label="runs killed" value={c.runsKilled} />
-        <Stat label="leases revoked" value={c.leasesRevoked} />
+        <Stat
+          label={
+            <>
+              <Term id="lease">leases</Term> revoked
+            </>
+          }
+          value={c.leasesRevoked}
+        />
         <Stat label="queued cancelled" value={c.queuedCancelled} />
         <Stat label="scheduled cancelled" value={c.scheduledCancelled} />
         <Stat label="retries cancelled" value={c.retriesCancelled} />
         <Stat label="in flight (subtree)" value={c.inFlight} />
-        <Stat label="late requests denied" value={c.lateRequestsDenied} />
+        <Stat label={<Term id="late-requests-denied">late requests denied</Term>} value={c.lateRequestsDenied} />
       </section>
 
       <section aria-labelledby="ladder-title" className={`card ${b.phase === "complete" ? "" : "barrier-live"}`}>
@@ -197,7 +207,7 @@ function settledWhy(s: BarrierViewData["settlements"][number]): string {
   return s.lastError ? `last error: ${s.lastError}` : "—";
 }
 
-function Stat({ label, value }: { label: string; value: number }) {
+function Stat({ label, value }: { label: ReactNode; value: number }) {
   return (
     <div className="stat">
       <div className="stat-value">{value}</div>

@@ -118,6 +118,7 @@ export function KeysPanel({ keys, members, me }: { keys: ApiKeyView[]; members: 
           columns={["Name", "Kind", "Member", "Created", "Expires", "Last used", "Status"]}
           rows={keys}
           rowKey={(k) => k.id}
+          label="API keys (table)"
           rowClassName={(k) => (k.status !== "active" ? "row-dim" : undefined)}
         >
           {(k) => (

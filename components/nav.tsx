@@ -23,7 +23,7 @@ export function Nav({ user, team, teams, links }: NavProps) {
   return (
     <header className="topbar">
       <a className="skip-link" href="#main">
-        Skip to content
+        Skip to main content
       </a>
       <Link href="/runs" className="brand" aria-label="Quiesce home">
         <span className="brand-mark" aria-hidden>

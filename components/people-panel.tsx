@@ -11,6 +11,7 @@ import {
   setUserDisabledAction,
 } from "@/app/(console)/people/actions";
 import type { MemberView } from "@/lib/modules/members";
+import { TableScroll } from "./table-scroll";
 
 const ROLES = ["viewer", "operator", "manager", "admin"] as const;
 
@@ -35,78 +36,80 @@ export function PeoplePanel({ members, me }: { members: MemberView[]; me: string
           {error}
         </p>
       ) : null}
-      <table className="table">
-        <thead>
-          <tr>
-            <th>Email</th>
-            <th>Name</th>
-            <th>Role</th>
-            <th>Status</th>
-            <th>
-              <span className="sr-only">Actions</span>
-            </th>
-          </tr>
-        </thead>
-        <tbody>
-          {members.map((m) => (
-            <tr key={m.userId}>
-              <td>{m.email}</td>
-              <td>{m.name}</td>
-              <td>
-                <select
-                  aria-label={`Role of ${m.email}`}
-                  value={m.role}
-                  disabled={busy === m.userId || m.disabled}
-                  onChange={(e) => act(m.userId, () => setMemberRoleAction({ userId: m.userId, role: e.target.value }))}
-                >
-                  {ROLES.map((r) => (
-                    <option key={r} value={r}>
-                      {r}
-                    </option>
-                  ))}
-                </select>
-              </td>
-              <td>{m.userDisabled ? "disabled everywhere" : m.disabled ? "disabled in this team" : "active"}</td>
-              <td>
-                {m.userId === me ? (
-                  <span className="muted">you</span>
-                ) : (
-                  <>
-                    <button
-                      type="button"
-                      className="btn"
-                      disabled={busy === m.userId}
-                      onClick={() => act(m.userId, () => setMembershipDisabledAction({ userId: m.userId, disabled: !m.disabled }))}
-                    >
-                      {m.disabled ? "Enable in team" : "Disable in team"}
-                    </button>{" "}
-                    <button
-                      type="button"
-                      className="btn"
-                      disabled={busy === m.userId}
-                      title="Every team the user belongs to: needs admin of each of them"
-                      onClick={() => act(m.userId, () => setUserDisabledAction({ userId: m.userId, disabled: !m.userDisabled }))}
-                    >
-                      {m.userDisabled ? "Enable everywhere" : "Disable everywhere"}
-                    </button>{" "}
-                    <button
-                      type="button"
-                      className="btn danger"
-                      disabled={busy === m.userId}
-                      onClick={() => {
-                        if (window.confirm(`Remove ${m.email} from the team?`))
-                          void act(m.userId, () => removeMemberAction({ userId: m.userId }));
-                      }}
-                    >
-                      Remove
-                    </button>
-                  </>
-                )}
-              </td>
+      <TableScroll label="People (table)">
+        <table className="table">
+          <thead>
+            <tr>
+              <th>Email</th>
+              <th>Name</th>
+              <th>Role</th>
+              <th>Status</th>
+              <th>
+                <span className="sr-only">Actions</span>
+              </th>
             </tr>
-          ))}
-        </tbody>
-      </table>
+          </thead>
+          <tbody>
+            {members.map((m) => (
+              <tr key={m.userId}>
+                <td>{m.email}</td>
+                <td>{m.name}</td>
+                <td>
+                  <select
+                    aria-label={`Role of ${m.email}`}
+                    value={m.role}
+                    disabled={busy === m.userId || m.disabled}
+                    onChange={(e) => act(m.userId, () => setMemberRoleAction({ userId: m.userId, role: e.target.value }))}
+                  >
+                    {ROLES.map((r) => (
+                      <option key={r} value={r}>
+                        {r}
+                      </option>
+                    ))}
+                  </select>
+                </td>
+                <td>{m.userDisabled ? "disabled everywhere" : m.disabled ? "disabled in this team" : "active"}</td>
+                <td>
+                  {m.userId === me ? (
+                    <span className="muted">you</span>
+                  ) : (
+                    <>
+                      <button
+                        type="button"
+                        className="btn"
+                        disabled={busy === m.userId}
+                        onClick={() => act(m.userId, () => setMembershipDisabledAction({ userId: m.userId, disabled: !m.disabled }))}
+                      >
+                        {m.disabled ? "Enable in team" : "Disable in team"}
+                      </button>{" "}
+                      <button
+                        type="button"
+                        className="btn"
+                        disabled={busy === m.userId}
+                        title="Every team the user belongs to: needs admin of each of them"
+                        onClick={() => act(m.userId, () => setUserDisabledAction({ userId: m.userId, disabled: !m.userDisabled }))}
+                      >
+                        {m.userDisabled ? "Enable everywhere" : "Disable everywhere"}
+                      </button>{" "}
+                      <button
+                        type="button"
+                        className="btn danger"
+                        disabled={busy === m.userId}
+                        onClick={() => {
+                          if (window.confirm(`Remove ${m.email} from the team?`))
+                            void act(m.userId, () => removeMemberAction({ userId: m.userId }));
+                        }}
+                      >
+                        Remove
+                      </button>
+                    </>
+                  )}
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </TableScroll>
     </div>
   );
 }

@@ -9,6 +9,7 @@ import type { BarrierView as BarrierViewData } from "@/lib/modules/runs";
 import { BreakerBadge, DecisionBadge, LifecycleBadge, PhaseBadge, ReceiptDecisionBadge } from "./badges";
 import { DataTable } from "./data-table";
 import { TableScroll } from "./table-scroll";
+import { Term } from "./term";
 import { Time, useNow } from "./time";
 import { getJson } from "./providers";
 import { EmptyState, StaleNotice } from "./states";
@@ -51,7 +52,9 @@ export function RunView({ initial, can }: { initial: RunViewData; can: Can }) {
               task <span className="mono">{run.taskId}</span>
             </span>
             <span>{human(run.harness)}</span>
-            <span>epoch {run.epoch}</span>
+            <span>
+              <Term id="epoch">epoch</Term> {run.epoch}
+            </span>
             <span>
               started <Time iso={run.createdAt} />
             </span>
@@ -233,7 +236,9 @@ export function RunView({ initial, can }: { initial: RunViewData; can: Can }) {
 
       {d.barriers.length > 0 ? (
         <section aria-labelledby="barriers-title" className="card">
-          <h2 id="barriers-title">Barriers of this tree</h2>
+          <h2 id="barriers-title">
+            <Term id="barrier">Barriers</Term> of this tree
+          </h2>
           <ul className="plain-list">
             {d.barriers.map((b) => (
               <li key={b.id}>
@@ -345,9 +350,11 @@ function TreeTable({ nodes, focal }: { nodes: TreeNode[]; focal: string }) {
             <th scope="col">Lifecycle</th>
             <th scope="col">Breaker</th>
             <th scope="col" className="num">
-              Epoch
+              <Term id="epoch">Epoch</Term>
             </th>
-            <th scope="col">Lease</th>
+            <th scope="col">
+              <Term id="lease">Lease</Term>
+            </th>
             <th scope="col" className="num">
               In flight
             </th>

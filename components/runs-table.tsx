@@ -18,6 +18,7 @@ import { EmptyState, ErrorNotice, LoadingBlock, StaleNotice } from "./states";
 import { human, shortId } from "./format";
 import { FleetStopDialog } from "./fleet-stop-dialog";
 import type { StopFilterInput } from "@/lib/schemas/stops";
+import { TableScroll } from "./table-scroll";
 
 type StopTarget = { action: "pause" | "kill"; filter: StopFilterInput; label: string; confirmTeam?: string };
 
@@ -310,7 +311,7 @@ export function RunsTable({
       ) : null}
       {data && data.items.length > 0 ? (
         <>
-          <div className="table-wrap">
+          <TableScroll label="Runs (table)">
             <table className="table">
               <thead>
                 <tr>
@@ -349,7 +350,7 @@ export function RunsTable({
                 ))}
               </tbody>
             </table>
-          </div>
+          </TableScroll>
           <CursorPager
             busy={query.isPlaceholderData}
             prev={data.prevCursor}

@@ -115,7 +115,7 @@ export function WebhooksPanel({
           ),
         }}
       >
-        <AdminTable columns={["URL", "Events", "Added"]} rows={endpoints} rowKey={(e) => e.id}>
+        <AdminTable label="Webhook endpoints (table)" columns={["URL", "Events", "Added"]} rows={endpoints} rowKey={(e) => e.id}>
           {(e) => (
             <>
               <td className="mono">
@@ -162,6 +162,7 @@ export function WebhooksPanel({
           rows={dead}
           rowKey={(d) => d.id}
           testId="dead-letters"
+          label="Dead letters (table)"
         >
           {(d) => (
             <>

@@ -6,6 +6,7 @@ import { isAllowed } from "@/lib/control/authz";
 import { countOpenReconciliations } from "@/lib/modules/stop";
 import { Nav } from "@/components/nav";
 import { Providers } from "@/components/providers";
+import { RouteFocus } from "@/components/route-focus";
 
 export const dynamic = "force-dynamic";
 
@@ -21,6 +22,7 @@ export default async function ConsoleLayout({ children }: { children: ReactNode 
     ...(isAllowed(caller, "key.manage") ? [{ href: "/keys", label: "API keys" }] : []),
     ...(isAllowed(caller, "key.manage") ? [{ href: "/webhooks", label: "Webhooks" }] : []),
     ...(isAllowed(caller, "member.manage") ? [{ href: "/people", label: "People" }] : []),
+    { href: "/glossary", label: "Glossary" },
   ];
   return (
     <Providers>
@@ -30,7 +32,9 @@ export default async function ConsoleLayout({ children }: { children: ReactNode 
         teams={s.teams.map((t) => ({ slug: t.slug, name: t.name, role: t.role }))}
         links={links}
       />
-      <main id="main" className="page">
+      <RouteFocus />
+      {/* tabIndex -1: the skip link's target takes focus, so the next Tab starts inside the page. */}
+      <main id="main" className="page" tabIndex={-1}>
         {children}
       </main>
     </Providers>

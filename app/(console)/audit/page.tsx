@@ -8,6 +8,7 @@ import { actorLabels } from "@/lib/modules/members";
 import { AuditQuery } from "@/lib/schemas/console";
 import { Time } from "@/components/time";
 import { EmptyState } from "@/components/states";
+import { TableScroll } from "@/components/table-scroll";
 
 export const metadata = { title: "Audit log" };
 
@@ -108,7 +109,7 @@ export default async function AuditPage({ searchParams }: { searchParams: Promis
           Control writes (pause, resume, kill, breaker, reconciliation, keys) are recorded here.
         </EmptyState>
       ) : (
-        <div className="table-wrap">
+        <TableScroll label="Audit events (table)">
           <table className="table compact">
             <thead>
               <tr>
@@ -151,7 +152,7 @@ export default async function AuditPage({ searchParams }: { searchParams: Promis
               ))}
             </tbody>
           </table>
-        </div>
+        </TableScroll>
       )}
       {data.pages > 1 ? (
         <nav className="pager" aria-label="Pages">

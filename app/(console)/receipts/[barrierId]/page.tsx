@@ -1,6 +1,7 @@
 // The stop receipt (docs/architecture.md#the-stop-receipt) at a stable link for review packets: /receipts/<barrierId>, or
 // /receipts/<barrierId>?version=n for one version. Readable by every member (viewer included),
 // printable, downloadable as JSON and YAML; the digest is recomputed on the server on every view.
+import { Term } from "@/components/term";
 import Link from "next/link";
 import { requireSession } from "@/lib/modules/sessions";
 import { getConsoleReceipt, peopleOf, receiptBarrier } from "@/lib/modules/stop";
@@ -71,7 +72,8 @@ export default async function ReceiptPage({
       <header className="receipt-head">
         <div>
           <p className="eyebrow">
-            Stop receipt · version {r.version} of {r.latestVersion}
+            Stop <Term id="receipt">receipt</Term> · version {r.version} of {r.latestVersion} ·{" "}
+            <Term id={r.decision === "stopped_and_quiet" ? "stopped-and-quiet" : "stop-incomplete"}>what the decision means</Term>
           </p>
           <h1 id="receipt-title">
             <ReceiptDecisionBadge value={r.decision} large />
@@ -85,8 +87,8 @@ export default async function ReceiptPage({
               <ul>
                 {open.map((o) => (
                   <li key={o.operationId}>
-                    {o.tool ? <code>{o.tool}</code> : null} <span className="mono">{o.operationId}</span>: outcome unknown, owned by{" "}
-                    {o.owner} — <Link href="/reconciliations">record it</Link>
+                    {o.tool ? <code>{o.tool}</code> : null} <span className="mono">{o.operationId}</span>:{" "}
+                    <Term id="reconciliation">outcome unknown</Term>, owned by {o.owner} — <Link href="/reconciliations">record it</Link>
                   </li>
                 ))}
               </ul>

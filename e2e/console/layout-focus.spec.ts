@@ -1,0 +1,96 @@
+// Keyboard and small screens (docs/console.md#keyboard-and-small-screens): the skip link is the first
+// Tab stop, a client navigation (a kill's move to its barrier and receipt too) puts focus on the new
+// page's heading, a dialog closed with Esc gives focus back to the button that opened it, every input
+// (a date input too) shows a focus ring, and at 390 px no page is wider than the screen — wide tables
+// scroll inside their card.
+import { expect, test, type Page } from "@playwright/test";
+import { signIn } from "../support/session";
+import { e2e, USERS } from "../support/env";
+import { uid } from "../support/api";
+
+const focusedOutline = (page: Page) =>
+  page.evaluate(() => {
+    const el = document.activeElement as HTMLElement;
+    const s = getComputedStyle(el);
+    return { tag: el.tagName.toLowerCase(), type: el.getAttribute("type"), style: s.outlineStyle, width: parseFloat(s.outlineWidth) };
+  });
+
+test("skip link first, focus on the heading after navigation, back on the opener after Esc, a ring on date inputs", async ({ page }) => {
+  const run = await e2e.agent().createRun({ taskId: uid("focus"), title: "focus journey" });
+  await signIn(page, USERS.operator);
+  await page.goto("/runs");
+  await expect(page.getByRole("heading", { level: 1, name: "Runs" })).toBeVisible();
+
+  // The first Tab stop skips the navigation; the next one is inside the page.
+  await page.keyboard.press("Tab");
+  const skip = page.getByRole("link", { name: "Skip to main content" });
+  await expect(skip).toBeFocused();
+  await expect(skip).toBeVisible();
+  await page.keyboard.press("Enter");
+  await page.keyboard.press("Tab");
+  expect(await page.evaluate(() => !!document.activeElement?.closest("main"))).toBe(true);
+
+  // A date input shows a ring when focused from the keyboard.
+  await page.getByLabel("From").focus();
+  await page.keyboard.press("Tab");
+  await page.keyboard.press("Shift+Tab");
+  const ring = await focusedOutline(page);
+  expect(ring.type).toBe("date");
+  expect(ring.style).not.toBe("none");
+  expect(ring.width).toBeGreaterThanOrEqual(2);
+
+  // A client navigation moves focus to the new page's heading.
+  await page.getByRole("navigation", { name: "Main" }).getByRole("link", { name: "Stops" }).click();
+  await expect(page.getByRole("heading", { level: 1, name: "Stops" })).toBeFocused();
+  await page.getByRole("navigation", { name: "Main" }).getByRole("link", { name: "Runs" }).click();
+  await expect(page.getByRole("heading", { level: 1, name: "Runs" })).toBeFocused();
+
+  // Esc on the kill dialog: focus goes back to Kill…, not to <body>.
+  await page.goto(`/runs/${run.runId}`);
+  const kill = page.getByRole("group", { name: "Run controls" }).getByRole("button", { name: "Kill…" });
+  await kill.focus();
+  await page.keyboard.press("Enter");
+  const dialog = page.getByRole("dialog", { name: "Kill this run" });
+  await expect(dialog).toBeVisible();
+  await page.keyboard.press("Escape");
+  await expect(dialog).toBeHidden();
+  await expect(kill).toBeFocused();
+  // Cancel does the same.
+  await kill.click();
+  await page.getByRole("dialog", { name: "Kill this run" }).getByRole("button", { name: "Cancel" }).click();
+  await expect(kill).toBeFocused();
+
+  // After a kill the page moves to the barrier, then to the receipt: focus is on each one's heading.
+  await kill.click();
+  const confirm = page.getByRole("dialog", { name: "Kill this run" });
+  await confirm.getByLabel(/Reason/).fill("e2e: focus follows the kill");
+  await confirm.getByRole("button", { name: "Kill run and start the barrier" }).click();
+  await page.waitForURL(/\/barriers\/stop_/);
+  await expect(page.getByRole("heading", { level: 1 })).toBeFocused();
+  await page.waitForURL(/\/receipts\/stop_[^?]+$/, { timeout: 60_000 });
+  await expect(page.getByRole("heading", { level: 1 })).toBeFocused();
+});
+
+test("at 390 px no console page is wider than the screen: tables scroll inside their card", async ({ page }) => {
+  await e2e.agent().createRun({ taskId: uid("narrow"), title: "narrow screen run with a rather long title to widen things" });
+  await page.setViewportSize({ width: 390, height: 844 });
+  await signIn(page, USERS.admin);
+  for (const path of ["/runs", "/stops", "/reconciliations", "/audit", "/keys", "/webhooks", "/people", "/account"]) {
+    await page.goto(path);
+    await expect(page.getByRole("heading", { level: 1 })).toBeVisible();
+    const widths = await page.evaluate(() => {
+      const screen = document.documentElement.clientWidth;
+      // The outermost elements that stick out, to name in the failure.
+      const wide = Array.from(document.querySelectorAll("body *"))
+        .filter(
+          (el) =>
+            el.getBoundingClientRect().right > screen + 1 &&
+            !(el.parentElement && el.parentElement.getBoundingClientRect().right > screen + 1),
+        )
+        .slice(0, 5)
+        .map((el) => `${el.tagName.toLowerCase()}.${el.className}`);
+      return { page: document.documentElement.scrollWidth, screen, wide };
+    });
+    expect(widths.page, `page width of ${path}: ${widths.wide.join(" | ")}`).toBeLessThanOrEqual(widths.screen);
+  }
+});
