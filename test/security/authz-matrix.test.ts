@@ -90,6 +90,27 @@ const ENTRIES: Record<string, Entry> = {
   // The target is alive: a caller allowed to restart gets 409 (only a killed root on settled ground restarts).
   restartRun: { action: "run.resume", crossTeam: 404, body: () => ({ reason: "matrix" }) },
   getLedger: { action: "run.read", crossTeam: 404 },
+  // Where the running call's work is held: only its holder may say (the running call is the agent's).
+  providerOperation: {
+    action: "operation.report",
+    crossTeam: 404,
+    body: () => ({ providerName: "matrix-mcp", providerJobId: "task-1" }),
+    holders: RUN_HOLDERS,
+  },
+  // The supervisor's report marks the run supervised: only the run's holder.
+  reportEnvironment: {
+    action: "operation.report",
+    crossTeam: 404,
+    body: () => ({ mechanism: "pgroup", graceMs: 0 }),
+    holders: RUN_HOLDERS,
+  },
+  // A person's check of an unknown environment: its owner (nobody yet here) or a manager/admin.
+  resolveEnvironment: {
+    action: "reconciliation.resolve",
+    crossTeam: 404,
+    body: () => ({ resolution: "verified_empty", evidence: "matrix" }),
+    holders: RECOVERY_OWNERS,
+  },
   assignRecovery: { action: "reconciliation.assign", crossTeam: 404, body: (t) => ({ assigneeUserId: t.memberUserId }) },
   // The item's owner (the admin who killed the run) or a manager/admin: a same-team viewer or operator is refused.
   startRecovery: { action: "reconciliation.resolve", crossTeam: 404, body: () => ({}), holders: RECOVERY_OWNERS },
@@ -204,6 +225,8 @@ async function fingerprint(): Promise<string> {
       (SELECT count(*) FROM api_keys WHERE team_id = ANY($1) AND revoked_at IS NULL),
       (SELECT count(*) FROM memberships WHERE team_id = ANY($1)),
       (SELECT md5(coalesce(string_agg(id || state || coalesce(assignee_user_id, ''), ',' ORDER BY id), '')) FROM recovery_items WHERE team_id = ANY($1)),
+      (SELECT md5(coalesce(string_agg(run_id || coalesce(status_at::text, '') || coalesce(resolved_at::text, ''), ',' ORDER BY run_id), '')) FROM run_environments WHERE team_id = ANY($1)),
+      (SELECT md5(coalesce(string_agg(id || coalesce(provider_name, '') || coalesce(provider_job_id, ''), ',' ORDER BY id), '')) FROM operations WHERE team_id = ANY($1)),
       (SELECT md5(coalesce(string_agg(id::text || hash, ',' ORDER BY id), '')) FROM audit_events WHERE team_id = ANY($1))
     ) AS f`,
     teams,
@@ -329,7 +352,7 @@ test("every operation × every principal × own and other team's resource: the s
           const resTeam = where === "a" ? home : home === "a" ? "b" : "a";
           const t = targets[resTeam];
           const uniq = `${++n}`;
-          const opId = o.operationId === "completeOperation" ? t.runningOpId : t.operationId;
+          const opId = o.operationId === "completeOperation" || o.operationId === "providerOperation" ? t.runningOpId : t.operationId;
           const url = fillPath(p, t, opId) + (entry.query ?? "");
           const body = m === "post" ? (entry.body ? entry.body(t, uniq) : {}) : undefined;
           let expected: number | "ok" | "deny";
