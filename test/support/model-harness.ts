@@ -510,9 +510,7 @@ async function settleAll(m: Model): Promise<void> {
       },
     });
     if (open === 0 && paused === 0) return;
-    // Windows grow: on a loaded machine a 150 ms window can end before the engine has claimed anything
-    // (an engine whose signal has ended starts nothing and gives its claims back), so later windows are longer.
-    await driveEngine(m.team.teamId, 150 + i * 25);
+    await driveEngine(m.team.teamId, 150);
   }
   throw new Error(`barriers of the tree did not complete: ${m.log.join(" → ")}`);
 }

@@ -51,7 +51,9 @@ export async function processBarriers(
   await forEachBounded([...new Set(alone)], o.concurrency, async (id) => {
     if (o.signal.aborted) return;
     try {
-      onOutcome?.(id, await driveOne(id, o));
+      // Driven first, reported after: `onOutcome?.(id, await …)` would skip the drive when no one listens.
+      const outcome = await driveOne(id, o);
+      onOutcome?.(id, outcome);
     } catch (err) {
       o.log(`${id}: ${(err as Error).message} (the claim expires; work resumes from the rows)`);
     }
