@@ -174,6 +174,73 @@ async function newReconciliation(team: Team, assignee?: string): Promise<string>
   return r.id;
 }
 
+/** A pause scope of `team` that matches nothing (lifting it changes only its own row). */
+async function newPauseScope(team: Team): Promise<string> {
+  const id = `scope_matrix${randomBytes(6).toString("hex")}`;
+  const prefix = uid("matrix-nothing");
+  await (
+    await db()
+  ).query(
+    `INSERT INTO stop_scopes (id, team_id, action, filter, f_harness, f_agent, f_task_prefix, f_status, f_run_ids, reason, requested_by)
+     VALUES ($1, $2, 'pause', $3::jsonb, '{}', '{}', $4, '{}', '{}', 'matrix fixture', 'system:matrix-fixture')`,
+    [id, await teamId(team), JSON.stringify({ taskPrefix: prefix }), prefix],
+  );
+  return id;
+}
+
+/**
+ * A recovery item of `team` (docs/evidence.md#recovery): a completed barrier whose settlement found the
+ * effect completed opens it at commit. Its provider declares a compensation URL that answers nothing, so
+ * "start" leaves it in progress; owned by `assignee` when given.
+ */
+async function newRecovery(team: Team, assignee?: string): Promise<string> {
+  const run = await newRun(team);
+  const opId = uid("matrix-op");
+  expect((await agentOf(team).gate(run, opId, "matrix.tool")).decision).toBe("allow");
+  const d = await db();
+  const t = await teamId(team);
+  await d.query(
+    `INSERT INTO providers (id, team_id, name, kind, compensate_url, status_url, timeout_ms)
+     VALUES ($1, $2, 'matrix-undo', 'http', 'http://127.0.0.1:9/compensate', 'http://127.0.0.1:9/status', 500) ON CONFLICT (team_id, name) DO NOTHING`,
+    [`prov_matrix${randomBytes(6).toString("hex")}`, t],
+  );
+  const op = await one<{ id: string }>("SELECT id FROM operations WHERE run_id = $1 AND operation_id = $2", [run.runId, opId]);
+  await d.query("UPDATE operations SET provider_name = 'matrix-undo', provider_job_id = $2, state = 'succeeded' WHERE id = $1", [
+    op.id,
+    uid("job"),
+  ]);
+  const barrierId = `stop_matrix${randomBytes(6).toString("hex")}`;
+  await d.query(
+    `INSERT INTO barriers (id, team_id, run_id, requested_by, reason, new_epoch, policy, phase) VALUES ($1, $2, $3, 'system:matrix-fixture', 'matrix', 2, '{}', 'complete')`,
+    [barrierId, t, run.runId],
+  );
+  await d.query(
+    `INSERT INTO settlements (id, barrier_id, operation_id, state_at_barrier, settled_state, settled_at) VALUES ($1, $2, $3, 'running', 'completed_and_verified', now())`,
+    [`set_matrix${randomBytes(6).toString("hex")}`, barrierId, op.id],
+  );
+  const r = await one<{ id: string }>("SELECT id FROM recovery_items WHERE operation_id = $1", [op.id]);
+  if (assignee) await d.query("UPDATE recovery_items SET assignee_user_id = $2 WHERE id = $1", [r.id, assignee]);
+  return r.id;
+}
+
+/** A killed root on settled ground (its barrier's latest receipt says stopped_and_quiet, nothing owed): it may restart once. */
+async function settledKilledRoot(team: Team): Promise<ApiRun> {
+  const run = await newRun(team);
+  const d = await db();
+  await d.query("UPDATE runs SET lifecycle = 'killed', lifecycle_changed_by = 'system:matrix-fixture' WHERE id = $1", [run.runId]);
+  const barrierId = `stop_matrix${randomBytes(6).toString("hex")}`;
+  await d.query(
+    `INSERT INTO barriers (id, team_id, run_id, requested_by, reason, new_epoch, policy, phase) VALUES ($1, $2, $3, 'system:matrix-fixture', 'matrix', 2, '{}', 'complete')`,
+    [barrierId, await teamId(team), run.runId],
+  );
+  const digest = randomBytes(32).toString("hex");
+  await d.query(
+    `INSERT INTO stop_receipts (id, barrier_id, version, canonical, body, decision, verified_at, digest) VALUES ($1, $2, 1, '{}', '{}', 'stopped_and_quiet', now(), $3)`,
+    [`rcpt_matrix${randomBytes(6).toString("hex")}`, barrierId, digest],
+  );
+  return run;
+}
+
 // ---------------------------------------------------------------- the matrix
 
 interface Caller {
@@ -239,6 +306,33 @@ const MATRIX: Record<string, Entry> = {
     }),
     target: (i) => ["reconciliations", "id", String(i.reconciliationId)],
   },
+  "app/(console)/(lists)/reconciliations/actions.ts#assignRecoveryAction": {
+    permission: "reconciliation.assign",
+    crossTeam: "id",
+    input: async (team) => ({
+      recoveryId: await newRecovery(team),
+      assigneeUserId: team === "demo" ? await userId(USERS.operator) : otherAdminId,
+    }),
+    target: (i) => ["recovery_items", "id", String(i.recoveryId)],
+  },
+  // Owned by the caller: only the owner (or a manager/admin) may act, so each role can succeed.
+  "app/(console)/(lists)/reconciliations/actions.ts#startRecoveryAction": {
+    permission: "reconciliation.resolve",
+    crossTeam: "id",
+    input: async (team, caller) => ({ recoveryId: await newRecovery(team, memberOf(caller, team) ? caller.userId! : undefined) }),
+    target: (i) => ["recovery_items", "id", String(i.recoveryId)],
+  },
+  "app/(console)/(lists)/reconciliations/actions.ts#recordRecoveryAction": {
+    permission: "reconciliation.resolve",
+    crossTeam: "id",
+    input: async (team, caller) => ({
+      recoveryId: await newRecovery(team, memberOf(caller, team) ? caller.userId! : undefined),
+      state: "accepted",
+      note: "the preview is wanted",
+      evidence: "matrix ticket",
+    }),
+    target: (i) => ["recovery_items", "id", String(i.recoveryId)],
+  },
   "app/(console)/(lists)/runs/actions.ts#createSavedViewAction": {
     permission: "run.read",
     crossTeam: "none",
@@ -263,6 +357,12 @@ const MATRIX: Record<string, Entry> = {
     permission: "fleet.stop",
     crossTeam: "none",
     input: async () => ({ action: "pause", filter: { taskPrefix: uid("matrix-nothing") }, reason, dryRun: false }),
+  },
+  "app/(console)/stops/actions.ts#liftStopAction": {
+    permission: "fleet.stop",
+    crossTeam: "id",
+    input: async (team) => ({ stopId: await newPauseScope(team), reason }),
+    target: (i) => ["stop_scopes", "id", String(i.stopId)],
   },
   "app/(console)/keys/actions.ts#createKeyAction": {
     permission: "key.manage",
@@ -311,6 +411,13 @@ const MATRIX: Record<string, Entry> = {
     permission: "run.kill",
     crossTeam: "id",
     input: async (team) => ({ runId: (await newRun(team)).runId, reason }),
+    target: runTarget,
+    params: runParams,
+  },
+  "app/(console)/runs/[runId]/actions.ts#restartRunAction": {
+    permission: "run.resume",
+    crossTeam: "id",
+    input: async (team) => ({ runId: (await settledKilledRoot(team)).runId, reason }),
     target: runTarget,
     params: runParams,
   },
