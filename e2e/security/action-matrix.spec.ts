@@ -363,6 +363,7 @@ const MATRIX: Record<string, Entry> = {
     crossTeam: "id",
     input: async (team) => ({ stopId: await newPauseScope(team), reason }),
     target: (i) => ["stop_scopes", "id", String(i.stopId)],
+    params: (i) => ({ stopId: String(i.stopId) }),
   },
   "app/(console)/keys/actions.ts#createKeyAction": {
     permission: "key.manage",
