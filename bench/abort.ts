@@ -13,9 +13,8 @@
 // Standalone: `tsx --conditions=react-server bench/abort.ts [--rounds 5]`.
 import os from "node:os";
 import { performance } from "node:perf_hooks";
-import { pathToFileURL } from "node:url";
 import type { BenchContext, BenchSection } from "./lib/section";
-import { ms, markdown, type BenchTable } from "./lib/report";
+import { ms, type BenchTable } from "./lib/report";
 import { percentile } from "./lib/measure";
 import { ensureTeam } from "../lib/modules/members/admin-directory";
 import { createApiKey } from "../lib/modules/keys/api-keys";
@@ -31,6 +30,7 @@ import { newId } from "../lib/platform/ids";
 import { setting } from "../lib/platform/config";
 import { pool } from "../lib/platform/db/pool";
 import { CONTROL_CHANNEL } from "../lib/schemas/control-event";
+import { runStandalone } from "./lib/section";
 
 const SYSTEM = { type: "system", name: "bench" } as const;
 const RUNS = 10;
@@ -212,21 +212,4 @@ export const abortSection: BenchSection = {
 };
 
 // Standalone: on its own fresh database, like `npm run bench -- --only abort`.
-if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
-  const { freshDatabase } = await import("./lib/fresh-database");
-  const roundsArg = process.argv.indexOf("--rounds");
-  const rounds = roundsArg > 0 ? Number(process.argv[roundsArg + 1]) : 5;
-  const log = (l: string) => console.error(`[bench] ${l}`);
-  const db = await freshDatabase(log);
-  process.env.DATABASE_URL = db.url;
-  try {
-    const { tables } = await runAbortBench({ log }, rounds);
-    console.log(tables.map(markdown).join("\n\n"));
-  } finally {
-    await prisma().$disconnect();
-    const { closePool } = await import("../lib/platform/db/pool");
-    await closePool();
-    await db.drop();
-  }
-  process.exit(0);
-}
+await runStandalone(import.meta.url, "rounds", 5, runAbortBench);

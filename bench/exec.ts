@@ -12,9 +12,8 @@ import os from "node:os";
 import { mkdtempSync, rmSync } from "node:fs";
 import path from "node:path";
 import { performance } from "node:perf_hooks";
-import { pathToFileURL } from "node:url";
 import type { BenchContext, BenchSection } from "./lib/section";
-import { ms, markdown, type BenchTable } from "./lib/report";
+import { ms, type BenchTable } from "./lib/report";
 import { percentile } from "./lib/measure";
 import { runAbortBench } from "./abort";
 import { ensureTeam } from "../lib/modules/members/admin-directory";
@@ -22,7 +21,6 @@ import { createApiKey } from "../lib/modules/keys/api-keys";
 import { createRun } from "../lib/modules/runs/register/create-run";
 import { pauseRun, resumeRun } from "../lib/modules/runs/lifecycle";
 import { killRun } from "../lib/modules/stop/kill";
-import { prisma } from "../lib/platform/db/prisma";
 import { QuiesceClient } from "../lib/agent/sdk/client";
 import { Supervisor } from "../lib/agent/supervisor/supervisor";
 import { detect } from "../lib/agent/supervisor/container";
@@ -30,6 +28,7 @@ import { killNames } from "../lib/agent/abort/control-event";
 import { environmentMeaning } from "../lib/control/evidence/environment";
 import { startApiServer } from "../test/support/api-server";
 import { closeControlListener } from "../lib/modules/stop/abort";
+import { runStandalone } from "./lib/section";
 
 const SYSTEM = { type: "system", name: "bench" } as const;
 const TREE = 50;
@@ -195,21 +194,4 @@ export const execSection: BenchSection = {
 };
 
 // Standalone: on its own fresh database, like `npm run bench -- --only exec`.
-if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
-  const { freshDatabase } = await import("./lib/fresh-database");
-  const killsArg = process.argv.indexOf("--kills");
-  const kills = killsArg > 0 ? Number(process.argv[killsArg + 1]) : 100;
-  const log = (l: string) => console.error(`[bench] ${l}`);
-  const db = await freshDatabase(log);
-  process.env.DATABASE_URL = db.url;
-  try {
-    const { tables } = await runExecBench({ log }, kills);
-    console.log(tables.map(markdown).join("\n\n"));
-  } finally {
-    await prisma().$disconnect();
-    const { closePool } = await import("../lib/platform/db/pool");
-    await closePool();
-    await db.drop();
-  }
-  process.exit(0);
-}
+await runStandalone(import.meta.url, "kills", 100, runExecBench);

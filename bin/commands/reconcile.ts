@@ -3,7 +3,7 @@
 // role is checked exactly as in the console: managers/admins assign; the assignee or a manager/admin
 // resolves. Resolving (and assigning, once a receipt exists) issues a new receipt version.
 import type { Command } from "./types";
-import { parseFlags, UsageError } from "../../lib/cli/args";
+import { onePositional, parseFlags, requireFlag, UsageError } from "../../lib/cli/args";
 import { assignReconciliation, listReconciliations, memberPrincipal, resolveReconciliation, userIdForEmail } from "../../lib/modules/stop";
 import { findTeamBySlug } from "../../lib/modules/members";
 import { closeDbClients } from "../../lib/start/database";
@@ -14,15 +14,6 @@ const USAGE = [
   "npm run quiesce -- reconcile assign <reconciliationId> --to <email> --as <email>",
   "npm run quiesce -- reconcile resolve <reconciliationId> --resolution effect_present|effect_absent --evidence <text> --as <email>",
 ].join("\n       ");
-
-function one(positionals: string[]): string {
-  if (positionals.length !== 1 || !positionals[0]!.trim()) throw new UsageError("exactly one reconciliation id is required");
-  return positionals[0]!.trim();
-}
-function need(v: string | undefined, flag: string): string {
-  if (v === undefined || !v.trim()) throw new UsageError(`--${flag} is required`);
-  return v.trim();
-}
 
 export const reconcileCommand: Command = {
   summary: "list, assign and resolve reconciliations of unknown outcomes (re-issues the stop receipt)",
@@ -59,9 +50,9 @@ export const reconcileCommand: Command = {
         return 0;
       }
       if (sub === "assign") {
-        const id = one(positionals);
-        const actor = await memberPrincipal(SYSTEM, need(values.as, "as"), id);
-        const r = await assignReconciliation(actor, id, await userIdForEmail(SYSTEM, need(values.to, "to")));
+        const id = onePositional(positionals, "a reconciliation id");
+        const actor = await memberPrincipal(SYSTEM, requireFlag(values.as, "as").trim(), id);
+        const r = await assignReconciliation(actor, id, await userIdForEmail(SYSTEM, requireFlag(values.to, "to").trim()));
         console.log(
           values.json
             ? JSON.stringify(r)
@@ -70,12 +61,12 @@ export const reconcileCommand: Command = {
         return 0;
       }
       if (sub === "resolve") {
-        const id = one(positionals);
-        const resolution = need(values.resolution, "resolution");
+        const id = onePositional(positionals, "a reconciliation id");
+        const resolution = requireFlag(values.resolution, "resolution").trim();
         if (resolution !== "effect_present" && resolution !== "effect_absent")
           throw new UsageError("--resolution: effect_present or effect_absent");
-        const actor = await memberPrincipal(SYSTEM, need(values.as, "as"), id);
-        const r = await resolveReconciliation(actor, id, { resolution, evidence: need(values.evidence, "evidence") });
+        const actor = await memberPrincipal(SYSTEM, requireFlag(values.as, "as").trim(), id);
+        const r = await resolveReconciliation(actor, id, { resolution, evidence: requireFlag(values.evidence, "evidence").trim() });
         console.log(
           values.json
             ? JSON.stringify(r)

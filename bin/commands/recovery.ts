@@ -3,7 +3,7 @@
 // the console: managers/admins assign; the owner or a manager/admin starts or records. Each write issues
 // the next receipt version of every barrier above the effect.
 import type { Command } from "./types";
-import { parseFlags, UsageError } from "../../lib/cli/args";
+import { onePositional, parseFlags, requireFlag, UsageError } from "../../lib/cli/args";
 import { assignRecovery, listRecoveries, memberPrincipal, recordRecovery, startRecovery, userIdForEmail } from "../../lib/modules/stop";
 import { findTeamBySlug } from "../../lib/modules/members";
 import { closeDbClients } from "../../lib/start/database";
@@ -19,14 +19,6 @@ const USAGE = [
   `npm run quiesce -- recovery record <recoveryId> --state ${RECORDABLE.join("|")} --note <text> --evidence <text> --as <email>`,
 ].join("\n       ");
 
-function one(positionals: string[]): string {
-  if (positionals.length !== 1 || !positionals[0]!.trim()) throw new UsageError("exactly one recovery id is required");
-  return positionals[0]!.trim();
-}
-function need(v: string | undefined, flag: string): string {
-  if (v === undefined || !v.trim()) throw new UsageError(`--${flag} is required`);
-  return v.trim();
-}
 function line(r: RecoveryView): string {
   const owner = r.assignee ? `${r.assignee.name} <${r.assignee.email}>` : "nobody";
   const proof = r.settledBy
@@ -69,28 +61,28 @@ export const recoveryCommand: Command = {
         return 0;
       }
       if (sub === "assign") {
-        const id = one(positionals);
-        const actor = await memberPrincipal(SYSTEM, need(values.as, "as"), id);
-        print(await assignRecovery(actor, id, await userIdForEmail(SYSTEM, need(values.to, "to"))));
+        const id = onePositional(positionals, "a recovery id");
+        const actor = await memberPrincipal(SYSTEM, requireFlag(values.as, "as").trim(), id);
+        print(await assignRecovery(actor, id, await userIdForEmail(SYSTEM, requireFlag(values.to, "to").trim())));
         return 0;
       }
       if (sub === "start") {
-        const id = one(positionals);
-        const r = await startRecovery(await memberPrincipal(SYSTEM, need(values.as, "as"), id), id);
+        const id = onePositional(positionals, "a recovery id");
+        const r = await startRecovery(await memberPrincipal(SYSTEM, requireFlag(values.as, "as").trim(), id), id);
         print(r);
         // Asked but not proven: the caller's script should not read this as done.
         return r.state === "rolled_back" ? 0 : 3;
       }
       if (sub === "record") {
-        const id = one(positionals);
-        const state = need(values.state, "state");
+        const id = onePositional(positionals, "a recovery id");
+        const state = requireFlag(values.state, "state").trim();
         if (!(RECORDABLE as readonly string[]).includes(state)) throw new UsageError(`--state: one of ${RECORDABLE.join(", ")}`);
-        const actor = await memberPrincipal(SYSTEM, need(values.as, "as"), id);
+        const actor = await memberPrincipal(SYSTEM, requireFlag(values.as, "as").trim(), id);
         print(
           await recordRecovery(actor, id, {
             state: state as (typeof RECORDABLE)[number],
-            note: need(values.note, "note"),
-            evidence: need(values.evidence, "evidence"),
+            note: requireFlag(values.note, "note").trim(),
+            evidence: requireFlag(values.evidence, "evidence").trim(),
           }),
         );
         return 0;

@@ -4,6 +4,7 @@
 import { QuiesceClient } from "../agent/sdk/client";
 import { QuiesceApiError, QuiesceConfigError, QuiesceUnreachableError } from "../agent/sdk/errors";
 import { UsageError, type Options } from "./args";
+export { onePositional } from "./args";
 import { setting } from "../platform/config";
 
 /** Flags every HTTP command accepts. */
@@ -39,13 +40,6 @@ export function clientFrom(values: { url?: string; key?: string }): QuiesceClien
 }
 
 /** Exactly one positional argument (a run id), else a usage error. */
-export function onePositional(positionals: string[], what: string): string {
-  if (positionals.length === 0) throw new UsageError(`${what} is required`);
-  if (positionals.length > 1) throw new UsageError(`expected one ${what}, got ${positionals.length}: ${positionals.join(" ")}`);
-  const v = positionals[0]!.trim();
-  if (!v) throw new UsageError(`${what} must not be empty`);
-  return v;
-}
 
 export function requireReason(reason: string | undefined): string {
   if (reason === undefined || reason.trim() === "") throw new UsageError("--reason is required (it is written to the audit trail)");

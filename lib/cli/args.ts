@@ -23,3 +23,12 @@ export function requireFlag(value: string | undefined, name: string): string {
   if (value === undefined || value.trim() === "") throw new UsageError(`--${name} is required`);
   return value;
 }
+
+/** The one positional argument a command takes (an id), trimmed; a clear usage error otherwise. */
+export function onePositional(positionals: string[], what: string): string {
+  if (positionals.length === 0) throw new UsageError(`${what} is required`);
+  if (positionals.length > 1) throw new UsageError(`expected one ${what}, got ${positionals.length}: ${positionals.join(" ")}`);
+  const v = positionals[0]!.trim();
+  if (!v) throw new UsageError(`${what} must not be empty`);
+  return v;
+}
