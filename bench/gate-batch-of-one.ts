@@ -34,7 +34,7 @@ DECLARE v_out jsonb[] := '{}'; k integer;
 BEGIN
     FOR k IN 1 .. coalesce(cardinality(p_operation_id), 0) LOOP
         v_out := v_out || quiesce_gate('gate', p_key_hash[k], p_run_id[k], p_lease_id[k], p_epoch[k], p_operation_id[k],
-                                       p_tool[k], p_new_op_id[k], p_cooldown_ms, p_probe_timeout_ms);
+                                       p_tool[k], p_new_op_id[k], p_cooldown_ms, p_probe_timeout_ms, NULL, NULL, NULL);
     END LOOP;
     RETURN v_out;
 END;

@@ -276,7 +276,7 @@ export const gateSection: BenchSection = {
         // plpgsql's default choice, on the shared pool, where small batches showed the re-planning: at
         // concurrency 4 (batches of about 2) and at the widest. The setting is read at each call, so it
         // takes effect on the pool's existing connections at once.
-        const SIG = "quiesce_gate_batch(text[], text[], text[], integer[], text[], text[], text[], integer, integer)";
+        const SIG = "quiesce_gate_batch(text[], text[], text[], integer[], text[], text[], text[], integer, integer, jsonb)";
         for (let round = 0; round < 2; round++)
           for (const c of abConcurrencies(maxC)) {
             const cs = workers.slice(0, c).map(make.batched);

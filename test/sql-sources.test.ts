@@ -24,7 +24,7 @@ describe("source files against the migrations", () => {
   });
 
   test("fails when the newest migration's body differs from the source file", () => {
-    const edited = source("quiesce_gate").text.replace("'already_applied') THEN v_reason := o_reason;", "'already_applied') THEN NULL;");
+    const edited = source("quiesce_gate").text.replace("'budget_exhausted') THEN v_reason := o_reason;", "'budget_exhausted') THEN NULL;");
     expect(edited).not.toBe(source("quiesce_gate").text);
     expect(sourceProblems(later(edited), sources)).toEqual([
       "quiesce_gate: the body in 29991231000000_later differs from lib/modules/gate/sql/quiesce_gate.sql",
@@ -47,7 +47,7 @@ describe("source files against the migrations", () => {
 
   test("a later ALTER FUNCTION … SET counts as the source's SET clause; a RESET drops it", () => {
     const created = source("quiesce_gate_batch").text.replace(/^SET plan_cache_mode .*\n/m, "");
-    const sig = "quiesce_gate_batch(text[], text[], text[], integer[], text[], text[], text[], integer, integer)";
+    const sig = "quiesce_gate_batch(text[], text[], text[], integer[], text[], text[], text[], integer, integer, jsonb)";
     expect(sourceProblems(later(`${created}\nALTER FUNCTION ${sig}\n    SET plan_cache_mode = force_generic_plan;\n`), sources)).toEqual(
       [],
     );

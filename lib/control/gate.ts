@@ -4,6 +4,7 @@
 import { BREAKER_DEFAULTS, effectiveBreaker, type BreakerConfig } from "./breaker";
 import { currentEpoch } from "./epoch";
 import { scopeAuthority, type ScopeFacts, type ScopeRunFacts } from "./fleet";
+import { decidePolicy, type PolicyFacts, type PolicyVerdict } from "./policy";
 import { GATE_REASONS, type BreakerState, type Decision, type GateReason, type Lifecycle, type OperationState } from "./types";
 
 export type GateMode = "gate" | "admit" | "heartbeat";
@@ -52,6 +53,8 @@ export interface GateFacts {
   /** The team's live stop scopes (docs/fleet-stop.md) and the filterable facts of the same chain. */
   scopes?: readonly ScopeFacts[];
   scopeChain?: readonly ScopeRunFacts[];
+  /** The team's enabled policy and the call's approval and budget facts (docs/policies.md); absent: no policy. */
+  policy?: PolicyFacts;
 }
 
 /** What happens to the operation row in the same transaction as the decision. */
@@ -74,9 +77,11 @@ export interface GateVerdict {
   probeClaims: string[];
   /** True when the answer comes from a recorded operation rather than a fresh decision. */
   replay: boolean;
+  /** The policy step's verdict, when the team has a policy and the work would be admitted now. */
+  policy?: PolicyVerdict;
 }
 
-const DENY_REASONS: ReadonlySet<string> = new Set(GATE_REASONS.filter((r) => r !== "allowed" && r !== "paused"));
+const DENY_REASONS: ReadonlySet<string> = new Set(GATE_REASONS.filter((r) => r !== "allowed" && r !== "paused" && r !== "awaiting_approval"));
 // Registered work waiting for admission (operation kinds queued / scheduled / retry).
 const REGISTERED: ReadonlySet<OperationState> = new Set(["queued", "scheduled"]);
 
@@ -146,6 +151,18 @@ export function recordedDenyReason(op: Pick<OperationFacts, "state" | "stateReas
  * a recorded deny stays deny; registered work (state queued/scheduled) is decided now and admitted.
  */
 export function decideGate(f: GateFacts): GateVerdict {
+  const v = decideByAuthority(f);
+  // 10–12. the team's policy, only for work the authority admits now (a replay is answered from its record).
+  const fresh = v.decision === "allow" && (v.effect.kind === "start" || (v.effect.kind === "insert" && v.effect.state === "running"));
+  if (!fresh || !f.policy) return v;
+  const p = decidePolicy(f.policy);
+  if (p.decision === "allow") return { ...v, policy: p };
+  const effect: OperationEffect =
+    p.decision === "hold" ? { kind: "none" } : v.effect.kind === "start" ? { kind: "deny_registered" } : { kind: "insert", state: "denied" };
+  return { ...v, decision: p.decision, reason: p.reason, effect, probeClaims: [], policy: p };
+}
+
+function decideByAuthority(f: GateFacts): GateVerdict {
   const a = decideAuthority(f);
   const chainOk =
     !!f.chain && f.chain.length > 0 && f.chain.every((r) => r !== null) && f.chain[f.chain.length - 1]!.runId === f.request.runId;

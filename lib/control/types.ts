@@ -53,6 +53,15 @@ export const GATE_REASONS = [
   "breaker_open",
   "paused",
   "already_applied",
+  /** The team's policy has a deny rule for this call (docs/policies.md). */
+  "policy_denied",
+  /** Hold: the policy requires a person's approval of this exact call; the answer names the approval. */
+  "awaiting_approval",
+  "approval_denied",
+  /** The approval was not given (or not used) before its deadline. */
+  "approval_expired",
+  /** A budget would be crossed by this call's reservation (deny, or hold per the budget's rule). */
+  "budget_exhausted",
   /** The control record could not be read in time (slow or unreachable database): deny. */
   "control_unavailable",
   "allowed",

@@ -11,6 +11,7 @@ import { newId } from "../../platform/ids";
 import { setting } from "../../platform/config";
 import { QuiesceError, badRequest } from "../../platform/errors";
 import { BREAKER_DEFAULTS } from "../../control/breaker";
+import { canonicalJson, sha256Hex } from "../../control/canonical";
 import type { Decision, GateReason, OperationState } from "../../control/types";
 import { recordGateDecision } from "../../platform/telemetry/metrics";
 import { gateSpan } from "../../platform/telemetry/tracing";
@@ -34,7 +35,17 @@ export interface RecordedOperation {
 }
 
 export type GateOutcome =
-  | { ok: true; decision: Decision; reason: GateReason; currentEpoch: number | null; operation?: RecordedOperation }
+  | {
+      ok: true;
+      decision: Decision;
+      reason: GateReason;
+      currentEpoch: number | null;
+      operation?: RecordedOperation;
+      /** On awaiting_approval / approval_denied / approval_expired: the approval this call is bound to. */
+      approvalId?: string;
+      /** On budget_exhausted: the budget the call would have crossed. */
+      budget?: string;
+    }
   | { ok: false; code: "unauthenticated" | "forbidden"; message: string };
 
 export type AdmitOutcome = GateOutcome | { ok: false; code: "not_found"; message: string };
@@ -50,6 +61,10 @@ export interface GateInput {
   epoch: number;
   operationId: string;
   tool: string;
+  /** The call's arguments: an approval binds to their digest and shows them (redacted) to the approver. */
+  arguments?: unknown;
+  /** The call's cost estimate by unit, reserved against the policy's budgets. */
+  cost?: Record<string, number>;
 }
 export interface OperationInput {
   keyHash: string;
@@ -59,8 +74,8 @@ export interface OperationInput {
 }
 
 /** The statement, exported so the bench can run exactly what the API runs. */
-export const GATE_STATEMENT = "SELECT quiesce_gate($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) AS r";
-export const GATE_STATEMENT_NAME = "quiesce_gate_v1";
+export const GATE_STATEMENT = "SELECT quiesce_gate($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13) AS r";
+export const GATE_STATEMENT_NAME = "quiesce_gate_v2";
 
 type Queryable = Pick<pg.Pool, "query"> | Pick<pg.ClientBase, "query">;
 
@@ -72,6 +87,8 @@ export type RawAnswer = {
   reason?: GateReason;
   currentEpoch?: number | null;
   continue?: boolean;
+  approvalId?: string | null;
+  budget?: string | null;
   operation?: { operationId: string; state: OperationState; outcomeDetail?: unknown; effectReceipt?: Record<string, unknown> } | null;
 };
 
@@ -105,6 +122,7 @@ export async function callGateFunction(
     epoch?: number | null;
     operationId: string;
     tool?: string | null;
+    extra?: GateExtra | null;
   },
   via: Queryable = gatePool(),
 ): Promise<RawAnswer> {
@@ -122,6 +140,9 @@ export async function callGateFunction(
       newId("op"),
       BREAKER_DEFAULTS.coolDownMs,
       BREAKER_DEFAULTS.probeTimeoutMs,
+      args.extra?.digest ?? null,
+      args.extra?.args === undefined ? null : JSON.stringify(args.extra.args),
+      args.extra?.cost === undefined ? null : JSON.stringify(args.extra.cost),
     ],
   });
   const row = res.rows[0];
@@ -137,10 +158,20 @@ export async function callGateFunction(
  * parses a jsonb[] character by character, unescaping every quote of every answer, which the API
  * process would pay on every batch (docs/design/gate-batches.md).
  */
-export const GATE_BATCH_STATEMENT = "SELECT array_to_json(quiesce_gate_batch($1, $2, $3, $4, $5, $6, $7, $8, $9)) AS r";
-export const GATE_BATCH_STATEMENT_NAME = "quiesce_gate_batch_v2";
+export const GATE_BATCH_STATEMENT = "SELECT array_to_json(quiesce_gate_batch($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)) AS r";
+export const GATE_BATCH_STATEMENT_NAME = "quiesce_gate_batch_v3";
 
-export type GateArgs = { keyHash: string; runId: string; leaseId: string; epoch: number; operationId: string; tool: string };
+/** What a call carries for the team's policy: the arguments' digest and (redactable) value, the cost estimate. */
+export type GateExtra = { digest: string | null; args?: unknown; cost?: Record<string, number> };
+export type GateArgs = {
+  keyHash: string;
+  runId: string;
+  leaseId: string;
+  epoch: number;
+  operationId: string;
+  tool: string;
+  extra?: GateExtra | null;
+};
 
 /**
  * Many `gate` calls in one statement, one transaction, one commit (docs/gate.md#batches). Each answer is
@@ -160,6 +191,7 @@ export async function callGateBatch(calls: GateArgs[], via: Queryable = gatePool
       calls.map(() => newId("op")),
       BREAKER_DEFAULTS.coolDownMs,
       BREAKER_DEFAULTS.probeTimeoutMs,
+      calls.some((c) => c.extra) ? JSON.stringify(calls.map((c) => c.extra ?? null)) : null,
     ],
   });
   const answers = res.rows[0]?.r;
@@ -393,6 +425,8 @@ async function orUnavailable<T>(call: () => Promise<T>): Promise<T | null> {
 function mapDecision(r: RawAnswer): GateOutcome {
   if (!r.ok) return { ok: false, code: r.code as "unauthenticated" | "forbidden", message: r.message ?? "refused" };
   const out: GateOutcome = { ok: true, decision: r.decision!, reason: r.reason!, currentEpoch: r.currentEpoch ?? null };
+  if (r.approvalId) out.approvalId = r.approvalId;
+  if (r.budget) out.budget = r.budget;
   const op = mapOperation(r.operation);
   if (op) out.operation = op;
   return out;
@@ -407,7 +441,21 @@ function gateArgs(i: GateInput): GateArgs {
     epoch: i.epoch,
     operationId: checkId("operationId", i.operationId),
     tool: checkId("tool", i.tool),
+    extra: gateExtra(i),
   };
+}
+
+/** The arguments' digest is the sha256 of their canonical JSON (RFC 8785): the same call always binds the same way. */
+function gateExtra(i: GateInput): GateExtra | null {
+  if (i.arguments === undefined && i.cost === undefined) return null;
+  const extra: GateExtra = { digest: i.arguments === undefined ? null : sha256Hex(canonicalJson(i.arguments)) };
+  if (i.arguments !== undefined) extra.args = i.arguments;
+  if (i.cost !== undefined) {
+    for (const [unit, n] of Object.entries(i.cost))
+      if (!Number.isFinite(n) || n < 0) throw badRequest(`cost.${unit}: must be a non-negative number`);
+    extra.cost = i.cost;
+  }
+  return extra;
 }
 
 /**

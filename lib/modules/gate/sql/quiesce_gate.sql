@@ -8,7 +8,10 @@ CREATE OR REPLACE FUNCTION quiesce_gate(
     p_tool text,              -- gate only
     p_new_op_id text,         -- row id to use if this call creates the operation
     p_cooldown_ms integer,
-    p_probe_timeout_ms integer
+    p_probe_timeout_ms integer,
+    p_args_digest text,       -- gate only: sha256 of the call's canonical arguments (approvals bind to it)
+    p_args jsonb,             -- gate only: the arguments an approver is shown (redacted by the policy)
+    p_cost jsonb              -- gate only: the call's cost estimate by unit, reserved against budgets
 ) RETURNS jsonb
 LANGUAGE plpgsql
 VOLATILE
@@ -29,11 +32,12 @@ DECLARE
     l_path text[]; l_renew boolean; r_lease record; r_parent timestamptz; r_next timestamptz;
     -- the operation
     o_found boolean; o_id text; o_run text; o_state "OperationState"; o_reason text; o_expires timestamptz; o_outcome jsonb;
-    o_regkey text; c_finished boolean;
+    o_regkey text; c_finished boolean; o_tool text;
     a_decision "Decision"; a_reason text;
     v_decision "Decision"; v_reason text; v_effect text; v_state text; v_cur integer; v_receipt jsonb;
     v_rows integer; v_attempt integer := 0;
     s_kill boolean; s_pause boolean;
+    v_policy integer; v_pol jsonb;
 BEGIN
     -- Statement 1 — authenticate, and find the run (for admit/heartbeat: through the operation).
     -- An unknown, revoked or expired key is unauthenticated; an operator key carries its user's CURRENT
@@ -108,12 +112,12 @@ BEGIN
     -- (runs.path, root first), the lease chain (leases.path) and the existing operation, all by index.
     SELECT c.n, c.max_epoch, c.killed_self, c.killed_anc, c.finished_self, c.paused, c.stale, c.blocked, c.claims,
            l.len, l.n, l.last, l.run_id, l.anc_revoked, l.own_revoked, l.expired, l.path, l.renew,
-           o.id IS NOT NULL, o.id, o.run_id, o.state, o.state_reason, o.expires_at, o.outcome_detail,
-           coalesce(sc.s_kill, false), coalesce(sc.s_pause, false)
+           o.id IS NOT NULL, o.id, o.run_id, o.state, o.state_reason, o.expires_at, o.outcome_detail, o.tool,
+           coalesce(sc.s_kill, false), coalesce(sc.s_pause, false), tm.policy_version
       INTO c_n, c_max, c_killed_self, c_killed_anc, c_finished, c_paused, c_stale, c_blocked, c_claims,
            l_len, l_n, l_last, l_run, l_anc_revoked, l_own_revoked, l_expired, l_path, l_renew,
-           o_found, o_id, o_run, o_state, o_reason, o_expires, o_outcome,
-           s_kill, s_pause
+           o_found, o_id, o_run, o_state, o_reason, o_expires, o_outcome, o_tool,
+           s_kill, s_pause, v_policy
       FROM (SELECT count(*)::int AS n, max(r.epoch) AS max_epoch,
                    bool_or(r.lifecycle = 'killed' AND r.id = v_run) AS killed_self,
                    bool_or(r.lifecycle = 'killed' AND r.id <> v_run) AS killed_anc,
@@ -145,7 +149,9 @@ BEGIN
       LEFT JOIN LATERAL (
             SELECT bool_or(s.action = 'kill') AS s_kill, bool_or(s.action = 'pause') AS s_pause
               FROM stop_scopes s JOIN runs r ON r.id = ANY (v_path) AND r.team_id IS NOT DISTINCT FROM v_team
-             WHERE s.team_id = v_team AND s.lifted_at IS NULL AND quiesce_scope_matches(s, r)) sc ON true;
+             WHERE s.team_id = v_team AND s.lifted_at IS NULL AND quiesce_scope_matches(s, r)) sc ON true
+      -- the policy version current at decision time (enabling one takes the team's scope key exclusively)
+      LEFT JOIN teams tm ON tm.id = v_team;
     IF c_n <> cardinality(v_path) OR v_path[cardinality(v_path)] IS DISTINCT FROM v_run THEN
         v_cur := NULL;            -- an unreadable ancestor: no epoch is trustworthy
     ELSE
@@ -196,7 +202,8 @@ BEGIN
         ELSIF o_state IN ('denied', 'cancelled_not_started', 'aborted_unknown') THEN
             v_decision := 'deny';
             IF o_reason IN ('missing_state', 'killed', 'parent_revoked', 'finished', 'lease_revoked', 'lease_expired', 'stale_epoch',
-                            'operation_expired', 'breaker_open', 'already_applied') THEN v_reason := o_reason;
+                            'operation_expired', 'breaker_open', 'already_applied', 'policy_denied', 'approval_denied',
+                            'approval_expired', 'budget_exhausted') THEN v_reason := o_reason;
             ELSIF o_state = 'denied' THEN v_reason := 'missing_state';
             ELSE v_reason := 'killed';
             END IF;
@@ -206,6 +213,19 @@ BEGIN
                 IF a_decision = 'allow' THEN v_effect := 'start';
                 ELSIF a_decision = 'deny' THEN v_effect := 'deny_registered';
                 END IF;
+            END IF;
+        END IF;
+
+        -- The team's policy, for work the authority would admit now (lib/control/policy.ts decidePolicy):
+        -- a deny rule, an approval bound to this call, the budgets' reservations.
+        v_pol := NULL;
+        IF v_effect IN ('insert_running', 'start') AND v_policy IS NOT NULL THEN
+            v_pol := quiesce_gate_policy(v_team, v_policy, v_run, v_root, v_path, v_lease, l_path, v_epoch, p_operation_id,
+                                         coalesce(p_tool, o_tool, ''), p_args_digest, p_args, p_cost, v_now);
+            IF v_pol ->> 'decision' <> 'allow' THEN
+                v_decision := (v_pol ->> 'decision')::"Decision"; v_reason := v_pol ->> 'reason';
+                v_effect := CASE WHEN v_decision = 'hold' THEN 'none' WHEN v_effect = 'start' THEN 'deny_registered'
+                                 ELSE 'insert_denied' END;
             END IF;
         END IF;
 
@@ -256,6 +276,11 @@ BEGIN
         v_attempt := v_attempt + 1;
         IF v_attempt > 3 THEN RAISE EXCEPTION 'quiesce_gate: operation % keeps changing', p_operation_id; END IF;
     END LOOP;
+
+    IF v_pol IS NOT NULL AND v_decision = 'allow' THEN
+        PERFORM quiesce_gate_policy_apply(v_team, CASE WHEN v_effect = 'start' THEN o_id ELSE p_new_op_id END, p_operation_id,
+                                          v_run, v_pol, v_now);
+    END IF;
 
     v_state := CASE v_effect
         WHEN 'insert_running' THEN 'running' WHEN 'start' THEN 'running'
@@ -314,6 +339,7 @@ BEGIN
     RETURN jsonb_build_object(
         'ok', true, 'decision', v_decision, 'reason', v_reason, 'currentEpoch', v_cur,
         'continue', v_decision <> 'deny',
+        'approvalId', v_pol ->> 'approvalId', 'budget', v_pol ->> 'budget',
         'operation', CASE WHEN v_state IS NULL THEN NULL ELSE jsonb_strip_nulls(jsonb_build_object(
             'operationId', p_operation_id, 'state', v_state,
             'outcomeDetail', CASE WHEN v_reason = 'already_applied' THEN o_outcome END,

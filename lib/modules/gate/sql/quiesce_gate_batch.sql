@@ -7,7 +7,8 @@ CREATE OR REPLACE FUNCTION quiesce_gate_batch(
     p_tool text[],
     p_new_op_id text[],       -- row ids for operations this batch creates
     p_cooldown_ms integer,
-    p_probe_timeout_ms integer
+    p_probe_timeout_ms integer,
+    p_extra jsonb             -- a JSON array, entry i for call i: {digest, args, cost} or null (quiesce_gate's last three)
 ) RETURNS jsonb[]             -- answer i is the answer to call i, as quiesce_gate's
 LANGUAGE plpgsql
 VOLATILE
@@ -73,7 +74,8 @@ BEGIN
     ), f AS MATERIALIZED (
         SELECT e.*, c.*, l.*, o.id IS NOT NULL AS o_found,
                coalesce(sc.s_kill, false) AS s_kill, coalesce(sc.s_pause, false) AS s_pause,
-               CASE WHEN c.n = cardinality(e.path) AND e.path[cardinality(e.path)] = e.run_id THEN c.max_epoch END AS cur
+               CASE WHEN c.n = cardinality(e.path) AND e.path[cardinality(e.path)] = e.run_id THEN c.max_epoch END AS cur,
+               tm.policy_version IS NOT NULL AS has_policy
           FROM e
           CROSS JOIN LATERAL (
                 SELECT count(*)::int AS n, max(r.epoch) AS max_epoch,
@@ -105,6 +107,7 @@ BEGIN
                 SELECT bool_or(s.action = 'kill') AS s_kill, bool_or(s.action = 'pause') AS s_pause
                   FROM stop_scopes s JOIN runs r ON r.id = ANY (e.path) AND r.team_id IS NOT DISTINCT FROM e.team
                  WHERE s.team_id = e.team AND s.lifted_at IS NULL AND quiesce_scope_matches(s, r)) sc ON true
+          LEFT JOIN teams tm ON tm.id = e.team
     ), a AS MATERIALIZED (
         SELECT f.*,
                CASE
@@ -128,9 +131,9 @@ BEGIN
                CASE a.reason WHEN 'allowed' THEN 'allow' WHEN 'paused' THEN 'hold' ELSE 'deny' END::"Decision" AS decision
           FROM a
          -- decided here: a new operationId, once in this batch, readable state, and for an allow nothing
-         -- more to do than insert it (no probe to claim, no renewal due)
+         -- more to do than insert it (no probe to claim, no renewal due, no team policy to apply)
          WHERE NOT a.o_found AND a.dup = 1 AND a.reason <> 'missing_state'
-           AND NOT (a.reason = 'allowed' AND (coalesce(a.claims, false) OR coalesce(a.l_renew, false)))
+           AND NOT (a.reason = 'allowed' AND (coalesce(a.claims, false) OR coalesce(a.l_renew, false) OR a.has_policy))
     ), ins AS (
         INSERT INTO operations (id, team_id, operation_id, run_id, lease_id, epoch_stamp, kind, tool, state, state_reason,
                                 started_at, finished_at, created_at, registered_by_key)
@@ -170,7 +173,8 @@ BEGIN
     FOR k IN 1 .. v_n LOOP
         IF v_out[k] IS NULL THEN
             v_out[k] := quiesce_gate('gate', p_key_hash[k], p_run_id[k], p_lease_id[k], p_epoch[k], p_operation_id[k],
-                                     p_tool[k], p_new_op_id[k], p_cooldown_ms, p_probe_timeout_ms);
+                                     p_tool[k], p_new_op_id[k], p_cooldown_ms, p_probe_timeout_ms,
+                                     p_extra -> (k - 1) ->> 'digest', p_extra -> (k - 1) -> 'args', p_extra -> (k - 1) -> 'cost');
         END IF;
     END LOOP;
     RETURN v_out;
