@@ -81,7 +81,9 @@ export interface GateVerdict {
   policy?: PolicyVerdict;
 }
 
-const DENY_REASONS: ReadonlySet<string> = new Set(GATE_REASONS.filter((r) => r !== "allowed" && r !== "paused" && r !== "awaiting_approval"));
+const DENY_REASONS: ReadonlySet<string> = new Set(
+  GATE_REASONS.filter((r) => r !== "allowed" && r !== "paused" && r !== "awaiting_approval"),
+);
 // Registered work waiting for admission (operation kinds queued / scheduled / retry).
 const REGISTERED: ReadonlySet<OperationState> = new Set(["queued", "scheduled"]);
 
@@ -158,7 +160,11 @@ export function decideGate(f: GateFacts): GateVerdict {
   const p = decidePolicy(f.policy);
   if (p.decision === "allow") return { ...v, policy: p };
   const effect: OperationEffect =
-    p.decision === "hold" ? { kind: "none" } : v.effect.kind === "start" ? { kind: "deny_registered" } : { kind: "insert", state: "denied" };
+    p.decision === "hold"
+      ? { kind: "none" }
+      : v.effect.kind === "start"
+        ? { kind: "deny_registered" }
+        : { kind: "insert", state: "denied" };
   return { ...v, decision: p.decision, reason: p.reason, effect, probeClaims: [], policy: p };
 }
 

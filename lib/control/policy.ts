@@ -103,7 +103,15 @@ export interface PolicyFacts {
 
 export type PolicyVerdict =
   | { decision: "allow"; reason: "allowed"; useApproval: string | null; reserve: { budget: string; scopeKey: string; amount: number }[] }
-  | { decision: Exclude<Decision, "allow">; reason: GateReason; createApproval: boolean; approvalId: string | null; budget?: string; expire?: boolean; cross: string[] };
+  | {
+      decision: Exclude<Decision, "allow">;
+      reason: GateReason;
+      createApproval: boolean;
+      approvalId: string | null;
+      budget?: string;
+      expire?: boolean;
+      cross: string[];
+    };
 
 /** What a call reserves against a budget: one per call for `calls`, else its estimate in the unit (0 when absent). */
 export function amountFor(unit: string, cost: Readonly<Record<string, number>>): number {
@@ -118,8 +126,11 @@ export function fits(used: number, amount: number, limit: number): boolean {
 /** The policy step of the gate, for work its authority would admit now. */
 export function decidePolicy(f: PolicyFacts): PolicyVerdict {
   const { access, budgets } = matchPolicy(f.rules, f.call);
-  const refuse = (decision: Exclude<Decision, "allow">, reason: GateReason, extra: Partial<Extract<PolicyVerdict, { decision: "deny" | "hold" }>> = {}) =>
-    ({ decision, reason, createApproval: false, approvalId: null, cross: [], ...extra }) as PolicyVerdict;
+  const refuse = (
+    decision: Exclude<Decision, "allow">,
+    reason: GateReason,
+    extra: Partial<Extract<PolicyVerdict, { decision: "deny" | "hold" }>> = {},
+  ) => ({ decision, reason, createApproval: false, approvalId: null, cross: [], ...extra }) as PolicyVerdict;
   if (access?.effect === "deny") return refuse("deny", "policy_denied");
   let useApproval: string | null = null;
   if (access?.effect === "require_approval") {
@@ -151,4 +162,98 @@ export function decidePolicy(f: PolicyFacts): PolicyVerdict {
   }
   if (exhausted !== null) return refuse(hold ? "hold" : "deny", "budget_exhausted", { budget: exhausted, cross });
   return { decision: "allow", reason: "allowed", useApproval, reserve };
+}
+
+const LADDER = ["viewer", "operator", "manager", "admin"] as const;
+
+/**
+ * Who may answer an approval: a person whose role is at least the rule's, or one it names — never the person
+ * whose key holds the run (an agent does not approve its own call, whatever its key's role).
+ */
+export function mayDecideApproval(
+  a: { approverRole: ApproverRole; approverUserIds: readonly string[]; holderUserId: string | null },
+  person: { userId: string; role: (typeof LADDER)[number] },
+): boolean {
+  if (a.holderUserId !== null && a.holderUserId === person.userId) return false;
+  if (a.approverUserIds.includes(person.userId)) return true;
+  return LADDER.indexOf(person.role) >= LADDER.indexOf(a.approverRole);
+}
+
+/** The state a reader sees: a pending approval past its deadline is expired, whether or not a sweep wrote it. */
+export function effectiveApprovalState(state: ApprovalState, expiresAt: number, now: number): ApprovalState {
+  return state === "pending" && expiresAt <= now ? "expired" : state;
+}
+
+type Named = { name: string };
+
+/** Rules added, removed and changed between two versions (by name), and the redacted keys' change. */
+export function diffPolicies<R extends Named>(
+  before: { rules: readonly R[]; redactKeys: readonly string[] } | null,
+  after: { rules: readonly R[]; redactKeys: readonly string[] },
+) {
+  const old = new Map((before?.rules ?? []).map((r) => [r.name, r]));
+  const now = new Map(after.rules.map((r) => [r.name, r]));
+  const same = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b);
+  const prevKeys = new Set(before?.redactKeys ?? []);
+  const nextKeys = new Set(after.redactKeys);
+  return {
+    added: [...now.keys()].filter((n) => !old.has(n)),
+    removed: [...old.keys()].filter((n) => !now.has(n)),
+    changed: [...now.entries()]
+      .filter(([n, r]) => old.has(n) && !same(old.get(n), r))
+      .map(([n, r]) => ({ name: n, before: old.get(n) as unknown, after: r as unknown })),
+    redactKeys: { added: [...nextKeys].filter((k) => !prevKeys.has(k)), removed: [...prevKeys].filter((k) => !nextKeys.has(k)) },
+  };
+}
+
+/** A call the gate allowed, as the dry run replays it. */
+export interface PastCall extends PolicyCall {
+  at: number;
+  rootRunId: string;
+}
+
+/**
+ * What a policy would have done to past allowed calls, in time order: held for approval, denied by a rule, or
+ * denied by a budget. Budgets are replayed only in `calls` (history has no estimate in other units).
+ */
+export function dryRun(rules: readonly PolicyRule[], calls: readonly PastCall[]) {
+  const byRule = new Map(rules.map((r) => [r.name, 0]));
+  const used = new Map<string, number>();
+  const notSimulated = rules.filter((r) => r.effect === "budget" && r.budget!.unit !== "calls").map((r) => r.name);
+  let wouldHold = 0;
+  let wouldDeny = 0;
+  let wouldDenyBudget = 0;
+  for (const c of [...calls].sort((a, b) => a.at - b.at)) {
+    const { access, budgets } = matchPolicy(rules, c);
+    if (access) byRule.set(access.name, byRule.get(access.name)! + 1);
+    for (const b of budgets) byRule.set(b.name, byRule.get(b.name)! + 1);
+    if (access?.effect === "deny") {
+      wouldDeny++;
+      continue;
+    }
+    if (access?.effect === "require_approval") {
+      wouldHold++;
+      continue;
+    }
+    const counted = budgets.filter((b) => b.budget!.unit === "calls");
+    const keys = counted.map((b) => {
+      const spec = b.budget!;
+      const scope = spec.per === "run_tree" ? c.rootRunId : spec.per === "agent" ? (c.agentIds.find((x) => x) ?? "-") : "-";
+      const window = spec.window === "minute" ? Math.floor(c.at / 60_000) : 0;
+      return { key: `${b.name}|${scope}|${window}`, limit: spec.limit };
+    });
+    if (keys.some((k) => !fits(used.get(k.key) ?? 0, 1, k.limit))) {
+      wouldDenyBudget++;
+      continue;
+    }
+    for (const k of keys) used.set(k.key, (used.get(k.key) ?? 0) + 1);
+  }
+  return {
+    considered: calls.length,
+    wouldHold,
+    wouldDeny,
+    wouldDenyBudget,
+    byRule: rules.map((r) => ({ name: r.name, effect: r.effect, matched: byRule.get(r.name)! })),
+    notSimulated,
+  };
 }

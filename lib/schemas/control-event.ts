@@ -8,7 +8,18 @@ import * as z from "zod/mini";
 
 export const CONTROL_CHANNEL = "quiesce_control";
 
-export const CONTROL_EVENT_KINDS = ["pause", "resume", "kill", "epoch", "breaker", "barrier", "settlement", "receipt", "run"] as const;
+export const CONTROL_EVENT_KINDS = [
+  "pause",
+  "resume",
+  "kill",
+  "epoch",
+  "breaker",
+  "barrier",
+  "settlement",
+  "receipt",
+  "run",
+  "approval",
+] as const;
 
 export const ControlEventSchema = z.object({
   kind: z.enum(CONTROL_EVENT_KINDS),

@@ -12,5 +12,7 @@ export const EVENT_TYPES = [
   "recovery.overdue",
   "breaker.opened",
   "breaker.closed",
+  "approval.requested",
+  "approval.decided",
 ] as const;
 export type EventType = (typeof EVENT_TYPES)[number];

@@ -11,6 +11,7 @@ import "./barriers";
 import "./stops";
 import "./recovery";
 import "./restart";
+import "./policy";
 
 type Json = Record<string, unknown>;
 

@@ -3,6 +3,7 @@ import { z } from "zod";
 import { Epoch, GateReasonSchema, Id, IsoTime, OperationStateSchema, requestShape, responseShape } from "./common";
 import { GateResponse } from "./gate";
 import { registerPath, registeredOnce, type PathSpec } from "./registry";
+import { CostSchema } from "./gate";
 import { REPORTED_OUTCOMES } from "../control/types";
 
 export const RegisterOperationBody = requestShape("RegisterOperationRequest", {
@@ -51,6 +52,8 @@ export const CompleteBody = requestShape("CompleteOperationRequest", {
   effect: EffectInput.optional(),
   detail: z.unknown().optional(),
   leaseId: PresentedLease,
+  /** The actual cost by unit: it replaces the gate's reserved estimate in each budget (docs/policies.md#budgets). */
+  cost: CostSchema.optional(),
 });
 export type CompleteBody = z.infer<typeof CompleteBody>;
 

@@ -156,6 +156,8 @@ export async function completeOperation(p: Principal, operationId: string, body:
       body.leaseId,
       "report its outcome",
     );
+    // Spend is spend, late or not: the actual cost replaces the estimate the gate reserved (a retry changes nothing).
+    if (body.cost) await tx.$queryRawUnsafe("SELECT quiesce_settle_reservations($1, $2::jsonb)", found.id, JSON.stringify(body.cost));
     // The breaker is control state: its runtime transition serializes with gates like any control write.
     await lockRunTreeExclusive(tx, run.rootRunId);
     const op = await tx.operation.findUniqueOrThrow({ where: { id: found.id } });

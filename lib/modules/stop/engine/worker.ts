@@ -13,8 +13,11 @@ import { advancePendingStops } from "../stops";
 import type { Principal } from "../../../platform/auth/principal";
 import { processBarriers, type BarrierOutcome } from "./engine";
 import { announceOverdueRecoveries } from "../recovery";
+import { sweepApprovals } from "../../approvals/approvals";
 
 const OVERDUE_SWEEP_MS = 30_000;
+// A new card reaches chat tools within this (the gate writes it; the sweep announces it).
+const APPROVAL_SWEEP_MS = 1_000;
 import { recordPeriodicCheckpoints } from "../../audit/audit-verify";
 import { setting } from "../../../platform/config";
 import { ControlListener } from "../../../platform/db/listen";
@@ -90,6 +93,7 @@ export async function runBarrierWorker(o: WorkerOptions): Promise<void> {
   const checkpointMs = setting("QUIESCE_AUDIT_CHECKPOINT_SECONDS") * 1000;
   let lastCheckpoint = 0;
   let lastOverdueSweep = 0;
+  let lastApprovalSweep = 0;
   try {
     while (!o.signal.aborted) {
       woken = false;
@@ -110,6 +114,17 @@ export async function runBarrierWorker(o: WorkerOptions): Promise<void> {
           for (const r of await announceOverdueRecoveries(principal, o.teamId ?? null)) log(`recovery ${r.id} is overdue: announced`);
         } catch (err) {
           log(`overdue recovery sweep failed: ${(err as Error).message}`);
+        }
+      }
+      // Approvals: expire the ones past their deadline, void those whose lease lapsed, announce new cards.
+      if (Date.now() - lastApprovalSweep >= APPROVAL_SWEEP_MS) {
+        lastApprovalSweep = Date.now();
+        try {
+          const s = await sweepApprovals(principal, o.teamId ?? null);
+          if (s.expired + s.voided + s.announced > 0)
+            log(`approvals: ${s.announced} announced, ${s.expired} expired, ${s.voided} voided (lease lapsed)`);
+        } catch (err) {
+          log(`approval sweep failed: ${(err as Error).message}`);
         }
       }
       // Fleet stops: start the barriers of kill scopes not yet fanned out (docs/fleet-stop.md). In the

@@ -1,0 +1,3 @@
+import "server-only";
+
+export { decideApproval, getApproval, listApprovals, sweepApprovals } from "./approvals";

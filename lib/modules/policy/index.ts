@@ -1,0 +1,4 @@
+import "server-only";
+
+export { createPolicyVersion, dryRunPolicy, enablePolicy, getPolicy, getPolicyVersion, rulesOf } from "./policy";
+export { listBudgets } from "./budgets";
