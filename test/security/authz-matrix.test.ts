@@ -18,6 +18,7 @@ import { setUserDisabled } from "../../lib/modules/members/members";
 import { buildOpenApiDocument } from "../../lib/schemas/openapi";
 import type { Principal } from "../../lib/platform/auth/principal";
 import { makeWorld, type TestTeam, type World } from "../api/fixtures";
+import { createPolicyVersion, enablePolicy } from "../../lib/modules/policy";
 
 const ROOT = path.resolve(import.meta.dirname, "../..");
 const SYSTEM: Principal = { type: "system", name: "matrix" };
@@ -35,6 +36,10 @@ type Target = {
   recoveryId: string;
   /** A member of the target's team to assign recovery items to: the admin, who owns them already, so no other role becomes an owner. */
   memberUserId: string;
+  /** A pending approval of the target run (the team's policy requires one for tool "needs-yes"). */
+  approvalId: string;
+  /** The team's enabled policy version. */
+  policyVersion: number;
 };
 interface Entry {
   /** null: public. */
@@ -52,6 +57,8 @@ interface Entry {
 const RUN_HOLDERS = ["agent"];
 const QUEUED_OP_HOLDERS = ["agent", "worker"];
 const RECOVERY_OWNERS = ["manager", "admin"];
+// Who may answer the target's approval: its rule's role (operator) and above; viewers only when named.
+const APPROVERS = ["operator", "manager", "admin"];
 const ENTRIES: Record<string, Entry> = {
   openapi: { action: null, crossTeam: "none" },
   createRun: { action: "run.register", crossTeam: 404, body: (t) => ({ taskId: "matrix", parentRunId: t.runId }), holders: RUN_HOLDERS },
@@ -120,6 +127,16 @@ const ENTRIES: Record<string, Entry> = {
     body: () => ({ state: "in_progress", note: "matrix", evidence: "matrix" }),
     holders: RECOVERY_OWNERS,
   },
+  // Policy versions are numbered per team: "version 1" of the other team is the caller's own version 1.
+  getPolicy: { action: "run.read", crossTeam: "none" },
+  createPolicyVersion: { action: "policy.write", crossTeam: "none", body: () => ({ rules: [] }) },
+  getPolicyVersion: { action: "run.read", crossTeam: "none" },
+  dryRunPolicy: { action: "policy.write", crossTeam: "none", body: () => ({ days: 1 }) },
+  enablePolicy: { action: "policy.write", crossTeam: "none", body: (t) => ({ version: t.policyVersion, reason: "matrix" }) },
+  listBudgets: { action: "run.read", crossTeam: "none" },
+  listApprovals: { action: "run.read", crossTeam: "none" },
+  getApproval: { action: "run.read", crossTeam: 404 },
+  decideApproval: { action: "approval.decide", crossTeam: 404, body: () => ({ decision: "deny", note: "matrix" }), holders: APPROVERS },
 };
 
 // ── Routes from the files ──────────────────────────────────────────────────────────────────────────
@@ -198,6 +215,19 @@ async function makeTarget(team: TestTeam): Promise<Target> {
   const stop = await w
     .client(team.keys.admin)
     .createStop({ action: "pause", filter: { taskPrefix: "matrix-nothing-" }, reason: "matrix stop" });
+  // A policy that asks a person before tool "needs-yes", and one call of the target run waiting for that yes.
+  const admin = await adminOf(team);
+  const policy = await createPolicyVersion(admin, {
+    rules: [{ name: "needs-yes", tool: "needs-yes", effect: "require_approval" }],
+  });
+  await enablePolicy(admin, { version: policy.version, reason: "matrix" });
+  const held = await agent.gate({
+    runId: run.runId,
+    leaseId: run.leaseId,
+    epoch: run.epoch,
+    operationId: `a-${run.runId}`,
+    tool: "needs-yes",
+  });
   return {
     runId: run.runId,
     leaseId: run.leaseId,
@@ -208,7 +238,14 @@ async function makeTarget(team: TestTeam): Promise<Target> {
     stopId: (stop as { stopId: string }).stopId,
     recoveryId: recovery.id,
     memberUserId: team.users.admin,
+    approvalId: (held as { approvalId: string }).approvalId,
+    policyVersion: policy.version,
   };
+}
+
+async function adminOf(team: TestTeam): Promise<Principal> {
+  const u = await prisma().user.findUniqueOrThrow({ where: { id: team.users.admin } });
+  return { type: "user", userId: u.id, email: u.email, teamId: team.teamId, role: "admin" };
 }
 
 /** Everything of both teams that a request could change. */
@@ -227,6 +264,9 @@ async function fingerprint(): Promise<string> {
       (SELECT md5(coalesce(string_agg(id || state || coalesce(assignee_user_id, ''), ',' ORDER BY id), '')) FROM recovery_items WHERE team_id = ANY($1)),
       (SELECT md5(coalesce(string_agg(run_id || coalesce(status_at::text, '') || coalesce(resolved_at::text, ''), ',' ORDER BY run_id), '')) FROM run_environments WHERE team_id = ANY($1)),
       (SELECT md5(coalesce(string_agg(id || coalesce(provider_name, '') || coalesce(provider_job_id, ''), ',' ORDER BY id), '')) FROM operations WHERE team_id = ANY($1)),
+      (SELECT md5(coalesce(string_agg(id || state, ',' ORDER BY id), '')) FROM approvals WHERE team_id = ANY($1)),
+      (SELECT md5(coalesce(string_agg(id || coalesce(policy_version::text, '-'), ',' ORDER BY id), '')) FROM teams WHERE id = ANY($1)),
+      (SELECT count(*) FROM policy_versions WHERE team_id = ANY($1)),
       (SELECT md5(coalesce(string_agg(id::text || hash, ',' ORDER BY id), '')) FROM audit_events WHERE team_id = ANY($1))
     ) AS f`,
     teams,
@@ -291,7 +331,9 @@ function fillPath(p: string, t: Target, opId: string): string {
     .replace("{barrierId}", t.barrierId)
     .replace("{operationId}", opId)
     .replace("{stopId}", t.stopId)
-    .replace("{recoveryId}", t.recoveryId);
+    .replace("{recoveryId}", t.recoveryId)
+    .replace("{approvalId}", t.approvalId)
+    .replace("{version}", String(t.policyVersion));
 }
 
 async function call(method: string, url: string, who: Who, body: unknown, stream: boolean): Promise<{ status: number; json: any }> {
@@ -354,7 +396,7 @@ test("every operation × every principal × own and other team's resource: the s
           const uniq = `${++n}`;
           const opId = o.operationId === "completeOperation" || o.operationId === "providerOperation" ? t.runningOpId : t.operationId;
           const url = fillPath(p, t, opId) + (entry.query ?? "");
-          const body = m === "post" ? (entry.body ? entry.body(t, uniq) : {}) : undefined;
+          const body = m === "post" || m === "put" ? (entry.body ? entry.body(t, uniq) : {}) : undefined;
           let expected: number | "ok" | "deny";
           if (entry.action === null) expected = 200;
           else if (!who.caller) expected = 401;
