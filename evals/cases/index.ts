@@ -11,6 +11,7 @@ import { EVIDENCE_CASES } from "./evidence";
 import { anonymousBadKeysCannotLockOut } from "./anonymous-bad-keys-cannot-lock-out";
 import { REMOTE_TASK_CASES } from "./remote-tasks";
 import { ENVIRONMENT_CASES } from "./environment";
+import { POLICY_CASES } from "./policy";
 
 function fromDrill(c: DrillCase): EvalCase {
   return { ...c, needs: [], run: (stack) => c.run(stack.drillContext()) };
@@ -61,4 +62,6 @@ export const EVAL_CASES: EvalCase[] = [
   // docs/evidence.md#the-environment — the environment stops too, and the receipt claims only what was observed
   ...ENVIRONMENT_CASES,
   drill("unsupervised_run_claims_nothing_about_processes"),
+  // docs/policies.md — authority that narrows on its own: approvals bound to one call, budgets in the gate
+  ...POLICY_CASES,
 ];

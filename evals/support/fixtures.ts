@@ -16,7 +16,7 @@ export interface EvalTeam {
   teamId: string;
   slug: string;
   users: Partial<Record<Role, { id: string; email: string }>>;
-  keys: { agent?: string; worker?: string; operator?: string; viewer?: string };
+  keys: { agent?: string; worker?: string; operator?: string; viewer?: string; admin?: string };
 }
 
 async function team(slug: string, roles: Role[]): Promise<EvalTeam> {
@@ -50,6 +50,8 @@ export interface Fixtures {
   main: EvalTeam;
   other: EvalTeam;
   crash: EvalTeam;
+  /** A team of its own for the policy cases: its policy changes no other case's gate. */
+  policy: EvalTeam;
 }
 
 export async function createFixtures(simUrl: string, tag: string): Promise<Fixtures> {
@@ -79,5 +81,13 @@ export async function createFixtures(simUrl: string, tag: string): Promise<Fixtu
   crash.keys = { agent: await key(crash, "agent"), operator: await key(crash, "operator", "operator") };
   // Patient: the engine that is killed must be caught holding an unanswered cancel request.
   await provider(crash.teamId, simUrl, { timeoutMs: 20_000, settleDeadlineMs: 30_000, quietPeriodSeconds: 0 });
-  return { main, other, crash };
+  const policy = await team(`evals-policy-${tag}`, ["admin", "operator", "viewer"]);
+  policy.keys = {
+    agent: await key(policy, "agent"),
+    worker: await key(policy, "worker"),
+    operator: await key(policy, "operator", "operator"),
+    viewer: await key(policy, "operator", "viewer"),
+    admin: await key(policy, "operator", "admin"),
+  };
+  return { main, other, crash, policy };
 }
