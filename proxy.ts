@@ -54,8 +54,10 @@ export async function proxy(req: NextRequest) {
   } else {
     const requestHeaders = new Headers(req.headers);
     requestHeaders.set("x-nonce", nonce);
-    // For the 403 page (app/(console)/forbidden.tsx), which gets no props: which page was refused.
+    // For the 403 and 404 boundaries (app/(console)/forbidden.tsx, a receipt's not-found.tsx), which get
+    // no props: which page, and which query, was refused or missing.
     requestHeaders.set("x-quiesce-path", path);
+    requestHeaders.set("x-quiesce-search", req.nextUrl.search);
     requestHeaders.set("content-security-policy", headers["content-security-policy"]!);
     res = NextResponse.next({ request: { headers: requestHeaders } });
   }

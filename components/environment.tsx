@@ -4,7 +4,8 @@
 // nothing is claimed. Only what the report or the receipt says is shown.
 import type { ReactNode } from "react";
 import type { RunView } from "@/lib/modules/runs";
-import { absTime, human } from "./format";
+import { human } from "./format";
+import { Time } from "./time";
 import { DataTable } from "./data-table";
 
 type Env = NonNullable<RunView["environment"]>;
@@ -17,8 +18,7 @@ const ENDED: Record<string, string> = {
   not_ended: "not ended (still alive)",
 };
 
-const at = (iso: string | null | undefined): ReactNode =>
-  iso ? <time dateTime={iso}>{absTime(iso)}</time> : <span className="muted">—</span>;
+const at = (iso: string | null | undefined): ReactNode => <Time iso={iso} mode="absolute" />;
 
 function ProcessTable({ processes, label }: { processes: Proc[]; label: string }) {
   return (
@@ -68,7 +68,7 @@ export function RunEnvironmentPanel({ env, labels = {} }: { env: Env | null; lab
                   <dt>Live processes</dt>
                   <dd>
                     {env.liveProcesses ?? <span className="muted">not reported</span>}{" "}
-                    <span className="muted small">(latest report {env.statusAt ? absTime(env.statusAt) : "—"})</span>
+                    <span className="muted small">(latest report {at(env.statusAt)})</span>
                   </dd>
                 </div>
                 <div className="field-row">
@@ -81,21 +81,26 @@ export function RunEnvironmentPanel({ env, labels = {} }: { env: Env | null; lab
           {env.stop ? (
             <>
               <p className={env.stop.verifiedEmpty ? undefined : "text-danger"}>
-                {env.stop.verifiedEmpty
-                  ? `Environment terminated: ${env.stop.processes.length} process${env.stop.processes.length === 1 ? "" : "es"} ended, container empty at ${env.stop.emptyAt ? absTime(env.stop.emptyAt) : "—"}.`
-                  : `Environment not verified empty: could not kill ${env.stop.survivors.join(", ") || "unknown pids"}.`}
+                {env.stop.verifiedEmpty ? (
+                  <>
+                    Environment terminated: {env.stop.processes.length} process{env.stop.processes.length === 1 ? "" : "es"} ended,
+                    container empty at {at(env.stop.emptyAt)}.
+                  </>
+                ) : (
+                  `Environment not verified empty: could not kill ${env.stop.survivors.join(", ") || "unknown pids"}.`
+                )}
                 {env.stop.reattached ? " Reported by a reattached supervisor." : ""}
               </p>
               <ProcessTable processes={env.stop.processes} label="Processes of this run (table)" />
             </>
           ) : env.resolvedAt ? (
             <p>
-              Verified empty by a person: {labels[env.resolvedBy ?? ""] ?? env.resolvedBy} on {absTime(env.resolvedAt)} (their check, not
-              the supervisor&apos;s).
+              Verified empty by a person: {labels[env.resolvedBy ?? ""] ?? env.resolvedBy} on {at(env.resolvedAt)} (their check, not the
+              supervisor&apos;s).
             </p>
           ) : env.unknownSince ? (
             <p className="text-danger">
-              Environment unknown since {absTime(env.unknownSince)}: its supervisor did not report; owned by {env.owner ?? "nobody yet"}.
+              Environment unknown since {at(env.unknownSince)}: its supervisor did not report; owned by {env.owner ?? "nobody yet"}.
             </p>
           ) : null}
         </>

@@ -1,14 +1,39 @@
-// Formatting shared by server and client components. Absolute times are UTC so the server render and
-// the browser agree (no hydration mismatch) and so two people on a call read the same clock.
+// Formatting shared by server and client components. One absolute form everywhere, "2026-12-03
+// 18:27:03 EST": ISO order in every locale, so people on a call and the exports read the same digits.
+// The server renders UTC (it cannot know the reader's zone); the browser switches to the reader's
+// choice after hydration (useTimeZone in ./time), so both renders agree.
 
-export function absTime(iso: string | null | undefined): string {
+export type TimeZoneChoice = "utc" | "local";
+
+// en-US only for the zone's short name ("EST", else "GMT+1"): the digits are assembled in ISO order.
+let localFormat: Intl.DateTimeFormat | null = null;
+const local = () =>
+  (localFormat ??= new Intl.DateTimeFormat("en-US", {
+    year: "numeric",
+    month: "2-digit",
+    day: "2-digit",
+    hour: "2-digit",
+    minute: "2-digit",
+    second: "2-digit",
+    hourCycle: "h23",
+    timeZoneName: "short",
+  }));
+
+export function absTime(iso: string | null | undefined, zone: TimeZoneChoice = "utc"): string {
   if (!iso) return "—";
   const d = new Date(iso);
   if (Number.isNaN(d.getTime())) return "—";
-  return d
-    .toISOString()
-    .replace("T", " ")
-    .replace(/\.\d{3}Z$/, " UTC");
+  if (zone === "utc")
+    return d
+      .toISOString()
+      .replace("T", " ")
+      .replace(/\.\d{3}Z$/, " UTC");
+  const p = Object.fromEntries(
+    local()
+      .formatToParts(d)
+      .map((x) => [x.type, x.value]),
+  );
+  return `${p.year}-${p.month}-${p.day} ${p.hour}:${p.minute}:${p.second} ${p.timeZoneName}`;
 }
 
 export function relTime(iso: string, now: number): string {

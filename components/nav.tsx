@@ -5,6 +5,7 @@ import { usePathname, useRouter } from "next/navigation";
 import { signOut } from "next-auth/react";
 import { useState, useTransition } from "react";
 import { useLiveStatus } from "./providers";
+import { TimeZoneToggle } from "./time";
 import { switchTeamAction } from "@/app/(console)/actions";
 
 export interface NavProps {
@@ -55,6 +56,7 @@ export function Nav({ user, team, teams, links }: NavProps) {
           <span className="live-dot" aria-hidden />
           {live === "live" ? "Live" : live === "connecting" ? "Connecting…" : "Reconnecting…"}
         </span>
+        <TimeZoneToggle />
         {teams.length > 1 ? (
           <label className="team-switch">
             <span className="sr-only">Team</span>

@@ -2,7 +2,7 @@
 // calls and how each settled, effect receipts. Field names are the article's, shown as written so a
 // reviewer can match the page against the JSON; unknown extra fields are listed rather than hidden.
 import type { ReactNode } from "react";
-import { absTime } from "./format";
+import { Time } from "./time";
 import { TableScroll } from "./table-scroll";
 import { ReceiptEnvironment } from "./environment";
 
@@ -39,7 +39,7 @@ function scalar(v: unknown, labels: Labels, key?: string): ReactNode {
         {labels[v]} <span className="muted mono small">({v})</span>
       </span>
     );
-  if (typeof v === "string" && key && /_at$/.test(key) && !Number.isNaN(Date.parse(v))) return <time dateTime={v}>{absTime(v)}</time>;
+  if (typeof v === "string" && key && /_at$/.test(key) && !Number.isNaN(Date.parse(v))) return <Time iso={v} mode="absolute" />;
   if (typeof v === "boolean") return v ? "yes" : "no";
   if (typeof v === "number" || typeof v === "string")
     return <span className={typeof v === "string" && /^[a-z]+_[A-Za-z0-9_-]{6,}$/.test(v) ? "mono" : undefined}>{String(v)}</span>;

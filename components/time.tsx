@@ -1,9 +1,10 @@
 "use client";
-// A time shown both ways: relative ("2m 10s ago", ticking) and absolute UTC. The server renders the
-// absolute form only; the relative form appears after hydration, from one shared one-second clock (the
-// server's time when the browser's is off).
+// Every time in the console: relative ("2m 10s ago", ticking) and absolute (absTime, in the reader's
+// zone or UTC, their choice, kept in this browser), with the exact ISO instant in dateTime and title.
+// The server renders the absolute UTC form only; the rest appears after hydration, from one shared
+// one-second clock (the server's time when the browser's is off).
 import { useSyncExternalStore } from "react";
-import { absTime, relTime } from "./format";
+import { absTime, relTime, type TimeZoneChoice } from "./format";
 
 // The server's clock minus this browser's, when they differ by more than a couple of seconds (a laptop
 // whose clock is off would otherwise read a kill from a minute ago as "in 9m"). Learned from the Date
@@ -47,6 +48,58 @@ export function useNow(): number | null {
   );
 }
 
+// The reader's choice of zone: this browser's (the default) or UTC, kept in localStorage so it holds
+// across pages, reloads and tabs.
+const ZONE_KEY = "quiesce.timeZone";
+const zoneListeners = new Set<() => void>();
+function readZone(): TimeZoneChoice {
+  try {
+    return localStorage.getItem(ZONE_KEY) === "utc" ? "utc" : "local";
+  } catch {
+    return "local";
+  }
+}
+function subscribeZone(cb: () => void) {
+  zoneListeners.add(cb);
+  const onStorage = (e: StorageEvent) => {
+    if (e.key === ZONE_KEY) cb();
+  };
+  window.addEventListener("storage", onStorage);
+  return () => {
+    zoneListeners.delete(cb);
+    window.removeEventListener("storage", onStorage);
+  };
+}
+export function setTimeZoneChoice(zone: TimeZoneChoice) {
+  try {
+    localStorage.setItem(ZONE_KEY, zone);
+  } catch {
+    // Storage refused (private mode): the choice holds for this page only.
+  }
+  zoneListeners.forEach((l) => l());
+}
+/** null on the server and during hydration, where times render in UTC like the server's HTML. */
+export function useTimeZone(): TimeZoneChoice | null {
+  return useSyncExternalStore(subscribeZone, readZone, () => null);
+}
+
+/** The header's switch between this browser's zone and UTC for every time on every page. */
+export function TimeZoneToggle() {
+  const zone = useTimeZone();
+  return (
+    <button
+      type="button"
+      className="btn btn-small btn-ghost"
+      aria-pressed={zone === "utc"}
+      disabled={zone === null}
+      title="Show every time in UTC instead of this browser's time zone"
+      onClick={() => setTimeZoneChoice(zone === "utc" ? "local" : "utc")}
+    >
+      Times in UTC
+    </button>
+  );
+}
+
 export function Time({
   iso,
   mode = "both",
@@ -57,23 +110,25 @@ export function Time({
   empty?: string;
 }) {
   const current = useNow();
-  if (!iso) return <span className="muted">{empty}</span>;
-  const abs = absTime(iso);
+  const zone = useTimeZone();
+  if (!iso || Number.isNaN(Date.parse(iso))) return <span className="muted">{empty}</span>;
+  const abs = absTime(iso, zone ?? "utc");
+  const exact = new Date(iso).toISOString();
   if (mode === "absolute" || current === null)
     return (
-      <time dateTime={iso} title={abs}>
+      <time dateTime={exact} title={exact}>
         {abs}
       </time>
     );
   const rel = relTime(iso, current);
   if (mode === "relative")
     return (
-      <time dateTime={iso} title={abs}>
+      <time dateTime={exact} title={`${abs} (${exact})`}>
         {rel}
       </time>
     );
   return (
-    <time dateTime={iso} title={abs} className="time-both">
+    <time dateTime={exact} title={exact} className="time-both">
       <span>{rel}</span> <span className="abs">{abs}</span>
     </time>
   );

@@ -2,8 +2,8 @@
 // Uncertain intervals on one time axis: when the truth about an operation was not known, and why.
 // An interval still open runs to "now" and is drawn hatched.
 import type { UncertainRow } from "@/lib/modules/runs";
-import { useNow } from "./time";
-import { absTime, human, duration } from "./format";
+import { Time, useNow } from "./time";
+import { human, duration } from "./format";
 
 export function UncertainTimeline({ items, labels = {} }: { items: UncertainRow[]; labels?: Record<string, string> }) {
   const current = useNow();
@@ -16,8 +16,8 @@ export function UncertainTimeline({ items, labels = {} }: { items: UncertainRow[
   return (
     <div className="timeline" role="list" aria-label="Uncertain intervals">
       <div className="timeline-axis" aria-hidden>
-        <span>{absTime(new Date(start).toISOString())}</span>
-        <span>{absTime(new Date(end).toISOString())}</span>
+        <Time iso={new Date(start).toISOString()} mode="absolute" />
+        <Time iso={new Date(end).toISOString()} mode="absolute" />
       </div>
       {items.map((i) => {
         const s = new Date(i.startedAt).getTime();
