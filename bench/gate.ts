@@ -16,6 +16,7 @@ import { ensureTeam } from "../lib/modules/members/admin-directory";
 import { createRun } from "../lib/modules/runs/register/create-run";
 import { hashKeySecret } from "../lib/platform/auth/api-key";
 import { newId } from "../lib/platform/ids";
+import { policyGateAb } from "./gate-policy";
 
 const SYSTEM = { type: "system", name: "bench" } as const;
 const TARGET_RATIO = 2;
@@ -380,6 +381,8 @@ export const gateSection: BenchSection = {
           .join(" ")} at the end.`,
       ],
     };
-    return { tables: [table], data: { results, segments, ab, inFlightAb, holdAb } };
+    // The gate with a policy and a budget beside the policy-free gate, in this same run (docs/policies.md).
+    const policy = await policyGateAb(ctx);
+    return { tables: [table, policy.table], data: { results, segments, ab, inFlightAb, holdAb, policy: policy.data } };
   },
 };
