@@ -5,7 +5,7 @@ import { afterAll, describe, expect, test } from "vitest";
 import pg from "pg";
 import { prisma } from "../../lib/platform/db/prisma";
 import { closePool } from "../../lib/platform/db/pool";
-import { gateCheck, type GateOutcome } from "../../lib/modules/gate/statement";
+import { gateCheck, gateCheckBatch, type GateOutcome } from "../../lib/modules/gate/statement";
 import { createPolicyVersion, dryRunPolicy, enablePolicy, getPolicy, listBudgets } from "../../lib/modules/policy";
 import { decideApproval, getApproval, listApprovals, sweepApprovals } from "../../lib/modules/approvals";
 import { pauseRun, resumeRun, completeOperation } from "../../lib/modules/runs";
@@ -289,6 +289,30 @@ describe("budgets", () => {
     expect(tally).toEqual({ "allow allowed": 10, "deny budget_exhausted": 54 });
     const [b] = await listBudgets(admin);
     expect(b!.usage).toEqual([expect.objectContaining({ used: 10, held: 10 })]);
+  });
+
+  test("in batches: a batch that fits is admitted at once, one that does not is decided call by call, and two racing batches never cross", async () => {
+    const { key, leaf, admin } = await world([{ name: "ten-calls", effect: "budget", budget: { unit: "calls", limit: 10 } }]);
+    const input = () => ({
+      keyHash: key.hash,
+      runId: leaf.runId,
+      leaseId: leaf.leaseId,
+      epoch: leaf.epoch,
+      operationId: opKey(),
+      tool: "t",
+    });
+    const fits = await gateCheckBatch(Array.from({ length: 4 }, input));
+    expect(fits.map(said)).toEqual(Array(4).fill("allow allowed"));
+    const [x, y] = await Promise.all([
+      gateCheckBatch(Array.from({ length: 12 }, input)),
+      gateCheckBatch(Array.from({ length: 12 }, input)),
+    ]);
+    const allowed = [...x, ...y].filter((o) => said(o) === "allow allowed").length;
+    expect(allowed).toBe(6);
+    expect([...x, ...y].filter((o) => said(o) === "deny budget_exhausted")).toHaveLength(18);
+    const [b] = await listBudgets(admin);
+    expect(b!.usage[0]!.used).toBe(10);
+    expect(await prisma().budgetReservation.count({ where: { teamId: admin.teamId } })).toBe(10);
   });
 
   test("a cost estimate is reserved, the actual cost replaces it, and work that never started gives it back", async () => {

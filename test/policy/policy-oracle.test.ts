@@ -7,7 +7,7 @@ import { afterAll, expect, test } from "vitest";
 import fc from "fast-check";
 import { prisma } from "../../lib/platform/db/prisma";
 import { closePool } from "../../lib/platform/db/pool";
-import { gateCheck } from "../../lib/modules/gate/statement";
+import { gateCheck, gateCheckBatch, type GateInput } from "../../lib/modules/gate/statement";
 import { decideGate, type GateFacts } from "../../lib/control/gate";
 import { type ApprovalFacts, type BudgetUse } from "../../lib/control/policy";
 import { HARNESSES, type Harness } from "../../lib/control/types";
@@ -65,6 +65,7 @@ const arbCase = fc.record({
   }),
 });
 
+let asked = 0;
 type Case = typeof arbCase extends fc.Arbitrary<infer T> ? T : never;
 
 async function runCase(c: Case): Promise<void> {
@@ -132,8 +133,19 @@ async function runCase(c: Case): Promise<void> {
       usage.push({ budget: r.name, scopeKey, used });
     }
 
+  // Every other case through quiesce_gate_batch (its set-based policy part, or its hand-off to quiesce_gate).
   const now = Date.now();
-  const got = await ask();
+  const input: GateInput = {
+    keyHash: key.hash,
+    runId: leaf.runId,
+    leaseId: leaf.leaseId,
+    epoch: leaf.epoch,
+    operationId,
+    tool: c.tool,
+    arguments: args,
+    cost,
+  };
+  const got = ++asked % 2 === 0 ? (await gateCheckBatch([input]))[0]! : await ask();
   const facts: GateFacts = {
     now,
     mode: "gate",
