@@ -1,7 +1,8 @@
 // `quiesce exec [flags] -- <command…>`: runs a command under a supervisor (docs/environment.md).
 // It registers the run (or attaches to a session's run), starts the command in a container of its own
-// (lib/agent/supervisor), and follows the run's control events: pause freezes the whole process tree,
-// resume thaws it, kill empties it — SIGTERM, the grace period, SIGKILL until the container is empty — and
+// (lib/agent/supervisor), and follows the run's control events — its own, its ancestors' and the matching
+// fleet stops' (GET /runs/{id}/control, the gate's rule): pause freezes the whole process tree, resume
+// (or lifting the fleet pause) thaws it, kill empties it — SIGTERM, the grace period, SIGKILL until the container is empty — and
 // reports `process_terminated` with the evidence (or `unknown`, naming what could not be killed).
 // `--reattach <runId>` takes over a tree a dead supervisor left and reports its evidence exactly once.
 import os from "node:os";
@@ -13,6 +14,7 @@ import { QuiesceApiError, type QuiesceClient } from "../../lib/agent/sdk/client"
 import { detect, MECHANISMS, type Mechanism } from "../../lib/agent/supervisor/container";
 import { Supervisor } from "../../lib/agent/supervisor/supervisor";
 import { environmentMeaning, type EnvironmentEvidence } from "../../lib/control/evidence/environment";
+import type { RunControl } from "../../lib/control/fleet";
 import { killNames } from "../../lib/agent/abort/control-event";
 import { backoffDelay, sleep } from "../../lib/platform/wait";
 
@@ -54,20 +56,39 @@ function log(msg: string): void {
   process.stderr.write(`[quiesce exec] ${msg}\n`);
 }
 
-/** Reports the evidence, retrying while the control plane is unreachable; true once recorded. */
-async function report(client: QuiesceClient, runId: string, leaseId: string | undefined, ev: EnvironmentEvidence): Promise<boolean> {
+// How long a tree emptied for a fleet kill waits for the stop's fan-out to give its run a barrier.
+const BARRIER_WAIT_MS = 120_000;
+
+/**
+ * Reports the evidence, retrying while the control plane is unreachable; true once recorded. With
+ * `barrierWaitMs`, a refusal because no barrier covers the run yet (a fleet kill's barrier is started by
+ * the barrier engine after the scope commits) is retried that long too.
+ */
+async function report(
+  client: QuiesceClient,
+  runId: string,
+  leaseId: string | undefined,
+  ev: EnvironmentEvidence,
+  barrierWaitMs = 0,
+): Promise<boolean> {
   const meaning = environmentMeaning(ev);
-  for (let i = 0; i < 8; i++) {
+  const waitUntil = Date.now() + barrierWaitMs;
+  for (let i = 0, unreachable = 0; unreachable < 8; i++) {
     try {
       await client.reportObserved(runId, { meaning, evidence: { environment: ev }, ...(leaseId ? { leaseId } : {}) });
       log(`${runId}: reported ${meaning} (${ev.processes.length} processes, mechanism ${ev.mechanism})`);
       return true;
     } catch (err) {
+      if (err instanceof QuiesceApiError && err.status === 409 && Date.now() < waitUntil) {
+        if (i === 0) log(`${runId}: waiting for the fleet stop's barrier to report the evidence`);
+        await sleep(backoffDelay(i, { baseMs: 100, capMs: 1000 }));
+        continue;
+      }
       if (err instanceof QuiesceApiError && err.status < 500) {
         log(`${runId}: the control plane refused the evidence: ${err.message}`);
         return false;
       }
-      await sleep(backoffDelay(i, { baseMs: 200, capMs: 5000 }));
+      await sleep(backoffDelay(unreachable++, { baseMs: 200, capMs: 5000 }));
     }
   }
   log(`${runId}: could not report the evidence (control plane unreachable); \`quiesce exec --reattach ${runId}\` reports it later`);
@@ -124,17 +145,13 @@ export const execCommand: Command = {
       });
       const runId = reg.runId;
       const leaseId = reg.leaseId;
-      // Ancestors' lifecycles too: a pause or kill above this run reaches it.
-      const effective = async (): Promise<"normal" | "paused" | "killed"> => {
-        let id: string | null = runId;
-        let state: "normal" | "paused" | "killed" = "normal";
-        while (id) {
-          const r = await client.getRun(id);
-          if (r.lifecycle === "killed") return "killed";
-          if (r.lifecycle === "paused") state = "paused";
-          id = r.parentRunId;
-        }
-        return state;
+      // The gate's rule, read from the control plane: the run's and its ancestors' lifecycles and the
+      // matching fleet stops. A kill by a fleet stop alone has no barrier until the stop's fan-out.
+      let byStopOnly = false;
+      const effective = async (): Promise<RunControl> => {
+        const c = await client.getRunControl(runId);
+        byStopOnly = c.control === "killed" && c.lifecycle !== "killed";
+        return c.control;
       };
       if ((await effective()) === "killed") {
         console.error(`${runId} is already killed: nothing started`);
@@ -205,7 +222,7 @@ export const execCommand: Command = {
       const doKill = async (): Promise<number> => {
         stop.abort();
         const ev = await sup.kill(graceMs);
-        const ok = await report(client, runId, leaseId, ev);
+        const ok = await report(client, runId, leaseId, ev, byStopOnly && !killNamed ? BARRIER_WAIT_MS : 0);
         if (ok) sup.markReported();
         return ok && environmentMeaning(ev) === "process_terminated" ? 137 : 1;
       };
@@ -219,7 +236,7 @@ export const execCommand: Command = {
           do {
             again = false;
             if (killed) return;
-            let state: "normal" | "paused" | "killed";
+            let state: RunControl;
             try {
               state = killNamed ? "killed" : await effective();
             } catch (err) {

@@ -8,7 +8,26 @@ import * as z from "zod/mini";
 
 export const CONTROL_CHANNEL = "quiesce_control";
 
-export const CONTROL_EVENT_KINDS = ["pause", "resume", "kill", "epoch", "breaker", "barrier", "settlement", "receipt", "run"] as const;
+export const CONTROL_EVENT_KINDS = [
+  "pause",
+  "resume",
+  "kill",
+  "epoch",
+  "breaker",
+  "barrier",
+  "settlement",
+  "receipt",
+  "run",
+  "scope",
+] as const;
+
+/**
+ * A `scope` event (a fleet stop committed or lifted, docs/fleet-stop.md) concerns every run of its team,
+ * so it is addressed to the team: its rootRunId is this key, which a run's event stream listens on too.
+ */
+export function teamListenKey(teamId: string): string {
+  return `team:${teamId}`;
+}
 
 export const ControlEventSchema = z.object({
   kind: z.enum(CONTROL_EVENT_KINDS),
