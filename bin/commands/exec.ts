@@ -9,13 +9,17 @@ import os from "node:os";
 import path from "node:path";
 import type { Command } from "../../lib/cli/command";
 import { parseFlags, UsageError } from "../../lib/cli/args";
-import { API_FLAGS, callApi, clientFrom } from "../../lib/cli/api";
-import { QuiesceApiError, type QuiesceClient } from "../../lib/agent/sdk/client";
+import { API_FLAGS, callApi, defaultUrl } from "../../lib/cli/api";
+import { QuiesceApiError, QuiesceClient } from "../../lib/agent/sdk/client";
+import { QuiesceConfigError } from "../../lib/agent/sdk/errors";
+import { adapterConfig, AdapterConfigError } from "../../lib/agent/adapters/common/config";
+import { setting } from "../../lib/platform/config";
 import { detect, MECHANISMS, type Mechanism } from "../../lib/agent/supervisor/container";
 import { Supervisor } from "../../lib/agent/supervisor/supervisor";
 import { environmentMeaning, type EnvironmentEvidence } from "../../lib/control/evidence/environment";
 import type { RunControl } from "../../lib/control/fleet";
 import { killNames } from "../../lib/agent/abort/control-event";
+import { claudeSession } from "../../lib/cli/claude-session";
 import { backoffDelay, sleep } from "../../lib/platform/wait";
 
 const HARNESSES = ["claude_code", "codex", "mcp", "custom"] as const;
@@ -39,6 +43,20 @@ const FLAGS = {
   "state-dir": { type: "string" },
   reattach: { type: "string" },
 } as const;
+
+/**
+ * exec starts harnesses, so it finds the control plane as the adapters do (managed config, then flags,
+ * then a key file before a key in the environment), with the CLI's local default URL.
+ */
+function execClient(values: { url?: string; key?: string }): QuiesceClient {
+  try {
+    const cfg = adapterConfig({ url: values.url ?? setting("QUIESCE_URL") ?? defaultUrl(), key: values.key });
+    return new QuiesceClient({ url: cfg.url, apiKey: cfg.apiKey, timeoutMs: setting("QUIESCE_TIMEOUT_MS") });
+  } catch (err) {
+    if (err instanceof AdapterConfigError || err instanceof QuiesceConfigError) throw new UsageError(err.message);
+    throw err;
+  }
+}
 
 function stateDirOf(v: string | undefined): string {
   return v ?? path.join(process.env.XDG_STATE_HOME ?? path.join(os.homedir(), ".local/state"), "quiesce/exec");
@@ -99,7 +117,7 @@ async function reattach(values: { grace?: string; "state-dir"?: string; url?: st
   const graceMs = graceMsOf(values.grace);
   const files = Supervisor.findLeft(runId, stateDirOf(values["state-dir"]));
   if (files.length === 0) throw new UsageError(`no container left by a supervisor of ${runId} (nothing to reattach, or already reported)`);
-  const client = clientFrom(values);
+  const client = execClient(values);
   let ok = true;
   for (const f of files) {
     const sup = Supervisor.reattach(f);
@@ -120,14 +138,18 @@ export const execCommand: Command = {
       return callApi(() => reattach(values, values.reattach!.trim()));
     }
     if (positionals.length === 0) throw new UsageError("no command: put it after `--`, e.g. `quiesce exec -- claude -p …`");
-    const harness = (values.harness ?? "custom") as Harness;
+    // `quiesce exec -- claude …`: the run is the session's, the one its Claude Code hook registers too.
+    const claude = path.basename(positionals[0]!) === "claude" && values.session === undefined ? claudeSession(positionals.slice(1)) : null;
+    const command = claude ? [positionals[0]!, ...claude.args] : positionals;
+    const session = claude ? (claude.sessionId ?? undefined) : values.session;
+    const harness = (values.harness ?? (claude ? "claude_code" : "custom")) as Harness;
     if (!HARNESSES.includes(harness)) throw new UsageError(`--harness: one of ${HARNESSES.join(", ")}, got "${values.harness}"`);
     if (values.mechanism !== undefined && !MECHANISMS.includes(values.mechanism as Mechanism))
       throw new UsageError(`--mechanism: one of ${MECHANISMS.join(", ")}, got "${values.mechanism}"`);
     if ((values.parent === undefined) !== (values["parent-lease"] === undefined))
       throw new UsageError("--parent and --parent-lease go together (a child run needs its parent's lease)");
     const graceMs = graceMsOf(values.grace);
-    const client = clientFrom(values);
+    const client = execClient(values);
     let detected;
     try {
       detected = detect(values.mechanism as Mechanism | undefined);
@@ -137,11 +159,11 @@ export const execCommand: Command = {
 
     return callApi(async () => {
       const reg = await client.createRun({
-        taskId: values.task ?? `exec:${path.basename(positionals[0]!)}`,
-        title: `quiesce exec ${positionals.join(" ").slice(0, 200)}`,
+        taskId: values.task ?? `exec:${path.basename(command[0]!)}`,
+        title: `quiesce exec ${command.join(" ").slice(0, 200)}`,
         harness,
         ...(values.parent ? { parentRunId: values.parent, parentLeaseId: values["parent-lease"] } : {}),
-        ...(values.session ? { native: { sessionId: values.session } } : {}),
+        ...(session ? { native: { sessionId: session } } : {}),
       });
       const runId = reg.runId;
       const leaseId = reg.leaseId;
@@ -197,7 +219,7 @@ export const execCommand: Command = {
           .catch((err: Error) => log(`${runId}: could not report the container's status (${err.message})`));
 
       const sup = await Supervisor.start(
-        positionals,
+        command,
         {
           runId,
           stateDir: stateDirOf(values["state-dir"]),
@@ -208,7 +230,7 @@ export const execCommand: Command = {
         detected,
       );
       log(
-        `${runId}: ${positionals[0]} started in a ${sup.mechanism} container${detected.mechanism === "pgroup" ? " (the weakest mechanism)" : ""}`,
+        `${runId}: ${command[0]} started in a ${sup.mechanism} container${detected.mechanism === "pgroup" ? " (the weakest mechanism)" : ""}`,
       );
       void status(false, sup.liveCount());
 
