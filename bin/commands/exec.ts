@@ -168,13 +168,8 @@ export const execCommand: Command = {
       const runId = reg.runId;
       const leaseId = reg.leaseId;
       // The gate's rule, read from the control plane: the run's and its ancestors' lifecycles and the
-      // matching fleet stops. A kill by a fleet stop alone has no barrier until the stop's fan-out.
-      let byStopOnly = false;
-      const effective = async (): Promise<RunControl> => {
-        const c = await client.getRunControl(runId);
-        byStopOnly = c.control === "killed" && c.lifecycle !== "killed";
-        return c.control;
-      };
+      // matching fleet stops.
+      const effective = async (): Promise<RunControl> => (await client.getRunControl(runId)).control;
       if ((await effective()) === "killed") {
         console.error(`${runId} is already killed: nothing started`);
         return 2;
@@ -244,7 +239,8 @@ export const execCommand: Command = {
       const doKill = async (): Promise<number> => {
         stop.abort();
         const ev = await sup.kill(graceMs);
-        const ok = await report(client, runId, leaseId, ev, byStopOnly && !killNamed ? BARRIER_WAIT_MS : 0);
+        // A fleet kill's barrier comes after the scope (its fan-out); a single kill's commits with it.
+        const ok = await report(client, runId, leaseId, ev, BARRIER_WAIT_MS);
         if (ok) sup.markReported();
         return ok && environmentMeaning(ev) === "process_terminated" ? 137 : 1;
       };
