@@ -3,12 +3,14 @@
 //   node /opt/quiesce/bin/quiesce-adapter.mjs mcp-gateway --run <id> -- <server command…>
 //   node /opt/quiesce/bin/quiesce-adapter.mjs codex-bridge [--run <id>] -- codex app-server
 //   node /opt/quiesce/bin/quiesce-adapter.mjs a2a-gateway --run <id> --upstream <agent URL>
+//   node /opt/quiesce/bin/quiesce-adapter.mjs exec -- claude …   (the launcher `hook install` writes)
 // Same commands as `npm run --silent quiesce -- …`, without npm (whose banner would corrupt the
 // protocol on stdout) and without loading the rest of the CLI. tsx compiles the TypeScript in-process.
 const COMMANDS = {
   "mcp-gateway": ["./commands/mcp-gateway.ts", "mcpGatewayCommand"],
   "a2a-gateway": ["./commands/a2a-gateway.ts", "a2aGatewayCommand"],
   "codex-bridge": ["./commands/codex-bridge.ts", "codexBridgeCommand"],
+  exec: ["./commands/exec.ts", "execCommand"],
 };
 const [name, ...argv] = process.argv.slice(2);
 const entry = COMMANDS[name];

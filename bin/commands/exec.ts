@@ -1,19 +1,25 @@
 // `quiesce exec [flags] -- <command…>`: runs a command under a supervisor (docs/environment.md).
 // It registers the run (or attaches to a session's run), starts the command in a container of its own
-// (lib/agent/supervisor), and follows the run's control events: pause freezes the whole process tree,
-// resume thaws it, kill empties it — SIGTERM, the grace period, SIGKILL until the container is empty — and
+// (lib/agent/supervisor), and follows the run's control events — its own, its ancestors' and the matching
+// fleet stops' (GET /runs/{id}/control, the gate's rule): pause freezes the whole process tree, resume
+// (or lifting the fleet pause) thaws it, kill empties it — SIGTERM, the grace period, SIGKILL until the container is empty — and
 // reports `process_terminated` with the evidence (or `unknown`, naming what could not be killed).
 // `--reattach <runId>` takes over a tree a dead supervisor left and reports its evidence exactly once.
 import os from "node:os";
 import path from "node:path";
 import type { Command } from "../../lib/cli/command";
 import { parseFlags, UsageError } from "../../lib/cli/args";
-import { API_FLAGS, callApi, clientFrom } from "../../lib/cli/api";
-import { QuiesceApiError, type QuiesceClient } from "../../lib/agent/sdk/client";
+import { API_FLAGS, callApi, defaultUrl } from "../../lib/cli/api";
+import { QuiesceApiError, QuiesceClient } from "../../lib/agent/sdk/client";
+import { QuiesceConfigError } from "../../lib/agent/sdk/errors";
+import { adapterConfig, AdapterConfigError } from "../../lib/agent/adapters/common/config";
+import { setting } from "../../lib/platform/config";
 import { detect, MECHANISMS, type Mechanism } from "../../lib/agent/supervisor/container";
 import { Supervisor } from "../../lib/agent/supervisor/supervisor";
 import { environmentMeaning, type EnvironmentEvidence } from "../../lib/control/evidence/environment";
+import type { RunControl } from "../../lib/control/fleet";
 import { killNames } from "../../lib/agent/abort/control-event";
+import { claudeSession } from "../../lib/cli/claude-session";
 import { backoffDelay, sleep } from "../../lib/platform/wait";
 
 const HARNESSES = ["claude_code", "codex", "mcp", "custom"] as const;
@@ -38,6 +44,20 @@ const FLAGS = {
   reattach: { type: "string" },
 } as const;
 
+/**
+ * exec starts harnesses, so it finds the control plane as the adapters do (managed config, then flags,
+ * then a key file before a key in the environment), with the CLI's local default URL.
+ */
+function execClient(values: { url?: string; key?: string }): QuiesceClient {
+  try {
+    const cfg = adapterConfig({ url: values.url ?? setting("QUIESCE_URL") ?? defaultUrl(), key: values.key });
+    return new QuiesceClient({ url: cfg.url, apiKey: cfg.apiKey, timeoutMs: setting("QUIESCE_TIMEOUT_MS") });
+  } catch (err) {
+    if (err instanceof AdapterConfigError || err instanceof QuiesceConfigError) throw new UsageError(err.message);
+    throw err;
+  }
+}
+
 function stateDirOf(v: string | undefined): string {
   return v ?? path.join(process.env.XDG_STATE_HOME ?? path.join(os.homedir(), ".local/state"), "quiesce/exec");
 }
@@ -54,20 +74,39 @@ function log(msg: string): void {
   process.stderr.write(`[quiesce exec] ${msg}\n`);
 }
 
-/** Reports the evidence, retrying while the control plane is unreachable; true once recorded. */
-async function report(client: QuiesceClient, runId: string, leaseId: string | undefined, ev: EnvironmentEvidence): Promise<boolean> {
+// How long a tree emptied for a fleet kill waits for the stop's fan-out to give its run a barrier.
+const BARRIER_WAIT_MS = 120_000;
+
+/**
+ * Reports the evidence, retrying while the control plane is unreachable; true once recorded. With
+ * `barrierWaitMs`, a refusal because no barrier covers the run yet (a fleet kill's barrier is started by
+ * the barrier engine after the scope commits) is retried that long too.
+ */
+async function report(
+  client: QuiesceClient,
+  runId: string,
+  leaseId: string | undefined,
+  ev: EnvironmentEvidence,
+  barrierWaitMs = 0,
+): Promise<boolean> {
   const meaning = environmentMeaning(ev);
-  for (let i = 0; i < 8; i++) {
+  const waitUntil = Date.now() + barrierWaitMs;
+  for (let i = 0, unreachable = 0; unreachable < 8; i++) {
     try {
       await client.reportObserved(runId, { meaning, evidence: { environment: ev }, ...(leaseId ? { leaseId } : {}) });
       log(`${runId}: reported ${meaning} (${ev.processes.length} processes, mechanism ${ev.mechanism})`);
       return true;
     } catch (err) {
+      if (err instanceof QuiesceApiError && err.status === 409 && Date.now() < waitUntil) {
+        if (i === 0) log(`${runId}: waiting for the fleet stop's barrier to report the evidence`);
+        await sleep(backoffDelay(i, { baseMs: 100, capMs: 1000 }));
+        continue;
+      }
       if (err instanceof QuiesceApiError && err.status < 500) {
         log(`${runId}: the control plane refused the evidence: ${err.message}`);
         return false;
       }
-      await sleep(backoffDelay(i, { baseMs: 200, capMs: 5000 }));
+      await sleep(backoffDelay(unreachable++, { baseMs: 200, capMs: 5000 }));
     }
   }
   log(`${runId}: could not report the evidence (control plane unreachable); \`quiesce exec --reattach ${runId}\` reports it later`);
@@ -78,7 +117,7 @@ async function reattach(values: { grace?: string; "state-dir"?: string; url?: st
   const graceMs = graceMsOf(values.grace);
   const files = Supervisor.findLeft(runId, stateDirOf(values["state-dir"]));
   if (files.length === 0) throw new UsageError(`no container left by a supervisor of ${runId} (nothing to reattach, or already reported)`);
-  const client = clientFrom(values);
+  const client = execClient(values);
   let ok = true;
   for (const f of files) {
     const sup = Supervisor.reattach(f);
@@ -99,14 +138,18 @@ export const execCommand: Command = {
       return callApi(() => reattach(values, values.reattach!.trim()));
     }
     if (positionals.length === 0) throw new UsageError("no command: put it after `--`, e.g. `quiesce exec -- claude -p …`");
-    const harness = (values.harness ?? "custom") as Harness;
+    // `quiesce exec -- claude …`: the run is the session's, the one its Claude Code hook registers too.
+    const claude = path.basename(positionals[0]!) === "claude" && values.session === undefined ? claudeSession(positionals.slice(1)) : null;
+    const command = claude ? [positionals[0]!, ...claude.args] : positionals;
+    const session = claude ? (claude.sessionId ?? undefined) : values.session;
+    const harness = (values.harness ?? (claude ? "claude_code" : "custom")) as Harness;
     if (!HARNESSES.includes(harness)) throw new UsageError(`--harness: one of ${HARNESSES.join(", ")}, got "${values.harness}"`);
     if (values.mechanism !== undefined && !MECHANISMS.includes(values.mechanism as Mechanism))
       throw new UsageError(`--mechanism: one of ${MECHANISMS.join(", ")}, got "${values.mechanism}"`);
     if ((values.parent === undefined) !== (values["parent-lease"] === undefined))
       throw new UsageError("--parent and --parent-lease go together (a child run needs its parent's lease)");
     const graceMs = graceMsOf(values.grace);
-    const client = clientFrom(values);
+    const client = execClient(values);
     let detected;
     try {
       detected = detect(values.mechanism as Mechanism | undefined);
@@ -116,26 +159,17 @@ export const execCommand: Command = {
 
     return callApi(async () => {
       const reg = await client.createRun({
-        taskId: values.task ?? `exec:${path.basename(positionals[0]!)}`,
-        title: `quiesce exec ${positionals.join(" ").slice(0, 200)}`,
+        taskId: values.task ?? `exec:${path.basename(command[0]!)}`,
+        title: `quiesce exec ${command.join(" ").slice(0, 200)}`,
         harness,
         ...(values.parent ? { parentRunId: values.parent, parentLeaseId: values["parent-lease"] } : {}),
-        ...(values.session ? { native: { sessionId: values.session } } : {}),
+        ...(session ? { native: { sessionId: session } } : {}),
       });
       const runId = reg.runId;
       const leaseId = reg.leaseId;
-      // Ancestors' lifecycles too: a pause or kill above this run reaches it.
-      const effective = async (): Promise<"normal" | "paused" | "killed"> => {
-        let id: string | null = runId;
-        let state: "normal" | "paused" | "killed" = "normal";
-        while (id) {
-          const r = await client.getRun(id);
-          if (r.lifecycle === "killed") return "killed";
-          if (r.lifecycle === "paused") state = "paused";
-          id = r.parentRunId;
-        }
-        return state;
-      };
+      // The gate's rule, read from the control plane: the run's and its ancestors' lifecycles and the
+      // matching fleet stops.
+      const effective = async (): Promise<RunControl> => (await client.getRunControl(runId)).control;
       if ((await effective()) === "killed") {
         console.error(`${runId} is already killed: nothing started`);
         return 2;
@@ -180,7 +214,7 @@ export const execCommand: Command = {
           .catch((err: Error) => log(`${runId}: could not report the container's status (${err.message})`));
 
       const sup = await Supervisor.start(
-        positionals,
+        command,
         {
           runId,
           stateDir: stateDirOf(values["state-dir"]),
@@ -191,7 +225,7 @@ export const execCommand: Command = {
         detected,
       );
       log(
-        `${runId}: ${positionals[0]} started in a ${sup.mechanism} container${detected.mechanism === "pgroup" ? " (the weakest mechanism)" : ""}`,
+        `${runId}: ${command[0]} started in a ${sup.mechanism} container${detected.mechanism === "pgroup" ? " (the weakest mechanism)" : ""}`,
       );
       void status(false, sup.liveCount());
 
@@ -205,7 +239,8 @@ export const execCommand: Command = {
       const doKill = async (): Promise<number> => {
         stop.abort();
         const ev = await sup.kill(graceMs);
-        const ok = await report(client, runId, leaseId, ev);
+        // A fleet kill's barrier comes after the scope (its fan-out); a single kill's commits with it.
+        const ok = await report(client, runId, leaseId, ev, BARRIER_WAIT_MS);
         if (ok) sup.markReported();
         return ok && environmentMeaning(ev) === "process_terminated" ? 137 : 1;
       };
@@ -219,7 +254,7 @@ export const execCommand: Command = {
           do {
             again = false;
             if (killed) return;
-            let state: "normal" | "paused" | "killed";
+            let state: RunControl;
             try {
               state = killNamed ? "killed" : await effective();
             } catch (err) {

@@ -66,6 +66,9 @@ async function install(argv: string[]): Promise<number> {
     url: values.url,
     keyFile: values["key-file"],
   });
-  process.stdout.write(`hook:     ${r.hookPath}\nsettings: ${r.settingsPath}\ncommand:  ${r.command}\n`);
+  process.stdout.write(
+    `hook:     ${r.hookPath}\nsettings: ${r.settingsPath}\ncommand:  ${r.command}\n` +
+      `launch:   ${r.launcherPath} [claude arguments…]   (Claude Code under \`quiesce exec\`: its processes freeze on pause and end on kill)\n`,
+  );
   return 0;
 }

@@ -6,6 +6,7 @@ import {
   fleetDecision,
   isWholeTeam,
   RUN_STATUSES,
+  runControl,
   runStatus,
   scopeAuthority,
   scopeMatches,
@@ -88,6 +89,28 @@ describe("scopeAuthority", () => {
           const hits = scopes.filter((s) => chain.some((r) => scopeMatches(s.filter, r)));
           const want = hits.some((s) => s.action === "kill") ? "kill" : hits.length > 0 ? "pause" : null;
           expect(scopeAuthority(scopes, chain)).toBe(want);
+        },
+      ),
+    );
+  });
+});
+
+describe("runControl", () => {
+  test("killed by a kill of the chain or an applying kill scope, else paused by either; stopIds are the scopes behind it", () => {
+    fc.assert(
+      fc.property(
+        fc.array(fc.record({ action: fc.constantFrom(...STOP_ACTIONS), filter: filterArb })),
+        fc.array(runArb, { minLength: 1, maxLength: 3 }),
+        (raw, chain) => {
+          const scopes = raw.map((s, i) => ({ ...s, id: `scope_${i}` }));
+          const got = runControl(scopes, chain);
+          const scoped = scopeAuthority(scopes, chain);
+          const killed = chain.some((r) => r.lifecycle === "killed") || scoped === "kill";
+          const paused = chain.some((r) => r.lifecycle === "paused") || scoped === "pause";
+          expect(got.control).toBe(killed ? "killed" : paused ? "paused" : "normal");
+          const want = got.control === "normal" ? [] : scopes.filter((s) => s.action === (got.control === "killed" ? "kill" : "pause"));
+          expect(got.stopIds).toEqual(want.filter((s) => chain.some((r) => scopeMatches(s.filter, r))).map((s) => s.id));
+          expect(got.lifecycle === "killed").toBe(chain.some((r) => r.lifecycle === "killed"));
         },
       ),
     );

@@ -88,6 +88,32 @@ export function scopeAuthority(scopes: readonly ScopeFacts[], chain: readonly Sc
   return out;
 }
 
+/** What a supervised run's process tree must be (docs/environment.md#pause-resume-kill). */
+export type RunControl = "normal" | "paused" | "killed";
+
+/**
+ * The control a run's supervisor follows, in the gate's order: a kill of the run or an ancestor, or a
+ * live kill scope that applies (scopeAuthority), outranks a pause of either. `lifecycle` is what the
+ * chain's own lifecycles say; `stopIds` the applying scopes behind `control` (a kill's, or a pause's).
+ */
+export function runControl(
+  scopes: readonly (ScopeFacts & { id: string })[],
+  chain: readonly ScopeRunFacts[],
+): { control: RunControl; lifecycle: RunControl; stopIds: string[] } {
+  const lifecycle: RunControl = chain.some((r) => r.lifecycle === "killed")
+    ? "killed"
+    : chain.some((r) => r.lifecycle === "paused")
+      ? "paused"
+      : "normal";
+  const scoped = scopeAuthority(scopes, chain);
+  const control: RunControl =
+    lifecycle === "killed" || scoped === "kill" ? "killed" : lifecycle === "paused" || scoped === "pause" ? "paused" : "normal";
+  const action: StopAction = control === "killed" ? "kill" : "pause";
+  const stopIds =
+    control === "normal" ? [] : scopes.filter((s) => s.action === action && scopeAuthority([s], chain) !== null).map((s) => s.id);
+  return { control, lifecycle, stopIds };
+}
+
 /**
  * The runs a kill scope fans a barrier out to: the matching runs that can still be stopped (not killed;
  * not finished, unless work of theirs is still queued or running), minus those under another such run (the barrier of the top-most one covers its subtree).

@@ -18,8 +18,17 @@ export const CONTROL_EVENT_KINDS = [
   "settlement",
   "receipt",
   "run",
+  "scope",
   "approval",
 ] as const;
+
+/**
+ * A `scope` event (a fleet stop committed or lifted, docs/fleet-stop.md) concerns every run of its team,
+ * so it is addressed to the team: its rootRunId is this key, which a run's event stream listens on too.
+ */
+export function teamListenKey(teamId: string): string {
+  return `team:${teamId}`;
+}
 
 export const ControlEventSchema = z.object({
   kind: z.enum(CONTROL_EVENT_KINDS),

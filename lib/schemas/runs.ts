@@ -224,6 +224,31 @@ registerPath({
   errors: [400, 403, 404, 409],
 });
 
+/** What stops a run now (docs/environment.md#pause-resume-kill): what its supervisor follows. */
+export const RunControlView = responseShape("RunControl", {
+  runId: z.string(),
+  /** killed: the run, an ancestor or a live kill scope; paused: the same for a pause; the gate's rule. */
+  control: z.enum(["normal", "paused", "killed"]),
+  /** What the run's and its ancestors' own lifecycles say, without the scopes. */
+  lifecycle: z.enum(["normal", "paused", "killed"]),
+  /** The live fleet stops (stop scopes) behind `control`: a kill's, or a pause's. */
+  stopIds: z.array(z.string()),
+});
+export type RunControlView = z.infer<typeof RunControlView>;
+
+registerPath({
+  method: "get",
+  path: "/api/v1/runs/{runId}/control",
+  operationId: "getRunControl",
+  tags: ["runs"],
+  summary: "What stops the run now: its own and its ancestors' lifecycles and the fleet stops that match it",
+  description:
+    "Read by `quiesce exec` on every control event of the run's stream, so that a fleet pause freezes its process tree, lifting it thaws, and a fleet kill empties it. The same rule as the gate: a scope applies when the run or an ancestor matches; a kill outranks a pause.",
+  callers: "any key",
+  responses: { 200: { description: "the run's control", schema: RunControlView } },
+  errors: [404],
+});
+
 /** A person's check of an unknown environment: the tree is gone (docs/design/environment-evidence.md). */
 export const ResolveEnvironmentBody = requestShape("ResolveEnvironmentRequest", {
   resolution: z.literal("verified_empty"),

@@ -76,14 +76,23 @@ class Peer {
   }
 }
 
-async function startBridge(opts: { interrupt?: "ignore"; url?: string; env?: Record<string, string> } = {}): Promise<Peer> {
+async function startBridge(
+  opts: { interrupt?: "ignore"; url?: string; env?: Record<string, string>; flags?: (parentRunId: string) => string[] } = {},
+): Promise<Peer> {
   const parent = await w.agent.createRun({ taskId: "codex-bridge-test", title: "Codex session" });
   const dir = tempDir("codex");
   dirs.push(dir);
   // The plain-node entry a Codex launcher would use (the CLI registry path is checked below).
   const child = spawn(
     process.execPath,
-    ["bin/quiesce-adapter.mjs", "codex-bridge", "--run", parent.runId, "--", process.execPath, path.join(FIXTURES, "codex-app-server.mjs")],
+    [
+      "bin/quiesce-adapter.mjs",
+      "codex-bridge",
+      ...(opts.flags ?? ((id) => ["--run", id]))(parent.runId),
+      "--",
+      process.execPath,
+      path.join(FIXTURES, "codex-app-server.mjs"),
+    ],
     {
       cwd: ROOT,
       stdio: ["pipe", "pipe", "pipe"],
@@ -394,3 +403,31 @@ test("`quiesce codex-bridge` through the CLI registry: bad usage is exit 2 and c
   expect(noKey.stderr).toMatch(/QUIESCE_API_KEY/);
   expect(await prisma().run.count({ where: { teamId: w.teamId } })).toBe(before);
 }, 120_000);
+
+describe("under quiesce exec (--supervise)", { timeout: T }, () => {
+  test("the threads are children of the supervised run; its kill ends a turn's background shell, listed in the evidence", async () => {
+    const dir = tempDir("codex-supervise");
+    dirs.push(dir);
+    const peer = await startBridge({ flags: () => ["--supervise", "--grace", "0.5"], env: { XDG_STATE_HOME: dir } });
+    const threadId = await startThread(peer);
+    const sleeper = `sleep ${800 + (process.pid % 100)}`;
+    await startTurn(peer, threadId, `shell: ${sleeper}`);
+    const thread = await threadRun(threadId);
+    const supervised = await prisma().run.findUniqueOrThrow({ where: { id: thread.parentRunId! } });
+    expect(supervised).toMatchObject({ harness: "codex", taskId: "codex:app-server" });
+    expect(await prisma().runEnvironment.findUnique({ where: { runId: supervised.id } })).not.toBeNull();
+    const pgrep = async () => (await runProcess("pgrep", ["-fx", sleeper], "", process.env)).stdout.trim();
+    await until(async () => (await pgrep()) !== "", "the turn's background shell");
+
+    const { barrierId } = await w.operator.kill(supervised.id, "codex under exec: kill");
+    await until(async () => (await pgrep()) === "", "the background shell to end", 20_000);
+    const b = await until(async () => {
+      const row = await prisma().barrier.findUniqueOrThrow({ where: { id: barrierId } });
+      return row.observedMeaning === "process_terminated" ? row : null;
+    }, "the supervisor's evidence");
+    const acks = b.observedEvidence as { runId: string; evidence: { environment?: { processes: { cmdline: string; ended: string }[] } } }[];
+    const procs = acks.find((a) => a.runId === supervised.id)?.evidence.environment?.processes ?? [];
+    expect(procs.find((p) => p.cmdline === sleeper)?.ended, JSON.stringify(procs)).toMatch(/^after_sig/);
+    expect(procs.some((p) => p.cmdline.includes("codex-app-server.mjs"))).toBe(true);
+  });
+});

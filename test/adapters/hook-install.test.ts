@@ -2,13 +2,13 @@
 // settings; the file runs from a directory with no node_modules (no tsx at run time) against the real
 // API; the documented command form blocks (exit 2) when node or the file is missing; the checked-in
 // example settings are exactly what the installer writes; managed configuration beats the user's shell.
-import { copyFileSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { copyFileSync, existsSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { isBuiltin } from "node:module";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { prisma } from "../../lib/platform/db/prisma";
 import { closePool } from "../../lib/platform/db/pool";
-import { hookCommand, hookSettings, HOOK_EVENTS, HOOK_FILE } from "../../lib/cli/hook-install";
+import { CLAUDE_LAUNCHER, hookCommand, hookSettings, HOOK_EVENTS, HOOK_FILE } from "../../lib/cli/hook-install";
 import { makeKey, makeTeam } from "../support/fixtures";
 import { makeWorld, ROOT, runProcess, tempDir, TSX, type World } from "./support";
 
@@ -128,6 +128,43 @@ describe("quiesce hook install", () => {
     );
   });
 });
+
+test("the launcher runs claude under `quiesce exec`: the session's one run, its id given to claude, the key kept in its file", async () => {
+  const launcher = path.join(dir, "opt", CLAUDE_LAUNCHER);
+  expect(statSync(launcher).mode & 0o111, "executable").not.toBe(0);
+  expect(readFileSync(launcher, "utf8")).toContain("QUIESCE_URL:=https://quiesce.example");
+  // A stand-in `claude`: records what it was given and leaves a background job behind.
+  const bin = path.join(dir, "bin");
+  mkdirSync(bin, { recursive: true });
+  const seen = path.join(dir, "claude-saw");
+  const sleeper = `sleep ${700 + (process.pid % 200)}`;
+  writeFileSync(
+    path.join(bin, "claude"),
+    `#!/bin/sh\necho "$@" > ${seen}\necho "run=$QUIESCE_RUN_ID key=$QUIESCE_API_KEY" >> ${seen}\n${sleeper} &\nexit 0\n`,
+    { mode: 0o755 },
+  );
+  const keyFile = path.join(dir, "agent.key");
+  writeFileSync(keyFile, w.agentKey);
+  const r = await runProcess(launcher, ["-p", "hello"], "", {
+    PATH: process.env.PATH,
+    HOME: dir,
+    XDG_STATE_HOME: path.join(dir, "state"),
+    QUIESCE_URL: w.api.url,
+    QUIESCE_API_KEY_FILE: keyFile,
+    QUIESCE_CLAUDE: path.join(bin, "claude"),
+    NODE_ENV: "test",
+  });
+  expect(r.code, r.stderr).toBe(0);
+  const [args, env] = readFileSync(seen, "utf8").trim().split("\n");
+  const sessionId = /^--session-id (\S+) -p hello$/.exec(args!)?.[1];
+  expect(sessionId, args).toBeDefined();
+  const run = await prisma().run.findFirstOrThrow({ where: { nativeSessionId: sessionId } });
+  expect(run).toMatchObject({ teamId: w.teamId, harness: "claude_code" });
+  expect(env).toBe(`run=${run.id} key=`);
+  // The command ended: what it left behind was stopped with it.
+  const left = (await runProcess("pgrep", ["-fx", sleeper], "", process.env)).stdout.trim();
+  expect(left).toBe("");
+}, 60_000);
 
 test("examples/claude-code/settings.json is what the installer writes for /opt/quiesce", () => {
   const example = JSON.parse(readFileSync(path.join(ROOT, "examples/claude-code/settings.json"), "utf8"));

@@ -64,6 +64,7 @@ const ENTRIES: Record<string, Entry> = {
   createRun: { action: "run.register", crossTeam: 404, body: (t) => ({ taskId: "matrix", parentRunId: t.runId }), holders: RUN_HOLDERS },
   listRuns: { action: "run.read", crossTeam: "none" },
   getRun: { action: "run.read", crossTeam: 404 },
+  getRunControl: { action: "run.read", crossTeam: 404 },
   runEvents: { action: "run.read", crossTeam: 404, stream: true },
   pauseRun: { action: "run.pause", crossTeam: 404, body: () => ({ reason: "matrix" }) },
   resumeRun: { action: "run.resume", crossTeam: 404, body: () => ({ reason: "matrix" }) },

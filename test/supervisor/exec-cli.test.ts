@@ -6,7 +6,9 @@ import { spawn, type ChildProcess } from "node:child_process";
 import { readFileSync, readdirSync } from "node:fs";
 import path from "node:path";
 import { afterAll, beforeAll, expect, it } from "vitest";
-import { makeWorld, ROOT, tempDir, until, type World } from "../adapters/support";
+import { makeWorld, ROOT, runRow, tempDir, until, type World } from "../adapters/support";
+import { advancePendingStops } from "@/lib/modules/stop/stops";
+import type { StopView } from "@/lib/schemas/stops";
 import { runCli } from "../cli/run-cli";
 import { prisma } from "@/lib/platform/db/prisma";
 import { openContainer } from "@/lib/agent/supervisor/container";
@@ -50,10 +52,13 @@ function startExec(args: string[], stateDir: string) {
   return { child, exited, stderr: () => stderr };
 }
 
-function members(stateDir: string) {
+function container(stateDir: string) {
   const f = readdirSync(stateDir).find((n) => n.endsWith(".json"));
-  if (!f) return [];
-  return openContainer(JSON.parse(readFileSync(path.join(stateDir, f), "utf8")).handle).members();
+  return f ? openContainer(JSON.parse(readFileSync(path.join(stateDir, f), "utf8")).handle) : null;
+}
+
+function members(stateDir: string) {
+  return container(stateDir)?.members() ?? [];
 }
 
 it("pause freezes the tree, resume thaws it, kill empties it and reports the evidence", async () => {
@@ -97,6 +102,63 @@ it("pause freezes the tree, resume thaws it, kill empties it and reports the evi
     "state file removed once reported",
   ).toEqual([]);
 }, 90_000);
+
+it("follows the fleet stops that match an ancestor: a pause scope freezes, lifting it thaws, a kill scope empties the tree", async () => {
+  const dir = tempDir("exec-fleet");
+  const stateDir = path.join(dir, "state");
+  const prefix = `fleet-exec-${Date.now()}-`;
+  // The scopes match the parent only: the supervised child is covered through its ancestor.
+  const parent = await w.agent.createRun({ taskId: `${prefix}parent` });
+  const ex = startExec(
+    [
+      "--grace",
+      "0.3",
+      "--task",
+      "fleet-child",
+      "--parent",
+      parent.runId,
+      "--parent-lease",
+      parent.leaseId,
+      "--",
+      "sh",
+      "-c",
+      treeScript(dir),
+    ],
+    stateDir,
+  );
+  const runId = await until(() => /\] (run_[A-Za-z0-9_-]+): sh started/.exec(ex.stderr())?.[1], "exec to start", 30_000);
+  await until(() => size(writesFile(dir)) > 0, "writes", 10_000);
+
+  const stop = async (action: "pause" | "kill") =>
+    (await w.operator.createStop({ action, filter: { taskPrefix: prefix }, reason: `exec test: fleet ${action}` })) as StopView;
+  const pause = await stop("pause");
+  expect(await w.agent.getRunControl(runId)).toEqual({ runId, control: "paused", lifecycle: "normal", stopIds: [pause.stopId] });
+  await until(() => /paused — \d+ processes frozen/.test(ex.stderr()), "the tree to freeze", 10_000);
+  expect(container(stateDir)?.frozen(), "the container reads frozen").toBe(true);
+  const before = size(writesFile(dir));
+  await new Promise((r) => setTimeout(r, 300));
+  expect(size(writesFile(dir)), "no write while the fleet pause holds").toBe(before);
+
+  await w.operator.resumeStop(pause.stopId, "exec test: lift");
+  await until(() => size(writesFile(dir)) > before, "writes after the pause is lifted", 10_000);
+
+  const pids = members(stateDir).map((m) => m.pid);
+  const kill = await stop("kill");
+  // The tree is emptied when the scope commits, before any barrier exists…
+  await until(() => pids.every((p) => !alive(p)), "the tree to empty on the kill scope", 10_000);
+  expect(await runRow(parent.runId)).toMatchObject({ lifecycle: "normal" });
+  // …and the evidence lands on the fan-out's barrier (the parent's, the top-most match).
+  expect(await advancePendingStops({ type: "system", name: "test" }, w.teamId)).toBe(1);
+  expect(await ex.exited).toBe(137);
+  const target = await prisma().stopScopeTarget.findFirstOrThrow({ where: { scopeId: kill.stopId } });
+  expect(target.runId).toBe(parent.runId);
+  const b = await prisma().barrier.findUniqueOrThrow({ where: { id: target.barrierId! } });
+  expect(b.observedMeaning).toBe("process_terminated");
+  const acks = b.observedEvidence as { runId: string; evidence: { environment: unknown } }[];
+  const ev = asEnvironmentEvidence(acks.find((a) => a.runId === runId)?.evidence?.environment)!;
+  expect(ev.emptyAt).not.toBeNull();
+  for (const c of ["sleep 600", "sleep 601", "sleep 602"]) expect(ev.processes.find((p) => p.cmdline === c)?.ended).toMatch(/after_sig/);
+}, 120_000);
 
 it("bad input: unknown flag, missing command, a killed parent — exit 2, nothing started", async () => {
   const dir = tempDir("exec-bad");

@@ -2,7 +2,7 @@
 // module adds what abort tokens decide from it.
 import type { WakeEvent } from "../../schemas/control-event";
 
-export { CONTROL_EVENT_KINDS, ControlEventSchema, parseControlEvent } from "../../schemas/control-event";
+export { CONTROL_EVENT_KINDS, ControlEventSchema, parseControlEvent, teamListenKey } from "../../schemas/control-event";
 export type { ControlEvent, ResyncEvent, WakeEvent } from "../../schemas/control-event";
 
 /**

@@ -3,7 +3,7 @@
 // QuiesceApiError (the control plane said no) or QuiesceUnreachableError (no answer) — callers
 // must treat both as deny.
 import type { z } from "zod";
-import type { CreateRunBody, CreateRunResponse, ListRunsResponse, RunView } from "../../schemas/runs";
+import type { CreateRunBody, CreateRunResponse, ListRunsResponse, RunControlView, RunView } from "../../schemas/runs";
 import type { GateBody, GateResponse } from "../../schemas/gate";
 import type {
   CompleteBody,
@@ -148,6 +148,10 @@ export class QuiesceClient {
   }
   getRun(runId: string): Promise<RunView> {
     return this.call("GET", `/api/v1/runs/${enc(runId)}`);
+  }
+  /** What stops the run now (its own and its ancestors' lifecycles, and matching fleet stops): what a supervisor follows. */
+  getRunControl(runId: string): Promise<RunControlView> {
+    return this.call("GET", `/api/v1/runs/${enc(runId)}/control`);
   }
   listRuns(query: ListRunsParams = {}): Promise<ListRunsResponse> {
     const qs = new URLSearchParams();

@@ -15,6 +15,7 @@ export { startSimProvider, type SimMode } from "./providers/sim-server";
 export { assignReconciliation, listReconciliations, memberPrincipal, resolveReconciliation, userIdForEmail } from "./reconciliations";
 export { announceOverdueRecoveries, assignRecovery, getRecovery, listRecoveries, recordRecovery, startRecovery } from "./recovery";
 export { getLedger, restartRun } from "./restart";
+export { getRunControl } from "./run-control";
 export { createStop, getStop, previewStop, resumeStop, toFilter } from "./stops";
 export { listConsoleStops, peopleOf, type Person, type StopListItem } from "./console/stops-list";
 export { EXIT_CODES, itemsOf, trustedKeys, verifyReceipts } from "./verify-receipts";

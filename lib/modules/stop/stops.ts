@@ -18,6 +18,7 @@ import { actorOf, type Principal } from "../../platform/auth/principal";
 import { lockTeamScopesExclusive } from "../../platform/db/locks";
 import { appendAudit, appendAuditAtCommit } from "../audit/audit";
 import { notifyControl } from "../../platform/db/notify";
+import { teamListenKey } from "../../schemas/control-event";
 import { fanOut } from "./fan-out";
 
 const SAMPLE = 20;
@@ -193,6 +194,8 @@ export async function createStop(p: Principal, body: CreateStopBody): Promise<St
         reason,
         actor,
       );
+      // Wakes every supervisor of the team (`quiesce exec` freezes or empties its tree on a matching scope).
+      await notifyControl(tx, { kind: "scope", teamId, rootRunId: teamListenKey(teamId) });
       await appendAuditAtCommit(tx, {
         teamId,
         actor,
@@ -448,6 +451,7 @@ export async function resumeStop(p: Principal, stopId: string, reason: string): 
     if (s.action === "kill") throw new QuiesceError("conflict", "a kill scope is for good: it cannot be resumed");
     if (s.liftedAt) return;
     await tx.stopScope.update({ where: { id: stopId }, data: { liftedAt: new Date(), liftedBy: actor, liftReason: why } });
+    await notifyControl(tx, { kind: "scope", teamId: found.teamId, rootRunId: teamListenKey(found.teamId) });
     await appendAudit(tx, { teamId: found.teamId, actor, action: "fleet.resume", target: stopId, after: { reason: why } });
   });
   return getStop(p, stopId);

@@ -429,6 +429,11 @@ export const CONFIG = {
   QUIESCE_API_KEY: text({ group: "cli", doc: "Bearer API key for the CLI, SDK and adapters.", secret: true }),
   QUIESCE_API_KEY_FILE: text({ group: "cli", doc: "A file holding the API key, to keep it out of the agent's environment." }),
   QUIESCE_TIMEOUT_MS: int(1, 600_000, 10_000, { group: "cli", doc: "CLI request timeout (ms)." }),
+  QUIESCE_RUN_ID: text({
+    group: "cli",
+    doc: "Set by `quiesce exec` for its command: the supervised run. The Codex bridge registers its threads under it when given no `--run`.",
+  }),
+  QUIESCE_LEASE_ID: text({ group: "cli", doc: "Set by `quiesce exec` for its command: the supervised run's lease.", secret: true }),
   QUIESCE_OPERATOR_KEY: text({ group: "cli", doc: "Operator key for `quiesce drill`.", secret: true }),
   QUIESCE_AGENT_KEY: text({ group: "cli", doc: "Agent key for `quiesce drill`.", secret: true }),
   QUIESCE_WORKER_KEY: text({ group: "cli", doc: "Worker key for `quiesce demo`'s queue workers.", secret: true }),

@@ -4,12 +4,13 @@
 // Whatever approval mode the client asks for, the bridge imposes its own, so the command is asked
 // about and decided by the gate. Skips with a message when the binary cannot be installed (not in CI).
 import { spawn, type ChildProcessWithoutNullStreams } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { createInterface } from "node:readline";
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from "vitest";
 import { prisma } from "../../../lib/platform/db/prisma";
 import { closePool } from "../../../lib/platform/db/pool";
+import { readCmdline } from "../../../lib/agent/supervisor/proc";
 import { makeWorld, ROOT, stopChild, until, type World } from "../support";
 import { ensureClient, noEgressEnv, type ClientBinary } from "./clients";
 import { codexConfig, startFakeOpenAI, type FakeOpenAI } from "./fake-openai";
@@ -97,13 +98,13 @@ class Bridge {
   }
 }
 
-async function startBridge(env: Record<string, string> = {}): Promise<Bridge> {
+async function startBridge(env: Record<string, string> = {}, flags?: string[]): Promise<Bridge> {
   const parent = await w.agent.createRun({ taskId: "real-codex", title: "Codex session" });
   const work = path.join(dir, `work-${bridges.length}`);
   mkdirSync(work, { recursive: true });
   const child = spawn(
     process.execPath,
-    ["bin/quiesce-adapter.mjs", "codex-bridge", "--run", parent.runId, "--", codex!.bin, "app-server"],
+    ["bin/quiesce-adapter.mjs", "codex-bridge", ...(flags ?? ["--run", parent.runId]), "--", codex!.bin, "app-server"],
     {
       cwd: ROOT,
       stdio: ["pipe", "pipe", "pipe"],
@@ -250,4 +251,59 @@ describe("real codex app-server behind the bridge", { timeout: 240_000 }, () => 
     const refused = await b.request("turn/start", { threadId, input: [{ type: "text", text: "again" }] });
     expect(refused.error?.message).toMatch(/killed/);
   });
+
+  test("under --supervise: an interrupted turn's shell child is gone once the session's run is killed, listed in the evidence with how it ended", async (ctx) => {
+    if (!codex) return ctx.skip();
+    const b = await startBridge({ XDG_STATE_HOME: path.join(dir, "state") }, ["--supervise", "--grace", "0.5"]);
+    const t = await b.request("thread/start", { cwd: dir });
+    const threadId = t.result.thread.id as string;
+    // A duration no other test uses, so the process is ours: the turn's shell child.
+    const sleeper = `sleep ${900 + (process.pid % 90)}`;
+    fake.script([{ cmd: sleeper, escalate: true }, { text: "done" }]);
+    const r = await b.request("turn/start", { threadId, input: [{ type: "text", text: "wait a long time" }] });
+    expect(r.error, JSON.stringify(r.error)).toBeUndefined();
+    const thread = await until(() => prisma().run.findFirst({ where: { teamId: w.teamId, nativeThreadId: threadId } }), "thread run");
+    const supervised = await prisma().run.findUniqueOrThrow({ where: { id: thread.parentRunId! } });
+    expect(supervised).toMatchObject({ harness: "codex", taskId: "codex:app-server" });
+    const pids = await until(() => {
+      const found = pidsOf(sleeper);
+      return found.length ? found : null;
+    }, "the turn's shell child");
+
+    // The thread's own kill: the bridge interrupts the turn. The interrupt does not promise that the
+    // turn's shell child ends (sometimes it outlives it, sometimes not): the evidence says which.
+    await w.operator.kill(thread.id, "real codex under exec: kill the thread");
+    const done = await b.waitFor((m) => m.method === "turn/completed" && m.params?.turn?.id === r.result.turn.id, "the interrupted turn");
+    expect(done.params.turn.status).toBe("interrupted");
+    // The session's run: the supervisor empties the app-server's whole tree.
+    const { barrierId } = await w.operator.kill(supervised.id, "real codex under exec: kill");
+    const exit = await new Promise<number | null>((res) =>
+      b.child.exitCode !== null ? res(b.child.exitCode) : b.child.once("exit", (c) => res(c)),
+    );
+    expect(exit, b.stderr.slice(-3000)).toBe(137);
+    expect(
+      pids.filter((p) => pidsOf(sleeper).includes(p)),
+      "the shell child is gone",
+    ).toEqual([]);
+    const barrier = await prisma().barrier.findUniqueOrThrow({ where: { id: barrierId } });
+    expect(barrier.observedMeaning).toBe("process_terminated");
+    const acks = barrier.observedEvidence as {
+      runId: string;
+      evidence: { environment?: { processes: { pid: number; cmdline: string; ended: string; endedAt: string | null }[] } };
+    }[];
+    const procs = acks.find((a) => a.runId === supervised.id)?.evidence.environment?.processes ?? [];
+    const shell = procs.find((p) => pids.includes(p.pid));
+    expect(shell?.cmdline, JSON.stringify(procs)).toBe(sleeper);
+    expect(shell?.endedAt).not.toBeNull();
+    expect(shell?.ended).toMatch(/^(exited|after_sigterm|after_sigkill)$/);
+    expect(procs.find((p) => p.cmdline.includes("app-server"))?.ended).toMatch(/^after_sig(term|kill)$/);
+  });
 });
+
+/** pids of live processes whose command line is exactly `cmd`. */
+function pidsOf(cmd: string): number[] {
+  return readdirSync("/proc")
+    .filter((n) => /^\d+$/.test(n))
+    .map(Number)
+    .filter((pid) => readCmdline(pid) === cmd);
+}

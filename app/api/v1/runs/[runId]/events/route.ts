@@ -14,7 +14,7 @@ import { getRunView } from "@/lib/modules/runs";
 import { authenticateKey } from "@/lib/modules/keys";
 import { controlListener } from "@/lib/modules/stop";
 import { bearerSecret } from "@/lib/platform/auth/api-key";
-import type { WakeEvent } from "@/lib/agent/abort/control-event";
+import { teamListenKey, type WakeEvent } from "@/lib/agent/abort/control-event";
 import { setting } from "@/lib/platform/config";
 import { eventStreams } from "@/lib/modules/gate";
 
@@ -42,10 +42,23 @@ export const GET = apiRoute({ quota: eventStreams }, async ({ principal, params,
     },
     // Subscribed before answering: if the database is unreachable the client gets an error status,
     // not an open stream that would never deliver anything.
-    subscribe: (send) =>
-      controlListener().subscribe(run.rootRunId, (e: WakeEvent) => {
+    // The run's tree, and its team's fleet stops (a scope may match the run or an ancestor).
+    subscribe: async (send) => {
+      const onWake = (e: WakeEvent) => {
         if (e.kind === "resync") send(`event: resync\ndata: ${JSON.stringify({ rootRunId: run.rootRunId })}\n\n`);
         else if (e.teamId === principal.teamId) send(`event: control\ndata: ${JSON.stringify(e)}\n\n`);
-      }),
+      };
+      const offTree = await controlListener().subscribe(run.rootRunId, onWake);
+      try {
+        const offTeam = await controlListener().subscribe(teamListenKey(principal.teamId), (e) => e.kind !== "resync" && onWake(e));
+        return () => {
+          offTree();
+          offTeam();
+        };
+      } catch (err) {
+        offTree();
+        throw err;
+      }
+    },
   });
 });
