@@ -10,6 +10,8 @@ import { createPolicyVersion, dryRunPolicy, enablePolicy, getPolicy, listBudgets
 import { decideApproval, getApproval, listApprovals, sweepApprovals } from "../../lib/modules/approvals";
 import { pauseRun, resumeRun, completeOperation } from "../../lib/modules/runs";
 import { killRun } from "../../lib/modules/stop/kill";
+import { loadEvidenceFactsTx } from "../../lib/modules/stop/internal/evidence";
+import { buildReceipt } from "../../lib/control/evidence/receipt";
 import type { Principal } from "../../lib/platform/auth/principal";
 import type { Role } from "../../lib/control/types";
 import { makeChain, makeGateWorld, makeKey, makeUser, opKey, type FixtureKey, type FixtureRun } from "../support/fixtures";
@@ -349,6 +351,38 @@ describe("budgets", () => {
     expect(said(await ask(key, leaf, { operationId: c, cost: { usd: 0.3 } }))).toBe("allow allowed");
     await expect(completeOperation(strangerP, c, { outcome: "succeeded", cost: { usd: 0 } })).rejects.toMatchObject({ code: "forbidden" });
     expect(await used()).toBeCloseTo(0.5);
+  });
+
+  test("a stop gives back the reservation of a call it settled as cancelled without effect, keeps an unknown one, and the receipt lists both", async () => {
+    const { key, leaf, root, admin } = await world([{ name: "spend", effect: "budget", budget: { unit: "usd", limit: 10 } }]);
+    const [a, b] = [opKey("a"), opKey("b")];
+    for (const op of [a, b]) expect(said(await ask(key, leaf, { operationId: op, cost: { usd: 2 } }))).toBe("allow allowed");
+    const { barrierId } = await killRun(admin, root.runId, "stop the spend");
+    const rowOf = async (op: string) =>
+      (await prisma().operation.findUniqueOrThrow({ where: { teamId_operationId: { teamId: admin.teamId, operationId: op } } })).id;
+    for (const [op, state] of [
+      [a, "cancelled_without_effect"],
+      [b, "unknown"],
+    ] as const)
+      // the kill recorded the running calls; the engine's settlement is written here by hand
+      await prisma().settlement.update({
+        where: { barrierId_operationId: { barrierId, operationId: await rowOf(op) } },
+        data: { settledState: state, settledAt: new Date() },
+      });
+    expect((await listBudgets(admin))[0]!.usage[0]!.used).toBe(2);
+    const now = new Date();
+    const facts = await prisma().$transaction((tx) => loadEvidenceFactsTx(tx, barrierId, now));
+    const { body } = buildReceipt(facts, { version: 1, previousDigest: null, verifiedAt: now });
+    expect((body as { budget_reservations?: unknown[] }).budget_reservations).toEqual([
+      expect.objectContaining({
+        operation_id: a,
+        budget: "spend",
+        unit: "usd",
+        state: "released",
+        release_cause: "cancelled_without_effect",
+      }),
+      expect.objectContaining({ operation_id: b, budget: "spend", unit: "usd", state: "held", release_cause: null }),
+    ]);
   });
 
   test("crossing a budget trips the tree's breaker once, audited (never a kill)", async () => {

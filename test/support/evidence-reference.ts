@@ -127,6 +127,10 @@ export async function referenceEvidenceFactsTx(
     include: { operation: { select: { operationId: true } }, assignee: { select: { email: true } } },
     orderBy: [{ createdAt: "asc" }, { id: "asc" }],
   });
+  const reservations = await tx.budgetReservation.findMany({
+    where: { runId: { in: runIds } },
+    orderBy: [{ createdAt: "asc" }, { id: "asc" }],
+  });
   const changers = await tx.user.findMany({
     where: { id: { in: recoveries.map((r) => /^user:([^ ]+)/.exec(r.changedBy ?? "")?.[1]).filter((x): x is string => !!x) } },
     select: { id: true, email: true },
@@ -279,6 +283,15 @@ export async function referenceEvidenceFactsTx(
       evidence: r.evidence,
       verifiedAt: r.verifiedAt?.toISOString() ?? null,
       verifiedEffect: r.verifiedEffect,
+    })),
+    budgetReservations: reservations.map((r) => ({
+      operationId: r.operationId,
+      budget: r.budget,
+      unit: r.unit,
+      amount: r.amount.toString(),
+      actual: r.actual?.toString() ?? null,
+      state: r.state as "held" | "settled" | "released",
+      releaseCause: r.releaseCause,
     })),
     lateRequestsDenied: await countLateRequestsTx(tx, b.teamId, runIds, b.requestedAt),
     receipts: receipts.map((r) => ({ version: r.version, decision: r.decision, digest: r.digest, verifiedAt: r.verifiedAt })),

@@ -7,6 +7,17 @@
 import { describeObservedMeaning, OBSERVED_MEANINGS, type BarrierPhase, type ObservedMeaning } from "../barrier";
 import type { OperationState } from "../types";
 import { recoverySentence, type RecoveryFact } from "../recovery";
+
+/** A budget reservation of an operation: released when the work never started, kept when its outcome is unknown. */
+export interface BudgetReservationFact {
+  operationId: string;
+  budget: string;
+  unit: string;
+  amount: string;
+  actual: string | null;
+  state: "held" | "settled" | "released";
+  releaseCause: string | null;
+}
 import {
   deriveEnvironment,
   environmentMeaning,
@@ -139,6 +150,8 @@ export interface EvidenceFacts {
   claims?: ClaimFact[];
   /** Recovery items of the subtree's completed effects (docs/evidence.md#recovery; none when omitted). */
   recoveries?: RecoveryFact[];
+  /** Budget reservations of the subtree's operations (docs/policies.md#budgets; none when omitted). */
+  budgetReservations?: BudgetReservationFact[];
   /** Denied requests of THIS team about runs of the subtree since the stop was requested. */
   lateRequestsDenied: number;
   receipts: { version: number; decision: ReceiptDecision; digest: string; verifiedAt: Date }[];

@@ -139,6 +139,21 @@ export function buildReceipt(facts: EvidenceFacts, issue: ReceiptIssue) {
       verified_at: r.verifiedAt ?? null,
       verified_effect: r.verifiedEffect ?? null,
     })),
+    // What each budget reservation of the subtree became: given back by the stop when the work never started,
+    // kept while its outcome is unknown (the spend may have happened) — docs/policies.md#budgets.
+    ...((facts.budgetReservations ?? []).length > 0
+      ? {
+          budget_reservations: facts.budgetReservations!.map((r) => ({
+            operation_id: r.operationId,
+            budget: r.budget,
+            unit: r.unit,
+            amount: r.amount,
+            actual: r.actual,
+            state: r.state,
+            release_cause: r.releaseCause,
+          })),
+        }
+      : {}),
     // Per run, what its supervisor proved about its processes — and nothing for a run without one
     // (docs/evidence.md#the-environment).
     environment: environmentSection(facts, ev),
@@ -299,6 +314,12 @@ const KEY_ORDER = [
   "source",
   "detail",
   "recovery",
+  "budget_reservations",
+  "budget",
+  "unit",
+  "amount",
+  "actual",
+  "release_cause",
   "owner",
   "note",
   "verified_effect",

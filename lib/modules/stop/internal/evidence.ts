@@ -293,6 +293,21 @@ export async function loadEvidenceFactsManyTx(tx: Tx, barrierIds: string[], now:
     "ri.created_at, ri.id",
   );
 
+  const reservationsOf = await perOperation<{
+    barrier_id: string;
+    operation_id: string;
+    budget: string;
+    unit: string;
+    amount: string;
+    actual: string | null;
+    state: "held" | "settled" | "released";
+    release_cause: string | null;
+  }>(
+    "br.budget, br.unit, trim_scale(br.amount)::text AS amount, trim_scale(br.actual)::text AS actual, br.state, br.release_cause",
+    "JOIN budget_reservations br ON br.operation_row_id = o.id",
+    "br.created_at, br.id",
+  );
+
   const receiptRows = await tx.$queryRawUnsafe<
     { barrier_id: string; version: number; decision: "stopped_and_quiet" | "stop_incomplete"; digest: string; verified_at: Date }[]
   >(
@@ -438,6 +453,15 @@ export async function loadEvidenceFactsManyTx(tx: Tx, barrierIds: string[], now:
         evidence: r.evidence,
         verifiedAt: iso(r.verified_at),
         verifiedEffect: r.verified_effect,
+      })),
+      budgetReservations: (reservationsOf.get(b.id) ?? []).map((r) => ({
+        operationId: r.operation_id,
+        budget: r.budget,
+        unit: r.unit,
+        amount: r.amount,
+        actual: r.actual,
+        state: r.state,
+        releaseCause: r.release_cause,
       })),
       lateRequestsDenied: lateOf.get(b.id) ?? 0,
       receipts: (receiptsOf.get(b.id) ?? []).map((r) => ({
