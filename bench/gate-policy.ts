@@ -56,9 +56,12 @@ function op(c: Caller, denials: { n: number; last?: string }): Op {
   };
 }
 
-export async function policyGateAb(
-  ctx: { concurrencies: number[]; iterations: number; warmup: number; log: (l: string) => void },
-): Promise<{ table: BenchTable; data: Record<string, Record<number, Stats[]>> }> {
+export async function policyGateAb(ctx: {
+  concurrencies: number[];
+  iterations: number;
+  warmup: number;
+  log: (l: string) => void;
+}): Promise<{ table: BenchTable; data: Record<string, Record<number, Stats[]>> }> {
   const maxC = Math.max(...ctx.concurrencies);
   const sides = {
     free: await team("policy-free", maxC),
