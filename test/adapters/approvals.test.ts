@@ -2,18 +2,23 @@
 // calls wait for a person's yes (or refuses them); the person answers through the approvals API, and
 // each adapter, run as its own process as a harness would start it, holds the call and then goes on or
 // refuses — the Claude Code hook (and its timeout into deny or ask), the MCP gateway and the Codex bridge.
-import { rmSync } from "node:fs";
+import { existsSync, readFileSync, rmSync } from "node:fs";
 import path from "node:path";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { prisma } from "../../lib/platform/db/prisma";
 import { closePool } from "../../lib/platform/db/pool";
 import { createPolicyVersion, enablePolicy } from "../../lib/modules/policy";
 import type { Principal } from "../../lib/platform/auth/principal";
 import { makeUser } from "../support/fixtures";
-import { makeWorld, opRow, ROOT, runProcess, tempDir, until, type World } from "./support";
+import { FIXTURES, makeWorld, opRow, ROOT, runProcess, tempDir, TSX, until, type World } from "./support";
 
 let w: World;
 let stateDir: string;
+const dirs: string[] = [];
+const clients: Client[] = [];
 beforeAll(async () => {
   w = await makeWorld();
   stateDir = tempDir("approvals-hook");
@@ -31,8 +36,9 @@ beforeAll(async () => {
   await enablePolicy(admin, { version: v.version, reason: "adapter tests" });
 }, 60_000);
 afterAll(async () => {
+  await Promise.allSettled(clients.map((c) => c.close()));
   await w?.api.close();
-  if (stateDir) rmSync(stateDir, { recursive: true, force: true });
+  for (const d of [stateDir, ...dirs]) if (d) rmSync(d, { recursive: true, force: true });
   await closePool();
   await prisma().$disconnect();
 });
@@ -130,5 +136,98 @@ describe("Claude Code hook", { timeout: 120_000 }, () => {
     expect((await hook(pre(toolUseId(), "Spend"))).stdout).toBe("");
     const spent = await hook(pre(toolUseId(), "Spend"));
     expect(spent.json!.hookSpecificOutput.permissionDecisionReason).toContain('a spending budget is exhausted (budget "one-spend")');
+  });
+});
+
+describe("MCP gateway", { timeout: 120_000 }, () => {
+  /** The gateway as an MCP client config starts it (as in mcp-gateway.test.ts), with its approval wait. */
+  async function startGateway(approvalWaitMs: number) {
+    const parent = await w.agent.createRun({ taskId: "mcp-approvals-test", harness: "custom", title: "agent using MCP" });
+    const markers = tempDir("mcp-approvals");
+    dirs.push(markers);
+    const transport = new StdioClientTransport({
+      command: TSX,
+      args: [
+        "--conditions=react-server",
+        "bin/quiesce.ts",
+        "mcp-gateway",
+        "--run",
+        parent.runId,
+        "--lease",
+        parent.leaseId,
+        "--",
+        process.execPath,
+        path.join(FIXTURES, "mcp-server.mjs"),
+      ],
+      cwd: ROOT,
+      env: {
+        ...process.env,
+        QUIESCE_URL: w.api.url,
+        QUIESCE_API_KEY: w.gatewayKey,
+        FIXTURE_MARKER_DIR: markers,
+        QUIESCE_APPROVAL_WAIT_MS: String(approvalWaitMs),
+      } as Record<string, string>,
+      stderr: "pipe",
+    });
+    let stderr = "";
+    transport.stderr?.on("data", (d) => (stderr += d));
+    const client = new Client({ name: "approvals-test", version: "1.0.0" });
+    await client.connect(transport);
+    clients.push(client);
+    const upstream = () => {
+      const f = path.join(markers, "requests.jsonl");
+      return existsSync(f) ? readFileSync(f, "utf8").trim().split("\n").filter(Boolean) : [];
+    };
+    return { client, upstream, stderr: () => stderr };
+  }
+  const text = (r: CallToolResult) => (r.content[0] as { text: string }).text;
+  const pendingEcho = () =>
+    until(
+      () =>
+        prisma().approval.findFirst({
+          where: { teamId: w.teamId, tool: "echo", state: "pending", usedAt: null },
+          orderBy: { createdAt: "desc" },
+        }),
+      "a pending approval for echo",
+    );
+
+  test("a tools/call awaiting approval is held (progress names the approval), then forwarded once a person approves", async () => {
+    const g = await startGateway(120_000);
+    const messages: string[] = [];
+    const call = g.client.callTool({ name: "echo", arguments: { text: "ship it" } }, undefined, {
+      timeout: 110_000,
+      onprogress: (p) => void messages.push(p.message ?? ""),
+    });
+    const a = await pendingEcho();
+    expect(a.arguments).toEqual({ text: "ship it" });
+    await until(() => messages.some((m) => m.includes(a.id)), "progress naming the approval");
+    expect(g.upstream()).toEqual([]); // nothing reached the upstream while held
+    await w.operator.decideApproval(a.id, { decision: "approve" });
+    const r = (await call) as CallToolResult;
+    expect(r.isError).toBeFalsy();
+    expect(text(r)).toBe("ship it");
+    expect(await opRow(w.teamId, a.operationId)).toMatchObject({ state: "succeeded", tool: "echo" });
+    expect(g.stderr()).toContain(`approval ${a.id}`);
+
+    // A no: a tool error naming the approval; nothing reaches the upstream.
+    const denied = g.client.callTool({ name: "echo", arguments: { text: "again" } });
+    const b = await pendingEcho();
+    await w.operator.decideApproval(b.id, { decision: "deny" });
+    const d = (await denied) as CallToolResult;
+    expect(d.isError).toBe(true);
+    expect(text(d)).toContain(`a person denied this call (approval ${b.id})`);
+    expect(d._meta?.["dev.quiesce/gate"]).toMatchObject({ decision: "deny", reason: "approval_denied", approvalId: b.id });
+    expect(g.upstream()).toHaveLength(1);
+  });
+
+  test("nobody answers within the gateway's wait: refused with a clear text, never forwarded", async () => {
+    const g = await startGateway(1500);
+    const r = (await g.client.callTool({ name: "echo", arguments: { text: "late" } })) as CallToolResult;
+    expect(r.isError).toBe(true);
+    expect(text(r)).toMatch(
+      /^Quiesce denied echo: this call waits for a person's approval \(approval apr_\S+\) \(nobody answered within \d+ s/,
+    );
+    expect(r._meta?.["dev.quiesce/gate"]).toMatchObject({ reason: "awaiting_approval" });
+    expect(g.upstream()).toEqual([]);
   });
 });
