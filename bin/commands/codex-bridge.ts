@@ -28,6 +28,17 @@ export const codexBridgeCommand: Command = {
       throw new UsageError("--lease: the parent run's lease id, with --run");
     const { cfg, client } = adapterSetup({ url: values.url, key: values.key });
     const maxHoldMs = setting("QUIESCE_CODEX_MAX_HOLD_MS");
-    return runBridge({ cfg, client, parentRunId: values.run, parentLeaseId: values.lease, taskId: values.task, command, args, maxHoldMs });
+    const approvalWaitMs = setting("QUIESCE_APPROVAL_WAIT_MS");
+    return runBridge({
+      cfg,
+      client,
+      parentRunId: values.run,
+      parentLeaseId: values.lease,
+      taskId: values.task,
+      command,
+      args,
+      maxHoldMs,
+      approvalWaitMs,
+    });
   },
 };

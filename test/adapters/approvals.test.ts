@@ -2,8 +2,10 @@
 // calls wait for a person's yes (or refuses them); the person answers through the approvals API, and
 // each adapter, run as its own process as a harness would start it, holds the call and then goes on or
 // refuses — the Claude Code hook (and its timeout into deny or ask), the MCP gateway and the Codex bridge.
+import { spawn } from "node:child_process";
 import { existsSync, readFileSync, rmSync } from "node:fs";
 import path from "node:path";
+import { createInterface } from "node:readline";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
@@ -13,12 +15,13 @@ import { closePool } from "../../lib/platform/db/pool";
 import { createPolicyVersion, enablePolicy } from "../../lib/modules/policy";
 import type { Principal } from "../../lib/platform/auth/principal";
 import { makeUser } from "../support/fixtures";
-import { FIXTURES, makeWorld, opRow, ROOT, runProcess, tempDir, TSX, until, type World } from "./support";
+import { FIXTURES, makeWorld, opRow, ROOT, runProcess, stopChild, tempDir, TSX, until, type World } from "./support";
 
 let w: World;
 let stateDir: string;
 const dirs: string[] = [];
 const clients: Client[] = [];
+const children: ReturnType<typeof spawn>[] = [];
 beforeAll(async () => {
   w = await makeWorld();
   stateDir = tempDir("approvals-hook");
@@ -36,7 +39,7 @@ beforeAll(async () => {
   await enablePolicy(admin, { version: v.version, reason: "adapter tests" });
 }, 60_000);
 afterAll(async () => {
-  await Promise.allSettled(clients.map((c) => c.close()));
+  await Promise.allSettled([...clients.map((c) => c.close()), ...children.map((c) => stopChild(c))]);
   await w?.api.close();
   for (const d of [stateDir, ...dirs]) if (d) rmSync(d, { recursive: true, force: true });
   await closePool();
@@ -229,5 +232,109 @@ describe("MCP gateway", { timeout: 120_000 }, () => {
     );
     expect(r._meta?.["dev.quiesce/gate"]).toMatchObject({ reason: "awaiting_approval" });
     expect(g.upstream()).toEqual([]);
+  });
+});
+
+describe("Codex bridge", { timeout: 120_000 }, () => {
+  type Msg = { id?: number | string; method?: string; params?: any; result?: any };
+  /** A JSON-RPC client of the bridge (as in codex-bridge.test.ts), which runs the scripted app-server. */
+  async function startBridge(approvalWaitMs: number) {
+    const parent = await w.agent.createRun({ taskId: "codex-approvals-test", title: "Codex session" });
+    const dir = tempDir("codex-approvals");
+    dirs.push(dir);
+    const child = spawn(
+      process.execPath,
+      [
+        "bin/quiesce-adapter.mjs",
+        "codex-bridge",
+        "--run",
+        parent.runId,
+        "--",
+        process.execPath,
+        path.join(FIXTURES, "codex-app-server.mjs"),
+      ],
+      {
+        cwd: ROOT,
+        stdio: ["pipe", "pipe", "pipe"],
+        env: {
+          ...process.env,
+          QUIESCE_URL: w.api.url,
+          QUIESCE_API_KEY: w.agentKey,
+          QUIESCE_APPROVAL_WAIT_MS: String(approvalWaitMs),
+          FIXTURE_LOG: path.join(dir, "app-server.log"),
+          FIXTURE_EFFECT_DIR: dir,
+        },
+      },
+    );
+    children.push(child);
+    const seen: Msg[] = [];
+    let stderr = "";
+    child.stderr!.on("data", (d) => (stderr += d));
+    createInterface({ input: child.stdout! }).on("line", (line) => seen.push(JSON.parse(line) as Msg));
+    let next = 1;
+    const request = async (method: string, params: unknown) => {
+      const id = next++;
+      child.stdin!.write(`${JSON.stringify({ method, id, params })}\n`);
+      return until(() => seen.find((m) => m.id === id && m.method === undefined), `${method} answered`);
+    };
+    await request("initialize", { clientInfo: { name: "quiesce_test", title: "Quiesce test", version: "0.0.1" } });
+    child.stdin!.write(`${JSON.stringify({ method: "initialized" })}\n`);
+    const threadId = (await request("thread/start", { cwd: "/work" })).result.thread.id as string;
+    /** The decisions the app-server received for its approval requests. */
+    const decisions = () =>
+      existsSync(path.join(dir, "app-server.log"))
+        ? readFileSync(path.join(dir, "app-server.log"), "utf8")
+            .trim()
+            .split("\n")
+            .filter(Boolean)
+            .map((l) => JSON.parse(l) as Msg)
+            .filter((m) => m.method === undefined && m.result?.decision !== undefined)
+            .map((m) => m.result.decision as string)
+        : [];
+    const turn = async (text: string) =>
+      (await request("turn/start", { threadId, input: [{ type: "text", text }] })).result.turn.id as string;
+    return { seen, decisions, turn, stderr: () => stderr };
+  }
+  const pendingCommand = () =>
+    until(
+      () =>
+        prisma().approval.findFirst({
+          where: { teamId: w.teamId, tool: "codex.commandExecution", state: "pending", usedAt: null },
+          orderBy: { createdAt: "desc" },
+        }),
+      "a pending approval for a Codex command",
+    );
+
+  test("Codex's approval request stays pending until the person answers: approve → accept, deny → decline", async () => {
+    const b = await startBridge(120_000);
+    const turnId = await b.turn("run: deploy preview");
+    const a = await pendingCommand();
+    expect(a.arguments).toMatchObject({
+      command: "deploy preview",
+      cwd: "/work",
+      item: { type: "commandExecution", command: "deploy preview" },
+    });
+    expect(b.decisions()).toEqual([]); // Codex is still waiting for its answer
+    await until(() => b.stderr().includes(`approval ${a.id}`), "the bridge names the approval");
+    await w.operator.decideApproval(a.id, { decision: "approve" });
+    await until(() => b.seen.find((m) => m.method === "turn/completed" && m.params.turn.id === turnId), "the turn completes");
+    expect(b.decisions()).toEqual(["accept"]);
+    expect(await opRow(w.teamId, a.operationId)).toMatchObject({ state: "succeeded", tool: "codex.commandExecution" });
+
+    await b.turn("run: drop the database");
+    const d = await pendingCommand();
+    await w.operator.decideApproval(d.id, { decision: "deny", note: "no" });
+    await until(() => b.decisions().length === 2, "the second decision");
+    expect(b.decisions()).toEqual(["accept", "decline"]); // this action only; the session goes on
+    expect(b.stderr()).toContain(`a person denied this call (approval ${d.id})`);
+  });
+
+  test("nobody answers within the bridge's wait: decline", async () => {
+    const b = await startBridge(1500);
+    await b.turn("run: deploy production");
+    const a = await pendingCommand();
+    await until(() => b.decisions().length === 1, "a decision");
+    expect(b.decisions()).toEqual(["decline"]);
+    expect((await w.agent.getApproval(a.id)).state).toBe("pending"); // it simply lapses later
   });
 });
