@@ -319,14 +319,15 @@ describe("Codex bridge", { timeout: 120_000 }, () => {
     await w.operator.decideApproval(a.id, { decision: "approve" });
     await until(() => b.seen.find((m) => m.method === "turn/completed" && m.params.turn.id === turnId), "the turn completes");
     expect(b.decisions()).toEqual(["accept"]);
-    expect(await opRow(w.teamId, a.operationId)).toMatchObject({ state: "succeeded", tool: "codex.commandExecution" });
+    // Reported after item/completed, independently of the turn's end.
+    await until(async () => (await opRow(w.teamId, a.operationId))?.state === "succeeded", "the command reported succeeded");
 
     await b.turn("run: drop the database");
     const d = await pendingCommand();
     await w.operator.decideApproval(d.id, { decision: "deny", note: "no" });
     await until(() => b.decisions().length === 2, "the second decision");
     expect(b.decisions()).toEqual(["accept", "decline"]); // this action only; the session goes on
-    expect(b.stderr()).toContain(`a person denied this call (approval ${d.id})`);
+    await until(() => b.stderr().includes(`a person denied this call (approval ${d.id})`), "the refusal in words");
   });
 
   test("nobody answers within the bridge's wait: decline", async () => {
