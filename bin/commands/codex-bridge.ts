@@ -72,6 +72,7 @@ export const codexBridgeCommand: Command = {
     // Under `quiesce exec` the threads are children of the supervised run, so a stop of it reaches them.
     const parentRunId = values.run ?? setting("QUIESCE_RUN_ID");
     const parentLeaseId = values.run !== undefined ? values.lease : setting("QUIESCE_LEASE_ID");
-    return runBridge({ cfg, client, parentRunId, parentLeaseId, taskId: values.task, command, args, maxHoldMs });
+    const approvalWaitMs = setting("QUIESCE_APPROVAL_WAIT_MS");
+    return runBridge({ cfg, client, parentRunId, parentLeaseId, taskId: values.task, command, args, maxHoldMs, approvalWaitMs });
   },
 };

@@ -68,6 +68,7 @@ export const mcpGatewayCommand: Command = {
       upstreamUrl,
       listen,
       callTimeoutMs: setting("QUIESCE_MCP_CALL_TIMEOUT_MS"),
+      approvalWaitMs: setting("QUIESCE_APPROVAL_WAIT_MS"),
     });
   },
 };

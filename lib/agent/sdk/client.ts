@@ -21,7 +21,10 @@ import type { LedgerView, RestartView } from "../../schemas/restart";
 import { ledgerAnswer, type LedgerEntry } from "../../control/restart";
 import { QuiesceApiError, QuiesceConfigError, QuiesceUnreachableError, newRequestId } from "./errors";
 import { subscribe as subscribeEvents, type RunEvent } from "./events";
+import { askGate, type AskGateOptions, type HoldOutcome } from "./hold";
+import type { ApprovalView } from "../../schemas/policy";
 import { setting } from "../../platform/config";
+import { Doorbell } from "../../platform/wait";
 
 export { QuiesceApiError, QuiesceConfigError, QuiesceUnreachableError };
 
@@ -33,6 +36,8 @@ export interface QuiesceClientOptions {
   /** Per-request timeout; default 5000 ms. */
   timeoutMs?: number;
   fetch?: typeof fetch;
+  /** The fetch for the event stream, a response read while it arrives; default `fetch`. */
+  streamFetch?: typeof fetch;
   /**
    * W3C trace context sent as `traceparent` on every call, so the control plane's spans (gate
    * decisions, kills) join the agent's trace: a header value, or a function returning the current one
@@ -67,6 +72,7 @@ export class QuiesceClient {
   readonly timeoutMs: number;
   private readonly apiKey: string | undefined;
   private readonly fetchImpl: typeof fetch;
+  private readonly streamFetch: typeof fetch;
   private readonly traceparent: QuiesceClientOptions["traceparent"];
 
   constructor(options: QuiesceClientOptions = {}) {
@@ -76,6 +82,7 @@ export class QuiesceClient {
     this.apiKey = options.apiKey ?? setting("QUIESCE_API_KEY");
     this.timeoutMs = options.timeoutMs ?? 5000;
     this.fetchImpl = options.fetch ?? globalThis.fetch.bind(globalThis);
+    this.streamFetch = options.streamFetch ?? this.fetchImpl;
     this.traceparent = options.traceparent ?? (process.env.TRACEPARENT || undefined);
   }
 
@@ -167,6 +174,42 @@ export class QuiesceClient {
     const a = entry ? ledgerAnswer(entry, body.runId) : null;
     if (a && "local" in a) return Promise.resolve(a.local);
     return this.call("POST", "/api/v1/gate", a ? { ...body, operationId: a.operationId } : body);
+  }
+
+  /**
+   * Asks the gate and waits while it holds (askGate): a pause per `maxHoldMs`, a person's approval per
+   * `maxApprovalWaitMs`. Without a `wake` of the caller's own, the run's event stream is opened when the
+   * call starts waiting for an approval, so the answer wakes the wait; if it cannot be opened, the
+   * periodic re-ask still finds the answer.
+   */
+  async gateAndWait(body: GateBody, o: AskGateOptions<GateResponse> = {}): Promise<HoldOutcome<GateResponse>> {
+    if (o.wake) return askGate(() => this.gate(body), o);
+    const bell = new Doorbell();
+    const stop = new AbortController();
+    let listening = false;
+    try {
+      return await askGate(() => this.gate(body), {
+        ...o,
+        wake: () => bell.signal,
+        onApproval: async (approvalId, answer) => {
+          await o.onApproval?.(approvalId, answer);
+          if (listening) return;
+          listening = true;
+          await this.subscribe(body.runId, () => bell.ring(), stop.signal).catch(() => undefined);
+        },
+      });
+    } finally {
+      stop.abort();
+    }
+  }
+
+  // ── approvals (docs/adapters.md#approvals-and-budgets) ──
+  getApproval(approvalId: string): Promise<ApprovalView> {
+    return this.call("GET", `/api/v1/approvals/${enc(approvalId)}`);
+  }
+  /** A person answers (their operator key; never the run's holder). */
+  decideApproval(approvalId: string, body: { decision: "approve" | "deny"; note?: string }): Promise<ApprovalView> {
+    return this.call("POST", `/api/v1/approvals/${enc(approvalId)}/decision`, body);
   }
 
   // ── restart on settled ground (docs/evidence.md#restart) ──
@@ -291,7 +334,7 @@ export class QuiesceClient {
   /** Server-sent control events of the run's tree (lib/agent/sdk/events.ts); resolves once live. */
   subscribe(runId: string, onEvent: (e: RunEvent) => void, signal: AbortSignal): Promise<void> {
     return subscribeEvents(
-      { url: this.url, apiKey: this.apiKey ?? "", fetch: this.fetchImpl, timeoutMs: this.timeoutMs },
+      { url: this.url, apiKey: this.apiKey ?? "", fetch: this.streamFetch, timeoutMs: this.timeoutMs },
       runId,
       onEvent,
       signal,

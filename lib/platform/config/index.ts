@@ -461,6 +461,18 @@ export const CONFIG = {
     group: "adapters",
     doc: "Deadline of one Claude Code hook invocation (ms); it blocks when passed.",
   }),
+  QUIESCE_HOOK_APPROVAL_WAIT_MS: int(0, 600_000, 20_000, {
+    group: "adapters",
+    doc: "How long the Claude Code hook holds a call waiting for a person's approval (ms); keep it inside Claude Code's hook timeout. 0: no wait.",
+  }),
+  QUIESCE_HOOK_APPROVAL_TIMEOUT: oneOf(["deny", "ask"], "deny", {
+    group: "adapters",
+    doc: "The hook's answer when nobody approved in time: deny the call, or ask the person at the terminal (the call is then not admitted by Quiesce).",
+  }),
+  QUIESCE_APPROVAL_WAIT_MS: int(0, DAY_S * 1000, 900_000, {
+    group: "adapters",
+    doc: "How long the MCP gateway and the Codex bridge hold a call waiting for a person's approval before refusing it (ms).",
+  }),
   QUIESCE_HOOK_STATE_DIR: text({
     group: "adapters",
     doc: "Where the Claude Code hook keeps session state. Default: $XDG_STATE_HOME/quiesce.",

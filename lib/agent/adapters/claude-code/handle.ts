@@ -2,7 +2,9 @@
 // thrown here becomes exit 2 in main.ts (Claude Code treats a crashing or timed-out hook as allow).
 //   SessionStart   registers the session's run (idempotent on session_id) and caches the mapping
 //   SubagentStart  registers a child run under it, keyed by agent_id
-//   PreToolUse     asks the gate; tool_use_id is the operationId; inside a subagent the child run asks
+//   PreToolUse     asks the gate (tool_use_id is the operationId, tool_input the arguments); inside a
+//                  subagent the child run asks; a call awaiting a person's approval is held up to
+//                  approvalWaitMs, then denied or handed to the user's own prompt (approvalTimeout)
 //   SessionEnd     reports every allowed call of the session that never got an outcome as
 //                  aborted_unknown (an interrupted call: Claude Code sends no PostToolUseFailure for
 //                  it), then marks the session's run finished (docs/fleet-stop.md#run-completion)
@@ -10,9 +12,10 @@
 //                  tool was stopped part-way and its effect is unknown: outcome aborted_unknown)
 import path from "node:path";
 import type { QuiesceClient } from "../../sdk/client";
-import { QuiesceApiError, REVOKED_REASONS, reasonText } from "../common/control";
+import { answerText, QuiesceApiError, REVOKED_REASONS, reasonText } from "../common/control";
+import { callArguments } from "../../sdk/arguments";
 import type { HookInput, PostToolUseInput, PreToolUseInput } from "./input";
-import { denyToolUse, stopClaude, STOP_PREFIX, type HookOutput } from "./output";
+import { askUser, denyToolUse, stopClaude, STOP_PREFIX, type HookOutput } from "./output";
 import type { Binding, SessionStore } from "./state";
 import { transcriptLineage } from "./lineage";
 
@@ -22,6 +25,16 @@ export interface HookContext {
   /** taskId for the session run; default "claude-code:<session_id>". */
   taskId?: string;
   leaseTtlSeconds?: number;
+  /** How long a call waits for a person's approval; 0 or unset: not at all. */
+  approvalWaitMs?: number;
+  /** The answer when nobody approved in time: "deny", or "ask" the person at the terminal. */
+  approvalTimeout?: "deny" | "ask";
+  /** Re-ask period while waiting, when no event wakes the wait (tests shorten it). */
+  approvalRecheckMs?: number;
+  /** Said to the user while the hook runs (stderr: Claude Code shows it in its transcript view). */
+  notice?: (line: string) => void;
+  /** The hook's own deadline must cover a wait for an approval (main.ts moves it). */
+  extendDeadline?: (ms: number) => void;
 }
 
 export interface HookResult {
@@ -115,23 +128,61 @@ async function preToolUse(ctx: HookContext, input: PreToolUseInput): Promise<Hoo
       return { exitCode: 0, stdout: denyToolUse(`Quiesce denied ${input.tool_name}: ${FORK_OF_KILLED}.`, stopText(FORK_OF_KILLED)) };
     throw err;
   }
-  const ans = await ctx.client.gate({
-    runId: b.runId,
-    leaseId: b.leaseId,
-    epoch: b.epoch,
-    operationId: input.tool_use_id,
-    tool: input.tool_name,
-  });
+  const args = callArguments(input.tool_input);
+  const waitMs = ctx.approvalWaitMs ?? 0;
+  let waitedFor: string | undefined;
+  const out = await ctx.client.gateAndWait(
+    {
+      runId: b.runId,
+      leaseId: b.leaseId,
+      epoch: b.epoch,
+      operationId: input.tool_use_id,
+      tool: input.tool_name,
+      ...(args ? { arguments: args } : {}),
+    },
+    {
+      // Claude Code cannot wait inside a hook past its own timeout: a pause is not waited for; a
+      // person's approval is, for as long as the setting allows.
+      maxHoldMs: 0,
+      maxApprovalWaitMs: waitMs,
+      ...(ctx.approvalRecheckMs ? { approvalRecheckMs: ctx.approvalRecheckMs } : {}),
+      onApproval: (approvalId) => {
+        waitedFor = approvalId;
+        ctx.extendDeadline?.(waitMs);
+        ctx.notice?.(
+          `Quiesce: ${input.tool_name} waits for a person to answer approval ${approvalId} (up to ${Math.round(waitMs / 1000)} s; run ${b.runId})`,
+        );
+      },
+    },
+  );
+  const ans = out.answer;
+  if (!ans) throw new Error("the gate was not asked"); // no signal is passed: never cancelled
   if (ans.decision === "allow") {
     ctx.store.markRunning(input.session_id, input.tool_use_id);
+    if (waitedFor) ctx.notice?.(`Quiesce: approval ${waitedFor} given; ${input.tool_name} goes ahead`);
     return { exitCode: 0 };
   }
-  if (ans.decision === "hold") {
-    // Claude Code cannot wait inside a hook past its own timeout, so a pause denies THIS call with a
-    // retry hint; the next call asks the gate afresh. Never allow while paused.
+  if (ans.reason === "awaiting_approval") {
+    const id = ans.approvalId ?? waitedFor ?? "?";
+    const waited = waitMs > 0 ? `was not answered within ${Math.round(waitMs / 1000)} s` : "is not answered yet";
+    if (ctx.approvalTimeout === "ask")
+      return {
+        exitCode: 0,
+        stdout: askUser(
+          `Quiesce: approval ${id} for ${input.tool_name} ${waited}. Allow it only if you would approve it yourself: Quiesce has not admitted this call (run ${b.runId}).`,
+        ),
+      };
+    const tell = `Quiesce: approval ${id} for ${input.tool_name} ${waited}; the call was refused (a retry asks for a new approval).`;
+    return {
+      exitCode: 0,
+      stdout: denyToolUse(`Quiesce denied ${input.tool_name}: approval ${id} ${waited} (run ${b.runId}).`, undefined, tell),
+    };
+  }
+  if (ans.decision === "hold" && ans.reason === "paused") {
+    // A pause denies THIS call with a retry hint; the next call asks the gate afresh. Never allow while paused.
     return { exitCode: 0, stdout: denyToolUse(`Quiesce: ${reasonText("paused")} (run ${b.runId}).`) };
   }
-  const why = `Quiesce denied ${input.tool_name}: ${reasonText(ans.reason)} (run ${b.runId}, reason ${ans.reason}).`;
+  const why = `Quiesce denied ${input.tool_name}: ${answerText(ans)} (run ${b.runId}, reason ${ans.reason}).`;
   if (REVOKED_REASONS.has(ans.reason)) return { exitCode: 0, stdout: denyToolUse(why, stopText(reasonText(ans.reason))) };
   return { exitCode: 0, stdout: denyToolUse(why) };
 }
@@ -155,6 +206,10 @@ async function postToolUse(ctx: HookContext, input: PostToolUseInput): Promise<H
     // 409 on a killed tree: the report was kept as barrier evidence; Claude must stop now.
     if (err instanceof QuiesceApiError && err.status === 409) {
       return { exitCode: 0, stdout: stopClaude(stopText(reasonText("killed"))) };
+    }
+    // A call the user let through at an approval timeout (`ask`) was never admitted: nothing to report.
+    if (err instanceof QuiesceApiError && err.status === 404 && !ctx.store.unsettled(input.session_id).includes(input.tool_use_id)) {
+      return { exitCode: 0, stderr: `quiesce hook: ${input.tool_use_id} was not admitted by Quiesce; no outcome recorded` };
     }
     throw err;
   }

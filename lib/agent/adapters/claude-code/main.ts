@@ -66,11 +66,14 @@ export async function runClaudeCodeHook(
     return fail(err);
   }
   let timer: NodeJS.Timeout | undefined;
+  let expire!: () => void;
+  const arm = (ms: number) => {
+    clearTimeout(timer);
+    timer = setTimeout(expire, ms);
+  };
   const deadline = new Promise<HookResult>((resolve) => {
-    timer = setTimeout(
-      () => resolve({ exitCode: 2, stderr: `quiesce hook: no decision within ${timeoutMs} ms (QUIESCE_HOOK_TIMEOUT_MS); blocking` }),
-      timeoutMs,
-    );
+    expire = () => resolve({ exitCode: 2, stderr: `quiesce hook: no decision within ${timeoutMs} ms (QUIESCE_HOOK_TIMEOUT_MS); blocking` });
+    arm(timeoutMs);
   });
   const work = (async (): Promise<HookResult> => {
     const text = typeof stdin === "number" ? await readFd(stdin, () => process.stdin) : await readAll(stdin);
@@ -79,12 +82,18 @@ export async function runClaudeCodeHook(
     const store = new SessionStore(defaultStateDir(env), `${cfg.url}\n${createHash("sha256").update(cfg.apiKey).digest("hex")}`);
     const leaseTtl = setting("QUIESCE_LEASE_TTL_SECONDS", env);
     return handleHookEvent(
-      // One request per process: node:http answers it without loading undici (see node-fetch.ts).
       {
-        client: makeClient(cfg, timeoutMs, { fetch: nodeFetch }),
+        // One request per process: node:http answers it without loading undici (see node-fetch.ts);
+        // only a wait for an approval opens the event stream, a response read as it arrives.
+        client: makeClient(cfg, timeoutMs, { fetch: nodeFetch, streamFetch: globalThis.fetch }),
         store,
         taskId: setting("QUIESCE_TASK_ID", env),
         leaseTtlSeconds: leaseTtl,
+        approvalWaitMs: setting("QUIESCE_HOOK_APPROVAL_WAIT_MS", env),
+        approvalTimeout: setting("QUIESCE_HOOK_APPROVAL_TIMEOUT", env),
+        notice: (line) => process.stderr.write(`${line}\n`),
+        // The wait starts after the gate's first answer: the deadline becomes the wait plus one more answer.
+        extendDeadline: (ms) => arm(ms + timeoutMs),
       },
       input,
     );

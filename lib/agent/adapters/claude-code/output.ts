@@ -6,7 +6,8 @@
 
 export type HookOutput = Record<string, unknown>;
 
-export function denyToolUse(reason: string, stop?: string): HookOutput {
+/** `tell`: also shown to the user (the deny's reason goes to Claude). */
+export function denyToolUse(reason: string, stop?: string, tell?: string): HookOutput {
   return {
     hookSpecificOutput: {
       hookEventName: "PreToolUse",
@@ -14,6 +15,15 @@ export function denyToolUse(reason: string, stop?: string): HookOutput {
       permissionDecisionReason: reason,
     },
     ...(stop ? { continue: false, stopReason: stop } : {}),
+    ...(tell ? { systemMessage: tell } : {}),
+  };
+}
+
+/** Hands the call to the person at the terminal (Claude Code's own permission prompt), with the reason shown to them. */
+export function askUser(reason: string): HookOutput {
+  return {
+    hookSpecificOutput: { hookEventName: "PreToolUse", permissionDecision: "ask", permissionDecisionReason: reason },
+    systemMessage: reason,
   };
 }
 

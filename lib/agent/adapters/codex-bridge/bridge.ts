@@ -7,7 +7,9 @@
 //   - item/commandExecution/requestApproval and item/fileChange/requestApproval are answered by the
 //     bridge from the gate: "accept" on allow; "decline" (refuse this one action, the turn goes on)
 //     on a hold that lasts longer than QUIESCE_CODEX_MAX_HOLD_MS, a refusal that is not a kill, or
-//     any failure; "cancel" (and turn/interrupt) on a kill. Never "acceptForSession".
+//     any failure; "cancel" (and turn/interrupt) on a kill. Never "acceptForSession". A gate that
+//     wants a person's approval keeps Codex's request pending until that person answers (accept or
+//     decline) or QUIESCE_APPROVAL_WAIT_MS passes (decline).
 //   - calls the client makes directly (fs/*, command/exec*, thread/shellCommand, mcpServer/tool/call,
 //     …, see DIRECT_METHODS) are asked of the gate on the bridge's own run first; refused ones never
 //     reach the app-server.
@@ -21,7 +23,8 @@ import { createHash } from "node:crypto";
 import type { Readable, Writable } from "node:stream";
 import type { QuiesceClient } from "../../sdk/client";
 import type { AdapterConfig } from "../common/config";
-import { describeError, QuiesceApiError, REVOKED_REASONS } from "../common/control";
+import { answerText, describeError, QuiesceApiError, REVOKED_REASONS } from "../common/control";
+import { callArguments } from "../../sdk/arguments";
 import { askGate } from "../../sdk/hold";
 import { classify, LineWriter, onLines, str, type RpcId, type RpcMessage } from "./jsonrpc";
 import { DIRECT_METHODS, enforcePolicy, POLICY_METHODS, VETO_METHODS } from "./policy";
@@ -46,6 +49,8 @@ export interface BridgeOptions {
   recheckMs?: number;
   /** A hold longer than this declines the approval (the turn goes on without the action). */
   maxHoldMs?: number;
+  /** How long an approval request waits for a person's answer to the gate's approval; default: no limit. */
+  approvalWaitMs?: number;
   log?: (m: string) => void;
 }
 
@@ -82,6 +87,17 @@ export async function runBridge(o: BridgeOptions): Promise<number> {
   const clientTurnStarts = new Map<RpcId, string>(); // client's turn/start id → threadId
   const held = new Map<RpcId, { threadId: string; cancel: () => void }>(); // approvals being decided
   const openOps = new Map<string, OpenOp>(); // itemId → allowed operation awaiting item/completed
+  const startedItems = new Map<string, unknown>(); // itemId → the item of item/started (what a file change changes)
+  // A hold longer than the pause limit, or a person's approval not given in time, declines.
+  const holdLimits = {
+    maxHoldMs: o.maxHoldMs ?? DEFAULT_CODEX_MAX_HOLD_MS,
+    ...(o.approvalWaitMs !== undefined ? { maxApprovalWaitMs: o.approvalWaitMs } : {}),
+  };
+  const argumentsOf = (params: unknown, extra: Record<string, unknown> = {}) => {
+    const { threadId: _t, turnId: _u, itemId: _i, ...rest } = (params ?? {}) as Record<string, unknown>;
+    const args = callArguments({ ...rest, ...extra });
+    return args ? { arguments: args } : {};
+  };
 
   const tracker = new ThreadTracker({
     cfg: o.cfg,
@@ -127,21 +143,25 @@ export async function runBridge(o: BridgeOptions): Promise<number> {
     held.set(req.id, { threadId, cancel: () => stopWaiting.abort() });
     try {
       const b = await tracker.ensureRun(t, turnId);
-      const out = await askGate(() => o.client.gate({ runId: b.runId, leaseId: b.leaseId, epoch: b.epoch, operationId, tool }), {
+      const item = startedItems.get(itemId);
+      const args = argumentsOf(req.params, item === undefined ? {} : { item });
+      // Codex's request stays pending while the gate holds: the turn waits for a resume or a person's answer.
+      const out = await askGate(() => o.client.gate({ runId: b.runId, leaseId: b.leaseId, epoch: b.epoch, operationId, tool, ...args }), {
         signal: stopWaiting.signal,
         wake: () => tracker.doorbell.signal,
-        maxHoldMs: o.maxHoldMs ?? DEFAULT_CODEX_MAX_HOLD_MS,
+        ...holdLimits,
+        onApproval: (approvalId) => log(`${tool} ${itemId} waits for a person to answer approval ${approvalId}`),
       });
       if (out.kind === "cancelled") return "cancel"; // the thread was killed while held
       if (out.kind === "held_too_long") {
-        log(`${tool} ${itemId} held for ${out.heldMs} ms (paused): declining`);
+        log(`${tool} ${itemId} held for ${out.heldMs} ms (${answerText(out.answer)}): declining`);
         return "decline";
       }
       if (out.answer.decision === "allow") {
         openOps.set(itemId, { operationId, threadId, turnId, tool });
         return "accept";
       }
-      log(`${tool} ${itemId} denied: ${out.answer.reason}`);
+      log(`${tool} ${itemId} denied: ${answerText(out.answer)}`);
       if (REVOKED_REASONS.has(out.answer.reason)) {
         tracker.killed(t);
         return "cancel";
@@ -187,18 +207,27 @@ export async function runBridge(o: BridgeOptions): Promise<number> {
       const b = threadId ? await tracker.ensureRun(tracker.get(threadId)) : await bridgeRun();
       const operationId = `codex-direct-${bridgeId}-${++directSeq}`;
       const out = await askGate(
-        () => o.client.gate({ runId: b.runId, leaseId: b.leaseId, epoch: b.epoch, operationId, tool: `codex.${msg.method}` }),
-        {
-          wake: () => tracker.doorbell.signal,
-          maxHoldMs: o.maxHoldMs ?? DEFAULT_CODEX_MAX_HOLD_MS,
-        },
+        () =>
+          o.client.gate({
+            runId: b.runId,
+            leaseId: b.leaseId,
+            epoch: b.epoch,
+            operationId,
+            tool: `codex.${msg.method}`,
+            ...argumentsOf(msg.params),
+          }),
+        { wake: () => tracker.doorbell.signal, ...holdLimits },
       );
       if (out.kind === "decided" && out.answer.decision === "allow") {
         // Finished when the app-server answers (fromServer); the answer's error decides the outcome.
         directOps.set(msg.id, { operationId, threadId: threadId ?? "", turnId: "", tool: `codex.${msg.method}` });
         return null;
       }
-      return out.kind === "held_too_long" ? "paused by operator, retry later" : `refused (${out.answer?.reason ?? "cancelled"})`;
+      if (out.kind === "held_too_long")
+        return out.answer.reason === "awaiting_approval"
+          ? `refused: ${answerText(out.answer)}, not answered in time`
+          : "paused by operator, retry later";
+      return `refused (${out.answer ? answerText(out.answer) : "cancelled"})`;
     } catch (err) {
       return `the control plane could not be asked (${describeError(err)}); refused (fail closed)`;
     }
@@ -214,17 +243,22 @@ export async function runBridge(o: BridgeOptions): Promise<number> {
       const b = t ? await tracker.ensureRun(t, str(msg.params, "turnId")) : await bridgeRun();
       const operationId = `codex-${threadId ?? bridgeId}-${msg.method.replaceAll("/", ".")}-${String(msg.id)}`;
       const out = await askGate(
-        () => o.client.gate({ runId: b.runId, leaseId: b.leaseId, epoch: b.epoch, operationId, tool: `codex.${msg.method}` }),
-        {
-          wake: () => tracker.doorbell.signal,
-          maxHoldMs: o.maxHoldMs ?? DEFAULT_CODEX_MAX_HOLD_MS,
-        },
+        () =>
+          o.client.gate({
+            runId: b.runId,
+            leaseId: b.leaseId,
+            epoch: b.epoch,
+            operationId,
+            tool: `codex.${msg.method}`,
+            ...argumentsOf(msg.params),
+          }),
+        { wake: () => tracker.doorbell.signal, ...holdLimits },
       );
       if (out.kind === "decided" && out.answer.decision === "allow") return null;
       const reason = out.answer?.reason ?? "cancelled";
       const killed = out.kind === "decided" && REVOKED_REASONS.has(reason);
       if (killed && t) tracker.killed(t);
-      return { killed, why: `Quiesce refused ${msg.method}: ${reason}` };
+      return { killed, why: `Quiesce refused ${msg.method}: ${out.answer ? answerText(out.answer) : reason}` };
     } catch (err) {
       return { killed: false, why: `Quiesce could not ask the control plane (${describeError(err)}); refused (fail closed)` };
     }
@@ -290,8 +324,12 @@ export async function runBridge(o: BridgeOptions): Promise<number> {
         void complete(op, "aborted_unknown", { turnStatus: status });
       }
       void tracker.turnCompleted(owner, turnId, status);
+    } else if (method === "item/started") {
+      const itemId = str(params, "item", "id");
+      if (itemId && startedItems.size < 10_000) startedItems.set(itemId, (params as { item?: unknown }).item);
     } else if (method === "item/completed") {
       const itemId = str(params, "item", "id");
+      if (itemId) startedItems.delete(itemId);
       const op = itemId ? openOps.get(itemId) : undefined;
       if (!op || !itemId) return;
       openOps.delete(itemId);

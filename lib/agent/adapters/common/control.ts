@@ -5,8 +5,18 @@ import { QuiesceClient } from "../../sdk/client";
 import { QuiesceApiError, QuiesceConfigError, QuiesceUnreachableError } from "../../sdk/errors";
 import type { AdapterConfig } from "./config";
 
-export function makeClient(cfg: AdapterConfig, timeoutMs: number, opts: { fetch?: typeof fetch } = {}): QuiesceClient {
-  return new QuiesceClient({ url: cfg.url, apiKey: cfg.apiKey, timeoutMs, ...(opts.fetch ? { fetch: opts.fetch } : {}) });
+export function makeClient(
+  cfg: AdapterConfig,
+  timeoutMs: number,
+  opts: { fetch?: typeof fetch; streamFetch?: typeof fetch } = {},
+): QuiesceClient {
+  return new QuiesceClient({
+    url: cfg.url,
+    apiKey: cfg.apiKey,
+    timeoutMs,
+    ...(opts.fetch ? { fetch: opts.fetch } : {}),
+    ...(opts.streamFetch ? { streamFetch: opts.streamFetch } : {}),
+  });
 }
 
 /** Reasons after which nothing this run does will ever be allowed again (kill / revocation). */
@@ -23,10 +33,23 @@ const REASON_TEXT: Record<string, string> = {
   breaker_open: "the run's circuit breaker is open",
   paused: "paused by operator, retry later",
   already_applied: "this operation was already applied; not repeating it",
+  finished: "the run has finished",
+  control_unavailable: "the control plane could not decide in time (fail closed)",
+  policy_denied: "the team's policy does not allow this call",
+  awaiting_approval: "this call waits for a person's approval",
+  approval_denied: "a person denied this call",
+  approval_expired: "nobody approved this call before its approval expired",
+  budget_exhausted: "a spending budget is exhausted",
 };
 
 export function reasonText(reason: string): string {
   return REASON_TEXT[reason] ?? reason;
+}
+
+/** A gate answer in words, naming the approval or the budget it is about. */
+export function answerText(a: { reason: string; approvalId?: string; budget?: string }): string {
+  const about = [a.approvalId ? `approval ${a.approvalId}` : "", a.budget ? `budget "${a.budget}"` : ""].filter(Boolean).join(", ");
+  return about ? `${reasonText(a.reason)} (${about})` : reasonText(a.reason);
 }
 
 /** One line for stderr / tool errors; never includes the API key. */

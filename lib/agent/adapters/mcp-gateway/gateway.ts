@@ -3,7 +3,8 @@
 // gate first (operationId "mcp-<gateway instance>-<JSON-RPC request id>"):
 //   allow → forwarded; the outcome is reported (succeeded / failed, or aborted_unknown)
 //   hold  → waits and asks again (capped backoff, woken by control events), until allowed, denied,
-//           or the caller cancels
+//           or the caller cancels; a call awaiting a person's approval waits for the answer up to
+//           approvalWaitMs, then is refused
 //   deny, or no answer from the control plane → an isError tool result; nothing reaches upstream
 // A kill while calls run cancels them the way the upstream's protocol version defines
 // (docs/design/mcp-tasks.md): notifications/cancelled (stdio, and HTTP before 2026-07-28), closing the
@@ -49,7 +50,8 @@ import { adaptResult, negotiatedVersion } from "./content";
 import { subscribe } from "../../sdk/events";
 import type { QuiesceClient } from "../../sdk/client";
 import type { AdapterConfig } from "../common/config";
-import { describeError, QuiesceApiError } from "../common/control";
+import { describeError, QuiesceApiError, reasonText } from "../common/control";
+import { callArguments } from "../../sdk/arguments";
 import { Doorbell, sleep } from "../../../platform/wait";
 import { askGate } from "../../sdk/hold";
 import { Inflight, type InflightCall } from "./inflight";
@@ -72,6 +74,8 @@ export interface GatewayOptions {
   listen?: { host: string; port: number };
   /** Called with the HTTP endpoint once listening. */
   onListening?: (url: string) => void;
+  /** How long a call waits for a person's approval before it is refused; default: no limit. */
+  approvalWaitMs?: number;
   /** Upstream call timeout (the caller's own cancellation still applies). */
   callTimeoutMs?: number;
   /** Safety-net re-check of running calls while the event stream may be down. */
@@ -257,29 +261,61 @@ export async function runGateway(o: GatewayOptions): Promise<number> {
       return refuse("control_plane_unavailable", describeError(err));
     }
     const seqAtGate = eventSeq;
-    // While held by a pause, tell a client that asked for progress that the call is alive (clients
-    // time out long calls that report nothing).
+    // While held, tell a client that asked for progress that the call is alive (clients time out long
+    // calls that report nothing), and what it waits for.
     const progressToken = req.params._meta?.progressToken;
+    const progress = (n: number, message: string) => {
+      if (progressToken === undefined) return;
+      void c.notify({ method: "notifications/progress", params: { progressToken, progress: n, message } }).catch(() => {});
+    };
+    const args = callArguments(req.params.arguments);
     let outcome;
     try {
-      outcome = await askGate(() => o.client.gate({ runId: b.runId, leaseId: b.leaseId, epoch: b.epoch, operationId, tool }), {
-        signal: c.signal,
-        wake: () => doorbell.signal,
-        onHold: (_ans, attempt) => {
-          if (progressToken === undefined) return;
-          void c
-            .notify({
-              method: "notifications/progress",
-              params: { progressToken, progress: attempt + 1, message: "Quiesce: paused by operator; waiting to be resumed" },
-            })
-            .catch(() => {});
+      outcome = await askGate(
+        () =>
+          o.client.gate({ runId: b.runId, leaseId: b.leaseId, epoch: b.epoch, operationId, tool, ...(args ? { arguments: args } : {}) }),
+        {
+          signal: c.signal,
+          wake: () => doorbell.signal,
+          ...(o.approvalWaitMs !== undefined ? { maxApprovalWaitMs: o.approvalWaitMs } : {}),
+          onApproval: (approvalId) => log(`${tool} (${operationId}) waits for a person to answer approval ${approvalId}`),
+          onHold: (ans, attempt) =>
+            progress(
+              attempt + 1,
+              ans.reason === "awaiting_approval"
+                ? `Quiesce: waiting for a person to answer approval ${ans.approvalId ?? "?"}`
+                : ans.reason === "paused"
+                  ? "Quiesce: paused by operator; waiting to be resumed"
+                  : `Quiesce: ${reasonText(ans.reason)}; waiting`,
+            ),
         },
-      });
+      );
     } catch (err) {
       return refuse("control_plane_unavailable", describeError(err), b.runId);
     }
-    if (outcome.kind === "cancelled") return refuse("cancelled", "the caller cancelled while the run was paused", b.runId);
-    if (outcome.answer.decision !== "allow") return refuse(outcome.answer.reason, undefined, b.runId);
+    const held = outcome.answer;
+    if (outcome.kind === "cancelled")
+      return refuse("cancelled", `the caller cancelled while the call was held (${held ? reasonText(held.reason) : "held"})`, b.runId);
+    if (outcome.kind === "held_too_long")
+      return refusalResult({
+        tool,
+        operationId,
+        runId: b.runId,
+        decision: "deny",
+        reason: outcome.answer.reason,
+        approvalId: outcome.answer.approvalId,
+        detail: `nobody answered within ${Math.round(outcome.heldMs / 1000)} s; a new call asks for a new approval`,
+      });
+    if (outcome.answer.decision !== "allow")
+      return refusalResult({
+        tool,
+        operationId,
+        runId: b.runId,
+        decision: "deny",
+        reason: outcome.answer.reason,
+        approvalId: outcome.answer.approvalId,
+        budget: outcome.answer.budget,
+      });
 
     // 2. forward, abortable by the caller and by a kill
     const call = inflight.add(operationId, tool);
