@@ -197,6 +197,26 @@ describe("approvals", () => {
     expect(answer(await ask(key, leaf, call)).decision).toBe("deny");
   });
 
+  test("a yes racing a kill: whichever commits first, the approval ends voided and the call is never admitted", async () => {
+    for (let i = 0; i < 8; i++) {
+      const { key, leaf, root, admin } = await world([APPROVE]);
+      const call = { operationId: opKey("race") };
+      const held = answer(await ask(key, leaf, call));
+      const operator = await person(admin.teamId, "operator");
+      const [yes] = await Promise.allSettled([
+        decideApproval(operator, held.approvalId!, { decision: "approve" }),
+        killRun(admin, root.runId, "race"),
+      ]);
+      const after = answer(await ask(key, leaf, call));
+      expect(after.decision).toBe("deny");
+      const a = await getApproval(admin, held.approvalId!);
+      expect({ state: a.state, cause: a.voidCause, used: a.usedAt }).toEqual({ state: "voided", cause: "killed", used: null });
+      // the yes either came first (then the kill voided it) or was refused because the kill came first
+      if (yes.status === "rejected") expect(yes.reason).toMatchObject({ code: "conflict" });
+      expect(await prisma().operation.count({ where: { runId: leaf.runId, state: "running" } })).toBe(0);
+    }
+  });
+
   test("who answers: the rule's role or named people; never the run's holder; another team's approval is not found", async () => {
     const w = await makeGateWorld(1);
     const admin = await person(w.team.teamId, "admin");
