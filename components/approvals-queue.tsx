@@ -16,17 +16,11 @@ import { Time, useNow } from "./time";
 import { getJson } from "./providers";
 import { EmptyState, ErrorNotice, FormError, LoadingBlock, StaleNotice } from "./states";
 import { absTime, countdown, shortId } from "./format";
-import { APPROVAL_STATE_WORDS, VOID_CAUSE_WORDS } from "./words";
+import { APPROVAL_STATE_WORDS, APPROVER_WORDS, VOID_CAUSE_WORDS } from "./words";
 
 type List = { approvals: ApprovalView[] };
 export const OPEN_URL = "/api/console/approvals?state=open";
 export const DECIDED_URL = "/api/console/approvals?state=decided&limit=50";
-
-const WHO: Record<ApprovalView["approvers"]["role"], string> = {
-  operator: "an operator, manager or admin",
-  manager: "a manager or admin",
-  admin: "an admin",
-};
 
 const personName = (p: ApprovalView["decidedBy"]) => (p ? (p.name ?? p.email ?? p.userId) : "someone");
 
@@ -171,7 +165,7 @@ function ApprovalCard({ a, onAnswered }: { a: ApprovalView; onAnswered: (text: s
         <div>
           <dt>Who may answer</dt>
           <dd>
-            {WHO[a.approvers.role]}
+            {APPROVER_WORDS[a.approvers.role]}
             {a.approvers.users.length > 0 ? `, or ${a.approvers.users.map((u) => u.email ?? u.userId).join(", ")}` : ""}
           </dd>
         </div>
@@ -204,7 +198,7 @@ function ApprovalCard({ a, onAnswered }: { a: ApprovalView; onAnswered: (text: s
         </div>
       ) : (
         <p className="muted small">
-          Only {WHO[a.approvers.role]}
+          Only {APPROVER_WORDS[a.approvers.role]}
           {a.approvers.users.length > 0 ? " or the people named above" : ""} may answer this one, and never the person whose key holds the
           run.
         </p>

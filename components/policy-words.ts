@@ -3,13 +3,8 @@
 import { DEFAULT_APPROVAL_TTL_SECONDS } from "@/lib/control/policy";
 import type { PolicyRuleInput } from "@/lib/schemas/policy";
 import { shortId } from "./format";
-import { seconds } from "./words";
+import { APPROVER_WORDS, seconds } from "./words";
 
-const APPROVERS: Record<string, string> = {
-  operator: "an operator, manager or admin",
-  manager: "a manager or admin",
-  admin: "an admin",
-};
 const PER: Record<string, string> = { run_tree: "run tree", agent: "agent", team: "team" };
 const ON_CROSS: Record<string, string> = { trip_breaker: "trips the tree's breaker", pause: "pauses the tree" };
 
@@ -29,7 +24,7 @@ export function effectWords(r: PolicyRuleInput): string {
       return "deny (policy denied)";
     case "require_approval": {
       const a = r.approval;
-      const who = APPROVERS[a?.role ?? "operator"];
+      const who = APPROVER_WORDS[a?.role ?? "operator"];
       const named = a?.users.length ? ` or ${a.users.join(", ")}` : "";
       return `hold until ${who}${named} approves, within ${seconds(a?.ttlSeconds ?? DEFAULT_APPROVAL_TTL_SECONDS)}`;
     }

@@ -28,11 +28,11 @@ export const APPROVAL_STATE_WORDS: Record<string, string> = {
   voided: "Voided",
 };
 
-export const EFFECT_WORDS: Record<string, string> = {
-  allow: "allow",
-  deny: "deny",
-  require_approval: "require a person's approval",
-  budget: "count against a budget",
+/** Who may answer an approval by role (the rule may also name people): its role and every role above it. */
+export const APPROVER_WORDS: Record<string, string> = {
+  operator: "an operator, manager or admin",
+  manager: "a manager or admin",
+  admin: "an admin",
 };
 
 /** A duration in seconds as people say it: "15 min", "1 h 30 min", "45 s". */
