@@ -9,6 +9,7 @@ const SETTLED_TONE: Record<string, string> = { cancelled_without_effect: "ok", c
 const PHASE_TONE: Record<string, string> = { revoking: "danger", settling: "warn", quiet: "info", complete: "ok" };
 const RECEIPT_TONE: Record<string, string> = { stopped_and_quiet: "ok", stop_incomplete: "danger" };
 const RECON_TONE: Record<string, string> = { awaiting_assignee: "danger", assigned: "warn", resolved: "ok" };
+const APPROVAL_TONE: Record<string, string> = { pending: "warn", approved: "ok", denied: "danger", expired: "muted", voided: "muted" };
 const RECOVERY_TONE: Record<string, string> = { open: "warn", in_progress: "info", failed: "danger", rolled_back: "ok", accepted: "ok" };
 
 function Badge({ tone, label, value, title }: { tone: string; label?: string; value: string; title?: string }) {
@@ -37,4 +38,7 @@ export const ReceiptDecisionBadge = ({ value, large }: { value: string; large?: 
 export const ReconciliationBadge = ({ value }: { value: string }) => <Badge tone={RECON_TONE[value] ?? "muted"} value={value} />;
 export const RecoveryBadge = ({ value }: { value: string }) => (
   <Badge tone={RECOVERY_TONE[value] ?? "muted"} label="recovery" value={value} />
+);
+export const ApprovalBadge = ({ value }: { value: string }) => (
+  <Badge tone={APPROVAL_TONE[value] ?? "muted"} label="approval" value={value} />
 );

@@ -66,3 +66,11 @@ export function shortId(id: string): string {
   const [prefix, rest] = id.split("_", 2);
   return rest && rest.length > 10 ? `${prefix}_${rest.slice(0, 8)}…` : id;
 }
+
+/** Time left until a deadline, as a ticking clock reads: "4:07", "1:02:09"; "0:00" once it has passed. */
+export function countdown(ms: number): string {
+  const s = Math.max(0, Math.ceil(ms / 1000));
+  const mm = String(Math.floor((s % 3600) / 60)).padStart(s >= 3600 ? 2 : 1, "0");
+  const ss = String(s % 60).padStart(2, "0");
+  return s >= 3600 ? `${Math.floor(s / 3600)}:${mm}:${ss}` : `${mm}:${ss}`;
+}

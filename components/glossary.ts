@@ -28,10 +28,24 @@ export const GLOSSARY: GlossaryEntry[] = [
     more: "It is never rounded to failed or cancelled: it opens a reconciliation for a named person to record what happened.",
   },
   {
+    id: "approval",
+    term: "Approval",
+    short:
+      "A person's yes or no to one call a policy rule holds, bound to that run, lease, epoch, operation and arguments, with a deadline.",
+    more: "Approving one call never admits another; past its deadline the gate answers approval expired, and a pause or kill voids it.",
+  },
+  {
     id: "barrier",
     term: "Barrier",
     short: "The durable stop a kill starts: leases revoked, in-flight calls cancelled and checked, a quiet period, then a receipt.",
     more: "Any barrier engine can take over a crashed one, because it works from rows in the database.",
+  },
+  {
+    id: "budget",
+    term: "Budget",
+    short:
+      "A limit on a unit (calls, usd, tokens…) per run tree, agent or team, in total or per minute, checked by the gate before each call.",
+    more: "A call that would cross it is denied (or held, per policy); a rule may also trip the breaker or pause the tree when it is crossed.",
   },
   {
     id: "cancel-unacknowledged",
@@ -64,6 +78,12 @@ export const GLOSSARY: GlossaryEntry[] = [
       "The time-limited authority a run holds to act; a child's lease is never wider or longer than its parent's, and a kill revokes it.",
   },
   {
+    id: "policy",
+    term: "Policy",
+    short: "The team's versioned rules the gate applies to each call: allow, deny, require an approval, or count against a budget.",
+    more: "Versions are saved whole and never edited; one is enabled at a time, and every save and enable is audited with its diff.",
+  },
+  {
     id: "quiet-period",
     term: "Quiet period",
     short: "The wait after every in-flight call is settled, per provider, during which any late request is denied and recorded.",
@@ -87,6 +107,12 @@ export const GLOSSARY: GlossaryEntry[] = [
     more: "The stop's decision never depends on recovery; a stop is about quiet, not undo.",
   },
   {
+    id: "reservation",
+    term: "Reservation",
+    short:
+      "The part of a budget a call holds from the gate's allow until it reports its actual cost; work that never started gives it back.",
+  },
+  {
     id: "restart",
     term: "Restart",
     short:
@@ -104,6 +130,12 @@ export const GLOSSARY: GlossaryEntry[] = [
     term: "Stopped and quiet",
     wire: "stopped_and_quiet",
     short: "The receipt's decision when nothing is pending, nothing is unknown and no lease is active.",
+  },
+  {
+    id: "voided",
+    term: "Voided",
+    short:
+      "An approval cancelled because its run stopped (paused, killed, fleet stop, lease revoked or expired): nobody is asked about it, and a yes admits nothing.",
   },
 ];
 

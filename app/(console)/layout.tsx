@@ -4,6 +4,7 @@ import type { ReactNode } from "react";
 import { requireSession } from "@/lib/modules/sessions";
 import { isAllowed } from "@/lib/control/authz";
 import { countOpenReconciliations } from "@/lib/modules/stop";
+import { countOpenApprovals } from "@/lib/modules/approvals";
 import { Nav } from "@/components/nav";
 import { Providers } from "@/components/providers";
 import { RouteFocus } from "@/components/route-focus";
@@ -13,11 +14,13 @@ export const dynamic = "force-dynamic";
 export default async function ConsoleLayout({ children }: { children: ReactNode }) {
   const s = await requireSession();
   const caller = { type: "user" as const, role: s.principal.role };
-  const open = await countOpenReconciliations(s.principal);
+  const [open, approvals] = await Promise.all([countOpenReconciliations(s.principal), countOpenApprovals(s.principal)]);
   const links = [
     { href: "/runs", label: "Runs" },
     { href: "/stops", label: "Stops" },
+    { href: "/approvals", label: "Approvals", badge: approvals },
     { href: "/reconciliations", label: "Reconciliations", badge: open },
+    { href: "/policies", label: "Policies" },
     ...(isAllowed(caller, "audit.read") ? [{ href: "/audit", label: "Audit log" }] : []),
     ...(isAllowed(caller, "key.manage") ? [{ href: "/keys", label: "API keys" }] : []),
     ...(isAllowed(caller, "key.manage") ? [{ href: "/webhooks", label: "Webhooks" }] : []),

@@ -23,6 +23,8 @@ test("every console page has zero axe violations", async ({ page }) => {
     `/barriers/${barrierId}`,
     `/receipts/${barrierId}`,
     "/reconciliations",
+    "/approvals",
+    "/policies",
     "/stops",
     "/keys",
     "/people",

@@ -26,6 +26,11 @@ const IDS = [
   "restart",
   "stopped-and-quiet",
   "stop-incomplete",
+  "approval",
+  "budget",
+  "policy",
+  "reservation",
+  "voided",
 ];
 
 test("the glossary defines every term, and the run, barrier and receipt pages explain theirs inline", async ({ page }) => {

@@ -75,7 +75,18 @@ test("at 390 px no console page is wider than the screen: tables scroll inside t
   await e2e.agent().createRun({ taskId: uid("narrow"), title: "narrow screen run with a rather long title to widen things" });
   await page.setViewportSize({ width: 390, height: 844 });
   await signIn(page, USERS.admin);
-  for (const path of ["/runs", "/stops", "/reconciliations", "/audit", "/keys", "/webhooks", "/people", "/account"]) {
+  for (const path of [
+    "/runs",
+    "/stops",
+    "/reconciliations",
+    "/approvals",
+    "/policies",
+    "/audit",
+    "/keys",
+    "/webhooks",
+    "/people",
+    "/account",
+  ]) {
     await page.goto(path);
     await expect(page.getByRole("heading", { level: 1 })).toBeVisible();
     const widths = await page.evaluate(() => {

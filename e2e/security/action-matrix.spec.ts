@@ -241,6 +241,36 @@ async function settledKilledRoot(team: Team): Promise<ApiRun> {
   return run;
 }
 
+/**
+ * A pending approval on a fresh run of `team`, as the gate writes one; its rule asks for an admin or the named
+ * `approver` (a viewer may answer when named), so every role can succeed on its own team's card.
+ */
+async function newApproval(team: Team, approver?: string): Promise<string> {
+  const run = await newRun(team);
+  const id = `apr_matrix${randomBytes(6).toString("hex")}`;
+  await one(
+    `INSERT INTO approvals (id, team_id, run_id, root_run_id, run_path, lease_id, lease_path, epoch, operation_id, tool,
+                            policy_version, rule_name, approver_role, approver_user_ids, expires_at)
+     SELECT $1, r.team_id, r.id, r.root_run_id, r.path, $2, ARRAY[$2], r.epoch, $3, 'matrix.tool', 1, 'matrix', 'admin', $4::text[],
+            now() + interval '10 minutes'
+       FROM runs r WHERE r.id = $5 RETURNING id`,
+    [id, run.leaseId, uid("matrix-op"), approver ? [approver] : [], run.runId],
+  );
+  return id;
+}
+
+/** A saved (not enabled) empty policy version of `team`, numbered after its last. */
+async function newPolicyVersion(team: Team): Promise<number> {
+  const r = await one<{ version: number }>(
+    `INSERT INTO policy_versions (team_id, version, document, redact_keys, created_by)
+     SELECT t.id, coalesce((SELECT max(version) FROM policy_versions WHERE team_id = t.id), 0) + 1,
+            '{"rules": [], "redactKeys": []}'::jsonb, '{}', 'system:matrix-fixture'
+       FROM teams t WHERE t.slug = $1 RETURNING version`,
+    [team],
+  );
+  return r.version;
+}
+
 // ---------------------------------------------------------------- the matrix
 
 interface Caller {
@@ -284,6 +314,35 @@ const MATRIX: Record<string, Entry> = {
     // The same password again: it succeeds (and re-issues the caller's session, which the context keeps)
     // while every other journey can still sign in with the demo password.
     input: async () => ({ currentPassword: e2e.password, newPassword: e2e.password }),
+  },
+  "app/(console)/approvals/actions.ts#decideApprovalAction": {
+    permission: "approval.decide",
+    crossTeam: "id",
+    // Named on the card when the caller is a member of its team: the rule's role alone would refuse a viewer.
+    input: async (team, caller) => ({
+      approvalId: await newApproval(team, memberOf(caller, team) ? caller.userId! : undefined),
+      decision: "approve",
+      note: "authorization matrix",
+    }),
+    target: (i) => ["approvals", "id", String(i.approvalId)],
+  },
+  "app/(console)/policies/actions.ts#savePolicyVersionAction": {
+    permission: "policy.write",
+    crossTeam: "none",
+    input: async () => ({ document: JSON.stringify({ rules: [], note: "authorization matrix" }) }),
+  },
+  "app/(console)/policies/actions.ts#dryRunPolicyAction": {
+    // A version number is the caller's team's own (another team's number 3 is not a resource of this one).
+    permission: "policy.write",
+    crossTeam: "none",
+    input: async () => ({ version: await newPolicyVersion("demo"), days: 1 }),
+  },
+  "app/(console)/policies/actions.ts#enablePolicyAction": {
+    permission: "policy.write",
+    crossTeam: "none",
+    // Turning the policy off: it succeeds and leaves the journeys after this one a gate without rules.
+    input: async () => ({ version: null, reason }),
+    target: () => ["teams", "slug", "demo"],
   },
   "app/(console)/(lists)/reconciliations/actions.ts#assignReconciliationAction": {
     permission: "reconciliation.assign",
@@ -624,6 +683,9 @@ const COUNTED: Record<string, string> = {
   users: "users",
   reconciliations: "reconciliations",
   saved_views: "saved_views",
+  approvals: "approvals",
+  policy_versions: "policy_versions",
+  policy_rules: "policy_rules",
 };
 
 interface Snapshot {

@@ -4,6 +4,7 @@ import { z } from "zod";
 import { KEY_KINDS, ROLES } from "../control/types";
 import { Id, PG_INT_MAX, Reason } from "./common";
 import { StopFilterSchema } from "./stops";
+import { DecideApprovalBody, DryRunBody, EnablePolicyBody } from "./policy";
 
 const page = z.preprocess(
   (v) => (v === "" || v === null || v === undefined ? undefined : Number(v)),
@@ -104,3 +105,10 @@ export const RecordRecoveryInput = z.strictObject({
   note: z.string().trim().min(1, "say what was done").max(4000),
   evidence: z.string().trim().min(1, "name the evidence: a link, a ticket, a command's output").max(4000),
 });
+
+/** Answering an approval from its card: the API's body and the approval's id. */
+export const DecideApprovalInput = z.strictObject({ approvalId: Id, ...DecideApprovalBody.shape });
+/** A new policy version as the editor's JSON text (the module parses it as a PolicyDocument and names the bad field). */
+export const SavePolicyInput = z.strictObject({ document: z.string().trim().min(1, "the policy is empty").max(200_000) });
+export const DryRunPolicyInput = z.strictObject({ version: z.number().int().min(1).max(PG_INT_MAX), ...DryRunBody.shape });
+export const EnablePolicyInput = z.strictObject({ ...EnablePolicyBody.shape });

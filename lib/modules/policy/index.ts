@@ -2,3 +2,4 @@ import "server-only";
 
 export { createPolicyVersion, dryRunPolicy, enablePolicy, getPolicy, getPolicyVersion, rulesOf } from "./policy";
 export { listBudgets } from "./budgets";
+export { policyConsoleView, CONSOLE_VERSIONS, type PolicyConsoleView } from "./console/view";
