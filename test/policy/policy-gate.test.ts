@@ -6,7 +6,15 @@ import pg from "pg";
 import { prisma } from "../../lib/platform/db/prisma";
 import { closePool } from "../../lib/platform/db/pool";
 import { gateCheck, gateCheckBatch, type GateOutcome } from "../../lib/modules/gate/statement";
-import { createPolicyVersion, dryRunPolicy, enablePolicy, getPolicy, listBudgets } from "../../lib/modules/policy";
+import {
+  createPolicyVersion,
+  dryRunPolicy,
+  enablePolicy,
+  getPolicy,
+  getPolicyVersion,
+  listBudgets,
+  listPolicyVersions,
+} from "../../lib/modules/policy";
 import { decideApproval, getApproval, listApprovals, sweepApprovals } from "../../lib/modules/approvals";
 import { pauseRun, resumeRun, completeOperation } from "../../lib/modules/runs";
 import { killRun } from "../../lib/modules/stop/kill";
@@ -87,6 +95,21 @@ describe("rules", () => {
     expect(said(await ask(key, leaf, { tool: "search.web" }))).toBe("allow allowed");
     const audit = await prisma().auditEvent.findMany({ where: { teamId: admin.teamId, action: "policy.enable" }, orderBy: { id: "asc" } });
     expect(audit.map((a) => (a.after as { version: number | null }).version)).toEqual([1, 2, null]);
+  });
+
+  test("the newest versions read at once are each the version read alone, with its diff", async () => {
+    const { admin } = await world([{ name: "a", effect: "deny", tool: "x" }]);
+    await createPolicyVersion(admin, {
+      rules: [
+        { name: "a", effect: "deny", tool: "y" },
+        { name: "b", effect: "allow" },
+      ],
+    });
+    await createPolicyVersion(admin, { rules: [{ name: "b", effect: "allow" }], redactKeys: ["token"] });
+    const all = await listPolicyVersions(admin, 2);
+    expect(all.map((v) => v.version)).toEqual([3, 2]);
+    for (const v of all) expect(v).toEqual(await getPolicyVersion(admin, v.version));
+    expect(all[0]!.diff).toMatchObject({ against: 2, removed: ["a"], redactKeys: { added: ["token"] } });
   });
 
   test("bad input changes nothing: an unknown rule field, a budget of -1, a budget without its spec, twice the same name", async () => {

@@ -1,5 +1,5 @@
 import "server-only";
 
-export { createPolicyVersion, dryRunPolicy, enablePolicy, getPolicy, getPolicyVersion, rulesOf } from "./policy";
+export { createPolicyVersion, dryRunPolicy, enablePolicy, getPolicy, getPolicyVersion, listPolicyVersions, rulesOf } from "./policy";
 export { listBudgets } from "./budgets";
 export { policyConsoleView, CONSOLE_VERSIONS, type PolicyConsoleView } from "./console/view";

@@ -89,6 +89,15 @@ export async function getPolicyVersion(p: Principal, v: string | number): Promis
   return viewOf(row, previous, await enabledOf(team));
 }
 
+/** The newest `limit` versions, each with its diff against the one before it, in one read. */
+export async function listPolicyVersions(p: Principal, limit: number): Promise<PolicyVersionView[]> {
+  authorize(p, "run.read");
+  const team = teamId(p);
+  const rows = await prisma().policyVersion.findMany({ where: { teamId: team }, orderBy: { version: "desc" }, take: limit + 1 });
+  const enabled = await enabledOf(team);
+  return rows.slice(0, limit).map((row, i) => viewOf(row, rows[i + 1] ?? null, enabled));
+}
+
 export async function getPolicy(p: Principal) {
   authorize(p, "run.read");
   const team = teamId(p);

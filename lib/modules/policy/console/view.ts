@@ -1,7 +1,7 @@
 // The Policies page's one read (docs/approvals-console.md#policies): the policy, the newest versions each with its
 // diff (the API's PolicyVersionView), spend against each budget, and who saved each version.
 import "server-only";
-import { getPolicy, getPolicyVersion } from "../policy";
+import { getPolicy, listPolicyVersions } from "../policy";
 import { listBudgets } from "../budgets";
 import { peopleOf, type Person } from "../../stop";
 import type { Principal } from "../../../platform/auth/principal";
@@ -21,10 +21,7 @@ export interface PolicyConsoleView {
 
 export async function policyConsoleView(p: Principal): Promise<PolicyConsoleView> {
   const policy = await getPolicy(p);
-  const [versions, budgets] = await Promise.all([
-    Promise.all(policy.versions.slice(0, CONSOLE_VERSIONS).map((v) => getPolicyVersion(p, v.version))),
-    listBudgets(p),
-  ]);
+  const [versions, budgets] = await Promise.all([listPolicyVersions(p, CONSOLE_VERSIONS), listBudgets(p)]);
   const people = await peopleOf(
     p,
     versions.map((v) => v.createdBy),
