@@ -3,7 +3,8 @@
 import type { ReactNode } from "react";
 import { requireSession } from "@/lib/modules/sessions";
 import { isAllowed } from "@/lib/control/authz";
-import { countOpenReconciliations } from "@/lib/modules/stop";
+import { countOpenWork } from "@/lib/modules/stop";
+import { openWorkTotal } from "@/lib/control/open-work";
 import { Nav } from "@/components/nav";
 import { Providers } from "@/components/providers";
 import { RouteFocus } from "@/components/route-focus";
@@ -13,11 +14,12 @@ export const dynamic = "force-dynamic";
 export default async function ConsoleLayout({ children }: { children: ReactNode }) {
   const s = await requireSession();
   const caller = { type: "user" as const, role: s.principal.role };
-  const open = await countOpenReconciliations(s.principal);
+  // The same count as the open-work page's header (lib/modules/stop/console/counts.ts).
+  const open = openWorkTotal(await countOpenWork(s.principal));
   const links = [
     { href: "/runs", label: "Runs" },
     { href: "/stops", label: "Stops" },
-    { href: "/reconciliations", label: "Reconciliations", badge: open },
+    { href: "/reconciliations", label: "Open work", badge: open },
     ...(isAllowed(caller, "audit.read") ? [{ href: "/audit", label: "Audit log" }] : []),
     ...(isAllowed(caller, "key.manage") ? [{ href: "/keys", label: "API keys" }] : []),
     ...(isAllowed(caller, "key.manage") ? [{ href: "/webhooks", label: "Webhooks" }] : []),
