@@ -1,94 +1,60 @@
 "use client";
-// The reconciliation queue: every `unknown` outcome with its age and holder. Managers assign; the
+// Open work's unknown outcomes (components/open-work.tsx reads and filters them): each with its age and holder. Managers assign; the
 // assignee (or a manager) records effect_present / effect_absent with evidence, which re-issues the
 // stop receipt. Buttons appear only for those who may use them; the server checks again.
 import Link from "next/link";
-import { useSearchParams } from "next/navigation";
-import { useQuery, useQueryClient } from "@tanstack/react-query";
+import { useQueryClient } from "@tanstack/react-query";
 import { useCallback, useState, type FormEvent } from "react";
 import { useModal } from "./use-modal";
-import type { ReconciliationsView } from "@/lib/modules/runs";
+import type { OpenWorkView } from "@/lib/modules/runs";
 import { assignReconciliationAction, resolveReconciliationAction } from "@/app/(console)/(lists)/reconciliations/actions";
 import { ReconciliationBadge } from "./badges";
 import { DataTable } from "./data-table";
 import { Time } from "./time";
-import { getJson } from "./providers";
-import { EmptyState, ErrorNotice, LoadingBlock, StaleNotice, FormError } from "./states";
+import { EmptyState, FormError } from "./states";
 import { human, shortId } from "./format";
 
-type Row = ReconciliationsView["items"][number];
+type Row = OpenWorkView["reconciliations"][number];
+type Members = OpenWorkView["members"];
 
 export function ReconciliationQueue({
-  initial,
-  initialQuery,
+  items,
+  members,
+  labels,
+  status,
+  overdueOnly,
   me,
   canAssign,
   canResolveAny,
 }: {
-  initial: ReconciliationsView;
-  initialQuery: string;
+  items: Row[];
+  members: Members;
+  labels: OpenWorkView["labels"];
+  status: string;
+  /** the age filter is "overdue": unknown outcomes have no due time, so none is listed */
+  overdueOnly: boolean;
   me: string;
   canAssign: boolean;
   canResolveAny: boolean;
 }) {
-  const sp = useSearchParams();
-  const qs = new URLSearchParams([
-    ...(sp.get("status") ? [["status", sp.get("status")!]] : []),
-    ...(sp.get("mine") ? [["mine", "1"]] : []),
-  ]).toString();
-  const q = useQuery({
-    queryKey: ["reconciliations", qs],
-    queryFn: () => getJson<ReconciliationsView>(`/api/console/reconciliations?${qs}`),
-    initialData: qs === initialQuery ? initial : undefined,
-  });
   const [resolving, setResolving] = useState<Row | null>(null);
-  const status = sp.get("status") ?? "open";
-  const go = (next: Record<string, string | null>) => {
-    const u = new URLSearchParams(qs);
-    for (const [k, v] of Object.entries(next)) {
-      if (v) u.set(k, v);
-      else u.delete(k);
-    }
-    const s = u.toString();
-    window.history.pushState(null, "", s ? `/reconciliations?${s}` : "/reconciliations");
-  };
-  const data = q.data;
+  const data = { items, labels, members };
   return (
-    <section aria-labelledby="recon-title">
+    <section aria-labelledby="recon-title" className="stack">
       <div className="page-head">
-        <h1 id="recon-title">Reconciliations</h1>
+        <h2 id="recon-title">Unknown outcomes</h2>
         <p className="muted">
           Outcomes the barrier could not prove either way. Each needs a person to check the authoritative system and record what they found.
         </p>
       </div>
-      <div className="toolbar">
-        <div className="tabs" role="group" aria-label="Status">
-          {(["open", "resolved", "all"] as const).map((s) => (
-            <button
-              key={s}
-              type="button"
-              className={`tab ${status === s ? "active" : ""}`}
-              aria-pressed={status === s}
-              onClick={() => go({ status: s === "open" ? null : s })}
-            >
-              {s}
-            </button>
-          ))}
-        </div>
-        <label className="check">
-          <input type="checkbox" checked={sp.get("mine") === "1"} onChange={(e) => go({ mine: e.target.checked ? "1" : null })} /> Assigned
-          to me
-        </label>
-      </div>
-      {q.isError && data ? <StaleNotice error={q.error} /> : null}
-      {!data && q.isPending ? <LoadingBlock label="Loading reconciliations" /> : null}
-      {!data && q.isError ? <ErrorNotice message={q.error.message} retry={() => q.refetch()} /> : null}
-      {data && data.items.length === 0 ? (
+      {overdueOnly ? (
+        <EmptyState title="No due time">Unknown outcomes have no due time; choose another age to see them.</EmptyState>
+      ) : items.length === 0 ? (
         <EmptyState title={status === "open" ? "Nothing to reconcile" : "No reconciliations here"}>
-          {status === "open" ? "Every settled effect is proven present or absent. Unknown outcomes appear here with their age." : null}
+          {status === "open" ? "No open unknown outcome matches. Unknown outcomes appear here with their age." : null}
         </EmptyState>
       ) : null}
-      {data && data.items.length > 0 ? (
+      {!overdueOnly && data.items.length > 0 ? (
         <DataTable
           scrollLabel="Outcomes to reconcile (table)"
           columns={["Age", "Operation", "Why unknown", "Status", "Assignee", "Action"]}
@@ -160,7 +126,7 @@ export function ReconciliationQueue({
   );
 }
 
-function AssignForm({ row, members }: { row: Row; members: ReconciliationsView["members"] }) {
+function AssignForm({ row, members }: { row: Row; members: Members }) {
   const client = useQueryClient();
   const [userId, setUserId] = useState(row.assignee?.userId ?? "");
   const [error, setError] = useState<string | null>(null);

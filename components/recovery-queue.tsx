@@ -4,7 +4,7 @@
 // check — or records what a person did; managers assign. Buttons appear only for those who may use them;
 // the server checks again.
 import Link from "next/link";
-import { useRouter } from "next/navigation";
+import { useQueryClient } from "@tanstack/react-query";
 import { useCallback, useState, type FormEvent } from "react";
 import { useModal } from "./use-modal";
 import type { RecoveryView } from "@/lib/schemas/recovery";
@@ -37,7 +37,9 @@ export function RecoveryQueue({
   canAssign: boolean;
   canActOnAny: boolean;
 }) {
-  const router = useRouter();
+  const client = useQueryClient();
+  // Open work re-reads its lists and counts (and, when the total moved, the navigation's badge).
+  const refresh = () => void client.invalidateQueries();
   const [recording, setRecording] = useState<RecoveryView | null>(null);
   const [message, setMessage] = useState<{ ok: boolean; text: string } | null>(null);
   const [busy, setBusy] = useState<string | null>(null);
@@ -57,12 +59,12 @@ export function RecoveryQueue({
           }
         : { ok: false, text: res.message },
     );
-    router.refresh();
+    refresh();
   }
   return (
     <section aria-labelledby="recovery-title" className="stack">
       <div className="page-head">
-        <h2 id="recovery-title">Recoveries</h2>
+        <h2 id="recovery-title">Recovery items</h2>
         <p className="muted">
           Effects a stop found completed. Each has an owner until it is rolled back (proven by the provider&apos;s own check, or recorded by
           a person) or accepted.
@@ -77,12 +79,12 @@ export function RecoveryQueue({
         <EmptyState title="No recovery owed">No stop has found a completed effect that still needs undoing or accepting.</EmptyState>
       ) : (
         <DataTable
-          scrollLabel="Recovery items"
+          scrollLabel="Recovery items (table)"
           caption="Recovery items, soonest due first"
           columns={["Operation", "Provider", "Rollback owner", "Owner", "State", "Due", "Actions"]}
         >
           {items.map((r) => (
-            <tr key={r.id} data-recovery-id={r.id}>
+            <tr key={r.id} data-recovery-id={r.id} data-overdue={r.overdue ? "" : undefined}>
               <td>
                 <span className="mono">{r.tool}</span>
                 <div className="muted small">
@@ -112,7 +114,7 @@ export function RecoveryQueue({
               </td>
               <td>
                 <Time iso={r.dueAt} />
-                {r.overdue ? <div className="tag">overdue</div> : null}
+                {r.overdue ? <div className="tag tag-warn">overdue</div> : null}
               </td>
               <td>
                 <div className="inline-form">
@@ -127,7 +129,7 @@ export function RecoveryQueue({
                     </button>
                   ) : null}
                   {canAssign && r.state !== "rolled_back" && r.state !== "accepted" ? (
-                    <AssignRecovery row={r} members={members} onDone={(text) => (setMessage({ ok: true, text }), router.refresh())} />
+                    <AssignRecovery row={r} members={members} onDone={(text) => (setMessage({ ok: true, text }), refresh())} />
                   ) : null}
                 </div>
               </td>
@@ -141,7 +143,7 @@ export function RecoveryQueue({
           setRecording(null);
           if (text) {
             setMessage({ ok: true, text });
-            router.refresh();
+            refresh();
           }
         }}
       />

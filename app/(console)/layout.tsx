@@ -3,8 +3,9 @@
 import type { ReactNode } from "react";
 import { requireSession } from "@/lib/modules/sessions";
 import { isAllowed } from "@/lib/control/authz";
-import { countOpenReconciliations } from "@/lib/modules/stop";
+import { countOpenWork } from "@/lib/modules/stop";
 import { countOpenApprovals } from "@/lib/modules/approvals";
+import { openWorkTotal } from "@/lib/control/open-work";
 import { Nav } from "@/components/nav";
 import { Providers } from "@/components/providers";
 import { RouteFocus } from "@/components/route-focus";
@@ -14,12 +15,13 @@ export const dynamic = "force-dynamic";
 export default async function ConsoleLayout({ children }: { children: ReactNode }) {
   const s = await requireSession();
   const caller = { type: "user" as const, role: s.principal.role };
-  const [open, approvals] = await Promise.all([countOpenReconciliations(s.principal), countOpenApprovals(s.principal)]);
+  // The open-work count is the same as the open-work page's header (lib/modules/stop/console/counts.ts).
+  const [work, approvals] = await Promise.all([countOpenWork(s.principal), countOpenApprovals(s.principal)]);
   const links = [
     { href: "/runs", label: "Runs" },
     { href: "/stops", label: "Stops" },
     { href: "/approvals", label: "Approvals", badge: approvals },
-    { href: "/reconciliations", label: "Reconciliations", badge: open },
+    { href: "/reconciliations", label: "Open work", badge: openWorkTotal(work) },
     { href: "/policies", label: "Policies" },
     ...(isAllowed(caller, "audit.read") ? [{ href: "/audit", label: "Audit log" }] : []),
     ...(isAllowed(caller, "key.manage") ? [{ href: "/keys", label: "API keys" }] : []),

@@ -38,7 +38,7 @@ test("a manager assigns an unknown outcome, the assignee resolves it, the receip
   await capture(page, "run-killed-uncertain", { fullPage: true });
   await page
     .getByRole("navigation", { name: "Main" })
-    .getByRole("link", { name: /Reconciliations/ })
+    .getByRole("link", { name: /Open work/ })
     .click();
   await page.waitForURL(/\/reconciliations/);
   const row = page.locator(`tr[data-reconciliation="${rec.id}"]`);
@@ -77,7 +77,7 @@ test("a manager assigns an unknown outcome, the assignee resolves it, the receip
   await page.getByRole("button", { name: "Sign out" }).click();
   await page.waitForURL(/\/signin/);
   await signIn(page, USERS.admin);
-  await page.goto("/reconciliations?mine=1");
+  await page.goto("/reconciliations?owner=me");
   const mine = page.locator(`tr[data-reconciliation="${rec.id}"]`);
   await mine.getByRole("button", { name: "Record outcome…" }).click();
   const dialog = page.getByRole("dialog", { name: "Record the outcome" });

@@ -5,6 +5,7 @@ import { KEY_KINDS, ROLES } from "../control/types";
 import { Id, PG_INT_MAX, Reason } from "./common";
 import { StopFilterSchema } from "./stops";
 import { DecideApprovalBody, DryRunBody, EnablePolicyBody } from "./policy";
+import { OPEN_WORK_AGES } from "../control/open-work";
 
 const page = z.preprocess(
   (v) => (v === "" || v === null || v === undefined ? undefined : Number(v)),
@@ -40,10 +41,15 @@ export const AuditQuery = z.object({
   page,
 });
 
-export const ReconciliationsQuery = z.object({
-  status: z.preprocess((v) => (v === "" || v == null ? undefined : v), z.enum(["open", "resolved", "all"]).optional()),
-  mine: z.preprocess((v) => v === "1" || v === "true" || v === true, z.boolean()).optional(),
+/** The open-work page's filters, as its URL carries them (lib/control/open-work.ts). */
+const blank = (v: unknown) => (v === "" || v == null ? undefined : v);
+export const OpenWorkQuery = z.object({
+  status: z.preprocess(blank, z.enum(["open", "resolved", "all"]).optional()),
+  /** "me", "none" (nobody holds it) or a member's user id */
+  owner: z.preprocess(blank, z.union([z.enum(["me", "none"]), Id]).optional()),
+  age: z.preprocess(blank, z.enum(OPEN_WORK_AGES).optional()),
 });
+export type OpenWorkQuery = z.infer<typeof OpenWorkQuery>;
 
 export const ReceiptVersionQuery = z.object({
   version: z.preprocess((v) => (v === "" || v == null ? undefined : Number(v)), z.number().int().min(1).max(PG_INT_MAX).optional()),

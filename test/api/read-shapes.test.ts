@@ -9,7 +9,7 @@ import { killRun } from "../../lib/modules/stop/kill";
 import { issueReceiptTx, lockBarrierTx } from "../../lib/modules/stop/internal/receipts";
 import { getConsoleBarrier } from "../../lib/modules/stop/console/barrier";
 import { getConsoleReceipt } from "../../lib/modules/stop/console/receipt";
-import { listConsoleReconciliations } from "../../lib/modules/stop/console/reconciliations";
+import { listOpenWork } from "../../lib/modules/stop/console/reconciliations";
 import { listConsoleRuns } from "../../lib/modules/runs/console/runs";
 import { getRunDetail } from "../../lib/modules/runs/console/run-detail";
 import { Reconciliation, ReceiptRef, Settlement, StopReceiptSchema } from "../../lib/schemas/barriers";
@@ -95,7 +95,7 @@ describe("one read shape per concept", () => {
   });
 
   test("reconciliations: the console's queue and `quiesce reconcile list --json` read the same reconciliation", async () => {
-    const fromConsole = await listConsoleReconciliations(viewer, { status: "open" });
+    const fromConsole = (await listOpenWork(viewer, { status: "open" })).reconciliations;
     const fromCli = JSON.parse(await cli(["reconcile", "list", "--team", slug, "--json"])) as unknown[];
     const c = fromConsole.map((x) => shared(Reconciliation, x));
     expect(c).toHaveLength(1);

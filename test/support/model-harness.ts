@@ -20,6 +20,7 @@ import { completeOperation } from "../../lib/modules/runs/operations";
 import { recordObserved } from "../../lib/modules/stop/observed";
 import { assignReconciliation, resolveReconciliation } from "../../lib/modules/stop/reconciliations";
 import { recordRecovery, startRecovery } from "../../lib/modules/stop/recovery";
+import { startSimProvider, type SimServer } from "../../lib/modules/stop/providers/sim-server";
 import { claimBarriers } from "../../lib/modules/stop/engine/claim";
 import { reclaimOverduePauses } from "../../lib/modules/runs/pause-reclaim";
 import { setTeamStopSettings } from "../../lib/modules/members/team-settings";
@@ -51,6 +52,9 @@ export interface ModelTeam {
   strangerKeyId: string;
   adminUserId: string;
   managerUserId: string;
+  /** The simulated deployment provider ("sim"): commits during the cancel, and undoes or keeps the effect when asked to compensate. */
+  sim: SimServer;
+  close(): Promise<void>;
 }
 
 /** A team for the model test: members of each role, a worker key, an unreachable provider, small timings. */
@@ -101,6 +105,24 @@ export async function makeModelTeam(): Promise<ModelTeam> {
       quietPeriodSeconds: 0,
     },
   });
+  // A provider that commits during the cancel (the engine finds the effect present: a recovery item opens)
+  // and declares a compensation endpoint; each job's compensation answers absent or present (Recover).
+  const sim = await startSimProvider();
+  await prisma().provider.create({
+    data: {
+      id: newId("prov"),
+      teamId,
+      name: "sim",
+      kind: "simulated",
+      cancelUrl: `${sim.url}/jobs/{providerJobId}/cancel`,
+      statusUrl: `${sim.url}/jobs/{providerJobId}/effect`,
+      compensateUrl: `${sim.url}/jobs/{providerJobId}/compensate`,
+      timeoutMs: 500,
+      settleDeadlineMs: 1000,
+      quietPeriodSeconds: 0,
+      rollbackOwner: "model-oncall",
+    },
+  });
   await setTeamStopSettings(SYSTEM, teamId, {
     quietPeriodMs: MODEL_ENGINE.quietPeriodMs,
     pausePolicySeconds: MODEL_ENGINE.pausePolicySeconds,
@@ -116,6 +138,8 @@ export async function makeModelTeam(): Promise<ModelTeam> {
     strangerKeyId,
     adminUserId: users.admin!.id,
     managerUserId: users.manager!.id,
+    sim,
+    close: () => sim.close(),
   };
 }
 
@@ -164,12 +188,12 @@ class AddOp extends Cmd {
     readonly at: number,
     readonly state: "queued" | "scheduled" | "running",
     readonly kind: "call" | "queued" | "scheduled" | "retry",
-    readonly provider: boolean,
+    readonly provider: "down" | "sim" | null,
   ) {
     super();
   }
   label() {
-    return `addOp(run ${this.at}, ${this.kind}/${this.state}${this.provider ? ", provider down" : ""})`;
+    return `addOp(run ${this.at}, ${this.kind}/${this.state}${this.provider ? `, provider ${this.provider}` : ""})`;
   }
   check(m: Readonly<Model>) {
     return this.at < m.runs.length;
@@ -180,6 +204,15 @@ class AddOp extends Cmd {
     if ((await prisma().run.count({ where: { id: { in: pathOf(m, this.at) }, lifecycle: "killed" } })) > 0) return;
     const rowId = newId("op");
     const operationId = `m-${rowId.slice(3, 17)}`;
+    const jobId = `job-${rowId}`;
+    if (this.provider === "sim")
+      await fetch(`${m.team.sim.url}/jobs`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ jobId, mode: "commit_during_cancel", runId: run.id, operationId }),
+      }).then((r) => {
+        if (!r.ok) throw new Error(`provider-sim refused job ${jobId}: ${r.status}`);
+      });
     await prisma().operation.create({
       data: {
         id: rowId,
@@ -191,8 +224,8 @@ class AddOp extends Cmd {
         kind: this.kind,
         tool: "model.tool",
         state: this.state,
-        providerName: this.provider ? "down" : null,
-        providerJobId: this.provider ? `job-${rowId}` : null,
+        providerName: this.provider,
+        providerJobId: this.provider ? jobId : null,
         startedAt: this.state === "running" ? new Date() : null,
         registeredByKey: (m.team.worker as { keyId: string }).keyId,
       },
@@ -396,16 +429,21 @@ class Resolve extends Cmd {
   }
 }
 
-/** A person acts on a recovery item of the tree: start it (this provider declares no compensation: refused), or record an outcome. */
+/**
+ * A person acts on a recovery item of the tree: starts the provider's compensation — the provider-sim then
+ * answers absent (it undid the effect) or present (it accepted but kept it); "down" declares no endpoint, so
+ * that start is refused — or records an outcome (a person's rollback, acceptance, failure).
+ */
 class Recover extends Cmd {
   constructor(
     readonly pick: number,
     readonly how: "start" | "rolled_back" | "accepted" | "failed" | "in_progress",
+    readonly answer: "absent" | "present",
   ) {
     super();
   }
   label() {
-    return `recover(#${this.pick}, ${this.how})`;
+    return `recover(#${this.pick}, ${this.how}${this.how === "start" ? `, provider answers ${this.answer}` : ""})`;
   }
   async act(m: Model) {
     const open = await prisma().recoveryItem.findMany({
@@ -414,10 +452,13 @@ class Recover extends Cmd {
         state: { in: ["open", "in_progress", "failed"] },
         operation: { runId: { in: m.runs.map((r) => r.id) } },
       },
+      include: { operation: { select: { providerJobId: true } } },
       orderBy: { id: "asc" },
     });
     const item = open[this.pick % Math.max(1, open.length)];
     if (!item) return;
+    const job = item.operation.providerJobId ? m.team.sim.jobs.get(item.operation.providerJobId) : undefined;
+    if (job) job.compensation = this.answer === "absent" ? "release" : "ignore";
     // Refusals (no compensation endpoint; a move the states do not allow) change nothing: I7 checks what is left.
     await (
       this.how === "start"
@@ -571,6 +612,16 @@ export async function checkInvariants(m: Model): Promise<void> {
     runIds,
   );
   if (recovery.length > 0) fail(`I7: ${recovery.map((r) => `${r.what} (${r.id})`).join(", ")}`);
+  // I7 against the provider's own truth, not the item's record of it: an item the provider-sim's check
+  // proved rolled back is a job the sim has undone (its effect answers absent now).
+  const byProvider = await prisma().recoveryItem.findMany({
+    where: { state: "rolled_back", settledBy: "provider", operation: { runId: { in: runIds }, providerName: "sim" } },
+    select: { id: true, operation: { select: { providerJobId: true } } },
+  });
+  for (const ri of byProvider) {
+    const job = m.team.sim.jobs.get(ri.operation.providerJobId ?? "");
+    if (job?.state !== "compensated") fail(`I7: ${ri.id} is rolled_back by the provider, whose effect check still answers present`);
+  }
 
   const barriers = await prisma().barrier.findMany({ where: { runId: { in: runIds } }, orderBy: { requestedAt: "asc" } });
   for (const b of barriers) {
@@ -635,16 +686,26 @@ export async function checkInvariants(m: Model): Promise<void> {
 
 // ---- the property -------------------------------------------------------------------------------
 const treeArb = fc.array(fc.nat(10), { minLength: 0, maxLength: 5 }); // parent picks for runs 1..n
+const recoverArb = fc
+  .tuple(
+    fc.nat(3),
+    fc.constantFrom(
+      "start" as const,
+      "start" as const,
+      "rolled_back" as const,
+      "accepted" as const,
+      "failed" as const,
+      "in_progress" as const,
+    ),
+    fc.constantFrom("absent" as const, "present" as const),
+  )
+  .map(([p, h, a]) => new Recover(p, h, a));
+/** What people do once the final stop settled: the effects it found completed are there to be undone. */
+const afterStopArb = fc.array(recoverArb, { minLength: 1, maxLength: 3 });
 
 function commandsArb(): fc.Arbitrary<Iterable<fc.AsyncCommand<Model, Real>>> {
   const run = fc.nat(5);
   const op = fc.nat(7);
-  const recover = fc
-    .tuple(
-      fc.nat(3),
-      fc.constantFrom("start" as const, "rolled_back" as const, "accepted" as const, "failed" as const, "in_progress" as const),
-    )
-    .map(([p, h]) => new Recover(p, h));
   return fc.commands(
     [
       fc
@@ -652,9 +713,13 @@ function commandsArb(): fc.Arbitrary<Iterable<fc.AsyncCommand<Model, Real>>> {
           run,
           fc.constantFrom("queued" as const, "scheduled" as const, "running" as const, "running" as const),
           fc.constantFrom("call" as const, "queued" as const, "scheduled" as const, "retry" as const),
-          fc.boolean(),
+          fc.constantFrom(null, "down" as const, "sim" as const, "sim" as const),
         )
-        .map(([r, s, k, p]) => new AddOp(r, s, s === "running" ? "call" : k, p && s === "running")),
+        .map(([r, s, k, p]) => new AddOp(r, s, s === "running" ? "call" : k, s === "running" ? p : null)),
+      // Twice more: a call to the provider-sim in flight at a kill is how an effect completes under a
+      // barrier — the precondition of recovery (I7), which the general AddOp alone reaches too rarely.
+      run.map((r) => new AddOp(r, "running", "call", "sim")),
+      run.map((r) => new AddOp(r, "running", "call", "sim")),
       fc
         .tuple(op, fc.constantFrom("succeeded" as const, "failed" as const, "aborted_unknown" as const))
         .map(([o, x]) => new Complete(o, x)),
@@ -673,9 +738,9 @@ function commandsArb(): fc.Arbitrary<Iterable<fc.AsyncCommand<Model, Real>>> {
       fc
         .tuple(fc.nat(3), fc.constantFrom("effect_present" as const, "effect_absent" as const), fc.boolean())
         .map(([p, x, a]) => new Resolve(p, x, a)),
-      // twice: a recovery item needs an unknown resolved as present first, so it is rarely reached
-      recover,
-      recover,
+      // An item exists mid-sequence only after a kill and an engine step (or a resolution as present);
+      // the phase after the final stop (modelProperty) acts on every sequence's items.
+      recoverArb,
     ],
     { maxCommands: 9, size: "small" },
   );
@@ -729,15 +794,17 @@ function pathIds(runs: MRun[], i: number): string[] {
   return out;
 }
 
-/** The property: any sequence, then the engine to completion, then I1–I5. */
+/** The property: any sequence, then the engine to completion, then recovery of what it found, then I1–I7. */
 export function modelProperty(team: ModelTeam) {
-  return fc.asyncProperty(treeArb, commandsArb(), async (parents, cmds) => {
+  return fc.asyncProperty(treeArb, commandsArb(), afterStopArb, async (parents, cmds, afterStop) => {
     const runs = await buildTree(team, parents);
     const model: Model = { team, runs, ops: [], kills: 0, log: [`tree(${runs.map((r) => r.parent ?? "-").join(",")})`] };
     await fc.asyncModelRun(() => ({ model, real: { team } }), cmds);
     // Every tree ends stopped, so every sequence produces at least one barrier to check.
     await killRun(team.operator, runs[0]!.id, "model: final stop").catch(() => {});
     await settleAll(model);
+    model.log.push("final stop settled");
+    for (const c of afterStop) await c.run(model, { team });
     await checkInvariants(model);
   });
 }

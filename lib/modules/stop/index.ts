@@ -2,7 +2,7 @@ import "server-only";
 
 export { controlListener } from "./abort/listener";
 export { getBarrierView, getReceipt, verifyReceipt } from "./barriers";
-export { countOpenReconciliations } from "./console/counts";
+export { countOpenWork } from "./console/counts";
 export { getConsoleReceipt, receiptBarrier } from "./console/receipt";
 export { listTeamMembers, type Member } from "./console/reconciliations";
 export { markDrillTeam } from "./drills";

@@ -38,7 +38,10 @@ export interface ReconciliationFilter {
   teamId?: string;
   status?: "open" | "all" | ReconciliationStatus;
   barrierId?: string;
-  assigneeUserId?: string;
+  /** null: nobody holds it */
+  assigneeUserId?: string | null;
+  /** opened at or before this time (the console's age filter) */
+  createdAtOrBefore?: Date;
   limit?: number;
 }
 
@@ -51,7 +54,8 @@ export async function listReconciliations(p: Principal, filter: ReconciliationFi
       ...(teamId ? { teamId } : {}),
       ...(status === "open" ? { status: { in: [...OPEN_RECONCILIATION_STATUSES] } } : status === "all" ? {} : { status }),
       ...(filter.barrierId ? { settlement: { barrierId: filter.barrierId } } : {}),
-      ...(filter.assigneeUserId ? { assigneeUserId: filter.assigneeUserId } : {}),
+      ...(filter.assigneeUserId !== undefined ? { assigneeUserId: filter.assigneeUserId } : {}),
+      ...(filter.createdAtOrBefore ? { createdAt: { lte: filter.createdAtOrBefore } } : {}),
     },
     include: RECONCILIATION_INCLUDE,
     orderBy: { createdAt: "asc" },

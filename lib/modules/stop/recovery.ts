@@ -15,7 +15,15 @@ import { coveringBarriersTx } from "./internal/evidence";
 import { lockBarrierTx, reissueCoveringTx } from "./internal/receipts";
 import { providerFor } from "./providers/http";
 import type { ProviderOperationRef } from "./providers/types";
-import { compensationVerdict, isUnsettledRecovery, mayChangeRecovery, mayMove, type RecoveryState } from "../../control/recovery";
+import {
+  compensationVerdict,
+  FINAL_RECOVERY_STATES,
+  isUnsettledRecovery,
+  mayChangeRecovery,
+  mayMove,
+  UNSETTLED_RECOVERY_STATES,
+  type RecoveryState,
+} from "../../control/recovery";
 import type { Role } from "../../control/types";
 import { RecordRecoveryBody, type RecordRecoveryInput, type RecoveryView } from "../../schemas/recovery";
 import { sleep } from "../../platform/wait";
@@ -74,12 +82,19 @@ async function views(rows: Row[]): Promise<RecoveryView[]> {
 
 export interface RecoveryFilter {
   teamId?: string;
-  /** "open": still owed (open, in progress, failed). */
-  state?: "open" | "all" | RecoveryState;
+  /** "open": still owed (open, in progress, failed); "final": rolled back or accepted. */
+  state?: "open" | "final" | "all" | RecoveryState;
   barrierId?: string;
-  assigneeUserId?: string;
+  /** null: nobody holds it */
+  assigneeUserId?: string | null;
+  /** opened at or before this time (the console's age filter) */
+  createdAtOrBefore?: Date;
+  /** still owed and due at or before this time */
+  overdueAt?: Date;
   limit?: number;
 }
+
+const UNSETTLED = [...UNSETTLED_RECOVERY_STATES];
 
 export async function listRecoveries(p: Principal, filter: RecoveryFilter = {}): Promise<RecoveryView[]> {
   authorize(p, "run.read");
@@ -88,9 +103,19 @@ export async function listRecoveries(p: Principal, filter: RecoveryFilter = {}):
   const rows = await prisma().recoveryItem.findMany({
     where: {
       ...(teamId ? { teamId } : {}),
-      ...(state === "open" ? { state: { in: ["open", "in_progress", "failed"] } } : state === "all" ? {} : { state }),
+      AND: [
+        state === "open"
+          ? { state: { in: UNSETTLED } }
+          : state === "final"
+            ? { state: { in: [...FINAL_RECOVERY_STATES] } }
+            : state === "all"
+              ? {}
+              : { state },
+        filter.overdueAt ? { state: { in: UNSETTLED }, dueAt: { lte: filter.overdueAt } } : {},
+      ],
       ...(filter.barrierId ? { barrierId: filter.barrierId } : {}),
-      ...(filter.assigneeUserId ? { assigneeUserId: filter.assigneeUserId } : {}),
+      ...(filter.assigneeUserId !== undefined ? { assigneeUserId: filter.assigneeUserId } : {}),
+      ...(filter.createdAtOrBefore ? { createdAt: { lte: filter.createdAtOrBefore } } : {}),
     },
     include,
     orderBy: [{ dueAt: "asc" }, { id: "asc" }],

@@ -1,35 +1,29 @@
+// Open work (docs/console.md#open-work): unknown outcomes and recovery items, filtered by the URL.
 import { requireSession } from "@/lib/modules/sessions";
-import { reconciliationsView } from "@/lib/modules/runs";
-import { ReconciliationsQuery } from "@/lib/schemas/console";
+import { openWorkView } from "@/lib/modules/runs";
+import { OpenWorkQuery } from "@/lib/schemas/console";
 import { isAllowed } from "@/lib/control/authz";
-import { ReconciliationQueue } from "@/components/reconciliation-queue";
-import { RecoveryQueue } from "@/components/recovery-queue";
-import { listRecoveries, listTeamMembers } from "@/lib/modules/stop";
+import { OpenWork } from "@/components/open-work";
+import { openWorkQueryString } from "@/lib/control/open-work";
 
-export const metadata = { title: "Reconciliations" };
+export const metadata = { title: "Open work" };
 
-export default async function ReconciliationsPage({
-  searchParams,
-}: {
-  searchParams: Promise<Record<string, string | string[] | undefined>>;
-}) {
+export default async function OpenWorkPage({ searchParams }: { searchParams: Promise<Record<string, string | string[] | undefined>> }) {
   const s = await requireSession();
   const raw = Object.fromEntries(Object.entries(await searchParams).map(([k, v]) => [k, Array.isArray(v) ? v[0] : v]));
-  const parsed = ReconciliationsQuery.safeParse(raw);
+  // A malformed filter shows everything open rather than an error page; the JSON endpoint answers 400.
+  const parsed = OpenWorkQuery.safeParse(raw);
   const filter = parsed.success ? parsed.data : {};
-  const initial = await reconciliationsView(s.principal, filter);
-  const qs = new URLSearchParams([...(raw.status ? [["status", raw.status]] : []), ...(raw.mine ? [["mine", "1"]] : [])] as [
-    string,
-    string,
-  ][]).toString();
+  const initial = await openWorkView(s.principal, filter);
   const caller = { type: "user" as const, role: s.principal.role };
-  const [recoveries, members] = await Promise.all([listRecoveries(s.principal, { state: "open" }), listTeamMembers(s.principal)]);
-  const canAssign = isAllowed(caller, "reconciliation.assign");
   const manager = s.principal.role === "manager" || s.principal.role === "admin";
   return (
-    <>
-      <ReconciliationQueue initial={initial} initialQuery={qs} me={s.user.id} canAssign={canAssign} canResolveAny={manager} />
-      <RecoveryQueue items={recoveries} members={members} me={s.user.id} canAssign={canAssign} canActOnAny={manager} />
-    </>
+    <OpenWork
+      initial={initial}
+      initialQuery={openWorkQueryString((k) => raw[k])}
+      me={s.user.id}
+      canAssign={isAllowed(caller, "reconciliation.assign")}
+      canActOnAny={manager}
+    />
   );
 }

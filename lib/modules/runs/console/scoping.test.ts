@@ -9,7 +9,7 @@ import { listConsoleRuns } from "./runs";
 import { assertRunVisible, getRunDetail } from "./run-detail";
 import { getConsoleBarrier } from "../../stop/console/barrier";
 import { getConsoleReceipt } from "../../stop/console/receipt";
-import { listConsoleReconciliations, listTeamMembers } from "../../stop/console/reconciliations";
+import { listOpenWork, listTeamMembers } from "../../stop/console/reconciliations";
 import { listConsoleAudit } from "../../audit/console";
 import { actorLabels } from "../../members/console/people";
 
@@ -111,7 +111,7 @@ describe("console read models are team-scoped", () => {
     expect(labels[`user:${userB}`]).toBe(`user:${userB}`);
     expect(labels[`user:${a.userId}`]).toBe(a.email);
     expect((await listTeamMembers(a)).map((m) => m.id)).toEqual([a.userId]);
-    expect(await listConsoleReconciliations(a, { status: "all" })).toEqual([]);
+    expect(await listOpenWork(a, { status: "all" })).toEqual({ reconciliations: [], recoveries: [] });
   });
 
   it("refuses the audit log to a viewer and system principals without a team", async () => {

@@ -8,7 +8,10 @@ import { getRunDetail, type RunDetail } from "./run-detail";
 export type { TreeNode, UncertainRow } from "./run-detail";
 export type { Rung } from "../../../control/evidence/model";
 import { getConsoleBarrier, type BarrierDetail } from "../../stop/console/barrier";
-import { listConsoleReconciliations, listTeamMembers, type Member } from "../../stop/console/reconciliations";
+import { listOpenWork, listTeamMembers, type Member, type OpenWorkFilter } from "../../stop/console/reconciliations";
+import { countOpenWork } from "../../stop/console/counts";
+import type { OpenWorkCounts } from "../../../control/open-work";
+import type { RecoveryView } from "../../../schemas/recovery";
 import { getConsoleReceipt } from "../../stop/console/receipt";
 import type { ReceiptRecord } from "../../stop/barriers";
 import type { Reconciliation } from "../../../schemas/barriers";
@@ -52,17 +55,22 @@ export async function barrierView(p: Principal, barrierId: string): Promise<Barr
   };
 }
 
-export type ReconciliationsView = { items: Reconciliation[]; members: Member[]; labels: Labels };
-export async function reconciliationsView(
-  p: Principal,
-  filter: { status?: "open" | "resolved" | "all"; mine?: boolean },
-): Promise<ReconciliationsView> {
-  const [items, members] = await Promise.all([listConsoleReconciliations(p, filter), listTeamMembers(p)]);
+/** The open-work page (docs/console.md#open-work): the team's counts, whatever the filters, and the filtered lists. */
+export type OpenWorkView = {
+  counts: OpenWorkCounts;
+  reconciliations: Reconciliation[];
+  recoveries: RecoveryView[];
+  members: Member[];
+  labels: Labels;
+};
+export async function openWorkView(p: Principal, filter: OpenWorkFilter): Promise<OpenWorkView> {
+  const now = new Date();
+  const [lists, counts, members] = await Promise.all([listOpenWork(p, filter, now), countOpenWork(p, now), listTeamMembers(p)]);
   const labels = await actorLabels(
     p,
-    items.flatMap((r) => [r.assignedBy, r.resolvedBy]),
+    lists.reconciliations.flatMap((r) => [r.assignedBy, r.resolvedBy]),
   );
-  return { items, members, labels };
+  return { counts, ...lists, members, labels };
 }
 
 export type ReceiptView = { receipt: ReceiptRecord | null };
