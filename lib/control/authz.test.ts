@@ -54,6 +54,7 @@ describe("authorization", () => {
     const operator = [
       "run.read",
       "reconciliation.resolve",
+      "approval.decide",
       "run.pause",
       "run.resume",
       "run.kill",
@@ -63,7 +64,8 @@ describe("authorization", () => {
       "audit.read",
     ];
     const expected: Record<(typeof ROLES)[number], string[]> = {
-      viewer: ["run.read", "reconciliation.resolve"],
+      // approval.decide: the approval's own rule narrows it to its role or the people it names
+      viewer: ["run.read", "reconciliation.resolve", "approval.decide"],
       operator,
       manager: [...operator, "reconciliation.assign"],
       admin: [...ACTIONS],

@@ -11,7 +11,7 @@ import {
   DEFAULT_APPROVAL_TTL_SECONDS,
   POLICY_EFFECTS,
 } from "../control/policy";
-import { Id, IsoTime, requestShape, responseShape } from "./common";
+import { Id, IsoTime, PG_INT_MAX, requestShape, responseShape } from "./common";
 import { BudgetUnit } from "./gate";
 import { registerPath } from "./registry";
 
@@ -98,7 +98,7 @@ export const PolicyView = responseShape("Policy", {
 
 export const EnablePolicyBody = requestShape("EnablePolicy", {
   /** The version to enable; null turns the policy off (the gate decides by authority alone). */
-  version: z.number().int().min(1).nullable(),
+  version: z.number().int().min(1).max(PG_INT_MAX).nullable(),
   reason: z.string().trim().min(1, "a reason is required").max(2000),
 });
 
