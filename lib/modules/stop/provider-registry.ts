@@ -75,7 +75,8 @@ export async function ensureProvider(p: Principal, input: ProviderInput): Promis
   if (p.type !== "system") throw forbidden("tenancy bootstrap is for system callers only");
   const compensateUrl = input.compensateUrl ?? null;
   return prisma().$transaction(async (tx) => {
-    const id = await insertProviderTx(tx, p, { ...input, compensateUrl });
+    const { updateUrls: _u, ...fields } = input;
+    const id = await insertProviderTx(tx, p, { ...fields, compensateUrl });
     if (id) return { id, created: true, updated: false };
     const row = await tx.provider.findUniqueOrThrow({
       where: { teamId_name: { teamId: input.teamId, name: input.name } },
