@@ -24,6 +24,7 @@ export const commands: Record<string, () => Promise<Command>> = {
   "barrier-worker": () => import("./barrier-worker").then((m) => m.barrierWorkerCommand),
   "webhook-worker": () => import("./webhook-worker").then((m) => m.webhookWorkerCommand),
   webhooks: () => import("./webhooks").then((m) => m.webhooksCommand),
+  providers: () => import("./providers").then((m) => m.providersCommand),
   verify: () => import("./verify").then((m) => m.verifyCommand),
   "provider-sim": () => import("./provider-sim").then((m) => m.providerSimCommand),
   receipt: () => import("./receipt").then((m) => m.receiptCommand),

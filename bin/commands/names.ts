@@ -28,6 +28,7 @@ export const COMMAND_NAMES = [
   "members",
   "webhook-worker",
   "webhooks",
+  "providers",
   "verify",
   "api",
   "together",

@@ -13,6 +13,7 @@ import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/
 import { CallToolResultSchema, CreateTaskResultSchema } from "@modelcontextprotocol/sdk/types.js";
 import { prisma } from "../../lib/platform/db/prisma";
 import { newId } from "../../lib/platform/ids";
+import { createProvider } from "../../lib/modules/stop";
 import { barrierView, check, links, newRun, settlementOf, waitForReceipt } from "../../lib/drill/support";
 import type { Check, CaseOutcome } from "../../lib/drill/types";
 import { ensureClient } from "../../test/adapters/real/clients";
@@ -74,19 +75,12 @@ class Scene {
 
 async function providerRow(stack: Stack, kind: "mcp" | "a2a", endpoint: string, o: { statusUrl?: string; deadlineMs?: number } = {}) {
   const name = `${kind}-${newId("prov")}`;
-  await prisma().provider.create({
-    data: {
-      id: newId("prov"),
-      teamId: stack.fx.main.teamId,
-      name,
-      kind,
-      endpoint,
-      statusUrl: o.statusUrl ?? null,
-      timeoutMs: 3000,
-      settleDeadlineMs: o.deadlineMs ?? 15_000,
-      quietPeriodSeconds: 0,
-    },
-  });
+  // The registration path an admin's CLI takes (the servers are on 127.0.0.1, which the API would refuse).
+  await createProvider(
+    { type: "system", name: "evals" },
+    { name, kind, url: endpoint, statusUrl: o.statusUrl, timeoutMs: 3000, settleDeadlineMs: o.deadlineMs ?? 15_000, quietPeriodSeconds: 0 },
+    stack.fx.main.teamId,
+  );
   return name;
 }
 

@@ -2,10 +2,9 @@
 // manager, one key of each kind the cases use, the simulated provider's row; another team (for the
 // cross-team refusal); and a team of its own for the engine-crash case, whose barriers only the
 // engines started by that case work on.
-import { prisma } from "../../lib/platform/db/prisma";
-import { newId } from "../../lib/platform/ids";
 import { createApiKey } from "../../lib/modules/keys/api-keys";
 import { ensureMembership, ensureTeam, ensureUser } from "../../lib/modules/members/admin-directory";
+import { ensureProvider } from "../../lib/modules/stop";
 import type { Principal } from "../../lib/platform/auth/principal";
 import type { Role } from "../../lib/control/types";
 
@@ -31,18 +30,15 @@ async function team(slug: string, roles: Role[]): Promise<EvalTeam> {
 }
 
 async function provider(teamId: string, simUrl: string, o: { timeoutMs: number; settleDeadlineMs: number; quietPeriodSeconds: number }) {
-  await prisma().provider.create({
-    data: {
-      id: newId("prov"),
-      teamId,
-      name: SIM_PROVIDER,
-      kind: "simulated",
-      cancelUrl: `${simUrl}/jobs/{providerJobId}/cancel`,
-      statusUrl: `${simUrl}/jobs/{providerJobId}/effect`,
-      compensateUrl: `${simUrl}/jobs/{providerJobId}/compensate`,
-      rollbackOwner: "release-oncall",
-      ...o,
-    },
+  await ensureProvider(SYSTEM, {
+    teamId,
+    name: SIM_PROVIDER,
+    kind: "simulated",
+    cancelUrl: `${simUrl}/jobs/{providerJobId}/cancel`,
+    statusUrl: `${simUrl}/jobs/{providerJobId}/effect`,
+    compensateUrl: `${simUrl}/jobs/{providerJobId}/compensate`,
+    rollbackOwner: "release-oncall",
+    ...o,
   });
 }
 

@@ -20,6 +20,8 @@ export const ACTIONS = [
   "key.manage",
   "member.manage",
   "policy.write", // save, dry-run and enable policy versions (admins)
+  "provider.read", // the team's providers (people only: their URLs map the network behind them)
+  "provider.write", // register providers (admins)
   "approval.decide", // answer an approval; the approval's rule narrows further (lib/control/policy.ts mayDecideApproval)
 ] as const;
 export type Action = (typeof ACTIONS)[number];
@@ -27,7 +29,7 @@ export type Action = (typeof ACTIONS)[number];
 const READ: Action[] = ["run.read"];
 // Each role is the one below it plus what it adds, so a new action granted to operators reaches managers
 // too without a second edit (the ladder viewer < operator < manager < admin is the product's, docs/security.md).
-const VIEWER: readonly Action[] = [...READ, "reconciliation.resolve", "approval.decide"];
+const VIEWER: readonly Action[] = [...READ, "reconciliation.resolve", "approval.decide", "provider.read"];
 /** What stops or restarts runs: the operator's own grant, and control writes. */
 const RUN_CONTROL: readonly Action[] = ["run.pause", "run.resume", "run.kill", "fleet.stop", "breaker.trip", "breaker.reset"];
 const OPERATOR: readonly Action[] = [...VIEWER, ...RUN_CONTROL, "audit.read"];
@@ -60,6 +62,7 @@ const CONTROL_WRITES: readonly Action[] = [
   "reconciliation.resolve",
   "key.manage",
   "member.manage",
+  "provider.write",
 ];
 
 export function isControlWrite(action: Action): boolean {

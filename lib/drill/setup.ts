@@ -3,8 +3,8 @@
 // operator key and one agent key for the drill, and optionally the simulated provider's row — and
 // returns the secrets once. Idempotent for the team, user, membership and provider; keys are new each time.
 import { createApiKey } from "../modules/keys";
-import { ensureMembership, ensureProvider, ensureTeam, ensureUser } from "../modules/members";
-import { markDrillTeam } from "../modules/stop";
+import { ensureMembership, ensureTeam, ensureUser } from "../modules/members";
+import { ensureProvider, markDrillTeam } from "../modules/stop";
 import type { Principal } from "../platform/auth/principal";
 
 const SYSTEM: Principal = { type: "system", name: "drill-setup" };

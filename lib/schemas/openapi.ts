@@ -12,6 +12,7 @@ import "./stops";
 import "./recovery";
 import "./restart";
 import "./policy";
+import "./providers";
 
 type Json = Record<string, unknown>;
 

@@ -5,7 +5,8 @@
 import { randomBytes } from "node:crypto";
 import { hashPassword, verifyPassword } from "../platform/auth/password";
 import { authenticateKey, createApiKey } from "../modules/keys";
-import { ensureMembership, ensureProvider, ensureTeam, ensureUser, setUserPasswordHash, type TeamRow } from "../modules/members";
+import { ensureMembership, ensureTeam, ensureUser, setUserPasswordHash, type TeamRow } from "../modules/members";
+import { ensureProvider } from "../modules/stop";
 import type { Principal } from "../platform/auth/principal";
 import { setTeamStopSettings } from "../modules/members";
 import type { KeyKind, Role } from "../control/types";

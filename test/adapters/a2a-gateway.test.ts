@@ -1,7 +1,8 @@
 // The A2A gateway in front of a real remote agent built with the official A2A SDK (@a2a-js/sdk, pinned,
 // installed into the client cache, see real/clients.ts; fixtures/a2a-agent.mjs), settled by the barrier
 // engine's a2a provider (docs/design/mcp-tasks.md): a task cancelled mid-way, one the agent answers
-// TaskNotCancelableError for, and an agent that stops answering. Real API, database and engine.
+// TaskNotCancelableError for, and an agent that stops answering; then a v0.3 client in front of an agent
+// built with the SDK's last v0.3 release (fixtures/a2a-agent-v03.mjs). Real API, database and engine.
 import { spawn, type ChildProcess } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
 import http from "node:http";
@@ -19,6 +20,8 @@ import { freePort } from "../support/pg-local";
 
 const T = 180_000;
 let sdk: ClientBinary | null = null;
+/** The SDK's last A2A v0.3 release, for a remote agent that knows only the v0.3 names. */
+let sdk03: ClientBinary | null = null;
 let w: World;
 const children: ChildProcess[] = [];
 const engineStop = new AbortController();
@@ -28,8 +31,10 @@ let effectUrl = "";
 
 beforeAll(async () => {
   const c = await ensureClient("a2a");
-  if (!c.available) return;
-  sdk = c;
+  const c03 = await ensureClient("a2a03");
+  if (c.available) sdk = c;
+  if (c03.available) sdk03 = c03;
+  if (!sdk && !sdk03) return;
   w = await makeWorld();
   await setTeamStopSettings({ type: "system", name: "a2a-test" }, w.teamId, { quietPeriodMs: 300 });
   effectServer = http.createServer((_req, res) =>
@@ -44,7 +49,7 @@ afterAll(async () => {
   engineStop.abort();
   await engine;
   effectServer?.close();
-  if (!sdk) return;
+  if (!sdk && !sdk03) return;
   await w?.api.close();
   await closePool();
   await prisma().$disconnect();
@@ -73,12 +78,12 @@ function spawnUntil(cmd: string, args: string[], env: NodeJS.ProcessEnv, pattern
   });
 }
 
-async function agent(dir: string) {
+async function agent(dir: string, version: "1.0" | "0.3" = "1.0") {
   const port = await freePort();
   const a = await spawnUntil(
     process.execPath,
-    [path.join(FIXTURES, "a2a-agent.mjs"), String(port)],
-    { ...process.env, A2A_SDK_DIR: sdk!.dir, FIXTURE_MARKER_DIR: dir },
+    [path.join(FIXTURES, version === "1.0" ? "a2a-agent.mjs" : "a2a-agent-v03.mjs"), String(port)],
+    { ...process.env, A2A_SDK_DIR: (version === "1.0" ? sdk : sdk03)!.dir, FIXTURE_MARKER_DIR: dir },
     /a2a agent listening at (\S+)/,
   );
   return { url: a.match, child: a.child };
@@ -123,10 +128,10 @@ async function gateway(upstream: string, providerName: string) {
 }
 
 let rpcId = 0;
-async function rpc(url: string, method: string, params: Record<string, unknown>) {
+async function rpc(url: string, method: string, params: Record<string, unknown>, version: "1.0" | "0.3" = "1.0") {
   const res = await fetch(url, {
     method: "POST",
-    headers: { "content-type": "application/json", "a2a-version": "1.0" },
+    headers: { "content-type": "application/json", ...(version === "1.0" ? { "a2a-version": "1.0" } : {}) },
     body: JSON.stringify({ jsonrpc: "2.0", id: ++rpcId, method, params }),
   });
   return (await res.json()) as { result?: Record<string, unknown>; error?: { code: number; message: string; data?: unknown } };
@@ -314,5 +319,61 @@ describe("A2A gateway", { timeout: T }, () => {
       body: JSON.stringify({ message: { messageId: "rest-2", role: "ROLE_USER", parts: [{ text: "work 10 never" }] } }),
     });
     expect(denied.status).toBe(403);
+  });
+});
+
+describe("A2A v0.3: a client and a remote agent that speak only the v0.3 names", { timeout: T }, () => {
+  const send03 = (url: string, text: string) =>
+    rpc(
+      url,
+      "message/send",
+      {
+        message: { kind: "message", messageId: `m-${++rpcId}`, role: "user", parts: [{ kind: "text", text }] },
+        configuration: { blocking: false },
+      },
+      "0.3",
+    );
+
+  test("message/send is gated and its task recorded; a kill sends tasks/cancel; the engine, told GetTask is not found, reads tasks/get → cancelled_without_effect", async (ctx) => {
+    if (!sdk03) return ctx.skip();
+    const dir = tempDir("a2a03");
+    const a = await agent(dir, "0.3");
+    await provider("a2a03-checked", a.url, { effectCheck: true });
+    const g = await gateway(a.url, "a2a03-checked");
+    const r = await send03(g.url, "work 600000 v1");
+    expect(r.result).toMatchObject({ kind: "task" });
+    const taskId = r.result!.id as string;
+    const op = await recorded(g.parentRunId);
+    expect(op).toMatchObject({ state: "running", providerJobId: taskId, tool: "a2a:message/send" });
+    expect((await rpc(g.url, "tasks/get", { id: taskId }, "0.3")).result).toMatchObject({ id: taskId, status: { state: "working" } });
+
+    const { barrierId } = await w.operator.kill(g.parentRunId, "stop the v0.3 task");
+    await until(() => existsSync(path.join(dir, "v1.cancelled")), "the agent to cancel the task");
+    const s = await settled(barrierId, op.id);
+    expect(s.settledState).toBe("cancelled_without_effect");
+    const methods = received(dir).map((m) => m.method);
+    expect(methods).toContain("tasks/cancel");
+    // The engine's provider asks in v1.0 first; the agent answers "method not found" and is asked in v0.3.
+    expect(methods).toContain("GetTask");
+    expect(methods.lastIndexOf("tasks/get")).toBeGreaterThan(methods.indexOf("GetTask"));
+    expect(existsSync(path.join(dir, "v1.done"))).toBe(false);
+    expect((await send03(g.url, "work 10 never")).error?.message).toMatch(/Quiesce denied a2a:message\/send/);
+  });
+
+  test("tasks/cancel answered TaskNotCancelableError (-32002): unknown at the deadline, with a reconciliation owner", async (ctx) => {
+    if (!sdk03) return ctx.skip();
+    const dir = tempDir("a2a03");
+    const a = await agent(dir, "0.3");
+    await provider("a2a03-stubborn", a.url, { deadlineMs: 2000 });
+    const g = await gateway(a.url, "a2a03-stubborn");
+    await send03(g.url, "stubborn 600000 v2");
+    const op = await recorded(g.parentRunId);
+    const { barrierId } = await w.operator.kill(g.parentRunId, "stop the stubborn v0.3 task");
+    const s = await settled(barrierId, op.id);
+    expect(s.settledState).toBe("unknown");
+    expect(s.providerResponse).toBe("rejected");
+    await until(() => g.log().includes("TaskNotCancelableError"), "the gateway to log the agent's refusal");
+    expect(existsSync(path.join(dir, "v2.cancelled"))).toBe(false);
+    expect((await prisma().reconciliation.findFirstOrThrow({ where: { operationId: op.id } })).assigneeUserId).not.toBeNull();
   });
 });

@@ -138,6 +138,14 @@ const ENTRIES: Record<string, Entry> = {
   listApprovals: { action: "run.read", crossTeam: "none" },
   getApproval: { action: "run.read", crossTeam: 404 },
   decideApproval: { action: "approval.decide", crossTeam: 404, body: () => ({ decision: "deny", note: "matrix" }), holders: APPROVERS },
+  // Providers are the caller's own team's: there is no other team's provider to name. A public address
+  // literal, so the save judges it without a lookup (nothing connects to it).
+  listProviders: { action: "provider.read", crossTeam: "none" },
+  createProvider: {
+    action: "provider.write",
+    crossTeam: "none",
+    body: (_t, u) => ({ name: `m-${u}`, kind: "a2a", url: "http://1.1.1.1/a2a" }),
+  },
 };
 
 // ── Routes from the files ──────────────────────────────────────────────────────────────────────────
@@ -268,6 +276,7 @@ async function fingerprint(): Promise<string> {
       (SELECT md5(coalesce(string_agg(id || state, ',' ORDER BY id), '')) FROM approvals WHERE team_id = ANY($1)),
       (SELECT md5(coalesce(string_agg(id || coalesce(policy_version::text, '-'), ',' ORDER BY id), '')) FROM teams WHERE id = ANY($1)),
       (SELECT count(*) FROM policy_versions WHERE team_id = ANY($1)),
+      (SELECT md5(coalesce(string_agg(id || name || coalesce(endpoint, ''), ',' ORDER BY id), '')) FROM providers WHERE team_id = ANY($1)),
       (SELECT md5(coalesce(string_agg(id::text || hash, ',' ORDER BY id), '')) FROM audit_events WHERE team_id = ANY($1))
     ) AS f`,
     teams,

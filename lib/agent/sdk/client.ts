@@ -18,6 +18,7 @@ import type { BreakerResponse, KillResponse, LifecycleResponse } from "../../sch
 import type { CreateStopBody, FinishRunResponse, StopDryRunResponse, StopView } from "../../schemas/stops";
 import type { RecordRecoveryInput, RecoveryView } from "../../schemas/recovery";
 import type { LedgerView, RestartView } from "../../schemas/restart";
+import type { CreateProviderBody, ProviderList, ProviderView } from "../../schemas/providers";
 import { ledgerAnswer, type LedgerEntry } from "../../control/restart";
 import { QuiesceApiError, QuiesceConfigError, QuiesceUnreachableError, newRequestId } from "./errors";
 import { subscribe as subscribeEvents, type RunEvent } from "./events";
@@ -295,6 +296,14 @@ export class QuiesceClient {
   }
   recordRecovery(recoveryId: string, body: RecordRecoveryInput): Promise<RecoveryView> {
     return this.call("POST", `/api/v1/recoveries/${enc(recoveryId)}/record`, body);
+  }
+
+  // ── providers (docs/adapters/mcp-gateway.md#registering-a-provider; people's operator keys, admins to register) ──
+  listProviders(): Promise<ProviderList> {
+    return this.call("GET", "/api/v1/providers");
+  }
+  createProvider(body: CreateProviderBody): Promise<ProviderView> {
+    return this.call("POST", "/api/v1/providers", body);
   }
 
   // ── barrier and receipt ──

@@ -3,7 +3,6 @@ import "server-only";
 export { changeOwnPassword } from "./account";
 export {
   ensureMembership,
-  ensureProvider,
   ensureTeam,
   ensureUser,
   findTeamBySlug,

@@ -10,6 +10,7 @@ export { runBarrierWorker, workerDefaults } from "./engine/worker";
 export { resolveEnvironment } from "./environment-resolve";
 export { killRun } from "./kill";
 export { recordObserved } from "./observed";
+export { createProvider, ensureProvider, listProviders } from "./provider-registry";
 export { SimProviderClient } from "./providers/sim-client";
 export { startSimProvider, type SimMode } from "./providers/sim-server";
 export { assignReconciliation, listReconciliations, memberPrincipal, resolveReconciliation, userIdForEmail } from "./reconciliations";

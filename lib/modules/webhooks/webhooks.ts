@@ -9,7 +9,7 @@ import { badRequest, notFound } from "../../platform/errors";
 import { CreateWebhookEndpointInput } from "../../schemas/webhooks";
 import { refuseEndpointUrl } from "./events";
 import { integrationsConfig } from "../../platform/config/integrations";
-import { checkWebhookTarget } from "./target";
+import { checkWebhookTarget, SAVE_LOOKUP_MS } from "./target";
 import { appendAudit } from "../audit/audit";
 import { actorOf, type Principal } from "../../platform/auth/principal";
 import { assertTeam, authorize, teamOf } from "../../platform/auth/authorize";
@@ -47,9 +47,6 @@ const view = (e: Omit<WebhookEndpointView, "createdAt"> & { createdAt: Date }): 
   createdBy: e.createdBy,
   createdAt: e.createdAt.toISOString(),
 });
-
-/** How long saving an endpoint waits for its name to resolve. */
-const SAVE_LOOKUP_MS = 5_000;
 
 function teamFor(p: Principal, teamId?: string): string {
   const t = teamOf(p, teamId);

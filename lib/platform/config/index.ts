@@ -522,6 +522,10 @@ export const CONFIG = {
     group: "integrations",
     doc: "Non-public addresses webhooks may reach anyway (loopback, private, link-local, ULA, CGNAT, … are refused at save and at every delivery); unset: none (docs/security/hardening.md#outbound-requests).",
   }),
+  QUIESCE_PROVIDER_ALLOW_PRIVATE: cidrList({
+    group: "integrations",
+    doc: "Non-public addresses a provider registered through the API may point at (the CLI's are not judged); unset: none (docs/security/hardening.md#outbound-requests).",
+  }),
 
   // Tests, evals and benchmarks
   QUIESCE_CLIENT_CACHE: text({

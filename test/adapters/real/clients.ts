@@ -18,11 +18,15 @@ export const PINNED = {
   everything: { pkg: "@modelcontextprotocol/server-everything", version: "2026.8.31", bin: "mcp-server-everything" },
   // The official A2A SDK, for remote agents in the A2A gateway's tests (its express server needs express).
   a2a: { pkg: "@a2a-js/sdk", version: "1.3.0", bin: "a2a-db", extra: ["express@5.3.0"] },
-} as const satisfies Record<string, { pkg: string; version: string; bin: string; extra?: readonly string[] }>;
+  // The same SDK at its last A2A v0.3 release: a remote agent that knows only the v0.3 method names.
+  // It has no binary, so its package.json says it installed.
+  a2a03: { pkg: "@a2a-js/sdk", version: "0.3.14", file: "node_modules/@a2a-js/sdk/package.json", extra: ["express@5.3.0"] },
+} as const satisfies Record<string, { pkg: string; version: string; extra?: readonly string[] } & ({ bin: string } | { file: string })>;
 export type ClientName = keyof typeof PINNED;
 
 export interface ClientBinary {
   available: true;
+  /** The binary, or for a package without one the file that says it installed. */
   bin: string;
   version: string;
   /** The install folder: its node_modules holds the package (and its extras). */
@@ -42,7 +46,7 @@ function dirFor(name: ClientName): string {
 export async function ensureClient(name: ClientName): Promise<ClientBinary | ClientMissing> {
   const p = PINNED[name];
   const dir = dirFor(name);
-  const bin = path.join(dir, "node_modules/.bin", p.bin);
+  const bin = "bin" in p ? path.join(dir, "node_modules/.bin", p.bin) : path.join(dir, p.file);
   // Test files run in parallel: one installs (holding a lock directory), the others wait for it.
   const lock = `${dir}.lock`;
   const deadline = Date.now() + 600_000;
@@ -75,7 +79,7 @@ export async function ensureClient(name: ClientName): Promise<ClientBinary | Cli
       rmSync(lock, { recursive: true, force: true });
     }
   }
-  if (!existsSync(bin)) return missing(`${p.pkg}@${p.version} installed no ${p.bin} binary`);
+  if (!existsSync(bin)) return missing(`${p.pkg}@${p.version} installed no ${"bin" in p ? `${p.bin} binary` : p.file}`);
   return { available: true, bin, version: p.version, dir };
 }
 
