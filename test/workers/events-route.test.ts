@@ -52,7 +52,8 @@ describe("GET /api/v1/runs/{runId}/events", () => {
       }
     };
     await readUntil("event: ready");
-    expect(controlListener().subscriberCount).toBe(baseline + 1);
+    // Two subscriptions per stream: its run tree, and its team (fleet stop scopes concern every run of the team).
+    expect(controlListener().subscriberCount).toBe(baseline + 2);
     // A pause of the ROOT reaches a stream opened for the CHILD (same tree).
     await pauseRun(SYSTEM, root.runId, "look");
     await readUntil('"kind":"pause"');
