@@ -163,15 +163,8 @@ export const GATE_BATCH_STATEMENT_NAME = "quiesce_gate_batch_v3";
 
 /** What a call carries for the team's policy: the arguments' digest and (redactable) value, the cost estimate. */
 export type GateExtra = { digest: string | null; args?: unknown; cost?: Record<string, number> };
-export type GateArgs = {
-  keyHash: string;
-  runId: string;
-  leaseId: string;
-  epoch: number;
-  operationId: string;
-  tool: string;
-  extra?: GateExtra | null;
-};
+/** A call as the statement takes it: the input, with its arguments and cost turned into the policy's extra. */
+export type GateArgs = Omit<GateInput, "arguments" | "cost"> & { extra?: GateExtra | null };
 
 /**
  * Many `gate` calls in one statement, one transaction, one commit (docs/gate.md#batches). Each answer is

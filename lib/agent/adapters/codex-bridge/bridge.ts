@@ -199,6 +199,21 @@ export async function runBridge(o: BridgeOptions): Promise<number> {
   };
   const bridgeId = `${process.pid}-${Date.now().toString(36)}`;
   let directSeq = 0;
+  /** The gate's answer to one Codex request, held while a pause or a person's approval lasts (the SDK's one loop). */
+  const askAbout = (b: { runId: string; leaseId: string; epoch: number }, operationId: string, msg: { method: string; params?: unknown }) =>
+    askGate(
+      () =>
+        o.client.gate({
+          runId: b.runId,
+          leaseId: b.leaseId,
+          epoch: b.epoch,
+          operationId,
+          tool: `codex.${msg.method}`,
+          ...argumentsOf(msg.params),
+        }),
+      { wake: () => tracker.doorbell.signal, ...holdLimits },
+    );
+
   const gateDirect = async (msg: RpcMessage & { id: RpcId; method: string }): Promise<string | null> => {
     // A kill of any thread of this session stops the client's direct calls too.
     if (tracker.anyKilled()) return "a run of this Codex session was killed by an operator";
@@ -206,18 +221,7 @@ export async function runBridge(o: BridgeOptions): Promise<number> {
     try {
       const b = threadId ? await tracker.ensureRun(tracker.get(threadId)) : await bridgeRun();
       const operationId = `codex-direct-${bridgeId}-${++directSeq}`;
-      const out = await askGate(
-        () =>
-          o.client.gate({
-            runId: b.runId,
-            leaseId: b.leaseId,
-            epoch: b.epoch,
-            operationId,
-            tool: `codex.${msg.method}`,
-            ...argumentsOf(msg.params),
-          }),
-        { wake: () => tracker.doorbell.signal, ...holdLimits },
-      );
+      const out = await askAbout(b, operationId, msg);
       if (out.kind === "decided" && out.answer.decision === "allow") {
         // Finished when the app-server answers (fromServer); the answer's error decides the outcome.
         directOps.set(msg.id, { operationId, threadId: threadId ?? "", turnId: "", tool: `codex.${msg.method}` });
@@ -242,18 +246,7 @@ export async function runBridge(o: BridgeOptions): Promise<number> {
     try {
       const b = t ? await tracker.ensureRun(t, str(msg.params, "turnId")) : await bridgeRun();
       const operationId = `codex-${threadId ?? bridgeId}-${msg.method.replaceAll("/", ".")}-${String(msg.id)}`;
-      const out = await askGate(
-        () =>
-          o.client.gate({
-            runId: b.runId,
-            leaseId: b.leaseId,
-            epoch: b.epoch,
-            operationId,
-            tool: `codex.${msg.method}`,
-            ...argumentsOf(msg.params),
-          }),
-        { wake: () => tracker.doorbell.signal, ...holdLimits },
-      );
+      const out = await askAbout(b, operationId, msg);
       if (out.kind === "decided" && out.answer.decision === "allow") return null;
       const reason = out.answer?.reason ?? "cancelled";
       const killed = out.kind === "decided" && REVOKED_REASONS.has(reason);
