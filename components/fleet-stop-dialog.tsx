@@ -33,7 +33,7 @@ export function FleetStopDialog({ open, action, filter, label, confirmTeam, onCa
         if (live)
           setCount(
             r.ok
-              ? `${r.data.matched} run${r.data.matched === 1 ? "" : "s"}${action === "kill" ? ` in ${r.data.barrierTargets} tree${r.data.barrierTargets === 1 ? "" : "s"}` : ""}`
+              ? `${r.data.matched} run${r.data.matched === 1 ? "" : "s"}${action === "kill" ? ` in ${r.data.barrierTargets} tree${r.data.barrierTargets === 1 ? "" : "s"}` : ""}${r.data.working === null ? "" : `, ${r.data.working} working now`}`
               : `unknown (${r.message})`,
           );
       })
