@@ -303,7 +303,19 @@ export function RunsTable({
       {query.isError && data ? <StaleNotice error={query.error} /> : null}
       {!data && query.isPending ? <LoadingBlock label="Loading runs" rows={6} /> : null}
       {!data && query.isError ? <ErrorNotice message={query.error.message} retry={() => query.refetch()} /> : null}
-      {data && data.items.length === 0 ? (
+      {data && data.items.length === 0 && (data.nextCursor || data.prevCursor) ? (
+        // An activity filter judges a bounded walk of runs per page: none matched in this one, older runs may.
+        <EmptyState title="None of these runs match here">
+          No run of this stretch of the list has this activity; the next page judges older runs.
+          <CursorPager
+            busy={query.isPlaceholderData}
+            prev={data.prevCursor}
+            next={data.nextCursor}
+            onPage={(c) => navigate({ cursor: c })}
+            onFirst={searchParams.get("cursor") ? () => navigate({ cursor: null }) : null}
+          />
+        </EmptyState>
+      ) : data && data.items.length === 0 ? (
         filtered ? (
           <EmptyState title="No runs match these filters">Clear the filters or search for another id.</EmptyState>
         ) : searchParams.get("cursor") ? (

@@ -7,7 +7,7 @@ import { prisma } from "../../../platform/db/prisma";
 import { newId } from "../../../platform/ids";
 import { QuiesceError } from "../../../platform/errors";
 import type { Principal } from "../../../platform/auth/principal";
-import { ACTIVITY_COUNT_WALK, COUNT_CAP, listConsoleRuns, type RunsFilter } from "./runs";
+import { ACTIVITY_WALK, COUNT_CAP, listConsoleRuns, type RunsFilter } from "./runs";
 import { listRunTimeline } from "./timeline";
 import { createSavedView, deleteSavedView, listSavedViews } from "./saved-views";
 import { runsView } from "./views";
@@ -265,8 +265,23 @@ describe("count", () => {
     const all = await listConsoleRuns(t, {});
     expect(all).toMatchObject({ total: COUNT_CAP, totalCapped: true });
     expect(await listConsoleRuns(t, { status: "paused" })).toMatchObject({ total: (COUNT_CAP + 10) / 2, totalCapped: false });
-    // An activity count judges the newest ACTIVITY_COUNT_WALK runs (half of them live, none with a lease: stale) and says "N+".
-    expect(await listConsoleRuns(t, { activity: "stale" })).toMatchObject({ total: ACTIVITY_COUNT_WALK / 2, totalCapped: true });
+    // An activity count judges the newest ACTIVITY_WALK runs (half of them live, none with a lease: stale) and says "N+".
+    expect(await listConsoleRuns(t, { activity: "stale" })).toMatchObject({ total: ACTIVITY_WALK / 2, totalCapped: true });
+    // No idle run at all: each page judges at most ACTIVITY_WALK runs and continues where its walk ended, to the end.
+    let page = await listConsoleRuns(t, { activity: "idle" });
+    const walks: number[] = [];
+    while (page.nextCursor) {
+      expect(page.items).toEqual([]);
+      walks.push(1);
+      page = await listConsoleRuns(t, { activity: "idle", cursor: decodeRunsCursor(page.nextCursor)! });
+    }
+    expect(page.items).toEqual([]);
+    expect(walks).toHaveLength(Math.floor((COUNT_CAP + 10) / ACTIVITY_WALK));
+    // Stale runs fill a page at once, and the next page follows its last row.
+    const first = await listConsoleRuns(t, { activity: "stale" });
+    const second = await listConsoleRuns(t, { activity: "stale", cursor: decodeRunsCursor(first.nextCursor!)! });
+    expect(first.items).toHaveLength(50);
+    expect(second.items[0]!.createdAt < first.items[49]!.createdAt).toBe(true);
   });
 });
 

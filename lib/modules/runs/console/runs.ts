@@ -73,8 +73,11 @@ export const COUNT_CAP = 10_000;
  * so counting it read the whole team (docs/design/runs-list-estimates.md).
  */
 export const ESTIMATE_SKIP = 5 * COUNT_CAP;
-/** An activity filter's count judges at most this many runs (the newest of the other filters'). */
-export const ACTIVITY_COUNT_WALK = 5_000;
+/**
+ * An activity filter judges at most this many runs of the other filters per page, and its count the newest this
+ * many: no index holds an activity, and a rare one (no idle run among 85 000) would otherwise judge the whole team.
+ */
+export const ACTIVITY_WALK = 5_000;
 /** A search estimated to match at most this many runs reads them by the trigram indexes and sorts them. */
 export const SEARCH_BY_INDEX_MAX = 20_000;
 
@@ -169,7 +172,9 @@ function whereOf(teamId: string, f: RunsFilter, now: number): { sql: string[]; p
   }
   if (f.parentRunId) sql.push(`r.parent_run_id = ${p(f.parentRunId)}`);
   else if (f.rootsOnly) sql.push("r.parent_run_id IS NULL");
-  const activity = f.activity ? activityPredicate(f.activity, `${p(new Date(now))}::timestamptz`) : null;
+  // The instant is a literal, not a parameter: it is the server's own (never input), and the walk's edge query reads
+  // the same WHERE without the activity, so a parameter only the activity used would be one too many there.
+  const activity = f.activity ? activityPredicate(f.activity, `'${new Date(now).toISOString()}'::timestamptz`) : null;
   return { sql, params, activity };
 }
 
@@ -183,13 +188,12 @@ export async function listConsoleRuns(p: Principal, filter: RunsFilter): Promise
   const now = Date.now();
   const { sql, params, activity } = whereOf(teamId, filter, now);
   const baseWhere = sql.join(" AND ");
-  if (activity) sql.push(activity);
-  const countWhere = sql.join(" AND ");
-  // An activity is judged run by run (no index holds it), so its count judges the newest ACTIVITY_COUNT_WALK
+  const countWhere = activity ? `${baseWhere} AND ${activity}` : baseWhere;
+  // An activity is judged run by run (no index holds it), so its count judges the newest ACTIVITY_WALK
   // runs of the other filters and says "N+" when older ones were left unjudged.
   const countSql = activity
     ? `SELECT (count(*) FILTER (WHERE m))::int AS n, count(*)::int AS walked
-         FROM (SELECT ${activity} AS m FROM runs r WHERE ${baseWhere} ORDER BY r.created_at DESC, r.id DESC LIMIT ${ACTIVITY_COUNT_WALK}) w`
+         FROM (SELECT ${activity} AS m FROM runs r WHERE ${baseWhere} ORDER BY r.created_at DESC, r.id DESC LIMIT ${ACTIVITY_WALK}) w`
     : `SELECT count(*)::int AS n FROM (SELECT 1 FROM runs r WHERE ${countWhere} LIMIT ${COUNT_CAP + 1}) m`;
   const countParams = [...params];
 
@@ -213,7 +217,12 @@ export async function listConsoleRuns(p: Principal, filter: RunsFilter): Promise
   );
   const estimate = plan[0]?.["QUERY PLAN"][0]?.Plan["Plan Rows"] ?? 0;
   const fenced = filter.q?.trim() && estimate <= SEARCH_BY_INDEX_MAX ? " OFFSET 0" : "";
-  const pageSql = pageSqlOf(`(SELECT * FROM runs r WHERE ${sql.join(" AND ")}${fenced}) r`, s.col, order, pageSize);
+  const walkWhere = sql.join(" AND ");
+  const walk = `SELECT * FROM runs r WHERE ${walkWhere} ORDER BY ${s.col} ${order}, r.id ${order}`;
+  const source = activity
+    ? `(SELECT * FROM (${walk} LIMIT ${ACTIVITY_WALK}) r WHERE ${activity}) r`
+    : `(SELECT * FROM runs r WHERE ${walkWhere}${fenced}) r`;
+  const pageSql = pageSqlOf(source, s.col, order, pageSize);
   const [rows, count] = await Promise.all([
     db.$queryRawUnsafe<DbRow[]>(pageSql, ...params),
     estimate > ESTIMATE_SKIP && !activity
@@ -221,8 +230,19 @@ export async function listConsoleRuns(p: Principal, filter: RunsFilter): Promise
       : db.$queryRawUnsafe<{ n: number; walked?: number }[]>(countSql, ...countParams),
   ]);
   const n = count[0]?.n ?? 0;
-  const unjudged = (count[0]?.walked ?? 0) >= ACTIVITY_COUNT_WALK;
+  const unjudged = (count[0]?.walked ?? 0) >= ACTIVITY_WALK;
   const more = rows.length > pageSize;
+  // A page that judged its whole walk without filling continues from the walk's last run, not from its own.
+  const edge =
+    activity && !more
+      ? (
+          await db.$queryRawUnsafe<DbRow[]>(
+            `SELECT r.id, r.created_at, r.task_id FROM runs r WHERE ${walkWhere}
+              ORDER BY ${s.col} ${order}, r.id ${order} OFFSET ${ACTIVITY_WALK - 1} LIMIT 1`,
+            ...params,
+          )
+        )[0]
+      : undefined;
   const page = rows.slice(0, pageSize);
   if (backwards) page.reverse();
   const first = page[0];
@@ -232,13 +252,15 @@ export async function listConsoleRuns(p: Principal, filter: RunsFilter): Promise
   // Backwards: the mirror image.
   const hasNext = backwards ? true : more;
   const hasPrev = backwards ? more : cursor !== undefined;
+  const nextCursor = !backwards && edge ? at("after", edge) : hasNext && last ? at("after", last) : null;
+  const prevCursor = backwards && edge ? at("before", edge) : hasPrev && first ? at("before", first) : null;
   return {
     total: Math.min(n, COUNT_CAP),
     totalCapped: n > COUNT_CAP || unjudged,
     pageSize,
     sort,
-    nextCursor: hasNext && last ? at("after", last) : null,
-    prevCursor: hasPrev && first ? at("before", first) : null,
+    nextCursor,
+    prevCursor,
     items: page.map((r) => toRow(r, now)),
   };
 }
