@@ -7,7 +7,7 @@ import { prisma } from "../../../platform/db/prisma";
 import { newId } from "../../../platform/ids";
 import { QuiesceError } from "../../../platform/errors";
 import type { Principal } from "../../../platform/auth/principal";
-import { ACTIVITY_WALK, COUNT_CAP, listConsoleRuns, type RunsFilter } from "./runs";
+import { ACTIVITY_WALK, COUNT_CAP, listConsoleRuns, listMatchingRunIds, type RunsFilter } from "./runs";
 import { listRunTimeline } from "./timeline";
 import { createSavedView, deleteSavedView, listSavedViews } from "./saved-views";
 import { runsView } from "./views";
@@ -483,6 +483,14 @@ describe("activity (working, idle, stale)", () => {
     expect(Date.parse(by["in-flight"]!.lastHeardAt)).toBe(now - 10 * min);
     expect((await titles(t, { activity: "working" })).sort()).toEqual(["in-flight", "just-called"]);
     expect((await titles(t, { activity: "idle" })).sort()).toEqual(["lease-renewed", "waiting"]);
+    // "Select all N matching (by run id)" names exactly the runs of that activity.
+    const ids = await listMatchingRunIds({ ...t, role: "operator" }, { activity: "working" });
+    expect(ids.ids.sort()).toEqual(
+      page.items
+        .filter((r) => r.activity === "working")
+        .map((r) => r.runId)
+        .sort(),
+    );
     expect((await listConsoleRuns(t, { activity: "stale" })).total).toBe(2);
     expect(await titles(t, { activity: "idle", status: "paused" })).toEqual([]);
   });

@@ -314,7 +314,9 @@ export const MATCHING_IDS_CAP = 10_000;
  */
 export async function listMatchingRunIds(p: Principal, filter: RunsFilter): Promise<{ ids: string[]; capped: boolean }> {
   authorize(p, "fleet.stop");
-  const { sql, params } = whereOf(consoleTeam(p), { ...filter, cursor: undefined, parentRunId: undefined }, Date.now());
+  const { sql, params, activity } = whereOf(consoleTeam(p), { ...filter, cursor: undefined, parentRunId: undefined }, Date.now());
+  // The activity at this moment, judged for every run (not the page's bounded walk): the stop names exactly these runs.
+  if (activity) sql.push(activity);
   const rows = await prisma().$queryRawUnsafe<{ id: string }[]>(
     `SELECT r.id FROM runs r WHERE ${sql.join(" AND ")} ORDER BY r.created_at, r.id LIMIT ${MATCHING_IDS_CAP + 1}`,
     ...params,
