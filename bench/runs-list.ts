@@ -133,6 +133,9 @@ export const runsListSection: BenchSection = {
         { label: "`/runs?q=run 4` (search, 11 % of runs, all far down the list)", call: list({ q: "run 4" }) },
         { label: "`/runs?q=run 42&roots=1` (search under roots)", call: list({ q: "run 42", rootsOnly: true }) },
         { label: "`/runs?roots=1` (grouped under roots)", call: list({ rootsOnly: true }) },
+        { label: "`/runs?activity=working` (calls in flight: 2 % of runs)", call: list({ activity: "working" }) },
+        { label: "`/runs?activity=idle` (none match)", call: list({ activity: "idle" }) },
+        { label: "`/runs?activity=stale`", call: list({ activity: "stale" }) },
         {
           label: "JSON feed `/api/console/runs?status=active` (runsView)",
           call: () => runsView(principal, parseRunsQuery(new URLSearchParams("status=active"))),

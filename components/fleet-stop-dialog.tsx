@@ -22,6 +22,8 @@ export interface FleetStopDialogProps {
 export function FleetStopDialog({ open, action, filter, label, confirmTeam, onCancel }: FleetStopDialogProps) {
   const router = useRouter();
   const [count, setCount] = useState<string>("counting…");
+  // How many of the covered runs are working now (docs/console.md#run-activity); null until the dry run answers.
+  const [working, setWorking] = useState<number | null>(null);
   const [typed, setTyped] = useState("");
   const filterKey = JSON.stringify(filter);
 
@@ -30,12 +32,13 @@ export function FleetStopDialog({ open, action, filter, label, confirmTeam, onCa
     let live = true;
     fleetStopAction({ action, filter: JSON.parse(filterKey) as StopFilterInput, reason: "dry run", dryRun: true })
       .then((r) => {
-        if (live)
-          setCount(
-            r.ok
-              ? `${r.data.matched} run${r.data.matched === 1 ? "" : "s"}${action === "kill" ? ` in ${r.data.barrierTargets} tree${r.data.barrierTargets === 1 ? "" : "s"}` : ""}`
-              : `unknown (${r.message})`,
-          );
+        if (!live) return;
+        setCount(
+          r.ok
+            ? `${r.data.matched} run${r.data.matched === 1 ? "" : "s"}${action === "kill" ? ` in ${r.data.barrierTargets} tree${r.data.barrierTargets === 1 ? "" : "s"}` : ""}`
+            : `unknown (${r.message})`,
+        );
+        setWorking(r.ok ? r.data.working : null);
       })
       .catch((e: unknown) => {
         if (live) setCount(`unknown (${e instanceof Error ? e.message : String(e)})`);
@@ -67,7 +70,8 @@ export function FleetStopDialog({ open, action, filter, label, confirmTeam, onCa
       }}
     >
       <p data-testid="fleet-dry-run">
-        This covers <strong>{count}</strong> now
+        This covers <strong>{count}</strong>
+        {working === null ? " now" : `, ${working} working now`}
         {filter.runIds
           ? // A list of ids covers those runs and what they delegate, never a run created later elsewhere.
             action === "pause"

@@ -6,7 +6,7 @@ import Link from "next/link";
 import { useQuery } from "@tanstack/react-query";
 import type { RunView as RunViewData, TreeNode } from "@/lib/modules/runs";
 import type { BarrierView as BarrierViewData } from "@/lib/modules/runs";
-import { BreakerBadge, DecisionBadge, LifecycleBadge, PhaseBadge, ReceiptDecisionBadge } from "./badges";
+import { ActivityBadge, BreakerBadge, DecisionBadge, LifecycleBadge, PhaseBadge, ReceiptDecisionBadge } from "./badges";
 import { DataTable } from "./data-table";
 import { TableScroll } from "./table-scroll";
 import { Term } from "./term";
@@ -58,8 +58,8 @@ export function RunView({ initial, can }: { initial: RunViewData; can: Can }) {
             <span>
               started <Time iso={run.createdAt} />
             </span>
-            <span>
-              heartbeat <Time iso={run.lastHeartbeatAt} mode="relative" empty="never" />
+            <span data-testid="last-heard">
+              last heard from <Time iso={run.lastHeardAt} mode="relative" />
             </span>
             {run.isDrill ? <span className="muted">drill run</span> : null}
           </div>
@@ -85,6 +85,12 @@ export function RunView({ initial, can }: { initial: RunViewData; can: Can }) {
               ) : null}
             </p>
           ) : null}
+          <div className="state-row">
+            <ActivityBadge value={run.activity} />
+            <span className="state-why">
+              {run.running ? `${run.running} call${run.running === 1 ? "" : "s"} in flight` : "nothing in flight"}
+            </span>
+          </div>
           <div className="state-row">
             <LifecycleBadge value={run.lifecycle} />
             {run.lifecycle === "paused" && d.pausePolicy ? <PauseReclaim since={run.lifecycleChangedAt} policy={d.pausePolicy} /> : null}
@@ -347,6 +353,7 @@ function TreeTable({ nodes, focal }: { nodes: TreeNode[]; focal: string }) {
         <thead>
           <tr>
             <th scope="col">Run</th>
+            <th scope="col">Activity</th>
             <th scope="col">Lifecycle</th>
             <th scope="col">Breaker</th>
             <th scope="col" className="num">
@@ -358,7 +365,7 @@ function TreeTable({ nodes, focal }: { nodes: TreeNode[]; focal: string }) {
             <th scope="col" className="num">
               In flight
             </th>
-            <th scope="col">Heartbeat</th>
+            <th scope="col">Last heard from</th>
           </tr>
         </thead>
         <tbody>
@@ -377,6 +384,9 @@ function TreeTable({ nodes, focal }: { nodes: TreeNode[]; focal: string }) {
                 </span>
               </td>
               <td>
+                <ActivityBadge value={n.activity} />
+              </td>
+              <td>
                 <LifecycleBadge value={n.lifecycle} />
               </td>
               <td>
@@ -388,7 +398,7 @@ function TreeTable({ nodes, focal }: { nodes: TreeNode[]; focal: string }) {
               </td>
               <td className="num">{n.running}</td>
               <td>
-                <Time iso={n.lastHeartbeatAt} mode="relative" empty="never" />
+                <Time iso={n.lastHeardAt} mode="relative" />
               </td>
             </tr>
           ))}

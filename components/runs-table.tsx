@@ -11,7 +11,8 @@ import type { RunsView } from "@/lib/modules/runs";
 import type { SavedView } from "@/lib/modules/runs";
 import { RUNS_QUERY_KEYS, VIEW_KEYS, parseRunsQuery, stopFilterOf } from "@/lib/schemas/runs-list";
 import { createSavedViewAction, deleteSavedViewAction, matchingRunIdsAction } from "@/app/(console)/(lists)/runs/actions";
-import { BreakerBadge, LifecycleBadge } from "./badges";
+import { ActivityBadge, BreakerBadge, LifecycleBadge } from "./badges";
+import { LIVE_ACTIVITIES } from "@/lib/control/activity";
 import { Time } from "./time";
 import { getJson, useHydrated } from "./providers";
 import { EmptyState, ErrorNotice, LoadingBlock, StaleNotice } from "./states";
@@ -191,6 +192,12 @@ export function RunsTable({
           onChange={(v) => navigate({ status: v, lifecycle: null })}
         />
         <Select
+          label="Activity"
+          value={searchParams.get("activity")}
+          options={[...LIVE_ACTIVITIES]}
+          onChange={(v) => navigate({ activity: v })}
+        />
+        <Select
           label="Harness"
           value={searchParams.get("harness")}
           options={["claude_code", "codex", "mcp", "custom"]}
@@ -243,7 +250,7 @@ export function RunsTable({
                 Select all {count(data.total, data.totalCapped)} matching
               </button>
             ) : (
-              // Search and breaker have no stop-scope form: the stop names the matching runs one by one.
+              // Search, breaker and activity have no stop-scope form: the stop names the matching runs one by one.
               <button type="button" className="btn btn-small" disabled={listing.busy} onClick={selectMatchingIds}>
                 {listing.busy ? "Listing the matching runs…" : `Select all ${count(data.total, data.totalCapped)} matching (by run id)`}
               </button>
@@ -251,7 +258,8 @@ export function RunsTable({
           ) : null}
           {listed && sel ? (
             <span className="muted" data-testid="listed-note">
-              Named one by one (search and breaker filters have no stop-scope form): runs created later are not covered, even if they match.
+              Named one by one (search, breaker and activity filters have no stop-scope form): runs created later are not covered, even if
+              they match.
             </span>
           ) : null}
           {listing.error ? (
@@ -295,7 +303,19 @@ export function RunsTable({
       {query.isError && data ? <StaleNotice error={query.error} /> : null}
       {!data && query.isPending ? <LoadingBlock label="Loading runs" rows={6} /> : null}
       {!data && query.isError ? <ErrorNotice message={query.error.message} retry={() => query.refetch()} /> : null}
-      {data && data.items.length === 0 ? (
+      {data && data.items.length === 0 && (data.nextCursor || data.prevCursor) ? (
+        // An activity filter judges a bounded walk of runs per page: none matched in this one, older runs may.
+        <EmptyState title="None of these runs match here">
+          No run of this stretch of the list has this activity; the next page judges older runs.
+          <CursorPager
+            busy={query.isPlaceholderData}
+            prev={data.prevCursor}
+            next={data.nextCursor}
+            onPage={(c) => navigate({ cursor: c })}
+            onFirst={searchParams.get("cursor") ? () => navigate({ cursor: null }) : null}
+          />
+        </EmptyState>
+      ) : data && data.items.length === 0 ? (
         filtered ? (
           <EmptyState title="No runs match these filters">Clear the filters or search for another id.</EmptyState>
         ) : searchParams.get("cursor") ? (
@@ -332,6 +352,7 @@ export function RunsTable({
                   <th scope="col">Run</th>
                   <th scope="col">Task</th>
                   <th scope="col">Harness</th>
+                  <th scope="col">Activity</th>
                   <th scope="col">Lifecycle</th>
                   <th scope="col">Breaker</th>
                   <th scope="col" className="num">
@@ -341,7 +362,7 @@ export function RunsTable({
                     In flight
                   </th>
                   <th scope="col">Started</th>
-                  <th scope="col">Last heartbeat</th>
+                  <th scope="col">Last heard from</th>
                 </tr>
               </thead>
               <tbody>
@@ -387,7 +408,7 @@ function RunRowWithChildren({ run, level, grouped, ...p }: RowProps & { run: Run
 const CHILD_PAGE = 100;
 
 function ChildRows({ parentId, childCount, level, ...p }: RowProps & { parentId: string; childCount: number; level: number }) {
-  const cols = p.canStop ? 10 : 9;
+  const cols = p.canStop ? 11 : 10;
   const children = useQuery({
     queryKey: ["runs", "children", parentId],
     queryFn: () => getJson<RunsView>(`/api/console/runs?parent=${encodeURIComponent(parentId)}&sort=oldest&pageSize=${CHILD_PAGE}`),
@@ -483,6 +504,9 @@ function RunTableRow({
       <td className="mono">{r.taskId}</td>
       <td>{human(r.harness)}</td>
       <td>
+        <ActivityBadge value={r.activity} />
+      </td>
+      <td>
         <LifecycleBadge value={r.lifecycle} />
         {r.status === "finished" ? (
           <>
@@ -502,7 +526,7 @@ function RunTableRow({
         <Time iso={r.createdAt} mode="relative" />
       </td>
       <td>
-        <Time iso={r.lastHeartbeatAt} mode="relative" empty="never" />
+        <Time iso={r.lastHeardAt} mode="relative" />
       </td>
     </tr>
   );

@@ -1,4 +1,4 @@
-// The browser findings that had no journey of their own (docs/console.md, "Findings from the
+// The browser findings that had no journey of their own (docs/console-tests.md, "Findings from the
 // browser journeys"): badge and dimmed-row contrast measured in the browser (WCAG AA, light and dark),
 // an in-flight call labelled running and its provider job shown whole, an expired key listed as
 // expired, a Kill that the server answers with a 500 (error shown, reason kept, nothing done, the

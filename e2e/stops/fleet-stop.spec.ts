@@ -85,7 +85,7 @@ test("select all N matching for a search: the stop names exactly the matching ru
   await expect(bar.getByTestId("listed-note")).toContainText("runs created later are not covered");
   await bar.getByRole("button", { name: "Pause selected…" }).click();
   const dialog = page.getByRole("dialog", { name: "Pause the 52 runs matching these filters now" });
-  await expect(dialog.getByTestId("fleet-dry-run")).toContainText("covers 52 runs now");
+  await expect(dialog.getByTestId("fleet-dry-run")).toContainText("covers 52 runs, 0 working now");
   await expect(dialog.getByTestId("fleet-dry-run")).toContainText("no other run created later is covered");
   await dialog.getByLabel(/Reason/).fill("e2e: pause the search results");
   await dialog.getByRole("button", { name: "Pause them" }).click();

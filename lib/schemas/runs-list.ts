@@ -4,6 +4,7 @@
 import { z } from "zod";
 import { BREAKER_STATES, HARNESSES, LIFECYCLES } from "../control/types";
 import { RUN_STATUSES } from "../control/fleet";
+import { LIVE_ACTIVITIES } from "../control/activity";
 import type { StopFilterInput } from "./stops";
 
 export const RUNS_SORTS = ["newest", "oldest", "task"] as const;
@@ -37,6 +38,7 @@ const Time = z
 /** One schema per URL parameter (checked independently). */
 const FIELDS = {
   status: z.enum(RUN_STATUSES),
+  activity: z.enum(LIVE_ACTIVITIES),
   lifecycle: z.enum(LIFECYCLES),
   breaker: z.enum(BREAKER_STATES),
   harness: z.enum(HARNESSES),
@@ -50,11 +52,13 @@ const FIELDS = {
 } as const;
 
 /** The URL parameters a view is made of (a saved view keeps these; the cursor is a position, not a view). */
-export const VIEW_KEYS = ["status", "lifecycle", "breaker", "harness", "agent", "from", "to", "q", "roots", "sort"] as const;
+export const VIEW_KEYS = ["status", "activity", "lifecycle", "breaker", "harness", "agent", "from", "to", "q", "roots", "sort"] as const;
 export const RUNS_QUERY_KEYS = [...VIEW_KEYS, "cursor"] as const;
 
 export interface RunsListQuery {
   status?: (typeof RUN_STATUSES)[number];
+  /** working, idle or stale at the moment of reading (lib/control/activity.ts) */
+  activity?: (typeof LIVE_ACTIVITIES)[number];
   lifecycle?: (typeof LIFECYCLES)[number];
   breaker?: (typeof BREAKER_STATES)[number];
   harness?: (typeof HARNESSES)[number];
@@ -162,10 +166,10 @@ export function viewQueryString(raw: Raw | URLSearchParams): string {
 
 /**
  * The list's filters as a fleet-stop filter ("select all N matching"), or null when one of them has no
- * such form (search, breaker, lifecycle and status together). A stop covers a matching run and what it delegated (docs/fleet-stop.md).
+ * such form (search, breaker, activity — a moment, not a rule the gate can hold — lifecycle and status together). A stop covers a matching run and what it delegated (docs/fleet-stop.md).
  */
 export function stopFilterOf(query: RunsListQuery): StopFilterInput | null {
-  if (query.q || query.breaker || (query.status && query.lifecycle)) return null;
+  if (query.q || query.breaker || query.activity || (query.status && query.lifecycle)) return null;
   const f: StopFilterInput = {};
   // A stop never covers finished or killed runs, so lifecycle normal/paused read as active/paused.
   const status = query.status ?? (query.lifecycle === "normal" ? "active" : query.lifecycle);

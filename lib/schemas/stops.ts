@@ -46,6 +46,8 @@ export const StopDryRunResponse = responseShape("StopDryRunResponse", {
   matched: z.number().int(),
   /** barriers a kill would start (the top-most matched run of each tree) */
   barrierTargets: z.number().int(),
+  /** covered runs working now: calls in flight, or a gate call within the last minute (docs/console.md#run-activity) */
+  working: z.number().int(),
   sample: z.array(StopRunSample),
 });
 export type StopDryRunResponse = z.infer<typeof StopDryRunResponse>;

@@ -109,6 +109,21 @@ describe("fleet stop API", () => {
     await makeTask("dry", { harness: "mcp" });
     const finished = await makeTask("dry", { harness: "codex" });
     await prisma().run.update({ where: { id: finished.runId }, data: { finishedAt: new Date() } });
+    // The codex root has a call in flight: the dry run counts it as working now (docs/console.md#run-activity).
+    const root = await prisma().run.findUniqueOrThrow({ where: { id: a.runId } });
+    await prisma().operation.create({
+      data: {
+        id: `op_dry_${a.runId}`,
+        teamId: root.teamId,
+        operationId: `dry-op-${a.runId}`,
+        runId: a.runId,
+        epochStamp: 1,
+        kind: "call",
+        tool: "deploy",
+        state: "running",
+        startedAt: new Date(),
+      },
+    });
     const before = await prisma().stopScope.count();
     const r = await call("POST", "/api/v1/stops", keys.operator, {
       action: "kill",
@@ -119,7 +134,7 @@ describe("fleet stop API", () => {
     expect(r.status).toBe(200);
     const body = StopDryRunResponse.parse(r.json);
     // the codex root and its child (covered through its parent); the finished one is not stopped again
-    expect(body).toMatchObject({ dryRun: true, matched: 2, barrierTargets: 1 });
+    expect(body).toMatchObject({ dryRun: true, matched: 2, barrierTargets: 1, working: 1 });
     expect(body.sample.map((s) => s.harness).sort()).toEqual(["codex", "codex"]);
     expect(await prisma().stopScope.count()).toBe(before);
     // the other team's admin naming our run ids covers nothing

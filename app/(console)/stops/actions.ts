@@ -14,13 +14,13 @@ export const fleetStopAction = serverAction(
     const body = { action: input.action, filter: input.filter, reason: input.reason, dryRun: input.dryRun };
     if (input.dryRun) {
       const r = await previewStop(session.principal, body);
-      return { dryRun: true as const, matched: r.matched, barrierTargets: r.barrierTargets, stopId: null };
+      return { dryRun: true as const, matched: r.matched, barrierTargets: r.barrierTargets, working: r.working, stopId: null };
     }
     if (isWholeTeam(toFilter(input.filter)) && input.confirmTeam?.trim() !== session.team.name) {
       throw new QuiesceError("bad_request", `confirmTeam: type the team's name ("${session.team.name}") to stop every run of the team`);
     }
     const r = await createStop(session.principal, body);
-    return { dryRun: false as const, matched: r.matched, barrierTargets: r.barriers.total, stopId: r.stopId };
+    return { dryRun: false as const, matched: r.matched, barrierTargets: r.barriers.total, working: null, stopId: r.stopId };
   },
 );
 

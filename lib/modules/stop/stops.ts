@@ -20,6 +20,7 @@ import { appendAudit, appendAuditAtCommit } from "../audit/audit";
 import { notifyControl } from "../../platform/db/notify";
 import { teamListenKey } from "../../schemas/control-event";
 import { fanOut } from "./fan-out";
+import { countWorkingRuns } from "../runs/activity";
 
 const SAMPLE = 20;
 
@@ -140,12 +141,19 @@ export async function previewStop(p: Principal, body: CreateStopBody): Promise<S
   // One statement over every run of the team: at 10 000 matching runs on a loaded machine it can
   // outlast Prisma's default 5 s interactive-transaction budget.
   const covered = await prisma().$transaction((tx) => coveredRunsTx(tx, teamId, filter), { timeout: 60_000, maxWait: 30_000 });
+  // A paused run holds every new call, so only the live ones can be working (lib/control/activity.ts).
+  const working = await countWorkingRuns(
+    p,
+    teamId,
+    covered.filter((r) => r.lifecycle === "normal" && r.finished_at === null).map((r) => r.id),
+  );
   return {
     dryRun: true,
     action: body.action,
     filter: body.filter,
     matched: covered.length,
     barrierTargets: barrierTargets(covered.map((r) => ({ runId: r.id, path: r.path }))).length,
+    working,
     sample: covered.slice(0, SAMPLE).map((r) => ({
       runId: r.id,
       taskId: r.task_id,

@@ -11,18 +11,18 @@ import type { OperationState } from "../../../control/types";
 import { consoleTeam } from "../../../platform/auth/console-team";
 import type { Lease, RunSummary } from "../../../schemas/runs";
 import { runState, runSummary, type RunState } from "../internal/read-shapes";
+import { readActivity, type RunActivityView } from "../internal/activity-sql";
 import { asEnvironmentEvidence, environmentMeaning } from "../../../control/evidence/environment";
 
 /**
  * A node of the run's tree: the run's one read shape (RunSummary and RunView's state fields, as
  * GET /api/v1/runs/{id} serves them) and what the page adds — its latest lease's validity and its
- * running calls. The lease id is left out: it is a capability (docs/security/authorization.md#holders).
+ * activity (running calls, when last heard from). The lease id is left out: it is a capability (docs/security/authorization.md#holders).
  */
 export type TreeNode = RunSummary &
   Omit<RunState, "native"> & {
     lease: Pick<Lease, "validUntil" | "revokedAt" | "revokedBy"> | null;
-    running: number;
-  };
+  } & RunActivityView;
 
 export interface InFlightCall {
   id: string;
@@ -130,15 +130,17 @@ export async function getRunDetail(p: Principal, runId: string): Promise<RunDeta
     where: { teamId, rootRunId: focal.rootRunId },
     orderBy: [{ depth: "asc" }, { createdAt: "asc" }],
     take: TREE_LIMIT + 1,
-    include: {
-      leases: { orderBy: { createdAt: "desc" }, take: 1 },
-      _count: { select: { operations: { where: { state: "running" } } } },
-    },
+    include: { leases: { orderBy: { createdAt: "desc" }, take: 1 } },
   });
   const treeTruncated = treeRows.length > TREE_LIMIT;
   const rows = treeRows.slice(0, TREE_LIMIT);
-  if (!rows.some((r) => r.id === focal.id)) rows.push({ ...focal, leases: [], _count: { operations: 0 } } as (typeof rows)[number]);
+  if (!rows.some((r) => r.id === focal.id)) rows.push({ ...focal, leases: [] } as (typeof rows)[number]);
   const now = Date.now();
+  const activity = await readActivity(
+    teamId,
+    rows.map((r) => r.id),
+    now,
+  );
   const node = (r: (typeof rows)[number]): TreeNode => {
     const { native: _native, ...state } = runState(r);
     const lease = r.leases[0];
@@ -146,7 +148,8 @@ export async function getRunDetail(p: Principal, runId: string): Promise<RunDeta
       ...runSummary(r, now),
       ...state,
       lease: lease ? { validUntil: lease.validUntil.toISOString(), revokedAt: iso(lease.revokedAt), revokedBy: lease.revokedBy } : null,
-      running: r._count.operations,
+      // A run deleted between the two reads cannot happen (nothing deletes runs); the fallback keeps the type honest.
+      ...(activity.get(r.id) ?? { activity: "stale", lastHeardAt: r.createdAt.toISOString(), running: 0 }),
     };
   };
   const tree = rows.map(node);

@@ -7,13 +7,15 @@ import { prisma } from "../../../platform/db/prisma";
 import { newId } from "../../../platform/ids";
 import { QuiesceError } from "../../../platform/errors";
 import type { Principal } from "../../../platform/auth/principal";
-import { COUNT_CAP, listConsoleRuns, type RunsFilter } from "./runs";
+import { ACTIVITY_WALK, COUNT_CAP, listConsoleRuns, listMatchingRunIds, type RunsFilter } from "./runs";
 import { listRunTimeline } from "./timeline";
 import { createSavedView, deleteSavedView, listSavedViews } from "./saved-views";
 import { runsView } from "./views";
 import { decodeRunsCursor, encodeRunsCursor, parseRunsQuery, stopFilterOf, viewQueryString } from "../../../schemas/runs-list";
 import { previewStop } from "../../stop/stops";
 import { appendAudit } from "../../audit/audit";
+import fc from "fast-check";
+import { LIVE_ACTIVITIES, runActivity, type ActivityFacts } from "../../../control/activity";
 
 type User = Extract<Principal, { type: "user" }>;
 let a: User, a2: User, b: User;
@@ -263,6 +265,23 @@ describe("count", () => {
     const all = await listConsoleRuns(t, {});
     expect(all).toMatchObject({ total: COUNT_CAP, totalCapped: true });
     expect(await listConsoleRuns(t, { status: "paused" })).toMatchObject({ total: (COUNT_CAP + 10) / 2, totalCapped: false });
+    // An activity count judges the newest ACTIVITY_WALK runs (half of them live, none with a lease: stale) and says "N+".
+    expect(await listConsoleRuns(t, { activity: "stale" })).toMatchObject({ total: ACTIVITY_WALK / 2, totalCapped: true });
+    // No idle run at all: each page judges at most ACTIVITY_WALK runs and continues where its walk ended, to the end.
+    let page = await listConsoleRuns(t, { activity: "idle" });
+    const walks: number[] = [];
+    while (page.nextCursor) {
+      expect(page.items).toEqual([]);
+      walks.push(1);
+      page = await listConsoleRuns(t, { activity: "idle", cursor: decodeRunsCursor(page.nextCursor)! });
+    }
+    expect(page.items).toEqual([]);
+    expect(walks).toHaveLength(Math.floor((COUNT_CAP + 10) / ACTIVITY_WALK));
+    // Stale runs fill a page at once, and the next page follows its last row.
+    const first = await listConsoleRuns(t, { activity: "stale" });
+    const second = await listConsoleRuns(t, { activity: "stale", cursor: decodeRunsCursor(first.nextCursor!)! });
+    expect(first.items).toHaveLength(50);
+    expect(second.items[0]!.createdAt < first.items[49]!.createdAt).toBe(true);
   });
 });
 
@@ -363,6 +382,159 @@ describe("saved views", () => {
   });
 });
 
+describe("activity (working, idle, stale)", () => {
+  /** A run whose activity facts are `f` (times relative to now), written as the gate and registration write them. */
+  async function runWith(teamId: string, title: string, f: ActivityFacts): Promise<string> {
+    const id = newId("run");
+    const db = prisma();
+    await db.run.create({
+      data: {
+        id,
+        teamId,
+        taskId: `task-${title}`,
+        title,
+        rootRunId: id,
+        path: [id],
+        lifecycle: f.lifecycle,
+        finishedAt: f.finishedAt === null ? null : new Date(f.finishedAt),
+        createdAt: new Date(f.createdAt),
+        lastHeartbeatAt: f.lastHeartbeatAt === null ? null : new Date(f.lastHeartbeatAt),
+      },
+    });
+    if (f.lease) {
+      const l = newId("lease");
+      await db.lease.create({
+        data: {
+          id: l,
+          teamId,
+          runId: id,
+          path: [l],
+          scopes: ["*"],
+          validUntil: new Date(f.lease.validUntil),
+          ttlSeconds: f.lease.ttlSeconds,
+          revokedAt: f.lease.revoked ? new Date(f.createdAt) : null,
+        },
+      });
+    }
+    for (let i = 0; i < f.running; i++) {
+      const op = newId("op");
+      await db.operation.create({
+        data: {
+          id: op,
+          teamId,
+          operationId: op,
+          runId: id,
+          epochStamp: 1,
+          kind: "call",
+          tool: "deploy",
+          state: "running",
+          startedAt: new Date(f.createdAt),
+        },
+      });
+    }
+    if (f.lastDecisionAt !== null)
+      await db.gateDecision.createMany({
+        data: [f.lastDecisionAt - 3_600_000, f.lastDecisionAt].map((t) => ({
+          teamId,
+          runId: id,
+          source: "gate",
+          decision: "allow" as const,
+          reason: "ok",
+          at: new Date(t),
+        })),
+      });
+    return id;
+  }
+
+  it("reads each run's activity from its facts, and last heard from is true for a run with calls in flight", async () => {
+    const t = await team("activity");
+    const now = Date.now();
+    const min = 60_000;
+    const base: ActivityFacts = {
+      lifecycle: "normal",
+      finishedAt: null,
+      running: 0,
+      createdAt: now - 120 * min,
+      lastHeartbeatAt: null,
+      lastDecisionAt: null,
+      lease: { validUntil: now + 20 * 60 * min, ttlSeconds: 86_400, revoked: false },
+    };
+    await runWith(t.teamId, "in-flight", { ...base, running: 2, lastDecisionAt: now - 10 * min });
+    await runWith(t.teamId, "just-called", { ...base, lastDecisionAt: now - 5_000 });
+    await runWith(t.teamId, "waiting", { ...base, lastDecisionAt: now - 5 * min });
+    await runWith(t.teamId, "hour-old-heartbeat", { ...base, lastHeartbeatAt: now - 60 * min });
+    await runWith(t.teamId, "lease-lapsed", { ...base, lastDecisionAt: now - 2 * min, lease: { ...base.lease!, validUntil: now - min } });
+    // No decision kept, but the lease was renewed ten minutes ago (validUntil − ttl): heard from then.
+    await runWith(t.teamId, "lease-renewed", { ...base, lease: { ...base.lease!, validUntil: now - 10 * min + 86_400_000 } });
+    await runWith(t.teamId, "paused-in-flight", { ...base, lifecycle: "paused", running: 1 });
+    const page = await listConsoleRuns(t, { pageSize: 100 });
+    const by = Object.fromEntries(page.items.map((r) => [r.title, r]));
+    expect(Object.fromEntries(page.items.map((r) => [r.title, r.activity]))).toEqual({
+      "in-flight": "working",
+      "just-called": "working",
+      waiting: "idle",
+      "hour-old-heartbeat": "stale",
+      "lease-lapsed": "stale",
+      "lease-renewed": "idle",
+      "paused-in-flight": "paused",
+    });
+    // Never a heartbeat, but its calls are in flight: heard from at its last gate call, not "never".
+    expect(by["in-flight"]).toMatchObject({ running: 2, lastHeartbeatAt: null });
+    expect(Date.parse(by["in-flight"]!.lastHeardAt)).toBe(now - 10 * min);
+    expect((await titles(t, { activity: "working" })).sort()).toEqual(["in-flight", "just-called"]);
+    expect((await titles(t, { activity: "idle" })).sort()).toEqual(["lease-renewed", "waiting"]);
+    // "Select all N matching (by run id)" names exactly the runs of that activity.
+    const ids = await listMatchingRunIds({ ...t, role: "operator" }, { activity: "working" });
+    expect(ids.ids.sort()).toEqual(
+      page.items
+        .filter((r) => r.activity === "working")
+        .map((r) => r.runId)
+        .sort(),
+    );
+    expect((await listConsoleRuns(t, { activity: "stale" })).total).toBe(2);
+    expect(await titles(t, { activity: "idle", status: "paused" })).toEqual([]);
+  });
+
+  it("the list's filter (SQL) agrees with the rule (lib/control/activity.ts) on generated runs", async () => {
+    const t = await team("activity-oracle");
+    const now = Date.now();
+    const ago = (max: number) => fc.integer({ min: 0, max }).map((d) => now - d);
+    const facts = fc.sample(
+      fc.record<ActivityFacts>({
+        lifecycle: fc.constantFrom("normal", "normal", "normal", "paused", "killed"),
+        finishedAt: fc.option(ago(3_600_000), { freq: 6 }),
+        running: fc.constantFrom(0, 0, 0, 1),
+        createdAt: ago(7_200_000),
+        lastHeartbeatAt: fc.option(ago(3_600_000)),
+        lastDecisionAt: fc.option(ago(1_800_000)),
+        lease: fc.option(
+          fc.record({
+            validUntil: fc.integer({ min: now - 600_000, max: now + 86_400_000 }),
+            ttlSeconds: fc.constantFrom(60, 600, 3600, 86_400),
+            revoked: fc.boolean(),
+          }),
+          { freq: 6 },
+        ),
+      }),
+      { numRuns: 60, seed: 7 },
+    );
+    const expected = new Map<string, string>();
+    for (const [i, f] of facts.entries()) expected.set(await runWith(t.teamId, `g${i}`, f), runActivity(f, now));
+    const all = (await listConsoleRuns(t, { pageSize: 100 })).items;
+    expect(all).toHaveLength(facts.length);
+    const seen = new Set<string>();
+    for (const activity of LIVE_ACTIVITIES) {
+      const items = (await listConsoleRuns(t, { pageSize: 100, activity })).items;
+      // The SQL judged at its own instant, the rule at the row's: each row it returned reads as what it filtered on.
+      for (const r of items) expect([r.runId, r.activity]).toEqual([r.runId, activity]);
+      for (const r of items) seen.add(r.runId);
+    }
+    // Every live run is in exactly one of the three (the generated facts keep clear of the boundaries by seconds).
+    const live = [...expected].filter(([, a]) => (LIVE_ACTIVITIES as readonly string[]).includes(a)).map(([id]) => id);
+    expect([...seen].sort()).toEqual(live.sort());
+  });
+});
+
 describe("select all matching → fleet stop", () => {
   it("the list's filters as a stop filter cover the same runs the list shows (and what they delegated)", async () => {
     const op = { ...a, role: "operator" as const };
@@ -385,5 +557,6 @@ describe("select all matching → fleet stop", () => {
     expect(await preview({ q: "x" })).toBeNull();
     expect(await preview({ breaker: "open" })).toBeNull();
     expect(await preview({ status: "paused", lifecycle: "paused" })).toBeNull();
+    expect(await preview({ activity: "working" })).toBeNull(); // a moment, not a rule: stopped by run id
   });
 });

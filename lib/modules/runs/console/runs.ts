@@ -1,5 +1,5 @@
 // Read model for the runs list (docs/console.md#runs-list): status (active, paused, killed, finished),
-// lifecycle, breaker, harness, agent, time range and search filters; three sorts; roots only with
+// activity (working, idle, stale: docs/console.md#run-activity), lifecycle, breaker, harness, agent, time range and search filters; three sorts; roots only with
 // their children one expand away; keyset pages (a cursor, never OFFSET: page 2 000 costs what page 1
 // costs, and a run registered meanwhile does not shift the next page). Team-scoped by construction:
 // every statement carries the principal's team, so another team's runs are never counted or returned.
@@ -14,16 +14,26 @@ import { encodeRunsCursor, type RunsCursor, type RunsListQuery, type RunsSort } 
 import { consoleTeam } from "../../../platform/auth/console-team";
 import type { RunSummary, RunView } from "../../../schemas/runs";
 import { runSummary } from "../internal/read-shapes";
+import {
+  ACTIVITY_COLUMNS,
+  ACTIVITY_LATERAL,
+  activityFactsOf,
+  activityPredicate,
+  runActivityView,
+  type ActivityDbRow,
+  type RunActivityView,
+} from "../internal/activity-sql";
 
 /**
  * A row of the runs list: the run's one read shape (RunSummary, as GET /api/v1/runs serves it) and what
- * the list adds — its status, the last changes' times, its children, running calls and agent.
+ * the list adds — its status, activity (with its running calls and when it was last heard from), the last
+ * changes' times, its children and agent.
  */
 export type RunRow = RunSummary &
-  Pick<RunView, "lifecycleChangedAt" | "lifecycleReason" | "breakerChangedAt"> & {
+  Pick<RunView, "lifecycleChangedAt" | "lifecycleReason" | "breakerChangedAt"> &
+  RunActivityView & {
     status: RunStatus;
     childCount: number;
-    running: number;
     agent: string | null;
     finishedAt: string | null;
   };
@@ -40,7 +50,7 @@ export interface RunsPage {
   items: RunRow[];
   /** every run matching the filters (not just this page), counted up to COUNT_CAP */
   total: number;
-  /** true when more than COUNT_CAP runs match: `total` is then COUNT_CAP ("10 000+") */
+  /** true when `total` is a lower bound ("N+"): more than COUNT_CAP match, or an activity count left older runs unjudged */
   totalCapped: boolean;
   pageSize: number;
   sort: RunsSort;
@@ -63,18 +73,23 @@ export const COUNT_CAP = 10_000;
  * so counting it read the whole team (docs/design/runs-list-estimates.md).
  */
 export const ESTIMATE_SKIP = 5 * COUNT_CAP;
+/**
+ * An activity filter judges at most this many runs of the other filters per page, and its count the newest this
+ * many: no index holds an activity, and a rare one (no idle run among 85 000) would otherwise judge the whole team.
+ */
+export const ACTIVITY_WALK = 5_000;
 /** A search estimated to match at most this many runs reads them by the trigram indexes and sorts them. */
 export const SEARCH_BY_INDEX_MAX = 20_000;
 
-/** One page: `source` is the (filtered) runs as `r`; each row's children and running calls are counted for the page only. */
+/** One page: `source` is the (filtered) runs as `r`; each row's children and activity facts are read for the page only. */
 function pageSqlOf(source: string, col: string, order: "ASC" | "DESC", pageSize: number): string {
   return `
     SELECT r.id, r.title, r.task_id, r.harness::text AS harness, r.lifecycle::text AS lifecycle, r.lifecycle_changed_at,
            r.lifecycle_reason, r.breaker::text AS breaker, r.breaker_changed_at, r.breaker_probe_op_id, r.breaker_held, r.epoch, r.parent_run_id, r.root_run_id,
            r.depth, r.native_agent_id, r.created_by, r.created_at, r.finished_at, r.last_heartbeat_at, r.is_drill,
            (SELECT count(*) FROM runs c WHERE c.team_id = r.team_id AND c.parent_run_id = r.id)::int AS child_count,
-           (SELECT count(*) FROM operations o WHERE o.run_id = r.id AND o.state = 'running')::int AS running
-      FROM ${source}
+           ${ACTIVITY_COLUMNS}
+      FROM ${source} ${ACTIVITY_LATERAL}
      ORDER BY ${col} ${order}, r.id ${order}
      LIMIT ${pageSize + 1}`;
 }
@@ -85,7 +100,7 @@ const SORT_SQL: Record<RunsSort, { col: string; desc: boolean; value: (r: DbRow)
   task: { col: "r.task_id", desc: false, value: (r) => r.task_id },
 };
 
-interface DbRow {
+interface DbRow extends ActivityDbRow {
   id: string;
   title: string | null;
   task_id: string;
@@ -102,7 +117,6 @@ interface DbRow {
   root_run_id: string;
   depth: number;
   child_count: number;
-  running: number;
   native_agent_id: string | null;
   created_by: string | null;
   created_at: Date;
@@ -111,8 +125,11 @@ interface DbRow {
   is_drill: boolean;
 }
 
-/** WHERE clause (without the cursor) and its parameters; $1 is always the team. */
-function whereOf(teamId: string, f: RunsFilter): { sql: string[]; params: unknown[] } {
+/**
+ * WHERE clause (without the cursor and the activity) and its parameters; $1 is always the team. `activity`
+ * is the activity predicate at `now`, kept apart because the count judges it over a bounded walk.
+ */
+function whereOf(teamId: string, f: RunsFilter, now: number): { sql: string[]; params: unknown[]; activity: string | null } {
   const params: unknown[] = [teamId];
   const sql = ["r.team_id = $1"];
   const p = (v: unknown) => {
@@ -155,7 +172,10 @@ function whereOf(teamId: string, f: RunsFilter): { sql: string[]; params: unknow
   }
   if (f.parentRunId) sql.push(`r.parent_run_id = ${p(f.parentRunId)}`);
   else if (f.rootsOnly) sql.push("r.parent_run_id IS NULL");
-  return { sql, params };
+  // The instant is a literal, not a parameter: it is the server's own (never input), and the walk's edge query reads
+  // the same WHERE without the activity, so a parameter only the activity used would be one too many there.
+  const activity = f.activity ? activityPredicate(f.activity, `'${new Date(now).toISOString()}'::timestamptz`) : null;
+  return { sql, params, activity };
 }
 
 export async function listConsoleRuns(p: Principal, filter: RunsFilter): Promise<RunsPage> {
@@ -165,9 +185,16 @@ export async function listConsoleRuns(p: Principal, filter: RunsFilter): Promise
   const sort: RunsSort = filter.sort ?? "newest";
   const s = SORT_SQL[sort];
   const cursor: RunsCursor | undefined = filter.cursor?.sort === sort ? filter.cursor : undefined;
-  const { sql, params } = whereOf(teamId, filter);
-  const countWhere = sql.join(" AND ");
-  const countSql = `SELECT count(*)::int AS n FROM (SELECT 1 FROM runs r WHERE ${countWhere} LIMIT ${COUNT_CAP + 1}) m`;
+  const now = Date.now();
+  const { sql, params, activity } = whereOf(teamId, filter, now);
+  const baseWhere = sql.join(" AND ");
+  const countWhere = activity ? `${baseWhere} AND ${activity}` : baseWhere;
+  // An activity is judged run by run (no index holds it), so its count judges the newest ACTIVITY_WALK
+  // runs of the other filters and says "N+" when older ones were left unjudged.
+  const countSql = activity
+    ? `SELECT (count(*) FILTER (WHERE m))::int AS n, count(*)::int AS walked
+         FROM (SELECT ${activity} AS m FROM runs r WHERE ${baseWhere} ORDER BY r.created_at DESC, r.id DESC LIMIT ${ACTIVITY_WALK}) w`
+    : `SELECT count(*)::int AS n FROM (SELECT 1 FROM runs r WHERE ${countWhere} LIMIT ${COUNT_CAP + 1}) m`;
   const countParams = [...params];
 
   // Walking backwards (a "before" cursor) reads in the opposite order and reverses the page.
@@ -190,13 +217,32 @@ export async function listConsoleRuns(p: Principal, filter: RunsFilter): Promise
   );
   const estimate = plan[0]?.["QUERY PLAN"][0]?.Plan["Plan Rows"] ?? 0;
   const fenced = filter.q?.trim() && estimate <= SEARCH_BY_INDEX_MAX ? " OFFSET 0" : "";
-  const pageSql = pageSqlOf(`(SELECT * FROM runs r WHERE ${sql.join(" AND ")}${fenced}) r`, s.col, order, pageSize);
+  const walkWhere = sql.join(" AND ");
+  const walk = `SELECT * FROM runs r WHERE ${walkWhere} ORDER BY ${s.col} ${order}, r.id ${order}`;
+  const source = activity
+    ? `(SELECT * FROM (${walk} LIMIT ${ACTIVITY_WALK}) r WHERE ${activity}) r`
+    : `(SELECT * FROM runs r WHERE ${walkWhere}${fenced}) r`;
+  const pageSql = pageSqlOf(source, s.col, order, pageSize);
   const [rows, count] = await Promise.all([
     db.$queryRawUnsafe<DbRow[]>(pageSql, ...params),
-    estimate > ESTIMATE_SKIP ? [{ n: COUNT_CAP + 1 }] : db.$queryRawUnsafe<{ n: number }[]>(countSql, ...countParams),
+    estimate > ESTIMATE_SKIP && !activity
+      ? [{ n: COUNT_CAP + 1, walked: 0 }]
+      : db.$queryRawUnsafe<{ n: number; walked?: number }[]>(countSql, ...countParams),
   ]);
-  const now = Date.now();
+  const n = count[0]?.n ?? 0;
+  const unjudged = (count[0]?.walked ?? 0) >= ACTIVITY_WALK;
   const more = rows.length > pageSize;
+  // A page that judged its whole walk without filling continues from the walk's last run, not from its own.
+  const edge =
+    activity && !more
+      ? (
+          await db.$queryRawUnsafe<DbRow[]>(
+            `SELECT r.id, r.created_at, r.task_id FROM runs r WHERE ${walkWhere}
+              ORDER BY ${s.col} ${order}, r.id ${order} OFFSET ${ACTIVITY_WALK - 1} LIMIT 1`,
+            ...params,
+          )
+        )[0]
+      : undefined;
   const page = rows.slice(0, pageSize);
   if (backwards) page.reverse();
   const first = page[0];
@@ -206,13 +252,15 @@ export async function listConsoleRuns(p: Principal, filter: RunsFilter): Promise
   // Backwards: the mirror image.
   const hasNext = backwards ? true : more;
   const hasPrev = backwards ? more : cursor !== undefined;
+  const nextCursor = !backwards && edge ? at("after", edge) : hasNext && last ? at("after", last) : null;
+  const prevCursor = backwards && edge ? at("before", edge) : hasPrev && first ? at("before", first) : null;
   return {
-    total: Math.min(count[0]?.n ?? 0, COUNT_CAP),
-    totalCapped: (count[0]?.n ?? 0) > COUNT_CAP,
+    total: Math.min(n, COUNT_CAP),
+    totalCapped: n > COUNT_CAP || unjudged,
     pageSize,
     sort,
-    nextCursor: hasNext && last ? at("after", last) : null,
-    prevCursor: hasPrev && first ? at("before", first) : null,
+    nextCursor,
+    prevCursor,
     items: page.map((r) => toRow(r, now)),
   };
 }
@@ -245,8 +293,8 @@ function toRow(r: DbRow, now: number): RunRow {
     lifecycleReason: r.lifecycle_reason,
     breakerChangedAt: r.breaker_changed_at.toISOString(),
     status: runStatus({ lifecycle: r.lifecycle, finishedAt: r.finished_at?.getTime() ?? null }),
+    ...runActivityView(activityFactsOf(r), now),
     childCount: r.child_count,
-    running: r.running,
     agent: r.native_agent_id ?? r.created_by,
     finishedAt: r.finished_at?.toISOString() ?? null,
   };
@@ -266,7 +314,9 @@ export const MATCHING_IDS_CAP = 10_000;
  */
 export async function listMatchingRunIds(p: Principal, filter: RunsFilter): Promise<{ ids: string[]; capped: boolean }> {
   authorize(p, "fleet.stop");
-  const { sql, params } = whereOf(consoleTeam(p), { ...filter, cursor: undefined, parentRunId: undefined });
+  const { sql, params, activity } = whereOf(consoleTeam(p), { ...filter, cursor: undefined, parentRunId: undefined }, Date.now());
+  // The activity at this moment, judged for every run (not the page's bounded walk): the stop names exactly these runs.
+  if (activity) sql.push(activity);
   const rows = await prisma().$queryRawUnsafe<{ id: string }[]>(
     `SELECT r.id FROM runs r WHERE ${sql.join(" AND ")} ORDER BY r.created_at, r.id LIMIT ${MATCHING_IDS_CAP + 1}`,
     ...params,
