@@ -31,10 +31,12 @@ function personOf(p: Principal): { userId: string; role: Role } | null {
   return null;
 }
 
-async function holderUserOf(holderKeyId: string | null): Promise<string | null> {
-  if (!holderKeyId) return null;
-  const k = await prisma().apiKey.findUnique({ where: { id: holderKeyId }, select: { userId: true } });
-  return k?.userId ?? null;
+/** The person (if any) behind each holder key, in one read. */
+async function holderUsersOf(keyIds: (string | null)[]): Promise<Map<string, string | null>> {
+  const ids = [...new Set(keyIds.filter((x): x is string => !!x))];
+  if (ids.length === 0) return new Map();
+  const keys = await prisma().apiKey.findMany({ where: { id: { in: ids } }, select: { id: true, userId: true } });
+  return new Map(keys.map((k) => [k.id, k.userId]));
 }
 
 async function people(ids: string[]) {
@@ -47,8 +49,7 @@ async function people(ids: string[]) {
 async function toViews(p: Principal, rows: Row[], now = Date.now()): Promise<ApprovalView[]> {
   const decidedBy = rows.map((r) => r.decidedBy).filter((x): x is string => !!x && x.startsWith("user:"));
   const who = await people([...new Set([...rows.flatMap((r) => r.approverUserIds), ...decidedBy.map((d) => d.slice(5).split(" ")[0]!)])]);
-  const holders = new Map<string, string | null>();
-  for (const k of new Set(rows.map((r) => r.run.holderKeyId).filter((x): x is string => !!x))) holders.set(k, await holderUserOf(k));
+  const holders = await holderUsersOf(rows.map((r) => r.run.holderKeyId));
   const person = personOf(p);
   return rows.map((r) => {
     const state = effectiveApprovalState(r.state as ApprovalState, r.expiresAt.getTime(), now);
@@ -160,7 +161,7 @@ export async function decideApproval(p: Principal, id: string, input: unknown): 
     );
     const a = rows[0];
     if (!a) throw notFound("approval");
-    const holderUserId = await holderUserOf(a.holder_key_id);
+    const holderUserId = a.holder_key_id ? ((await holderUsersOf([a.holder_key_id])).get(a.holder_key_id) ?? null) : null;
     if (!mayDecideApproval({ approverRole: a.approver_role, approverUserIds: a.approver_user_ids ?? [], holderUserId }, person))
       throw forbidden(
         holderUserId === person.userId
