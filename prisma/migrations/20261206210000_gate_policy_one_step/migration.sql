@@ -1,37 +1,122 @@
--- The gate's policy step in fewer statements (docs/policies.md): the run's facts come from the gate's own
--- read, a budget is checked and reserved in one upsert, and a batch locks its usage rows only where it spends.
+-- The gate's policy step in fewer statements (docs/policies.md): the run's facts come from the gate's own read,
+-- a budget is checked and reserved in one upsert, a batch locks usage rows only where it spends, and a call's
+-- reservations are written with its operation (operations.budget_reservations) instead of rows of their own.
+ALTER TABLE "operations" ADD COLUMN "budget_reservations" JSONB;
+ALTER TABLE "budget_usage" ADD COLUMN "held" DECIMAL(65,30) NOT NULL DEFAULT 0;
+
+UPDATE "operations" o SET "budget_reservations" = r.list
+  FROM (SELECT b.operation_row_id,
+               jsonb_agg(jsonb_strip_nulls(jsonb_build_object(
+                   'budget', b.budget, 'scopeKey', b.scope_key, 'windowStart', b.window_start, 'unit', b.unit,
+                   'amount', trim_scale(b.amount), 'state', b.state, 'actual', trim_scale(b.actual),
+                   'releaseCause', b.release_cause, 'settledAt', b.settled_at)) ORDER BY b.created_at, b.id) AS list
+          FROM "budget_reservations" b GROUP BY b.operation_row_id) r
+ WHERE o.id = r.operation_row_id;
+UPDATE "budget_usage" u SET "held" = s.held
+  FROM (SELECT team_id, budget, scope_key, window_start, sum(amount) AS held FROM "budget_reservations"
+         WHERE state = 'held' GROUP BY team_id, budget, scope_key, window_start) s
+ WHERE u.team_id = s.team_id AND u.budget = s.budget AND u.scope_key = s.scope_key AND u.window_start = s.window_start;
+
+DROP TRIGGER "operations_release_reservations" ON "operations";
 DROP FUNCTION quiesce_gate_policy_apply(text, text, text, text, jsonb, timestamptz);
 DROP FUNCTION quiesce_gate_policy(text, integer, text, text, text[], text, text[], integer, text, text, text, jsonb, jsonb, timestamptz);
-DROP INDEX "budget_reservations_run_id_idx";
+DROP TABLE "budget_reservations";
 
-CREATE OR REPLACE FUNCTION quiesce_gate_policy_undo(p_team text, p_op_row text, p_now timestamptz) RETURNS void
-LANGUAGE sql
+CREATE OR REPLACE FUNCTION quiesce_budget_give_back(p_team text, p_reservations jsonb, p_cause text) RETURNS jsonb
+LANGUAGE plpgsql
 VOLATILE
 AS $fn$
-    -- A decision that reserved budgets and then did not admit the call (another budget, a lost probe, a lost
-    -- race on the operationId) takes back exactly what it reserved, under the locks it still holds.
-    WITH gone AS (
-        DELETE FROM budget_reservations b
-         WHERE b.team_id = p_team AND b.operation_row_id = p_op_row AND b.state = 'held' AND b.created_at = p_now::timestamptz(3)
-        RETURNING b.team_id, b.budget, b.scope_key, b.window_start, b.amount)
-    UPDATE budget_usage u SET used = greatest(u.used - s.amount, 0)
-      FROM (SELECT team_id, budget, scope_key, window_start, sum(amount) AS amount FROM gone
-             GROUP BY team_id, budget, scope_key, window_start) s
-     WHERE u.team_id = s.team_id AND u.budget = s.budget AND u.scope_key = s.scope_key AND u.window_start = s.window_start;
+BEGIN
+    -- Gives back every reservation of the list still held (usage and held both drop by its amount) and returns
+    -- the list with those marked released for p_cause. The gate also calls it for a decision that reserved and
+    -- then did not admit the call (another budget, a lost probe, a lost race on the operationId).
+    UPDATE budget_usage u SET used = greatest(u.used - s.amount, 0), held = greatest(u.held - s.amount, 0)
+      FROM (SELECT x ->> 'budget' AS budget, x ->> 'scopeKey' AS scope_key, (x ->> 'windowStart')::timestamptz AS window_start,
+                   sum((x ->> 'amount')::numeric) AS amount
+              FROM jsonb_array_elements(p_reservations) x
+             WHERE x ->> 'state' = 'held'
+             GROUP BY 1, 2, 3) s
+     WHERE u.team_id = p_team AND u.budget = s.budget AND u.scope_key = s.scope_key AND u.window_start = s.window_start;
+    RETURN (SELECT jsonb_agg(CASE WHEN x ->> 'state' = 'held'
+                                  THEN x || jsonb_build_object('state', 'released', 'releaseCause', p_cause,
+                                                               'settledAt', clock_timestamp())
+                                  ELSE x END ORDER BY n)
+              FROM jsonb_array_elements(p_reservations) WITH ORDINALITY AS t(x, n));
+END;
+$fn$;
+
+CREATE OR REPLACE FUNCTION quiesce_release_reservations() RETURNS trigger
+LANGUAGE plpgsql AS $fn$
+DECLARE
+    v_team text; v_res jsonb;
+BEGIN
+    -- Work that never started gives its reservation back, and so does a running call a stop settled as
+    -- cancelled without effect (the provider's word); work with an unknown outcome keeps it (the spend may
+    -- have happened); finished work keeps its estimate until the holder reports the actual cost.
+    IF TG_TABLE_NAME = 'operations' THEN
+        -- BEFORE UPDATE OF state, fired (see its WHEN) only for a call holding reservations that now never started
+        NEW.budget_reservations := quiesce_budget_give_back(NEW.team_id, NEW.budget_reservations, NEW.state::text);
+        RETURN NEW;
+    END IF;
+    IF NEW.settled_state IS DISTINCT FROM 'cancelled_without_effect'
+       OR (TG_OP = 'UPDATE' AND OLD.settled_state IS NOT DISTINCT FROM NEW.settled_state) THEN
+        RETURN NULL;
+    END IF;
+    SELECT o.team_id, o.budget_reservations INTO v_team, v_res
+      FROM operations o WHERE o.id = NEW.operation_id AND o.budget_reservations IS NOT NULL
+       FOR UPDATE;
+    IF FOUND THEN
+        v_res := quiesce_budget_give_back(v_team, v_res, 'cancelled_without_effect');
+        UPDATE operations SET budget_reservations = v_res WHERE id = NEW.operation_id;
+    END IF;
+    RETURN NULL;
+END;
+$fn$;
+
+CREATE OR REPLACE FUNCTION quiesce_settle_reservations(p_op_row text, p_cost jsonb) RETURNS integer
+LANGUAGE plpgsql VOLATILE AS $fn$
+DECLARE
+    v_team text; v_res jsonb; v_n integer;
+BEGIN
+    -- The holder's actual cost replaces each estimate it reported for; a unit it did not report keeps its estimate.
+    SELECT o.team_id, o.budget_reservations INTO v_team, v_res FROM operations o WHERE o.id = p_op_row FOR UPDATE;
+    IF v_res IS NULL THEN RETURN 0; END IF;
+    WITH t AS MATERIALIZED (
+        SELECT x, n, x ->> 'state' = 'held' AND (x ->> 'unit' = 'calls' OR p_cost ? (x ->> 'unit')) AS due,
+               (x ->> 'amount')::numeric AS amount,
+               CASE WHEN x ->> 'unit' = 'calls' THEN coalesce((p_cost ->> 'calls')::numeric, (x ->> 'amount')::numeric)
+                    ELSE (p_cost ->> (x ->> 'unit'))::numeric END AS actual
+          FROM jsonb_array_elements(v_res) WITH ORDINALITY AS e(x, n)
+    ), spent AS (
+        UPDATE budget_usage u SET used = greatest(u.used + d.delta, 0), held = greatest(u.held - d.amount, 0)
+          FROM (SELECT t.x ->> 'budget' AS budget, t.x ->> 'scopeKey' AS scope_key,
+                       (t.x ->> 'windowStart')::timestamptz AS window_start,
+                       sum(t.actual - t.amount) AS delta, sum(t.amount) AS amount
+                  FROM t WHERE t.due GROUP BY 1, 2, 3) d
+         WHERE u.team_id = v_team AND u.budget = d.budget AND u.scope_key = d.scope_key AND u.window_start = d.window_start
+    )
+    SELECT jsonb_agg(CASE WHEN t.due THEN t.x || jsonb_build_object('state', 'settled', 'actual', t.actual,
+                                                                     'settledAt', clock_timestamp())
+                          ELSE t.x END ORDER BY t.n),
+           count(*) FILTER (WHERE t.due)
+      INTO v_res, v_n FROM t;
+    IF v_n > 0 THEN UPDATE operations SET budget_reservations = v_res WHERE id = p_op_row; END IF;
+    RETURN v_n;
+END;
 $fn$;
 
 CREATE OR REPLACE FUNCTION quiesce_gate_policy(
     p_team text, p_version integer, p_run text, p_root text, p_path text[], p_lease text, p_lease_path text[],
-    p_epoch integer, p_operation_id text, p_op_row text, p_tool text, p_harness text, p_agent text, p_creator text,
+    p_epoch integer, p_operation_id text, p_tool text, p_harness text, p_agent text, p_creator text,
     p_args_digest text, p_args jsonb, p_cost jsonb, p_now timestamptz
-) RETURNS jsonb                -- {decision, reason, approvalId?, reserved?}; the same steps as lib/control/policy.ts decidePolicy
+) RETURNS jsonb                -- {decision, reason, approvalId?, reserve?}; the same steps as lib/control/policy.ts decidePolicy
 LANGUAGE plpgsql
 VOLATILE
 AS $fn$
 DECLARE
     r_rule record; r_ap record;
     v_key text; v_id text; v_amount numeric; v_rows integer;
-    v_access boolean := false; v_reserved boolean := false;
+    v_access boolean := false; v_reserve jsonb := '[]'::jsonb;
     v_exhausted text; v_hold boolean := false; v_approval text;
     v_crossed integer;
 BEGIN
@@ -94,26 +179,21 @@ BEGIN
         END IF;
 
         -- A budget: checked and reserved in one statement under the usage row's lock (taken in name order), so
-        -- concurrent callers can never together cross a limit; the reservation row names the operation's row.
+        -- concurrent callers can never together cross a limit. The gate writes the list with the operation.
         v_amount := CASE WHEN r_rule.budget_unit = 'calls' THEN coalesce((p_cost ->> 'calls')::numeric, 1)
                          ELSE coalesce((p_cost ->> r_rule.budget_unit)::numeric, 0) END;
         v_rows := 0;
         IF v_amount <= r_rule.budget_limit AND (v_amount > 0 OR r_rule.budget_limit > 0) THEN
-            WITH u AS (
-                INSERT INTO budget_usage AS b (team_id, budget, scope_key, window_start, unit, used)
-                VALUES (p_team, r_rule.name, r_rule.scope_key, r_rule.window_start, r_rule.budget_unit, v_amount)
-                ON CONFLICT (team_id, budget, scope_key, window_start) DO UPDATE SET used = b.used + EXCLUDED.used
-                 WHERE b.used + EXCLUDED.used <= r_rule.budget_limit AND (EXCLUDED.used > 0 OR b.used < r_rule.budget_limit)
-                RETURNING b.unit)
-            INSERT INTO budget_reservations (id, team_id, budget, scope_key, window_start, unit, operation_row_id, operation_id,
-                                             run_id, amount, state, created_at)
-            SELECT 'brs_' || replace(gen_random_uuid()::text, '-', ''), p_team, r_rule.name, r_rule.scope_key,
-                   r_rule.window_start, u.unit, p_op_row, p_operation_id, p_run, v_amount, 'held', p_now
-              FROM u;
+            INSERT INTO budget_usage AS b (team_id, budget, scope_key, window_start, unit, used, held)
+            VALUES (p_team, r_rule.name, r_rule.scope_key, r_rule.window_start, r_rule.budget_unit, v_amount, v_amount)
+            ON CONFLICT (team_id, budget, scope_key, window_start) DO UPDATE SET used = b.used + EXCLUDED.used, held = b.held + EXCLUDED.held
+             WHERE b.used + EXCLUDED.used <= r_rule.budget_limit AND (EXCLUDED.used > 0 OR b.used < r_rule.budget_limit);
             GET DIAGNOSTICS v_rows = ROW_COUNT;
         END IF;
         IF v_rows = 1 THEN
-            v_reserved := true;
+            v_reserve := v_reserve || jsonb_build_object('budget', r_rule.name, 'scopeKey', r_rule.scope_key,
+                                                         'windowStart', r_rule.window_start, 'unit', r_rule.budget_unit,
+                                                         'amount', v_amount, 'state', 'held');
             CONTINUE;
         END IF;
         v_exhausted := coalesce(v_exhausted, r_rule.name);
@@ -154,11 +234,12 @@ BEGIN
     END LOOP;
     IF v_exhausted IS NOT NULL THEN
         -- The budgets this call already reserved are given back: it is not admitted.
-        IF v_reserved THEN PERFORM quiesce_gate_policy_undo(p_team, p_op_row, p_now); END IF;
+        IF v_reserve <> '[]'::jsonb THEN PERFORM quiesce_budget_give_back(p_team, v_reserve, NULL); END IF;
         RETURN jsonb_build_object('decision', CASE WHEN v_hold THEN 'hold' ELSE 'deny' END, 'reason', 'budget_exhausted',
                                   'budget', v_exhausted);
     END IF;
-    RETURN jsonb_build_object('decision', 'allow', 'reason', 'allowed', 'approvalId', v_approval, 'reserved', v_reserved);
+    RETURN jsonb_build_object('decision', 'allow', 'reason', 'allowed', 'approvalId', v_approval)
+           || CASE WHEN v_reserve = '[]'::jsonb THEN '{}'::jsonb ELSE jsonb_build_object('reserve', v_reserve) END;
 END;
 $fn$;
 
@@ -383,14 +464,14 @@ BEGIN
         END IF;
 
         -- The team's policy, for work the authority would admit now (lib/control/policy.ts decidePolicy):
-        -- a deny rule, an approval bound to this call, the budgets' reservations (made here, for the row the
-        -- operation will have; an earlier attempt's are taken back first).
-        IF (v_pol ->> 'reserved')::boolean THEN PERFORM quiesce_gate_policy_undo(v_team, v_op_row, v_now); END IF;
+        -- a deny rule, an approval bound to this call, the budgets' reservations (written with the operation
+        -- below; an earlier attempt's are given back first).
+        IF v_pol -> 'reserve' IS NOT NULL THEN PERFORM quiesce_budget_give_back(v_team, v_pol -> 'reserve', NULL); END IF;
         v_pol := NULL;
         IF v_effect IN ('insert_running', 'start') AND v_policy IS NOT NULL THEN
             v_op_row := CASE WHEN v_effect = 'start' THEN o_id ELSE p_new_op_id END;
             v_pol := quiesce_gate_policy(v_team, v_policy, v_run, v_root, v_path, v_lease, l_path, v_epoch, p_operation_id,
-                                         v_op_row, coalesce(p_tool, o_tool, ''), v_harness, v_agent, v_creator,
+                                         coalesce(p_tool, o_tool, ''), v_harness, v_agent, v_creator,
                                          p_args_digest, p_args, p_cost, v_now);
             IF v_pol ->> 'decision' <> 'allow' THEN
                 v_decision := (v_pol ->> 'decision')::"Decision"; v_reason := v_pol ->> 'reason';
@@ -421,17 +502,18 @@ BEGIN
         END IF;
 
         IF v_effect IN ('insert_running', 'insert_denied') THEN
-            INSERT INTO operations (id, team_id, operation_id, run_id, lease_id, epoch_stamp, kind, tool, state, state_reason, started_at, finished_at, created_at, registered_by_key)
+            INSERT INTO operations (id, team_id, operation_id, run_id, lease_id, epoch_stamp, kind, tool, state, state_reason, started_at, finished_at, created_at, registered_by_key,
+                                    budget_reservations)
             VALUES (p_new_op_id, v_team, p_operation_id, v_run, v_lease, v_epoch, 'call', coalesce(p_tool, ''),
                     CASE WHEN v_effect = 'insert_running' THEN 'running'::"OperationState" ELSE 'denied'::"OperationState" END,
                     CASE WHEN v_effect = 'insert_denied' THEN v_reason END,
                     CASE WHEN v_effect = 'insert_running' THEN v_now END,
                     CASE WHEN v_effect = 'insert_denied' THEN v_now END,
-                    v_now, v_key_id)
+                    v_now, v_key_id, CASE WHEN v_effect = 'insert_running' THEN v_pol -> 'reserve' END)
             ON CONFLICT (team_id, operation_id) DO NOTHING;
             v_rows := CASE WHEN FOUND THEN 1 ELSE 0 END;
         ELSIF v_effect = 'start' THEN
-            UPDATE operations SET state = 'running', started_at = v_now, state_reason = NULL
+            UPDATE operations SET state = 'running', started_at = v_now, state_reason = NULL, budget_reservations = v_pol -> 'reserve'
              WHERE id = o_id AND state IN ('queued', 'scheduled');
             GET DIAGNOSTICS v_rows = ROW_COUNT;
         ELSIF v_effect = 'deny_registered' THEN
@@ -450,8 +532,8 @@ BEGIN
     IF v_decision = 'allow' AND v_pol ->> 'approvalId' IS NOT NULL THEN
         UPDATE approvals SET used_at = v_now, operation_row_id = v_op_row
          WHERE id = v_pol ->> 'approvalId' AND team_id = v_team AND used_at IS NULL;
-    ELSIF v_decision <> 'allow' AND (v_pol ->> 'reserved')::boolean THEN   -- the probe went to another caller
-        PERFORM quiesce_gate_policy_undo(v_team, v_op_row, v_now);
+    ELSIF v_decision <> 'allow' AND v_pol -> 'reserve' IS NOT NULL THEN   -- the probe went to another caller
+        PERFORM quiesce_budget_give_back(v_team, v_pol -> 'reserve', NULL);
     END IF;
 
     v_state := CASE v_effect
@@ -545,9 +627,7 @@ DECLARE
     v_done integer[]; v_answers jsonb[];
     v_out jsonb[];
     k integer;
-    -- the team policy's part decided here (calls by index; budget pairs one per call and matching budget)
-    v_denied integer[] := '{}'; v_complex integer[] := '{}';
-    b_i integer[]; b_team text[]; b_name text[]; b_scope text[]; b_window timestamptz[]; b_unit text[]; b_amount numeric[];
+    v_pteams text[]; v_pversions integer[];
     v_rows_due integer; v_rows_spent integer;
 BEGIN
     IF v_n IS NULL OR v_n = 0 THEN RETURN '{}'::jsonb[]; END IF;
@@ -585,70 +665,68 @@ BEGIN
        FROM (SELECT DISTINCT hashtext(tm) AS key FROM unnest(v_team) AS tm WHERE tm IS NOT NULL ORDER BY 1) t;
     v_now := clock_timestamp();
 
-    -- Statement 1b, only for a batch with calls of a team with an enabled policy: each call's first matching
-    -- access rule and matching budgets (the same match as quiesce_gate_policy). A deny rule is decided here; so
-    -- is a call whose budgets ALL fit with every call of this batch counted (then any order of the calls would
-    -- have admitted it). Anything else — an approval, a budget that might not fit, a call that reserves nothing
-    -- — goes to quiesce_gate below. The usage rows are read without a lock: statement 2 reserves under the
-    -- lock and checks again, so concurrent batches on one team-wide budget overlap until then.
-    IF EXISTS (SELECT 1 FROM teams tm WHERE tm.id = ANY (v_team) AND tm.policy_version IS NOT NULL) THEN
-        WITH pc AS MATERIALIZED (
-            SELECT x.i::integer AS i, x.team, tm.policy_version AS version, coalesce(p_tool[x.i], '') AS tool,
-                   r.harness::text AS harness, r.native_agent_id, r.created_by, r.path, r.root_run_id
-              FROM unnest(v_team) WITH ORDINALITY AS x(team, i)
-              JOIN teams tm ON tm.id = x.team AND tm.policy_version IS NOT NULL
-              JOIN runs r ON r.id = p_run_id[x.i] AND r.team_id = x.team
-        ), acc AS MATERIALIZED (
-            SELECT pc.i, (SELECT pr.effect FROM policy_rules pr
-                           WHERE pr.team_id = pc.team AND pr.version = pc.version AND pr.effect <> 'budget'
-                             AND (pr.tool_regex IS NULL OR pc.tool ~ pr.tool_regex)
-                             AND (pr.harness IS NULL OR pr.harness::text = pc.harness)
-                             AND (pr.agent IS NULL OR pr.agent = pc.native_agent_id OR pr.agent = pc.created_by)
-                             AND (pr.subtree_run_id IS NULL OR pr.subtree_run_id = ANY (pc.path))
-                           ORDER BY pr.position LIMIT 1) AS effect
-              FROM pc
-        ), pairs AS MATERIALIZED (
-            SELECT pc.i, pc.team, pr.name, pr.budget_unit AS unit, pr.budget_limit AS lim,
-                   CASE pr.budget_per WHEN 'run_tree' THEN pc.root_run_id
-                                      WHEN 'agent' THEN coalesce(pc.native_agent_id, pc.created_by, '-') ELSE '-' END AS scope,
-                   CASE pr.budget_window WHEN 'minute' THEN date_trunc('minute', v_now) ELSE 'epoch'::timestamptz END AS win,
-                   CASE WHEN pr.budget_unit = 'calls' THEN coalesce((p_extra -> (pc.i - 1) -> 'cost' ->> 'calls')::numeric, 1)
-                        ELSE coalesce((p_extra -> (pc.i - 1) -> 'cost' ->> pr.budget_unit)::numeric, 0) END AS amount
-              FROM pc
-              JOIN policy_rules pr ON pr.team_id = pc.team AND pr.version = pc.version AND pr.effect = 'budget'
-                   AND (pr.tool_regex IS NULL OR pc.tool ~ pr.tool_regex)
-                   AND (pr.harness IS NULL OR pr.harness::text = pc.harness)
-                   AND (pr.agent IS NULL OR pr.agent = pc.native_agent_id OR pr.agent = pc.created_by)
-                   AND (pr.subtree_run_id IS NULL OR pr.subtree_run_id = ANY (pc.path))
-        ), nofit AS MATERIALIZED (
-            SELECT s.team, s.name, s.scope, s.win
-              FROM (SELECT p.team, p.name, p.scope, p.win, sum(p.amount) AS amount, bool_or(p.amount = 0) AS zero, min(p.lim) AS lim
-                      FROM pairs p GROUP BY p.team, p.name, p.scope, p.win) s
-              LEFT JOIN budget_usage u ON u.team_id = s.team AND u.budget = s.name AND u.scope_key = s.scope AND u.window_start = s.win
-             WHERE s.zero OR coalesce(u.used, 0) + s.amount > s.lim
-        )
-        SELECT coalesce(array_agg(acc.i) FILTER (WHERE acc.effect = 'deny'), '{}'),
-               coalesce(array_agg(acc.i) FILTER (WHERE acc.effect = 'require_approval'
-                   OR EXISTS (SELECT 1 FROM pairs p JOIN nofit n ON n.team = p.team AND n.name = p.name AND n.scope = p.scope
-                                                               AND n.win = p.win WHERE p.i = acc.i)), '{}'),
-               (SELECT array_agg(p.i) FROM pairs p), (SELECT array_agg(p.team) FROM pairs p), (SELECT array_agg(p.name) FROM pairs p),
-               (SELECT array_agg(p.scope) FROM pairs p), (SELECT array_agg(p.win) FROM pairs p), (SELECT array_agg(p.unit) FROM pairs p),
-               (SELECT array_agg(p.amount) FROM pairs p)
-          INTO v_denied, v_complex, b_i, b_team, b_name, b_scope, b_window, b_unit, b_amount
-          FROM acc;
-    END IF;
+    -- The teams of this batch with an enabled policy, and the version each reads (steps 9–12 below).
+    SELECT array_agg(tm.id), array_agg(tm.policy_version) INTO v_pteams, v_pversions
+      FROM teams tm WHERE tm.id = ANY (v_team) AND tm.policy_version IS NOT NULL;
 
     -- Statement 2: every control fact of every call (a snapshot taken after all the locks), the
-    -- decision (decideAuthority's order, as in quiesce_gate), the operation rows, the evidence rows and
-    -- the answers of the calls decided here.
+    -- decision (decideAuthority's order, as in quiesce_gate), the team policy's part, the operation rows,
+    -- the reservations, the evidence rows and the answers of the calls decided here.
     WITH e AS MATERIALIZED (
         SELECT x.i::integer AS i, x.team, x.key_id, p_run_id[x.i] AS run_id, p_lease_id[x.i] AS lease_id,
                p_epoch[x.i] AS epoch, p_operation_id[x.i] AS op_id, p_tool[x.i] AS tool, p_new_op_id[x.i] AS new_id,
-               r.path,
+               r.path, r.root_run_id AS root, r.harness::text AS harness, r.native_agent_id AS agent, r.created_by AS creator,
                count(*) OVER (PARTITION BY x.team, p_operation_id[x.i]) AS dup
           FROM unnest(v_team, v_key, v_root) WITH ORDINALITY AS x(team, key_id, root, i)
           JOIN runs r ON r.id = p_run_id[x.i] AND r.team_id IS NOT DISTINCT FROM x.team
          WHERE x.team IS NOT NULL AND x.root IS NOT NULL
+    ), pc AS MATERIALIZED (
+        -- The policy's part (the same match as quiesce_gate_policy): each call's first matching access rule and
+        -- its matching budgets. A deny rule is decided here; so is a call whose budgets ALL fit with every call
+        -- of this batch counted, as read now (then any order of the calls would have admitted it); `spent`
+        -- below checks that again under the lock. Anything else — an approval, a budget that might not fit, a
+        -- call that reserves nothing — goes to quiesce_gate.
+        SELECT e.i, e.team, pt.version, coalesce(e.tool, '') AS tool, e.harness, e.agent, e.creator, e.path, e.root
+          FROM e JOIN unnest(v_pteams, v_pversions) AS pt(team, version) ON pt.team = e.team
+    ), acc AS MATERIALIZED (
+        SELECT pc.i, (SELECT pr.effect FROM policy_rules pr
+                       WHERE pr.team_id = pc.team AND pr.version = pc.version AND pr.effect <> 'budget'
+                         AND (pr.tool_regex IS NULL OR pc.tool ~ pr.tool_regex)
+                         AND (pr.harness IS NULL OR pr.harness::text = pc.harness)
+                         AND (pr.agent IS NULL OR pr.agent = pc.agent OR pr.agent = pc.creator)
+                         AND (pr.subtree_run_id IS NULL OR pr.subtree_run_id = ANY (pc.path))
+                       ORDER BY pr.position LIMIT 1) AS effect
+          FROM pc
+    ), pairs AS MATERIALIZED (
+        SELECT pc.i, pc.team, pr.name, pr.budget_unit AS unit, pr.budget_limit AS lim,
+               CASE pr.budget_per WHEN 'run_tree' THEN pc.root
+                                  WHEN 'agent' THEN coalesce(pc.agent, pc.creator, '-') ELSE '-' END AS scope,
+               CASE pr.budget_window WHEN 'minute' THEN date_trunc('minute', v_now) ELSE 'epoch'::timestamptz END AS win,
+               CASE WHEN pr.budget_unit = 'calls' THEN coalesce((p_extra -> (pc.i - 1) -> 'cost' ->> 'calls')::numeric, 1)
+                    ELSE coalesce((p_extra -> (pc.i - 1) -> 'cost' ->> pr.budget_unit)::numeric, 0) END AS amount
+          FROM pc
+          JOIN policy_rules pr ON pr.team_id = pc.team AND pr.version = pc.version AND pr.effect = 'budget'
+               AND (pr.tool_regex IS NULL OR pc.tool ~ pr.tool_regex)
+               AND (pr.harness IS NULL OR pr.harness::text = pc.harness)
+               AND (pr.agent IS NULL OR pr.agent = pc.agent OR pr.agent = pc.creator)
+               AND (pr.subtree_run_id IS NULL OR pr.subtree_run_id = ANY (pc.path))
+    ), nofit AS MATERIALIZED (
+        SELECT s.team, s.name, s.scope, s.win
+          FROM (SELECT p.team, p.name, p.scope, p.win, sum(p.amount) AS amount, bool_or(p.amount = 0) AS zero, min(p.lim) AS lim
+                  FROM pairs p GROUP BY p.team, p.name, p.scope, p.win) s
+          LEFT JOIN budget_usage u ON u.team_id = s.team AND u.budget = s.name AND u.scope_key = s.scope AND u.window_start = s.win
+         WHERE s.zero OR coalesce(u.used, 0) + s.amount > s.lim
+    ), pol AS MATERIALIZED (
+        SELECT acc.i, acc.effect = 'deny' AS denied,
+               acc.effect = 'require_approval'
+               OR EXISTS (SELECT 1 FROM pairs p JOIN nofit n ON n.team = p.team AND n.name = p.name AND n.scope = p.scope
+                                                            AND n.win = p.win WHERE p.i = acc.i) AS complex
+          FROM acc
+    ), held AS MATERIALIZED (
+        -- each call's reservations, written with its operation when it is admitted here
+        SELECT p.i, jsonb_agg(jsonb_build_object('budget', p.name, 'scopeKey', p.scope, 'windowStart', p.win, 'unit', p.unit,
+                                                 'amount', p.amount, 'state', 'held') ORDER BY p.name) AS reserve
+          FROM pairs p GROUP BY p.i
     ), f AS MATERIALIZED (
         SELECT e.*, c.*, l.*, o.id IS NOT NULL AS o_found,
                coalesce(sc.s_kill, false) AS s_kill, coalesce(sc.s_pause, false) AS s_pause,
@@ -699,10 +777,11 @@ BEGIN
                    WHEN f.stale THEN 'stale_epoch'
                    WHEN f.blocked THEN 'breaker_open'
                    WHEN f.paused OR f.s_pause THEN 'paused'
-                   WHEN f.i = ANY (v_denied) THEN 'policy_denied'
+                   WHEN pol.denied THEN 'policy_denied'
                    ELSE 'allowed'
-               END AS reason
-          FROM f
+               END AS reason,
+               coalesce(pol.complex, false) AS complex
+          FROM f LEFT JOIN pol ON pol.i = f.i
     ), d AS MATERIALIZED (
         SELECT a.*,
                CASE a.reason WHEN 'allowed' THEN 'allow' WHEN 'paused' THEN 'hold' ELSE 'deny' END::"Decision" AS decision
@@ -710,40 +789,35 @@ BEGIN
          -- decided here: a new operationId, once in this batch, readable state, and for an allow nothing
          -- more to do than insert it (no probe to claim, no renewal due, no approval, every budget fits)
          WHERE NOT a.o_found AND a.dup = 1 AND a.reason <> 'missing_state'
-           AND NOT (a.reason = 'allowed' AND (coalesce(a.claims, false) OR coalesce(a.l_renew, false) OR a.i = ANY (v_complex)))
+           AND NOT (a.reason = 'allowed' AND (coalesce(a.claims, false) OR coalesce(a.l_renew, false) OR a.complex))
     ), ins AS (
         INSERT INTO operations (id, team_id, operation_id, run_id, lease_id, epoch_stamp, kind, tool, state, state_reason,
-                                started_at, finished_at, created_at, registered_by_key)
+                                started_at, finished_at, created_at, registered_by_key, budget_reservations)
         SELECT d.new_id, d.team, d.op_id, d.run_id, d.lease_id, d.epoch, 'call', coalesce(d.tool, ''),
                CASE WHEN d.decision = 'allow' THEN 'running'::"OperationState" ELSE 'denied'::"OperationState" END,
                CASE WHEN d.decision = 'deny' THEN d.reason END,
                CASE WHEN d.decision = 'allow' THEN v_now END,
                CASE WHEN d.decision = 'deny' THEN v_now END,
-               v_now, d.key_id
-          FROM d WHERE d.decision <> 'hold'
+               v_now, d.key_id, CASE WHEN d.decision = 'allow' THEN held.reserve END
+          FROM d LEFT JOIN held ON held.i = d.i WHERE d.decision <> 'hold'
         ON CONFLICT (team_id, operation_id) DO NOTHING
         RETURNING team_id, operation_id
     ), done AS MATERIALIZED (
         -- a hold records no operation; an insert that lost to a concurrent call is answered below
         SELECT d.* FROM d
          WHERE d.decision = 'hold' OR EXISTS (SELECT 1 FROM ins WHERE ins.team_id = d.team AND ins.operation_id = d.op_id)
-    ), res AS (
-        -- the reservations of the calls admitted here (each budget fits the whole batch: checked above)
-        INSERT INTO budget_reservations (id, team_id, budget, scope_key, window_start, unit, operation_row_id, operation_id,
-                                         run_id, amount, state, created_at)
-        SELECT 'brs_' || replace(gen_random_uuid()::text, '-', ''), done.team, b.name, b.scope, b.win, b.unit, done.new_id,
-               done.op_id, done.run_id, b.amount, 'held', v_now
-          FROM done JOIN unnest(b_i, b_name, b_scope, b_window, b_unit, b_amount) AS b(i, name, scope, win, unit, amount) ON b.i = done.i
-         WHERE done.decision = 'allow'
-        RETURNING team_id, budget, scope_key, window_start, unit, amount
     ), due AS MATERIALIZED (
-        SELECT res.team_id, res.budget, res.scope_key, res.window_start, min(res.unit) AS unit, sum(res.amount) AS amount
-          FROM res GROUP BY res.team_id, res.budget, res.scope_key, res.window_start
+        -- what the calls admitted here reserve, per usage row (each budget fits the whole batch: checked above)
+        SELECT done.team AS team_id, p.name AS budget, p.scope AS scope_key, p.win AS window_start, min(p.unit) AS unit,
+               sum(p.amount) AS amount
+          FROM done JOIN pairs p ON p.i = done.i
+         WHERE done.decision = 'allow'
+         GROUP BY 1, 2, 3, 4
     ), spent AS (
         -- each usage row reserved and checked against its limit as committed now, locked in one order (budget, scope)
-        INSERT INTO budget_usage AS u (team_id, budget, scope_key, window_start, unit, used)
-        SELECT due.team_id, due.budget, due.scope_key, due.window_start, due.unit, due.amount FROM due ORDER BY 1, 2, 3, 4
-        ON CONFLICT (team_id, budget, scope_key, window_start) DO UPDATE SET used = u.used + EXCLUDED.used
+        INSERT INTO budget_usage AS u (team_id, budget, scope_key, window_start, unit, used, held)
+        SELECT due.team_id, due.budget, due.scope_key, due.window_start, due.unit, due.amount, due.amount FROM due ORDER BY 1, 2, 3, 4
+        ON CONFLICT (team_id, budget, scope_key, window_start) DO UPDATE SET used = u.used + EXCLUDED.used, held = u.held + EXCLUDED.held
          WHERE u.used + EXCLUDED.used <= (SELECT pr.budget_limit FROM teams tm
                                             JOIN policy_rules pr ON pr.team_id = tm.id AND pr.version = tm.policy_version
                                            WHERE tm.id = EXCLUDED.team_id AND pr.name = EXCLUDED.budget)
@@ -784,3 +858,8 @@ BEGIN
     RETURN v_out;
 END;
 $fn$;
+
+CREATE TRIGGER "operations_release_reservations" BEFORE UPDATE OF "state" ON "operations"
+    FOR EACH ROW
+    WHEN (NEW.budget_reservations IS NOT NULL AND NEW.state IN ('cancelled_not_started', 'denied') AND OLD.state IS DISTINCT FROM NEW.state)
+    EXECUTE FUNCTION quiesce_release_reservations();

@@ -219,14 +219,14 @@ BEGIN
         END IF;
 
         -- The team's policy, for work the authority would admit now (lib/control/policy.ts decidePolicy):
-        -- a deny rule, an approval bound to this call, the budgets' reservations (made here, for the row the
-        -- operation will have; an earlier attempt's are taken back first).
-        IF (v_pol ->> 'reserved')::boolean THEN PERFORM quiesce_gate_policy_undo(v_team, v_op_row, v_now); END IF;
+        -- a deny rule, an approval bound to this call, the budgets' reservations (written with the operation
+        -- below; an earlier attempt's are given back first).
+        IF v_pol -> 'reserve' IS NOT NULL THEN PERFORM quiesce_budget_give_back(v_team, v_pol -> 'reserve', NULL); END IF;
         v_pol := NULL;
         IF v_effect IN ('insert_running', 'start') AND v_policy IS NOT NULL THEN
             v_op_row := CASE WHEN v_effect = 'start' THEN o_id ELSE p_new_op_id END;
             v_pol := quiesce_gate_policy(v_team, v_policy, v_run, v_root, v_path, v_lease, l_path, v_epoch, p_operation_id,
-                                         v_op_row, coalesce(p_tool, o_tool, ''), v_harness, v_agent, v_creator,
+                                         coalesce(p_tool, o_tool, ''), v_harness, v_agent, v_creator,
                                          p_args_digest, p_args, p_cost, v_now);
             IF v_pol ->> 'decision' <> 'allow' THEN
                 v_decision := (v_pol ->> 'decision')::"Decision"; v_reason := v_pol ->> 'reason';
@@ -257,17 +257,18 @@ BEGIN
         END IF;
 
         IF v_effect IN ('insert_running', 'insert_denied') THEN
-            INSERT INTO operations (id, team_id, operation_id, run_id, lease_id, epoch_stamp, kind, tool, state, state_reason, started_at, finished_at, created_at, registered_by_key)
+            INSERT INTO operations (id, team_id, operation_id, run_id, lease_id, epoch_stamp, kind, tool, state, state_reason, started_at, finished_at, created_at, registered_by_key,
+                                    budget_reservations)
             VALUES (p_new_op_id, v_team, p_operation_id, v_run, v_lease, v_epoch, 'call', coalesce(p_tool, ''),
                     CASE WHEN v_effect = 'insert_running' THEN 'running'::"OperationState" ELSE 'denied'::"OperationState" END,
                     CASE WHEN v_effect = 'insert_denied' THEN v_reason END,
                     CASE WHEN v_effect = 'insert_running' THEN v_now END,
                     CASE WHEN v_effect = 'insert_denied' THEN v_now END,
-                    v_now, v_key_id)
+                    v_now, v_key_id, CASE WHEN v_effect = 'insert_running' THEN v_pol -> 'reserve' END)
             ON CONFLICT (team_id, operation_id) DO NOTHING;
             v_rows := CASE WHEN FOUND THEN 1 ELSE 0 END;
         ELSIF v_effect = 'start' THEN
-            UPDATE operations SET state = 'running', started_at = v_now, state_reason = NULL
+            UPDATE operations SET state = 'running', started_at = v_now, state_reason = NULL, budget_reservations = v_pol -> 'reserve'
              WHERE id = o_id AND state IN ('queued', 'scheduled');
             GET DIAGNOSTICS v_rows = ROW_COUNT;
         ELSIF v_effect = 'deny_registered' THEN
@@ -286,8 +287,8 @@ BEGIN
     IF v_decision = 'allow' AND v_pol ->> 'approvalId' IS NOT NULL THEN
         UPDATE approvals SET used_at = v_now, operation_row_id = v_op_row
          WHERE id = v_pol ->> 'approvalId' AND team_id = v_team AND used_at IS NULL;
-    ELSIF v_decision <> 'allow' AND (v_pol ->> 'reserved')::boolean THEN   -- the probe went to another caller
-        PERFORM quiesce_gate_policy_undo(v_team, v_op_row, v_now);
+    ELSIF v_decision <> 'allow' AND v_pol -> 'reserve' IS NOT NULL THEN   -- the probe went to another caller
+        PERFORM quiesce_budget_give_back(v_team, v_pol -> 'reserve', NULL);
     END IF;
 
     v_state := CASE v_effect

@@ -1,15 +1,15 @@
 CREATE OR REPLACE FUNCTION quiesce_gate_policy(
     p_team text, p_version integer, p_run text, p_root text, p_path text[], p_lease text, p_lease_path text[],
-    p_epoch integer, p_operation_id text, p_op_row text, p_tool text, p_harness text, p_agent text, p_creator text,
+    p_epoch integer, p_operation_id text, p_tool text, p_harness text, p_agent text, p_creator text,
     p_args_digest text, p_args jsonb, p_cost jsonb, p_now timestamptz
-) RETURNS jsonb                -- {decision, reason, approvalId?, reserved?}; the same steps as lib/control/policy.ts decidePolicy
+) RETURNS jsonb                -- {decision, reason, approvalId?, reserve?}; the same steps as lib/control/policy.ts decidePolicy
 LANGUAGE plpgsql
 VOLATILE
 AS $fn$
 DECLARE
     r_rule record; r_ap record;
     v_key text; v_id text; v_amount numeric; v_rows integer;
-    v_access boolean := false; v_reserved boolean := false;
+    v_access boolean := false; v_reserve jsonb := '[]'::jsonb;
     v_exhausted text; v_hold boolean := false; v_approval text;
     v_crossed integer;
 BEGIN
@@ -72,26 +72,21 @@ BEGIN
         END IF;
 
         -- A budget: checked and reserved in one statement under the usage row's lock (taken in name order), so
-        -- concurrent callers can never together cross a limit; the reservation row names the operation's row.
+        -- concurrent callers can never together cross a limit. The gate writes the list with the operation.
         v_amount := CASE WHEN r_rule.budget_unit = 'calls' THEN coalesce((p_cost ->> 'calls')::numeric, 1)
                          ELSE coalesce((p_cost ->> r_rule.budget_unit)::numeric, 0) END;
         v_rows := 0;
         IF v_amount <= r_rule.budget_limit AND (v_amount > 0 OR r_rule.budget_limit > 0) THEN
-            WITH u AS (
-                INSERT INTO budget_usage AS b (team_id, budget, scope_key, window_start, unit, used)
-                VALUES (p_team, r_rule.name, r_rule.scope_key, r_rule.window_start, r_rule.budget_unit, v_amount)
-                ON CONFLICT (team_id, budget, scope_key, window_start) DO UPDATE SET used = b.used + EXCLUDED.used
-                 WHERE b.used + EXCLUDED.used <= r_rule.budget_limit AND (EXCLUDED.used > 0 OR b.used < r_rule.budget_limit)
-                RETURNING b.unit)
-            INSERT INTO budget_reservations (id, team_id, budget, scope_key, window_start, unit, operation_row_id, operation_id,
-                                             run_id, amount, state, created_at)
-            SELECT 'brs_' || replace(gen_random_uuid()::text, '-', ''), p_team, r_rule.name, r_rule.scope_key,
-                   r_rule.window_start, u.unit, p_op_row, p_operation_id, p_run, v_amount, 'held', p_now
-              FROM u;
+            INSERT INTO budget_usage AS b (team_id, budget, scope_key, window_start, unit, used, held)
+            VALUES (p_team, r_rule.name, r_rule.scope_key, r_rule.window_start, r_rule.budget_unit, v_amount, v_amount)
+            ON CONFLICT (team_id, budget, scope_key, window_start) DO UPDATE SET used = b.used + EXCLUDED.used, held = b.held + EXCLUDED.held
+             WHERE b.used + EXCLUDED.used <= r_rule.budget_limit AND (EXCLUDED.used > 0 OR b.used < r_rule.budget_limit);
             GET DIAGNOSTICS v_rows = ROW_COUNT;
         END IF;
         IF v_rows = 1 THEN
-            v_reserved := true;
+            v_reserve := v_reserve || jsonb_build_object('budget', r_rule.name, 'scopeKey', r_rule.scope_key,
+                                                         'windowStart', r_rule.window_start, 'unit', r_rule.budget_unit,
+                                                         'amount', v_amount, 'state', 'held');
             CONTINUE;
         END IF;
         v_exhausted := coalesce(v_exhausted, r_rule.name);
@@ -132,10 +127,11 @@ BEGIN
     END LOOP;
     IF v_exhausted IS NOT NULL THEN
         -- The budgets this call already reserved are given back: it is not admitted.
-        IF v_reserved THEN PERFORM quiesce_gate_policy_undo(p_team, p_op_row, p_now); END IF;
+        IF v_reserve <> '[]'::jsonb THEN PERFORM quiesce_budget_give_back(p_team, v_reserve, NULL); END IF;
         RETURN jsonb_build_object('decision', CASE WHEN v_hold THEN 'hold' ELSE 'deny' END, 'reason', 'budget_exhausted',
                                   'budget', v_exhausted);
     END IF;
-    RETURN jsonb_build_object('decision', 'allow', 'reason', 'allowed', 'approvalId', v_approval, 'reserved', v_reserved);
+    RETURN jsonb_build_object('decision', 'allow', 'reason', 'allowed', 'approvalId', v_approval)
+           || CASE WHEN v_reserve = '[]'::jsonb THEN '{}'::jsonb ELSE jsonb_build_object('reserve', v_reserve) END;
 END;
 $fn$;
