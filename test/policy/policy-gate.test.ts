@@ -369,7 +369,14 @@ describe("budgets", () => {
 
   test("a batch that counted on a budget another batch spent while it ran keeps nothing and is decided call by call", async () => {
     const { key, leaf, admin } = await world([{ name: "ten-calls", effect: "budget", budget: { unit: "calls", limit: 10 } }]);
-    const input = () => ({ keyHash: key.hash, runId: leaf.runId, leaseId: leaf.leaseId, epoch: leaf.epoch, operationId: opKey(), tool: "t" });
+    const input = () => ({
+      keyHash: key.hash,
+      runId: leaf.runId,
+      leaseId: leaf.leaseId,
+      epoch: leaf.epoch,
+      operationId: opKey(),
+      tool: "t",
+    });
     expect((await gateCheckBatch(Array.from({ length: 4 }, input))).map(said)).toEqual(Array(4).fill("allow allowed"));
     // A spends 4 more inside an open transaction; B reads 4 used (A is not committed), counts on 8, and waits for A's
     // lock on the usage row. When A commits, 8 + 4 no longer fits: B's batch is rolled back and decided one by one.

@@ -134,9 +134,16 @@ export async function referenceEvidenceFactsTx(
     orderBy: [{ createdAt: "asc" }, { id: "asc" }],
   });
   const reservations = reserving.flatMap((o) =>
-    ((o.budgetReservations ?? []) as { budget: string; unit: string; amount: number; actual?: number; state: string; releaseCause?: string }[]).map(
-      (r) => ({ operationId: o.operationId, ...r }),
-    ),
+    (
+      (o.budgetReservations ?? []) as {
+        budget: string;
+        unit: string;
+        amount: number;
+        actual?: number;
+        state: string;
+        releaseCause?: string;
+      }[]
+    ).map((r) => ({ operationId: o.operationId, ...r })),
   );
   const changers = await tx.user.findMany({
     where: { id: { in: recoveries.map((r) => /^user:([^ ]+)/.exec(r.changedBy ?? "")?.[1]).filter((x): x is string => !!x) } },
