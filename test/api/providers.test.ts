@@ -54,12 +54,15 @@ describe("registering", () => {
       quietPeriodSeconds: 5,
       rollbackOwner: "agents-oncall",
     });
-    await admin.createProvider({
+    const deployer = await admin.createProvider({
       name: "deployer",
       kind: "http",
       cancelUrl: `${PUBLIC}/cancel`,
       statusUrl: `${PUBLIC}/status/{providerJobId}`,
+      jobUrl: "https://deploy.example/jobs/{providerJobId}",
     });
+    expect(deployer.jobUrl).toBe("https://deploy.example/jobs/{providerJobId}");
+    expect(mcp.jobUrl).toBeNull();
     const row = await prisma().provider.findFirstOrThrow({ where: { teamId: w.a.teamId, name: "mcp-tasks" } });
     expect(row).toMatchObject({ kind: "mcp", endpoint: `${PUBLIC}/mcp`, statusUrl: `${PUBLIC}/effect` });
     const audit = await prisma().auditEvent.findFirstOrThrow({ where: { teamId: w.a.teamId, action: "provider.create", target: mcp.id } });
@@ -67,6 +70,7 @@ describe("registering", () => {
 
     const listed = await w.client(w.a.keys.viewerOperator).listProviders();
     expect(listed.providers.map((p) => p.name)).toEqual(["deployer", "mcp-tasks", "remote-agent"]);
+    expect(listed.providers.map((p) => p.jobUrl)).toEqual(["https://deploy.example/jobs/{providerJobId}", null, null]);
     expect((await w.client(w.b.keys.admin).listProviders()).providers).toEqual([]);
     // The other team may use the same name: names are per team.
     expect(await w.client(w.b.keys.admin).createProvider({ name: "mcp-tasks", kind: "a2a", url: `${PUBLIC}/b` })).toMatchObject({
@@ -102,6 +106,17 @@ describe("refusals write nothing", () => {
     ["a private effect check", { name: "x13", kind: "mcp", url: `${PUBLIC}/mcp`, statusUrl: "http://10.0.0.7/effect" }, "statusUrl"],
     ["localhost by name", { name: "x14", kind: "a2a", url: "http://localhost.:8080/" }, "url"],
     ["credentials in the URL", { name: "x15", kind: "a2a", url: "http://user:pw@1.1.1.1/" }, "credentials"],
+    [
+      "a job page that is not http(s)",
+      { name: "x16", kind: "a2a", url: `${PUBLIC}/a`, jobUrl: "javascript:alert(1)//{providerJobId}" },
+      "jobUrl",
+    ],
+    [
+      "a job page with an unknown placeholder",
+      { name: "x17", kind: "a2a", url: `${PUBLIC}/a`, jobUrl: "https://d.example/{jobId}" },
+      "{jobId}",
+    ],
+    ["a job page that is not a URL", { name: "x18", kind: "a2a", url: `${PUBLIC}/a`, jobUrl: "jobs/{providerJobId}" }, "jobUrl"],
   ];
   test.each(bad)("%s: 400 naming it", async (_what, body, named) => {
     const before = await state(w.a.teamId);
