@@ -1,8 +1,12 @@
 // GET/POST /api/v1/providers (docs/adapters/mcp-gateway.md#registering-a-provider): admins register providers of kind
 // http, mcp (Streamable HTTP) and a2a; bad input, an address inside the network, a stdio command and a
-// taken name write nothing; people of the team list them, another team never sees them.
+// taken name write nothing; people of the team list them, another team never sees them. A provider's
+// job page template fills each unknown outcome's link, only when the operation has every value it names.
 import { afterAll, afterEach, beforeAll, describe, expect, test } from "vitest";
 import { prisma } from "../../lib/platform/db/prisma";
+import { listReconciliations } from "../../lib/modules/stop";
+import { makeRun } from "../support/fixtures";
+import { addOp } from "../barrier/fixtures";
 import { makeWorld, raw, type World } from "./fixtures";
 
 let w: World;
@@ -154,4 +158,31 @@ test("QUIESCE_PROVIDER_ALLOW_PRIVATE lets an address inside the network through,
   const r = await post(w.a.keys.admin, { name: "neighbour", kind: "a2a", url: "http://10.0.1.7:8080/a2a" });
   expect(r.status).toBe(400);
   expect(r.text).toContain("QUIESCE_PROVIDER_ALLOW_PRIVATE");
+});
+
+test("an unknown outcome links its provider's job page when the provider has a template and the operation has its values", async () => {
+  const admin = w.client(w.a.keys.admin);
+  await admin.createProvider({
+    name: "pages",
+    kind: "http",
+    statusUrl: `${PUBLIC}/status`,
+    jobUrl: "https://deploy.example/runs/{runId}/jobs/{providerJobId}",
+  });
+  await admin.createProvider({ name: "no-pages", kind: "http", statusUrl: `${PUBLIC}/status` });
+  const run = await makeRun(w.a.teamId, { title: "job pages" });
+  const unknown = async (providerName: string, providerJobId?: string) => {
+    const op = await addOp(w.a.teamId, run, { state: "running", providerName, providerJobId });
+    await prisma().operation.update({ where: { id: op.rowId }, data: { state: "aborted_unknown", finishedAt: new Date() } });
+    return op.operationId;
+  };
+  const linked = await unknown("pages", "job 7/a");
+  const noTemplate = await unknown("no-pages", "job-8");
+  const noJobId = await unknown("pages");
+  const system = { type: "system", name: "test" } as const;
+  const recs = await listReconciliations(system, { teamId: w.a.teamId, status: "open" });
+  const link = (operationId: string) => recs.find((r) => r.operationId === operationId)?.providerJobUrl;
+  // Each value is URL-encoded where it is put, so a job id cannot change the address's shape.
+  expect(link(linked)).toBe(`https://deploy.example/runs/${run.runId}/jobs/job%207%2Fa`);
+  expect(link(noTemplate)).toBeNull();
+  expect(link(noJobId)).toBeNull();
 });
