@@ -4,6 +4,7 @@
 // (a date input too) shows a focus ring, and at 390 px no page is wider than the screen — wide tables
 // scroll inside their card; at 1280 px the wide tables (in-flight calls, settlements, the audit log) fit
 // their card with no cell clipped, and the webhook URL field keeps a readable width.
+import { randomBytes } from "node:crypto";
 import { expect, test, type Page } from "@playwright/test";
 import { signIn } from "../support/session";
 import { e2e, USERS } from "../support/env";
@@ -147,13 +148,15 @@ async function notWiderThanScreen(page: Page, path: string) {
 
 test("at 1280 px nothing is clipped: in-flight calls, settlements, the audit log, the webhook URL field", async ({ page }) => {
   await page.setViewportSize({ width: 1280, height: 800 });
-  const live = await liveRun("Deploy the payments API to every production region with a canary first");
+  // A provider job id with no place to break: the kind that got clipped.
+  const jobId = `job_${randomBytes(20).toString("hex")}`;
+  const live = await liveRun("Deploy the payments API to every production region with a canary first", "cancel_cleanly", { jobId });
   await signIn(page, USERS.admin);
 
   // The run page: the in-flight call shows its provider and job in full.
   await page.goto(`/runs/${live.run.runId}`);
   const inFlight = page.getByRole("region", { name: "In-flight calls (table)" });
-  await expect(inFlight).toContainText(live.jobId ?? "deploy.apply");
+  await expect(inFlight).toContainText(jobId);
   expect(await clipped(page, "In-flight calls (table)")).toEqual([]);
   await notWiderThanScreen(page, "/runs/…");
 
@@ -161,7 +164,7 @@ test("at 1280 px nothing is clipped: in-flight calls, settlements, the audit log
   const barrierId = await killViaApi(live.run.runId, "e2e: layout at 1280 px");
   await receiptVersion(barrierId, 1);
   await page.goto(`/barriers/${barrierId}`);
-  await expect(page.getByRole("region", { name: "Settlements (table)" })).toContainText("deploy.apply");
+  await expect(page.getByRole("region", { name: "Settlements (table)" })).toContainText(jobId);
   expect(await clipped(page, "Settlements (table)")).toEqual([]);
   await notWiderThanScreen(page, "/barriers/…");
 
