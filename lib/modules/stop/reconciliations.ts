@@ -18,7 +18,7 @@ import { emitEventTx } from "../webhooks/emit";
 import { coveringBarriersTx } from "./internal/evidence";
 import { mayResolveReconciliation, OPEN_RECONCILIATION_STATUSES, type ReconciliationStatus } from "../../control/reconciliation";
 import type { Reconciliation, ResolveReconciliationInput } from "../../schemas/barriers";
-import { RECONCILIATION_INCLUDE, toReconciliation } from "./internal/read-shapes";
+import { jobUrlKey, RECONCILIATION_INCLUDE, toReconciliation } from "./internal/read-shapes";
 
 type Row = NonNullable<Awaited<ReturnType<typeof loadRow>>>;
 function loadRow(id: string) {
@@ -31,7 +31,16 @@ async function toViews(rows: Row[]): Promise<Reconciliation[]> {
     ? await prisma().user.findMany({ where: { id: { in: ids } }, select: { id: true, email: true, name: true } })
     : [];
   const people = new Map(users.map((u) => [u.id, u]));
-  return rows.map((r) => toReconciliation(r, people));
+  // Operations name their provider; its job page (when it has one) is the link a person checks.
+  const names = [...new Set(rows.map((r) => r.operation.providerName).filter((x): x is string => !!x))];
+  const providers = names.length
+    ? await prisma().provider.findMany({
+        where: { teamId: { in: [...new Set(rows.map((r) => r.teamId))] }, name: { in: names }, jobUrl: { not: null } },
+        select: { teamId: true, name: true, jobUrl: true },
+      })
+    : [];
+  const jobUrls = new Map(providers.map((p) => [jobUrlKey(p.teamId, p.name), p.jobUrl!]));
+  return rows.map((r) => toReconciliation(r, people, jobUrls));
 }
 
 export interface ReconciliationFilter {

@@ -5,6 +5,7 @@
 import "server-only";
 import type { OperationEvidence } from "../../../control/evidence/model";
 import { whyUnknownText } from "../../../control/reconciliation";
+import { jobPageUrl } from "../../../control/provider-url";
 import type { ReceiptRef, Reconciliation, Settlement } from "../../../schemas/barriers";
 
 const iso = (d: Date | null | undefined) => (d ? d.toISOString() : null);
@@ -83,8 +84,12 @@ export interface ReconciliationRow {
 
 export type Person = { id: string; email: string; name: string };
 
-/** `people`: the assignees by user id (a missing one is shown by its id). */
-export function toReconciliation(r: ReconciliationRow, people: ReadonlyMap<string, Person>): Reconciliation {
+/** A provider's job-page template, keyed by team and provider name (jobUrlKey). */
+export type JobUrls = ReadonlyMap<string, string>;
+export const jobUrlKey = (teamId: string, providerName: string) => `${teamId}\u0000${providerName}`;
+
+/** `people`: the assignees by user id (a missing one is shown by its id); `jobUrls`: the team's providers' job pages. */
+export function toReconciliation(r: ReconciliationRow, people: ReadonlyMap<string, Person>, jobUrls: JobUrls): Reconciliation {
   const op = r.operation;
   const u = r.assigneeUserId
     ? (people.get(r.assigneeUserId) ?? { id: r.assigneeUserId, email: r.assigneeUserId, name: r.assigneeUserId })
@@ -98,6 +103,13 @@ export function toReconciliation(r: ReconciliationRow, people: ReadonlyMap<strin
     tool: op.tool,
     providerName: op.providerName,
     providerJobId: op.providerJobId,
+    providerJobUrl: op.providerName
+      ? jobPageUrl(jobUrls.get(jobUrlKey(r.teamId, op.providerName)) ?? null, {
+          providerJobId: op.providerJobId,
+          operationId: op.operationId,
+          runId: op.runId,
+        })
+      : null,
     cause: op.uncertainIntervals[0]?.cause ?? null,
     // Open: the settlement's reason (or, without a barrier, its executor's report). Resolved: the reason
     // kept at resolution, since resolving re-settled the operation and overwrote both; null for a row
