@@ -4,7 +4,9 @@ import Link from "next/link";
 import { usePathname, useRouter } from "next/navigation";
 import { signOut } from "next-auth/react";
 import { useState, useTransition } from "react";
-import { useLiveStatus } from "./providers";
+import { useQuery } from "@tanstack/react-query";
+import { getJson, useLiveStatus } from "./providers";
+import type { NavCounts } from "@/lib/actions/nav-counts";
 import { TimeZoneToggle } from "./time";
 import { switchTeamAction } from "@/app/(console)/actions";
 
@@ -12,13 +14,17 @@ export interface NavProps {
   user: { email: string; name: string };
   team: { slug: string; name: string; role: string };
   teams: { slug: string; name: string; role: string }[];
-  links: { href: string; label: string; badge?: number }[];
+  links: { href: string; label: string; badge?: keyof NavCounts }[];
+  /** The badges as the server read them; polled (and refreshed by every control event) while the page stays open. */
+  counts: NavCounts;
 }
 
-export function Nav({ user, team, teams, links }: NavProps) {
+export function Nav({ user, team, teams, links, counts }: NavProps) {
+  const live = useQuery({ queryKey: ["nav-counts"], queryFn: () => getJson<NavCounts>("/api/console/counts"), initialData: counts });
+  const badges = live.data ?? counts;
   const pathname = usePathname();
   const router = useRouter();
-  const live = useLiveStatus();
+  const liveStatus = useLiveStatus();
   const [pending, start] = useTransition();
   const [signingOut, setSigningOut] = useState(false);
   return (
@@ -40,9 +46,9 @@ export function Nav({ user, team, teams, links }: NavProps) {
               <li key={l.href}>
                 <Link href={l.href} aria-current={active ? "page" : undefined} className={active ? "active" : undefined}>
                   {l.label}
-                  {l.badge ? (
-                    <span className="count" aria-label={`${l.badge} open`}>
-                      {l.badge}
+                  {l.badge && badges[l.badge] ? (
+                    <span className="count" aria-label={`${badges[l.badge]} open`}>
+                      {badges[l.badge]}
                     </span>
                   ) : null}
                 </Link>
@@ -52,9 +58,9 @@ export function Nav({ user, team, teams, links }: NavProps) {
         </ul>
       </nav>
       <div className="topbar-right">
-        <span className={`live live-${live}`} role="status" title="Live updates from the control plane">
+        <span className={`live live-${liveStatus}`} role="status" title="Live updates from the control plane">
           <span className="live-dot" aria-hidden />
-          {live === "live" ? "Live" : live === "connecting" ? "Connecting…" : "Reconnecting…"}
+          {liveStatus === "live" ? "Live" : liveStatus === "connecting" ? "Connecting…" : "Reconnecting…"}
         </span>
         <TimeZoneToggle />
         {teams.length > 1 ? (

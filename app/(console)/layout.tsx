@@ -3,9 +3,7 @@
 import type { ReactNode } from "react";
 import { requireSession } from "@/lib/modules/sessions";
 import { isAllowed } from "@/lib/control/authz";
-import { countOpenWork } from "@/lib/modules/stop";
-import { countOpenApprovals } from "@/lib/modules/approvals";
-import { openWorkTotal } from "@/lib/control/open-work";
+import { navCounts } from "@/lib/actions/nav-counts";
 import { Nav } from "@/components/nav";
 import { Providers } from "@/components/providers";
 import { RouteFocus } from "@/components/route-focus";
@@ -16,12 +14,12 @@ export default async function ConsoleLayout({ children }: { children: ReactNode 
   const s = await requireSession();
   const caller = { type: "user" as const, role: s.principal.role };
   // The open-work count is the same as the open-work page's header (lib/modules/stop/console/counts.ts).
-  const [work, approvals] = await Promise.all([countOpenWork(s.principal), countOpenApprovals(s.principal)]);
+  const counts = await navCounts(s.principal);
   const links = [
     { href: "/runs", label: "Runs" },
     { href: "/stops", label: "Stops" },
-    { href: "/approvals", label: "Approvals", badge: approvals },
-    { href: "/reconciliations", label: "Open work", badge: openWorkTotal(work) },
+    { href: "/approvals", label: "Approvals", badge: "approvals" as const },
+    { href: "/reconciliations", label: "Open work", badge: "openWork" as const },
     { href: "/policies", label: "Policies" },
     ...(isAllowed(caller, "audit.read") ? [{ href: "/audit", label: "Audit log" }] : []),
     ...(isAllowed(caller, "key.manage") ? [{ href: "/keys", label: "API keys" }] : []),
@@ -36,6 +34,7 @@ export default async function ConsoleLayout({ children }: { children: ReactNode 
         team={{ slug: s.team.slug, name: s.team.name, role: s.team.role }}
         teams={s.teams.map((t) => ({ slug: t.slug, name: t.name, role: t.role }))}
         links={links}
+        counts={counts}
       />
       <RouteFocus />
       {/* tabIndex -1: the skip link's target takes focus, so the next Tab starts inside the page. */}

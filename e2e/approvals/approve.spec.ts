@@ -98,3 +98,22 @@ test("an operator approves a held call in the browser, and the gate then allows 
   // Not left waiting for the journeys after this one.
   await one("UPDATE approvals SET expires_at = now() WHERE id = $1 RETURNING id", [other.approvalId]);
 });
+
+test("the navigation's approvals count moves while the page stays open", async ({ page, playwright, baseURL }) => {
+  const signedOut = await playwright.request.newContext({ baseURL });
+  expect((await signedOut.get("/api/console/counts")).status(), "the counts need a session").toBe(401);
+  await signedOut.dispose();
+  const { child } = await runTree("live count");
+  await signIn(page, USERS.operator);
+  await page.goto("/runs");
+  const badge = page
+    .getByRole("navigation", { name: "Main" })
+    .getByRole("link", { name: /Approvals/ })
+    .locator(".count");
+  const before = (await badge.count()) === 0 ? 0 : Number(await badge.textContent());
+  const held = await ask(child, uid("op"), TOOL, { env: "preview" });
+  expect(held.reason).toBe("awaiting_approval");
+  // No navigation: the header polls its counts (and refreshes them on every control event).
+  await expect(badge).toHaveText(String(before + 1), { timeout: 15_000 });
+  await expect(page).toHaveURL(/\/runs$/);
+});
