@@ -14,6 +14,10 @@ import { closePool } from "../../lib/platform/db/pool";
 import { newId } from "../../lib/platform/ids";
 import { runBarrierWorker } from "../../lib/modules/stop/engine/worker";
 import { setTeamStopSettings } from "../../lib/modules/members/team-settings";
+import { createPolicyVersion, enablePolicy } from "../../lib/modules/policy";
+import { decideApproval } from "../../lib/modules/approvals";
+import type { Principal } from "../../lib/platform/auth/principal";
+import { makeUser } from "../support/fixtures";
 import { FIXTURES, makeWorld, ROOT, stopChild, tempDir, until, type World } from "./support";
 import { ensureClient, type ClientBinary } from "./real/clients";
 import { freePort } from "../support/pg-local";
@@ -246,6 +250,38 @@ describe("A2A gateway", { timeout: T }, () => {
     expect(s.settledState).toBe("unknown");
     expect(s.settledReason).toMatch(/unknown: (target_unreachable|provider_status_unavailable)/);
     expect((await prisma().reconciliation.findFirstOrThrow({ where: { operationId: op.id } })).assigneeUserId).not.toBeNull();
+  });
+
+  test("the message is the gate's arguments: the approval shows it, and a yes lets exactly that message through", async (ctx) => {
+    if (!sdk) return ctx.skip();
+    const dir = tempDir("a2a-approval");
+    const a = await agent(dir);
+    await provider("a2a-approval", a.url);
+    const g = await gateway(a.url, "a2a-approval");
+    // A rule for this gateway's run tree only: the other tests' gateways are untouched.
+    const u = await makeUser(w.teamId, "admin");
+    const admin: Principal = { type: "user", userId: u.userId, email: u.email, teamId: w.teamId, role: "admin" };
+    const v = await createPolicyVersion(admin, {
+      rules: [{ name: "a2a-needs-a-yes", tool: "a2a:*", subtree: g.parentRunId, effect: "require_approval" }],
+    });
+    await enablePolicy(admin, { version: v.version, reason: "a2a approval test" });
+    try {
+      const answer = send(g.url, "work 10 approved-one");
+      const approval = await until(
+        () => prisma().approval.findFirst({ where: { teamId: w.teamId, tool: "a2a:SendMessage", state: "pending" } }),
+        "the approval card",
+      );
+      expect(JSON.stringify(approval.arguments)).toContain("work 10 approved-one");
+      expect(approval.argsDigest).toMatch(/^[0-9a-f]{64}$/);
+      expect(received(dir).some((m) => JSON.stringify(m.params).includes("approved-one"))).toBe(false);
+      await decideApproval(admin, approval.id, { decision: "approve" });
+      const r = await answer;
+      expect(r.error).toBeUndefined();
+      expect(r.result?.task).toBeDefined();
+      expect(received(dir).some((m) => JSON.stringify(m.params).includes("approved-one"))).toBe(true);
+    } finally {
+      await enablePolicy(admin, { version: null, reason: "a2a approval test done" });
+    }
   });
 
   test("SendStreamingMessage: the task id is read from the stream, and a kill cancels the task while the stream is open", async (ctx) => {

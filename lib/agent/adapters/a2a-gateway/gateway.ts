@@ -18,6 +18,7 @@ import type { AddressInfo } from "node:net";
 import { canonicalJson } from "../../../control/canonical";
 import { Doorbell, sleep } from "../../../platform/wait";
 import { askGate } from "../../sdk/hold";
+import { callArguments } from "../../sdk/arguments";
 import { subscribe } from "../../sdk/events";
 import type { QuiesceClient } from "../../sdk/client";
 import type { AdapterConfig } from "../common/config";
@@ -208,6 +209,16 @@ export async function runA2aGateway(o: A2aGatewayOptions): Promise<number> {
     res.end(JSON.stringify(body));
   };
 
+  /** The send's parameters (JSON-RPC `params`, or the HTTP+JSON body); undefined when the body is not JSON. */
+  const sentParams = (raw: string, d: Dialect): unknown => {
+    try {
+      const body = JSON.parse(raw) as { params?: unknown } | null;
+      return d === "rest" ? body : (body?.params ?? undefined);
+    } catch {
+      return undefined;
+    }
+  };
+
   /** A call that starts work: gate, forward, follow its task. */
   const gated = async (
     req: http.IncomingMessage,
@@ -240,9 +251,12 @@ export async function runA2aGateway(o: A2aGatewayOptions): Promise<number> {
       return refuse("control_plane_unavailable", "deny", describeError(err));
     }
     const seqAtGate = eventSeq;
+    // What is being sent is the call's arguments: an approval shows the message and binds to exactly it.
+    const args = callArguments(sentParams(raw, d));
     let outcome;
     try {
-      outcome = await askGate(() => o.client.gate({ runId: b.runId, leaseId: b.leaseId, epoch: b.epoch, operationId, tool }), {
+      const ask = { runId: b.runId, leaseId: b.leaseId, epoch: b.epoch, operationId, tool, ...(args ? { arguments: args } : {}) };
+      outcome = await askGate(() => o.client.gate(ask), {
         signal: gone.signal,
         wake: () => doorbell.signal,
       });
