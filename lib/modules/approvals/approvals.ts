@@ -10,6 +10,7 @@ import { actorOf, type Principal } from "../../platform/auth/principal";
 import { notifyControl } from "../../platform/db/notify";
 import { appendAudit } from "../audit/audit";
 import { emitEventsTx, emitEventTx } from "../webhooks/emit";
+import { peopleOfTeam } from "../members/console/people";
 import { effectiveApprovalState, mayDecideApproval, type ApprovalState, type ApproverRole } from "../../control/policy";
 import type { Role } from "../../control/types";
 import { ApprovalsQuery, DecideApprovalBody, type ApprovalView } from "../../schemas/policy";
@@ -39,16 +40,23 @@ async function holderUsersOf(keyIds: (string | null)[]): Promise<Map<string, str
   return new Map(keys.map((k) => [k.id, k.userId]));
 }
 
-async function people(ids: string[]) {
-  if (ids.length === 0) return new Map<string, { userId: string; email: string | null; name: string | null }>();
-  const users = await prisma().user.findMany({ where: { id: { in: ids } }, select: { id: true, email: true, name: true } });
-  return new Map(users.map((u) => [u.id, { userId: u.id, email: u.email, name: u.name }]));
+/** The team's people named by id, as the rest of the console names them (lib/modules/members). */
+async function people(team: string, ids: string[]) {
+  const found = await peopleOfTeam(
+    team,
+    ids.map((id) => `user:${id}`),
+  );
+  return new Map(
+    ids.map((id) => [id, { userId: id, email: found.get(`user:${id}`)?.email ?? null, name: found.get(`user:${id}`)?.name ?? null }]),
+  );
 }
 
 /** The one read shape of an approval: the API, the console and the CLI all read this. */
 async function toViews(p: Principal, rows: Row[], now = Date.now()): Promise<ApprovalView[]> {
   const decidedBy = rows.map((r) => r.decidedBy).filter((x): x is string => !!x && x.startsWith("user:"));
-  const who = await people([...new Set([...rows.flatMap((r) => r.approverUserIds), ...decidedBy.map((d) => d.slice(5).split(" ")[0]!)])]);
+  const who = await people(teamId(p), [
+    ...new Set([...rows.flatMap((r) => r.approverUserIds), ...decidedBy.map((d) => d.slice(5).split(" ")[0]!)]),
+  ]);
   const holders = await holderUsersOf(rows.map((r) => r.run.holderKeyId));
   const person = personOf(p);
   return rows.map((r) => {

@@ -10,7 +10,7 @@ export {
   setUserPasswordHash,
   type TeamRow,
 } from "./admin-directory";
-export { actorLabels } from "./console/people";
+export { actorLabels, peopleOf, peopleOfTeam, type Person } from "./console/people";
 export { listMembers, removeMember, setMemberRole, setMembershipDisabled, setUserDisabled, type MemberView } from "./members";
 export { badKeyWait, passwordGate, recordBadKey, recordSignIn } from "./sign-in";
 export { setTeamStopSettings } from "./team-settings";

@@ -18,5 +18,5 @@ export { announceOverdueRecoveries, assignRecovery, getRecovery, listRecoveries,
 export { getLedger, restartRun } from "./restart";
 export { getRunControl } from "./run-control";
 export { createStop, getStop, previewStop, resumeStop, toFilter } from "./stops";
-export { listConsoleStops, peopleOf, type Person, type StopListItem } from "./console/stops-list";
+export { listConsoleStops, type StopListItem } from "./console/stops-list";
 export { EXIT_CODES, itemsOf, trustedKeys, verifyReceipts } from "./verify-receipts";

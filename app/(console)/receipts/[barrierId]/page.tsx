@@ -4,9 +4,9 @@
 import { Term } from "@/components/term";
 import Link from "next/link";
 import { requireSession } from "@/lib/modules/sessions";
-import { getConsoleReceipt, peopleOf, receiptBarrier } from "@/lib/modules/stop";
+import { getConsoleReceipt, receiptBarrier } from "@/lib/modules/stop";
 import { orNotFound } from "@/lib/actions/not-found";
-import { actorLabels } from "@/lib/modules/members";
+import { actorLabels, peopleOf } from "@/lib/modules/members";
 import { ReceiptVersionQuery } from "@/lib/schemas/console";
 import { ReceiptDecisionBadge, PhaseBadge } from "@/components/badges";
 import { ReceiptBody } from "@/components/receipt-body";

@@ -1,6 +1,7 @@
 // A fleet stop's page: live progress until the fleet receipt (docs/fleet-stop.md).
 import { requireSession } from "@/lib/modules/sessions";
-import { getStop, peopleOf } from "@/lib/modules/stop";
+import { getStop } from "@/lib/modules/stop";
+import { peopleOf } from "@/lib/modules/members";
 import { isAllowed } from "@/lib/control/authz";
 import { orNotFound } from "@/lib/actions/not-found";
 import { FleetStopView } from "@/components/fleet-stop-view";

@@ -3,7 +3,7 @@
 import "server-only";
 import { getPolicy, listPolicyVersions } from "../policy";
 import { listBudgets } from "../budgets";
-import { peopleOf, type Person } from "../../stop";
+import { peopleOf, type Person } from "../../members/console/people";
 import type { Principal } from "../../../platform/auth/principal";
 import type { BudgetView, PolicyVersionView } from "../../../schemas/policy";
 

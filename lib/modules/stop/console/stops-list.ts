@@ -9,14 +9,7 @@ import type { Principal } from "../../../platform/auth/principal";
 import { consoleTeam } from "../../../platform/auth/console-team";
 import { OPEN_RECONCILIATION_STATUSES } from "../../../control/reconciliation";
 import { stopFilterWords, type StopFilterLike } from "../../../control/stop-words";
-
-export interface Person {
-  /** the actor as recorded (`user:<id>`, `user:<id> via key:<id>`, `key:<id>`) */
-  actor: string;
-  userId: string | null;
-  name: string | null;
-  email: string | null;
-}
+import { peopleOfTeam, type Person } from "../../members/console/people";
 
 export interface StopListItem {
   kind: "kill" | "fleet_pause" | "fleet_kill";
@@ -50,33 +43,6 @@ interface Row {
 }
 
 export const STOPS_PAGE = 100;
-
-/** Resolves `user:<id>` actors of the team to their name and e-mail (other actors keep only the label). */
-export async function peopleOf(p: Principal, actors: string[]): Promise<Map<string, Person>> {
-  authorize(p, "run.read");
-  return peopleOfTeam(consoleTeam(p), actors);
-}
-
-async function peopleOfTeam(teamId: string, actors: string[]): Promise<Map<string, Person>> {
-  const ids = [...new Set(actors.flatMap((a) => [...(/user:(\S+)/.exec(a)?.slice(1, 2) ?? [])]))];
-  const users = ids.length
-    ? await prisma().user.findMany({
-        where: {
-          id: { in: ids },
-          OR: [{ memberships: { some: { teamId } } }, { disabledMemberships: { some: { teamId } } }],
-        },
-        select: { id: true, name: true, email: true },
-      })
-    : [];
-  const byId = new Map(users.map((u) => [u.id, u]));
-  return new Map(
-    actors.map((a) => {
-      const id = /user:(\S+)/.exec(a)?.[1] ?? null;
-      const u = id ? byId.get(id) : undefined;
-      return [a, { actor: a, userId: id, name: u?.name ?? null, email: u?.email ?? null }];
-    }),
-  );
-}
 
 export async function listConsoleStops(p: Principal): Promise<StopListItem[]> {
   authorize(p, "run.read");
