@@ -110,15 +110,20 @@ test("the simulated provider row follows QUIESCE_PROVIDER_SIM_PORT: a start on a
   expect(moved.changed).toBe(true);
   expect(moved.provider).toMatchObject({ url: "http://127.0.0.1:4799", created: false, updated: true });
   const row = async () =>
-    (await db.query(`SELECT p.id, cancel_url, status_url FROM providers p JOIN teams t ON t.id = p.team_id WHERE t.slug = 'demo'`)).rows[0];
+    (await db.query(`SELECT p.id, cancel_url, status_url, job_url FROM providers p JOIN teams t ON t.id = p.team_id WHERE t.slug = 'demo'`)).rows[0];
   const r = await row();
-  expect(r).toMatchObject({ cancel_url: "http://127.0.0.1:4799/cancel", status_url: "http://127.0.0.1:4799/status" });
+  expect(r).toMatchObject({
+    cancel_url: "http://127.0.0.1:4799/cancel",
+    status_url: "http://127.0.0.1:4799/status",
+    job_url: "http://127.0.0.1:4799/jobs/{providerJobId}",
+  });
   const audit = await db.query(`SELECT before, after FROM audit_events WHERE action = 'provider.update' AND target = $1`, [r.id]);
   expect(audit.rows).toHaveLength(1);
   expect(audit.rows[0].after).toEqual({
     cancelUrl: "http://127.0.0.1:4799/cancel",
     statusUrl: "http://127.0.0.1:4799/status",
     compensateUrl: "http://127.0.0.1:4799/compensate",
+    jobUrl: "http://127.0.0.1:4799/jobs/{providerJobId}",
   });
   const again = await seedDemo({ keysFile, password: "first-pass-123", simPort: 4799 });
   expect(again.changed).toBe(false);

@@ -688,28 +688,27 @@ BEGIN
         -- call that reserves nothing — goes to quiesce_gate.
         SELECT e.i, e.team, pt.version, coalesce(e.tool, '') AS tool, e.harness, e.agent, e.creator, e.path, e.root
           FROM e JOIN unnest(v_pteams, v_pversions) AS pt(team, version) ON pt.team = e.team
-    ), acc AS MATERIALIZED (
-        SELECT pc.i, (SELECT pr.effect FROM policy_rules pr
-                       WHERE pr.team_id = pc.team AND pr.version = pc.version AND pr.effect <> 'budget'
-                         AND (pr.tool_regex IS NULL OR pc.tool ~ pr.tool_regex)
-                         AND (pr.harness IS NULL OR pr.harness::text = pc.harness)
-                         AND (pr.agent IS NULL OR pr.agent = pc.agent OR pr.agent = pc.creator)
-                         AND (pr.subtree_run_id IS NULL OR pr.subtree_run_id = ANY (pc.path))
-                       ORDER BY pr.position LIMIT 1) AS effect
+    ), m AS MATERIALIZED (
+        -- every matching rule of every call, in one read of the policy's rules
+        SELECT pc.i, pc.team, pc.root, pc.agent, pc.creator, pr.effect, pr.position, pr.name, pr.budget_unit, pr.budget_limit,
+               pr.budget_per, pr.budget_window
           FROM pc
-    ), pairs AS MATERIALIZED (
-        SELECT pc.i, pc.team, pr.name, pr.budget_unit AS unit, pr.budget_limit AS lim,
-               CASE pr.budget_per WHEN 'run_tree' THEN pc.root
-                                  WHEN 'agent' THEN coalesce(pc.agent, pc.creator, '-') ELSE '-' END AS scope,
-               CASE pr.budget_window WHEN 'minute' THEN date_trunc('minute', v_now) ELSE 'epoch'::timestamptz END AS win,
-               CASE WHEN pr.budget_unit = 'calls' THEN coalesce((p_extra -> (pc.i - 1) -> 'cost' ->> 'calls')::numeric, 1)
-                    ELSE coalesce((p_extra -> (pc.i - 1) -> 'cost' ->> pr.budget_unit)::numeric, 0) END AS amount
-          FROM pc
-          JOIN policy_rules pr ON pr.team_id = pc.team AND pr.version = pc.version AND pr.effect = 'budget'
+          JOIN policy_rules pr ON pr.team_id = pc.team AND pr.version = pc.version
                AND (pr.tool_regex IS NULL OR pc.tool ~ pr.tool_regex)
                AND (pr.harness IS NULL OR pr.harness::text = pc.harness)
                AND (pr.agent IS NULL OR pr.agent = pc.agent OR pr.agent = pc.creator)
                AND (pr.subtree_run_id IS NULL OR pr.subtree_run_id = ANY (pc.path))
+    ), acc AS MATERIALIZED (
+        SELECT pc.i, (SELECT m.effect FROM m WHERE m.i = pc.i AND m.effect <> 'budget' ORDER BY m.position LIMIT 1) AS effect
+          FROM pc
+    ), pairs AS MATERIALIZED (
+        SELECT m.i, m.team, m.name, m.budget_unit AS unit, m.budget_limit AS lim,
+               CASE m.budget_per WHEN 'run_tree' THEN m.root
+                                 WHEN 'agent' THEN coalesce(m.agent, m.creator, '-') ELSE '-' END AS scope,
+               CASE m.budget_window WHEN 'minute' THEN date_trunc('minute', v_now) ELSE 'epoch'::timestamptz END AS win,
+               CASE WHEN m.budget_unit = 'calls' THEN coalesce((p_extra -> (m.i - 1) -> 'cost' ->> 'calls')::numeric, 1)
+                    ELSE coalesce((p_extra -> (m.i - 1) -> 'cost' ->> m.budget_unit)::numeric, 0) END AS amount
+          FROM m WHERE m.effect = 'budget'
     ), nofit AS MATERIALIZED (
         SELECT s.team, s.name, s.scope, s.win
           FROM (SELECT p.team, p.name, p.scope, p.win, sum(p.amount) AS amount, bool_or(p.amount = 0) AS zero, min(p.lim) AS lim
