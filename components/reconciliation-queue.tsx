@@ -1,6 +1,6 @@
 "use client";
 // Open work's unknown outcomes (components/open-work.tsx reads and filters them): each with its age and holder. Managers assign; the
-// assignee (or a manager) records effect_present / effect_absent with evidence, which re-issues the
+// assignee (or a manager) records effect present / effect absent with evidence, which re-issues the
 // stop receipt. Buttons appear only for those who may use them; the server checks again.
 import Link from "next/link";
 import { useQueryClient } from "@tanstack/react-query";
@@ -12,7 +12,8 @@ import { ReconciliationBadge } from "./badges";
 import { DataTable } from "./data-table";
 import { Time } from "./time";
 import { EmptyState, FormError } from "./states";
-import { human, shortId } from "./format";
+import { shortId } from "./format";
+import { RESOLUTION_WORDS, wordFor } from "@/lib/control/stop-words";
 
 type Row = OpenWorkView["reconciliations"][number];
 type Members = OpenWorkView["members"];
@@ -75,7 +76,7 @@ export function ReconciliationQueue({
                 <div className="sub">
                   {r.providerName ?? "no provider"}
                   {r.providerJobId ? ` / ${r.providerJobId}` : ""} · run <Link href={`/runs/${r.runId}`}>{shortId(r.runId)}</Link> ·{" "}
-                  {r.barrierId ? <Link href={`/receipts/${r.barrierId}`}>receipt</Link> : "no stop (its executor gave up)"}
+                  {r.barrierId ? <Link href={`/receipts/${r.barrierId}`}>receipt</Link> : "no stop covers it yet"}
                 </div>
               </td>
               <td className="why">{r.whyUnknown ?? <span className="muted">not kept (resolved before the reason was recorded)</span>}</td>
@@ -83,8 +84,8 @@ export function ReconciliationQueue({
                 <ReconciliationBadge value={r.status} />
                 {r.status === "resolved" ? (
                   <div className="sub" data-resolution>
-                    <strong>{human(r.resolution)}</strong> · by {data.labels[r.resolvedBy ?? ""] ?? r.resolvedBy ?? "?"},{" "}
-                    <Time iso={r.resolvedAt} mode="relative" />
+                    <strong>{r.resolution ? wordFor(RESOLUTION_WORDS, r.resolution) : "—"}</strong> · by{" "}
+                    {data.labels[r.resolvedBy ?? ""] ?? r.resolvedBy ?? "?"}, <Time iso={r.resolvedAt} mode="relative" />
                   </div>
                 ) : null}
               </td>

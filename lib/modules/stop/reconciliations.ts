@@ -5,6 +5,7 @@
 // version when one was already issued (the old versions stay readable).
 import "server-only";
 import { prisma } from "../../platform/db/prisma";
+import { query, sql } from "../../platform/db/sql";
 import { badRequest, forbidden, notFound, QuiesceError } from "../../platform/errors";
 import type { Role } from "../../control/types";
 import { authorize, assertTeam } from "../../platform/auth/authorize";
@@ -27,11 +28,31 @@ function loadRow(id: string) {
 
 async function toViews(rows: Row[]): Promise<Reconciliation[]> {
   const ids = [...new Set(rows.map((r) => r.assigneeUserId).filter((x): x is string => !!x))];
-  const users = ids.length
-    ? await prisma().user.findMany({ where: { id: { in: ids } }, select: { id: true, email: true, name: true } })
-    : [];
+  const names = [...new Set(rows.map((r) => r.operation.providerName).filter((x): x is string => !!x))];
+  const unsettled = [...new Set(rows.filter((r) => !r.settlement).map((r) => r.operation.runId))];
+  const [users, providers, covering] = await Promise.all([
+    ids.length ? prisma().user.findMany({ where: { id: { in: ids } }, select: { id: true, email: true, name: true } }) : [],
+    names.length ? prisma().provider.findMany({ where: { name: { in: names } }, select: { teamId: true, name: true } }) : [],
+    // An unknown no barrier settled is still listed by every barrier over its run (the newest is the one to read).
+    unsettled.length
+      ? query<{ run_id: string; barrier_id: string }>(
+          sql`SELECT DISTINCT ON (r.id) r.id AS run_id, b.id AS barrier_id
+                FROM runs r JOIN barriers b ON b.run_id = ANY (r.path)
+               WHERE r.id = ANY (${unsettled}::text[])
+               ORDER BY r.id, b.requested_at DESC, b.id DESC`,
+        )
+      : [],
+  ]);
   const people = new Map(users.map((u) => [u.id, u]));
-  return rows.map((r) => toReconciliation(r, people));
+  const known = new Set(providers.map((x) => `${x.teamId}\u0000${x.name}`));
+  const barrierOf = new Map(covering.map((x) => [x.run_id, x.barrier_id]));
+  return rows.map((r) =>
+    toReconciliation(r, {
+      people,
+      hasProvider: (x) => !!x.operation.providerName && known.has(`${x.teamId}\u0000${x.operation.providerName}`),
+      coveringBarrier: (x) => barrierOf.get(x.operation.runId) ?? null,
+    }),
+  );
 }
 
 export interface ReconciliationFilter {

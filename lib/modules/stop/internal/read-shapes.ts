@@ -4,7 +4,7 @@
 // (docs/design/read-shapes.md).
 import "server-only";
 import type { OperationEvidence } from "../../../control/evidence/model";
-import { whyUnknownText } from "../../../control/reconciliation";
+import { whyUnknownWords, type UnknownFacts } from "../../../control/stop-words";
 import type { ReceiptRef, Reconciliation, Settlement } from "../../../schemas/barriers";
 
 const iso = (d: Date | null | undefined) => (d ? d.toISOString() : null);
@@ -83,8 +83,18 @@ export interface ReconciliationRow {
 
 export type Person = { id: string; email: string; name: string };
 
-/** `people`: the assignees by user id (a missing one is shown by its id). */
-export function toReconciliation(r: ReconciliationRow, people: ReadonlyMap<string, Person>): Reconciliation {
+/** What a reconciliation's read needs beyond its row: whether its provider can be asked, and the barrier that lists it. */
+export interface ReconciliationContext {
+  /** The assignees by user id (a missing one is shown by its id). */
+  people: ReadonlyMap<string, Person>;
+  /** A providers row exists for the operation's provider name (the evidence model's `hasProvider`). */
+  hasProvider: (r: ReconciliationRow) => boolean;
+  /** The newest barrier over the operation's run, for an unknown no barrier settled: that barrier lists it as its unknown. */
+  coveringBarrier: (r: ReconciliationRow) => string | null;
+}
+
+export function toReconciliation(r: ReconciliationRow, ctx: ReconciliationContext): Reconciliation {
+  const people = ctx.people;
   const op = r.operation;
   const u = r.assigneeUserId
     ? (people.get(r.assigneeUserId) ?? { id: r.assigneeUserId, email: r.assigneeUserId, name: r.assigneeUserId })
@@ -92,17 +102,16 @@ export function toReconciliation(r: ReconciliationRow, people: ReadonlyMap<strin
   return {
     id: r.id,
     teamId: r.teamId,
-    barrierId: r.settlement?.barrierId ?? null,
+    barrierId: r.settlement?.barrierId ?? ctx.coveringBarrier(r),
     runId: op.runId,
     operationId: op.operationId,
     tool: op.tool,
     providerName: op.providerName,
     providerJobId: op.providerJobId,
     cause: op.uncertainIntervals[0]?.cause ?? null,
-    // Open: the settlement's reason (or, without a barrier, its executor's report). Resolved: the reason
-    // kept at resolution, since resolving re-settled the operation and overwrote both; null for a row
-    // resolved before that reason was kept.
-    whyUnknown: r.status === "resolved" ? r.unknownReason : whyUnknownText(r.settlement?.settledReason, op.stateReason),
+    // Open: the words the barrier's evidence uses for it. Resolved: the reason kept at resolution, since
+    // resolving re-settled the operation; null for a row resolved before that reason was kept.
+    whyUnknown: r.status === "resolved" ? r.unknownReason : whyUnknownWords(unknownFactsOf(r, ctx.hasProvider(r))),
     providerResponse: r.settlement?.providerResponse ?? null,
     effectExpected: r.settlement?.effectExpected ?? null,
     status: r.status,
@@ -114,5 +123,18 @@ export function toReconciliation(r: ReconciliationRow, people: ReadonlyMap<strin
     resolvedAt: iso(r.resolvedAt),
     resolvedBy: r.resolvedBy,
     createdAt: r.createdAt.toISOString(),
+  };
+}
+
+/** The facts the barrier's evidence reads to say why an outcome is unknown, from a reconciliation's row. */
+export function unknownFactsOf(
+  r: { settlement: { providerResponse: string | null } | null; operation: { uncertainIntervals: { cause: string }[] } },
+  hasProvider: boolean,
+): UnknownFacts {
+  return {
+    settled: r.settlement !== null,
+    hasProvider,
+    providerResponse: r.settlement?.providerResponse ?? null,
+    cause: r.operation.uncertainIntervals[0]?.cause ?? null,
   };
 }
