@@ -195,4 +195,12 @@ test("a fleet stop of 2 selected runs says 'selected' once, and its page uses th
   await expect(row.getByRole("link", { name: DECISION_WORDS.stopped_and_quiet })).toBeVisible();
   await expect(row).toContainText("2 targets, barriers 2 started / 2 with a receipt");
   await expectPlainWords(main(page), "stops list", [`tr[data-stop-id]:not([data-stop-id="${stopId}"])`]);
+
+  // The approvals and the glossary say the same words (the glossary's names as written are code).
+  for (const path of ["/approvals", "/glossary"]) {
+    await page.goto(path);
+    await expectPlainWords(main(page), path);
+  }
+  await expect(page.locator('[id="receipt-issued"] dt')).toContainText(PHASE_WORDS.complete);
+  await expect(page.locator('[id="rung-uncertain"] dt')).toContainText(RUNG_STATUS_WORDS.uncertain);
 });
