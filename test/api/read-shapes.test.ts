@@ -108,6 +108,9 @@ describe("one read shape per concept", () => {
     });
     const listed = (await getConsoleBarrier(viewer, barrierId)).sentences.join(" ");
     expect(listed).toContain(`${c[0]!.operationId} unknown — ${c[0]!.whyUnknown}`);
+    // And a list of that barrier's unknowns has it.
+    const under = JSON.parse(await cli(["reconcile", "list", "--team", slug, "--barrier", barrierId, "--json"])) as { id: string }[];
+    expect(under.map((x) => x.id)).toContain(c[0]!.id);
     expect(fromCli.map((x) => shared(Reconciliation, x))).toEqual(c);
     // The barrier's settlement names the same reconciliation.
     const s = (await getConsoleBarrier(viewer, barrierId)).settlements.find((x) => x.operationId === c[0]!.operationId);

@@ -70,11 +70,20 @@ export async function listReconciliations(p: Principal, filter: ReconciliationFi
   authorize(p, "run.read");
   const teamId = p.type === "system" ? filter.teamId : p.teamId;
   const status = filter.status ?? "open";
+  // A barrier's unknowns: those it settled, and those no barrier settled under its run (it lists them too).
+  const under = filter.barrierId ? await prisma().barrier.findUnique({ where: { id: filter.barrierId }, select: { runId: true } }) : null;
   const rows = await prisma().reconciliation.findMany({
     where: {
       ...(teamId ? { teamId } : {}),
       ...(status === "open" ? { status: { in: [...OPEN_RECONCILIATION_STATUSES] } } : status === "all" ? {} : { status }),
-      ...(filter.barrierId ? { settlement: { barrierId: filter.barrierId } } : {}),
+      ...(filter.barrierId
+        ? {
+            OR: [
+              { settlement: { barrierId: filter.barrierId } },
+              ...(under ? [{ settlementId: null, operation: { run: { path: { has: under.runId } } } }] : []),
+            ],
+          }
+        : {}),
       ...(filter.assigneeUserId !== undefined ? { assigneeUserId: filter.assigneeUserId } : {}),
       ...(filter.createdAtOrBefore ? { createdAt: { lte: filter.createdAtOrBefore } } : {}),
     },
