@@ -131,7 +131,7 @@ export function BarrierView({ initial, follow }: { initial: BarrierViewData; fol
                     {s.operationId.length > 26 ? `${s.operationId.slice(0, 26)}…` : s.operationId}
                   </div>
                 </td>
-                <td className="mono">
+                <td className="mono wrap-any">
                   {s.provider ?? "—"}
                   {s.providerJobId ? <div className="sub">{s.providerJobId}</div> : null}
                 </td>

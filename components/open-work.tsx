@@ -1,16 +1,17 @@
 "use client";
 // Open work (docs/console.md#open-work): the managers' view of what still needs a person — unknown outcomes
 // and recovery items side by side, filtered by status, owner and age in the URL (shareable), with the team's
-// counts in the header. The filters are the module's queries; this component only sets the URL.
+// counts in the header. The filters are the module's queries; this component only sets the URL. An empty list says
+// what its filters hide (from the same counts), and each action's result is announced in one toast.
 import { useRouter, useSearchParams } from "next/navigation";
 import { useQuery } from "@tanstack/react-query";
-import { useEffect, useRef } from "react";
+import { useEffect, useRef, useState } from "react";
 import type { OpenWorkView } from "@/lib/modules/runs";
 import { OPEN_WORK_AGES, OPEN_WORK_AGE_LABELS, openWorkQueryString, openWorkTotal, type OpenWorkAge } from "@/lib/control/open-work";
 import { ReconciliationQueue } from "./reconciliation-queue";
 import { RecoveryQueue } from "./recovery-queue";
 import { getJson } from "./providers";
-import { ErrorNotice, LoadingBlock, StaleNotice } from "./states";
+import { ErrorNotice, LoadingBlock, StaleNotice, Toast, type ToastMessage } from "./states";
 
 export function OpenWork({
   initial,
@@ -34,9 +35,17 @@ export function OpenWork({
     initialData: qs === initialQuery ? initial : undefined,
   });
   const data = q.data;
+  const [feedback, setFeedback] = useState<ToastMessage | null>(null);
   const status = sp.get("status") ?? "open";
   const owner = sp.get("owner") ?? "";
   const age = (OPEN_WORK_AGES as readonly string[]).includes(sp.get("age") ?? "") ? (sp.get("age") as OpenWorkAge) : "any";
+  const members = data?.members ?? initial.members;
+  const filter = {
+    status: (["open", "resolved", "all"] as const).find((s) => s === status) ?? "open",
+    owner,
+    ownerName: members.find((m) => m.id === owner)?.name ?? null,
+    age,
+  };
   const go = (next: Record<string, string | null>) => {
     const u = new URLSearchParams(qs);
     for (const [k, v] of Object.entries(next)) {
@@ -97,7 +106,7 @@ export function OpenWork({
             <option value="">anyone</option>
             <option value="me">me</option>
             <option value="none">nobody yet</option>
-            {(data?.members ?? initial.members).map((m) => (
+            {members.map((m) => (
               <option key={m.id} value={m.id}>
                 {m.name} ({m.email})
               </option>
@@ -130,15 +139,26 @@ export function OpenWork({
             items={data.reconciliations}
             members={data.members}
             labels={data.labels}
-            status={status}
-            overdueOnly={age === "overdue"}
+            counts={data.counts}
+            filter={filter}
             me={me}
             canAssign={canAssign}
             canResolveAny={canActOnAny}
+            onFeedback={setFeedback}
           />
-          <RecoveryQueue items={data.recoveries} members={data.members} me={me} canAssign={canAssign} canActOnAny={canActOnAny} />
+          <RecoveryQueue
+            items={data.recoveries}
+            members={data.members}
+            counts={data.counts}
+            filter={filter}
+            me={me}
+            canAssign={canAssign}
+            canActOnAny={canActOnAny}
+            onFeedback={setFeedback}
+          />
         </div>
       ) : null}
+      <Toast message={feedback} onDismiss={() => setFeedback(null)} />
     </div>
   );
 }

@@ -1,45 +1,67 @@
 "use client";
-// Open work's unknown outcomes (components/open-work.tsx reads and filters them): each with its age and holder. Managers assign; the
-// assignee (or a manager) records effect present / effect absent with evidence, which re-issues the
-// stop receipt. Buttons appear only for those who may use them; the server checks again.
+// Open work's unknown outcomes (components/open-work.tsx reads and filters them): each with its age and holder, and a link to
+// the provider's own record of the job where the provider has one. Managers assign; the assignee (or a manager) records
+// effect present / effect absent with evidence, which re-issues the stop receipt. Buttons appear only for those who may
+// use them; the server checks again. Each action's result is reported by the page's toast.
 import Link from "next/link";
 import { useQueryClient } from "@tanstack/react-query";
 import { useCallback, useState, type FormEvent } from "react";
 import { useModal } from "./use-modal";
 import type { OpenWorkView } from "@/lib/modules/runs";
 import { assignReconciliationAction, resolveReconciliationAction } from "@/app/(console)/(lists)/reconciliations/actions";
+import { openWorkEmpty, type OpenWorkEmptyFilter } from "@/lib/control/open-work";
 import { ReconciliationBadge } from "./badges";
 import { DataTable } from "./data-table";
 import { Time } from "./time";
-import { EmptyState, FormError } from "./states";
-import { shortId } from "./format";
+import { EmptyState, FormError, type ToastMessage } from "./states";
+import { human, shortId } from "./format";
 import { RESOLUTION_WORDS, wordFor } from "@/lib/control/stop-words";
 
 type Row = OpenWorkView["reconciliations"][number];
 type Members = OpenWorkView["members"];
 
+const opLabel = (r: Row) => `${r.tool} (${r.operationId.length > 24 ? `${r.operationId.slice(0, 24)}…` : r.operationId})`;
+
+/** The provider's own record of the job, opened beside the console; its name when there is no page to link. */
+function ProviderJob({ row }: { row: Row }) {
+  const job = row.providerJobId ? `job ${row.providerJobId}` : "its job";
+  if (!row.providerJobUrl)
+    return <>{row.providerJobId ? `${row.providerName ?? "its provider"} ${job}` : (row.providerName ?? "its provider")}</>;
+  return (
+    <a href={row.providerJobUrl} target="_blank" rel="noopener noreferrer" data-provider-job>
+      {row.providerName} {job}
+      <span className="sr-only"> (opens the provider&apos;s page in a new tab)</span>
+    </a>
+  );
+}
+
 export function ReconciliationQueue({
   items,
   members,
   labels,
-  status,
-  overdueOnly,
+  counts,
+  filter,
   me,
   canAssign,
   canResolveAny,
+  onFeedback,
 }: {
   items: Row[];
   members: Members;
   labels: OpenWorkView["labels"];
-  status: string;
-  /** the age filter is "overdue": unknown outcomes have no due time, so none is listed */
-  overdueOnly: boolean;
+  /** the team's counts, whatever the filters: what an empty list says the filters hide */
+  counts: OpenWorkView["counts"];
+  filter: OpenWorkEmptyFilter;
   me: string;
   canAssign: boolean;
   canResolveAny: boolean;
+  onFeedback: (m: ToastMessage) => void;
 }) {
   const [resolving, setResolving] = useState<Row | null>(null);
   const data = { items, labels, members };
+  // Unknown outcomes have no due time: the "overdue" age lists none of them.
+  const overdueOnly = filter.age === "overdue";
+  const empty = overdueOnly || items.length === 0 ? openWorkEmpty("unknowns", filter, counts) : null;
   return (
     <section aria-labelledby="recon-title" className="stack">
       <div className="page-head">
@@ -48,12 +70,10 @@ export function ReconciliationQueue({
           Outcomes the barrier could not prove either way. Each needs a person to check the authoritative system and record what they found.
         </p>
       </div>
-      {overdueOnly ? (
-        <EmptyState title="No due time">Unknown outcomes have no due time; choose another age to see them.</EmptyState>
-      ) : items.length === 0 ? (
-        <EmptyState title={status === "open" ? "Nothing to reconcile" : "No reconciliations here"}>
-          {status === "open" ? "No open unknown outcome matches. Unknown outcomes appear here with their age." : null}
-        </EmptyState>
+      {empty ? (
+        <div data-empty="unknowns">
+          <EmptyState title={empty.title}>{empty.body || null}</EmptyState>
+        </div>
       ) : null}
       {!overdueOnly && data.items.length > 0 ? (
         <DataTable
@@ -74,8 +94,12 @@ export function ReconciliationQueue({
                   {r.operationId.length > 24 ? `${r.operationId.slice(0, 24)}…` : r.operationId}
                 </span>
                 <div className="sub">
-                  {r.providerName ?? "no provider"}
-                  {r.providerJobId ? ` / ${r.providerJobId}` : ""} · run <Link href={`/runs/${r.runId}`}>{shortId(r.runId)}</Link> ·{" "}
+                  {r.providerJobUrl ? (
+                    <ProviderJob row={r} />
+                  ) : (
+                    `${r.providerName ?? "no provider"}${r.providerJobId ? ` / ${r.providerJobId}` : ""}`
+                  )}{" "}
+                  · run <Link href={`/runs/${r.runId}`}>{shortId(r.runId)}</Link> ·{" "}
                   {r.barrierId ? <Link href={`/receipts/${r.barrierId}`}>receipt</Link> : "no stop covers it yet"}
                 </div>
               </td>
@@ -111,7 +135,7 @@ export function ReconciliationQueue({
                 ) : null}
               </td>
               <td>
-                {r.status !== "resolved" && canAssign ? <AssignForm row={r} members={data.members} /> : null}
+                {r.status !== "resolved" && canAssign ? <AssignForm row={r} members={data.members} onFeedback={onFeedback} /> : null}
                 {r.status !== "resolved" && (canResolveAny || r.assignee?.userId === me) ? (
                   <button type="button" className="btn btn-small btn-primary" onClick={() => setResolving(r)}>
                     Record outcome…
@@ -122,12 +146,12 @@ export function ReconciliationQueue({
           ))}
         </DataTable>
       ) : null}
-      <ResolveDialog row={resolving} onClose={() => setResolving(null)} />
+      <ResolveDialog row={resolving} onClose={() => setResolving(null)} onFeedback={onFeedback} />
     </section>
   );
 }
 
-function AssignForm({ row, members }: { row: Row; members: Members }) {
+function AssignForm({ row, members, onFeedback }: { row: Row; members: Members; onFeedback: (m: ToastMessage) => void }) {
   const client = useQueryClient();
   const [userId, setUserId] = useState(row.assignee?.userId ?? "");
   const [error, setError] = useState<string | null>(null);
@@ -142,7 +166,10 @@ function AssignForm({ row, members }: { row: Row; members: Members }) {
     const r = await assignReconciliationAction({ reconciliationId: row.id, assigneeUserId: userId });
     setBusy(false);
     setError(r.ok ? null : r.message);
-    if (r.ok) await client.invalidateQueries();
+    if (!r.ok) return;
+    const who = members.find((m) => m.id === userId);
+    onFeedback({ ok: true, text: `Assigned ${opLabel(row)} to ${who ? `${who.name} (${who.email})` : userId}.` });
+    await client.invalidateQueries();
   }
   return (
     <form onSubmit={submit} className="inline-form">
@@ -169,7 +196,7 @@ function AssignForm({ row, members }: { row: Row; members: Members }) {
   );
 }
 
-function ResolveDialog({ row, onClose }: { row: Row | null; onClose: () => void }) {
+function ResolveDialog({ row, onClose, onFeedback }: { row: Row | null; onClose: () => void; onFeedback: (m: ToastMessage) => void }) {
   const client = useQueryClient();
   const [resolution, setResolution] = useState<"effect_present" | "effect_absent" | "">("");
   const [evidence, setEvidence] = useState("");
@@ -194,6 +221,10 @@ function ResolveDialog({ row, onClose }: { row: Row | null; onClose: () => void 
       setError(r.message);
       return;
     }
+    onFeedback({
+      ok: true,
+      text: `Recorded ${human(resolution)} for ${opLabel(row)}${row.barrierId ? "; the stop receipt is re-issued" : ""}.`,
+    });
     await client.invalidateQueries();
     onClose();
   }
@@ -203,9 +234,11 @@ function ResolveDialog({ row, onClose }: { row: Row | null; onClose: () => void 
         <h2 id="resolve-title">Record the outcome</h2>
         {row ? (
           <p>
-            Operation <span className="mono">{row.tool}</span> ({row.operationId}) on {row.providerName ?? "its provider"}
-            {row.providerJobId ? ` job ${row.providerJobId}` : ""}. Check the authoritative system, then record what it shows. The stop
-            receipt is re-issued.
+            Operation <span className="mono">{row.tool}</span> ({row.operationId}) on <ProviderJob row={row} />.{" "}
+            {row.providerJobUrl
+              ? "Open the job on the provider, the authoritative system, and record what it shows."
+              : "Check the authoritative system (this provider has no job page to link), then record what it shows."}
+            {row.barrierId ? " The stop receipt is re-issued." : ""}
           </p>
         ) : null}
         <fieldset className="radios">

@@ -2,7 +2,7 @@
 // Recovery items (docs/evidence.md#recovery): effects a stop found completed, with their owner and due time.
 // The owner (or a manager) starts the provider's compensation — rolled back only on the provider's own
 // check — or records what a person did; managers assign. Buttons appear only for those who may use them;
-// the server checks again.
+// the server checks again. Each action's result is reported by the page's toast.
 import Link from "next/link";
 import { useQueryClient } from "@tanstack/react-query";
 import { useCallback, useState, type FormEvent } from "react";
@@ -10,10 +10,11 @@ import { useModal } from "./use-modal";
 import type { RecoveryView } from "@/lib/schemas/recovery";
 import type { Member } from "@/lib/modules/stop";
 import { assignRecoveryAction, recordRecoveryAction, startRecoveryAction } from "@/app/(console)/(lists)/reconciliations/actions";
+import { openWorkEmpty, type OpenWorkCounts, type OpenWorkEmptyFilter } from "@/lib/control/open-work";
 import { DataTable } from "./data-table";
 import { RecoveryBadge } from "./badges";
 import { Time } from "./time";
-import { EmptyState, FormError } from "./states";
+import { EmptyState, FormError, type ToastMessage } from "./states";
 import { human, shortId } from "./format";
 
 const STATE_WORDS: Record<RecoveryView["state"], string> = {
@@ -27,28 +28,35 @@ const STATE_WORDS: Record<RecoveryView["state"], string> = {
 export function RecoveryQueue({
   items,
   members,
+  counts,
+  filter,
   me,
   canAssign,
   canActOnAny,
+  onFeedback,
 }: {
   items: RecoveryView[];
   members: Member[];
+  /** the team's counts, whatever the filters: what an empty list says the filters hide */
+  counts: OpenWorkCounts;
+  filter: OpenWorkEmptyFilter;
   me: string;
   canAssign: boolean;
   canActOnAny: boolean;
+  onFeedback: (m: ToastMessage) => void;
 }) {
   const client = useQueryClient();
   // Open work re-reads its lists and counts (and, when the total moved, the navigation's badge).
   const refresh = () => void client.invalidateQueries();
   const [recording, setRecording] = useState<RecoveryView | null>(null);
-  const [message, setMessage] = useState<{ ok: boolean; text: string } | null>(null);
+  const empty = items.length === 0 ? openWorkEmpty("recoveries", filter, counts) : null;
   const [busy, setBusy] = useState<string | null>(null);
   const mayAct = (r: RecoveryView) => canActOnAny || r.assignee?.userId === me;
   async function start(r: RecoveryView) {
     setBusy(r.id);
     const res = await startRecoveryAction({ recoveryId: r.id });
     setBusy(null);
-    setMessage(
+    onFeedback(
       res.ok
         ? {
             ok: res.data.state === "rolled_back",
@@ -70,13 +78,10 @@ export function RecoveryQueue({
           a person) or accepted.
         </p>
       </div>
-      {message ? (
-        <div className={`notice ${message.ok ? "notice-ok" : "notice-error"}`} role="status">
-          {message.text}
+      {empty ? (
+        <div data-empty="recoveries">
+          <EmptyState title={empty.title}>{empty.body || null}</EmptyState>
         </div>
-      ) : null}
-      {items.length === 0 ? (
-        <EmptyState title="No recovery owed">No stop has found a completed effect that still needs undoing or accepting.</EmptyState>
       ) : (
         <DataTable
           scrollLabel="Recovery items (table)"
@@ -129,7 +134,7 @@ export function RecoveryQueue({
                     </button>
                   ) : null}
                   {canAssign && r.state !== "rolled_back" && r.state !== "accepted" ? (
-                    <AssignRecovery row={r} members={members} onDone={(text) => (setMessage({ ok: true, text }), refresh())} />
+                    <AssignRecovery row={r} members={members} onDone={(text) => (onFeedback({ ok: true, text }), refresh())} />
                   ) : null}
                 </div>
               </td>
@@ -142,7 +147,7 @@ export function RecoveryQueue({
         onClose={(text) => {
           setRecording(null);
           if (text) {
-            setMessage({ ok: true, text });
+            onFeedback({ ok: true, text });
             refresh();
           }
         }}

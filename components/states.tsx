@@ -61,3 +61,24 @@ export function FormError({ message }: { message: string | null }) {
     </div>
   ) : null;
 }
+
+export type ToastMessage = { ok: boolean; text: string };
+
+/**
+ * What an action just did, in the corner until dismissed or replaced. The live region is always rendered,
+ * so a screen reader announces each new message (a region added with its text is often not read).
+ */
+export function Toast({ message, onDismiss }: { message: ToastMessage | null; onDismiss: () => void }) {
+  return (
+    <div role="status" aria-live="polite" className="toast-region">
+      {message ? (
+        <div className={`notice toast ${message.ok ? "notice-ok" : "notice-error"}`} data-testid="toast">
+          <span>{message.text}</span>
+          <button type="button" className="btn btn-small btn-ghost" onClick={onDismiss}>
+            Dismiss
+          </button>
+        </div>
+      ) : null}
+    </div>
+  );
+}

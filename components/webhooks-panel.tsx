@@ -70,7 +70,7 @@ export function WebhooksPanel({
       <section className="card" aria-labelledby="wh-create-title">
         <h2 id="wh-create-title">Add an endpoint</h2>
         <form onSubmit={create} className="form-grid">
-          <label className="field">
+          <label className="field field-grow">
             <span>URL (http or https)</span>
             <input name="url" type="url" required maxLength={2000} placeholder="https://hooks.example.com/quiesce" />
           </label>
@@ -78,7 +78,7 @@ export function WebhooksPanel({
             <span>Secret (optional; generated if empty)</span>
             <input name="secret" maxLength={200} autoComplete="off" />
           </label>
-          <fieldset className="field">
+          <fieldset className="field field-full check-columns">
             <legend>Event types</legend>
             {EVENT_TYPES.map((t) => (
               <label key={t} className="check">

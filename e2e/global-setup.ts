@@ -141,9 +141,14 @@ export default async function globalSetup() {
     const db = new pg.Client({ connectionString: databaseUrl });
     await db.connect();
     await db.query(
-      `UPDATE providers SET cancel_url = $1, status_url = $2, compensate_url = $3, quiet_period_seconds = 2, settle_deadline_ms = 4000
+      `UPDATE providers SET cancel_url = $1, status_url = $2, compensate_url = $3, job_url = $4, quiet_period_seconds = 2, settle_deadline_ms = 4000
         WHERE name = 'deploy-sim'`,
-      [`http://127.0.0.1:${SIM_PORT}/cancel`, `http://127.0.0.1:${SIM_PORT}/status`, `http://127.0.0.1:${SIM_PORT}/compensate`],
+      [
+        `http://127.0.0.1:${SIM_PORT}/cancel`,
+        `http://127.0.0.1:${SIM_PORT}/status`,
+        `http://127.0.0.1:${SIM_PORT}/compensate`,
+        `http://127.0.0.1:${SIM_PORT}/jobs/{providerJobId}`,
+      ],
     );
     await db.end();
 

@@ -16,6 +16,7 @@ const USAGE = [
   "       npm run quiesce -- providers add --team <slug> --name <name> --kind a2a --url <agent JSON-RPC url> [options]",
   "       npm run quiesce -- providers add --team <slug> --name <name> --kind http --cancel-url <url> --status-url <url> [--compensate-url <url>] [options]",
   "  options: --status-url <url> (mcp, a2a: the effect check)  --quiet-period <s>  --rollback-owner <who>",
+  "           --job-url <template> (the provider's page for one job, e.g. https://deploy.example/jobs/{providerJobId})",
   "           --timeout-ms <n>  --settle-deadline-ms <n>  --json",
 ].join("\n");
 
@@ -47,7 +48,9 @@ export const providersCommand: Command = {
         else if (!rows.length) console.log(`no providers for team ${slug}`);
         for (const r of values.json ? [] : rows) {
           const where = r.url ?? (r.command ? r.command.join(" ") : [r.cancelUrl, r.statusUrl].filter(Boolean).join(" "));
-          console.log(`${r.name}\t${r.kind}\t${where}${r.statusUrl && r.kind !== "http" ? `\teffect check ${r.statusUrl}` : ""}`);
+          console.log(
+            `${r.name}\t${r.kind}\t${where}${r.statusUrl && r.kind !== "http" ? `\teffect check ${r.statusUrl}` : ""}${r.jobUrl ? `\tjob page ${r.jobUrl}` : ""}`,
+          );
         }
         return 0;
       });
@@ -71,6 +74,7 @@ export const providersCommand: Command = {
           "rollback-owner": { type: "string" },
           "timeout-ms": { type: "string" },
           "settle-deadline-ms": { type: "string" },
+          "job-url": { type: "string" },
           json: { type: "boolean" },
         },
         { positionals: false },
@@ -92,6 +96,7 @@ export const providersCommand: Command = {
         rollbackOwner: values["rollback-owner"],
         timeoutMs: whole(values["timeout-ms"], "timeout-ms"),
         settleDeadlineMs: whole(values["settle-deadline-ms"], "settle-deadline-ms"),
+        jobUrl: values["job-url"],
       };
       const body = Object.fromEntries(Object.entries(input).filter(([, v]) => v !== undefined));
       return withDatabase(async () => {

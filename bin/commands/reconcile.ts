@@ -44,7 +44,7 @@ export const reconcileCommand: Command = {
         else
           for (const r of rows) {
             console.log(
-              `${r.id}  ${r.status.padEnd(17)} ${r.operationId} (${r.tool}) barrier ${r.barrierId ?? "none"} cause ${r.cause ?? "-"} owner ${r.assignee?.email ?? "none (no admin to name)"}${r.resolution ? ` -> ${r.resolution}` : ""}`,
+              `${r.id}  ${r.status.padEnd(17)} ${r.operationId} (${r.tool}) barrier ${r.barrierId ?? "none"} cause ${r.cause ?? "-"} owner ${r.assignee?.email ?? "none (no admin to name)"}${r.resolution ? ` -> ${r.resolution}` : ""}${r.providerJobUrl ? ` check ${r.providerJobUrl}` : ""}`,
             );
           }
         return 0;

@@ -2,11 +2,18 @@
 // Tab stop, a client navigation (a kill's move to its barrier and receipt too) puts focus on the new
 // page's heading, a dialog closed with Esc gives focus back to the button that opened it, every input
 // (a date input too) shows a focus ring, and at 390 px no page is wider than the screen — wide tables
-// scroll inside their card.
+// scroll inside their card; at 1280 px the wide tables (in-flight calls, settlements, the audit log) fit
+// their card with no cell clipped, and the webhook URL field keeps a readable width.
+import { randomBytes } from "node:crypto";
 import { expect, test, type Page } from "@playwright/test";
 import { signIn } from "../support/session";
 import { e2e, USERS } from "../support/env";
 import { uid } from "../support/api";
+import { liveRun } from "../support/live-run";
+import { killViaApi, receiptVersion } from "../support/kill";
+import { closeDb } from "../support/db";
+
+test.afterAll(closeDb);
 
 const focusedOutline = (page: Page) =>
   page.evaluate(() => {
@@ -104,4 +111,73 @@ test("at 390 px no console page is wider than the screen: tables scroll inside t
     });
     expect(widths.page, `page width of ${path}: ${widths.wide.join(" | ")}`).toBeLessThanOrEqual(widths.screen);
   }
+});
+
+/** What does not fit in a table region at the page's width: clipped cells (or anything inside them that hides its overflow), and a table wider than its card. */
+async function clipped(page: Page, region: string) {
+  return page.getByRole("region", { name: region }).evaluate((wrap) => {
+    const out: string[] = [];
+    if (wrap.scrollWidth > wrap.clientWidth + 1) out.push(`the table is wider than its card (${wrap.scrollWidth} > ${wrap.clientWidth})`);
+    for (const el of Array.from(wrap.querySelectorAll("th, td, td *"))) {
+      const s = getComputedStyle(el);
+      const hides = el.matches("th, td") || s.overflowX !== "visible" || s.textOverflow === "ellipsis";
+      if (hides && el.scrollWidth > el.clientWidth + 1 && el.clientWidth > 0)
+        out.push(
+          `${el.tagName.toLowerCase()}.${el.className} "${(el.textContent ?? "").slice(0, 40)}" (${el.scrollWidth} > ${el.clientWidth})`,
+        );
+    }
+    return out;
+  });
+}
+
+async function notWiderThanScreen(page: Page, path: string) {
+  const w = await page.evaluate(() => {
+    const screen = document.documentElement.clientWidth;
+    const wide = Array.from(document.querySelectorAll("body *"))
+      .filter(
+        (el) =>
+          el.getBoundingClientRect().right > screen + 1 &&
+          !(el.parentElement && el.parentElement.getBoundingClientRect().right > screen + 1),
+      )
+      .slice(0, 5)
+      .map((el) => `${el.tagName.toLowerCase()}.${el.className}`);
+    return { page: document.documentElement.scrollWidth, screen, wide };
+  });
+  expect(w.page, `page width of ${path}: ${w.wide.join(" | ")}`).toBeLessThanOrEqual(w.screen);
+}
+
+test("at 1280 px nothing is clipped: in-flight calls, settlements, the audit log, the webhook URL field", async ({ page }) => {
+  await page.setViewportSize({ width: 1280, height: 800 });
+  // A provider job id with no place to break: the kind that got clipped.
+  const jobId = `job_${randomBytes(20).toString("hex")}`;
+  const live = await liveRun("Deploy the payments API to every production region with a canary first", "cancel_cleanly", { jobId });
+  await signIn(page, USERS.admin);
+
+  // The run page: the in-flight call shows its provider and job in full.
+  await page.goto(`/runs/${live.run.runId}`);
+  const inFlight = page.getByRole("region", { name: "In-flight calls (table)" });
+  await expect(inFlight).toContainText(jobId);
+  expect(await clipped(page, "In-flight calls (table)")).toEqual([]);
+  await notWiderThanScreen(page, "/runs/…");
+
+  // The barrier page: each settlement's provider and job in full.
+  const barrierId = await killViaApi(live.run.runId, "e2e: layout at 1280 px");
+  await receiptVersion(barrierId, 1);
+  await page.goto(`/barriers/${barrierId}`);
+  await expect(page.getByRole("region", { name: "Settlements (table)" })).toContainText(jobId);
+  expect(await clipped(page, "Settlements (table)")).toEqual([]);
+  await notWiderThanScreen(page, "/barriers/…");
+
+  // The audit log: before and after stay inside the card (the kill wrote long ones).
+  await page.goto("/audit");
+  await expect(page.getByRole("region", { name: "Audit events (table)" })).toBeVisible();
+  expect(await clipped(page, "Audit events (table)")).toEqual([]);
+  await notWiderThanScreen(page, "/audit");
+
+  // The webhook URL field is wide enough to read a URL.
+  await page.goto("/webhooks");
+  const url = page.getByLabel("URL (http or https)");
+  await expect(url).toBeVisible();
+  expect((await url.boundingBox())!.width).toBeGreaterThanOrEqual(360);
+  await notWiderThanScreen(page, "/webhooks");
 });

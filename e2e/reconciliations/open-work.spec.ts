@@ -2,49 +2,16 @@
 // the header (the navigation's badge says the same total), filtered by owner and by age through the URL
 // (a reload or a shared link shows the same), overdue items marked; keyboard only, at 390 px, axe clean.
 import { randomBytes } from "node:crypto";
-import { expect, test, type Page } from "@playwright/test";
+import { expect, test } from "@playwright/test";
 import { signIn } from "../support/session";
-import { e2e, USERS } from "../support/env";
-import { uid } from "../support/api";
+import { USERS } from "../support/env";
 import { closeDb, db, one } from "../support/db";
 import { expectNoAxeViolations } from "../support/axe";
+import { countsAgree, demoTeam, newMember, runningOp, shownCounts } from "../support/open-work";
 
 test.afterAll(closeDb);
 
 const HOUR = 3_600_000;
-
-async function demoTeam(): Promise<string> {
-  return (await one<{ id: string }>("SELECT id FROM teams WHERE slug = 'demo'")).id;
-}
-
-/** A new operator of team demo, so that filtering by them lists exactly what this spec made. */
-async function newOwner(): Promise<{ id: string; name: string }> {
-  const id = `user_openwork${randomBytes(6).toString("hex")}`;
-  const name = `Owen Work ${id.slice(-4)}`;
-  const d = await db();
-  await d.query("INSERT INTO users (id, email, name, password_hash) SELECT $1, $2, $3, password_hash FROM users WHERE email = $4", [
-    id,
-    `open.work.${id.slice(-12)}@example.test`,
-    name,
-    USERS.viewer,
-  ]);
-  await d.query("INSERT INTO memberships (id, team_id, user_id, role) VALUES ($1, $2, $3, 'operator')", [
-    `mem_openwork${randomBytes(6).toString("hex")}`,
-    await demoTeam(),
-    id,
-  ]);
-  return { id, name };
-}
-
-/** A call the gate allowed (a running operation of a new run of team demo): its row id. */
-async function runningOp(): Promise<{ rowId: string; runId: string }> {
-  const agent = e2e.agent();
-  const run = await agent.createRun({ taskId: uid("open-work"), title: "open work fixture" });
-  const opId = uid("open-work-op");
-  expect((await agent.gate(run, opId, "deploy.apply")).decision).toBe("allow");
-  const op = await one<{ id: string }>("SELECT id FROM operations WHERE run_id = $1 AND operation_id = $2", [run.runId, opId]);
-  return { rowId: op.id, runId: run.runId };
-}
 
 /** An unknown outcome (the trigger opens its reconciliation) held by `owner`, opened `age` ms ago. */
 async function unknown(owner: string, age: number): Promise<string> {
@@ -82,31 +49,8 @@ async function recovery(owner: string, age: number, dueIn: number): Promise<stri
   return r.id;
 }
 
-/** The team's counts as the database has them. */
-async function dbCounts(): Promise<{ unknowns: number; recoveries: number; overdue: number }> {
-  const c = await one<{ unknowns: number; recoveries: number; overdue: number }>(
-    `SELECT (SELECT count(*)::int FROM reconciliations WHERE team_id = $1 AND status <> 'resolved') AS unknowns,
-            (SELECT count(*)::int FROM recovery_items WHERE team_id = $1 AND state IN ('open', 'in_progress', 'failed')) AS recoveries,
-            (SELECT count(*)::int FROM recovery_items WHERE team_id = $1 AND state IN ('open', 'in_progress', 'failed') AND due_at <= now()) AS overdue`,
-    [await demoTeam()],
-  );
-  return c;
-}
-
-async function shownCounts(page: Page) {
-  const region = page.getByRole("region", { name: "Open work counts" });
-  const n = async (name: string) => Number(await region.locator(`[data-count="${name}"] .stat-value`).innerText());
-  const badge = page.getByRole("navigation", { name: "Main" }).getByRole("link", { name: /Open work/ });
-  return {
-    unknowns: await n("unknowns"),
-    recoveries: await n("recoveries"),
-    overdue: await n("overdue"),
-    badge: Number(await badge.locator(".count").innerText()),
-  };
-}
-
 test("open work: counts in the header and the badge, owner and age filters in the URL, overdue marked", async ({ page }) => {
-  const owner = await newOwner();
+  const owner = await newMember("operator");
   const fresh = await unknown(owner.id, 5 * 60_000);
   const twoHours = await unknown(owner.id, 2 * HOUR);
   const recFresh = await recovery(owner.id, 10 * 60_000, 24 * HOUR);
@@ -118,17 +62,7 @@ test("open work: counts in the header and the badge, owner and age filters in th
   await expect(page.getByRole("heading", { level: 1 })).toHaveText("Open work");
 
   // The header's counts are the team's (whatever the filters), and the navigation's badge is their total.
-  await expect
-    .poll(async () => {
-      const [shown, want] = [await shownCounts(page), await dbCounts()];
-      return shown.unknowns === want.unknowns &&
-        shown.recoveries === want.recoveries &&
-        shown.overdue === want.overdue &&
-        shown.badge === want.unknowns + want.recoveries
-        ? "agree"
-        : JSON.stringify({ shown, want });
-    })
-    .toBe("agree");
+  await expect.poll(() => countsAgree(page)).toBe("agree");
   expect((await shownCounts(page)).overdue).toBeGreaterThanOrEqual(1);
   await expectNoAxeViolations(page);
 

@@ -12,7 +12,8 @@ export interface LiveRun {
   jobId: string | null;
 }
 
-export async function liveRun(title: string, mode: SimMode = "cancel_cleanly"): Promise<LiveRun> {
+/** `jobId`: the provider's id for the deployment (default: a fresh short one). */
+export async function liveRun(title: string, mode: SimMode = "cancel_cleanly", opts: { jobId?: string } = {}): Promise<LiveRun> {
   const agent = e2e.agent();
   const run = await agent.createRun({ taskId: uid("task"), title, harness: "claude_code" });
   const child = await agent.createRun({
@@ -31,7 +32,7 @@ export async function liveRun(title: string, mode: SimMode = "cancel_cleanly"): 
   const operationId = uid("deploy");
   let jobId: string | null = null;
   if (e2e.simUrl) {
-    jobId = uid("sim-job");
+    jobId = opts.jobId ?? uid("sim-job");
     const res = await fetch(`${e2e.simUrl}/jobs`, {
       method: "POST",
       headers: { "content-type": "application/json" },

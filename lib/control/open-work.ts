@@ -43,9 +43,76 @@ export interface OpenWorkCounts {
   recoveries: number;
   /** recovery items still owed past their due time */
   overdue: number;
+  /** of the open ones, who holds them: what an empty filtered list says the filter hides */
+  held: Record<"unknowns" | "recoveries", OwnerSplit>;
 }
 
 /** The number the navigation's badge shows and the page's header totals: one sum, one place. */
 export function openWorkTotal(c: OpenWorkCounts): number {
   return c.unknowns + c.recoveries;
+}
+
+/** Of a list's open items, how many the viewer holds and how many nobody holds (the rest: other people). */
+export interface OwnerSplit {
+  mine: number;
+  nobody: number;
+}
+
+/** The filters an empty list is explained by; `ownerName` names a member chosen by id. */
+export interface OpenWorkEmptyFilter {
+  status: "open" | "resolved" | "all";
+  owner: string;
+  ownerName?: string | null;
+  age: OpenWorkAge;
+}
+
+const NOUNS = { unknowns: ["unknown outcome", "unknown outcomes"], recoveries: ["recovery item", "recovery items"] } as const;
+const AGE_SPANS: Record<"1h" | "1d", string> = { "1h": "1 h", "1d": "1 day" };
+
+/**
+ * What an empty list says, true for its filters: only the unfiltered open list of a team with nothing open
+ * may say everything is settled; a filtered one says what the filter hides, from the team's counts.
+ */
+export function openWorkEmpty(
+  list: "unknowns" | "recoveries",
+  f: OpenWorkEmptyFilter,
+  counts: OpenWorkCounts,
+): { title: string; body: string } {
+  const [one, many] = NOUNS[list];
+  const n = (k: number) => `${k} ${k === 1 ? one : many}`;
+  if (list === "unknowns" && f.age === "overdue")
+    return { title: "No due time", body: "Unknown outcomes have no due time; choose another age to see them." };
+  const open = counts[list];
+  const { mine, nobody } = counts.held[list];
+  const older = f.age === "any" ? "" : f.age === "overdue" ? " overdue" : ` older than ${AGE_SPANS[f.age]}`;
+  const member = f.owner && f.owner !== "me" && f.owner !== "none";
+  const whose =
+    f.owner === "me"
+      ? " assigned to you"
+      : f.owner === "none"
+        ? " unassigned"
+        : member
+          ? ` assigned to ${f.ownerName ?? "this member"}`
+          : "";
+  if (f.status !== "open") return { title: `No ${f.status === "resolved" ? "resolved " : ""}${many}${whose}${older}`, body: "" };
+  if (!f.owner && f.age === "any") {
+    if (open > 0) return { title: `No open ${one} listed yet`, body: `The team has ${n(open)} open; the list is catching up.` };
+    return list === "unknowns"
+      ? { title: "Nothing to reconcile", body: "Every settled effect is proven: no unknown outcome is open." }
+      : { title: "No recovery owed", body: "No stop has found a completed effect that still needs undoing or accepting." };
+  }
+  const title = f.owner ? `Nothing${whose}${older}` : `No open ${many}${older}`;
+  if (open === 0) return { title, body: `The team has no open ${one}.` };
+  if (f.age !== "any") {
+    // The owner filter's items, whatever their age: the age filter emptied the list, so each is newer (or not yet due).
+    const matching = f.owner === "me" ? mine : f.owner === "none" ? nobody : member ? null : open;
+    const rest = f.age === "overdue" ? "none of them past due" : `all newer than ${AGE_SPANS[f.age]}`;
+    if (matching === null) return { title, body: "Choose any age to see newer ones." };
+    if (matching > 0)
+      return { title, body: `${f.owner === "me" ? "Yours" : f.owner === "none" ? "Unassigned" : "Open"}: ${n(matching)}, ${rest}.` };
+  }
+  const others = open - mine - nobody;
+  if (f.owner === "none") return { title, body: `Every open ${one} has an owner (${open} open).` };
+  if (f.owner === "me") return { title, body: `The team has ${n(open)} open: ${others} assigned to others, ${nobody} unassigned.` };
+  return { title, body: `The team has ${n(open)} open, ${nobody ? `${nobody} of them unassigned` : "each with an owner"}.` };
 }

@@ -93,6 +93,8 @@ export const Reconciliation = z.object({
   tool: z.string(),
   providerName: z.string().nullable(),
   providerJobId: z.string().nullable(),
+  /** The provider's page for this job (its jobUrl template filled), where a person checks the effect; null without one. */
+  providerJobUrl: z.string().nullable(),
   cause: z.string().nullable(),
   whyUnknown: z.string().nullable(),
   providerResponse: z.string().nullable(),

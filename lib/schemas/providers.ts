@@ -4,6 +4,7 @@
 import { z } from "zod";
 import { responseShape } from "./common";
 import { registerPath } from "./registry";
+import { jobUrlTemplateProblem } from "../control/provider-url";
 
 /** The kinds a person registers; "simulated" is the demo's own, written by the seed. */
 export const PROVIDER_KINDS = ["http", "mcp", "a2a"] as const;
@@ -15,6 +16,16 @@ const HttpUrl = z
   .refine((s) => URL.canParse(s) && /^https?:$/.test(new URL(s).protocol), "an http(s) URL");
 
 const Kind = z.enum(PROVIDER_KINDS);
+
+/** A page of the provider's own, for people: never called by Quiesce, so any http(s) address is allowed. */
+const JobUrlTemplate = z
+  .string()
+  .trim()
+  .max(2000, "at most 2000 characters")
+  .superRefine((s, ctx) => {
+    const problem = jobUrlTemplateProblem(s);
+    if (problem) ctx.addIssue({ code: "custom", message: problem });
+  });
 
 const Fields = {
   /** What operations name in providerName (the gateways' --provider): unique in the team. */
@@ -35,6 +46,8 @@ const Fields = {
   quietPeriodSeconds: z.number().int().min(0).max(86_400).optional(),
   /** Who owns undoing a completed effect (a team or a person), shown on the receipt. */
   rollbackOwner: z.string().trim().min(1).max(200).optional(),
+  /** Any kind: the provider's page for one job, e.g. https://deploy.example/jobs/{providerJobId}; the console links it where an outcome needs checking. */
+  jobUrl: JobUrlTemplate.optional(),
 };
 
 const Base = z.strictObject(Fields);
@@ -75,6 +88,8 @@ export const ProviderView = responseShape("Provider", {
   settleDeadlineMs: z.number().int(),
   quietPeriodSeconds: z.number().int(),
   rollbackOwner: z.string().nullable(),
+  /** The job page template ({providerJobId}, {operationId}, {runId}), or null. */
+  jobUrl: z.string().nullable(),
   createdAt: z.string(),
 });
 export type ProviderView = z.infer<typeof ProviderView>;

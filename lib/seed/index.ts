@@ -118,6 +118,8 @@ export async function seedDemo(opts: { keysFile?: string; password?: string; sim
     cancelUrl: `${simUrl}/cancel`,
     statusUrl: `${simUrl}/status`,
     compensateUrl: `${simUrl}/compensate`,
+    // The simulator's own record of a job: what a person reconciling an unknown outcome opens.
+    jobUrl: `${simUrl}/jobs/{providerJobId}`,
     updateUrls: true,
   });
 

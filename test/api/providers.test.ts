@@ -1,8 +1,12 @@
 // GET/POST /api/v1/providers (docs/adapters/mcp-gateway.md#registering-a-provider): admins register providers of kind
 // http, mcp (Streamable HTTP) and a2a; bad input, an address inside the network, a stdio command and a
-// taken name write nothing; people of the team list them, another team never sees them.
+// taken name write nothing; people of the team list them, another team never sees them. A provider's
+// job page template fills each unknown outcome's link, only when the operation has every value it names.
 import { afterAll, afterEach, beforeAll, describe, expect, test } from "vitest";
 import { prisma } from "../../lib/platform/db/prisma";
+import { listReconciliations } from "../../lib/modules/stop";
+import { makeRun } from "../support/fixtures";
+import { addOp } from "../barrier/fixtures";
 import { makeWorld, raw, type World } from "./fixtures";
 
 let w: World;
@@ -54,12 +58,15 @@ describe("registering", () => {
       quietPeriodSeconds: 5,
       rollbackOwner: "agents-oncall",
     });
-    await admin.createProvider({
+    const deployer = await admin.createProvider({
       name: "deployer",
       kind: "http",
       cancelUrl: `${PUBLIC}/cancel`,
       statusUrl: `${PUBLIC}/status/{providerJobId}`,
+      jobUrl: "https://deploy.example/jobs/{providerJobId}",
     });
+    expect(deployer.jobUrl).toBe("https://deploy.example/jobs/{providerJobId}");
+    expect(mcp.jobUrl).toBeNull();
     const row = await prisma().provider.findFirstOrThrow({ where: { teamId: w.a.teamId, name: "mcp-tasks" } });
     expect(row).toMatchObject({ kind: "mcp", endpoint: `${PUBLIC}/mcp`, statusUrl: `${PUBLIC}/effect` });
     const audit = await prisma().auditEvent.findFirstOrThrow({ where: { teamId: w.a.teamId, action: "provider.create", target: mcp.id } });
@@ -67,6 +74,7 @@ describe("registering", () => {
 
     const listed = await w.client(w.a.keys.viewerOperator).listProviders();
     expect(listed.providers.map((p) => p.name)).toEqual(["deployer", "mcp-tasks", "remote-agent"]);
+    expect(listed.providers.map((p) => p.jobUrl)).toEqual(["https://deploy.example/jobs/{providerJobId}", null, null]);
     expect((await w.client(w.b.keys.admin).listProviders()).providers).toEqual([]);
     // The other team may use the same name: names are per team.
     expect(await w.client(w.b.keys.admin).createProvider({ name: "mcp-tasks", kind: "a2a", url: `${PUBLIC}/b` })).toMatchObject({
@@ -102,6 +110,17 @@ describe("refusals write nothing", () => {
     ["a private effect check", { name: "x13", kind: "mcp", url: `${PUBLIC}/mcp`, statusUrl: "http://10.0.0.7/effect" }, "statusUrl"],
     ["localhost by name", { name: "x14", kind: "a2a", url: "http://localhost.:8080/" }, "url"],
     ["credentials in the URL", { name: "x15", kind: "a2a", url: "http://user:pw@1.1.1.1/" }, "credentials"],
+    [
+      "a job page that is not http(s)",
+      { name: "x16", kind: "a2a", url: `${PUBLIC}/a`, jobUrl: "javascript:alert(1)//{providerJobId}" },
+      "jobUrl",
+    ],
+    [
+      "a job page with an unknown placeholder",
+      { name: "x17", kind: "a2a", url: `${PUBLIC}/a`, jobUrl: "https://d.example/{jobId}" },
+      "{jobId}",
+    ],
+    ["a job page that is not a URL", { name: "x18", kind: "a2a", url: `${PUBLIC}/a`, jobUrl: "jobs/{providerJobId}" }, "jobUrl"],
   ];
   test.each(bad)("%s: 400 naming it", async (_what, body, named) => {
     const before = await state(w.a.teamId);
@@ -139,4 +158,31 @@ test("QUIESCE_PROVIDER_ALLOW_PRIVATE lets an address inside the network through,
   const r = await post(w.a.keys.admin, { name: "neighbour", kind: "a2a", url: "http://10.0.1.7:8080/a2a" });
   expect(r.status).toBe(400);
   expect(r.text).toContain("QUIESCE_PROVIDER_ALLOW_PRIVATE");
+});
+
+test("an unknown outcome links its provider's job page when the provider has a template and the operation has its values", async () => {
+  const admin = w.client(w.a.keys.admin);
+  await admin.createProvider({
+    name: "pages",
+    kind: "http",
+    statusUrl: `${PUBLIC}/status`,
+    jobUrl: "https://deploy.example/runs/{runId}/jobs/{providerJobId}",
+  });
+  await admin.createProvider({ name: "no-pages", kind: "http", statusUrl: `${PUBLIC}/status` });
+  const run = await makeRun(w.a.teamId, { title: "job pages" });
+  const unknown = async (providerName: string, providerJobId?: string) => {
+    const op = await addOp(w.a.teamId, run, { state: "running", providerName, providerJobId });
+    await prisma().operation.update({ where: { id: op.rowId }, data: { state: "aborted_unknown", finishedAt: new Date() } });
+    return op.operationId;
+  };
+  const linked = await unknown("pages", "job 7/a");
+  const noTemplate = await unknown("no-pages", "job-8");
+  const noJobId = await unknown("pages");
+  const system = { type: "system", name: "test" } as const;
+  const recs = await listReconciliations(system, { teamId: w.a.teamId, status: "open" });
+  const link = (operationId: string) => recs.find((r) => r.operationId === operationId)?.providerJobUrl;
+  // Each value is URL-encoded where it is put, so a job id cannot change the address's shape.
+  expect(link(linked)).toBe(`https://deploy.example/runs/${run.runId}/jobs/job%207%2Fa`);
+  expect(link(noTemplate)).toBeNull();
+  expect(link(noJobId)).toBeNull();
 });

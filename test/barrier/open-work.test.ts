@@ -88,8 +88,18 @@ afterAll(async () => {
 });
 
 describe("open work", () => {
-  test("counts are the team's, whatever the filters: open unknowns, recovery items still owed, overdue", async () => {
-    expect(await countOpenWork(team.users.manager.principal)).toEqual({ unknowns: 3, recoveries: 3, overdue: 1 });
+  test("counts are the team's, whatever the filters: open unknowns, recovery items still owed, overdue, and who holds them", async () => {
+    expect(await countOpenWork(team.users.manager.principal)).toEqual({
+      unknowns: 3,
+      recoveries: 3,
+      overdue: 1,
+      held: { unknowns: { mine: 0, nobody: 1 }, recoveries: { mine: 0, nobody: 0 } },
+    });
+    // "Mine" is the viewer's: the operator holds two of each.
+    expect((await countOpenWork(team.users.operator.principal)).held).toEqual({
+      unknowns: { mine: 2, nobody: 1 },
+      recoveries: { mine: 2, nobody: 0 },
+    });
   });
 
   test("owner: me, nobody, a member", async () => {
@@ -128,6 +138,6 @@ describe("open work", () => {
     const all = await listOpenWork(team.users.admin.principal, { status: "all" });
     expect(all.reconciliations).toHaveLength(3);
     expect(all.recoveries).toHaveLength(4);
-    expect(await countOpenWork(other.users.viewer.principal)).toEqual({ unknowns: 1, recoveries: 1, overdue: 1 });
+    expect(await countOpenWork(other.users.viewer.principal)).toMatchObject({ unknowns: 1, recoveries: 1, overdue: 1 });
   });
 });

@@ -14,7 +14,20 @@ test(
     const [stdio, http, list] = (await runCliAll(
       [
         ["providers", "add", ...team, "--name", "local-mcp", "--kind", "mcp", "--quiet-period", "5", "--", "node", "server.js", "--stdio"],
-        ["providers", "add", ...team, "--name", "agent", "--kind", "a2a", "--url", "http://127.0.0.1:9/a2a", "--json"],
+        [
+          "providers",
+          "add",
+          ...team,
+          "--name",
+          "agent",
+          "--kind",
+          "a2a",
+          "--url",
+          "http://127.0.0.1:9/a2a",
+          "--job-url",
+          "https://agents.example/tasks/{providerJobId}",
+          "--json",
+        ],
         ["providers", "list", ...team, "--json"],
       ],
       {},
@@ -23,7 +36,12 @@ test(
     expect(stdio, stdio.stderr).toMatchObject({ code: 0 });
     expect(stdio.stdout).toContain("provider local-mcp (mcp) registered");
     expect(http.code, http.stderr).toBe(0);
-    expect(JSON.parse(http.stdout)).toMatchObject({ name: "agent", kind: "a2a", url: "http://127.0.0.1:9/a2a" });
+    expect(JSON.parse(http.stdout)).toMatchObject({
+      name: "agent",
+      kind: "a2a",
+      url: "http://127.0.0.1:9/a2a",
+      jobUrl: "https://agents.example/tasks/{providerJobId}",
+    });
     expect(JSON.parse(list.stdout)).toMatchObject([
       { name: "agent", kind: "a2a" },
       { name: "local-mcp", kind: "mcp", command: ["node", "server.js", "--stdio"], url: null, quietPeriodSeconds: 5 },
@@ -37,6 +55,7 @@ test(
       ["providers", "add", ...team, "--name", "x", "--kind", "a2a", "--url", "http://1.1.1.1/", "--quiet-period", "soon"],
       ["providers", "add", ...team, "--name", "x", "--kind", "a2a", "--url", "http://1.1.1.1/", "--colour", "red"],
       ["providers", "add", ...team, "--name", "x", "--kind", "a2a", "--url", "ftp://1.1.1.1/"],
+      ["providers", "add", ...team, "--name", "x", "--kind", "a2a", "--url", "http://1.1.1.1/", "--job-url", "https://d.example/{job}"],
       ["providers", "add", ...team, "--name", "agent", "--kind", "a2a", "--url", "http://1.1.1.1/"],
       ["providers", "remove", "agent"],
     ]);
@@ -46,6 +65,7 @@ test(
       "--quiet-period",
       "colour",
       "url: an http(s) URL",
+      "jobUrl: unknown placeholder {job}",
       "already has",
       "unknown subcommand",
     ];

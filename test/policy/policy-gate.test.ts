@@ -68,6 +68,13 @@ const said = (o: GateOutcome) => {
   return `${a.decision} ${a.reason}`;
 };
 
+/** Every reservation the gate wrote for the team's calls: a list on each operation's row. */
+async function reservations(teamId: string) {
+  const ops = await prisma().operation.findMany({ where: { teamId }, select: { operationId: true, budgetReservations: true } });
+  type Held = { budget: string; scopeKey: string; amount: number; state: string; releaseCause?: string };
+  return ops.flatMap((o) => ((o.budgetReservations ?? []) as Held[]).map((r) => ({ operationId: o.operationId, ...r })));
+}
+
 const APPROVE = { name: "deploys-need-a-yes", tool: "deployment.*", effect: "require_approval", approval: { ttlSeconds: 600 } };
 
 describe("rules", () => {
@@ -357,7 +364,57 @@ describe("budgets", () => {
     expect([...x, ...y].filter((o) => said(o) === "deny budget_exhausted")).toHaveLength(18);
     const [b] = await listBudgets(admin);
     expect(b!.usage[0]!.used).toBe(10);
-    expect(await prisma().budgetReservation.count({ where: { teamId: admin.teamId } })).toBe(10);
+    expect((await reservations(admin.teamId)).length).toBe(10);
+  });
+
+  test("a batch that counted on a budget another batch spent while it ran keeps nothing and is decided call by call", async () => {
+    const { key, leaf, admin } = await world([{ name: "ten-calls", effect: "budget", budget: { unit: "calls", limit: 10 } }]);
+    const input = () => ({
+      keyHash: key.hash,
+      runId: leaf.runId,
+      leaseId: leaf.leaseId,
+      epoch: leaf.epoch,
+      operationId: opKey(),
+      tool: "t",
+    });
+    expect((await gateCheckBatch(Array.from({ length: 4 }, input))).map(said)).toEqual(Array(4).fill("allow allowed"));
+    // A spends 4 more inside an open transaction; B reads 4 used (A is not committed), counts on 8, and waits for A's
+    // lock on the usage row. When A commits, 8 + 4 no longer fits: B's batch is rolled back and decided one by one.
+    const a = new pg.Client({ connectionString: process.env.DATABASE_URL });
+    const b = new pg.Client({ connectionString: process.env.DATABASE_URL });
+    await Promise.all([a.connect(), b.connect()]);
+    try {
+      await a.query("BEGIN");
+      expect((await gateCheckBatch(Array.from({ length: 4 }, input), a)).map(said)).toEqual(Array(4).fill("allow allowed"));
+      const bPid = (await b.query<{ pid: number }>("SELECT pg_backend_pid() AS pid")).rows[0]!.pid;
+      const racing = gateCheckBatch(Array.from({ length: 4 }, input), b);
+      for (let waited = 0; ; waited += 10) {
+        const w = await a.query("SELECT 1 FROM pg_stat_activity WHERE pid = $1 AND wait_event_type = 'Lock'", [bPid]);
+        if (w.rowCount === 1) break;
+        if (waited > 10_000) throw new Error("batch B never waited for A's lock");
+        await new Promise((r) => setTimeout(r, 10));
+      }
+      await a.query("COMMIT");
+      expect((await racing).map(said).sort()).toEqual(["allow allowed", "allow allowed", "deny budget_exhausted", "deny budget_exhausted"]);
+    } finally {
+      await Promise.all([a.end(), b.end()]);
+    }
+    const [usage] = await listBudgets(admin);
+    expect(usage!.usage).toEqual([expect.objectContaining({ used: 10, held: 10 })]);
+    expect((await reservations(admin.teamId)).length).toBe(10);
+  });
+
+  test("a call over two budgets that fits one and not the other reserves neither", async () => {
+    const { key, leaf, admin } = await world([
+      { name: "a-many", effect: "budget", budget: { unit: "calls", limit: 100 } },
+      { name: "b-two", effect: "budget", budget: { unit: "calls", limit: 2 } },
+    ]);
+    const tally: string[] = [];
+    for (let i = 0; i < 3; i++) tally.push(said(await ask(key, leaf, { tool: "t" })));
+    expect(tally).toEqual(["allow allowed", "allow allowed", "deny budget_exhausted"]);
+    const used = Object.fromEntries((await listBudgets(admin)).map((b) => [b.name, b.usage[0]?.used]));
+    expect(used).toEqual({ "a-many": 2, "b-two": 2 });
+    expect((await reservations(admin.teamId)).length).toBe(4);
   });
 
   test("a cost estimate is reserved, the actual cost replaces it, and work that never started gives it back", async () => {
@@ -377,7 +434,7 @@ describe("budgets", () => {
       data: { state: "cancelled_not_started" },
     });
     expect(await used()).toBeCloseTo(0.2);
-    const r = await prisma().budgetReservation.findFirst({ where: { operationId: b } });
+    const r = (await reservations(admin.teamId)).find((x) => x.operationId === b);
     expect({ state: r?.state, cause: r?.releaseCause }).toEqual({ state: "released", cause: "cancelled_not_started" });
     // A stranger of the same team cannot report the cost of work it does not hold.
     const stranger = await makeKey(admin.teamId, { kind: "agent" });

@@ -176,7 +176,10 @@ async function runCase(c: Case): Promise<void> {
   const label = JSON.stringify(c);
   expect(`${got.decision} ${got.reason}`, label).toBe(`${want.decision} ${want.reason}`);
   // What it reserved: exactly the pure verdict's reservations, and nothing on a refusal.
-  const held = await prisma().budgetReservation.findMany({ where: { teamId: t.teamId }, orderBy: { budget: "asc" } });
+  const ops = await prisma().operation.findMany({ where: { teamId: t.teamId }, select: { budgetReservations: true } });
+  const held = ops
+    .flatMap((o) => (o.budgetReservations ?? []) as { budget: string; scopeKey: string; amount: number }[])
+    .sort((x, y) => x.budget.localeCompare(y.budget));
   const reserve = want.policy?.decision === "allow" ? want.policy.reserve : [];
   expect(
     held.map((h) => ({ budget: h.budget, scopeKey: h.scopeKey, amount: Number(h.amount) })),

@@ -144,7 +144,7 @@ const ENTRIES: Record<string, Entry> = {
   createProvider: {
     action: "provider.write",
     crossTeam: "none",
-    body: (_t, u) => ({ name: `m-${u}`, kind: "a2a", url: "http://1.1.1.1/a2a" }),
+    body: (_t, u) => ({ name: `m-${u}`, kind: "a2a", url: "http://1.1.1.1/a2a", jobUrl: "https://deploy.example/jobs/{providerJobId}" }),
   },
 };
 
@@ -276,7 +276,7 @@ async function fingerprint(): Promise<string> {
       (SELECT md5(coalesce(string_agg(id || state, ',' ORDER BY id), '')) FROM approvals WHERE team_id = ANY($1)),
       (SELECT md5(coalesce(string_agg(id || coalesce(policy_version::text, '-'), ',' ORDER BY id), '')) FROM teams WHERE id = ANY($1)),
       (SELECT count(*) FROM policy_versions WHERE team_id = ANY($1)),
-      (SELECT md5(coalesce(string_agg(id || name || coalesce(endpoint, ''), ',' ORDER BY id), '')) FROM providers WHERE team_id = ANY($1)),
+      (SELECT md5(coalesce(string_agg(id || name || coalesce(endpoint, '') || coalesce(job_url, ''), ',' ORDER BY id), '')) FROM providers WHERE team_id = ANY($1)),
       (SELECT md5(coalesce(string_agg(id::text || hash, ',' ORDER BY id), '')) FROM audit_events WHERE team_id = ANY($1))
     ) AS f`,
     teams,

@@ -127,10 +127,24 @@ export async function referenceEvidenceFactsTx(
     include: { operation: { select: { operationId: true } }, assignee: { select: { email: true } } },
     orderBy: [{ createdAt: "asc" }, { id: "asc" }],
   });
-  const reservations = await tx.budgetReservation.findMany({
+  // A call's reservations are a list on its operation row, in the order the gate reserved them.
+  const reserving = await tx.operation.findMany({
     where: { runId: { in: runIds } },
+    select: { operationId: true, budgetReservations: true },
     orderBy: [{ createdAt: "asc" }, { id: "asc" }],
   });
+  const reservations = reserving.flatMap((o) =>
+    (
+      (o.budgetReservations ?? []) as {
+        budget: string;
+        unit: string;
+        amount: number;
+        actual?: number;
+        state: string;
+        releaseCause?: string;
+      }[]
+    ).map((r) => ({ operationId: o.operationId, ...r })),
+  );
   const changers = await tx.user.findMany({
     where: { id: { in: recoveries.map((r) => /^user:([^ ]+)/.exec(r.changedBy ?? "")?.[1]).filter((x): x is string => !!x) } },
     select: { id: true, email: true },
@@ -288,10 +302,10 @@ export async function referenceEvidenceFactsTx(
       operationId: r.operationId,
       budget: r.budget,
       unit: r.unit,
-      amount: r.amount.toString(),
-      actual: r.actual?.toString() ?? null,
+      amount: String(r.amount),
+      actual: r.actual === undefined || r.actual === null ? null : String(r.actual),
       state: r.state as "held" | "settled" | "released",
-      releaseCause: r.releaseCause,
+      releaseCause: r.releaseCause ?? null,
     })),
     lateRequestsDenied: await countLateRequestsTx(tx, b.teamId, runIds, b.requestedAt),
     receipts: receipts.map((r) => ({ version: r.version, decision: r.decision, digest: r.digest, verifiedAt: r.verifiedAt })),

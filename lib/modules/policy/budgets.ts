@@ -19,26 +19,17 @@ export async function listBudgets(p: Principal): Promise<BudgetView[]> {
   });
   if (rules.length === 0) return [];
   const names = rules.map((r) => r.name);
-  const [usage, held, crossings] = await Promise.all([
-    prisma().$queryRawUnsafe<{ budget: string; scope_key: string; window_start: Date; used: string }[]>(
-      `SELECT u.budget, u.scope_key, u.window_start, u.used::text AS used FROM budget_usage u
+  const [usage, crossings] = await Promise.all([
+    prisma().$queryRawUnsafe<{ budget: string; scope_key: string; window_start: Date; used: string; held: string }[]>(
+      `SELECT u.budget, u.scope_key, u.window_start, u.used::text AS used, u.held::text AS held FROM budget_usage u
         WHERE u.team_id = $1 AND u.budget = ANY ($2::text[])
           AND (u.window_start = 'epoch'::timestamptz OR u.window_start = date_trunc('minute', now()))
         ORDER BY u.used DESC LIMIT 2000`,
       team,
       names,
     ),
-    prisma().$queryRawUnsafe<{ budget: string; scope_key: string; window_start: Date; held: string }[]>(
-      `SELECT b.budget, b.scope_key, b.window_start, sum(b.amount)::text AS held FROM budget_reservations b
-        WHERE b.team_id = $1 AND b.budget = ANY ($2::text[]) AND b.state = 'held'
-        GROUP BY b.budget, b.scope_key, b.window_start`,
-      team,
-      names,
-    ),
     prisma().budgetCrossing.findMany({ where: { teamId: team, budget: { in: names } }, orderBy: { crossedAt: "desc" }, take: 200 }),
   ]);
-  const key = (b: string, s: string, w: Date) => `${b}|${s}|${w.getTime()}`;
-  const heldBy = new Map(held.map((h) => [key(h.budget, h.scope_key, h.window_start), Number(h.held)]));
   return rules.map((r) => ({
     name: r.name,
     unit: r.budgetUnit!,
@@ -53,7 +44,7 @@ export async function listBudgets(p: Principal): Promise<BudgetView[]> {
         scopeKey: u.scope_key,
         windowStart: u.window_start.toISOString(),
         used: Number(u.used),
-        held: heldBy.get(key(u.budget, u.scope_key, u.window_start)) ?? 0,
+        held: Number(u.held),
       })),
     crossings: crossings
       .filter((c) => c.budget === r.name)

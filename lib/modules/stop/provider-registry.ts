@@ -28,6 +28,8 @@ interface ProviderRow {
   endpoint?: string | null;
   timeoutMs?: number;
   settleDeadlineMs?: number;
+  /** The provider's page for one job (a template), linked by the console. */
+  jobUrl?: string | null;
 }
 
 const COLUMNS = {
@@ -41,6 +43,7 @@ const COLUMNS = {
   endpoint: "endpoint",
   timeoutMs: "timeout_ms",
   settleDeadlineMs: "settle_deadline_ms",
+  jobUrl: "job_url",
 } as const satisfies Record<Exclude<keyof ProviderRow, "teamId">, string>;
 
 /** Inserts the row and its audit entry, or returns null when the team already has that name. Absent fields take the column's default. */
@@ -63,7 +66,7 @@ export interface ProviderInput extends Omit<ProviderRow, "compensateUrl"> {
   /** Where to ask the provider to undo a completed effect (recovery); none: a person records it. */
   compensateUrl?: string | null;
   /**
-   * An existing row whose cancel/status URLs differ is pointed at these (audited as provider.update).
+   * An existing row whose cancel, status, compensate or job-page URLs differ is pointed at these (audited as provider.update).
    * For the seeded simulated provider, whose port is a setting (QUIESCE_PROVIDER_SIM_PORT): the demo
    * keeps working when the port changes between starts. Otherwise an existing row is left as configured.
    */
@@ -80,21 +83,28 @@ export async function ensureProvider(p: Principal, input: ProviderInput): Promis
     if (id) return { id, created: true, updated: false };
     const row = await tx.provider.findUniqueOrThrow({
       where: { teamId_name: { teamId: input.teamId, name: input.name } },
-      select: { id: true, cancelUrl: true, statusUrl: true, compensateUrl: true },
+      select: { id: true, cancelUrl: true, statusUrl: true, compensateUrl: true, jobUrl: true },
     });
+    const jobUrl = input.jobUrl === undefined ? row.jobUrl : input.jobUrl;
     if (
       !input.updateUrls ||
-      (row.cancelUrl === input.cancelUrl && row.statusUrl === input.statusUrl && row.compensateUrl === compensateUrl)
+      (row.cancelUrl === input.cancelUrl &&
+        row.statusUrl === input.statusUrl &&
+        row.compensateUrl === compensateUrl &&
+        row.jobUrl === jobUrl)
     )
       return { id: row.id, created: false, updated: false };
-    await tx.provider.update({ where: { id: row.id }, data: { cancelUrl: input.cancelUrl, statusUrl: input.statusUrl, compensateUrl } });
+    await tx.provider.update({
+      where: { id: row.id },
+      data: { cancelUrl: input.cancelUrl, statusUrl: input.statusUrl, compensateUrl, jobUrl },
+    });
     await appendAudit(tx, {
       teamId: input.teamId,
       actor: actorOf(p),
       action: "provider.update",
       target: row.id,
-      before: { cancelUrl: row.cancelUrl, statusUrl: row.statusUrl, compensateUrl: row.compensateUrl },
-      after: { cancelUrl: input.cancelUrl, statusUrl: input.statusUrl, compensateUrl },
+      before: { cancelUrl: row.cancelUrl, statusUrl: row.statusUrl, compensateUrl: row.compensateUrl, jobUrl: row.jobUrl },
+      after: { cancelUrl: input.cancelUrl, statusUrl: input.statusUrl, compensateUrl, jobUrl },
     });
     return { id: row.id, created: false, updated: true };
   });
@@ -112,6 +122,7 @@ type Stored = {
   settleDeadlineMs: number;
   quietPeriodSeconds: number;
   rollbackOwner: string | null;
+  jobUrl: string | null;
   createdAt: Date;
 };
 
@@ -180,6 +191,7 @@ export async function createProvider(p: Principal, input: unknown, teamId?: stri
       endpoint,
       timeoutMs: b.timeoutMs,
       settleDeadlineMs: b.settleDeadlineMs,
+      jobUrl: b.jobUrl ?? null,
     });
     if (!id) throw new QuiesceError("conflict", `name: the team already has a provider "${b.name}"`);
     return view(await tx.provider.findUniqueOrThrow({ where: { id } }));

@@ -19,7 +19,7 @@ import { emitEventTx } from "../webhooks/emit";
 import { coveringBarriersTx } from "./internal/evidence";
 import { mayResolveReconciliation, OPEN_RECONCILIATION_STATUSES, type ReconciliationStatus } from "../../control/reconciliation";
 import type { Reconciliation, ResolveReconciliationInput } from "../../schemas/barriers";
-import { RECONCILIATION_INCLUDE, toReconciliation } from "./internal/read-shapes";
+import { jobUrlKey, RECONCILIATION_INCLUDE, toReconciliation } from "./internal/read-shapes";
 
 type Row = NonNullable<Awaited<ReturnType<typeof loadRow>>>;
 function loadRow(id: string) {
@@ -32,7 +32,12 @@ async function toViews(rows: Row[]): Promise<Reconciliation[]> {
   const unsettled = [...new Set(rows.filter((r) => !r.settlement).map((r) => r.operation.runId))];
   const [users, providers, covering] = await Promise.all([
     ids.length ? prisma().user.findMany({ where: { id: { in: ids } }, select: { id: true, email: true, name: true } }) : [],
-    names.length ? prisma().provider.findMany({ where: { name: { in: names } }, select: { teamId: true, name: true } }) : [],
+    names.length
+      ? prisma().provider.findMany({
+          where: { teamId: { in: [...new Set(rows.map((r) => r.teamId))] }, name: { in: names } },
+          select: { teamId: true, name: true, jobUrl: true },
+        })
+      : [],
     // An unknown no barrier settled is still listed by every barrier over its run (the newest is the one to read).
     unsettled.length
       ? query<{ run_id: string; barrier_id: string }>(
@@ -44,12 +49,16 @@ async function toViews(rows: Row[]): Promise<Reconciliation[]> {
       : [],
   ]);
   const people = new Map(users.map((u) => [u.id, u]));
-  const known = new Set(providers.map((x) => `${x.teamId}\u0000${x.name}`));
+  // Operations name their provider: whether Quiesce can ask it (the evidence's words for an unknown) and its job
+  // page (when it has one), the link a person checks.
+  const known = new Set(providers.map((x) => jobUrlKey(x.teamId, x.name)));
+  const jobUrls = new Map(providers.filter((x) => x.jobUrl).map((x) => [jobUrlKey(x.teamId, x.name), x.jobUrl!]));
   const barrierOf = new Map(covering.map((x) => [x.run_id, x.barrier_id]));
   return rows.map((r) =>
     toReconciliation(r, {
       people,
-      hasProvider: (x) => !!x.operation.providerName && known.has(`${x.teamId}\u0000${x.operation.providerName}`),
+      jobUrls,
+      hasProvider: (x) => !!x.operation.providerName && known.has(jobUrlKey(x.teamId, x.operation.providerName)),
       coveringBarrier: (x) => barrierOf.get(x.operation.runId) ?? null,
     }),
   );

@@ -37,18 +37,19 @@ DECLARE
     v_decision "Decision"; v_reason text; v_effect text; v_state text; v_cur integer; v_receipt jsonb;
     v_rows integer; v_attempt integer := 0;
     s_kill boolean; s_pause boolean;
-    v_policy integer; v_pol jsonb;
+    v_policy integer; v_pol jsonb; v_harness text; v_agent text; v_creator text; v_op_row text;
 BEGIN
     -- Statement 1 — authenticate, and find the run (for admit/heartbeat: through the operation).
     -- An unknown, revoked or expired key is unauthenticated; an operator key carries its user's CURRENT
     -- role (mirrors lib/control/authz.ts isAllowed(caller, "gate.ask"); see test/gate/auth.test.ts).
-    -- Only immutable columns of the run are read here (root and path): the control state is read below,
-    -- after the lock.
+    -- Only immutable columns of the run are read here (root, path, and the harness, agent and creator a
+    -- policy rule matches): the control state is read below, after the lock.
     IF p_source = 'gate' THEN
         -- The gate names its run: no operation to look up (change 5c).
         SELECT k.team_id, k.kind, coalesce(k.scopes, '{}'), CASE WHEN u.disabled_at IS NULL THEN m.role END, k.id, false,
-               p_run_id, p_lease_id, p_epoch, r.root_run_id, r.path
-          INTO v_team, v_kind, v_scopes, v_role, v_key_id, o_found, v_run, v_lease, v_epoch, v_root, v_path
+               p_run_id, p_lease_id, p_epoch, r.root_run_id, r.path, r.harness::text, r.native_agent_id, r.created_by
+          INTO v_team, v_kind, v_scopes, v_role, v_key_id, o_found, v_run, v_lease, v_epoch, v_root, v_path,
+               v_harness, v_agent, v_creator
           FROM api_keys k
           LEFT JOIN memberships m ON k.kind = 'operator' AND m.team_id = k.team_id AND m.user_id = k.user_id
           LEFT JOIN users u ON k.kind = 'operator' AND u.id = k.user_id
@@ -61,8 +62,9 @@ BEGIN
                CASE WHEN p_source = 'gate' THEN p_run_id ELSE o.run_id END,
                CASE WHEN p_source = 'gate' THEN p_lease_id ELSE o.lease_id END,
                CASE WHEN p_source = 'gate' THEN p_epoch ELSE o.epoch_stamp END,
-               r.root_run_id, r.path
-          INTO v_team, v_kind, v_scopes, v_role, v_key_id, o_found, o_regkey, v_run, v_lease, v_epoch, v_root, v_path
+               r.root_run_id, r.path, r.harness::text, r.native_agent_id, r.created_by
+          INTO v_team, v_kind, v_scopes, v_role, v_key_id, o_found, o_regkey, v_run, v_lease, v_epoch, v_root, v_path,
+               v_harness, v_agent, v_creator
           FROM api_keys k
           LEFT JOIN memberships m ON k.kind = 'operator' AND m.team_id = k.team_id AND m.user_id = k.user_id
           LEFT JOIN users u ON k.kind = 'operator' AND u.id = k.user_id
@@ -217,11 +219,15 @@ BEGIN
         END IF;
 
         -- The team's policy, for work the authority would admit now (lib/control/policy.ts decidePolicy):
-        -- a deny rule, an approval bound to this call, the budgets' reservations.
+        -- a deny rule, an approval bound to this call, the budgets' reservations (written with the operation
+        -- below; an earlier attempt's are given back first).
+        IF v_pol -> 'reserve' IS NOT NULL THEN PERFORM quiesce_budget_give_back(v_team, v_pol -> 'reserve', NULL); END IF;
         v_pol := NULL;
         IF v_effect IN ('insert_running', 'start') AND v_policy IS NOT NULL THEN
+            v_op_row := CASE WHEN v_effect = 'start' THEN o_id ELSE p_new_op_id END;
             v_pol := quiesce_gate_policy(v_team, v_policy, v_run, v_root, v_path, v_lease, l_path, v_epoch, p_operation_id,
-                                         coalesce(p_tool, o_tool, ''), p_args_digest, p_args, p_cost, v_now);
+                                         coalesce(p_tool, o_tool, ''), v_harness, v_agent, v_creator,
+                                         p_args_digest, p_args, p_cost, v_now);
             IF v_pol ->> 'decision' <> 'allow' THEN
                 v_decision := (v_pol ->> 'decision')::"Decision"; v_reason := v_pol ->> 'reason';
                 v_effect := CASE WHEN v_decision = 'hold' THEN 'none' WHEN v_effect = 'start' THEN 'deny_registered'
@@ -251,17 +257,18 @@ BEGIN
         END IF;
 
         IF v_effect IN ('insert_running', 'insert_denied') THEN
-            INSERT INTO operations (id, team_id, operation_id, run_id, lease_id, epoch_stamp, kind, tool, state, state_reason, started_at, finished_at, created_at, registered_by_key)
+            INSERT INTO operations (id, team_id, operation_id, run_id, lease_id, epoch_stamp, kind, tool, state, state_reason, started_at, finished_at, created_at, registered_by_key,
+                                    budget_reservations)
             VALUES (p_new_op_id, v_team, p_operation_id, v_run, v_lease, v_epoch, 'call', coalesce(p_tool, ''),
                     CASE WHEN v_effect = 'insert_running' THEN 'running'::"OperationState" ELSE 'denied'::"OperationState" END,
                     CASE WHEN v_effect = 'insert_denied' THEN v_reason END,
                     CASE WHEN v_effect = 'insert_running' THEN v_now END,
                     CASE WHEN v_effect = 'insert_denied' THEN v_now END,
-                    v_now, v_key_id)
+                    v_now, v_key_id, CASE WHEN v_effect = 'insert_running' THEN v_pol -> 'reserve' END)
             ON CONFLICT (team_id, operation_id) DO NOTHING;
             v_rows := CASE WHEN FOUND THEN 1 ELSE 0 END;
         ELSIF v_effect = 'start' THEN
-            UPDATE operations SET state = 'running', started_at = v_now, state_reason = NULL
+            UPDATE operations SET state = 'running', started_at = v_now, state_reason = NULL, budget_reservations = v_pol -> 'reserve'
              WHERE id = o_id AND state IN ('queued', 'scheduled');
             GET DIAGNOSTICS v_rows = ROW_COUNT;
         ELSIF v_effect = 'deny_registered' THEN
@@ -277,9 +284,11 @@ BEGIN
         IF v_attempt > 3 THEN RAISE EXCEPTION 'quiesce_gate: operation % keeps changing', p_operation_id; END IF;
     END LOOP;
 
-    IF v_pol IS NOT NULL AND v_decision = 'allow' THEN
-        PERFORM quiesce_gate_policy_apply(v_team, CASE WHEN v_effect = 'start' THEN o_id ELSE p_new_op_id END, p_operation_id,
-                                          v_run, v_pol, v_now);
+    IF v_decision = 'allow' AND v_pol ->> 'approvalId' IS NOT NULL THEN
+        UPDATE approvals SET used_at = v_now, operation_row_id = v_op_row
+         WHERE id = v_pol ->> 'approvalId' AND team_id = v_team AND used_at IS NULL;
+    ELSIF v_decision <> 'allow' AND v_pol -> 'reserve' IS NOT NULL THEN   -- the probe went to another caller
+        PERFORM quiesce_budget_give_back(v_team, v_pol -> 'reserve', NULL);
     END IF;
 
     v_state := CASE v_effect

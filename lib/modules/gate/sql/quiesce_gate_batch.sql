@@ -24,9 +24,8 @@ DECLARE
     v_done integer[]; v_answers jsonb[];
     v_out jsonb[];
     k integer;
-    -- the team policy's part decided here (calls by index; budget pairs one per call and matching budget)
-    v_denied integer[] := '{}'; v_complex integer[] := '{}';
-    b_i integer[]; b_team text[]; b_name text[]; b_scope text[]; b_window timestamptz[]; b_unit text[]; b_amount numeric[];
+    v_pteams text[]; v_pversions integer[];
+    v_rows_due integer; v_rows_spent integer;
 BEGIN
     IF v_n IS NULL OR v_n = 0 THEN RETURN '{}'::jsonb[]; END IF;
     IF cardinality(p_key_hash) <> v_n OR cardinality(p_run_id) <> v_n OR cardinality(p_lease_id) <> v_n
@@ -63,94 +62,68 @@ BEGIN
        FROM (SELECT DISTINCT hashtext(tm) AS key FROM unnest(v_team) AS tm WHERE tm IS NOT NULL ORDER BY 1) t;
     v_now := clock_timestamp();
 
-    -- Statement 1b, only for a batch with calls of a team with an enabled policy: each call's first matching
-    -- access rule and matching budgets (the same match as quiesce_gate_policy). A deny rule is decided here; so
-    -- is a call whose budgets ALL fit with every call of this batch counted (then any order of the calls would
-    -- have admitted it). Anything else — an approval, a budget that might not fit — goes to quiesce_gate below.
-    -- The budgets' usage rows are made and locked here, in one order, before the facts are read.
-    IF EXISTS (SELECT 1 FROM teams tm WHERE tm.id = ANY (v_team) AND tm.policy_version IS NOT NULL) THEN
-        WITH pc AS MATERIALIZED (
-            SELECT x.i::integer AS i, x.team, tm.policy_version AS version, coalesce(p_tool[x.i], '') AS tool,
-                   r.harness::text AS harness, r.native_agent_id, r.created_by, r.path, r.root_run_id
-              FROM unnest(v_team) WITH ORDINALITY AS x(team, i)
-              JOIN teams tm ON tm.id = x.team AND tm.policy_version IS NOT NULL
-              JOIN runs r ON r.id = p_run_id[x.i] AND r.team_id = x.team
-        ), acc AS (
-            SELECT pc.i, (SELECT pr.effect FROM policy_rules pr
-                           WHERE pr.team_id = pc.team AND pr.version = pc.version AND pr.effect <> 'budget'
-                             AND (pr.tool_regex IS NULL OR pc.tool ~ pr.tool_regex)
-                             AND (pr.harness IS NULL OR pr.harness::text = pc.harness)
-                             AND (pr.agent IS NULL OR pr.agent = pc.native_agent_id OR pr.agent = pc.created_by)
-                             AND (pr.subtree_run_id IS NULL OR pr.subtree_run_id = ANY (pc.path))
-                           ORDER BY pr.position LIMIT 1) AS effect
-              FROM pc
-        )
-        SELECT coalesce(array_agg(acc.i) FILTER (WHERE acc.effect = 'deny'), '{}'),
-               coalesce(array_agg(acc.i) FILTER (WHERE acc.effect = 'require_approval'), '{}')
-          INTO v_denied, v_complex FROM acc;
-        SELECT array_agg(b.i ORDER BY b.i, b.name), array_agg(b.team ORDER BY b.i, b.name), array_agg(b.name ORDER BY b.i, b.name),
-               array_agg(b.scope ORDER BY b.i, b.name), array_agg(b.win ORDER BY b.i, b.name), array_agg(b.unit ORDER BY b.i, b.name),
-               array_agg(b.amount ORDER BY b.i, b.name)
-          INTO b_i, b_team, b_name, b_scope, b_window, b_unit, b_amount
-          FROM (SELECT x.i::integer AS i, x.team, pr.name, pr.budget_unit AS unit,
-                       CASE pr.budget_per WHEN 'run_tree' THEN r.root_run_id
-                                          WHEN 'agent' THEN coalesce(r.native_agent_id, r.created_by, '-') ELSE '-' END AS scope,
-                       CASE pr.budget_window WHEN 'minute' THEN date_trunc('minute', v_now) ELSE 'epoch'::timestamptz END AS win,
-                       CASE WHEN pr.budget_unit = 'calls' THEN coalesce((p_extra -> (x.i::integer - 1) -> 'cost' ->> 'calls')::numeric, 1)
-                            ELSE coalesce((p_extra -> (x.i::integer - 1) -> 'cost' ->> pr.budget_unit)::numeric, 0) END AS amount
-                  FROM unnest(v_team) WITH ORDINALITY AS x(team, i)
-                  JOIN teams tm ON tm.id = x.team AND tm.policy_version IS NOT NULL
-                  JOIN runs r ON r.id = p_run_id[x.i] AND r.team_id = x.team
-                  JOIN policy_rules pr ON pr.team_id = x.team AND pr.version = tm.policy_version AND pr.effect = 'budget'
-                       AND (pr.tool_regex IS NULL OR coalesce(p_tool[x.i], '') ~ pr.tool_regex)
-                       AND (pr.harness IS NULL OR pr.harness::text = r.harness::text)
-                       AND (pr.agent IS NULL OR pr.agent = r.native_agent_id OR pr.agent = r.created_by)
-                       AND (pr.subtree_run_id IS NULL OR pr.subtree_run_id = ANY (r.path))) b;
-        IF b_i IS NOT NULL THEN
-            INSERT INTO budget_usage (team_id, budget, scope_key, window_start, unit, used)
-            SELECT DISTINCT u.team, u.name, u.scope, u.win, u.unit, 0
-              FROM unnest(b_team, b_name, b_scope, b_window, b_unit) AS u(team, name, scope, win, unit)
-             ORDER BY 1, 2, 3, 4
-            ON CONFLICT (team_id, budget, scope_key, window_start) DO NOTHING;
-            -- Lock each row (in one order), then: a call is decided here only if every row it reserves against
-            -- fits the whole batch's reservations (and has something left when a call reserves nothing).
-            WITH locked AS MATERIALIZED (
-                SELECT u.team_id, u.budget, u.scope_key, u.window_start, u.used
-                  FROM budget_usage u
-                 WHERE (u.team_id, u.budget, u.scope_key, u.window_start) IN
-                       (SELECT bk.t, bk.n, bk.s, bk.w FROM unnest(b_team, b_name, b_scope, b_window) AS bk(t, n, s, w))
-                 ORDER BY 1, 2, 3, 4
-                   FOR UPDATE
-            ), pairs AS (
-                SELECT * FROM unnest(b_i, b_team, b_name, b_scope, b_window, b_amount) AS p(i, team, name, scope, win, amount)
-            ), rowsum AS (
-                SELECT l.team_id, l.budget, l.scope_key, l.window_start,
-                       l.used + sum(p.amount) <= min(pr.budget_limit)
-                       AND NOT (bool_or(p.amount = 0) AND l.used + sum(p.amount) >= min(pr.budget_limit)) AS fits
-                  FROM locked l
-                  JOIN pairs p ON p.team = l.team_id AND p.name = l.budget AND p.scope = l.scope_key AND p.win = l.window_start
-                  JOIN teams tm ON tm.id = l.team_id
-                  JOIN policy_rules pr ON pr.team_id = l.team_id AND pr.version = tm.policy_version AND pr.name = l.budget
-                 GROUP BY l.team_id, l.budget, l.scope_key, l.window_start, l.used
-            )
-            SELECT v_complex || coalesce(array_agg(DISTINCT p.i), '{}') INTO v_complex
-              FROM pairs p JOIN rowsum rs ON rs.team_id = p.team AND rs.budget = p.name AND rs.scope_key = p.scope
-                                         AND rs.window_start = p.win
-             WHERE NOT rs.fits;
-        END IF;
-    END IF;
+    -- The teams of this batch with an enabled policy, and the version each reads (steps 9–12 below).
+    SELECT array_agg(tm.id), array_agg(tm.policy_version) INTO v_pteams, v_pversions
+      FROM teams tm WHERE tm.id = ANY (v_team) AND tm.policy_version IS NOT NULL;
 
     -- Statement 2: every control fact of every call (a snapshot taken after all the locks), the
-    -- decision (decideAuthority's order, as in quiesce_gate), the operation rows, the evidence rows and
-    -- the answers of the calls decided here.
+    -- decision (decideAuthority's order, as in quiesce_gate), the team policy's part, the operation rows,
+    -- the reservations, the evidence rows and the answers of the calls decided here.
     WITH e AS MATERIALIZED (
         SELECT x.i::integer AS i, x.team, x.key_id, p_run_id[x.i] AS run_id, p_lease_id[x.i] AS lease_id,
                p_epoch[x.i] AS epoch, p_operation_id[x.i] AS op_id, p_tool[x.i] AS tool, p_new_op_id[x.i] AS new_id,
-               r.path,
+               r.path, r.root_run_id AS root, r.harness::text AS harness, r.native_agent_id AS agent, r.created_by AS creator,
                count(*) OVER (PARTITION BY x.team, p_operation_id[x.i]) AS dup
           FROM unnest(v_team, v_key, v_root) WITH ORDINALITY AS x(team, key_id, root, i)
           JOIN runs r ON r.id = p_run_id[x.i] AND r.team_id IS NOT DISTINCT FROM x.team
          WHERE x.team IS NOT NULL AND x.root IS NOT NULL
+    ), pc AS MATERIALIZED (
+        -- The policy's part (the same match as quiesce_gate_policy): each call's first matching access rule and
+        -- its matching budgets. A deny rule is decided here; so is a call whose budgets ALL fit with every call
+        -- of this batch counted, as read now (then any order of the calls would have admitted it); `spent`
+        -- below checks that again under the lock. Anything else — an approval, a budget that might not fit, a
+        -- call that reserves nothing — goes to quiesce_gate.
+        SELECT e.i, e.team, pt.version, coalesce(e.tool, '') AS tool, e.harness, e.agent, e.creator, e.path, e.root
+          FROM e JOIN unnest(v_pteams, v_pversions) AS pt(team, version) ON pt.team = e.team
+    ), acc AS MATERIALIZED (
+        SELECT pc.i, (SELECT pr.effect FROM policy_rules pr
+                       WHERE pr.team_id = pc.team AND pr.version = pc.version AND pr.effect <> 'budget'
+                         AND (pr.tool_regex IS NULL OR pc.tool ~ pr.tool_regex)
+                         AND (pr.harness IS NULL OR pr.harness::text = pc.harness)
+                         AND (pr.agent IS NULL OR pr.agent = pc.agent OR pr.agent = pc.creator)
+                         AND (pr.subtree_run_id IS NULL OR pr.subtree_run_id = ANY (pc.path))
+                       ORDER BY pr.position LIMIT 1) AS effect
+          FROM pc
+    ), pairs AS MATERIALIZED (
+        SELECT pc.i, pc.team, pr.name, pr.budget_unit AS unit, pr.budget_limit AS lim,
+               CASE pr.budget_per WHEN 'run_tree' THEN pc.root
+                                  WHEN 'agent' THEN coalesce(pc.agent, pc.creator, '-') ELSE '-' END AS scope,
+               CASE pr.budget_window WHEN 'minute' THEN date_trunc('minute', v_now) ELSE 'epoch'::timestamptz END AS win,
+               CASE WHEN pr.budget_unit = 'calls' THEN coalesce((p_extra -> (pc.i - 1) -> 'cost' ->> 'calls')::numeric, 1)
+                    ELSE coalesce((p_extra -> (pc.i - 1) -> 'cost' ->> pr.budget_unit)::numeric, 0) END AS amount
+          FROM pc
+          JOIN policy_rules pr ON pr.team_id = pc.team AND pr.version = pc.version AND pr.effect = 'budget'
+               AND (pr.tool_regex IS NULL OR pc.tool ~ pr.tool_regex)
+               AND (pr.harness IS NULL OR pr.harness::text = pc.harness)
+               AND (pr.agent IS NULL OR pr.agent = pc.agent OR pr.agent = pc.creator)
+               AND (pr.subtree_run_id IS NULL OR pr.subtree_run_id = ANY (pc.path))
+    ), nofit AS MATERIALIZED (
+        SELECT s.team, s.name, s.scope, s.win
+          FROM (SELECT p.team, p.name, p.scope, p.win, sum(p.amount) AS amount, bool_or(p.amount = 0) AS zero, min(p.lim) AS lim
+                  FROM pairs p GROUP BY p.team, p.name, p.scope, p.win) s
+          LEFT JOIN budget_usage u ON u.team_id = s.team AND u.budget = s.name AND u.scope_key = s.scope AND u.window_start = s.win
+         WHERE s.zero OR coalesce(u.used, 0) + s.amount > s.lim
+    ), pol AS MATERIALIZED (
+        SELECT acc.i, acc.effect = 'deny' AS denied,
+               acc.effect = 'require_approval'
+               OR EXISTS (SELECT 1 FROM pairs p JOIN nofit n ON n.team = p.team AND n.name = p.name AND n.scope = p.scope
+                                                            AND n.win = p.win WHERE p.i = acc.i) AS complex
+          FROM acc
+    ), held AS MATERIALIZED (
+        -- each call's reservations, written with its operation when it is admitted here
+        SELECT p.i, jsonb_agg(jsonb_build_object('budget', p.name, 'scopeKey', p.scope, 'windowStart', p.win, 'unit', p.unit,
+                                                 'amount', p.amount, 'state', 'held') ORDER BY p.name) AS reserve
+          FROM pairs p GROUP BY p.i
     ), f AS MATERIALIZED (
         SELECT e.*, c.*, l.*, o.id IS NOT NULL AS o_found,
                coalesce(sc.s_kill, false) AS s_kill, coalesce(sc.s_pause, false) AS s_pause,
@@ -201,10 +174,11 @@ BEGIN
                    WHEN f.stale THEN 'stale_epoch'
                    WHEN f.blocked THEN 'breaker_open'
                    WHEN f.paused OR f.s_pause THEN 'paused'
-                   WHEN f.i = ANY (v_denied) THEN 'policy_denied'
+                   WHEN pol.denied THEN 'policy_denied'
                    ELSE 'allowed'
-               END AS reason
-          FROM f
+               END AS reason,
+               coalesce(pol.complex, false) AS complex
+          FROM f LEFT JOIN pol ON pol.i = f.i
     ), d AS MATERIALIZED (
         SELECT a.*,
                CASE a.reason WHEN 'allowed' THEN 'allow' WHEN 'paused' THEN 'hold' ELSE 'deny' END::"Decision" AS decision
@@ -212,37 +186,39 @@ BEGIN
          -- decided here: a new operationId, once in this batch, readable state, and for an allow nothing
          -- more to do than insert it (no probe to claim, no renewal due, no approval, every budget fits)
          WHERE NOT a.o_found AND a.dup = 1 AND a.reason <> 'missing_state'
-           AND NOT (a.reason = 'allowed' AND (coalesce(a.claims, false) OR coalesce(a.l_renew, false) OR a.i = ANY (v_complex)))
+           AND NOT (a.reason = 'allowed' AND (coalesce(a.claims, false) OR coalesce(a.l_renew, false) OR a.complex))
     ), ins AS (
         INSERT INTO operations (id, team_id, operation_id, run_id, lease_id, epoch_stamp, kind, tool, state, state_reason,
-                                started_at, finished_at, created_at, registered_by_key)
+                                started_at, finished_at, created_at, registered_by_key, budget_reservations)
         SELECT d.new_id, d.team, d.op_id, d.run_id, d.lease_id, d.epoch, 'call', coalesce(d.tool, ''),
                CASE WHEN d.decision = 'allow' THEN 'running'::"OperationState" ELSE 'denied'::"OperationState" END,
                CASE WHEN d.decision = 'deny' THEN d.reason END,
                CASE WHEN d.decision = 'allow' THEN v_now END,
                CASE WHEN d.decision = 'deny' THEN v_now END,
-               v_now, d.key_id
-          FROM d WHERE d.decision <> 'hold'
+               v_now, d.key_id, CASE WHEN d.decision = 'allow' THEN held.reserve END
+          FROM d LEFT JOIN held ON held.i = d.i WHERE d.decision <> 'hold'
         ON CONFLICT (team_id, operation_id) DO NOTHING
         RETURNING team_id, operation_id
     ), done AS MATERIALIZED (
         -- a hold records no operation; an insert that lost to a concurrent call is answered below
         SELECT d.* FROM d
          WHERE d.decision = 'hold' OR EXISTS (SELECT 1 FROM ins WHERE ins.team_id = d.team AND ins.operation_id = d.op_id)
-    ), res AS (
-        -- the reservations of the calls admitted here (each budget fits the whole batch: checked above)
-        INSERT INTO budget_reservations (id, team_id, budget, scope_key, window_start, unit, operation_row_id, operation_id,
-                                         run_id, amount, state, created_at)
-        SELECT 'brs_' || replace(gen_random_uuid()::text, '-', ''), done.team, b.name, b.scope, b.win, b.unit, done.new_id,
-               done.op_id, done.run_id, b.amount, 'held', v_now
-          FROM done JOIN unnest(b_i, b_name, b_scope, b_window, b_unit, b_amount) AS b(i, name, scope, win, unit, amount) ON b.i = done.i
+    ), due AS MATERIALIZED (
+        -- what the calls admitted here reserve, per usage row (each budget fits the whole batch: checked above)
+        SELECT done.team AS team_id, p.name AS budget, p.scope AS scope_key, p.win AS window_start, min(p.unit) AS unit,
+               sum(p.amount) AS amount
+          FROM done JOIN pairs p ON p.i = done.i
          WHERE done.decision = 'allow'
-        RETURNING team_id, budget, scope_key, window_start, amount
+         GROUP BY 1, 2, 3, 4
     ), spent AS (
-        UPDATE budget_usage u SET used = u.used + s.amount
-          FROM (SELECT res.team_id, res.budget, res.scope_key, res.window_start, sum(res.amount) AS amount FROM res
-                 GROUP BY res.team_id, res.budget, res.scope_key, res.window_start) s
-         WHERE u.team_id = s.team_id AND u.budget = s.budget AND u.scope_key = s.scope_key AND u.window_start = s.window_start
+        -- each usage row reserved and checked against its limit as committed now, locked in one order (budget, scope)
+        INSERT INTO budget_usage AS u (team_id, budget, scope_key, window_start, unit, used, held)
+        SELECT due.team_id, due.budget, due.scope_key, due.window_start, due.unit, due.amount, due.amount FROM due ORDER BY 1, 2, 3, 4
+        ON CONFLICT (team_id, budget, scope_key, window_start) DO UPDATE SET used = u.used + EXCLUDED.used, held = u.held + EXCLUDED.held
+         WHERE u.used + EXCLUDED.used <= (SELECT pr.budget_limit FROM teams tm
+                                            JOIN policy_rules pr ON pr.team_id = tm.id AND pr.version = tm.policy_version
+                                           WHERE tm.id = EXCLUDED.team_id AND pr.name = EXCLUDED.budget)
+        RETURNING 1
     ), ev AS (
         INSERT INTO gate_decisions (team_id, run_id, operation_id, source, decision, reason, epoch_seen, current_epoch, at)
         SELECT done.team, done.run_id, done.op_id, 'gate', done.decision, done.reason, done.epoch, done.cur, v_now FROM done
@@ -253,9 +229,15 @@ BEGIN
                'continue', done.decision <> 'deny',
                'operation', CASE WHEN done.decision = 'hold' THEN NULL ELSE jsonb_build_object(
                    'operationId', done.op_id, 'state', CASE WHEN done.decision = 'allow' THEN 'running' ELSE 'denied' END) END)
-             ORDER BY done.i)
-      INTO v_done, v_answers
+             ORDER BY done.i),
+           (SELECT count(*) FROM due), (SELECT count(*) FROM spent)
+      INTO v_done, v_answers, v_rows_due, v_rows_spent
       FROM done;
+    -- A concurrent batch spent what this one counted on: nothing of this batch is kept, and the batcher
+    -- decides its calls one by one (quiesce_gate reserves under the lock from the start).
+    IF v_rows_spent IS DISTINCT FROM v_rows_due THEN
+        RAISE EXCEPTION 'quiesce_gate_batch: a budget no longer fits this batch' USING ERRCODE = 'QG002';
+    END IF;
 
     v_out := array_fill(NULL::jsonb, ARRAY[v_n]);
     FOR k IN 1 .. coalesce(cardinality(v_done), 0) LOOP

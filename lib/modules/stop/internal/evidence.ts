@@ -303,9 +303,10 @@ export async function loadEvidenceFactsManyTx(tx: Tx, barrierIds: string[], now:
     state: "held" | "settled" | "released";
     release_cause: string | null;
   }>(
-    "br.budget, br.unit, trim_scale(br.amount)::text AS amount, trim_scale(br.actual)::text AS actual, br.state, br.release_cause",
-    "JOIN budget_reservations br ON br.operation_row_id = o.id",
-    "br.created_at, br.id",
+    "br.x ->> 'budget' AS budget, br.x ->> 'unit' AS unit, trim_scale((br.x ->> 'amount')::numeric)::text AS amount, " +
+      "trim_scale((br.x ->> 'actual')::numeric)::text AS actual, br.x ->> 'state' AS state, br.x ->> 'releaseCause' AS release_cause",
+    "CROSS JOIN LATERAL jsonb_array_elements(o.budget_reservations) WITH ORDINALITY AS br(x, n)",
+    "o.created_at, o.id, br.n",
   );
 
   const receiptRows = await tx.$queryRawUnsafe<

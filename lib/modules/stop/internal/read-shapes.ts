@@ -5,6 +5,7 @@
 import "server-only";
 import type { OperationEvidence } from "../../../control/evidence/model";
 import { whyUnknownWords, type UnknownFacts } from "../../../control/stop-words";
+import { jobPageUrl } from "../../../control/provider-url";
 import type { ReceiptRef, Reconciliation, Settlement } from "../../../schemas/barriers";
 
 const iso = (d: Date | null | undefined) => (d ? d.toISOString() : null);
@@ -83,10 +84,16 @@ export interface ReconciliationRow {
 
 export type Person = { id: string; email: string; name: string };
 
-/** What a reconciliation's read needs beyond its row: whether its provider can be asked, and the barrier that lists it. */
+/** A provider's job-page template, keyed by team and provider name (jobUrlKey). */
+export type JobUrls = ReadonlyMap<string, string>;
+export const jobUrlKey = (teamId: string, providerName: string) => `${teamId}\u0000${providerName}`;
+
+/** What a reconciliation's read needs beyond its row: people, providers' job pages, whether its provider can be asked, the barrier that lists it. */
 export interface ReconciliationContext {
   /** The assignees by user id (a missing one is shown by its id). */
   people: ReadonlyMap<string, Person>;
+  /** The team's providers' job pages. */
+  jobUrls: JobUrls;
   /** A providers row exists for the operation's provider name (the evidence model's `hasProvider`). */
   hasProvider: (r: ReconciliationRow) => boolean;
   /** The newest barrier over the operation's run, for an unknown no barrier settled: that barrier lists it as its unknown. */
@@ -94,7 +101,7 @@ export interface ReconciliationContext {
 }
 
 export function toReconciliation(r: ReconciliationRow, ctx: ReconciliationContext): Reconciliation {
-  const people = ctx.people;
+  const { people, jobUrls } = ctx;
   const op = r.operation;
   const u = r.assigneeUserId
     ? (people.get(r.assigneeUserId) ?? { id: r.assigneeUserId, email: r.assigneeUserId, name: r.assigneeUserId })
@@ -108,6 +115,13 @@ export function toReconciliation(r: ReconciliationRow, ctx: ReconciliationContex
     tool: op.tool,
     providerName: op.providerName,
     providerJobId: op.providerJobId,
+    providerJobUrl: op.providerName
+      ? jobPageUrl(jobUrls.get(jobUrlKey(r.teamId, op.providerName)) ?? null, {
+          providerJobId: op.providerJobId,
+          operationId: op.operationId,
+          runId: op.runId,
+        })
+      : null,
     cause: op.uncertainIntervals[0]?.cause ?? null,
     // Open: the words the barrier's evidence uses for it. Resolved: the reason kept at resolution, since
     // resolving re-settled the operation; null for a row resolved before that reason was kept.

@@ -11,16 +11,13 @@
 import "server-only";
 import type { CancelAnswer, EffectAnswer, Provider, ProviderConfig, ProviderOperationRef } from "./types";
 import { PROVIDER_RESPONSES } from "../../../control/settlement";
+import { expandProviderUrl, hasPlaceholder } from "../../../control/provider-url";
 import { A2aProvider } from "./a2a";
 import { McpProvider } from "./mcp";
 
-const PLACEHOLDER = /\{(providerJobId|operationId|runId)\}/g;
-
 export function expandUrl(template: string, op: ProviderOperationRef, appendQuery: boolean): string {
-  const values: Record<string, string> = { providerJobId: op.providerJobId ?? "", operationId: op.operationId, runId: op.runId };
-  const hasPlaceholder = template.search(PLACEHOLDER) >= 0;
-  const url = template.replace(PLACEHOLDER, (_m, k: string) => encodeURIComponent(values[k] ?? ""));
-  if (hasPlaceholder || !appendQuery) return url;
+  const url = expandProviderUrl(template, { providerJobId: op.providerJobId ?? null, operationId: op.operationId, runId: op.runId });
+  if (hasPlaceholder(template) || !appendQuery) return url;
   const u = new URL(url);
   if (op.providerJobId) u.searchParams.set("providerJobId", op.providerJobId);
   u.searchParams.set("operationId", op.operationId);
