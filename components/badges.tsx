@@ -2,6 +2,8 @@
 // badges everywhere, each labelled with what it is, never merged into one "status".
 import { human } from "./format";
 import { ACTIVITY_MEANING, type Activity } from "@/lib/control/activity";
+import { DECISION_WORDS, PHASE_WORDS, RECONCILIATION_STATUS_WORDS, SETTLED_WORDS, SETTLING_WORD, wordFor } from "@/lib/control/stop-words";
+import { GLOSSARY_BY_TERM } from "./glossary";
 
 const LIFECYCLE_TONE: Record<string, string> = { normal: "ok", paused: "warn", killed: "danger" };
 const BREAKER_TONE: Record<string, string> = { closed: "ok", half_open: "warn", open: "danger" };
@@ -21,13 +23,21 @@ const ACTIVITY_TONE: Record<Activity, string> = {
 const APPROVAL_TONE: Record<string, string> = { pending: "warn", approved: "ok", denied: "danger", expired: "muted", voided: "muted" };
 const RECOVERY_TONE: Record<string, string> = { open: "warn", in_progress: "info", failed: "danger", rolled_back: "ok", accepted: "ok" };
 
-function Badge({ tone, label, value, title }: { tone: string; label?: string; value: string; title?: string }) {
+function Badge({ tone, label, value, title, words }: { tone: string; label?: string; value: string; title?: string; words?: string }) {
+  const shown = words ?? human(value);
   return (
-    <span className={`badge tone-${tone}`} title={title ?? (label ? `${label}: ${human(value)}` : human(value))}>
+    <span className={`badge tone-${tone}`} title={title ?? (label ? `${label}: ${shown}` : shown)} data-state={value}>
       {label ? <span className="badge-label">{label}</span> : null}
-      <span className="badge-value">{human(value)}</span>
+      <span className="badge-value">{shown}</span>
     </span>
   );
+}
+
+/** A stop's state in its one vocabulary (lib/control/stop-words.ts), its glossary definition on hover. */
+function StateBadge({ tone, label, value, words }: { tone: string; label?: string; value: string; words: string }) {
+  const meaning = GLOSSARY_BY_TERM.get(words.toLowerCase())?.short;
+  const title = `${label ? `${label}: ` : ""}${words}${meaning ? ` — ${meaning}` : ""}`;
+  return <Badge tone={tone} label={label} value={value} words={words} title={title} />;
 }
 
 export const LifecycleBadge = ({ value }: { value: string }) => (
@@ -36,15 +46,23 @@ export const LifecycleBadge = ({ value }: { value: string }) => (
 export const BreakerBadge = ({ value }: { value: string }) => <Badge tone={BREAKER_TONE[value] ?? "muted"} label="breaker" value={value} />;
 export const DecisionBadge = ({ value }: { value: string }) => <Badge tone={DECISION_TONE[value] ?? "muted"} value={value} />;
 export const SettledBadge = ({ value }: { value: string | null }) => (
-  <Badge tone={value ? (SETTLED_TONE[value] ?? "muted") : "muted"} value={value ?? "settling"} />
+  <StateBadge
+    tone={value ? (SETTLED_TONE[value] ?? "muted") : "muted"}
+    value={value ?? "settling"}
+    words={value ? wordFor(SETTLED_WORDS, value) : SETTLING_WORD}
+  />
 );
-export const PhaseBadge = ({ value }: { value: string }) => <Badge tone={PHASE_TONE[value] ?? "muted"} label="phase" value={value} />;
+export const PhaseBadge = ({ value }: { value: string }) => (
+  <StateBadge tone={PHASE_TONE[value] ?? "muted"} label="phase" value={value} words={wordFor(PHASE_WORDS, value)} />
+);
 export const ReceiptDecisionBadge = ({ value, large }: { value: string; large?: boolean }) => (
   <span className={large ? "badge-large" : undefined}>
-    <Badge tone={RECEIPT_TONE[value] ?? "muted"} value={value} />
+    <StateBadge tone={RECEIPT_TONE[value] ?? "muted"} value={value} words={wordFor(DECISION_WORDS, value)} />
   </span>
 );
-export const ReconciliationBadge = ({ value }: { value: string }) => <Badge tone={RECON_TONE[value] ?? "muted"} value={value} />;
+export const ReconciliationBadge = ({ value }: { value: string }) => (
+  <StateBadge tone={RECON_TONE[value] ?? "muted"} value={value} words={wordFor(RECONCILIATION_STATUS_WORDS, value)} />
+);
 export const RecoveryBadge = ({ value }: { value: string }) => (
   <Badge tone={RECOVERY_TONE[value] ?? "muted"} label="recovery" value={value} />
 );

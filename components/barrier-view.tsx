@@ -15,6 +15,7 @@ import { getJson } from "./providers";
 import { EmptyState, StaleNotice } from "./states";
 import { human, shortId } from "./format";
 import { Ladder } from "./ladder";
+import { barrierHeading, RESOLUTION_WORDS, wordFor } from "@/lib/control/stop-words";
 
 export function BarrierView({ initial, follow }: { initial: BarrierViewData; follow: boolean }) {
   const router = useRouter();
@@ -39,7 +40,7 @@ export function BarrierView({ initial, follow }: { initial: BarrierViewData; fol
       <header className="run-head">
         <div>
           <h1 id="barrier-title">
-            {b.phase === "complete" ? "Barrier complete" : "Stopping…"} <span className="mono muted small">{b.id}</span>
+            {barrierHeading(b.phase, b.decision)} <span className="mono muted small">{b.id}</span>
           </h1>
           <div className="meta">
             <span>
@@ -75,7 +76,7 @@ export function BarrierView({ initial, follow }: { initial: BarrierViewData; fol
             <span className="muted" role="status">
               {follow
                 ? "Following the barrier — the receipt opens when it is issued."
-                : "The receipt is issued when the barrier completes."}
+                : "The receipt is issued when the quiet period ends."}
             </span>
           )}
         </div>
@@ -161,7 +162,7 @@ export function BarrierView({ initial, follow }: { initial: BarrierViewData; fol
                       <ReconciliationBadge value={s.reconciliation.status} />
                       <div className="sub">
                         {s.reconciliation.assignee ?? "no owner"}
-                        {s.reconciliation.resolution ? ` · ${human(s.reconciliation.resolution)}` : ""}
+                        {s.reconciliation.resolution ? ` · ${wordFor(RESOLUTION_WORDS, s.reconciliation.resolution)}` : ""}
                         {s.reconciliation.resolvedBy ? ` · by ${s.reconciliation.resolvedBy}` : ""}
                       </div>
                     </>
@@ -201,9 +202,10 @@ const SETTLED_AS: Record<Settlement["outcome"], string | null> = {
   not_started: "cancelled_without_effect",
 };
 
+/** Why it settled as it did; an unknown in the words the evidence sentences and the open-work queue use. */
 function settledWhy(s: BarrierViewData["settlements"][number]): string {
+  if (s.outcome === "unknown" && s.whyUnknown) return s.whyUnknown;
   if (s.settledReason) return s.settledReason;
-  if (s.outcome === "unknown") return "its executor gave up on the call and could not say whether it took effect";
   return s.lastError ? `last error: ${s.lastError}` : "—";
 }
 

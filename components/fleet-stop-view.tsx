@@ -1,15 +1,14 @@
 "use client";
-// A fleet stop, live (docs/fleet-stop.md): matched, dispatch stopped, barriers started / complete,
-// stop_incomplete, open reconciliations, then the fleet receipt. Polls until the receipt is issued
+// A fleet stop, live (docs/fleet-stop.md): matched, dispatch stopped, barriers started / with a receipt,
+// not yet quiet, open reconciliations, then the fleet receipt. Polls until the receipt is issued
 // (a pause scope has no receipt: it shows whether dispatch is still stopped).
 import Link from "next/link";
 import { useRef, useState } from "react";
 import { useQuery, useQueryClient } from "@tanstack/react-query";
 import { liftStopAction } from "@/app/(console)/stops/actions";
-import { stopFilterWords } from "@/lib/control/stop-words";
+import { DECISION_WORDS, PHASE_WORDS, stopFilterWords, wordFor } from "@/lib/control/stop-words";
 import { PersonName, type PersonLike } from "./person";
 import { ReasonDialog } from "./reason-dialog";
-import { DECISION_WORDS, PHASE_WORDS } from "./words";
 import type { StopView } from "@/lib/schemas/stops";
 import { getJson } from "./providers";
 import { DataTable } from "./data-table";
@@ -77,7 +76,7 @@ export function FleetStopView({ initial, by, canLift }: { initial: StopView; by:
         {s.action === "kill" ? (
           <>
             <div>
-              <dt>Barriers complete</dt>
+              <dt>Receipts issued</dt>
               <dd data-testid="stop-complete">
                 {b.complete} of {b.total} ({b.started} started)
               </dd>
@@ -162,7 +161,7 @@ export function FleetStopView({ initial, by, canLift }: { initial: StopView; by:
                   "starting…"
                 )}
               </td>
-              <td>{r.phase ? (PHASE_WORDS[r.phase] ?? r.phase) : "—"}</td>
+              <td>{r.phase ? wordFor(PHASE_WORDS, r.phase) : "—"}</td>
               <td>{r.decision && r.barrierId ? <Link href={`/receipts/${r.barrierId}`}>{DECISION_WORDS[r.decision]}</Link> : "—"}</td>
             </tr>
           ))}

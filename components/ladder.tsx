@@ -1,11 +1,12 @@
-// The stop ladder: each rung with its status, evidence and time. "Pending" and "uncertain" look
-// different from "done" on purpose — a requested stop is not a stopped run.
+// The stop ladder: each rung with its status, evidence and time, in the stop vocabulary. "In progress" and
+// "not proven" look different from "done" on purpose — a requested stop is not a stopped run.
 import type { Rung } from "@/lib/modules/runs";
 import { Time } from "./time";
 import { duration } from "./format";
+import { RUNG_STATUS_WORDS, RUNG_WORDS, wordFor } from "@/lib/control/stop-words";
+import { GLOSSARY_BY_TERM } from "./glossary";
 
 const ICON: Record<Rung["status"], string> = { done: "✓", pending: "…", uncertain: "?" };
-const WORD: Record<Rung["status"], string> = { done: "done", pending: "pending", uncertain: "uncertain" };
 
 export function Ladder({ rungs, startedAt }: { rungs: Rung[]; startedAt: string }) {
   return (
@@ -17,8 +18,10 @@ export function Ladder({ rungs, startedAt }: { rungs: Rung[]; startedAt: string 
           </span>
           <div className="rung-main">
             <div className="rung-head">
-              <span className="rung-label">{r.label}</span>
-              <span className="rung-status">{WORD[r.status]}</span>
+              <span className="rung-label">{wordFor(RUNG_WORDS, r.id)}</span>
+              <span className="rung-status" title={GLOSSARY_BY_TERM.get(RUNG_STATUS_WORDS[r.status].toLowerCase())?.short}>
+                {RUNG_STATUS_WORDS[r.status]}
+              </span>
               {r.at ? (
                 <span className="rung-time">
                   <Time iso={r.at} mode="absolute" />

@@ -1,10 +1,11 @@
 // The receipt body, readable: authority, work, effects, timing, reconciliation holders, the in-flight
-// calls and how each settled, effect receipts. Field names are the article's, shown as written so a
-// reviewer can match the page against the JSON; unknown extra fields are listed rather than hidden.
+// calls and how each settled, effect receipts. Field names and values are shown as written (as code) so a
+// reviewer can match the page against the JSON, a state with its word beside it; unknown extra fields are listed.
 import type { ReactNode } from "react";
 import { Time } from "./time";
 import { TableScroll } from "./table-scroll";
 import { ReceiptEnvironment } from "./environment";
+import { DECISION_WORDS, FIELD_STATE_WORDS } from "@/lib/control/stop-words";
 
 type Obj = Record<string, unknown>;
 /** Actor strings ("user:…") resolved to people for the reader; the canonical value stays visible. */
@@ -36,13 +37,20 @@ function scalar(v: unknown, labels: Labels, key?: string): ReactNode {
   if (typeof v === "string" && labels[v] && labels[v] !== v)
     return (
       <span>
-        {labels[v]} <span className="muted mono small">({v})</span>
+        {labels[v]} (<code className="muted mono small">{v}</code>)
       </span>
     );
   if (typeof v === "string" && key && /_at$/.test(key) && !Number.isNaN(Date.parse(v))) return <Time iso={v} mode="absolute" />;
   if (typeof v === "boolean") return v ? "yes" : "no";
-  if (typeof v === "number" || typeof v === "string")
-    return <span className={typeof v === "string" && /^[a-z]+_[A-Za-z0-9_-]{6,}$/.test(v) ? "mono" : undefined}>{String(v)}</span>;
+  if (typeof v === "string" && key && FIELD_STATE_WORDS[key] && Object.hasOwn(FIELD_STATE_WORDS[key], v))
+    return (
+      <span data-state={v}>
+        {FIELD_STATE_WORDS[key][v]} <code className="muted small">{v}</code>
+      </span>
+    );
+  // An identifier or a value as written in the JSON: code, never page prose.
+  if (typeof v === "string" && v.includes("_")) return <code className="mono">{v}</code>;
+  if (typeof v === "number" || typeof v === "string") return <span>{String(v)}</span>;
   if (Array.isArray(v))
     return v.length === 0 ? (
       <span className="muted">none</span>
@@ -76,7 +84,9 @@ function Fields({ obj, labels }: { obj: Obj; labels: Labels }) {
     <dl className="fields">
       {Object.entries(obj).map(([k, v]) => (
         <div key={k} className="field-row">
-          <dt className="mono">{k}</dt>
+          <dt>
+            <code className="mono">{k}</code>
+          </dt>
           <dd>{scalar(v, labels, k)}</dd>
         </div>
       ))}
@@ -100,8 +110,8 @@ function ArrayTable({ rows, labels, label = "Table" }: { rows: unknown[]; labels
         <thead>
           <tr>
             {cols.map((c) => (
-              <th key={c} scope="col" className="mono">
-                {c}
+              <th key={c} scope="col">
+                <code className="mono">{c}</code>
               </th>
             ))}
           </tr>
@@ -237,6 +247,6 @@ export function decisionSentence(decision: string, body: Obj): string {
   if (last) return last;
   // A receipt issued before the evidence model carried no sentences: state only the decision.
   return decision === "stopped_and_quiet"
-    ? "Stopped and quiet."
-    : "Stop incomplete: a new version of this receipt is issued when the open items are resolved.";
+    ? `${DECISION_WORDS.stopped_and_quiet}.`
+    : `${DECISION_WORDS.stop_incomplete}: a new version of this receipt is issued when the open items are resolved.`;
 }

@@ -1,7 +1,7 @@
 "use client";
 // Open work's unknown outcomes (components/open-work.tsx reads and filters them): each with its age and holder, and a link to
 // the provider's own record of the job where the provider has one. Managers assign; the assignee (or a manager) records
-// effect_present / effect_absent with evidence, which re-issues the stop receipt. Buttons appear only for those who may
+// effect present / effect absent with evidence, which re-issues the stop receipt. Buttons appear only for those who may
 // use them; the server checks again. Each action's result is reported by the page's toast.
 import Link from "next/link";
 import { useQueryClient } from "@tanstack/react-query";
@@ -15,6 +15,7 @@ import { DataTable } from "./data-table";
 import { Time } from "./time";
 import { EmptyState, FormError, type ToastMessage } from "./states";
 import { human, shortId } from "./format";
+import { RESOLUTION_WORDS, wordFor } from "@/lib/control/stop-words";
 
 type Row = OpenWorkView["reconciliations"][number];
 type Members = OpenWorkView["members"];
@@ -99,7 +100,7 @@ export function ReconciliationQueue({
                     `${r.providerName ?? "no provider"}${r.providerJobId ? ` / ${r.providerJobId}` : ""}`
                   )}{" "}
                   · run <Link href={`/runs/${r.runId}`}>{shortId(r.runId)}</Link> ·{" "}
-                  {r.barrierId ? <Link href={`/receipts/${r.barrierId}`}>receipt</Link> : "no stop (its executor gave up)"}
+                  {r.barrierId ? <Link href={`/receipts/${r.barrierId}`}>receipt</Link> : "no stop covers it yet"}
                 </div>
               </td>
               <td className="why">{r.whyUnknown ?? <span className="muted">not kept (resolved before the reason was recorded)</span>}</td>
@@ -107,8 +108,8 @@ export function ReconciliationQueue({
                 <ReconciliationBadge value={r.status} />
                 {r.status === "resolved" ? (
                   <div className="sub" data-resolution>
-                    <strong>{human(r.resolution)}</strong> · by {data.labels[r.resolvedBy ?? ""] ?? r.resolvedBy ?? "?"},{" "}
-                    <Time iso={r.resolvedAt} mode="relative" />
+                    <strong>{r.resolution ? wordFor(RESOLUTION_WORDS, r.resolution) : "—"}</strong> · by{" "}
+                    {data.labels[r.resolvedBy ?? ""] ?? r.resolvedBy ?? "?"}, <Time iso={r.resolvedAt} mode="relative" />
                   </div>
                 ) : null}
               </td>

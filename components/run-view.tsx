@@ -19,6 +19,7 @@ import { Ladder } from "./ladder";
 import { UncertainTimeline } from "./uncertain-timeline";
 import { RunTimeline } from "./run-timeline";
 import { RunEnvironmentPanel } from "./environment";
+import { barrierHeading } from "@/lib/control/stop-words";
 
 export function RunView({ initial, can }: { initial: RunViewData; can: Can }) {
   const runId = initial.run.runId;
@@ -420,7 +421,7 @@ function BarrierPanel({ barrierId, live }: { barrierId: string; live: boolean })
     <section aria-labelledby="barrier-title" className={`card barrier-card ${b.phase === "complete" ? "" : "barrier-live"}`}>
       <div className="card-head">
         <h2 id="barrier-title">
-          {b.phase === "complete" ? "Stopped" : "Stopping"} — barrier{" "}
+          {barrierHeading(b.phase, b.decision)} — barrier{" "}
           <Link href={`/barriers/${b.id}`} className="mono">
             {shortId(b.id)}
           </Link>

@@ -243,7 +243,7 @@ export function RunsTable({
       ) : null}
       {canStop && (sel || pageAll) ? (
         <div className="toolbar selection-bar" role="region" aria-label="Selection">
-          <span>{sel ? `${sel.label[0]!.toUpperCase()}${sel.label.slice(1)}` : "No runs"} selected for a fleet stop.</span>
+          <span>{selectionWords(sel?.label ?? null)}</span>
           {pageAll && !allMatching && !listed && data && data.total > pageIds.length ? (
             matchingFilter ? (
               <button type="button" className="btn btn-small" onClick={() => setAllMatching(true)}>
@@ -675,4 +675,12 @@ export function CursorPager({
       </button>
     </nav>
   );
+}
+
+/** The selection bar's sentence, saying "selected" once: "3 runs selected for a fleet stop." */
+function selectionWords(label: string | null): string {
+  if (!label) return "No runs selected for a fleet stop.";
+  const plain = /^(\S+) selected (runs?)$/.exec(label);
+  if (plain) return `${plain[1]} ${plain[2]} selected for a fleet stop.`;
+  return `${label[0]!.toUpperCase()}${label.slice(1)} selected for a fleet stop.`;
 }

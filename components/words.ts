@@ -1,13 +1,5 @@
-// One vocabulary for the console: the receipt's decision, the barrier's phase
-// and the run's activity each have one set of words on every page; snake_case stays in downloads.
-export const DECISION_WORDS = { stopped_and_quiet: "Stopped and quiet", stop_incomplete: "Not yet quiet" } as const;
-
-export const PHASE_WORDS: Record<string, string> = {
-  revoking: "revoking leases",
-  settling: "settling effects",
-  quiet: "waiting out the quiet period",
-  complete: "receipt issued",
-};
+// Words for approvals and durations. A stop's states (phase, decision, ladder, settlements, reconciliations)
+// have their one vocabulary in lib/control/stop-words.ts, which the evidence sentences use too.
 
 /** Why an approval was voided, in words: what stopped the agent it was about. */
 export const VOID_CAUSE_WORDS: Record<string, string> = {

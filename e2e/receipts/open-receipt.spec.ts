@@ -12,6 +12,7 @@ import { liveRun } from "../support/live-run";
 import { killViaApi, receiptVersion } from "../support/kill";
 import { closeDb } from "../support/db";
 import { capture } from "../support/screenshots";
+import { DECISION_WORDS, wordFor } from "../../lib/control/stop-words";
 
 test.afterAll(closeDb);
 
@@ -31,7 +32,7 @@ test("a reviewer opens a receipt link, checks the digest and downloads JSON and 
   await page.getByRole("button", { name: "Sign in" }).click();
   await page.waitForURL(new RegExp(`/receipts/${barrierId}$`));
 
-  await expect(page.getByRole("heading", { level: 1 })).toContainText(receipt.decision.replaceAll("_", " "));
+  await expect(page.getByRole("heading", { level: 1 })).toContainText(wordFor(DECISION_WORDS, receipt.decision));
   await expect(page.getByRole("heading", { name: "✓ Digest verified" })).toBeVisible();
   await expect(page.getByLabel("sha256 digest")).toHaveText(`sha256:${receipt.digest}`);
   await expect(page.getByTestId("receipt-signature")).toHaveText(/^✓ signature valid \(key ed25519:[0-9a-f]{32}\)$/);

@@ -43,15 +43,15 @@ test("a manager assigns an unknown outcome, the assignee resolves it, the receip
   await page.waitForURL(/\/reconciliations/);
   const row = page.locator(`tr[data-reconciliation="${rec.id}"]`);
   await expect(row).toContainText("deploy.apply");
-  await expect(row).toContainText("assigned");
+  await expect(row).toContainText("Assigned");
   await expect(row).toContainText(USERS.operator); // the default owner: who asked for the stop
   await expect(row.locator("time").first()).toHaveAttribute("datetime", /\d{4}-\d\d-\d\dT/);
   await row.getByLabel("Assign to").selectOption(assignee.id);
   await row.getByRole("button", { name: /^(Re)?assign$/ }).click();
-  await expect(row).toContainText("assigned");
+  await expect(row).toContainText("Assigned");
   await expect(row).toContainText(USERS.admin);
   await capture(page, "reconciliations");
-  // The row already said "assigned" (to its default owner): wait for the new assignee in the rows.
+  // The row already said "Assigned" (to its default owner): wait for the new assignee in the rows.
   await expect
     .poll(async () => (await one<{ a: string }>("SELECT assignee_user_id AS a FROM reconciliations WHERE id = $1", [rec.id])).a, {
       timeout: 20_000,
@@ -69,7 +69,7 @@ test("a manager assigns an unknown outcome, the assignee resolves it, the receip
   expect(v2.decision).toBe("stop_incomplete");
   expect(v2.canonical).toContain(USERS.admin);
   await page.goto(`/receipts/${barrierId}`);
-  await expect(page.getByRole("heading", { level: 1 })).toContainText("stop incomplete");
+  await expect(page.getByRole("heading", { level: 1 })).toContainText("Not yet quiet");
   await expect(page.getByRole("region", { name: "Reconciliation" })).toContainText(USERS.admin);
   await expect(page.getByText("Digest verified")).toBeVisible();
 
@@ -101,13 +101,13 @@ test("a manager assigns an unknown outcome, the assignee resolves it, the receip
   expect(v3.decision).toBe("stopped_and_quiet");
 
   await page.goto(`/receipts/${barrierId}`);
-  await expect(page.getByRole("heading", { level: 1 })).toContainText("stopped and quiet");
+  await expect(page.getByRole("heading", { level: 1 })).toContainText("Stopped and quiet");
   await expect(page.getByText("version 3 of 3")).toBeVisible();
   await expect(page.getByLabel("sha256 digest")).toHaveText(`sha256:${v3.digest}`);
   const versions = page.getByRole("region", { name: "Versions" });
   await versions.getByRole("link", { name: "version 1" }).click();
   await page.waitForURL(/version=1/);
-  await expect(page.getByRole("heading", { level: 1 })).toContainText("stop incomplete");
+  await expect(page.getByRole("heading", { level: 1 })).toContainText("Not yet quiet");
   await expect(page.getByText("This is an older version.")).toBeVisible();
   await expect(page.getByLabel("sha256 digest")).toHaveText(`sha256:${v1.digest}`);
 });

@@ -45,7 +45,7 @@ test("an operator kills a live run and follows the barrier to a stopped_and_quie
   const barrierId = page.url().match(/\/barriers\/(stop_[^?]+)/)![1]!;
   await expect(page.getByRole("list", { name: "Stop ladder" })).toBeVisible();
   await page.waitForURL(new RegExp(`/receipts/${barrierId}$`), { timeout: 60_000 });
-  await expect(page.getByRole("heading", { level: 1 })).toContainText("stopped and quiet");
+  await expect(page.getByRole("heading", { level: 1 })).toContainText("Stopped and quiet");
   await expect(page.getByRole("heading", { name: "✓ Digest verified" })).toBeVisible();
   await capture(page, "receipt", { fullPage: true });
 
@@ -97,6 +97,6 @@ test("an operator kills a live run and follows the barrier to a stopped_and_quie
 
   // Back on the barrier page: every settlement with why it settled.
   await page.goto(`/barriers/${barrierId}`);
-  await expect(page.getByRole("heading", { level: 1 })).toContainText("Barrier complete");
+  await expect(page.getByRole("heading", { level: 1 })).toContainText("Stopped and quiet");
   await capture(page, "barrier", { fullPage: true });
 });

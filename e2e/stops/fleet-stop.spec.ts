@@ -35,7 +35,7 @@ test("an operator kills three selected runs as one fleet stop and follows it to 
   await page.goto(`/runs?q=${task}`);
   await expect(page.getByRole("link", { name: "fleet member 0", exact: true })).toBeVisible();
   await page.getByRole("checkbox", { name: "Select every run on this page" }).check();
-  await expect(page.getByRole("region", { name: "Selection" })).toContainText("3 selected runs");
+  await expect(page.getByRole("region", { name: "Selection" })).toContainText("3 runs selected for a fleet stop.");
   await page.getByRole("button", { name: "Kill selected…" }).click();
   const dialog = page.getByRole("dialog", { name: "Kill 3 selected runs" });
   await expect(dialog.getByTestId("fleet-dry-run")).toContainText("covers 3 runs in 3 trees");
@@ -78,7 +78,7 @@ test("select all N matching for a search: the stop names exactly the matching ru
   await expect(page.getByTestId("runs-count")).toHaveText("52 runs match");
   await page.getByRole("checkbox", { name: "Select every run on this page" }).check();
   const bar = page.getByRole("region", { name: "Selection" });
-  await expect(bar).toContainText("50 selected runs");
+  await expect(bar).toContainText("50 runs selected for a fleet stop.");
   // A search has no stop-scope form: the button says the stop will name the runs one by one.
   await bar.getByRole("button", { name: "Select all 52 matching (by run id)" }).click();
   await expect(bar).toContainText("The 52 runs matching these filters now selected");

@@ -91,7 +91,7 @@ test("a single kill is listed with its run, and a run killed by a fleet stop lin
   await page.goto("/stops");
   const row = page.locator(`tr[data-stop-id="${stopId}"]`);
   await expect(row).toContainText("Fleet kill");
-  await expect(row).toContainText(/1 target, barriers 1 started \/ 1 complete/);
+  await expect(row).toContainText(/1 target, barriers 1 started \/ 1 with a receipt/);
   await expect(row.getByRole("link", { name: /Stopped and quiet|Not yet quiet/ })).toHaveAttribute(
     "href",
     `/stops/${stopId}#fleet-receipt`,

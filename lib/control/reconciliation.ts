@@ -24,12 +24,3 @@ export function mayResolveReconciliation(caller: { role: Role | null; userId: st
   if (caller.role && (RECONCILIATION_MANAGERS as readonly Role[]).includes(caller.role)) return true;
   return assigneeUserId !== null && caller.userId !== null && caller.userId === assigneeUserId;
 }
-
-/**
- * Why an outcome is unknown, in the queue's words: the barrier's settlement reason, or — when no barrier
- * saw the call in flight — its executor's own report. Kept on the reconciliation when it is resolved,
- * because resolving re-settles the operation and overwrites both.
- */
-export function whyUnknownText(settledReason: string | null | undefined, operationStateReason: string | null | undefined): string {
-  return settledReason ?? `aborted_unknown reported by its executor${operationStateReason ? ` (${operationStateReason})` : ""}`;
-}

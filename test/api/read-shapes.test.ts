@@ -102,8 +102,15 @@ describe("one read shape per concept", () => {
     expect(c[0]).toMatchObject({
       operationId: `rs-lost-${rootId}`,
       cause: expect.any(String),
-      whyUnknown: expect.stringContaining("transport_lost"),
+      // Unknown before the kill, so no settlement: the barrier over its run still lists it, in the same words.
+      barrierId,
+      whyUnknown: "its executor gave up on the call and could not say whether it took effect (its report was lost in transport)",
     });
+    const listed = (await getConsoleBarrier(viewer, barrierId)).sentences.join(" ");
+    expect(listed).toContain(`${c[0]!.operationId} unknown — ${c[0]!.whyUnknown}`);
+    // And a list of that barrier's unknowns has it.
+    const under = JSON.parse(await cli(["reconcile", "list", "--team", slug, "--barrier", barrierId, "--json"])) as { id: string }[];
+    expect(under.map((x) => x.id)).toContain(c[0]!.id);
     expect(fromCli.map((x) => shared(Reconciliation, x))).toEqual(c);
     // The barrier's settlement names the same reconciliation.
     const s = (await getConsoleBarrier(viewer, barrierId)).settlements.find((x) => x.operationId === c[0]!.operationId);

@@ -188,7 +188,7 @@ describe("the environment in the evidence", () => {
     expect(body1.summary.join("\n")).toContain(
       `${run.runId}: environment unknown: its supervisor did not report within the quiet period; owned by ${team.users.operator.email}.`,
     );
-    expect(body1.summary.at(-1)).toMatch(/^Stop incomplete: 1 environment unknown/);
+    expect(body1.summary.at(-1)).toMatch(/^Not yet quiet: 1 environment unknown/);
     const row = await prisma().runEnvironment.findUniqueOrThrow({ where: { runId: run.runId } });
     expect(row.unknownSince).not.toBeNull();
     expect(row.ownerUserId).toBe(team.users.operator.id);

@@ -139,7 +139,7 @@ describe("stop-evidence findings", () => {
     expect((await prisma().uncertainInterval.findFirstOrThrow({ where: { operationId: op.rowId } })).endedAt).not.toBeNull();
     // Why it was unknown is kept, although resolving re-settled the operation (its state reason moved on).
     expect((await prisma().reconciliation.findUniqueOrThrow({ where: { id: rec.id } })).unknownReason).toBe(
-      "aborted_unknown reported by its executor (transport_lost)",
+      "its executor gave up on the call and could not say whether it took effect (its report was lost in transport)",
     );
     expect((await prisma().operation.findUniqueOrThrow({ where: { id: op.rowId } })).stateReason).not.toBe("transport_lost");
   });
@@ -163,7 +163,10 @@ describe("stop-evidence findings", () => {
     expect((await prisma().settlement.findFirstOrThrow({ where: { barrierId, operationId: op.rowId } })).settledReason).toMatch(
       /^reconciled by /,
     );
-    expect((await prisma().reconciliation.findUniqueOrThrow({ where: { id: rec.id } })).unknownReason).toBe(why);
+    // Kept in the words the barrier's evidence used for it (a call with no provider to ask).
+    expect((await prisma().reconciliation.findUniqueOrThrow({ where: { id: rec.id } })).unknownReason).toBe(
+      "no provider to ask, and its executor never reported",
+    );
     const v2 = await latest(barrierId, 2);
     const b2 = v2.body as any;
     expect(v2.decision).toBe("stopped_and_quiet");

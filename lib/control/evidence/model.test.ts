@@ -231,7 +231,11 @@ describe("evidence model", () => {
             expect(text).not.toContain(`${r.id}: environment terminated`);
         if (supervised.length === 0) expect(ev.ladder.some((r) => r.id === "environment_terminated")).toBe(false);
         if (ev.decision === "stopped_and_quiet") expect(ev.sentences.at(-1)).toMatch(/^Stopped and quiet/);
-        else expect(ev.sentences.at(-1)).toMatch(/^Stop incomplete/);
+        else expect(ev.sentences.at(-1)).toMatch(/^Not yet quiet/);
+        // A receipt that says stopped and quiet has no rung beside it saying the stop did not happen.
+        if (ev.phase === "complete" && ev.decision === "stopped_and_quiet")
+          for (const r of ev.ladder)
+            expect(r.detail, r.id).not.toMatch(/requested is not stopped|a requested stop is not proof|incomplete/);
       }),
       { numRuns: 300 },
     );

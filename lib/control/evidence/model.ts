@@ -7,6 +7,7 @@
 import { describeObservedMeaning, OBSERVED_MEANINGS, type BarrierPhase, type ObservedMeaning } from "../barrier";
 import type { OperationState } from "../types";
 import { recoverySentence, type RecoveryFact } from "../recovery";
+import { DECISION_WORDS, RUNG_WORDS, whyUnknownWords } from "../stop-words";
 
 /** A budget reservation of an operation: released when the work never started, kept when its outcome is unknown. */
 export interface BudgetReservationFact {
@@ -466,8 +467,8 @@ export function deriveEvidence(f: EvidenceFacts): Evidence {
   sentences.push(`${plural(counts.lateRequestsDenied, "late request")} denied since the stop.`);
   sentences.push(
     decision === "stopped_and_quiet"
-      ? "Stopped and quiet: nothing in flight, every outcome known, no authority left."
-      : `Stop incomplete: ${[
+      ? `${DECISION_WORDS.stopped_and_quiet}: nothing in flight, every outcome known, no authority left.`
+      : `${DECISION_WORDS.stop_incomplete}: ${[
           counts.pending ? `${counts.pending} in flight` : null,
           counts.unknown ? `${counts.unknown} unknown` : null,
           counts.openReconciliations && !counts.unknown ? `${counts.openReconciliations} open reconciliations` : null,
@@ -494,7 +495,7 @@ export function deriveEvidence(f: EvidenceFacts): Evidence {
   const ladder: Rung[] = [
     {
       id: "cancellation_requested",
-      label: "Cancellation requested",
+      label: RUNG_WORDS.cancellation_requested,
       stopState: null,
       status: "done",
       at: iso(b.requestedAt),
@@ -503,18 +504,21 @@ export function deriveEvidence(f: EvidenceFacts): Evidence {
     },
     {
       id: "observed_by_target",
-      label: "Observed by target",
+      label: RUNG_WORDS.observed_by_target,
       stopState: "generation_stopped",
       status: waiting(allObserved),
       at: allObserved ? iso(maxDate(f.runs.map((r) => r.acknowledgment?.at))) : null,
       detail: allObserved
         ? `every run acknowledged (${plural(counts.runs, "run")}); the weakest says ${observedMeaning!.replaceAll("_", " ")} — ${describeObservedMeaning(observedMeaning!)}`
-        : `${counts.runsObserved} of ${plural(counts.runs, "run")} acknowledged; requested is not stopped${finished ? " (authority was revoked at every gate regardless)" : ""}`,
+        : finished
+          ? // Not proven, and the stop does not rest on it: a decision never reads acknowledgments.
+            `${counts.runsObserved} of ${plural(counts.runs, "run")} acknowledged: nothing shows the target saw the stop; the stop does not rest on it, authority was revoked at every gate`
+          : `${counts.runsObserved} of ${plural(counts.runs, "run")} acknowledged so far: a requested stop is not proof the target stopped`,
       evidence: { runs: perRun, observed: counts.runsObserved, of: counts.runs },
     },
     {
       id: "new_work_prevented",
-      label: "New work prevented",
+      label: RUNG_WORDS.new_work_prevented,
       stopState: "dispatch_stopped",
       ...stamped(authorityGone, b.dispatchStoppedAt),
       detail: authorityGone
@@ -531,7 +535,7 @@ export function deriveEvidence(f: EvidenceFacts): Evidence {
     },
     {
       id: "queued_work_cancelled",
-      label: "Queued work cancelled",
+      label: RUNG_WORDS.queued_work_cancelled,
       stopState: "queued_work_cancelled",
       ...stamped(queuedGone, b.queuedCancelledAt),
       detail: queuedGone
@@ -546,7 +550,7 @@ export function deriveEvidence(f: EvidenceFacts): Evidence {
     },
     {
       id: "execution_quiesced",
-      label: "Execution quiesced",
+      label: RUNG_WORDS.execution_quiesced,
       stopState: null,
       status: quiesced ? "done" : counts.pending === 0 ? "uncertain" : "pending",
       at: iso(quiescedAt),
@@ -569,7 +573,7 @@ export function deriveEvidence(f: EvidenceFacts): Evidence {
     ...(counts.supervisedRuns > 0 ? [environmentRung(f, env, counts, finished)] : []),
     {
       id: "effects_settled",
-      label: "Effects settled / evidence reconciled",
+      label: RUNG_WORDS.effects_settled,
       stopState: "effects_settled",
       status: settled ? "done" : counts.unknown > 0 || counts.openReconciliations > 0 ? "uncertain" : "pending",
       at: settled ? iso(b.quietUntil) : null,
@@ -594,11 +598,11 @@ export function deriveEvidence(f: EvidenceFacts): Evidence {
     },
     {
       id: "receipt_issued",
-      label: "Receipt issued",
+      label: RUNG_WORDS.receipt_issued,
       stopState: null,
       status: latest ? "done" : "pending",
       at: iso(latest?.verifiedAt),
-      detail: latest ? `version ${latest.version}: ${latest.decision.replaceAll("_", " ")}` : "issued when the quiet period ends",
+      detail: latest ? `version ${latest.version}: ${DECISION_WORDS[latest.decision]}` : "issued when the quiet period ends",
       evidence: latest ? { version: latest.version, decision: latest.decision, digest: latest.digest } : {},
     },
   ];
@@ -631,7 +635,7 @@ function environmentRung(f: EvidenceFacts, env: EnvironmentVerdict, counts: Coun
   const rest = unsupervised > 0 ? `; ${plural(unsupervised, "run")} without a supervisor: nothing claimed` : "";
   return {
     id: "environment_terminated",
-    label: "Environment terminated",
+    label: RUNG_WORDS.environment_terminated,
     stopState: null,
     status: done ? "done" : env.status === "uncertain" || finished ? "uncertain" : "pending",
     at: done ? iso(emptied) : null,
@@ -658,10 +662,10 @@ function environmentRung(f: EvidenceFacts, env: EnvironmentVerdict, counts: Coun
 
 /** Why an outcome is unknown, in words a reviewer can check against the evidence. */
 export function unknownWhy(op: OperationFact): string {
-  const cause = op.reconciliation?.cause ?? null;
-  if (!op.settlement) return "its executor gave up on the call and could not say whether it took effect";
-  if (!op.hasProvider) return "no provider to ask, and its executor never reported";
-  if (op.settlement.providerResponse === "unreachable" || cause === "target_unreachable") return "its provider was unreachable";
-  if (cause === "provider_status_unavailable") return "its provider's status was unavailable";
-  return "its provider never confirmed the cancellation";
+  return whyUnknownWords({
+    settled: op.settlement !== null,
+    hasProvider: op.hasProvider,
+    providerResponse: op.settlement?.providerResponse ?? null,
+    cause: op.reconciliation?.cause ?? null,
+  });
 }

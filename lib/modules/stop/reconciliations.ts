@@ -5,6 +5,7 @@
 // version when one was already issued (the old versions stay readable).
 import "server-only";
 import { prisma } from "../../platform/db/prisma";
+import { query, sql } from "../../platform/db/sql";
 import { badRequest, forbidden, notFound, QuiesceError } from "../../platform/errors";
 import type { Role } from "../../control/types";
 import { authorize, assertTeam } from "../../platform/auth/authorize";
@@ -27,20 +28,40 @@ function loadRow(id: string) {
 
 async function toViews(rows: Row[]): Promise<Reconciliation[]> {
   const ids = [...new Set(rows.map((r) => r.assigneeUserId).filter((x): x is string => !!x))];
-  const users = ids.length
-    ? await prisma().user.findMany({ where: { id: { in: ids } }, select: { id: true, email: true, name: true } })
-    : [];
-  const people = new Map(users.map((u) => [u.id, u]));
-  // Operations name their provider; its job page (when it has one) is the link a person checks.
   const names = [...new Set(rows.map((r) => r.operation.providerName).filter((x): x is string => !!x))];
-  const providers = names.length
-    ? await prisma().provider.findMany({
-        where: { teamId: { in: [...new Set(rows.map((r) => r.teamId))] }, name: { in: names }, jobUrl: { not: null } },
-        select: { teamId: true, name: true, jobUrl: true },
-      })
-    : [];
-  const jobUrls = new Map(providers.map((p) => [jobUrlKey(p.teamId, p.name), p.jobUrl!]));
-  return rows.map((r) => toReconciliation(r, people, jobUrls));
+  const unsettled = [...new Set(rows.filter((r) => !r.settlement).map((r) => r.operation.runId))];
+  const [users, providers, covering] = await Promise.all([
+    ids.length ? prisma().user.findMany({ where: { id: { in: ids } }, select: { id: true, email: true, name: true } }) : [],
+    names.length
+      ? prisma().provider.findMany({
+          where: { teamId: { in: [...new Set(rows.map((r) => r.teamId))] }, name: { in: names } },
+          select: { teamId: true, name: true, jobUrl: true },
+        })
+      : [],
+    // An unknown no barrier settled is still listed by every barrier over its run (the newest is the one to read).
+    unsettled.length
+      ? query<{ run_id: string; barrier_id: string }>(
+          sql`SELECT DISTINCT ON (r.id) r.id AS run_id, b.id AS barrier_id
+                FROM runs r JOIN barriers b ON b.run_id = ANY (r.path)
+               WHERE r.id = ANY (${unsettled}::text[])
+               ORDER BY r.id, b.requested_at DESC, b.id DESC`,
+        )
+      : [],
+  ]);
+  const people = new Map(users.map((u) => [u.id, u]));
+  // Operations name their provider: whether Quiesce can ask it (the evidence's words for an unknown) and its job
+  // page (when it has one), the link a person checks.
+  const known = new Set(providers.map((x) => jobUrlKey(x.teamId, x.name)));
+  const jobUrls = new Map(providers.filter((x) => x.jobUrl).map((x) => [jobUrlKey(x.teamId, x.name), x.jobUrl!]));
+  const barrierOf = new Map(covering.map((x) => [x.run_id, x.barrier_id]));
+  return rows.map((r) =>
+    toReconciliation(r, {
+      people,
+      jobUrls,
+      hasProvider: (x) => !!x.operation.providerName && known.has(jobUrlKey(x.teamId, x.operation.providerName)),
+      coveringBarrier: (x) => barrierOf.get(x.operation.runId) ?? null,
+    }),
+  );
 }
 
 export interface ReconciliationFilter {
@@ -58,11 +79,20 @@ export async function listReconciliations(p: Principal, filter: ReconciliationFi
   authorize(p, "run.read");
   const teamId = p.type === "system" ? filter.teamId : p.teamId;
   const status = filter.status ?? "open";
+  // A barrier's unknowns: those it settled, and those no barrier settled under its run (it lists them too).
+  const under = filter.barrierId ? await prisma().barrier.findUnique({ where: { id: filter.barrierId }, select: { runId: true } }) : null;
   const rows = await prisma().reconciliation.findMany({
     where: {
       ...(teamId ? { teamId } : {}),
       ...(status === "open" ? { status: { in: [...OPEN_RECONCILIATION_STATUSES] } } : status === "all" ? {} : { status }),
-      ...(filter.barrierId ? { settlement: { barrierId: filter.barrierId } } : {}),
+      ...(filter.barrierId
+        ? {
+            OR: [
+              { settlement: { barrierId: filter.barrierId } },
+              ...(under ? [{ settlementId: null, operation: { run: { path: { has: under.runId } } } }] : []),
+            ],
+          }
+        : {}),
       ...(filter.assigneeUserId !== undefined ? { assigneeUserId: filter.assigneeUserId } : {}),
       ...(filter.createdAtOrBefore ? { createdAt: { lte: filter.createdAtOrBefore } } : {}),
     },

@@ -7,7 +7,8 @@ import type { Tx } from "../../platform/db/prisma";
 import { newId } from "../../platform/ids";
 import { operationStateFor, type UncertainCause } from "../../control/settlement";
 import { quietUntil } from "../../control/barrier";
-import { whyUnknownText } from "../../control/reconciliation";
+import { whyUnknownWords } from "../../control/stop-words";
+import { unknownFactsOf } from "./internal/read-shapes";
 import type { SettledState } from "../../control/types";
 
 export interface EffectRecord {
@@ -132,10 +133,23 @@ export async function settleTx(tx: Tx, s: SettleInput): Promise<boolean> {
 export async function whyUnknownTx(tx: Tx, operationRowId: string): Promise<string | null> {
   const r = await tx.reconciliation.findUnique({
     where: { operationId: operationRowId },
-    select: { status: true, settlement: { select: { settledReason: true } }, operation: { select: { stateReason: true } } },
+    select: {
+      status: true,
+      settlement: { select: { providerResponse: true } },
+      operation: {
+        select: {
+          teamId: true,
+          providerName: true,
+          uncertainIntervals: { orderBy: { startedAt: "desc" }, take: 1, select: { cause: true } },
+        },
+      },
+    },
   });
   if (!r || r.status === "resolved") return null;
-  return whyUnknownText(r.settlement?.settledReason, r.operation.stateReason);
+  const name = r.operation.providerName;
+  const hasProvider = !!name && (await tx.provider.count({ where: { teamId: r.operation.teamId, name } })) > 0;
+  // The words the barrier's evidence and the open-work queue use for it, kept past the resolution.
+  return whyUnknownWords(unknownFactsOf(r, hasProvider));
 }
 
 /**

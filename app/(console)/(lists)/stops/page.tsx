@@ -5,7 +5,7 @@ import { listConsoleStops, type StopListItem } from "@/lib/modules/stop";
 import { DataTable } from "@/components/data-table";
 import { PersonName } from "@/components/person";
 import { Time } from "@/components/time";
-import { DECISION_WORDS } from "@/components/words";
+import { DECISION_WORDS } from "@/lib/control/stop-words";
 
 export const metadata = { title: "Stops" };
 
@@ -16,7 +16,7 @@ function Progress({ s }: { s: StopListItem }) {
   if (s.kind === "fleet_pause") return <>{s.liftedAt ? "lifted" : "holding every matching run"}</>;
   return (
     <>
-      {p.targets} {p.targets === 1 ? "target" : "targets"}, barriers {p.started} started / {p.complete} complete
+      {p.targets} {p.targets === 1 ? "target" : "targets"}, barriers {p.started} started / {p.complete} with a receipt
       {p.unknownsOpen > 0 ? (
         <>
           ,{" "}

@@ -96,17 +96,17 @@ export default async function ReceiptPage({
           ) : null}
           <dl className="fields inline">
             <div className="field-row">
-              <dt>barrier_id</dt>
+              <dt>barrier</dt>
               <dd className="mono">{barrierId}</dd>
             </div>
             <div className="field-row">
-              <dt>run_id</dt>
+              <dt>run</dt>
               <dd className="mono">
                 <Link href={`/runs/${r.runId}`}>{r.runId}</Link>
               </dd>
             </div>
             <div className="field-row">
-              <dt>verified_at</dt>
+              <dt>verified</dt>
               <dd>
                 <Time iso={r.verifiedAt} />
               </dd>

@@ -13,6 +13,7 @@ import { badRequest, notFound } from "../../../platform/errors";
 import { authorize } from "../../../platform/auth/authorize";
 import type { Principal } from "../../../platform/auth/principal";
 import { consoleTeam } from "../../../platform/auth/console-team";
+import { OPERATION_STATE_WORDS, STATE_REASON_WORDS, wordFor } from "../../../control/stop-words";
 
 export const TIMELINE_KINDS = ["decision", "operation", "control", "ack"] as const;
 export type TimelineKind = (typeof TIMELINE_KINDS)[number];
@@ -86,8 +87,11 @@ function describe(r: Row): TimelineEvent {
     case "operation":
       return {
         ...base,
-        title: `${str(d.tool)} (${str(d.kind)}) registered — now ${str(d.state)}`,
-        detail: [`operation ${str(d.operationId)}`, str(d.stateReason)].filter(Boolean).join(" · "),
+        // The state and its reason in the stop vocabulary (lib/control/stop-words.ts), as every other page says them.
+        title: `${str(d.tool)} (${str(d.kind)}) registered — now ${wordFor(OPERATION_STATE_WORDS, str(d.state) ?? "").toLowerCase()}`,
+        detail: [`operation ${str(d.operationId)}`, d.stateReason ? wordFor(STATE_REASON_WORDS, str(d.stateReason)!) : null]
+          .filter(Boolean)
+          .join(" · "),
       };
     case "control": {
       const after = (d.after ?? {}) as Record<string, unknown>;

@@ -4,7 +4,7 @@
 // settled as it did, in the settlement's one read shape (lib/schemas/barriers.ts).
 import "server-only";
 import { notFound } from "../../../platform/errors";
-import type { Rung } from "../../../control/evidence/model";
+import { unknownWhy, type Rung } from "../../../control/evidence/model";
 import { barrierEvidence } from "../barriers";
 import { prisma } from "../../../platform/db/prisma";
 import { authorize } from "../../../platform/auth/authorize";
@@ -14,7 +14,8 @@ import type { ReceiptRef, Settlement } from "../../../schemas/barriers";
 import { toReceiptRef, toSettlement } from "../internal/read-shapes";
 
 /** A settlement as the API serves it, and what the page adds: the engine's attempts and last error. */
-export type SettlementRow = Settlement & { attempts: number; lastError: string | null };
+/** `whyUnknown`: an unknown's reason in the evidence sentences' words (the open-work queue says the same). */
+export type SettlementRow = Settlement & { attempts: number; lastError: string | null; whyUnknown: string | null };
 
 export interface BarrierDetail {
   id: string;
@@ -93,7 +94,12 @@ export async function getConsoleBarrier(p: Principal, barrierId: string): Promis
     sentences: ev.sentences,
     settlements: ev.operations
       .filter((o) => o.inFlight)
-      .map((o) => ({ ...toSettlement(o), attempts: o.op.settlement?.attempts ?? 0, lastError: o.op.settlement?.lastError ?? null })),
+      .map((o) => ({
+        ...toSettlement(o),
+        attempts: o.op.settlement?.attempts ?? 0,
+        lastError: o.op.settlement?.lastError ?? null,
+        whyUnknown: o.outcome === "unknown" ? unknownWhy(o.op) : null,
+      })),
     receipts: [...facts.receipts].reverse().map(toReceiptRef),
   };
 }

@@ -4,7 +4,7 @@
 // (docs/design/read-shapes.md).
 import "server-only";
 import type { OperationEvidence } from "../../../control/evidence/model";
-import { whyUnknownText } from "../../../control/reconciliation";
+import { whyUnknownWords, type UnknownFacts } from "../../../control/stop-words";
 import { jobPageUrl } from "../../../control/provider-url";
 import type { ReceiptRef, Reconciliation, Settlement } from "../../../schemas/barriers";
 
@@ -88,8 +88,20 @@ export type Person = { id: string; email: string; name: string };
 export type JobUrls = ReadonlyMap<string, string>;
 export const jobUrlKey = (teamId: string, providerName: string) => `${teamId}\u0000${providerName}`;
 
-/** `people`: the assignees by user id (a missing one is shown by its id); `jobUrls`: the team's providers' job pages. */
-export function toReconciliation(r: ReconciliationRow, people: ReadonlyMap<string, Person>, jobUrls: JobUrls): Reconciliation {
+/** What a reconciliation's read needs beyond its row: people, providers' job pages, whether its provider can be asked, the barrier that lists it. */
+export interface ReconciliationContext {
+  /** The assignees by user id (a missing one is shown by its id). */
+  people: ReadonlyMap<string, Person>;
+  /** The team's providers' job pages. */
+  jobUrls: JobUrls;
+  /** A providers row exists for the operation's provider name (the evidence model's `hasProvider`). */
+  hasProvider: (r: ReconciliationRow) => boolean;
+  /** The newest barrier over the operation's run, for an unknown no barrier settled: that barrier lists it as its unknown. */
+  coveringBarrier: (r: ReconciliationRow) => string | null;
+}
+
+export function toReconciliation(r: ReconciliationRow, ctx: ReconciliationContext): Reconciliation {
+  const { people, jobUrls } = ctx;
   const op = r.operation;
   const u = r.assigneeUserId
     ? (people.get(r.assigneeUserId) ?? { id: r.assigneeUserId, email: r.assigneeUserId, name: r.assigneeUserId })
@@ -97,7 +109,7 @@ export function toReconciliation(r: ReconciliationRow, people: ReadonlyMap<strin
   return {
     id: r.id,
     teamId: r.teamId,
-    barrierId: r.settlement?.barrierId ?? null,
+    barrierId: r.settlement?.barrierId ?? ctx.coveringBarrier(r),
     runId: op.runId,
     operationId: op.operationId,
     tool: op.tool,
@@ -111,10 +123,9 @@ export function toReconciliation(r: ReconciliationRow, people: ReadonlyMap<strin
         })
       : null,
     cause: op.uncertainIntervals[0]?.cause ?? null,
-    // Open: the settlement's reason (or, without a barrier, its executor's report). Resolved: the reason
-    // kept at resolution, since resolving re-settled the operation and overwrote both; null for a row
-    // resolved before that reason was kept.
-    whyUnknown: r.status === "resolved" ? r.unknownReason : whyUnknownText(r.settlement?.settledReason, op.stateReason),
+    // Open: the words the barrier's evidence uses for it. Resolved: the reason kept at resolution, since
+    // resolving re-settled the operation; null for a row resolved before that reason was kept.
+    whyUnknown: r.status === "resolved" ? r.unknownReason : whyUnknownWords(unknownFactsOf(r, ctx.hasProvider(r))),
     providerResponse: r.settlement?.providerResponse ?? null,
     effectExpected: r.settlement?.effectExpected ?? null,
     status: r.status,
@@ -126,5 +137,18 @@ export function toReconciliation(r: ReconciliationRow, people: ReadonlyMap<strin
     resolvedAt: iso(r.resolvedAt),
     resolvedBy: r.resolvedBy,
     createdAt: r.createdAt.toISOString(),
+  };
+}
+
+/** The facts the barrier's evidence reads to say why an outcome is unknown, from a reconciliation's row. */
+export function unknownFactsOf(
+  r: { settlement: { providerResponse: string | null } | null; operation: { uncertainIntervals: { cause: string }[] } },
+  hasProvider: boolean,
+): UnknownFacts {
+  return {
+    settled: r.settlement !== null,
+    hasProvider,
+    providerResponse: r.settlement?.providerResponse ?? null,
+    cause: r.operation.uncertainIntervals[0]?.cause ?? null,
   };
 }
