@@ -110,7 +110,8 @@ test("the simulated provider row follows QUIESCE_PROVIDER_SIM_PORT: a start on a
   expect(moved.changed).toBe(true);
   expect(moved.provider).toMatchObject({ url: "http://127.0.0.1:4799", created: false, updated: true });
   const row = async () =>
-    (await db.query(`SELECT p.id, cancel_url, status_url, job_url FROM providers p JOIN teams t ON t.id = p.team_id WHERE t.slug = 'demo'`)).rows[0];
+    (await db.query(`SELECT p.id, cancel_url, status_url, job_url FROM providers p JOIN teams t ON t.id = p.team_id WHERE t.slug = 'demo'`))
+      .rows[0];
   const r = await row();
   expect(r).toMatchObject({
     cancel_url: "http://127.0.0.1:4799/cancel",
