@@ -699,8 +699,8 @@ BEGIN
                AND (pr.agent IS NULL OR pr.agent = pc.agent OR pr.agent = pc.creator)
                AND (pr.subtree_run_id IS NULL OR pr.subtree_run_id = ANY (pc.path))
     ), acc AS MATERIALIZED (
-        SELECT pc.i, (SELECT m.effect FROM m WHERE m.i = pc.i AND m.effect <> 'budget' ORDER BY m.position LIMIT 1) AS effect
-          FROM pc
+        -- each call's first matching access rule (by position), if any
+        SELECT DISTINCT ON (m.i) m.i, m.effect FROM m WHERE m.effect <> 'budget' ORDER BY m.i, m.position
     ), pairs AS MATERIALIZED (
         SELECT m.i, m.team, m.name, m.budget_unit AS unit, m.budget_limit AS lim,
                CASE m.budget_per WHEN 'run_tree' THEN m.root
@@ -716,11 +716,11 @@ BEGIN
           LEFT JOIN budget_usage u ON u.team_id = s.team AND u.budget = s.name AND u.scope_key = s.scope AND u.window_start = s.win
          WHERE s.zero OR coalesce(u.used, 0) + s.amount > s.lim
     ), pol AS MATERIALIZED (
-        SELECT acc.i, acc.effect = 'deny' AS denied,
-               acc.effect = 'require_approval'
-               OR EXISTS (SELECT 1 FROM pairs p JOIN nofit n ON n.team = p.team AND n.name = p.name AND n.scope = p.scope
-                                                            AND n.win = p.win WHERE p.i = acc.i) AS complex
-          FROM acc
+        SELECT pc.i, coalesce(acc.effect = 'deny', false) AS denied,
+               coalesce(acc.effect = 'require_approval', false) OR pc.i IN (SELECT p.i FROM pairs p JOIN nofit n
+                                                                   ON n.team = p.team AND n.name = p.name AND n.scope = p.scope
+                                                                  AND n.win = p.win) AS complex
+          FROM pc LEFT JOIN acc ON acc.i = pc.i
     ), held AS MATERIALIZED (
         -- each call's reservations, written with its operation when it is admitted here
         SELECT p.i, jsonb_agg(jsonb_build_object('budget', p.name, 'scopeKey', p.scope, 'windowStart', p.win, 'unit', p.unit,
