@@ -1,4 +1,4 @@
-// `npm run bench [-- --only gate] [--iterations 2000] [--warmup 200] [--concurrency 1,16] [--fleet-runs 10000] [--fleet-no-single] [--write-docs]`
+// `npm run bench [-- --only gate] [--iterations 2000] [--warmup 200] [--concurrency 1,16] [--fleet-runs 10000] [--fleet-no-single] [--runs 100000] [--write-docs]`
 //   memory section: [--memory-rest 90 (seconds)] [--memory-soak [--memory-soak-minutes 10]]
 // Runs each registered section on a fresh, migrated database of its own and prints Markdown tables.
 // Figures are reported, never asserted: speed belongs here, not in tests (docs/architecture.md#evidence-that-it-works).
@@ -54,6 +54,7 @@ async function main() {
         warmup: { type: "string", default: "200" },
         concurrency: { type: "string", default: "1,16" },
         "fleet-runs": { type: "string" },
+        runs: { type: "string" },
         "fleet-no-single": { type: "boolean" },
         "write-docs": { type: "boolean" },
         "memory-rest": { type: "string", default: "90" },
@@ -73,6 +74,9 @@ async function main() {
   const fleetRuns = values["fleet-runs"] === undefined ? undefined : Number(values["fleet-runs"]);
   if (fleetRuns !== undefined && (!Number.isInteger(fleetRuns) || fleetRuns < 1 || fleetRuns > 100_000))
     fail(`--fleet-runs: a whole number 1–100 000, got "${values["fleet-runs"]}"`);
+  const runs = values.runs === undefined ? undefined : Number(values.runs);
+  if (runs !== undefined && (!Number.isInteger(runs) || runs < 1000 || runs > 1_000_000))
+    fail(`--runs: a whole number 1 000–1 000 000, got "${values.runs}"`);
   const concurrencies = values.concurrency!.split(",").map((s) => Number(s.trim()));
   if (concurrencies.some((c) => !Number.isInteger(c) || c < 1 || c > 256))
     fail(`--concurrency: comma-separated whole numbers 1–256, got "${values.concurrency}"`);
@@ -106,6 +110,7 @@ async function main() {
         concurrencies,
         log,
         fleetRuns,
+        runs,
         options: {
           memorySoak: values["memory-soak"] ?? false,
           memorySoakMinutes,

@@ -16,7 +16,7 @@ import { decodeRunsCursor, parseRunsQuery } from "../lib/schemas/runs-list";
 import { prisma } from "../lib/platform/db/prisma";
 import { newId } from "../lib/platform/ids";
 
-export const RUNS = 100_000;
+export const DEFAULT_RUNS = 100_000;
 const OTHER_TEAM_RUNS = 10_000;
 const TARGET_P95_MS = 150;
 
@@ -82,8 +82,9 @@ async function sampleAll(cases: Case[], iterations: number, warmup: number): Pro
 
 export const runsListSection: BenchSection = {
   name: "runs-list",
-  title: `runs-list server time at ${RUNS} runs, per filter, vs a plain indexed LIMIT 50`,
+  title: `runs-list server time at ${DEFAULT_RUNS} runs (--runs), per filter, vs a plain indexed LIMIT 50`,
   async run(ctx) {
+    const RUNS = ctx.runs ?? DEFAULT_RUNS;
     const db = new pg.Client({ connectionString: ctx.url });
     await db.connect();
     try {

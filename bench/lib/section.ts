@@ -10,6 +10,8 @@ export interface BenchContext {
   concurrencies: number[];
   /** --fleet-runs: the fleet section's size (root runs), when given. */
   fleetRuns?: number;
+  /** --runs: the runs-list section's size (runs of the measured team), when given. */
+  runs?: number;
   log(line: string): void;
   /** Section-specific flags (bench/run.ts). */
   options?: { memorySoak?: boolean; memorySoakMinutes?: number; memoryRestSeconds?: number; fleetNoSingle?: boolean };
