@@ -7,6 +7,7 @@ import { useEffect, useState } from "react";
 import { fleetStopAction } from "@/app/(console)/stops/actions";
 import type { StopFilterInput } from "@/lib/schemas/stops";
 import { ReasonDialog } from "./reason-dialog";
+import { reclaimAfter } from "./run-controls";
 
 export interface FleetStopDialogProps {
   open: boolean;
@@ -16,10 +17,12 @@ export interface FleetStopDialogProps {
   label: string;
   /** the team's name, when the filter is the whole team (typed confirmation) */
   confirmTeam?: string;
+  /** the team's reclaim of paused runs, when configured: the pause dialog says it does not apply to a fleet pause */
+  pauseReclaim?: { seconds: number; action: string } | null;
   onCancel: () => void;
 }
 
-export function FleetStopDialog({ open, action, filter, label, confirmTeam, onCancel }: FleetStopDialogProps) {
+export function FleetStopDialog({ open, action, filter, label, confirmTeam, pauseReclaim, onCancel }: FleetStopDialogProps) {
   const router = useRouter();
   const [count, setCount] = useState<string>("counting…");
   // How many of the covered runs are working now (docs/console.md#run-activity); null until the dry run answers.
@@ -88,7 +91,16 @@ export function FleetStopDialog({ open, action, filter, label, confirmTeam, onCa
           cancels queued work and settles in-flight calls, and a fleet receipt is issued when every barrier has its receipt.
         </p>
       ) : (
-        <p>Their next gate calls hold; calls already running continue. The pause can be lifted from the fleet-stop page.</p>
+        <p>
+          Their next gate calls hold; calls already running continue.{" "}
+          <strong data-testid="fleet-pause-lasts">
+            A fleet pause lasts until someone lifts it on its page under Stops
+            {pauseReclaim
+              ? `: the team's reclaim (a run paused on its own for ${reclaimAfter(pauseReclaim.seconds)} is ${pauseReclaim.action === "kill" ? "killed" : "reclaimed"}) never turns it into a kill`
+              : ""}
+            .
+          </strong>
+        </p>
       )}
       {confirmTeam ? (
         <label className="field">

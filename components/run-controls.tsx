@@ -199,7 +199,7 @@ export function RunControls({
 }
 
 /** "14 minutes", "2 hours", "90 seconds": the reclaim delay in words. */
-function reclaimAfter(seconds: number): string {
+export function reclaimAfter(seconds: number): string {
   const unit = (n: number, w: string) => `${n} ${w}${n === 1 ? "" : "s"}`;
   if (seconds % 3600 === 0) return unit(seconds / 3600, "hour");
   if (seconds >= 120 && seconds % 60 === 0) return unit(seconds / 60, "minute");

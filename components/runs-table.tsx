@@ -40,11 +40,14 @@ export function RunsTable({
   initialViews = [],
   canStop = false,
   teamName,
+  pauseReclaim = null,
 }: {
   initial: RunsView;
   initialViews?: SavedView[];
   canStop?: boolean;
   teamName?: string;
+  /** the team's reclaim of paused runs (the fleet-pause dialog says it does not apply) */
+  pauseReclaim?: { seconds: number; action: string } | null;
 }) {
   const searchParams = useSearchParams();
   const [selected, setSelected] = useState<ReadonlySet<string>>(new Set());
@@ -297,6 +300,7 @@ export function RunsTable({
           filter={stop.filter}
           label={stop.label}
           confirmTeam={stop.confirmTeam}
+          pauseReclaim={pauseReclaim}
           onCancel={() => setStop(null)}
         />
       ) : null}

@@ -13,4 +13,4 @@ export {
 export { actorLabels, peopleOf, peopleOfTeam, type Person } from "./console/people";
 export { listMembers, removeMember, setMemberRole, setMembershipDisabled, setUserDisabled, type MemberView } from "./members";
 export { badKeyWait, passwordGate, recordBadKey, recordSignIn } from "./sign-in";
-export { setTeamStopSettings } from "./team-settings";
+export { getTeamStopSettings, setTeamStopSettings } from "./team-settings";
