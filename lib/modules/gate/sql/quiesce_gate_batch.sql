@@ -85,12 +85,16 @@ BEGIN
         -- call that reserves nothing — goes to quiesce_gate.
         SELECT e.i, e.team, pt.version, coalesce(e.tool, '') AS tool, e.harness, e.agent, e.creator, e.path, e.root
           FROM e JOIN unnest(v_pteams, v_pversions) AS pt(team, version) ON pt.team = e.team
+    ), rules AS MATERIALIZED (
+        -- the enabled versions' rules, read once for the whole batch
+        SELECT pr.* FROM policy_rules pr
+         WHERE (pr.team_id, pr.version) IN (SELECT t.team, t.version FROM unnest(v_pteams, v_pversions) AS t(team, version))
     ), m AS MATERIALIZED (
-        -- every matching rule of every call, in one read of the policy's rules
+        -- every matching rule of every call
         SELECT pc.i, pc.team, pc.root, pc.agent, pc.creator, pr.effect, pr.position, pr.name, pr.budget_unit, pr.budget_limit,
                pr.budget_per, pr.budget_window
           FROM pc
-          JOIN policy_rules pr ON pr.team_id = pc.team AND pr.version = pc.version
+          JOIN rules pr ON pr.team_id = pc.team AND pr.version = pc.version
                AND (pr.tool_regex IS NULL OR pc.tool ~ pr.tool_regex)
                AND (pr.harness IS NULL OR pr.harness::text = pc.harness)
                AND (pr.agent IS NULL OR pr.agent = pc.agent OR pr.agent = pc.creator)
