@@ -218,9 +218,8 @@ BEGIN
         INSERT INTO budget_usage AS u (team_id, budget, scope_key, window_start, unit, used, held)
         SELECT due.team_id, due.budget, due.scope_key, due.window_start, due.unit, due.amount, due.amount FROM due ORDER BY 1, 2, 3, 4
         ON CONFLICT (team_id, budget, scope_key, window_start) DO UPDATE SET used = u.used + EXCLUDED.used, held = u.held + EXCLUDED.held
-         WHERE u.used + EXCLUDED.used <= (SELECT pr.budget_limit FROM teams tm
-                                            JOIN policy_rules pr ON pr.team_id = tm.id AND pr.version = tm.policy_version
-                                           WHERE tm.id = EXCLUDED.team_id AND pr.name = EXCLUDED.budget)
+         WHERE u.used + EXCLUDED.used <= (SELECT r.budget_limit FROM rules r
+                                           WHERE r.team_id = EXCLUDED.team_id AND r.name = EXCLUDED.budget)
         RETURNING 1
     ), ev AS (
         INSERT INTO gate_decisions (team_id, run_id, operation_id, source, decision, reason, epoch_seen, current_epoch, at)
