@@ -96,20 +96,7 @@ test("at 390 px no console page is wider than the screen: tables scroll inside t
   ]) {
     await page.goto(path);
     await expect(page.getByRole("heading", { level: 1 })).toBeVisible();
-    const widths = await page.evaluate(() => {
-      const screen = document.documentElement.clientWidth;
-      // The outermost elements that stick out, to name in the failure.
-      const wide = Array.from(document.querySelectorAll("body *"))
-        .filter(
-          (el) =>
-            el.getBoundingClientRect().right > screen + 1 &&
-            !(el.parentElement && el.parentElement.getBoundingClientRect().right > screen + 1),
-        )
-        .slice(0, 5)
-        .map((el) => `${el.tagName.toLowerCase()}.${el.className}`);
-      return { page: document.documentElement.scrollWidth, screen, wide };
-    });
-    expect(widths.page, `page width of ${path}: ${widths.wide.join(" | ")}`).toBeLessThanOrEqual(widths.screen);
+    await notWiderThanScreen(page, path);
   }
 });
 
@@ -130,6 +117,7 @@ async function clipped(page: Page, region: string) {
   });
 }
 
+/** The page is no wider than the screen; the outermost elements that stick out are named in the failure. */
 async function notWiderThanScreen(page: Page, path: string) {
   const w = await page.evaluate(() => {
     const screen = document.documentElement.clientWidth;

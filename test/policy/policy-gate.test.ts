@@ -59,6 +59,16 @@ function ask(
   });
 }
 
+/** A new call of the run, as the gate's input (for batches). */
+const call = (key: FixtureKey, run: FixtureRun) => ({
+  keyHash: key.hash,
+  runId: run.runId,
+  leaseId: run.leaseId,
+  epoch: run.epoch,
+  operationId: opKey(),
+  tool: "t",
+});
+
 function answer(o: GateOutcome) {
   if (!o.ok) throw new Error(`refused: ${o.code}`);
   return o;
@@ -345,14 +355,7 @@ describe("budgets", () => {
 
   test("in batches: a batch that fits is admitted at once, one that does not is decided call by call, and two racing batches never cross", async () => {
     const { key, leaf, admin } = await world([{ name: "ten-calls", effect: "budget", budget: { unit: "calls", limit: 10 } }]);
-    const input = () => ({
-      keyHash: key.hash,
-      runId: leaf.runId,
-      leaseId: leaf.leaseId,
-      epoch: leaf.epoch,
-      operationId: opKey(),
-      tool: "t",
-    });
+    const input = () => call(key, leaf);
     const fits = await gateCheckBatch(Array.from({ length: 4 }, input));
     expect(fits.map(said)).toEqual(Array(4).fill("allow allowed"));
     const [x, y] = await Promise.all([
@@ -369,14 +372,7 @@ describe("budgets", () => {
 
   test("a batch that counted on a budget another batch spent while it ran keeps nothing and is decided call by call", async () => {
     const { key, leaf, admin } = await world([{ name: "ten-calls", effect: "budget", budget: { unit: "calls", limit: 10 } }]);
-    const input = () => ({
-      keyHash: key.hash,
-      runId: leaf.runId,
-      leaseId: leaf.leaseId,
-      epoch: leaf.epoch,
-      operationId: opKey(),
-      tool: "t",
-    });
+    const input = () => call(key, leaf);
     expect((await gateCheckBatch(Array.from({ length: 4 }, input))).map(said)).toEqual(Array(4).fill("allow allowed"));
     // A spends 4 more inside an open transaction; B reads 4 used (A is not committed), counts on 8, and waits for A's
     // lock on the usage row. When A commits, 8 + 4 no longer fits: B's batch is rolled back and decided one by one.
