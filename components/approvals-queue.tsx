@@ -6,7 +6,7 @@
 import Link from "next/link";
 import { useRouter } from "next/navigation";
 import { useQuery, useQueryClient, type UseQueryResult } from "@tanstack/react-query";
-import { useState } from "react";
+import { useState, type ReactNode } from "react";
 import type { ApprovalView } from "@/lib/schemas/policy";
 import { decideApprovalAction } from "@/app/(console)/approvals/actions";
 import { ApprovalBadge } from "./badges";
@@ -43,7 +43,7 @@ export function outcomeWords(a: ApprovalView): string {
 export function ApprovalsQueue({ initialOpen, initialDecided }: { initialOpen: List; initialDecided: List }) {
   const open = useQuery({ queryKey: ["approvals", "open"], queryFn: () => getJson<List>(OPEN_URL), initialData: initialOpen });
   const decided = useQuery({ queryKey: ["approvals", "decided"], queryFn: () => getJson<List>(DECIDED_URL), initialData: initialDecided });
-  const [feedback, setFeedback] = useState<string | null>(null);
+  const [feedback, setFeedback] = useState<ReactNode>(null);
   const now = useNow();
   // A card past its deadline goes at once (the gate already answers approval_expired); the next poll confirms it.
   const cards = (open.data?.approvals ?? []).filter((a) => now === null || Date.parse(a.expiresAt) > now);
@@ -117,7 +117,7 @@ function Countdown({ expiresAt }: { expiresAt: string }) {
   );
 }
 
-function ApprovalCard({ a, onAnswered }: { a: ApprovalView; onAnswered: (text: string) => void }) {
+function ApprovalCard({ a, onAnswered }: { a: ApprovalView; onAnswered: (said: ReactNode) => void }) {
   const client = useQueryClient();
   const router = useRouter();
   const [note, setNote] = useState("");
@@ -132,10 +132,17 @@ function ApprovalCard({ a, onAnswered }: { a: ApprovalView; onAnswered: (text: s
     );
     setBusy(null);
     if (r.ok) {
+      // The tool is a name as the agent wrote it: shown as code, like everywhere on the page.
       onAnswered(
-        decision === "approve"
-          ? `Approved ${a.tool} on ${a.runTitle ?? a.runId}: the agent's next ask of the gate for this call is allowed.`
-          : `Denied ${a.tool} on ${a.runTitle ?? a.runId}: the gate answers approval_denied for this call.`,
+        decision === "approve" ? (
+          <>
+            Approved <code>{a.tool}</code> on {a.runTitle ?? a.runId}: the agent&rsquo;s next ask of the gate for this call is allowed.
+          </>
+        ) : (
+          <>
+            Denied <code>{a.tool}</code> on {a.runTitle ?? a.runId}: the gate denies this call (approval denied).
+          </>
+        ),
       );
       router.refresh(); // the navigation's count
     } else setError(`Not answered: ${r.message}`);
@@ -144,8 +151,8 @@ function ApprovalCard({ a, onAnswered }: { a: ApprovalView; onAnswered: (text: s
   return (
     <article className="card approval-card" data-approval={a.id} aria-labelledby={titleId}>
       <div className="card-head">
-        <h3 id={titleId} className="mono wrap-any">
-          {a.tool}
+        <h3 id={titleId} className="wrap-any">
+          <code>{a.tool}</code>
         </h3>
         <Countdown expiresAt={a.expiresAt} />
       </div>
@@ -159,7 +166,7 @@ function ApprovalCard({ a, onAnswered }: { a: ApprovalView; onAnswered: (text: s
         <div>
           <dt>Rule</dt>
           <dd>
-            <span className="mono">{a.ruleName}</span> <span className="muted">(policy version {a.policyVersion})</span>
+            <code>{a.ruleName}</code> <span className="muted">(policy version {a.policyVersion})</span>
           </dd>
         </div>
         <div>
@@ -223,9 +230,9 @@ function RecentDecisions({ q }: { q: UseQueryResult<List> }) {
                 <Time iso={a.voidedAt ?? a.decidedAt ?? a.expiresAt} mode="relative" />
               </td>
               <td>
-                <span className="mono">{a.tool}</span>
+                <code>{a.tool}</code>
                 <div className="sub">
-                  run <Link href={`/runs/${a.runId}`}>{a.runTitle ?? shortId(a.runId)}</Link> · rule {a.ruleName}
+                  run <Link href={`/runs/${a.runId}`}>{a.runTitle ?? shortId(a.runId)}</Link> · rule <code>{a.ruleName}</code>
                 </div>
               </td>
               <td>
