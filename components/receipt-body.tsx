@@ -130,6 +130,14 @@ function ArrayTable({ rows, labels, label = "Table" }: { rows: unknown[]; labels
   );
 }
 
+/** A signed sentence as a person reads it: each actor it names (`user:…`, `key:…`) by its label; the download keeps the ids. */
+function withNames(text: string, labels: Labels): string {
+  return Object.entries(labels)
+    .filter(([actor, label]) => label && label !== actor)
+    .sort((x, y) => y[0].length - x[0].length)
+    .reduce((t, [actor, label]) => t.replaceAll(actor, label), text);
+}
+
 function Section({ title, children }: { title: string; children: ReactNode }) {
   const id = `receipt-${title.toLowerCase().replace(/[^a-z]+/g, "-")}`;
   return (
@@ -183,7 +191,7 @@ export function ReceiptBody({ body, labels = {} }: { body: Obj; labels?: Labels 
         <Section title="Summary">
           <ul className="plain-list">
             {(body.summary as unknown[]).map((x, i) => (
-              <li key={i}>{String(x)}</li>
+              <li key={i}>{withNames(String(x), labels)}</li>
             ))}
           </ul>
         </Section>

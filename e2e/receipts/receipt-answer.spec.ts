@@ -19,6 +19,10 @@ test("the receipt answers first, in one sentence", async ({ page }) => {
   await signIn(page, USERS.viewer);
   await page.goto(`/receipts/${barrierId}`);
   await expect(page.getByTestId("receipt-answer")).toHaveText(/^(Stopped and quiet: .+\.|Not yet quiet: .+\.)$/);
+  // The summary names who asked for the stop as a person reads it, never by an internal id.
+  const summary = page.getByRole("region", { name: "Summary" });
+  await expect(summary).toContainText("Stop requested by");
+  await expect(summary).not.toContainText(/\b(user|key):/);
 });
 
 test("the kill dialog says who owns the unknowns; the trip dialog says what half open means", async ({ page }) => {

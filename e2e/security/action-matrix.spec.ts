@@ -242,17 +242,19 @@ async function settledKilledRoot(team: Team): Promise<ApiRun> {
 }
 
 /**
- * A pending approval on a fresh run of `team`, as the gate writes one; its rule asks for an admin or the named
- * `approver` (a viewer may answer when named), so every role can succeed on its own team's card.
+ * A pending approval on a fresh run of `team`, as the gate writes one and the engine's sweep has announced it
+ * (announced_at set: the running sweep would otherwise set it between the check's two reads of the row); its
+ * rule asks for an admin or the named `approver` (a viewer may answer when named), so every role can succeed on
+ * its own team's card.
  */
 async function newApproval(team: Team, approver?: string): Promise<string> {
   const run = await newRun(team);
   const id = `apr_matrix${randomBytes(6).toString("hex")}`;
   await one(
     `INSERT INTO approvals (id, team_id, run_id, root_run_id, run_path, lease_id, lease_path, epoch, operation_id, tool,
-                            policy_version, rule_name, approver_role, approver_user_ids, expires_at)
+                            policy_version, rule_name, approver_role, approver_user_ids, expires_at, announced_at)
      SELECT $1, r.team_id, r.id, r.root_run_id, r.path, $2, ARRAY[$2], r.epoch, $3, 'matrix.tool', 1, 'matrix', 'admin', $4::text[],
-            now() + interval '10 minutes'
+            now() + interval '10 minutes', now()
        FROM runs r WHERE r.id = $5 RETURNING id`,
     [id, run.leaseId, uid("matrix-op"), approver ? [approver] : [], run.runId],
   );
