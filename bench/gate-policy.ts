@@ -3,7 +3,9 @@
 // (every call reserves one `calls` against it), against the same gate for a team without a policy — both as
 // the API process asks (the shared pool, batched), interleaved A B B A per concurrency in the same run.
 // Target: the policy's gate p50 within 1.2× of the policy-free gate's. Reported, never asserted.
-import { gateCheck } from "../lib/modules/gate/statement";
+import pg from "pg";
+import { performance } from "node:perf_hooks";
+import { gateCheck, gateCheckBatch, type GateOutcome } from "../lib/modules/gate/statement";
 import { createApiKey } from "../lib/modules/keys/api-keys";
 import { ensureTeam } from "../lib/modules/members/admin-directory";
 import { createPolicyVersion, enablePolicy } from "../lib/modules/policy";
@@ -11,12 +13,18 @@ import { createRun } from "../lib/modules/runs/register/create-run";
 import { hashKeySecret } from "../lib/platform/auth/api-key";
 import type { Principal } from "../lib/platform/auth/principal";
 import { newId } from "../lib/platform/ids";
-import { measure, pooled, type Op, type Stats } from "./lib/measure";
-import { ms, ratio, type BenchTable } from "./lib/report";
+import { percentile, type Op, type Stats } from "./lib/measure";
+import { cpuMeter } from "./lib/cpu";
+import { ms, ratio, us, type BenchTable } from "./lib/report";
+
+const verdict = (x: number) => (Number.isNaN(x) ? "not measured" : x <= POLICY_TARGET_RATIO ? "PASS" : "MISS");
 
 const SYSTEM = { type: "system", name: "bench" } as const;
 export const POLICY_TARGET_RATIO = 1.2;
-const ORDER = ["free", "policy", "policy", "free"] as const;
+/** Segments per concurrency: each side four times, every side as often early as late in the run. */
+type Side = "free" | "policy" | "tree";
+const SIDES: Side[] = ["free", "policy", "tree"];
+const ORDER = ["free", "policy", "tree", "tree", "policy", "free", "free", "tree", "policy", "policy", "tree", "free"] as const;
 
 interface Caller {
   keyHash: string;
@@ -56,12 +64,61 @@ function op(c: Caller, denials: { n: number; last?: string }): Op {
   };
 }
 
+/**
+ * The same decisions with the batcher's timing taken out: on one connection of its own, one statement at
+ * a time deciding `c` calls together (c = 1: quiesce_gate; above: one quiesce_gate_batch of c calls, what
+ * the batcher sends when c calls arrive at once), the three sides interleaved statement by statement, so
+ * that the machine's drift weighs on each alike. Median milliseconds per statement, per side.
+ */
+async function statementCost(
+  url: string,
+  sides: Record<Side, Caller[]>,
+  c: number,
+  rounds: number,
+  denials: { n: number; last?: string },
+): Promise<Record<Side, number>> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  const times: Record<Side, number[]> = { free: [], policy: [], tree: [] };
+  const check = (out: GateOutcome) => {
+    if (!out.ok || out.decision !== "allow") {
+      denials.n++;
+      denials.last = JSON.stringify(out);
+    }
+  };
+  try {
+    for (let r = -20; r < rounds; r++) {
+      // each round in a turning order (the first 20 rounds warm up and are not counted)
+      for (let j = 0; j < SIDES.length; j++) {
+        const k = SIDES[(r + 60 + j) % SIDES.length]!;
+        const calls = sides[k].slice(0, c).map((x) => ({ ...x, operationId: newId("op"), tool: "bench.noop" }));
+        const t0 = performance.now();
+        if (c === 1) check(await gateCheck(calls[0]!, client));
+        else for (const out of await gateCheckBatch(calls, client)) check(out);
+        if (r >= 0) times[k].push(performance.now() - t0);
+      }
+    }
+  } finally {
+    await client.end();
+  }
+  const median = (xs: number[]) =>
+    percentile(
+      [...xs].sort((a, b) => a - b),
+      50,
+    );
+  return { free: median(times.free), policy: median(times.policy), tree: median(times.tree) };
+}
+
 export async function policyGateAb(ctx: {
+  url: string;
   concurrencies: number[];
   iterations: number;
   warmup: number;
   log: (l: string) => void;
-}): Promise<{ table: BenchTable; data: Record<string, Record<number, Stats[]>> }> {
+}): Promise<{
+  table: BenchTable;
+  data: { runs: Record<string, Record<number, Stats[]>>; statements: Record<number, Record<Side, number>> };
+}> {
   const maxC = Math.max(...ctx.concurrencies);
   const sides = {
     free: await team("policy-free", maxC),
@@ -70,42 +127,87 @@ export async function policyGateAb(ctx: {
   };
   const denials = { n: 0 } as { n: number; last?: string };
   const runs: Record<string, Record<number, Stats[]>> = { free: {}, policy: {}, tree: {} };
-  for (const c of ctx.concurrencies) {
-    ctx.log(`gate with a policy, concurrency ${c}: ${ORDER.length} segments of ${ctx.iterations} calls per side …`);
-    for (const k of [...ORDER, "tree", "free", "free", "tree"] as const) {
-      const ops = sides[k].slice(0, c).map((x) => op(x, denials));
-      const done = ((runs[k] ??= {})[c] ??= []);
-      done.push(await measure(`gate, ${k}`, ops, ctx.iterations, done.length === 0 ? ctx.warmup : c));
+  const cpu = await cpuMeter(ctx.url);
+  const statements: Record<number, Record<Side, number>> = {};
+  try {
+    for (const c of ctx.concurrencies) {
+      const rounds = Math.max(100, Math.round(ctx.iterations / 4));
+      ctx.log(`gate with a policy, ${rounds} statements of ${c} call(s) per side, one connection …`);
+      statements[c] = await statementCost(ctx.url, sides, c, rounds, denials);
+      ctx.log(`gate with a policy, concurrency ${c}: ${ORDER.length} segments of ${ctx.iterations} calls …`);
+      for (const k of ORDER) {
+        const ops = sides[k].slice(0, c).map((x) => op(x, denials));
+        const done = ((runs[k] ??= {})[c] ??= []);
+        done.push(await cpu.measure(`gate, ${k}`, ops, ctx.iterations, done.length === 0 ? ctx.warmup : c));
+      }
     }
+  } finally {
+    await cpu.end();
   }
   if (denials.n > 0) throw new Error(`${denials.n} gate calls did not answer allow (last: ${denials.last})`);
   const rows: string[][] = [];
   const verdicts: string[] = [];
   for (const c of ctx.concurrencies) {
-    const free = pooled(runs.free![c]!);
+    const free = cpu.pooled(runs.free![c]!);
+    const st = statements[c]!;
     for (const [k, label] of [
       ["policy", "one policy + one team-wide budget"],
       ["tree", "one policy + one per-tree budget"],
     ] as const) {
-      const p = pooled(runs[k]![c]!);
+      const p = cpu.pooled(runs[k]![c]!);
       const x = p.p50 / free.p50;
-      rows.push([String(c), label, ms(p.p50), ms(p.p99), String(Math.round(p.perSecond)), ratio(x)]);
+      const y = cpu.total(p) / cpu.total(free);
+      const z = st[k] / st.free;
+      rows.push([
+        String(c),
+        label,
+        ms(p.p50),
+        ms(p.p99),
+        String(Math.round(p.perSecond)),
+        ratio(x),
+        us(cpu.total(p)),
+        ratio(y),
+        ms(st[k]),
+        ratio(z),
+      ]);
       verdicts.push(
-        `concurrency ${c}: ${label} p50 ${ms(p.p50)} ms = ${ratio(x)} the policy-free gate's ${ms(free.p50)} ms → ${x <= POLICY_TARGET_RATIO ? "PASS" : "MISS"} (target ≤ ${POLICY_TARGET_RATIO}×)`,
+        `concurrency ${c}, ${label}: p50 ${ratio(x)} → ${verdict(x)}; CPU per decision ${ratio(y)} → ${verdict(y)}; one statement of ${c} ${ratio(z)} → ${verdict(z)} (the policy-free gate's in the same run; target ≤ ${POLICY_TARGET_RATIO}×)`,
       );
     }
-    rows.push([String(c), "no policy (baseline)", ms(free.p50), ms(free.p99), String(Math.round(free.perSecond)), "1.00×"]);
+    rows.push([
+      String(c),
+      "no policy (baseline)",
+      ms(free.p50),
+      ms(free.p99),
+      String(Math.round(free.perSecond)),
+      "1.00×",
+      us(cpu.total(free)),
+      "1.00×",
+      ms(st.free),
+      "1.00×",
+    ]);
   }
   return {
     table: {
       title: "The gate with a policy and a budget vs. without (shared pool, batched)",
-      columns: ["concurrency", "measure", "p50 ms", "p99 ms", "per second", "p50 ÷ no-policy p50"],
+      columns: [
+        "concurrency",
+        "measure",
+        "p50 ms",
+        "p99 ms",
+        "per second",
+        "p50 ÷ no policy",
+        "CPU µs/decision",
+        "CPU ÷ no policy",
+        "one statement of c calls, median ms",
+        "statement ÷ no policy",
+      ],
       rows,
       notes: [
         ...verdicts,
-        `Segments of ${ctx.iterations} calls per side, interleaved per concurrency (no policy, team budget, team budget, no policy, tree budget, no policy, no policy, tree budget), pooled per side. Every call is a new operation that the policy step decides and the budget reserves.`,
+        `Segments of ${ctx.iterations} calls, interleaved per concurrency (${ORDER.join(", ")}; "policy" is the team-wide budget, "tree" the per-tree one), pooled per side. Every call is a new operation that the policy step decides and the budget reserves. CPU per decision: the database backends' and this process's user + system time over the segments' calls (warm-up included), which the machine's other load and the batcher's timing distort less than the p50. One statement of c calls: the same decisions on one connection of their own, one statement at a time (quiesce_gate for one call, one quiesce_gate_batch of c calls above), the sides interleaved statement by statement — the decision's cost without the batcher's timing.`,
       ],
     },
-    data: runs,
+    data: { runs, statements },
   };
 }

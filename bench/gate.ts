@@ -4,11 +4,11 @@
 // read the ancestry, decide, insert the operation and the gate_decisions row.
 // Target: gate p50 within 2× of the INSERT … RETURNING baseline. Reported, never asserted.
 import os from "node:os";
-import { cpuMsOf } from "./lib/processes";
 import pg from "pg";
 import type { BenchSection } from "./lib/section";
-import { measure, pooled, type Op, type Stats } from "./lib/measure";
-import { ms, ratio, type BenchTable } from "./lib/report";
+import { measure, type Op, type Stats } from "./lib/measure";
+import { cpuMeter } from "./lib/cpu";
+import { ms, ratio, us, type BenchTable } from "./lib/report";
 import { gateBatcher, gateCheck } from "../lib/modules/gate/statement";
 import { setting } from "../lib/platform/config";
 import { createApiKey } from "../lib/modules/keys/api-keys";
@@ -28,7 +28,6 @@ const RATIO_ORDER = ["insert", "batched", "batched", "insert", "batched", "inser
 const abConcurrencies = (maxC: number) => [...new Set([Math.min(4, maxC), maxC])];
 /** Each measure's throughput, rounded, comma-separated (the rounds and segments the verdicts list). */
 const rates = (xs: Stats[]) => xs.map((s) => Math.round(s.perSecond)).join(", ");
-const us = (x: number | undefined) => (x === undefined || !Number.isFinite(x) ? "n/a" : String(Math.round(x)));
 
 interface Worker {
   client: pg.Client;
@@ -139,44 +138,6 @@ function ops(workers: Worker[], keyHash: string, denials: { n: number; last?: st
   return { select, insert, gate, batched, batchedBy };
 }
 
-/**
- * CPU time per call, which the machine's other load does not distort the way it does wall-clock
- * throughput: the database backends' (user + system time of every backend connected to the bench's
- * database, from /proc — only when PostgreSQL runs on this host and /proc is readable; else NaN) and
- * this process's. Counted over the measure including its warm-up calls.
- */
-interface Cpu {
-  serverUs: number;
-  clientUs: number;
-}
-async function backendCpuMs(admin: pg.Client): Promise<number> {
-  const pids = (
-    await admin.query<{ pid: number }>("SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()")
-  ).rows.map((r) => r.pid);
-  // NaN as soon as one backend's /proc entry cannot be read (PostgreSQL elsewhere): no partial sums.
-  return pids.reduce((sum, pid) => sum + cpuMsOf(pid), 0);
-}
-async function measureCpu(admin: pg.Client, cpu: Map<Stats, Cpu>, ...args: Parameters<typeof measure>): Promise<Stats> {
-  const [, ops, iterations, warmup] = args;
-  const calls = iterations + ops.length * Math.ceil(warmup / ops.length);
-  const s0 = await backendCpuMs(admin);
-  const c0 = process.cpuUsage();
-  const stats = await measure(...args);
-  const c = process.cpuUsage(c0);
-  cpu.set(stats, { serverUs: (((await backendCpuMs(admin)) - s0) / calls) * 1000, clientUs: (c.user + c.system) / calls });
-  return stats;
-}
-
-/** Rounds pooled into one figure (bench/lib/measure.ts pooled), CPU per call weighted by each round's calls. */
-function pooledCpu(cpu: Map<Stats, Cpu>, rounds: Stats[]): Stats {
-  if (rounds.length === 1) return rounds[0]!;
-  const out = pooled(rounds);
-  const calls = rounds.reduce((s, r) => s + r.count, 0);
-  const weighted = (f: (c: Cpu) => number) => rounds.reduce((s, r) => s + f(cpu.get(r)!) * r.count, 0) / calls;
-  cpu.set(out, { serverUs: weighted((c) => c.serverUs), clientUs: weighted((c) => c.clientUs) });
-  return out;
-}
-
 export const gateSection: BenchSection = {
   name: "gate",
   title: "Gate decisions vs. single-row PostgreSQL round trips",
@@ -198,9 +159,7 @@ export const gateSection: BenchSection = {
     } = { fk: [], noFk: [], fkBatched: [], noFkBatched: [], generic: {}, auto: {} };
     const inFlightAb: Record<number, Stats[]> = { 1: [], 2: [], 3: [], 4: [] };
     const holdAb: Record<string, Stats[]> = {};
-    const cpu = new Map<Stats, Cpu>();
-    const cpuAdmin = new pg.Client({ connectionString: ctx.url });
-    await cpuAdmin.connect();
+    const cpu = await cpuMeter(ctx.url);
     try {
       for (const c of ctx.concurrencies) {
         const ws = workers.slice(0, c);
@@ -210,8 +169,8 @@ export const gateSection: BenchSection = {
         ctx.log(
           `concurrency ${c}: ${n} calls each for SELECT and the unbatched gate, ${(per * order.length) / 2} for the INSERT and the batched gate …`,
         );
-        const select = await measureCpu(cpuAdmin, cpu, "SELECT by primary key", ws.map(make.select), n, ctx.warmup);
-        const gate = await measureCpu(cpuAdmin, cpu, "gate decision, one connection per caller", ws.map(make.gate), n, ctx.warmup);
+        const select = await cpu.measure("SELECT by primary key", ws.map(make.select), n, ctx.warmup);
+        const gate = await cpu.measure("gate decision, one connection per caller", ws.map(make.gate), n, ctx.warmup);
         // The INSERT baseline and the batched gate, whose ratio is the throughput target: above concurrency 1,
         // 4 segments of each, interleaved A B B A B A A B, ctx.iterations calls per segment, so that one
         // fsync stall of a few hundred ms weighs on both alike instead of deciding the ratio
@@ -227,10 +186,10 @@ export const gateSection: BenchSection = {
         for (const k of order) {
           const { name, op, done } = sides[k];
           // Full warm-up before each side's first segment; later segments start on warm connections.
-          done.push(await measureCpu(cpuAdmin, cpu, name, ws.map(op), per, done.length === 0 ? ctx.warmup : c));
+          done.push(await cpu.measure(name, ws.map(op), per, done.length === 0 ? ctx.warmup : c));
         }
-        const insert = pooledCpu(cpu, inserts);
-        const batched = pooledCpu(cpu, batches);
+        const insert = cpu.pooled(inserts);
+        const batched = cpu.pooled(batches);
         results[c] = { select, insert, gate, batched };
         segments[c] = { insert: inserts, batched: batches };
       }
@@ -291,7 +250,7 @@ export const gateSection: BenchSection = {
       }
     } finally {
       await Promise.all(workers.map((w) => w.client.end()));
-      await cpuAdmin.end();
+      await cpu.end();
     }
     if (denials.n > 0)
       throw new Error(`${denials.n} gate calls did not answer allow (last: ${denials.last}); the figures would not measure the allow path`);
@@ -309,8 +268,8 @@ export const gateSection: BenchSection = {
           Math.round(s.perSecond).toLocaleString("en-US"),
           ratio(s.p50 / r.insert.p50),
           ratio(s.p50 / r.select.p50),
-          us(cpu.get(s)?.serverUs),
-          us(cpu.get(s)?.clientUs),
+          us(cpu.of(s)?.serverUs),
+          us(cpu.of(s)?.clientUs),
         ]);
       }
       const x = r.gate.p50 / r.insert.p50;
@@ -318,7 +277,7 @@ export const gateSection: BenchSection = {
         `concurrency ${c}: gate p50 ${ms(r.gate.p50)} ms = ${ratio(x)} INSERT p50 → ${x <= TARGET_RATIO ? "PASS" : "MISS"} (target ≤ ${TARGET_RATIO}×)`,
       );
       if (c > 1) {
-        const cost = (st: Stats) => (cpu.get(st)?.serverUs ?? NaN) + (cpu.get(st)?.clientUs ?? NaN);
+        const cost = cpu.total;
         if (Number.isFinite(cost(r.batched)) && Number.isFinite(cost(r.insert)))
           verdicts.push(
             `concurrency ${c}: CPU per call (server + client) INSERT ${Math.round(cost(r.insert))} µs, gate unbatched ${Math.round(cost(r.gate))} µs, batched ${Math.round(cost(r.batched))} µs → where CPU bounds throughput, batched ≈ ${ratio(cost(r.insert) / cost(r.batched))} the INSERT's (unbatched ${ratio(cost(r.insert) / cost(r.gate))}); unlike the wall-clock figures, this does not depend on what else the machine runs`,

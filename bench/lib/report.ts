@@ -27,6 +27,8 @@ export function markdown(t: BenchTable): string {
 
 export const ms = (x: number) => (x < 10 ? x.toFixed(2) : x.toFixed(1));
 export const ratio = (x: number) => `${x.toFixed(2)}×`;
+/** Microseconds, rounded; "n/a" where a figure could not be measured. */
+export const us = (x: number | undefined) => (x === undefined || !Number.isFinite(x) ? "n/a" : String(Math.round(x)));
 
 /** Replaces the text between `<!-- bench:<name>:start -->` and `<!-- bench:<name>:end -->`. */
 export function writeIntoDocs(docsFile: string, section: string, body: string): boolean {
