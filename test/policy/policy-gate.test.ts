@@ -370,12 +370,12 @@ describe("budgets", () => {
     expect((await reservations(admin.teamId)).length).toBe(10);
   });
 
-  test("a batch that counted on a budget another batch spent while it ran keeps nothing and is decided call by call", async () => {
+  test("a batch waits for a concurrent reservation on its budget, counts it, and decides what no longer fits call by call", async () => {
     const { key, leaf, admin } = await world([{ name: "ten-calls", effect: "budget", budget: { unit: "calls", limit: 10 } }]);
     const input = () => call(key, leaf);
     expect((await gateCheckBatch(Array.from({ length: 4 }, input))).map(said)).toEqual(Array(4).fill("allow allowed"));
-    // A spends 4 more inside an open transaction; B reads 4 used (A is not committed), counts on 8, and waits for A's
-    // lock on the usage row. When A commits, 8 + 4 no longer fits: B's batch is rolled back and decided one by one.
+    // A spends 4 more inside an open transaction; B's batch waits for A's lock on the usage row. When A commits,
+    // 8 + 4 no longer fits: B reserves nothing there, and its calls are decided one by one (two still fit).
     const a = new pg.Client({ connectionString: process.env.DATABASE_URL });
     const b = new pg.Client({ connectionString: process.env.DATABASE_URL });
     await Promise.all([a.connect(), b.connect()]);
@@ -398,6 +398,35 @@ describe("budgets", () => {
     const [usage] = await listBudgets(admin);
     expect(usage!.usage).toEqual([expect.objectContaining({ used: 10, held: 10 })]);
     expect((await reservations(admin.teamId)).length).toBe(10);
+  });
+
+  test("in a batch: calls whose second budget does not fit give back what the first took, and are decided call by call", async () => {
+    const { key, leaf, admin } = await world([
+      { name: "a-many", effect: "budget", budget: { unit: "calls", limit: 100 } },
+      { name: "b-two", effect: "budget", budget: { unit: "calls", limit: 2 } },
+    ]);
+    // three calls: "a-many" takes all three at once, "b-two" cannot — so none is admitted by the batch itself
+    const out = await gateCheckBatch(Array.from({ length: 3 }, () => call(key, leaf)));
+    expect(out.map(said).sort()).toEqual(["allow allowed", "allow allowed", "deny budget_exhausted"]);
+    const used = Object.fromEntries((await listBudgets(admin)).map((b) => [b.name, b.usage[0]]));
+    expect(used["a-many"]).toEqual(expect.objectContaining({ used: 2, held: 2 }));
+    expect(used["b-two"]).toEqual(expect.objectContaining({ used: 2, held: 2 }));
+    expect((await reservations(admin.teamId)).length).toBe(4);
+  });
+
+  test("in a batch over two run trees, the tree whose budget is spent is decided call by call and the other admitted at once", async () => {
+    const w = await world([{ name: "per-tree", effect: "budget", budget: { unit: "calls", limit: 2, per: "run_tree" } }]);
+    const other = (await makeChain(w.team.teamId, [{ holderKeyId: w.key.keyId }]))[0]!;
+    expect((await gateCheckBatch([call(w.key, w.leaf), call(w.key, w.leaf)])).map(said)).toEqual(Array(2).fill("allow allowed"));
+    const out = await gateCheckBatch([call(w.key, w.leaf), call(w.key, other), call(w.key, w.leaf), call(w.key, other)]);
+    expect(out.map(said)).toEqual(["deny budget_exhausted", "allow allowed", "deny budget_exhausted", "allow allowed"]);
+    const usage = (await listBudgets(w.admin))[0]!.usage.map((u) => [u.scopeKey, u.used]).sort();
+    expect(usage).toEqual(
+      [
+        [other.runId, 2],
+        [w.root.runId, 2],
+      ].sort(),
+    );
   });
 
   test("a call over two budgets that fits one and not the other reserves neither", async () => {

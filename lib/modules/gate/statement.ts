@@ -171,20 +171,8 @@ export type GateArgs = Omit<GateInput, "arguments" | "cost"> & { extra?: GateExt
  * the one quiesce_gate would have given that call; none is returned before the batch committed.
  */
 export async function callGateBatch(calls: GateArgs[], via: Queryable = gatePool()): Promise<RawAnswer[]> {
-  try {
-    return await batchStatement(calls, via);
-  } catch (err) {
-    // A budget this batch counted on was spent by a concurrent one (nothing was committed): each call is
-    // decided alone, reserving under the usage row's lock from the start.
-    if ((err as { code?: unknown }).code !== BUDGET_MOVED) throw err;
-    const out: RawAnswer[] = [];
-    for (const c of calls) out.push(await callGateFunction("gate", c, via));
-    return out;
-  }
+  return batchStatement(calls, via);
 }
-
-/** quiesce_gate_batch's "a budget no longer fits this batch". */
-const BUDGET_MOVED = "QG002";
 
 async function batchStatement(calls: GateArgs[], via: Queryable): Promise<RawAnswer[]> {
   const res = await (via as pg.Pool).query<{ r: RawAnswer[] }>({

@@ -25,7 +25,7 @@ DECLARE
     v_out jsonb[];
     k integer;
     v_pteams text[]; v_pversions integer[];
-    v_rows_due integer; v_rows_spent integer;
+    v_back jsonb;
 BEGIN
     IF v_n IS NULL OR v_n = 0 THEN RETURN '{}'::jsonb[]; END IF;
     IF cardinality(p_key_hash) <> v_n OR cardinality(p_run_id) <> v_n OR cardinality(p_lease_id) <> v_n
@@ -67,8 +67,8 @@ BEGIN
       FROM teams tm WHERE tm.id = ANY (v_team) AND tm.policy_version IS NOT NULL;
 
     -- Statement 2: every control fact of every call (a snapshot taken after all the locks), the
-    -- decision (decideAuthority's order, as in quiesce_gate), the team policy's part, the operation rows,
-    -- the reservations, the evidence rows and the answers of the calls decided here.
+    -- decision (decideAuthority's order, as in quiesce_gate), the team policy's part, the reservations,
+    -- the operation rows, the evidence rows and the answers of the calls decided here.
     WITH e AS MATERIALIZED (
         SELECT x.i::integer AS i, x.team, x.key_id, p_run_id[x.i] AS run_id, p_lease_id[x.i] AS lease_id,
                p_epoch[x.i] AS epoch, p_operation_id[x.i] AS op_id, p_tool[x.i] AS tool, p_new_op_id[x.i] AS new_id,
@@ -79,20 +79,20 @@ BEGIN
          WHERE x.team IS NOT NULL AND x.root IS NOT NULL
     ), pc AS MATERIALIZED (
         -- The policy's part (the same match as quiesce_gate_policy): each call's first matching access rule and
-        -- its matching budgets. A deny rule is decided here; so is a call whose budgets ALL fit with every call
-        -- of this batch counted, as read now (then any order of the calls would have admitted it); `spent`
-        -- below checks that again under the lock. Anything else — an approval, a budget that might not fit, a
-        -- call that reserves nothing — goes to quiesce_gate.
+        -- its matching budgets. A deny rule is decided here; so is a call whose every budget the reservations
+        -- below could take with every call of this batch counted (then any order of the calls would have
+        -- admitted it). Anything else — an approval, a budget that does not fit — goes to quiesce_gate.
         SELECT e.i, e.team, pt.version, coalesce(e.tool, '') AS tool, e.harness, e.agent, e.creator, e.path, e.root
           FROM e JOIN unnest(v_pteams, v_pversions) AS pt(team, version) ON pt.team = e.team
     ), rules AS MATERIALIZED (
         -- the enabled versions' rules, read once for the whole batch
-        SELECT pr.* FROM policy_rules pr
+        SELECT pr.*, CASE pr.budget_window WHEN 'minute' THEN date_trunc('minute', v_now) ELSE 'epoch'::timestamptz END AS win
+          FROM policy_rules pr
          WHERE (pr.team_id, pr.version) IN (SELECT t.team, t.version FROM unnest(v_pteams, v_pversions) AS t(team, version))
     ), m AS MATERIALIZED (
         -- every matching rule of every call
         SELECT pc.i, pc.team, pc.root, pc.agent, pc.creator, pr.effect, pr.position, pr.name, pr.budget_unit, pr.budget_limit,
-               pr.budget_per, pr.budget_window
+               pr.budget_per, pr.win
           FROM pc
           JOIN rules pr ON pr.team_id = pc.team AND pr.version = pc.version
                AND (pr.tool_regex IS NULL OR pc.tool ~ pr.tool_regex)
@@ -106,27 +106,13 @@ BEGIN
         SELECT m.i, m.team, m.name, m.budget_unit AS unit, m.budget_limit AS lim,
                CASE m.budget_per WHEN 'run_tree' THEN m.root
                                  WHEN 'agent' THEN coalesce(m.agent, m.creator, '-') ELSE '-' END AS scope,
-               CASE m.budget_window WHEN 'minute' THEN date_trunc('minute', v_now) ELSE 'epoch'::timestamptz END AS win,
+               m.win,
                CASE WHEN m.budget_unit = 'calls' THEN coalesce((p_extra -> (m.i - 1) -> 'cost' ->> 'calls')::numeric, 1)
                     ELSE coalesce((p_extra -> (m.i - 1) -> 'cost' ->> m.budget_unit)::numeric, 0) END AS amount
           FROM m WHERE m.effect = 'budget'
-    ), nofit AS MATERIALIZED (
-        SELECT s.team, s.name, s.scope, s.win
-          FROM (SELECT p.team, p.name, p.scope, p.win, sum(p.amount) AS amount, bool_or(p.amount = 0) AS zero, min(p.lim) AS lim
-                  FROM pairs p GROUP BY p.team, p.name, p.scope, p.win) s
-          LEFT JOIN budget_usage u ON u.team_id = s.team AND u.budget = s.name AND u.scope_key = s.scope AND u.window_start = s.win
-         WHERE s.zero OR coalesce(u.used, 0) + s.amount > s.lim
     ), pol AS MATERIALIZED (
-        SELECT pc.i, coalesce(acc.effect = 'deny', false) AS denied,
-               coalesce(acc.effect = 'require_approval', false) OR pc.i IN (SELECT p.i FROM pairs p JOIN nofit n
-                                                                   ON n.team = p.team AND n.name = p.name AND n.scope = p.scope
-                                                                  AND n.win = p.win) AS complex
+        SELECT pc.i, coalesce(acc.effect = 'deny', false) AS denied, coalesce(acc.effect = 'require_approval', false) AS complex
           FROM pc LEFT JOIN acc ON acc.i = pc.i
-    ), held AS MATERIALIZED (
-        -- each call's reservations, written with its operation when it is admitted here
-        SELECT p.i, jsonb_agg(jsonb_build_object('budget', p.name, 'scopeKey', p.scope, 'windowStart', p.win, 'unit', p.unit,
-                                                 'amount', p.amount, 'state', 'held') ORDER BY p.name) AS reserve
-          FROM pairs p GROUP BY p.i
     ), f AS MATERIALIZED (
         SELECT e.*, c.*, l.*, o.id IS NOT NULL AS o_found,
                coalesce(sc.s_kill, false) AS s_kill, coalesce(sc.s_pause, false) AS s_pause,
@@ -182,14 +168,60 @@ BEGIN
                END AS reason,
                coalesce(pol.complex, false) AS complex
           FROM f LEFT JOIN pol ON pol.i = f.i
-    ), d AS MATERIALIZED (
-        SELECT a.*,
+    ), c AS MATERIALIZED (
+        SELECT a.i, a.team, a.key_id, a.run_id, a.lease_id, a.epoch, a.op_id, a.tool, a.new_id, a.cur, a.reason,
                CASE a.reason WHEN 'allowed' THEN 'allow' WHEN 'paused' THEN 'hold' ELSE 'deny' END::"Decision" AS decision
           FROM a
          -- decided here: a new operationId, once in this batch, readable state, and for an allow nothing
-         -- more to do than insert it (no probe to claim, no renewal due, no approval, every budget fits)
+         -- more to do than reserve and insert it (no probe to claim, no renewal due, no approval)
          WHERE NOT a.o_found AND a.dup = 1 AND a.reason <> 'missing_state'
            AND NOT (a.reason = 'allowed' AND (coalesce(a.claims, false) OR coalesce(a.l_renew, false) OR a.complex))
+    ), due AS MATERIALIZED (
+        -- what the allowed calls reserve, per usage row, in the one order rows are locked in (budget, scope)
+        SELECT p.team AS team_id, p.name AS budget, p.scope AS scope_key, p.win AS window_start, min(p.unit) AS unit,
+               sum(p.amount) AS amount, min(p.lim) AS lim
+          FROM c JOIN pairs p ON p.i = c.i
+         WHERE c.decision = 'allow'
+         GROUP BY 1, 2, 3, 4 ORDER BY 1, 2, 3, 4
+    ), upd AS (
+        -- each usage row reserved and checked against its limit as committed now (a concurrent batch's
+        -- reservation is waited for and counted), as quiesce_gate_policy's upsert does for one call
+        UPDATE budget_usage u SET used = u.used + due.amount, held = u.held + due.amount
+          FROM due
+         WHERE u.team_id = due.team_id AND u.budget = due.budget AND u.scope_key = due.scope_key AND u.window_start = due.window_start
+           AND u.used + due.amount <= due.lim AND (due.amount > 0 OR u.used < due.lim)
+        RETURNING u.team_id, u.budget, u.scope_key, u.window_start
+    ), new AS (
+        -- a usage row not there yet (a row that is there and did not fit, or one a concurrent batch created
+        -- meanwhile, conflicts: nothing is reserved on it)
+        INSERT INTO budget_usage (team_id, budget, scope_key, window_start, unit, used, held)
+        SELECT due.team_id, due.budget, due.scope_key, due.window_start, due.unit, due.amount, due.amount FROM due
+         WHERE (SELECT count(*) FROM upd) < (SELECT count(*) FROM due)   -- (a row for each, usually: nothing to insert)
+           AND due.amount <= due.lim AND (due.amount > 0 OR due.lim > 0)
+           AND NOT EXISTS (SELECT 1 FROM upd WHERE upd.team_id = due.team_id AND upd.budget = due.budget
+                                               AND upd.scope_key = due.scope_key AND upd.window_start = due.window_start)
+         ORDER BY 1, 2, 3, 4
+        ON CONFLICT (team_id, budget, scope_key, window_start) DO NOTHING
+        RETURNING team_id, budget, scope_key, window_start
+    ), got AS MATERIALIZED (
+        SELECT * FROM upd UNION ALL SELECT * FROM new
+    ), short AS MATERIALIZED (
+        -- allowed calls with a budget not reserved: decided by quiesce_gate (exhausted, or its crossing acts)
+        SELECT DISTINCT p.i FROM c JOIN pairs p ON p.i = c.i
+         WHERE (SELECT count(*) FROM got) < (SELECT count(*) FROM due)   -- (every row took its reservations, usually)
+           AND c.decision = 'allow'
+           AND NOT EXISTS (SELECT 1 FROM got g WHERE g.team_id = p.team AND g.budget = p.name AND g.scope_key = p.scope
+                                                 AND g.window_start = p.win)
+    ), held AS MATERIALIZED (
+        -- each allowed call's reservations, written with its operation (or given back below when it is not)
+        SELECT p.i, to_jsonb(array_agg(r ORDER BY p.name)) AS reserve
+          FROM c JOIN pairs p ON p.i = c.i
+               CROSS JOIN LATERAL (SELECT p.name AS budget, p.scope AS "scopeKey", p.win AS "windowStart", p.unit, p.amount,
+                                          'held' AS state) r
+         WHERE c.decision = 'allow'
+         GROUP BY p.i
+    ), d AS NOT MATERIALIZED (
+        SELECT c.* FROM c WHERE c.i NOT IN (SELECT short.i FROM short)
     ), ins AS (
         INSERT INTO operations (id, team_id, operation_id, run_id, lease_id, epoch_stamp, kind, tool, state, state_reason,
                                 started_at, finished_at, created_at, registered_by_key, budget_reservations)
@@ -206,21 +238,6 @@ BEGIN
         -- a hold records no operation; an insert that lost to a concurrent call is answered below
         SELECT d.* FROM d
          WHERE d.decision = 'hold' OR EXISTS (SELECT 1 FROM ins WHERE ins.team_id = d.team AND ins.operation_id = d.op_id)
-    ), due AS MATERIALIZED (
-        -- what the calls admitted here reserve, per usage row (each budget fits the whole batch: checked above)
-        SELECT done.team AS team_id, p.name AS budget, p.scope AS scope_key, p.win AS window_start, min(p.unit) AS unit,
-               sum(p.amount) AS amount
-          FROM done JOIN pairs p ON p.i = done.i
-         WHERE done.decision = 'allow'
-         GROUP BY 1, 2, 3, 4
-    ), spent AS (
-        -- each usage row reserved and checked against its limit as committed now, locked in one order (budget, scope)
-        INSERT INTO budget_usage AS u (team_id, budget, scope_key, window_start, unit, used, held)
-        SELECT due.team_id, due.budget, due.scope_key, due.window_start, due.unit, due.amount, due.amount FROM due ORDER BY 1, 2, 3, 4
-        ON CONFLICT (team_id, budget, scope_key, window_start) DO UPDATE SET used = u.used + EXCLUDED.used, held = u.held + EXCLUDED.held
-         WHERE u.used + EXCLUDED.used <= (SELECT r.budget_limit FROM rules r
-                                           WHERE r.team_id = EXCLUDED.team_id AND r.name = EXCLUDED.budget)
-        RETURNING 1
     ), ev AS (
         INSERT INTO gate_decisions (team_id, run_id, operation_id, source, decision, reason, epoch_seen, current_epoch, at)
         SELECT done.team, done.run_id, done.op_id, 'gate', done.decision, done.reason, done.epoch, done.cur, v_now FROM done
@@ -232,14 +249,24 @@ BEGIN
                'operation', CASE WHEN done.decision = 'hold' THEN NULL ELSE jsonb_build_object(
                    'operationId', done.op_id, 'state', CASE WHEN done.decision = 'allow' THEN 'running' ELSE 'denied' END) END)
              ORDER BY done.i),
-           (SELECT count(*) FROM due), (SELECT count(*) FROM spent)
-      INTO v_done, v_answers, v_rows_due, v_rows_spent
+           -- what allowed calls not admitted here reserved on the rows that took them: given back below
+           (SELECT jsonb_agg(jsonb_build_object('team', c.team, 'reserve', (SELECT jsonb_agg(x) FROM jsonb_array_elements(held.reserve) x
+                                                                             WHERE EXISTS (SELECT 1 FROM got g
+                                                                                            WHERE g.team_id = c.team AND g.budget = x ->> 'budget'
+                                                                                              AND g.scope_key = x ->> 'scopeKey'
+                                                                                              AND g.window_start = (x ->> 'windowStart')::timestamptz))))
+              FROM c JOIN held ON held.i = c.i
+             WHERE ((SELECT count(*) FROM short) > 0 OR (SELECT count(*) FROM ins) < (SELECT count(*) FROM d WHERE d.decision <> 'hold'))
+               AND NOT EXISTS (SELECT 1 FROM ins WHERE ins.team_id = c.team AND ins.operation_id = c.op_id))
+      INTO v_done, v_answers, v_back
       FROM done;
-    -- A concurrent batch spent what this one counted on: nothing of this batch is kept, and the batcher
-    -- decides its calls one by one (quiesce_gate reserves under the lock from the start).
-    IF v_rows_spent IS DISTINCT FROM v_rows_due THEN
-        RAISE EXCEPTION 'quiesce_gate_batch: a budget no longer fits this batch' USING ERRCODE = 'QG002';
-    END IF;
+    -- A call not admitted here holds nothing: another of its budgets did not fit, or a concurrent call took
+    -- its operationId. Given back under the locks this transaction holds, before quiesce_gate decides it.
+    FOR k IN 0 .. coalesce(jsonb_array_length(v_back), 0) - 1 LOOP
+        IF v_back -> k -> 'reserve' <> 'null'::jsonb THEN
+            PERFORM quiesce_budget_give_back(v_back -> k ->> 'team', v_back -> k -> 'reserve', NULL);
+        END IF;
+    END LOOP;
 
     v_out := array_fill(NULL::jsonb, ARRAY[v_n]);
     FOR k IN 1 .. coalesce(cardinality(v_done), 0) LOOP
