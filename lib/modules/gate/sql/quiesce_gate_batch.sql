@@ -103,13 +103,14 @@ BEGIN
         -- each call's first matching access rule (by position), if any
         SELECT DISTINCT ON (m.i) m.i, m.effect FROM m WHERE m.effect <> 'budget' ORDER BY m.i, m.position
     ), pairs AS MATERIALIZED (
+        -- (in call and name order: a call's reservations are listed by name)
         SELECT m.i, m.team, m.name, m.budget_unit AS unit, m.budget_limit AS lim,
                CASE m.budget_per WHEN 'run_tree' THEN m.root
                                  WHEN 'agent' THEN coalesce(m.agent, m.creator, '-') ELSE '-' END AS scope,
                m.win,
                CASE WHEN m.budget_unit = 'calls' THEN coalesce((p_extra -> (m.i - 1) -> 'cost' ->> 'calls')::numeric, 1)
                     ELSE coalesce((p_extra -> (m.i - 1) -> 'cost' ->> m.budget_unit)::numeric, 0) END AS amount
-          FROM m WHERE m.effect = 'budget'
+          FROM m WHERE m.effect = 'budget' ORDER BY m.i, m.name
     ), pol AS MATERIALIZED (
         SELECT pc.i, coalesce(acc.effect = 'deny', false) AS denied, coalesce(acc.effect = 'require_approval', false) AS complex
           FROM pc LEFT JOIN acc ON acc.i = pc.i
@@ -180,8 +181,8 @@ BEGIN
         -- what the allowed calls reserve, per usage row, in the one order rows are locked in (budget, scope)
         SELECT p.team AS team_id, p.name AS budget, p.scope AS scope_key, p.win AS window_start, min(p.unit) AS unit,
                sum(p.amount) AS amount, min(p.lim) AS lim
-          FROM c JOIN pairs p ON p.i = c.i
-         WHERE c.decision = 'allow'
+          FROM pairs p
+         WHERE p.i IN (SELECT c.i FROM c WHERE c.decision = 'allow')
          GROUP BY 1, 2, 3, 4 ORDER BY 1, 2, 3, 4
     ), upd AS (
         -- each usage row reserved and checked against its limit as committed now (a concurrent batch's
@@ -214,11 +215,11 @@ BEGIN
                                                  AND g.window_start = p.win)
     ), held AS MATERIALIZED (
         -- each allowed call's reservations, written with its operation (or given back below when it is not)
-        SELECT p.i, to_jsonb(array_agg(r ORDER BY p.name)) AS reserve
-          FROM c JOIN pairs p ON p.i = c.i
+        SELECT p.i, to_jsonb(array_agg(r)) AS reserve
+          FROM pairs p
                CROSS JOIN LATERAL (SELECT p.name AS budget, p.scope AS "scopeKey", p.win AS "windowStart", p.unit, p.amount,
                                           'held' AS state) r
-         WHERE c.decision = 'allow'
+         WHERE p.i IN (SELECT c.i FROM c WHERE c.decision = 'allow')
          GROUP BY p.i
     ), d AS NOT MATERIALIZED (
         SELECT c.* FROM c WHERE c.i NOT IN (SELECT short.i FROM short)
