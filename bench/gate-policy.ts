@@ -1,8 +1,10 @@
 // The gate with the team's policy in it (docs/policies.md): one active policy (a require_approval rule that
 // does not match the calls, so every call is decided through the policy step and allowed) and one budget
-// (every call reserves one `calls` against it), against the same gate for a team without a policy — both as
-// the API process asks (the shared pool, batched), interleaved A B B A per concurrency in the same run.
-// Target: the policy's gate p50 within 1.2× of the policy-free gate's. Reported, never asserted.
+// (every call reserves one `calls` against it), against the same gate for a team without a policy, in the
+// same run: the decision's cost — one statement of c calls on a connection of its own, the sides interleaved
+// statement by statement — and, beside it, the same calls as the API process asks them (the shared pool,
+// batched), whose p50 and CPU also carry the batcher's timing and the machine's other load.
+// Target: the decision's cost within 1.2× of the policy-free gate's. Reported, never asserted.
 import pg from "pg";
 import { performance } from "node:perf_hooks";
 import { gateCheck, gateCheckBatch, type GateOutcome } from "../lib/modules/gate/statement";
@@ -161,51 +163,51 @@ export async function policyGateAb(ctx: {
       rows.push([
         String(c),
         label,
+        ms(st[k]),
+        ratio(z),
         ms(p.p50),
         ms(p.p99),
         String(Math.round(p.perSecond)),
         ratio(x),
         us(cpu.total(p)),
         ratio(y),
-        ms(st[k]),
-        ratio(z),
       ]);
       verdicts.push(
-        `concurrency ${c}, ${label}: p50 ${ratio(x)} → ${verdict(x)}; CPU per decision ${ratio(y)} → ${verdict(y)}; one statement of ${c} ${ratio(z)} → ${verdict(z)} (the policy-free gate's in the same run; target ≤ ${POLICY_TARGET_RATIO}×)`,
+        `concurrency ${c}, ${label}: the decision's cost (one statement of ${c}) ${ms(st[k])} ms = ${ratio(z)} the policy-free gate's ${ms(st.free)} ms → ${verdict(z)} (target ≤ ${POLICY_TARGET_RATIO}×); as the API process asks: p50 ${ratio(x)}, CPU per decision ${ratio(y)}`,
       );
     }
     rows.push([
       String(c),
       "no policy (baseline)",
+      ms(st.free),
+      "1.00×",
       ms(free.p50),
       ms(free.p99),
       String(Math.round(free.perSecond)),
       "1.00×",
       us(cpu.total(free)),
       "1.00×",
-      ms(st.free),
-      "1.00×",
     ]);
   }
   return {
     table: {
-      title: "The gate with a policy and a budget vs. without (shared pool, batched)",
+      title: "The gate with a policy and a budget vs. without",
       columns: [
         "concurrency",
         "measure",
-        "p50 ms",
+        "decision: one statement of c calls, median ms",
+        "÷ no policy",
+        "batched p50 ms",
         "p99 ms",
         "per second",
         "p50 ÷ no policy",
         "CPU µs/decision",
         "CPU ÷ no policy",
-        "one statement of c calls, median ms",
-        "statement ÷ no policy",
       ],
       rows,
       notes: [
         ...verdicts,
-        `Segments of ${ctx.iterations} calls, interleaved per concurrency (${ORDER.join(", ")}; "policy" is the team-wide budget, "tree" the per-tree one), pooled per side. Every call is a new operation that the policy step decides and the budget reserves. CPU per decision: the database backends' and this process's user + system time over the segments' calls (warm-up included), which the machine's other load and the batcher's timing distort less than the p50. One statement of c calls: the same decisions on one connection of their own, one statement at a time (quiesce_gate for one call, one quiesce_gate_batch of c calls above), the sides interleaved statement by statement — the decision's cost without the batcher's timing.`,
+        `The decision: one statement at a time on a connection of its own (quiesce_gate for one call, one quiesce_gate_batch of c calls above — what the batcher sends when c calls arrive at once), the sides interleaved statement by statement, median per statement. As the API process asks: gateCheck on the shared pool (batched), segments of ${ctx.iterations} calls interleaved per concurrency (${ORDER.join(", ")}; "policy" is the team-wide budget, "tree" the per-tree one), pooled per side; its p50 also carries the batcher's timing, and its CPU per decision (the database backends' and this process's user + system time over the segments' calls, warm-up included) the lock waits and wake-ups — both move by ±0.2× between runs on a shared 2-CPU machine. Every call is a new operation that the policy step decides and the budget reserves.`,
       ],
     },
     data: { runs, statements },

@@ -1,6 +1,6 @@
 // CPU time per call, which the machine's other load does not distort the way it does wall-clock figures:
 // the database backends' (user + system time of every backend connected to the bench's database, from
-// /proc — only when PostgreSQL runs on this host and /proc is readable; else NaN) and this process's.
+// /proc — only when PostgreSQL runs on this host and /proc is readable) and this process's.
 // Counted over a measure including its warm-up calls. Shared by the gate sections.
 import pg from "pg";
 import { cpuMsOf } from "./processes";
@@ -27,22 +27,32 @@ export async function cpuMeter(url: string): Promise<CpuMeter> {
   const admin = new pg.Client({ connectionString: url });
   await admin.connect();
   const cpu = new Map<Stats, Cpu>();
-  async function backendCpuMs(): Promise<number> {
+  /** Each backend's CPU so far (ms), by pid. */
+  async function backends(): Promise<Map<number, number>> {
     const pids = (
       await admin.query<{ pid: number }>("SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()")
     ).rows.map((r) => r.pid);
-    // NaN as soon as one backend's /proc entry cannot be read (PostgreSQL elsewhere): no partial sums.
-    return pids.reduce((sum, pid) => sum + cpuMsOf(pid), 0);
+    return new Map(pids.map((pid) => [pid, cpuMsOf(pid)]));
+  }
+  /**
+   * The backends' CPU between two readings: per backend that is there at the end, what it used since the
+   * first reading (all of it if it started since). A backend that ended meanwhile is not counted; NaN as
+   * soon as one backend's /proc entry cannot be read (PostgreSQL elsewhere): no partial sums.
+   */
+  function used(before: Map<number, number>, after: Map<number, number>): number {
+    let sum = 0;
+    for (const [pid, ms] of after) sum += ms - (before.get(pid) ?? 0);
+    return sum;
   }
   return {
     async measure(...args) {
       const [, ops, iterations, warmup] = args;
       const calls = iterations + ops.length * Math.ceil(warmup / ops.length);
-      const s0 = await backendCpuMs();
+      const s0 = await backends();
       const c0 = process.cpuUsage();
       const stats = await measure(...args);
       const c = process.cpuUsage(c0);
-      cpu.set(stats, { serverUs: (((await backendCpuMs()) - s0) / calls) * 1000, clientUs: (c.user + c.system) / calls });
+      cpu.set(stats, { serverUs: (used(s0, await backends()) / calls) * 1000, clientUs: (c.user + c.system) / calls });
       return stats;
     },
     pooled(rounds) {
