@@ -1,5 +1,152 @@
 -- The gate batch reserves budgets before it writes its operations: a call whose budget did not fit is decided
--- alone afterwards (nothing rolled back), and the reservation lists are built from rows, not key by key.
+-- alone afterwards (nothing rolled back), and the reservation lists are built from rows, not key by key. The
+-- policy rule match is one function, quiesce_rule_matches, for the batch and quiesce_gate_policy.
+CREATE OR REPLACE FUNCTION quiesce_rule_matches(pr policy_rules, p_tool text, p_harness text, p_agent text, p_creator text,
+                                                p_path text[]) RETURNS boolean
+LANGUAGE sql STABLE AS $$
+    -- Whether a policy rule applies to a call (lib/control/policy.ts ruleMatches): its tool glob, harness, agent
+    -- (the run's own or its creator) and subtree (a run on the call's path). Inlined where it is called.
+    SELECT (pr.tool_regex IS NULL OR p_tool ~ pr.tool_regex)
+       AND (pr.harness IS NULL OR pr.harness::text = p_harness)
+       AND (pr.agent IS NULL OR pr.agent = p_agent OR pr.agent = p_creator)
+       AND (pr.subtree_run_id IS NULL OR pr.subtree_run_id = ANY (p_path))
+$$;
+
+CREATE OR REPLACE FUNCTION quiesce_gate_policy(
+    p_team text, p_version integer, p_run text, p_root text, p_path text[], p_lease text, p_lease_path text[],
+    p_epoch integer, p_operation_id text, p_tool text, p_harness text, p_agent text, p_creator text,
+    p_args_digest text, p_args jsonb, p_cost jsonb, p_now timestamptz
+) RETURNS jsonb                -- {decision, reason, approvalId?, reserve?}; the same steps as lib/control/policy.ts decidePolicy
+LANGUAGE plpgsql
+VOLATILE
+AS $fn$
+DECLARE
+    r_rule record; r_ap record;
+    v_key text; v_id text; v_amount numeric; v_rows integer;
+    v_access boolean := false; v_reserve jsonb := '[]'::jsonb;
+    v_exhausted text; v_hold boolean := false; v_approval text;
+    v_crossed integer;
+BEGIN
+    -- One read of every matching rule: the first allow / deny / require_approval rule (by position) decides
+    -- access, then every matching budget applies, in name order (the order the batch locks usage rows in).
+    FOR r_rule IN SELECT pr.*,
+                         CASE pr.budget_per WHEN 'run_tree' THEN p_root
+                                            WHEN 'agent' THEN coalesce(p_agent, p_creator, '-')
+                                            ELSE '-' END AS scope_key,
+                         CASE pr.budget_window WHEN 'minute' THEN date_trunc('minute', p_now)
+                                               ELSE 'epoch'::timestamptz END AS window_start
+                    FROM policy_rules pr
+                   WHERE pr.team_id = p_team AND pr.version = p_version
+                     AND quiesce_rule_matches(pr, p_tool, p_harness, p_agent, p_creator, p_path)
+                   ORDER BY pr.effect = 'budget', CASE WHEN pr.effect = 'budget' THEN pr.name END, pr.position LOOP
+        IF r_rule.effect <> 'budget' THEN
+            CONTINUE WHEN v_access;
+            v_access := true;
+            IF r_rule.effect = 'deny' THEN
+                RETURN jsonb_build_object('decision', 'deny', 'reason', 'policy_denied', 'rule', r_rule.name);
+            ELSIF r_rule.effect = 'require_approval' THEN
+                -- Bound to the run, the lease, the epoch, the operation and the arguments: any other call needs its own.
+                v_key := md5(concat_ws('|', p_run, p_lease, p_epoch::text, p_operation_id, coalesce(p_args_digest, '-')));
+                SELECT a.* INTO r_ap FROM approvals a WHERE a.team_id = p_team AND a.live_key = v_key;
+                IF NOT FOUND THEN
+                    v_id := 'apr_' || replace(gen_random_uuid()::text, '-', '');
+                    INSERT INTO approvals (id, team_id, run_id, root_run_id, run_path, lease_id, lease_path, epoch, operation_id, tool,
+                                           args_digest, arguments, policy_version, rule_name, approver_role, approver_user_ids,
+                                           state, live_key, created_at, expires_at)
+                    SELECT v_id, p_team, p_run, p_root, p_path, p_lease, p_lease_path, p_epoch, p_operation_id, p_tool,
+                           p_args_digest, quiesce_redact(p_args, pv.redact_keys), p_version, r_rule.name,
+                           coalesce(r_rule.approver_role, 'operator'), r_rule.approver_user_ids,
+                           'pending', v_key, p_now, p_now + make_interval(secs => coalesce(r_rule.approval_ttl_seconds, 900))
+                      FROM policy_versions pv WHERE pv.team_id = p_team AND pv.version = p_version
+                    ON CONFLICT (team_id, live_key) DO NOTHING;
+                    IF NOT FOUND THEN   -- a concurrent ask of the same call created it
+                        SELECT a.id INTO v_id FROM approvals a WHERE a.team_id = p_team AND a.live_key = v_key;
+                    ELSE
+                        PERFORM pg_notify('quiesce_approvals', jsonb_build_object('teamId', p_team, 'approvalId', v_id)::text);
+                    END IF;
+                    RETURN jsonb_build_object('decision', 'hold', 'reason', 'awaiting_approval', 'approvalId', v_id);
+                END IF;
+                IF r_ap.state IN ('pending', 'approved') AND r_ap.expires_at <= p_now THEN
+                    UPDATE approvals SET state = 'expired', decided_at = coalesce(decided_at, r_ap.expires_at)
+                     WHERE id = r_ap.id AND state IN ('pending', 'approved');
+                    RETURN jsonb_build_object('decision', 'deny', 'reason', 'approval_expired', 'approvalId', r_ap.id);
+                ELSIF r_ap.state = 'pending' THEN
+                    RETURN jsonb_build_object('decision', 'hold', 'reason', 'awaiting_approval', 'approvalId', r_ap.id);
+                ELSIF r_ap.state = 'denied' THEN
+                    RETURN jsonb_build_object('decision', 'deny', 'reason', 'approval_denied', 'approvalId', r_ap.id);
+                ELSIF r_ap.state = 'expired' THEN
+                    RETURN jsonb_build_object('decision', 'deny', 'reason', 'approval_expired', 'approvalId', r_ap.id);
+                END IF;
+                v_approval := r_ap.id;   -- approved, in time: admitted (marked used once the operation is written)
+            END IF;
+            CONTINUE;
+        END IF;
+
+        -- A budget: checked and reserved in one statement under the usage row's lock (taken in name order), so
+        -- concurrent callers can never together cross a limit. The gate writes the list with the operation.
+        v_amount := CASE WHEN r_rule.budget_unit = 'calls' THEN coalesce((p_cost ->> 'calls')::numeric, 1)
+                         ELSE coalesce((p_cost ->> r_rule.budget_unit)::numeric, 0) END;
+        v_rows := 0;
+        IF v_amount <= r_rule.budget_limit AND (v_amount > 0 OR r_rule.budget_limit > 0) THEN
+            INSERT INTO budget_usage AS b (team_id, budget, scope_key, window_start, unit, used, held)
+            VALUES (p_team, r_rule.name, r_rule.scope_key, r_rule.window_start, r_rule.budget_unit, v_amount, v_amount)
+            ON CONFLICT (team_id, budget, scope_key, window_start) DO UPDATE SET used = b.used + EXCLUDED.used, held = b.held + EXCLUDED.held
+             WHERE b.used + EXCLUDED.used <= r_rule.budget_limit AND (EXCLUDED.used > 0 OR b.used < r_rule.budget_limit);
+            GET DIAGNOSTICS v_rows = ROW_COUNT;
+        END IF;
+        IF v_rows = 1 THEN
+            v_reserve := v_reserve || jsonb_build_object('budget', r_rule.name, 'scopeKey', r_rule.scope_key,
+                                                         'windowStart', r_rule.window_start, 'unit', r_rule.budget_unit,
+                                                         'amount', v_amount, 'state', 'held');
+            CONTINUE;
+        END IF;
+        v_exhausted := coalesce(v_exhausted, r_rule.name);
+        v_hold := v_hold OR r_rule.budget_when_exhausted = 'hold';
+        -- Crossing a budget acts once per window, by policy: trip the tree's breaker or pause it (never a kill).
+        IF r_rule.budget_on_cross IN ('trip_breaker', 'pause') THEN
+            INSERT INTO budget_crossings (id, team_id, budget, scope_key, window_start, run_id, root_run_id, action, crossed_at)
+            VALUES ('bx_' || replace(gen_random_uuid()::text, '-', ''), p_team, r_rule.name, r_rule.scope_key, r_rule.window_start,
+                    p_run, p_root, r_rule.budget_on_cross, p_now)
+            ON CONFLICT (team_id, budget, scope_key, window_start) DO NOTHING;
+            GET DIAGNOSTICS v_crossed = ROW_COUNT;
+            IF v_crossed = 1 AND r_rule.budget_on_cross = 'trip_breaker' THEN
+                UPDATE runs SET breaker = 'open', breaker_held = true, breaker_changed_at = p_now,
+                                breaker_changed_by = 'system:budget', breaker_reason = 'budget ' || r_rule.name || ' exhausted',
+                                breaker_probe_op_id = NULL
+                 WHERE id = p_root AND NOT (breaker = 'open' AND breaker_held);
+                IF FOUND THEN
+                    PERFORM quiesce_append_audit(p_team, 'system:budget', 'breaker.trip', p_root, NULL,
+                                                 jsonb_build_object('breaker', 'open', 'held', true, 'budget', r_rule.name,
+                                                                    'reason', 'budget ' || r_rule.name || ' exhausted'));
+                    PERFORM pg_notify('quiesce_control', jsonb_build_object('kind', 'breaker', 'teamId', p_team,
+                                      'rootRunId', p_root, 'runIds', jsonb_build_array(p_root))::text);
+                END IF;
+            ELSIF v_crossed = 1 THEN
+                UPDATE runs SET lifecycle = 'paused', lifecycle_changed_at = p_now, lifecycle_changed_by = 'system:budget',
+                                lifecycle_reason = 'budget ' || r_rule.name || ' exhausted'
+                 WHERE id = p_root AND lifecycle = 'normal';
+                IF FOUND THEN
+                    PERFORM quiesce_append_audit(p_team, 'system:budget', 'run.pause', p_root,
+                                                 jsonb_build_object('lifecycle', 'normal'),
+                                                 jsonb_build_object('lifecycle', 'paused', 'budget', r_rule.name,
+                                                                    'reason', 'budget ' || r_rule.name || ' exhausted'));
+                    PERFORM pg_notify('quiesce_control', jsonb_build_object('kind', 'pause', 'teamId', p_team,
+                                      'rootRunId', p_root, 'runIds', jsonb_build_array(p_root))::text);
+                END IF;
+            END IF;
+        END IF;
+    END LOOP;
+    IF v_exhausted IS NOT NULL THEN
+        -- The budgets this call already reserved are given back: it is not admitted.
+        IF v_reserve <> '[]'::jsonb THEN PERFORM quiesce_budget_give_back(p_team, v_reserve, NULL); END IF;
+        RETURN jsonb_build_object('decision', CASE WHEN v_hold THEN 'hold' ELSE 'deny' END, 'reason', 'budget_exhausted',
+                                  'budget', v_exhausted);
+    END IF;
+    RETURN jsonb_build_object('decision', 'allow', 'reason', 'allowed', 'approvalId', v_approval)
+           || CASE WHEN v_reserve = '[]'::jsonb THEN '{}'::jsonb ELSE jsonb_build_object('reserve', v_reserve) END;
+END;
+$fn$;
+
 CREATE OR REPLACE FUNCTION quiesce_gate_batch(
     p_key_hash text[],
     p_run_id text[],
@@ -80,7 +227,7 @@ BEGIN
           JOIN runs r ON r.id = p_run_id[x.i] AND r.team_id IS NOT DISTINCT FROM x.team
          WHERE x.team IS NOT NULL AND x.root IS NOT NULL
     ), pc AS MATERIALIZED (
-        -- The policy's part (the same match as quiesce_gate_policy): each call's first matching access rule and
+        -- The policy's part (quiesce_rule_matches, as in quiesce_gate_policy): each call's first matching access rule and
         -- its matching budgets. A deny rule is decided here; so is a call whose every budget the reservations
         -- below could take with every call of this batch counted (then any order of the calls would have
         -- admitted it). Anything else — an approval, a budget that does not fit — goes to quiesce_gate.
@@ -88,7 +235,8 @@ BEGIN
           FROM e JOIN unnest(v_pteams, v_pversions) AS pt(team, version) ON pt.team = e.team
     ), rules AS MATERIALIZED (
         -- the enabled versions' rules, read once for the whole batch
-        SELECT pr.*, CASE pr.budget_window WHEN 'minute' THEN date_trunc('minute', v_now) ELSE 'epoch'::timestamptz END AS win
+        SELECT pr AS rule, pr.team_id, pr.version, pr.effect, pr.position, pr.name, pr.budget_unit, pr.budget_limit, pr.budget_per,
+               CASE pr.budget_window WHEN 'minute' THEN date_trunc('minute', v_now) ELSE 'epoch'::timestamptz END AS win
           FROM policy_rules pr
          WHERE (pr.team_id, pr.version) IN (SELECT t.team, t.version FROM unnest(v_pteams, v_pversions) AS t(team, version))
     ), m AS MATERIALIZED (
@@ -97,10 +245,7 @@ BEGIN
                pr.budget_per, pr.win
           FROM pc
           JOIN rules pr ON pr.team_id = pc.team AND pr.version = pc.version
-               AND (pr.tool_regex IS NULL OR pc.tool ~ pr.tool_regex)
-               AND (pr.harness IS NULL OR pr.harness::text = pc.harness)
-               AND (pr.agent IS NULL OR pr.agent = pc.agent OR pr.agent = pc.creator)
-               AND (pr.subtree_run_id IS NULL OR pr.subtree_run_id = ANY (pc.path))
+               AND quiesce_rule_matches(pr.rule, pc.tool, pc.harness, pc.agent, pc.creator, pc.path)
     ), acc AS MATERIALIZED (
         -- each call's first matching access rule (by position), if any
         SELECT DISTINCT ON (m.i) m.i, m.effect FROM m WHERE m.effect <> 'budget' ORDER BY m.i, m.position

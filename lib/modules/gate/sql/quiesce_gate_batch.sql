@@ -78,7 +78,7 @@ BEGIN
           JOIN runs r ON r.id = p_run_id[x.i] AND r.team_id IS NOT DISTINCT FROM x.team
          WHERE x.team IS NOT NULL AND x.root IS NOT NULL
     ), pc AS MATERIALIZED (
-        -- The policy's part (the same match as quiesce_gate_policy): each call's first matching access rule and
+        -- The policy's part (quiesce_rule_matches, as in quiesce_gate_policy): each call's first matching access rule and
         -- its matching budgets. A deny rule is decided here; so is a call whose every budget the reservations
         -- below could take with every call of this batch counted (then any order of the calls would have
         -- admitted it). Anything else — an approval, a budget that does not fit — goes to quiesce_gate.
@@ -86,7 +86,8 @@ BEGIN
           FROM e JOIN unnest(v_pteams, v_pversions) AS pt(team, version) ON pt.team = e.team
     ), rules AS MATERIALIZED (
         -- the enabled versions' rules, read once for the whole batch
-        SELECT pr.*, CASE pr.budget_window WHEN 'minute' THEN date_trunc('minute', v_now) ELSE 'epoch'::timestamptz END AS win
+        SELECT pr AS rule, pr.team_id, pr.version, pr.effect, pr.position, pr.name, pr.budget_unit, pr.budget_limit, pr.budget_per,
+               CASE pr.budget_window WHEN 'minute' THEN date_trunc('minute', v_now) ELSE 'epoch'::timestamptz END AS win
           FROM policy_rules pr
          WHERE (pr.team_id, pr.version) IN (SELECT t.team, t.version FROM unnest(v_pteams, v_pversions) AS t(team, version))
     ), m AS MATERIALIZED (
@@ -95,10 +96,7 @@ BEGIN
                pr.budget_per, pr.win
           FROM pc
           JOIN rules pr ON pr.team_id = pc.team AND pr.version = pc.version
-               AND (pr.tool_regex IS NULL OR pc.tool ~ pr.tool_regex)
-               AND (pr.harness IS NULL OR pr.harness::text = pc.harness)
-               AND (pr.agent IS NULL OR pr.agent = pc.agent OR pr.agent = pc.creator)
-               AND (pr.subtree_run_id IS NULL OR pr.subtree_run_id = ANY (pc.path))
+               AND quiesce_rule_matches(pr.rule, pc.tool, pc.harness, pc.agent, pc.creator, pc.path)
     ), acc AS MATERIALIZED (
         -- each call's first matching access rule (by position), if any
         SELECT DISTINCT ON (m.i) m.i, m.effect FROM m WHERE m.effect <> 'budget' ORDER BY m.i, m.position

@@ -23,10 +23,7 @@ BEGIN
                                                ELSE 'epoch'::timestamptz END AS window_start
                     FROM policy_rules pr
                    WHERE pr.team_id = p_team AND pr.version = p_version
-                     AND (pr.tool_regex IS NULL OR p_tool ~ pr.tool_regex)
-                     AND (pr.harness IS NULL OR pr.harness::text = p_harness)
-                     AND (pr.agent IS NULL OR pr.agent = p_agent OR pr.agent = p_creator)
-                     AND (pr.subtree_run_id IS NULL OR pr.subtree_run_id = ANY (p_path))
+                     AND quiesce_rule_matches(pr, p_tool, p_harness, p_agent, p_creator, p_path)
                    ORDER BY pr.effect = 'budget', CASE WHEN pr.effect = 'budget' THEN pr.name END, pr.position LOOP
         IF r_rule.effect <> 'budget' THEN
             CONTINUE WHEN v_access;
