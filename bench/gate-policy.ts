@@ -7,7 +7,7 @@
 // Target: the decision's cost within 1.2× of the policy-free gate's. Reported, never asserted.
 import pg from "pg";
 import { performance } from "node:perf_hooks";
-import { gateCheck, gateCheckBatch, type GateOutcome } from "../lib/modules/gate/statement";
+import { gateBatchStats, gateCheck, gateCheckBatch, type GateOutcome } from "../lib/modules/gate/statement";
 import { createApiKey } from "../lib/modules/keys/api-keys";
 import { ensureTeam } from "../lib/modules/members/admin-directory";
 import { createPolicyVersion, enablePolicy } from "../lib/modules/policy";
@@ -119,7 +119,11 @@ export async function policyGateAb(ctx: {
   log: (l: string) => void;
 }): Promise<{
   table: BenchTable;
-  data: { runs: Record<string, Record<number, Stats[]>>; statements: Record<number, Record<Side, number>> };
+  data: {
+    runs: Record<string, Record<number, Stats[]>>;
+    statements: Record<number, Record<Side, number>>;
+    perBatch: Record<string, Record<number, number[]>>;
+  };
 }> {
   const maxC = Math.max(...ctx.concurrencies);
   const sides = {
@@ -131,6 +135,8 @@ export async function policyGateAb(ctx: {
   const runs: Record<string, Record<number, Stats[]>> = { free: {}, policy: {}, tree: {} };
   const cpu = await cpuMeter(ctx.url);
   const statements: Record<number, Record<Side, number>> = {};
+  /** Calls per batch statement in each segment (the batcher sends one call alone to quiesce_gate, not counted). */
+  const perBatch: Record<string, Record<number, number[]>> = {};
   try {
     for (const c of ctx.concurrencies) {
       const rounds = Math.max(100, Math.round(ctx.iterations / 4));
@@ -140,7 +146,10 @@ export async function policyGateAb(ctx: {
       for (const k of ORDER) {
         const ops = sides[k].slice(0, c).map((x) => op(x, denials));
         const done = ((runs[k] ??= {})[c] ??= []);
+        const b0 = gateBatchStats();
         done.push(await cpu.measure(`gate, ${k}`, ops, ctx.iterations, done.length === 0 ? ctx.warmup : c));
+        const b1 = gateBatchStats();
+        ((perBatch[k] ??= {})[c] ??= []).push((b1.calls - b0.calls) / Math.max(1, b1.batches - b0.batches));
       }
     }
   } finally {
@@ -174,6 +183,12 @@ export async function policyGateAb(ctx: {
       ]);
       verdicts.push(
         `concurrency ${c}, ${label}: the decision's cost (one statement of ${c}) ${ms(st[k])} ms = ${ratio(z)} the policy-free gate's ${ms(st.free)} ms → ${verdict(z)} (target ≤ ${POLICY_TARGET_RATIO}×); as the API process asks: p50 ${ratio(x)}, CPU per decision ${ratio(y)}`,
+      );
+    }
+    if (c > 1) {
+      const mean = (k: Side) => (perBatch[k]?.[c] ?? []).reduce((a, b) => a + b, 0) / (perBatch[k]?.[c]?.length || 1);
+      verdicts.push(
+        `concurrency ${c}, as the API process asks: calls per batch statement ${SIDES.map((k) => `${k === "free" ? "no policy" : k === "policy" ? "team-wide" : "per-tree"} ${mean(k).toFixed(1)}`).join(", ")}`,
       );
     }
     rows.push([
@@ -210,6 +225,6 @@ export async function policyGateAb(ctx: {
         `The decision: one statement at a time on a connection of its own (quiesce_gate for one call, one quiesce_gate_batch of c calls above — what the batcher sends when c calls arrive at once), the sides interleaved statement by statement, median per statement. As the API process asks: gateCheck on the shared pool (batched), segments of ${ctx.iterations} calls interleaved per concurrency (${ORDER.join(", ")}; "policy" is the team-wide budget, "tree" the per-tree one), pooled per side; its p50 also carries the batcher's timing, and its CPU per decision (the database backends' and this process's user + system time over the segments' calls, warm-up included) the lock waits and wake-ups — both move by ±0.2× between runs on a shared 2-CPU machine. Every call is a new operation that the policy step decides and the budget reserves.`,
       ],
     },
-    data: { runs, statements },
+    data: { runs, statements, perBatch },
   };
 }
