@@ -77,41 +77,32 @@ BEGIN
           FROM unnest(v_team, v_key, v_root) WITH ORDINALITY AS x(team, key_id, root, i)
           JOIN runs r ON r.id = p_run_id[x.i] AND r.team_id IS NOT DISTINCT FROM x.team
          WHERE x.team IS NOT NULL AND x.root IS NOT NULL
-    ), pc AS MATERIALIZED (
-        -- The policy's part (quiesce_rule_matches, as in quiesce_gate_policy): each call's first matching access rule and
-        -- its matching budgets. A deny rule is decided here; so is a call whose every budget the reservations
-        -- below could take with every call of this batch counted (then any order of the calls would have
-        -- admitted it). Anything else — an approval, a budget that does not fit — goes to quiesce_gate.
-        SELECT e.i, e.team, pt.version, coalesce(e.tool, '') AS tool, e.harness, e.agent, e.creator, e.path, e.root
-          FROM e JOIN unnest(v_pteams, v_pversions) AS pt(team, version) ON pt.team = e.team
     ), rules AS MATERIALIZED (
         -- the enabled versions' rules, read once for the whole batch
         SELECT pr AS rule, pr.team_id, pr.version, pr.effect, pr.position, pr.name, pr.budget_unit, pr.budget_limit, pr.budget_per,
                CASE pr.budget_window WHEN 'minute' THEN date_trunc('minute', v_now) ELSE 'epoch'::timestamptz END AS win
           FROM policy_rules pr
+         -- (one enabled version per team)
          WHERE (pr.team_id, pr.version) IN (SELECT t.team, t.version FROM unnest(v_pteams, v_pversions) AS t(team, version))
     ), m AS MATERIALIZED (
-        -- every matching rule of every call
-        SELECT pc.i, pc.team, pc.root, pc.agent, pc.creator, pr.effect, pr.position, pr.name, pr.budget_unit, pr.budget_limit,
-               pr.budget_per, pr.win
-          FROM pc
-          JOIN rules pr ON pr.team_id = pc.team AND pr.version = pc.version
-               AND quiesce_rule_matches(pr.rule, pc.tool, pc.harness, pc.agent, pc.creator, pc.path)
+        -- The policy's part (quiesce_rule_matches, as in quiesce_gate_policy): every matching rule of every call
+        -- of a team with a policy. A deny rule is decided here; so is a call whose every budget the reservations
+        -- below take with every call of this batch counted (then any order of the calls would have admitted
+        -- it). Anything else — an approval, a budget that does not fit — goes to quiesce_gate.
+        SELECT e.i, e.team, pr.effect, pr.position, pr.name, pr.budget_unit AS unit, pr.budget_limit AS lim,
+               CASE pr.budget_per WHEN 'run_tree' THEN e.root
+                                  WHEN 'agent' THEN coalesce(e.agent, e.creator, '-') ELSE '-' END AS scope,
+               pr.win,
+               CASE WHEN pr.budget_unit = 'calls' THEN coalesce((p_extra -> (e.i - 1) -> 'cost' ->> 'calls')::numeric, 1)
+                    ELSE coalesce((p_extra -> (e.i - 1) -> 'cost' ->> pr.budget_unit)::numeric, 0) END AS amount
+          FROM e
+          JOIN rules pr ON pr.team_id = e.team
+               AND quiesce_rule_matches(pr.rule, coalesce(e.tool, ''), e.harness, e.agent, e.creator, e.path)
     ), acc AS MATERIALIZED (
         -- each call's first matching access rule (by position), if any
         SELECT DISTINCT ON (m.i) m.i, m.effect FROM m WHERE m.effect <> 'budget' ORDER BY m.i, m.position
-    ), pairs AS MATERIALIZED (
-        -- (in call and name order: a call's reservations are listed by name)
-        SELECT m.i, m.team, m.name, m.budget_unit AS unit, m.budget_limit AS lim,
-               CASE m.budget_per WHEN 'run_tree' THEN m.root
-                                 WHEN 'agent' THEN coalesce(m.agent, m.creator, '-') ELSE '-' END AS scope,
-               m.win,
-               CASE WHEN m.budget_unit = 'calls' THEN coalesce((p_extra -> (m.i - 1) -> 'cost' ->> 'calls')::numeric, 1)
-                    ELSE coalesce((p_extra -> (m.i - 1) -> 'cost' ->> m.budget_unit)::numeric, 0) END AS amount
-          FROM m WHERE m.effect = 'budget' ORDER BY m.i, m.name
-    ), pol AS MATERIALIZED (
-        SELECT pc.i, coalesce(acc.effect = 'deny', false) AS denied, coalesce(acc.effect = 'require_approval', false) AS complex
-          FROM pc LEFT JOIN acc ON acc.i = pc.i
+    ), pairs AS NOT MATERIALIZED (
+        SELECT m.i, m.team, m.name, m.unit, m.lim, m.scope, m.win, m.amount FROM m WHERE m.effect = 'budget'
     ), f AS MATERIALIZED (
         SELECT e.*, c.*, l.*, o.id IS NOT NULL AS o_found,
                coalesce(sc.s_kill, false) AS s_kill, coalesce(sc.s_pause, false) AS s_pause,
@@ -162,11 +153,11 @@ BEGIN
                    WHEN f.stale THEN 'stale_epoch'
                    WHEN f.blocked THEN 'breaker_open'
                    WHEN f.paused OR f.s_pause THEN 'paused'
-                   WHEN pol.denied THEN 'policy_denied'
+                   WHEN acc.effect = 'deny' THEN 'policy_denied'
                    ELSE 'allowed'
                END AS reason,
-               coalesce(pol.complex, false) AS complex
-          FROM f LEFT JOIN pol ON pol.i = f.i
+               coalesce(acc.effect = 'require_approval', false) AS complex
+          FROM f LEFT JOIN acc ON acc.i = f.i
     ), c AS MATERIALIZED (
         SELECT a.i, a.team, a.key_id, a.run_id, a.lease_id, a.epoch, a.op_id, a.tool, a.new_id, a.cur, a.reason,
                CASE a.reason WHEN 'allowed' THEN 'allow' WHEN 'paused' THEN 'hold' ELSE 'deny' END::"Decision" AS decision
@@ -213,7 +204,7 @@ BEGIN
                                                  AND g.window_start = p.win)
     ), held AS MATERIALIZED (
         -- each allowed call's reservations, written with its operation (or given back below when it is not)
-        SELECT p.i, to_jsonb(array_agg(r)) AS reserve
+        SELECT p.i, to_jsonb(array_agg(r ORDER BY r.budget)) AS reserve
           FROM pairs p
                CROSS JOIN LATERAL (SELECT p.name AS budget, p.scope AS "scopeKey", p.win AS "windowStart", p.unit, p.amount,
                                           'held' AS state) r
