@@ -400,6 +400,39 @@ describe("budgets", () => {
     expect((await reservations(admin.teamId)).length).toBe(10);
   });
 
+  test("a batch call that loses its operationId to a concurrent call gives back what it reserved and is answered as a replay", async () => {
+    const { key, leaf, admin } = await world([{ name: "ten-calls", effect: "budget", budget: { unit: "calls", limit: 10 } }]);
+    // a first batch renews the lease, so that the racing batch below decides its calls itself
+    expect((await gateCheckBatch([call(key, leaf), call(key, leaf)])).map(said)).toEqual(Array(2).fill("allow allowed"));
+    const x = call(key, leaf);
+    const a = new pg.Client({ connectionString: process.env.DATABASE_URL });
+    const b = new pg.Client({ connectionString: process.env.DATABASE_URL });
+    await Promise.all([a.connect(), b.connect()]);
+    try {
+      // A admits x inside an open transaction (its reservation holds the usage row); B's batch carries x too.
+      await a.query("BEGIN");
+      expect(said(await gateCheck(x, a))).toBe("allow allowed");
+      const bPid = (await b.query<{ pid: number }>("SELECT pg_backend_pid() AS pid")).rows[0]!.pid;
+      const racing = gateCheckBatch([x, call(key, leaf)], b);
+      for (let waited = 0; ; waited += 10) {
+        const w = await a.query("SELECT 1 FROM pg_stat_activity WHERE pid = $1 AND wait_event_type = 'Lock'", [bPid]);
+        if (w.rowCount === 1) break;
+        if (waited > 10_000) throw new Error("batch B never waited for A's lock");
+        await new Promise((r) => setTimeout(r, 10));
+      }
+      await a.query("COMMIT");
+      const [replay, other] = await racing;
+      expect(answer(replay!).operation?.operationId).toBe(x.operationId);
+      expect(said(other!)).toBe("allow allowed");
+    } finally {
+      await Promise.all([a.end(), b.end()]);
+    }
+    // the first two, x once (A's), the other call once: B's reservation for x was given back
+    const [usage] = await listBudgets(admin);
+    expect(usage!.usage).toEqual([expect.objectContaining({ used: 4, held: 4 })]);
+    expect((await reservations(admin.teamId)).length).toBe(4);
+  });
+
   test("in a batch: calls whose second budget does not fit give back what the first took, and are decided call by call", async () => {
     const { key, leaf, admin } = await world([
       { name: "a-many", effect: "budget", budget: { unit: "calls", limit: 100 } },
@@ -415,16 +448,18 @@ describe("budgets", () => {
   });
 
   test("in a batch over two run trees, the tree whose budget is spent is decided call by call and the other admitted at once", async () => {
-    const w = await world([{ name: "per-tree", effect: "budget", budget: { unit: "calls", limit: 2, per: "run_tree" } }]);
+    const w = await world([{ name: "per-tree", effect: "budget", budget: { unit: "calls", limit: 3, per: "run_tree" } }]);
     const other = (await makeChain(w.team.teamId, [{ holderKeyId: w.key.keyId }]))[0]!;
-    expect((await gateCheckBatch([call(w.key, w.leaf), call(w.key, w.leaf)])).map(said)).toEqual(Array(2).fill("allow allowed"));
-    const out = await gateCheckBatch([call(w.key, w.leaf), call(w.key, other), call(w.key, w.leaf), call(w.key, other)]);
-    expect(out.map(said)).toEqual(["deny budget_exhausted", "allow allowed", "deny budget_exhausted", "allow allowed"]);
+    // each tree's first batch also renews its lease, so that the batch below decides its calls itself
+    expect((await gateCheckBatch(Array.from({ length: 3 }, () => call(w.key, w.leaf)))).map(said)).toEqual(Array(3).fill("allow allowed"));
+    expect((await gateCheckBatch([call(w.key, other), call(w.key, other)])).map(said)).toEqual(Array(2).fill("allow allowed"));
+    const out = await gateCheckBatch([call(w.key, w.leaf), call(w.key, other), call(w.key, w.leaf)]);
+    expect(out.map(said)).toEqual(["deny budget_exhausted", "allow allowed", "deny budget_exhausted"]);
     const usage = (await listBudgets(w.admin))[0]!.usage.map((u) => [u.scopeKey, u.used]).sort();
     expect(usage).toEqual(
       [
-        [other.runId, 2],
-        [w.root.runId, 2],
+        [other.runId, 3],
+        [w.root.runId, 3],
       ].sort(),
     );
   });
