@@ -4,7 +4,7 @@
 // Whatever approval mode the client asks for, the bridge imposes its own, so the command is asked
 // about and decided by the gate. Skips with a message when the binary cannot be installed (not in CI).
 import { spawn, type ChildProcessWithoutNullStreams } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { createInterface } from "node:readline";
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from "vitest";
@@ -41,11 +41,42 @@ afterAll(async () => {
   await Promise.allSettled(bridges.map((b) => b.close()));
   await fake?.close();
   await w?.api.close();
-  // codex may still be writing its session files as its process exits: retry a non-empty folder.
-  if (dir) rmSync(dir, { recursive: true, force: true, maxRetries: 10, retryDelay: 200 });
+  if (dir) {
+    // A codex process the bridge started (or one orphaned by the kill tests) may still be writing its session
+    // files: stop every process of this CODEX_HOME first, then retry a non-empty folder.
+    await stopProcessesOf(`CODEX_HOME=${dir}`);
+    rmSync(dir, { recursive: true, force: true, maxRetries: 10, retryDelay: 200 });
+  }
   await closePool();
   await prisma().$disconnect();
 });
+
+/** SIGKILL every process whose environment holds `entry`, and wait (up to 5 s) until none is left. */
+async function stopProcessesOf(entry: string): Promise<void> {
+  const holders = () =>
+    readdirSync("/proc")
+      .filter((p) => /^\d+$/.test(p) && Number(p) !== process.pid)
+      .filter((p) => {
+        try {
+          return readFileSync(`/proc/${p}/environ`, "latin1").split("\0").includes(entry);
+        } catch {
+          return false; // gone, or not ours to read
+        }
+      })
+      .map(Number);
+  for (let waited = 0; waited < 5000; waited += 100) {
+    const pids = holders();
+    if (pids.length === 0) return;
+    for (const pid of pids) {
+      try {
+        process.kill(pid, "SIGKILL");
+      } catch {
+        /* already gone */
+      }
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
 
 type Msg = { id?: number | string; method?: string; params?: any; result?: any; error?: { code: number; message: string } };
 
