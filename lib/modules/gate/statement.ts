@@ -171,10 +171,6 @@ export type GateArgs = Omit<GateInput, "arguments" | "cost"> & { extra?: GateExt
  * the one quiesce_gate would have given that call; none is returned before the batch committed.
  */
 export async function callGateBatch(calls: GateArgs[], via: Queryable = gatePool()): Promise<RawAnswer[]> {
-  return batchStatement(calls, via);
-}
-
-async function batchStatement(calls: GateArgs[], via: Queryable): Promise<RawAnswer[]> {
   const res = await (via as pg.Pool).query<{ r: RawAnswer[] }>({
     ...(setting("QUIESCE_DB_POOLER") === "transaction" ? {} : { name: GATE_BATCH_STATEMENT_NAME }),
     text: GATE_BATCH_STATEMENT,
