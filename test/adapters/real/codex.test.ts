@@ -10,7 +10,7 @@ import { createInterface } from "node:readline";
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from "vitest";
 import { prisma } from "../../../lib/platform/db/prisma";
 import { closePool } from "../../../lib/platform/db/pool";
-import { readCmdline } from "../../../lib/agent/supervisor/proc";
+import { hasEnvMarker, listPids, readCmdline, signal } from "../../../lib/agent/supervisor/proc";
 import { makeWorld, ROOT, stopChild, until, type World } from "../support";
 import { ensureClient, noEgressEnv, type ClientBinary } from "./clients";
 import { codexConfig, startFakeOpenAI, type FakeOpenAI } from "./fake-openai";
@@ -53,27 +53,10 @@ afterAll(async () => {
 
 /** SIGKILL every process whose environment holds `entry`, and wait (up to 5 s) until none is left. */
 async function stopProcessesOf(entry: string): Promise<void> {
-  const holders = () =>
-    readdirSync("/proc")
-      .filter((p) => /^\d+$/.test(p) && Number(p) !== process.pid)
-      .filter((p) => {
-        try {
-          return readFileSync(`/proc/${p}/environ`, "latin1").split("\0").includes(entry);
-        } catch {
-          return false; // gone, or not ours to read
-        }
-      })
-      .map(Number);
   for (let waited = 0; waited < 5000; waited += 100) {
-    const pids = holders();
+    const pids = listPids().filter((pid) => pid !== process.pid && hasEnvMarker(pid, entry));
     if (pids.length === 0) return;
-    for (const pid of pids) {
-      try {
-        process.kill(pid, "SIGKILL");
-      } catch {
-        /* already gone */
-      }
-    }
+    for (const pid of pids) signal(pid, "SIGKILL");
     await new Promise((r) => setTimeout(r, 100));
   }
 }
@@ -300,6 +283,8 @@ describe("real codex app-server behind the bridge", { timeout: 240_000 }, () => 
       const found = pidsOf(sleeper);
       return found.length ? found : null;
     }, "the turn's shell child");
+    // The supervisor lists a process once it has seen it: wait for that before the interrupt may end the child.
+    await until(() => pids.every((p) => supervisorSaw(path.join(dir, "state"), p)) || null, "the supervisor's record of the shell child");
 
     // The thread's own kill: the bridge interrupts the turn. The interrupt does not promise that the
     // turn's shell child ends (sometimes it outlives it, sometimes not): the evidence says which.
@@ -333,8 +318,18 @@ describe("real codex app-server behind the bridge", { timeout: 240_000 }, () => 
 
 /** pids of live processes whose command line is exactly `cmd`. */
 function pidsOf(cmd: string): number[] {
-  return readdirSync("/proc")
-    .filter((n) => /^\d+$/.test(n))
-    .map(Number)
-    .filter((pid) => readCmdline(pid) === cmd);
+  return listPids().filter((pid) => readCmdline(pid) === cmd);
+}
+
+/** Whether a supervisor's saved state under `stateHome` (its state files, docs/environment.md) records process `pid`. */
+function supervisorSaw(stateHome: string, pid: number): boolean {
+  const files = readdirSync(stateHome, { recursive: true, encoding: "utf8" }).filter((f) => f.endsWith(".json"));
+  return files.some((f) => {
+    try {
+      const state = JSON.parse(readFileSync(path.join(stateHome, f), "utf8")) as { processes?: Record<string, { pid?: number }> };
+      return Object.values(state.processes ?? {}).some((r) => r.pid === pid);
+    } catch {
+      return false; // being rewritten
+    }
+  });
 }
