@@ -3,6 +3,7 @@
 // processes. Pause freezes all of it (no write happens while paused), resume thaws it, kill empties it
 // and the evidence names every process and how it ended.
 import { afterAll, describe, expect, it } from "vitest";
+import { readFileSync } from "node:fs";
 import { detect, MECHANISMS, type Mechanism } from "@/lib/agent/supervisor/container";
 import { Supervisor } from "@/lib/agent/supervisor/supervisor";
 import { environmentMeaning } from "@/lib/control/evidence/environment";
@@ -115,4 +116,20 @@ it("a command that cannot start leaves no container behind", async () => {
       Supervisor.start(["/nonexistent/command"], { runId: `${TEST_RUN_PREFIX}_x`, stateDir: dir, mechanism: m, stdio: "ignore" }),
     ).rejects.toThrow();
   }
+});
+
+it("a member that execs after it was first seen: the saved record names what it became", async () => {
+  const m = detect().mechanism;
+  const dir = tempDir(`exec-${m}`);
+  dirs.push(dir);
+  // The child shell is seen first as itself; then it execs into the sleep under the same pid.
+  const sup = await start(m, "sh -c 'sleep 0.5; exec sleep 604' & wait", dir);
+  const saved = () =>
+    Object.values((JSON.parse(readFileSync(sup.stateFile, "utf8")) as { processes: Record<string, { cmdline: string }> }).processes).map(
+      (p) => p.cmdline,
+    );
+  await until(() => saved().some((c) => c.startsWith("sh -c sleep 0.5")), 5000, "the shell's first record");
+  await until(() => saved().includes("sleep 604"), 5000, "the record after the exec");
+  const ev = await sup.kill(100);
+  expect(ev.processes.map((p) => p.cmdline)).toContain("sleep 604");
 });

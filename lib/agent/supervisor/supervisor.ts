@@ -187,18 +187,22 @@ export class Supervisor {
   refresh(): number {
     const live = this.container.members();
     const seen = new Set<string>();
-    let added = false;
+    let changed = false;
     for (const s of live) {
       seen.add(s.key);
       const known = this.records.get(s.key);
-      // A fork shows its parent's command line until it execs: keep the latest one read.
+      // A fork shows its parent's command line until it execs: keep the latest one read, and save it,
+      // since whoever reads the state after the process is gone has only the saved one.
       // (an exiting process has none left, and reads as "[comm]": keep what was read before).
       if (known) {
         const c = readCmdline(s.pid);
-        if (c && !c.startsWith("[")) known.cmdline = c;
+        if (c && !c.startsWith("[") && c !== known.cmdline) {
+          known.cmdline = c;
+          changed = true;
+        }
       } else {
         this.records.set(s.key, { pid: s.pid, cmdline: readCmdline(s.pid), firstSeenAt: nowIso(), endedAt: null, ended: "not_ended" });
-        added = true;
+        changed = true;
       }
     }
     const at = nowIso();
@@ -209,7 +213,7 @@ export class Supervisor {
         if (this.child && this.child.pid === r.pid && this.rootExit)
           Object.assign(r, { exitCode: this.rootExit.code, signal: this.rootExit.signal });
       }
-    if (added) this.save();
+    if (changed) this.save();
     return live.length;
   }
 

@@ -283,8 +283,12 @@ describe("real codex app-server behind the bridge", { timeout: 240_000 }, () => 
       const found = pidsOf(sleeper);
       return found.length ? found : null;
     }, "the turn's shell child");
-    // The supervisor lists a process once it has seen it: wait for that before the interrupt may end the child.
-    await until(() => pids.every((p) => supervisorSaw(path.join(dir, "state"), p)) || null, "the supervisor's record of the shell child");
+    // The supervisor lists a process once it has seen it, and keeps the command line it last read (Codex's
+    // sandbox wrapper execs into the shell child under the same pid): wait for that record before the interrupt may end it.
+    await until(
+      () => pids.every((p) => supervisorSaw(path.join(dir, "state"), p, sleeper)) || null,
+      "the supervisor's record of the shell child",
+    );
 
     // The thread's own kill: the bridge interrupts the turn. The interrupt does not promise that the
     // turn's shell child ends (sometimes it outlives it, sometimes not): the evidence says which.
@@ -322,12 +326,14 @@ function pidsOf(cmd: string): number[] {
 }
 
 /** Whether a supervisor's saved state under `stateHome` (its state files, docs/environment.md) records process `pid`. */
-function supervisorSaw(stateHome: string, pid: number): boolean {
+function supervisorSaw(stateHome: string, pid: number, cmdline: string): boolean {
   const files = readdirSync(stateHome, { recursive: true, encoding: "utf8" }).filter((f) => f.endsWith(".json"));
   return files.some((f) => {
     try {
-      const state = JSON.parse(readFileSync(path.join(stateHome, f), "utf8")) as { processes?: Record<string, { pid?: number }> };
-      return Object.values(state.processes ?? {}).some((r) => r.pid === pid);
+      const state = JSON.parse(readFileSync(path.join(stateHome, f), "utf8")) as {
+        processes?: Record<string, { pid?: number; cmdline?: string }>;
+      };
+      return Object.values(state.processes ?? {}).some((r) => r.pid === pid && r.cmdline === cmdline);
     } catch {
       return false; // being rewritten
     }
