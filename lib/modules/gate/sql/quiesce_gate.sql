@@ -37,7 +37,7 @@ DECLARE
     v_decision "Decision"; v_reason text; v_effect text; v_state text; v_cur integer; v_receipt jsonb;
     v_rows integer; v_attempt integer := 0;
     s_kill boolean; s_pause boolean;
-    v_policy integer; v_pol jsonb; v_harness text; v_agent text; v_creator text; v_op_row text;
+    v_policy integer; v_pol quiesce_policy_verdict; v_harness text; v_agent text; v_creator text;
 BEGIN
     -- Statement 1 — authenticate, and find the run (for admit/heartbeat: through the operation).
     -- An unknown, revoked or expired key is unauthenticated; an operator key carries its user's CURRENT
@@ -221,15 +221,14 @@ BEGIN
         -- The team's policy, for work the authority would admit now (lib/control/policy.ts decidePolicy):
         -- a deny rule, an approval bound to this call, the budgets' reservations (written with the operation
         -- below; an earlier attempt's are given back first).
-        IF v_pol -> 'reserve' IS NOT NULL THEN PERFORM quiesce_budget_give_back(v_team, v_pol -> 'reserve', NULL); END IF;
+        IF v_pol.reserve IS NOT NULL THEN PERFORM quiesce_budget_give_back(v_team, v_pol.reserve, NULL); END IF;
         v_pol := NULL;
         IF v_effect IN ('insert_running', 'start') AND v_policy IS NOT NULL THEN
-            v_op_row := CASE WHEN v_effect = 'start' THEN o_id ELSE p_new_op_id END;
             v_pol := quiesce_gate_policy(v_team, v_policy, v_run, v_root, v_path, v_lease, l_path, v_epoch, p_operation_id,
                                          coalesce(p_tool, o_tool, ''), v_harness, v_agent, v_creator,
                                          p_args_digest, p_args, p_cost, v_now);
-            IF v_pol ->> 'decision' <> 'allow' THEN
-                v_decision := (v_pol ->> 'decision')::"Decision"; v_reason := v_pol ->> 'reason';
+            IF v_pol.decision <> 'allow' THEN
+                v_decision := v_pol.decision; v_reason := v_pol.reason;
                 v_effect := CASE WHEN v_decision = 'hold' THEN 'none' WHEN v_effect = 'start' THEN 'deny_registered'
                                  ELSE 'insert_denied' END;
             END IF;
@@ -264,11 +263,11 @@ BEGIN
                     CASE WHEN v_effect = 'insert_denied' THEN v_reason END,
                     CASE WHEN v_effect = 'insert_running' THEN v_now END,
                     CASE WHEN v_effect = 'insert_denied' THEN v_now END,
-                    v_now, v_key_id, CASE WHEN v_effect = 'insert_running' THEN v_pol -> 'reserve' END)
+                    v_now, v_key_id, CASE WHEN v_effect = 'insert_running' THEN v_pol.reserve END)
             ON CONFLICT (team_id, operation_id) DO NOTHING;
             v_rows := CASE WHEN FOUND THEN 1 ELSE 0 END;
         ELSIF v_effect = 'start' THEN
-            UPDATE operations SET state = 'running', started_at = v_now, state_reason = NULL, budget_reservations = v_pol -> 'reserve'
+            UPDATE operations SET state = 'running', started_at = v_now, state_reason = NULL, budget_reservations = v_pol.reserve
              WHERE id = o_id AND state IN ('queued', 'scheduled');
             GET DIAGNOSTICS v_rows = ROW_COUNT;
         ELSIF v_effect = 'deny_registered' THEN
@@ -284,11 +283,11 @@ BEGIN
         IF v_attempt > 3 THEN RAISE EXCEPTION 'quiesce_gate: operation % keeps changing', p_operation_id; END IF;
     END LOOP;
 
-    IF v_decision = 'allow' AND v_pol ->> 'approvalId' IS NOT NULL THEN
-        UPDATE approvals SET used_at = v_now, operation_row_id = v_op_row
-         WHERE id = v_pol ->> 'approvalId' AND team_id = v_team AND used_at IS NULL;
-    ELSIF v_decision <> 'allow' AND v_pol -> 'reserve' IS NOT NULL THEN   -- the probe went to another caller
-        PERFORM quiesce_budget_give_back(v_team, v_pol -> 'reserve', NULL);
+    IF v_decision = 'allow' AND v_pol.approval_id IS NOT NULL THEN
+        UPDATE approvals SET used_at = v_now, operation_row_id = CASE WHEN v_effect = 'start' THEN o_id ELSE p_new_op_id END
+         WHERE id = v_pol.approval_id AND team_id = v_team AND used_at IS NULL;
+    ELSIF v_decision <> 'allow' AND v_pol.reserve IS NOT NULL THEN   -- the probe went to another caller
+        PERFORM quiesce_budget_give_back(v_team, v_pol.reserve, NULL);
     END IF;
 
     v_state := CASE v_effect
@@ -348,7 +347,7 @@ BEGIN
     RETURN jsonb_build_object(
         'ok', true, 'decision', v_decision, 'reason', v_reason, 'currentEpoch', v_cur,
         'continue', v_decision <> 'deny',
-        'approvalId', v_pol ->> 'approvalId', 'budget', v_pol ->> 'budget',
+        'approvalId', v_pol.approval_id, 'budget', v_pol.budget,
         'operation', CASE WHEN v_state IS NULL THEN NULL ELSE jsonb_strip_nulls(jsonb_build_object(
             'operationId', p_operation_id, 'state', v_state,
             'outcomeDetail', CASE WHEN v_reason = 'already_applied' THEN o_outcome END,

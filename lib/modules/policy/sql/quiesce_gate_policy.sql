@@ -2,20 +2,22 @@ CREATE OR REPLACE FUNCTION quiesce_gate_policy(
     p_team text, p_version integer, p_run text, p_root text, p_path text[], p_lease text, p_lease_path text[],
     p_epoch integer, p_operation_id text, p_tool text, p_harness text, p_agent text, p_creator text,
     p_args_digest text, p_args jsonb, p_cost jsonb, p_now timestamptz
-) RETURNS jsonb                -- {decision, reason, approvalId?, reserve?}; the same steps as lib/control/policy.ts decidePolicy
+) RETURNS quiesce_policy_verdict   -- the same steps as lib/control/policy.ts decidePolicy
 LANGUAGE plpgsql
 VOLATILE
 AS $fn$
 DECLARE
     r_rule record; r_ap record;
-    v_key text; v_id text; v_amount numeric; v_rows integer;
-    v_access boolean := false; v_reserve jsonb := '[]'::jsonb;
+    v_key text; v_id text; v_amount numeric; v_item jsonb;
+    v_access boolean := false; v_reserve jsonb;
     v_exhausted text; v_hold boolean := false; v_approval text;
     v_crossed integer;
 BEGIN
     -- One read of every matching rule: the first allow / deny / require_approval rule (by position) decides
     -- access, then every matching budget applies, in name order (the order the batch locks usage rows in).
-    FOR r_rule IN SELECT pr.*,
+    -- (only the columns used below: a row's width is paid for in every transaction)
+    FOR r_rule IN SELECT pr.effect, pr.name, pr.approval_ttl_seconds, pr.approver_role, pr.approver_user_ids, pr.budget_unit,
+                         pr.budget_limit, pr.budget_when_exhausted, pr.budget_on_cross,
                          CASE pr.budget_per WHEN 'run_tree' THEN p_root
                                             WHEN 'agent' THEN coalesce(p_agent, p_creator, '-')
                                             ELSE '-' END AS scope_key,
@@ -29,7 +31,7 @@ BEGIN
             CONTINUE WHEN v_access;
             v_access := true;
             IF r_rule.effect = 'deny' THEN
-                RETURN jsonb_build_object('decision', 'deny', 'reason', 'policy_denied', 'rule', r_rule.name);
+                RETURN ROW('deny', 'policy_denied', NULL, NULL, NULL)::quiesce_policy_verdict;
             ELSIF r_rule.effect = 'require_approval' THEN
                 -- Bound to the run, the lease, the epoch, the operation and the arguments: any other call needs its own.
                 v_key := md5(concat_ws('|', p_run, p_lease, p_epoch::text, p_operation_id, coalesce(p_args_digest, '-')));
@@ -50,18 +52,18 @@ BEGIN
                     ELSE
                         PERFORM pg_notify('quiesce_approvals', jsonb_build_object('teamId', p_team, 'approvalId', v_id)::text);
                     END IF;
-                    RETURN jsonb_build_object('decision', 'hold', 'reason', 'awaiting_approval', 'approvalId', v_id);
+                    RETURN ROW('hold', 'awaiting_approval', v_id, NULL, NULL)::quiesce_policy_verdict;
                 END IF;
                 IF r_ap.state IN ('pending', 'approved') AND r_ap.expires_at <= p_now THEN
                     UPDATE approvals SET state = 'expired', decided_at = coalesce(decided_at, r_ap.expires_at)
                      WHERE id = r_ap.id AND state IN ('pending', 'approved');
-                    RETURN jsonb_build_object('decision', 'deny', 'reason', 'approval_expired', 'approvalId', r_ap.id);
+                    RETURN ROW('deny', 'approval_expired', r_ap.id, NULL, NULL)::quiesce_policy_verdict;
                 ELSIF r_ap.state = 'pending' THEN
-                    RETURN jsonb_build_object('decision', 'hold', 'reason', 'awaiting_approval', 'approvalId', r_ap.id);
+                    RETURN ROW('hold', 'awaiting_approval', r_ap.id, NULL, NULL)::quiesce_policy_verdict;
                 ELSIF r_ap.state = 'denied' THEN
-                    RETURN jsonb_build_object('decision', 'deny', 'reason', 'approval_denied', 'approvalId', r_ap.id);
+                    RETURN ROW('deny', 'approval_denied', r_ap.id, NULL, NULL)::quiesce_policy_verdict;
                 ELSIF r_ap.state = 'expired' THEN
-                    RETURN jsonb_build_object('decision', 'deny', 'reason', 'approval_expired', 'approvalId', r_ap.id);
+                    RETURN ROW('deny', 'approval_expired', r_ap.id, NULL, NULL)::quiesce_policy_verdict;
                 END IF;
                 v_approval := r_ap.id;   -- approved, in time: admitted (marked used once the operation is written)
             END IF;
@@ -72,19 +74,18 @@ BEGIN
         -- concurrent callers can never together cross a limit. The gate writes the list with the operation.
         v_amount := CASE WHEN r_rule.budget_unit = 'calls' THEN coalesce((p_cost ->> 'calls')::numeric, 1)
                          ELSE coalesce((p_cost ->> r_rule.budget_unit)::numeric, 0) END;
-        v_rows := 0;
         IF v_amount <= r_rule.budget_limit AND (v_amount > 0 OR r_rule.budget_limit > 0) THEN
             INSERT INTO budget_usage AS b (team_id, budget, scope_key, window_start, unit, used, held)
             VALUES (p_team, r_rule.name, r_rule.scope_key, r_rule.window_start, r_rule.budget_unit, v_amount, v_amount)
             ON CONFLICT (team_id, budget, scope_key, window_start) DO UPDATE SET used = b.used + EXCLUDED.used, held = b.held + EXCLUDED.held
              WHERE b.used + EXCLUDED.used <= r_rule.budget_limit AND (EXCLUDED.used > 0 OR b.used < r_rule.budget_limit);
-            GET DIAGNOSTICS v_rows = ROW_COUNT;
-        END IF;
-        IF v_rows = 1 THEN
-            v_reserve := v_reserve || jsonb_build_object('budget', r_rule.name, 'scopeKey', r_rule.scope_key,
-                                                         'windowStart', r_rule.window_start, 'unit', r_rule.budget_unit,
-                                                         'amount', v_amount, 'state', 'held');
-            CONTINUE;
+            IF FOUND THEN
+                -- (the list is built item by item: concatenating onto an empty array costs more than the first item)
+                v_item := jsonb_build_object('budget', r_rule.name, 'scopeKey', r_rule.scope_key, 'windowStart', r_rule.window_start,
+                                             'unit', r_rule.budget_unit, 'amount', v_amount, 'state', 'held');
+                IF v_reserve IS NULL THEN v_reserve := jsonb_build_array(v_item); ELSE v_reserve := v_reserve || v_item; END IF;
+                CONTINUE;
+            END IF;
         END IF;
         v_exhausted := coalesce(v_exhausted, r_rule.name);
         v_hold := v_hold OR r_rule.budget_when_exhausted = 'hold';
@@ -124,11 +125,9 @@ BEGIN
     END LOOP;
     IF v_exhausted IS NOT NULL THEN
         -- The budgets this call already reserved are given back: it is not admitted.
-        IF v_reserve <> '[]'::jsonb THEN PERFORM quiesce_budget_give_back(p_team, v_reserve, NULL); END IF;
-        RETURN jsonb_build_object('decision', CASE WHEN v_hold THEN 'hold' ELSE 'deny' END, 'reason', 'budget_exhausted',
-                                  'budget', v_exhausted);
+        IF v_reserve IS NOT NULL THEN PERFORM quiesce_budget_give_back(p_team, v_reserve, NULL); END IF;
+        RETURN ROW(CASE WHEN v_hold THEN 'hold' ELSE 'deny' END, 'budget_exhausted', NULL, v_exhausted, NULL)::quiesce_policy_verdict;
     END IF;
-    RETURN jsonb_build_object('decision', 'allow', 'reason', 'allowed', 'approvalId', v_approval)
-           || CASE WHEN v_reserve = '[]'::jsonb THEN '{}'::jsonb ELSE jsonb_build_object('reserve', v_reserve) END;
+    RETURN ROW('allow', 'allowed', v_approval, NULL, v_reserve)::quiesce_policy_verdict;
 END;
 $fn$;
