@@ -167,11 +167,12 @@ BEGIN
          WHERE NOT a.o_found AND a.dup = 1 AND a.reason <> 'missing_state'
            AND NOT (a.reason = 'allowed' AND (coalesce(a.claims, false) OR coalesce(a.l_renew, false) OR a.complex))
     ), due AS MATERIALIZED (
-        -- what the allowed calls reserve, per usage row, in the one order rows are locked in (budget, scope)
+        -- what the allowed calls reserve, per usage row, in the one order rows are locked in (budget, scope).
+        -- (the allowed calls as one array: a semi-join on c would read c again for every pair)
         SELECT p.team AS team_id, p.name AS budget, p.scope AS scope_key, p.win AS window_start, min(p.unit) AS unit,
                sum(p.amount) AS amount, min(p.lim) AS lim
           FROM pairs p
-         WHERE p.i IN (SELECT c.i FROM c WHERE c.decision = 'allow')
+         WHERE p.i = ANY ((SELECT array_agg(c.i) FROM c WHERE c.decision = 'allow')::integer[])
          GROUP BY 1, 2, 3, 4 ORDER BY 1, 2, 3, 4
     ), upd AS (
         -- each usage row reserved and checked against its limit as committed now (a concurrent batch's
@@ -208,7 +209,7 @@ BEGIN
           FROM pairs p
                CROSS JOIN LATERAL (SELECT p.name AS budget, p.scope AS "scopeKey", p.win AS "windowStart", p.unit, p.amount,
                                           'held' AS state) r
-         WHERE p.i IN (SELECT c.i FROM c WHERE c.decision = 'allow')
+         WHERE p.i = ANY ((SELECT array_agg(c.i) FROM c WHERE c.decision = 'allow')::integer[])
          GROUP BY p.i
     ), d AS NOT MATERIALIZED (
         SELECT c.* FROM c WHERE c.i NOT IN (SELECT short.i FROM short)
