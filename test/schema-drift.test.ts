@@ -83,6 +83,15 @@ describe("the comparison detects drift (each edit below must show up)", () => {
       (d) => expect(d.missingInDatabase).toContain("column providers.rollback_owner character varying(80) null"),
     ],
     [
+      "an Unsupported field's SQL type (Prisma's parser leaves the field out; the shape reads it from the text)",
+      'Unsupported("quiesce_reservation[]")? @map("budget_reservations")',
+      'Unsupported("jsonb")? @map("budget_reservations")',
+      (d) => {
+        expect(d.missingInDatabase).toContain("column operations.budget_reservations jsonb null");
+        expect(d.notInSchema).toContain("column operations.budget_reservations quiesce_reservation[] null");
+      },
+    ],
+    [
       "a new enum value",
       "  paused\n  killed\n}",
       "  paused\n  killed\n  zombie\n}",

@@ -149,6 +149,14 @@ export function expectedShape(schema: string): Shape {
       );
     }
   }
+  // Prisma's parser leaves Unsupported("<SQL type>") fields out of its model: read them from the schema text.
+  for (const m of dm.models) {
+    const body = new RegExp(`^model ${m.name} \\{([\\s\\S]*?)^\\}`, "m").exec(schema)?.[1] ?? "";
+    for (const u of body.matchAll(/^\s*(\w+)\s+Unsupported\("([^"]+)"\)(\?)?([^\n]*)$/gm)) {
+      const column = /@map\("([^"]+)"\)/.exec(u[4]!)?.[1] ?? u[1]!;
+      out.add(`column ${tableOf.get(m.name)}.${column} ${u[2]} ${u[3] ? "null" : "not null"}`);
+    }
+  }
   for (const ix of dm.indexes) {
     const table = tableOf.get(ix.model)!;
     const cols = ix.fields.map((x) => colOf(ix.model, x.name));

@@ -78,11 +78,26 @@ const said = (o: GateOutcome) => {
   return `${a.decision} ${a.reason}`;
 };
 
-/** Every reservation the gate wrote for the team's calls: a list on each operation's row. */
+/** Every reservation the gate wrote for the team's calls: a list of rows on each operation's row. */
 async function reservations(teamId: string) {
-  const ops = await prisma().operation.findMany({ where: { teamId }, select: { operationId: true, budgetReservations: true } });
-  type Held = { budget: string; scopeKey: string; amount: number; state: string; releaseCause?: string };
-  return ops.flatMap((o) => ((o.budgetReservations ?? []) as Held[]).map((r) => ({ operationId: o.operationId, ...r })));
+  return prisma().$queryRawUnsafe<
+    {
+      operationId: string;
+      budget: string;
+      scopeKey: string;
+      amount: number;
+      actual: number | null;
+      state: string;
+      releaseCause: string | null;
+    }[]
+  >(
+    `SELECT o.operation_id AS "operationId", r.budget, r.scope_key AS "scopeKey", r.amount::float8 AS amount,
+            r.actual::float8 AS actual, r.state, r.release_cause AS "releaseCause"
+       FROM operations o CROSS JOIN LATERAL unnest(o.budget_reservations) WITH ORDINALITY AS r(budget, scope_key, window_start,
+            unit, amount, state, actual, release_cause, settled_at, n)
+      WHERE o.team_id = $1 ORDER BY o.created_at, o.id, r.n`,
+    teamId,
+  );
 }
 
 const APPROVE = { name: "deploys-need-a-yes", tool: "deployment.*", effect: "require_approval", approval: { ttlSeconds: 600 } };
@@ -486,6 +501,12 @@ describe("budgets", () => {
     await completeOperation(holder, a, { outcome: "succeeded", cost: { usd: 0.2 } });
     const used = async () => (await listBudgets(admin))[0]!.usage[0]!.used;
     expect(await used()).toBeCloseTo(0.2);
+    const settled = (await reservations(admin.teamId)).find((x) => x.operationId === a);
+    expect({ state: settled?.state, amount: settled?.amount, actual: settled?.actual }).toEqual({
+      state: "settled",
+      amount: 0.6,
+      actual: 0.2,
+    });
     const b = opKey("b");
     expect(said(await ask(key, leaf, { operationId: b, cost: { usd: 0.5 } }))).toBe("allow allowed");
     expect(await used()).toBeCloseTo(0.7);

@@ -176,10 +176,13 @@ async function runCase(c: Case): Promise<void> {
   const label = JSON.stringify(c);
   expect(`${got.decision} ${got.reason}`, label).toBe(`${want.decision} ${want.reason}`);
   // What it reserved: exactly the pure verdict's reservations, and nothing on a refusal.
-  const ops = await prisma().operation.findMany({ where: { teamId: t.teamId }, select: { budgetReservations: true } });
-  const held = ops
-    .flatMap((o) => (o.budgetReservations ?? []) as { budget: string; scopeKey: string; amount: number }[])
-    .sort((x, y) => x.budget.localeCompare(y.budget));
+  const held = (
+    await prisma().$queryRawUnsafe<{ budget: string; scopeKey: string; amount: number }[]>(
+      `SELECT r.budget, r.scope_key AS "scopeKey", r.amount::float8 AS amount
+         FROM operations o CROSS JOIN LATERAL unnest(o.budget_reservations) AS r WHERE o.team_id = $1`,
+      t.teamId,
+    )
+  ).sort((x, y) => x.budget.localeCompare(y.budget));
   const reserve = want.policy?.decision === "allow" ? want.policy.reserve : [];
   expect(
     held.map((h) => ({ budget: h.budget, scopeKey: h.scopeKey, amount: Number(h.amount) })),

@@ -128,22 +128,23 @@ export async function referenceEvidenceFactsTx(
     orderBy: [{ createdAt: "asc" }, { id: "asc" }],
   });
   // A call's reservations are a list on its operation row, in the order the gate reserved them.
-  const reserving = await tx.operation.findMany({
-    where: { runId: { in: runIds } },
-    select: { operationId: true, budgetReservations: true },
-    orderBy: [{ createdAt: "asc" }, { id: "asc" }],
-  });
-  const reservations = reserving.flatMap((o) =>
-    (
-      (o.budgetReservations ?? []) as {
-        budget: string;
-        unit: string;
-        amount: number;
-        actual?: number;
-        state: string;
-        releaseCause?: string;
-      }[]
-    ).map((r) => ({ operationId: o.operationId, ...r })),
+  const reservations = await tx.$queryRawUnsafe<
+    {
+      operationId: string;
+      budget: string;
+      unit: string;
+      amount: number;
+      actual: number | null;
+      state: string;
+      releaseCause: string | null;
+    }[]
+  >(
+    `SELECT o.operation_id AS "operationId", r.budget, r.unit, r.amount::float8 AS amount, r.actual::float8 AS actual, r.state,
+            r.release_cause AS "releaseCause"
+       FROM operations o CROSS JOIN LATERAL unnest(o.budget_reservations) WITH ORDINALITY AS r(budget, scope_key, window_start,
+            unit, amount, state, actual, release_cause, settled_at, n)
+      WHERE o.run_id = ANY ($1::text[]) ORDER BY o.created_at, o.id, r.n`,
+    runIds,
   );
   const changers = await tx.user.findMany({
     where: { id: { in: recoveries.map((r) => /^user:([^ ]+)/.exec(r.changedBy ?? "")?.[1]).filter((x): x is string => !!x) } },
@@ -303,7 +304,7 @@ export async function referenceEvidenceFactsTx(
       budget: r.budget,
       unit: r.unit,
       amount: String(r.amount),
-      actual: r.actual === undefined || r.actual === null ? null : String(r.actual),
+      actual: r.actual === null ? null : String(r.actual),
       state: r.state as "held" | "settled" | "released",
       releaseCause: r.releaseCause ?? null,
     })),

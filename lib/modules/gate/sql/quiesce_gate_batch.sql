@@ -205,10 +205,9 @@ BEGIN
                                                  AND g.window_start = p.win)
     ), held AS MATERIALIZED (
         -- each allowed call's reservations, written with its operation (or given back below when it is not)
-        SELECT p.i, to_jsonb(array_agg(r ORDER BY r.budget)) AS reserve
+        SELECT p.i, array_agg(ROW(p.name, p.scope, p.win, p.unit, p.amount, 'held', NULL, NULL, NULL)::quiesce_reservation
+                              ORDER BY p.name) AS reserve
           FROM pairs p
-               CROSS JOIN LATERAL (SELECT p.name AS budget, p.scope AS "scopeKey", p.win AS "windowStart", p.unit, p.amount,
-                                          'held' AS state) r
          WHERE p.i = ANY ((SELECT array_agg(c.i) FROM c WHERE c.decision = 'allow')::integer[])
          GROUP BY p.i
     ), d AS NOT MATERIALIZED (
@@ -240,12 +239,13 @@ BEGIN
                'operation', CASE WHEN done.decision = 'hold' THEN NULL ELSE jsonb_build_object(
                    'operationId', done.op_id, 'state', CASE WHEN done.decision = 'allow' THEN 'running' ELSE 'denied' END) END)
              ORDER BY done.i),
-           -- what allowed calls not admitted here reserved on the rows that took them: given back below
-           (SELECT jsonb_agg(jsonb_build_object('team', c.team, 'reserve', (SELECT jsonb_agg(x) FROM jsonb_array_elements(held.reserve) x
-                                                                             WHERE EXISTS (SELECT 1 FROM got g
-                                                                                            WHERE g.team_id = c.team AND g.budget = x ->> 'budget'
-                                                                                              AND g.scope_key = x ->> 'scopeKey'
-                                                                                              AND g.window_start = (x ->> 'windowStart')::timestamptz))))
+           -- what allowed calls not admitted here reserved on the rows that took them: given back below (as JSON
+           -- pairs of a team and its rows, only on this rare path)
+           (SELECT jsonb_agg(jsonb_build_object('team', c.team, 'reserve',
+                                                (SELECT to_jsonb(array_agg(x)) FROM unnest(held.reserve) AS x
+                                                  WHERE EXISTS (SELECT 1 FROM got g WHERE g.team_id = c.team AND g.budget = x.budget
+                                                                                      AND g.scope_key = x.scope_key
+                                                                                      AND g.window_start = x.window_start))))
               FROM c JOIN held ON held.i = c.i
              WHERE ((SELECT count(*) FROM short) > 0 OR (SELECT count(*) FROM ins) < (SELECT count(*) FROM d WHERE d.decision <> 'hold'))
                AND NOT EXISTS (SELECT 1 FROM ins WHERE ins.team_id = c.team AND ins.operation_id = c.op_id))
@@ -255,7 +255,9 @@ BEGIN
     -- its operationId. Given back under the locks this transaction holds, before quiesce_gate decides it.
     FOR k IN 0 .. coalesce(jsonb_array_length(v_back), 0) - 1 LOOP
         IF v_back -> k -> 'reserve' <> 'null'::jsonb THEN
-            PERFORM quiesce_budget_give_back(v_back -> k ->> 'team', v_back -> k -> 'reserve', NULL);
+            PERFORM quiesce_budget_give_back(v_back -> k ->> 'team',
+                                             ARRAY(SELECT jsonb_populate_recordset(NULL::quiesce_reservation, v_back -> k -> 'reserve')),
+                                             NULL);
         END IF;
     END LOOP;
 

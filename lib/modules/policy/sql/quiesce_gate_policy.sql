@@ -8,8 +8,8 @@ VOLATILE
 AS $fn$
 DECLARE
     r_rule record; r_ap record;
-    v_key text; v_id text; v_amount numeric; v_item jsonb;
-    v_access boolean := false; v_reserve jsonb;
+    v_key text; v_id text; v_amount numeric;
+    v_access boolean := false; v_reserve quiesce_reservation[];
     v_exhausted text; v_hold boolean := false; v_approval text;
     v_crossed integer;
 BEGIN
@@ -80,10 +80,8 @@ BEGIN
             ON CONFLICT (team_id, budget, scope_key, window_start) DO UPDATE SET used = b.used + EXCLUDED.used, held = b.held + EXCLUDED.held
              WHERE b.used + EXCLUDED.used <= r_rule.budget_limit AND (EXCLUDED.used > 0 OR b.used < r_rule.budget_limit);
             IF FOUND THEN
-                -- (the list is built item by item: concatenating onto an empty array costs more than the first item)
-                v_item := jsonb_build_object('budget', r_rule.name, 'scopeKey', r_rule.scope_key, 'windowStart', r_rule.window_start,
-                                             'unit', r_rule.budget_unit, 'amount', v_amount, 'state', 'held');
-                IF v_reserve IS NULL THEN v_reserve := jsonb_build_array(v_item); ELSE v_reserve := v_reserve || v_item; END IF;
+                v_reserve := v_reserve || ROW(r_rule.name, r_rule.scope_key, r_rule.window_start, r_rule.budget_unit, v_amount,
+                                              'held', NULL, NULL, NULL)::quiesce_reservation;
                 CONTINUE;
             END IF;
         END IF;

@@ -1,7 +1,7 @@
 CREATE OR REPLACE FUNCTION quiesce_release_reservations() RETURNS trigger
 LANGUAGE plpgsql AS $fn$
 DECLARE
-    v_team text; v_res jsonb;
+    v_team text; v_res quiesce_reservation[];
 BEGIN
     -- Work that never started gives its reservation back, and so does a running call a stop settled as
     -- cancelled without effect (the provider's word); work with an unknown outcome keeps it (the spend may

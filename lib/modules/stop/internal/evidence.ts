@@ -303,9 +303,9 @@ export async function loadEvidenceFactsManyTx(tx: Tx, barrierIds: string[], now:
     state: "held" | "settled" | "released";
     release_cause: string | null;
   }>(
-    "br.x ->> 'budget' AS budget, br.x ->> 'unit' AS unit, trim_scale((br.x ->> 'amount')::numeric)::text AS amount, " +
-      "trim_scale((br.x ->> 'actual')::numeric)::text AS actual, br.x ->> 'state' AS state, br.x ->> 'releaseCause' AS release_cause",
-    "CROSS JOIN LATERAL jsonb_array_elements(o.budget_reservations) WITH ORDINALITY AS br(x, n)",
+    "br.budget, br.unit, trim_scale(br.amount)::text AS amount, trim_scale(br.actual)::text AS actual, br.state, br.release_cause",
+    "CROSS JOIN LATERAL unnest(o.budget_reservations) WITH ORDINALITY " +
+      "AS br(budget, scope_key, window_start, unit, amount, state, actual, release_cause, settled_at, n)",
     "o.created_at, o.id, br.n",
   );
 

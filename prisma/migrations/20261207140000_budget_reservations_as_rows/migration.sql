@@ -1,0 +1,523 @@
+-- A call's budget reservations are rows of a composite type (quiesce_reservation[]) instead of JSON objects:
+-- the gate builds and stores them without converting every field, and every reader takes the same columns.
+CREATE TYPE quiesce_reservation AS (budget text, scope_key text, window_start timestamptz, unit text, amount numeric,
+                                    state text, actual numeric, release_cause text, settled_at timestamptz);
+
+DROP TRIGGER "operations_release_reservations" ON "operations";
+ALTER TABLE "operations" ADD COLUMN "budget_reservations_rows" quiesce_reservation[];
+UPDATE "operations" o SET "budget_reservations_rows" = (
+    SELECT array_agg(ROW(x ->> 'budget', x ->> 'scopeKey', (x ->> 'windowStart')::timestamptz, x ->> 'unit',
+                         (x ->> 'amount')::numeric, x ->> 'state', (x ->> 'actual')::numeric, x ->> 'releaseCause',
+                         (x ->> 'settledAt')::timestamptz)::quiesce_reservation ORDER BY e.n)
+      FROM jsonb_array_elements(o.budget_reservations) WITH ORDINALITY AS e(x, n))
+ WHERE jsonb_typeof(o.budget_reservations) = 'array';
+ALTER TABLE "operations" DROP COLUMN "budget_reservations";
+ALTER TABLE "operations" RENAME COLUMN "budget_reservations_rows" TO "budget_reservations";
+
+DROP FUNCTION quiesce_gate_policy(text, integer, text, text, text[], text, text[], integer, text, text, text, text, text, text, jsonb, jsonb, timestamptz);
+DROP TYPE quiesce_policy_verdict;
+CREATE TYPE quiesce_policy_verdict AS (decision "Decision", reason text, approval_id text, budget text, reserve quiesce_reservation[]);
+DROP FUNCTION quiesce_budget_give_back(text, jsonb, text);
+
+CREATE OR REPLACE FUNCTION quiesce_budget_give_back(p_team text, p_reservations quiesce_reservation[], p_cause text)
+RETURNS quiesce_reservation[]
+LANGUAGE plpgsql
+VOLATILE
+AS $fn$
+BEGIN
+    -- Gives back every reservation of the list still held (usage and held both drop by its amount) and returns
+    -- the list with those marked released for p_cause. The gate also calls it for a decision that reserved and
+    -- then did not admit the call (another budget, a lost probe, a lost race on the operationId).
+    UPDATE budget_usage u SET used = greatest(u.used - s.amount, 0), held = greatest(u.held - s.amount, 0)
+      FROM (SELECT x.budget, x.scope_key, x.window_start, sum(x.amount) AS amount
+              FROM unnest(p_reservations) x
+             WHERE x.state = 'held'
+             GROUP BY 1, 2, 3) s
+     WHERE u.team_id = p_team AND u.budget = s.budget AND u.scope_key = s.scope_key AND u.window_start = s.window_start;
+    RETURN ARRAY(SELECT CASE WHEN x.state = 'held'
+                             THEN ROW(x.budget, x.scope_key, x.window_start, x.unit, x.amount, 'released', x.actual, p_cause,
+                                      clock_timestamp())::quiesce_reservation
+                             ELSE ROW(x.budget, x.scope_key, x.window_start, x.unit, x.amount, x.state, x.actual, x.release_cause,
+                                      x.settled_at)::quiesce_reservation END
+                   FROM unnest(p_reservations) WITH ORDINALITY
+                        AS x(budget, scope_key, window_start, unit, amount, state, actual, release_cause, settled_at, n)
+                  ORDER BY x.n);
+END;
+$fn$;
+
+CREATE OR REPLACE FUNCTION quiesce_settle_reservations(p_op_row text, p_cost jsonb) RETURNS integer
+LANGUAGE plpgsql VOLATILE AS $fn$
+DECLARE
+    v_team text; v_res quiesce_reservation[]; v_n integer;
+BEGIN
+    -- The holder's actual cost replaces each estimate it reported for; a unit it did not report keeps its estimate.
+    SELECT o.team_id, o.budget_reservations INTO v_team, v_res FROM operations o WHERE o.id = p_op_row FOR UPDATE;
+    IF v_res IS NULL THEN RETURN 0; END IF;
+    WITH t AS MATERIALIZED (
+        SELECT x.*, x.state = 'held' AND (x.unit = 'calls' OR p_cost ? x.unit) AS due,
+               CASE WHEN x.unit = 'calls' THEN coalesce((p_cost ->> 'calls')::numeric, x.amount)
+                    ELSE (p_cost ->> x.unit)::numeric END AS reported
+          FROM unnest(v_res) WITH ORDINALITY
+               AS x(budget, scope_key, window_start, unit, amount, state, actual, release_cause, settled_at, n)
+    ), spent AS (
+        UPDATE budget_usage u SET used = greatest(u.used + d.delta, 0), held = greatest(u.held - d.amount, 0)
+          FROM (SELECT t.budget, t.scope_key, t.window_start, sum(t.reported - t.amount) AS delta, sum(t.amount) AS amount
+                  FROM t WHERE t.due GROUP BY 1, 2, 3) d
+         WHERE u.team_id = v_team AND u.budget = d.budget AND u.scope_key = d.scope_key AND u.window_start = d.window_start
+    )
+    SELECT array_agg(CASE WHEN t.due
+                          THEN ROW(t.budget, t.scope_key, t.window_start, t.unit, t.amount, 'settled', t.reported, t.release_cause,
+                                   clock_timestamp())::quiesce_reservation
+                          ELSE ROW(t.budget, t.scope_key, t.window_start, t.unit, t.amount, t.state, t.actual, t.release_cause,
+                                   t.settled_at)::quiesce_reservation END ORDER BY t.n),
+           count(*) FILTER (WHERE t.due)
+      INTO v_res, v_n FROM t;
+    IF v_n > 0 THEN UPDATE operations SET budget_reservations = v_res WHERE id = p_op_row; END IF;
+    RETURN v_n;
+END;
+$fn$;
+
+CREATE OR REPLACE FUNCTION quiesce_release_reservations() RETURNS trigger
+LANGUAGE plpgsql AS $fn$
+DECLARE
+    v_team text; v_res quiesce_reservation[];
+BEGIN
+    -- Work that never started gives its reservation back, and so does a running call a stop settled as
+    -- cancelled without effect (the provider's word); work with an unknown outcome keeps it (the spend may
+    -- have happened); finished work keeps its estimate until the holder reports the actual cost.
+    IF TG_TABLE_NAME = 'operations' THEN
+        -- BEFORE UPDATE OF state, fired (see its WHEN) only for a call holding reservations that now never started
+        NEW.budget_reservations := quiesce_budget_give_back(NEW.team_id, NEW.budget_reservations, NEW.state::text);
+        RETURN NEW;
+    END IF;
+    IF NEW.settled_state IS DISTINCT FROM 'cancelled_without_effect'
+       OR (TG_OP = 'UPDATE' AND OLD.settled_state IS NOT DISTINCT FROM NEW.settled_state) THEN
+        RETURN NULL;
+    END IF;
+    SELECT o.team_id, o.budget_reservations INTO v_team, v_res
+      FROM operations o WHERE o.id = NEW.operation_id AND o.budget_reservations IS NOT NULL
+       FOR UPDATE;
+    IF FOUND THEN
+        v_res := quiesce_budget_give_back(v_team, v_res, 'cancelled_without_effect');
+        UPDATE operations SET budget_reservations = v_res WHERE id = NEW.operation_id;
+    END IF;
+    RETURN NULL;
+END;
+$fn$;
+
+CREATE OR REPLACE FUNCTION quiesce_gate_policy(
+    p_team text, p_version integer, p_run text, p_root text, p_path text[], p_lease text, p_lease_path text[],
+    p_epoch integer, p_operation_id text, p_tool text, p_harness text, p_agent text, p_creator text,
+    p_args_digest text, p_args jsonb, p_cost jsonb, p_now timestamptz
+) RETURNS quiesce_policy_verdict   -- the same steps as lib/control/policy.ts decidePolicy
+LANGUAGE plpgsql
+VOLATILE
+AS $fn$
+DECLARE
+    r_rule record; r_ap record;
+    v_key text; v_id text; v_amount numeric;
+    v_access boolean := false; v_reserve quiesce_reservation[];
+    v_exhausted text; v_hold boolean := false; v_approval text;
+    v_crossed integer;
+BEGIN
+    -- One read of every matching rule: the first allow / deny / require_approval rule (by position) decides
+    -- access, then every matching budget applies, in name order (the order the batch locks usage rows in).
+    -- (only the columns used below: a row's width is paid for in every transaction)
+    FOR r_rule IN SELECT pr.effect, pr.name, pr.approval_ttl_seconds, pr.approver_role, pr.approver_user_ids, pr.budget_unit,
+                         pr.budget_limit, pr.budget_when_exhausted, pr.budget_on_cross,
+                         CASE pr.budget_per WHEN 'run_tree' THEN p_root
+                                            WHEN 'agent' THEN coalesce(p_agent, p_creator, '-')
+                                            ELSE '-' END AS scope_key,
+                         CASE pr.budget_window WHEN 'minute' THEN date_trunc('minute', p_now)
+                                               ELSE 'epoch'::timestamptz END AS window_start
+                    FROM policy_rules pr
+                   WHERE pr.team_id = p_team AND pr.version = p_version
+                     AND quiesce_rule_matches(pr, p_tool, p_harness, p_agent, p_creator, p_path)
+                   ORDER BY pr.effect = 'budget', CASE WHEN pr.effect = 'budget' THEN pr.name END, pr.position LOOP
+        IF r_rule.effect <> 'budget' THEN
+            CONTINUE WHEN v_access;
+            v_access := true;
+            IF r_rule.effect = 'deny' THEN
+                RETURN ROW('deny', 'policy_denied', NULL, NULL, NULL)::quiesce_policy_verdict;
+            ELSIF r_rule.effect = 'require_approval' THEN
+                -- Bound to the run, the lease, the epoch, the operation and the arguments: any other call needs its own.
+                v_key := md5(concat_ws('|', p_run, p_lease, p_epoch::text, p_operation_id, coalesce(p_args_digest, '-')));
+                SELECT a.* INTO r_ap FROM approvals a WHERE a.team_id = p_team AND a.live_key = v_key;
+                IF NOT FOUND THEN
+                    v_id := 'apr_' || replace(gen_random_uuid()::text, '-', '');
+                    INSERT INTO approvals (id, team_id, run_id, root_run_id, run_path, lease_id, lease_path, epoch, operation_id, tool,
+                                           args_digest, arguments, policy_version, rule_name, approver_role, approver_user_ids,
+                                           state, live_key, created_at, expires_at)
+                    SELECT v_id, p_team, p_run, p_root, p_path, p_lease, p_lease_path, p_epoch, p_operation_id, p_tool,
+                           p_args_digest, quiesce_redact(p_args, pv.redact_keys), p_version, r_rule.name,
+                           coalesce(r_rule.approver_role, 'operator'), r_rule.approver_user_ids,
+                           'pending', v_key, p_now, p_now + make_interval(secs => coalesce(r_rule.approval_ttl_seconds, 900))
+                      FROM policy_versions pv WHERE pv.team_id = p_team AND pv.version = p_version
+                    ON CONFLICT (team_id, live_key) DO NOTHING;
+                    IF NOT FOUND THEN   -- a concurrent ask of the same call created it
+                        SELECT a.id INTO v_id FROM approvals a WHERE a.team_id = p_team AND a.live_key = v_key;
+                    ELSE
+                        PERFORM pg_notify('quiesce_approvals', jsonb_build_object('teamId', p_team, 'approvalId', v_id)::text);
+                    END IF;
+                    RETURN ROW('hold', 'awaiting_approval', v_id, NULL, NULL)::quiesce_policy_verdict;
+                END IF;
+                IF r_ap.state IN ('pending', 'approved') AND r_ap.expires_at <= p_now THEN
+                    UPDATE approvals SET state = 'expired', decided_at = coalesce(decided_at, r_ap.expires_at)
+                     WHERE id = r_ap.id AND state IN ('pending', 'approved');
+                    RETURN ROW('deny', 'approval_expired', r_ap.id, NULL, NULL)::quiesce_policy_verdict;
+                ELSIF r_ap.state = 'pending' THEN
+                    RETURN ROW('hold', 'awaiting_approval', r_ap.id, NULL, NULL)::quiesce_policy_verdict;
+                ELSIF r_ap.state = 'denied' THEN
+                    RETURN ROW('deny', 'approval_denied', r_ap.id, NULL, NULL)::quiesce_policy_verdict;
+                ELSIF r_ap.state = 'expired' THEN
+                    RETURN ROW('deny', 'approval_expired', r_ap.id, NULL, NULL)::quiesce_policy_verdict;
+                END IF;
+                v_approval := r_ap.id;   -- approved, in time: admitted (marked used once the operation is written)
+            END IF;
+            CONTINUE;
+        END IF;
+
+        -- A budget: checked and reserved in one statement under the usage row's lock (taken in name order), so
+        -- concurrent callers can never together cross a limit. The gate writes the list with the operation.
+        v_amount := CASE WHEN r_rule.budget_unit = 'calls' THEN coalesce((p_cost ->> 'calls')::numeric, 1)
+                         ELSE coalesce((p_cost ->> r_rule.budget_unit)::numeric, 0) END;
+        IF v_amount <= r_rule.budget_limit AND (v_amount > 0 OR r_rule.budget_limit > 0) THEN
+            INSERT INTO budget_usage AS b (team_id, budget, scope_key, window_start, unit, used, held)
+            VALUES (p_team, r_rule.name, r_rule.scope_key, r_rule.window_start, r_rule.budget_unit, v_amount, v_amount)
+            ON CONFLICT (team_id, budget, scope_key, window_start) DO UPDATE SET used = b.used + EXCLUDED.used, held = b.held + EXCLUDED.held
+             WHERE b.used + EXCLUDED.used <= r_rule.budget_limit AND (EXCLUDED.used > 0 OR b.used < r_rule.budget_limit);
+            IF FOUND THEN
+                v_reserve := v_reserve || ROW(r_rule.name, r_rule.scope_key, r_rule.window_start, r_rule.budget_unit, v_amount,
+                                              'held', NULL, NULL, NULL)::quiesce_reservation;
+                CONTINUE;
+            END IF;
+        END IF;
+        v_exhausted := coalesce(v_exhausted, r_rule.name);
+        v_hold := v_hold OR r_rule.budget_when_exhausted = 'hold';
+        -- Crossing a budget acts once per window, by policy: trip the tree's breaker or pause it (never a kill).
+        IF r_rule.budget_on_cross IN ('trip_breaker', 'pause') THEN
+            INSERT INTO budget_crossings (id, team_id, budget, scope_key, window_start, run_id, root_run_id, action, crossed_at)
+            VALUES ('bx_' || replace(gen_random_uuid()::text, '-', ''), p_team, r_rule.name, r_rule.scope_key, r_rule.window_start,
+                    p_run, p_root, r_rule.budget_on_cross, p_now)
+            ON CONFLICT (team_id, budget, scope_key, window_start) DO NOTHING;
+            GET DIAGNOSTICS v_crossed = ROW_COUNT;
+            IF v_crossed = 1 AND r_rule.budget_on_cross = 'trip_breaker' THEN
+                UPDATE runs SET breaker = 'open', breaker_held = true, breaker_changed_at = p_now,
+                                breaker_changed_by = 'system:budget', breaker_reason = 'budget ' || r_rule.name || ' exhausted',
+                                breaker_probe_op_id = NULL
+                 WHERE id = p_root AND NOT (breaker = 'open' AND breaker_held);
+                IF FOUND THEN
+                    PERFORM quiesce_append_audit(p_team, 'system:budget', 'breaker.trip', p_root, NULL,
+                                                 jsonb_build_object('breaker', 'open', 'held', true, 'budget', r_rule.name,
+                                                                    'reason', 'budget ' || r_rule.name || ' exhausted'));
+                    PERFORM pg_notify('quiesce_control', jsonb_build_object('kind', 'breaker', 'teamId', p_team,
+                                      'rootRunId', p_root, 'runIds', jsonb_build_array(p_root))::text);
+                END IF;
+            ELSIF v_crossed = 1 THEN
+                UPDATE runs SET lifecycle = 'paused', lifecycle_changed_at = p_now, lifecycle_changed_by = 'system:budget',
+                                lifecycle_reason = 'budget ' || r_rule.name || ' exhausted'
+                 WHERE id = p_root AND lifecycle = 'normal';
+                IF FOUND THEN
+                    PERFORM quiesce_append_audit(p_team, 'system:budget', 'run.pause', p_root,
+                                                 jsonb_build_object('lifecycle', 'normal'),
+                                                 jsonb_build_object('lifecycle', 'paused', 'budget', r_rule.name,
+                                                                    'reason', 'budget ' || r_rule.name || ' exhausted'));
+                    PERFORM pg_notify('quiesce_control', jsonb_build_object('kind', 'pause', 'teamId', p_team,
+                                      'rootRunId', p_root, 'runIds', jsonb_build_array(p_root))::text);
+                END IF;
+            END IF;
+        END IF;
+    END LOOP;
+    IF v_exhausted IS NOT NULL THEN
+        -- The budgets this call already reserved are given back: it is not admitted.
+        IF v_reserve IS NOT NULL THEN PERFORM quiesce_budget_give_back(p_team, v_reserve, NULL); END IF;
+        RETURN ROW(CASE WHEN v_hold THEN 'hold' ELSE 'deny' END, 'budget_exhausted', NULL, v_exhausted, NULL)::quiesce_policy_verdict;
+    END IF;
+    RETURN ROW('allow', 'allowed', v_approval, NULL, v_reserve)::quiesce_policy_verdict;
+END;
+$fn$;
+
+CREATE OR REPLACE FUNCTION quiesce_gate_batch(
+    p_key_hash text[],
+    p_run_id text[],
+    p_lease_id text[],
+    p_epoch integer[],
+    p_operation_id text[],
+    p_tool text[],
+    p_new_op_id text[],       -- row ids for operations this batch creates
+    p_cooldown_ms integer,
+    p_probe_timeout_ms integer,
+    p_extra jsonb             -- a JSON array, entry i for call i: {digest, args, cost} or null (quiesce_gate's last three)
+) RETURNS jsonb[]             -- answer i is the answer to call i, as quiesce_gate's
+LANGUAGE plpgsql
+VOLATILE
+SET enable_seqscan = off
+SET plan_cache_mode = force_generic_plan
+AS $fn$
+DECLARE
+    v_n integer := cardinality(p_operation_id);
+    v_cool interval := make_interval(secs => p_cooldown_ms / 1000.0);
+    v_probe interval := make_interval(secs => p_probe_timeout_ms / 1000.0);
+    v_team text[]; v_key text[]; v_root text[];
+    v_now timestamptz;
+    v_done integer[]; v_answers jsonb[];
+    v_out jsonb[];
+    k integer;
+    v_pteams text[]; v_pversions integer[];
+    v_back jsonb;
+BEGIN
+    IF v_n IS NULL OR v_n = 0 THEN RETURN '{}'::jsonb[]; END IF;
+    IF cardinality(p_key_hash) <> v_n OR cardinality(p_run_id) <> v_n OR cardinality(p_lease_id) <> v_n
+       OR cardinality(p_epoch) <> v_n OR cardinality(p_tool) <> v_n OR cardinality(p_new_op_id) <> v_n THEN
+        RAISE EXCEPTION 'quiesce_gate_batch: argument arrays differ in length';
+    END IF;
+
+    -- Statement 1: authenticate and authorize every call and find its run's (immutable) root, as
+    -- quiesce_gate statement 1 does. A call whose key may not ask or whose run is not found gets a NULL
+    -- team / root here and is answered by quiesce_gate below (unauthenticated / forbidden / missing_state).
+    SELECT array_agg(a.team ORDER BY x.i), array_agg(a.key_id ORDER BY x.i), array_agg(a.root ORDER BY x.i)
+      INTO v_team, v_key, v_root
+      FROM unnest(p_key_hash, p_run_id) WITH ORDINALITY AS x(h, run, i)
+      LEFT JOIN LATERAL (
+            SELECT k.team_id AS team, k.id AS key_id, r.root_run_id AS root
+              FROM api_keys k
+              LEFT JOIN memberships m ON k.kind = 'operator' AND m.team_id = k.team_id AND m.user_id = k.user_id
+              LEFT JOIN users u ON k.kind = 'operator' AND u.id = k.user_id
+              JOIN runs r ON r.id = x.run AND r.team_id IS NOT DISTINCT FROM k.team_id
+             WHERE k.secret_hash = x.h AND k.revoked_at IS NULL
+               AND (k.expires_at IS NULL OR k.expires_at > clock_timestamp())
+               AND coalesce(k.kind IN ('agent', 'worker', 'gateway')
+                            OR (k.kind = 'operator' AND CASE WHEN u.disabled_at IS NULL THEN m.role END = 'admin'), false)
+               AND coalesce(cardinality(coalesce(k.scopes, '{}')) = 0 OR '*' = ANY (k.scopes) OR 'gate.ask' = ANY (k.scopes), false)
+               AND r.root_run_id IS NOT NULL AND cardinality(r.path) > 0
+            -- OFFSET 0 keeps this a per-call lookup (key by hash, run by id): flattened into the join,
+            -- a plan made on small tables read every run once and filtered (see the top of this file)
+            OFFSET 0) a ON true;
+
+    -- The locks, in one global order: tree keys sorted, then team scope keys sorted.
+    PERFORM pg_advisory_xact_lock_shared(t.key)
+       FROM (SELECT DISTINCT hashtextextended(r, 0) AS key FROM unnest(v_root) AS r WHERE r IS NOT NULL ORDER BY 1) t;
+    PERFORM pg_advisory_xact_lock_shared(7114, t.key)
+       FROM (SELECT DISTINCT hashtext(tm) AS key FROM unnest(v_team) AS tm WHERE tm IS NOT NULL ORDER BY 1) t;
+    v_now := clock_timestamp();
+
+    -- The teams of this batch with an enabled policy, and the version each reads (steps 9–12 below).
+    SELECT array_agg(tm.id), array_agg(tm.policy_version) INTO v_pteams, v_pversions
+      FROM teams tm WHERE tm.id = ANY (v_team) AND tm.policy_version IS NOT NULL;
+
+    -- Statement 2: every control fact of every call (a snapshot taken after all the locks), the
+    -- decision (decideAuthority's order, as in quiesce_gate), the team policy's part, the reservations,
+    -- the operation rows, the evidence rows and the answers of the calls decided here.
+    WITH e AS MATERIALIZED (
+        SELECT x.i::integer AS i, x.team, x.key_id, p_run_id[x.i] AS run_id, p_lease_id[x.i] AS lease_id,
+               p_epoch[x.i] AS epoch, p_operation_id[x.i] AS op_id, p_tool[x.i] AS tool, p_new_op_id[x.i] AS new_id,
+               r.path, r.root_run_id AS root, r.harness::text AS harness, r.native_agent_id AS agent, r.created_by AS creator,
+               count(*) OVER (PARTITION BY x.team, p_operation_id[x.i]) AS dup
+          FROM unnest(v_team, v_key, v_root) WITH ORDINALITY AS x(team, key_id, root, i)
+          JOIN runs r ON r.id = p_run_id[x.i] AND r.team_id IS NOT DISTINCT FROM x.team
+         WHERE x.team IS NOT NULL AND x.root IS NOT NULL
+    ), rules AS MATERIALIZED (
+        -- the enabled versions' rules, read once for the whole batch
+        SELECT pr AS rule, pr.team_id, pr.version, pr.effect, pr.position, pr.name, pr.budget_unit, pr.budget_limit, pr.budget_per,
+               CASE pr.budget_window WHEN 'minute' THEN date_trunc('minute', v_now) ELSE 'epoch'::timestamptz END AS win
+          FROM policy_rules pr
+         -- (one enabled version per team)
+         WHERE (pr.team_id, pr.version) IN (SELECT t.team, t.version FROM unnest(v_pteams, v_pversions) AS t(team, version))
+    ), m AS MATERIALIZED (
+        -- The policy's part (quiesce_rule_matches, as in quiesce_gate_policy): every matching rule of every call
+        -- of a team with a policy. A deny rule is decided here; so is a call whose every budget the reservations
+        -- below take with every call of this batch counted (then any order of the calls would have admitted
+        -- it). Anything else — an approval, a budget that does not fit — goes to quiesce_gate.
+        SELECT e.i, e.team, pr.effect, pr.position, pr.name, pr.budget_unit AS unit, pr.budget_limit AS lim,
+               CASE pr.budget_per WHEN 'run_tree' THEN e.root
+                                  WHEN 'agent' THEN coalesce(e.agent, e.creator, '-') ELSE '-' END AS scope,
+               pr.win,
+               CASE WHEN pr.budget_unit = 'calls' THEN coalesce((p_extra -> (e.i - 1) -> 'cost' ->> 'calls')::numeric, 1)
+                    ELSE coalesce((p_extra -> (e.i - 1) -> 'cost' ->> pr.budget_unit)::numeric, 0) END AS amount
+          FROM e
+          JOIN rules pr ON pr.team_id = e.team
+               AND quiesce_rule_matches(pr.rule, coalesce(e.tool, ''), e.harness, e.agent, e.creator, e.path)
+    ), acc AS MATERIALIZED (
+        -- each call's first matching access rule (by position), if any
+        SELECT DISTINCT ON (m.i) m.i, m.effect FROM m WHERE m.effect <> 'budget' ORDER BY m.i, m.position
+    ), pairs AS NOT MATERIALIZED (
+        SELECT m.i, m.team, m.name, m.unit, m.lim, m.scope, m.win, m.amount FROM m WHERE m.effect = 'budget'
+    ), f AS MATERIALIZED (
+        SELECT e.*, c.*, l.*, o.id IS NOT NULL AS o_found,
+               coalesce(sc.s_kill, false) AS s_kill, coalesce(sc.s_pause, false) AS s_pause,
+               CASE WHEN c.n = cardinality(e.path) AND e.path[cardinality(e.path)] = e.run_id THEN c.max_epoch END AS cur
+          FROM e
+          CROSS JOIN LATERAL (
+                SELECT count(*)::int AS n, max(r.epoch) AS max_epoch,
+                       bool_or(r.lifecycle = 'killed' AND r.id = e.run_id) AS killed_self,
+                       bool_or(r.lifecycle = 'killed' AND r.id <> e.run_id) AS killed_anc,
+                       bool_or(r.finished_at IS NOT NULL AND r.id = e.run_id) AS finished_self,
+                       bool_or(r.lifecycle = 'paused') AS paused,
+                       bool_or(e.epoch < r.epoch) AS stale,
+                       bool_or((r.breaker = 'open' AND (r.breaker_held OR v_now < r.breaker_changed_at + v_cool))
+                            OR (r.breaker = 'half_open' AND r.breaker_probe_op_id IS NOT NULL
+                                AND r.breaker_probe_op_id <> e.op_id AND v_now < r.breaker_changed_at + v_probe)) AS blocked,
+                       bool_or((r.breaker = 'open' AND NOT r.breaker_held AND v_now >= r.breaker_changed_at + v_cool)
+                            OR (r.breaker = 'half_open' AND (r.breaker_probe_op_id IS NULL
+                                OR (r.breaker_probe_op_id <> e.op_id AND v_now >= r.breaker_changed_at + v_probe)))) AS claims
+                  FROM runs r WHERE r.id = ANY (e.path) AND r.team_id IS NOT DISTINCT FROM e.team) c
+          LEFT JOIN LATERAL (
+                SELECT cardinality(own.path) AS l_len, count(x.id)::int AS l_n, own.path[cardinality(own.path)] AS l_last,
+                       own.run_id AS l_run,
+                       bool_or(x.revoked_at IS NOT NULL AND x.id <> own.id) AS l_anc_revoked,
+                       bool_or(x.revoked_at IS NOT NULL AND x.id = own.id) AS l_own_revoked,
+                       bool_or(x.valid_until <= v_now) AS l_expired,
+                       bool_or(x.revoked_at IS NULL AND x.max_valid_until IS NOT NULL AND x.valid_until < x.max_valid_until
+                               AND x.valid_until < v_now + make_interval(secs => x.ttl_seconds * 0.9)) AS l_renew
+                  FROM leases own LEFT JOIN leases x ON x.id = ANY (own.path) AND x.team_id = e.team
+                 WHERE own.id = e.lease_id AND own.team_id = e.team
+                 GROUP BY own.id, own.path, own.run_id) l ON true
+          LEFT JOIN operations o ON o.team_id = e.team AND o.operation_id = e.op_id
+          LEFT JOIN LATERAL (
+                SELECT bool_or(s.action = 'kill') AS s_kill, bool_or(s.action = 'pause') AS s_pause
+                  FROM stop_scopes s JOIN runs r ON r.id = ANY (e.path) AND r.team_id IS NOT DISTINCT FROM e.team
+                 WHERE s.team_id = e.team AND s.lifted_at IS NULL AND quiesce_scope_matches(s, r)) sc ON true
+    ), a AS MATERIALIZED (
+        SELECT f.*,
+               CASE
+                   WHEN f.cur IS NULL OR f.l_len IS NULL OR f.l_n <> f.l_len OR f.l_last IS DISTINCT FROM f.lease_id
+                        OR f.l_run IS DISTINCT FROM f.run_id THEN 'missing_state'
+                   WHEN f.killed_anc THEN 'parent_revoked'
+                   WHEN f.killed_self THEN 'killed'
+                   WHEN f.s_kill THEN 'killed'
+                   WHEN f.finished_self THEN 'finished'
+                   WHEN f.l_anc_revoked THEN 'parent_revoked'
+                   WHEN f.l_own_revoked THEN 'lease_revoked'
+                   WHEN f.l_expired THEN 'lease_expired'
+                   WHEN f.stale THEN 'stale_epoch'
+                   WHEN f.blocked THEN 'breaker_open'
+                   WHEN f.paused OR f.s_pause THEN 'paused'
+                   WHEN acc.effect = 'deny' THEN 'policy_denied'
+                   ELSE 'allowed'
+               END AS reason,
+               coalesce(acc.effect = 'require_approval', false) AS complex
+          FROM f LEFT JOIN acc ON acc.i = f.i
+    ), c AS MATERIALIZED (
+        SELECT a.i, a.team, a.key_id, a.run_id, a.lease_id, a.epoch, a.op_id, a.tool, a.new_id, a.cur, a.reason,
+               CASE a.reason WHEN 'allowed' THEN 'allow' WHEN 'paused' THEN 'hold' ELSE 'deny' END::"Decision" AS decision
+          FROM a
+         -- decided here: a new operationId, once in this batch, readable state, and for an allow nothing
+         -- more to do than reserve and insert it (no probe to claim, no renewal due, no approval)
+         WHERE NOT a.o_found AND a.dup = 1 AND a.reason <> 'missing_state'
+           AND NOT (a.reason = 'allowed' AND (coalesce(a.claims, false) OR coalesce(a.l_renew, false) OR a.complex))
+    ), due AS MATERIALIZED (
+        -- what the allowed calls reserve, per usage row, in the one order rows are locked in (budget, scope).
+        -- (the allowed calls as one array: a semi-join on c would read c again for every pair)
+        SELECT p.team AS team_id, p.name AS budget, p.scope AS scope_key, p.win AS window_start, min(p.unit) AS unit,
+               sum(p.amount) AS amount, min(p.lim) AS lim
+          FROM pairs p
+         WHERE p.i = ANY ((SELECT array_agg(c.i) FROM c WHERE c.decision = 'allow')::integer[])
+         GROUP BY 1, 2, 3, 4 ORDER BY 1, 2, 3, 4
+    ), upd AS (
+        -- each usage row reserved and checked against its limit as committed now (a concurrent batch's
+        -- reservation is waited for and counted), as quiesce_gate_policy's upsert does for one call
+        UPDATE budget_usage u SET used = u.used + due.amount, held = u.held + due.amount
+          FROM due
+         WHERE u.team_id = due.team_id AND u.budget = due.budget AND u.scope_key = due.scope_key AND u.window_start = due.window_start
+           AND u.used + due.amount <= due.lim AND (due.amount > 0 OR u.used < due.lim)
+        RETURNING u.team_id, u.budget, u.scope_key, u.window_start
+    ), new AS (
+        -- a usage row not there yet (a row that is there and did not fit, or one a concurrent batch created
+        -- meanwhile, conflicts: nothing is reserved on it)
+        INSERT INTO budget_usage (team_id, budget, scope_key, window_start, unit, used, held)
+        SELECT due.team_id, due.budget, due.scope_key, due.window_start, due.unit, due.amount, due.amount FROM due
+         WHERE (SELECT count(*) FROM upd) < (SELECT count(*) FROM due)   -- (a row for each, usually: nothing to insert)
+           AND due.amount <= due.lim AND (due.amount > 0 OR due.lim > 0)
+           AND NOT EXISTS (SELECT 1 FROM upd WHERE upd.team_id = due.team_id AND upd.budget = due.budget
+                                               AND upd.scope_key = due.scope_key AND upd.window_start = due.window_start)
+         ORDER BY 1, 2, 3, 4
+        ON CONFLICT (team_id, budget, scope_key, window_start) DO NOTHING
+        RETURNING team_id, budget, scope_key, window_start
+    ), got AS MATERIALIZED (
+        SELECT * FROM upd UNION ALL SELECT * FROM new
+    ), short AS MATERIALIZED (
+        -- allowed calls with a budget not reserved: decided by quiesce_gate (exhausted, or its crossing acts)
+        SELECT DISTINCT p.i FROM c JOIN pairs p ON p.i = c.i
+         WHERE (SELECT count(*) FROM got) < (SELECT count(*) FROM due)   -- (every row took its reservations, usually)
+           AND c.decision = 'allow'
+           AND NOT EXISTS (SELECT 1 FROM got g WHERE g.team_id = p.team AND g.budget = p.name AND g.scope_key = p.scope
+                                                 AND g.window_start = p.win)
+    ), held AS MATERIALIZED (
+        -- each allowed call's reservations, written with its operation (or given back below when it is not)
+        SELECT p.i, array_agg(ROW(p.name, p.scope, p.win, p.unit, p.amount, 'held', NULL, NULL, NULL)::quiesce_reservation
+                              ORDER BY p.name) AS reserve
+          FROM pairs p
+         WHERE p.i = ANY ((SELECT array_agg(c.i) FROM c WHERE c.decision = 'allow')::integer[])
+         GROUP BY p.i
+    ), d AS NOT MATERIALIZED (
+        SELECT c.* FROM c WHERE c.i NOT IN (SELECT short.i FROM short)
+    ), ins AS (
+        INSERT INTO operations (id, team_id, operation_id, run_id, lease_id, epoch_stamp, kind, tool, state, state_reason,
+                                started_at, finished_at, created_at, registered_by_key, budget_reservations)
+        SELECT d.new_id, d.team, d.op_id, d.run_id, d.lease_id, d.epoch, 'call', coalesce(d.tool, ''),
+               CASE WHEN d.decision = 'allow' THEN 'running'::"OperationState" ELSE 'denied'::"OperationState" END,
+               CASE WHEN d.decision = 'deny' THEN d.reason END,
+               CASE WHEN d.decision = 'allow' THEN v_now END,
+               CASE WHEN d.decision = 'deny' THEN v_now END,
+               v_now, d.key_id, CASE WHEN d.decision = 'allow' THEN held.reserve END
+          FROM d LEFT JOIN held ON held.i = d.i WHERE d.decision <> 'hold'
+        ON CONFLICT (team_id, operation_id) DO NOTHING
+        RETURNING team_id, operation_id
+    ), done AS MATERIALIZED (
+        -- a hold records no operation; an insert that lost to a concurrent call is answered below
+        SELECT d.* FROM d
+         WHERE d.decision = 'hold' OR EXISTS (SELECT 1 FROM ins WHERE ins.team_id = d.team AND ins.operation_id = d.op_id)
+    ), ev AS (
+        INSERT INTO gate_decisions (team_id, run_id, operation_id, source, decision, reason, epoch_seen, current_epoch, at)
+        SELECT done.team, done.run_id, done.op_id, 'gate', done.decision, done.reason, done.epoch, done.cur, v_now FROM done
+    )
+    SELECT array_agg(done.i ORDER BY done.i),
+           array_agg(jsonb_build_object(
+               'ok', true, 'decision', done.decision, 'reason', done.reason, 'currentEpoch', done.cur,
+               'continue', done.decision <> 'deny',
+               'operation', CASE WHEN done.decision = 'hold' THEN NULL ELSE jsonb_build_object(
+                   'operationId', done.op_id, 'state', CASE WHEN done.decision = 'allow' THEN 'running' ELSE 'denied' END) END)
+             ORDER BY done.i),
+           -- what allowed calls not admitted here reserved on the rows that took them: given back below (as JSON
+           -- pairs of a team and its rows, only on this rare path)
+           (SELECT jsonb_agg(jsonb_build_object('team', c.team, 'reserve',
+                                                (SELECT to_jsonb(array_agg(x)) FROM unnest(held.reserve) AS x
+                                                  WHERE EXISTS (SELECT 1 FROM got g WHERE g.team_id = c.team AND g.budget = x.budget
+                                                                                      AND g.scope_key = x.scope_key
+                                                                                      AND g.window_start = x.window_start))))
+              FROM c JOIN held ON held.i = c.i
+             WHERE ((SELECT count(*) FROM short) > 0 OR (SELECT count(*) FROM ins) < (SELECT count(*) FROM d WHERE d.decision <> 'hold'))
+               AND NOT EXISTS (SELECT 1 FROM ins WHERE ins.team_id = c.team AND ins.operation_id = c.op_id))
+      INTO v_done, v_answers, v_back
+      FROM done;
+    -- A call not admitted here holds nothing: another of its budgets did not fit, or a concurrent call took
+    -- its operationId. Given back under the locks this transaction holds, before quiesce_gate decides it.
+    FOR k IN 0 .. coalesce(jsonb_array_length(v_back), 0) - 1 LOOP
+        IF v_back -> k -> 'reserve' <> 'null'::jsonb THEN
+            PERFORM quiesce_budget_give_back(v_back -> k ->> 'team',
+                                             ARRAY(SELECT jsonb_populate_recordset(NULL::quiesce_reservation, v_back -> k -> 'reserve')),
+                                             NULL);
+        END IF;
+    END LOOP;
+
+    v_out := array_fill(NULL::jsonb, ARRAY[v_n]);
+    FOR k IN 1 .. coalesce(cardinality(v_done), 0) LOOP
+        v_out[v_done[k]] := v_answers[k];
+    END LOOP;
+    -- Everything else, one call at a time, by the single-call function (same transaction: it sees what
+    -- this batch wrote, and re-takes locks this transaction already holds).
+    FOR k IN 1 .. v_n LOOP
+        IF v_out[k] IS NULL THEN
+            v_out[k] := quiesce_gate('gate', p_key_hash[k], p_run_id[k], p_lease_id[k], p_epoch[k], p_operation_id[k],
+                                     p_tool[k], p_new_op_id[k], p_cooldown_ms, p_probe_timeout_ms,
+                                     p_extra -> (k - 1) ->> 'digest', p_extra -> (k - 1) -> 'args', p_extra -> (k - 1) -> 'cost');
+        END IF;
+    END LOOP;
+    RETURN v_out;
+END;
+$fn$;
+
+CREATE TRIGGER "operations_release_reservations" BEFORE UPDATE OF "state" ON "operations"
+    FOR EACH ROW
+    WHEN (NEW.budget_reservations IS NOT NULL AND NEW.state IN ('cancelled_not_started', 'denied') AND OLD.state IS DISTINCT FROM NEW.state)
+    EXECUTE FUNCTION quiesce_release_reservations();
