@@ -93,9 +93,8 @@ async function reservations(teamId: string) {
   >(
     `SELECT o.operation_id AS "operationId", r.budget, r.scope_key AS "scopeKey", r.amount::float8 AS amount,
             r.actual::float8 AS actual, r.state, r.release_cause AS "releaseCause"
-       FROM operations o CROSS JOIN LATERAL unnest(o.budget_reservations) WITH ORDINALITY AS r(budget, scope_key, window_start,
-            unit, amount, state, actual, release_cause, settled_at, n)
-      WHERE o.team_id = $1 ORDER BY o.created_at, o.id, r.n`,
+       FROM operations o CROSS JOIN LATERAL unnest(o.budget_reservations) WITH ORDINALITY AS r
+      WHERE o.team_id = $1 ORDER BY o.created_at, o.id, r.ordinality`,
     teamId,
   );
 }

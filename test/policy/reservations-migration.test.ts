@@ -8,7 +8,7 @@ import pg from "pg";
 import { afterAll, expect, inject, test } from "vitest";
 import { migrate, MIGRATIONS_DIR } from "../../lib/platform/db/migrate";
 
-const CHANGE = "20261207140000_budget_reservations_as_rows";
+const CHANGE = "20261207120000_gate_policy_rows";
 const testUrl = inject("databaseUrl");
 const name = `quiesce_resv_mig_${process.pid}_${Date.now().toString(36)}`;
 const dir = mkdtempSync(path.join(tmpdir(), "quiesce-resv-mig-"));
@@ -68,12 +68,12 @@ test("lists written as JSON before the change read back as rows, every field and
   const rows = await on(url, async (c) => {
     await c.query("SET TIME ZONE 'UTC'");
     const r = await c.query<Record<string, string | null>>(
-      `SELECT o.id, r.n::int AS n, r.budget, r.scope_key, r.window_start::text AS window_start, r.unit, r.amount::text AS amount,
+      `SELECT o.id, r.ordinality::int AS n, r.budget, r.scope_key, r.window_start::text AS window_start, r.unit, r.amount::text AS amount,
               r.state, r.actual::text AS actual, r.release_cause, r.settled_at::text AS settled_at,
               pg_typeof(o.budget_reservations)::text AS type
          FROM operations o LEFT JOIN LATERAL unnest(o.budget_reservations) WITH ORDINALITY
-              AS r(budget, scope_key, window_start, unit, amount, state, actual, release_cause, settled_at, n) ON true
-        ORDER BY o.id, r.n`,
+              AS r ON true
+        ORDER BY o.id, r.ordinality`,
     );
     return r.rows;
   });

@@ -141,9 +141,8 @@ export async function referenceEvidenceFactsTx(
   >(
     `SELECT o.operation_id AS "operationId", r.budget, r.unit, r.amount::float8 AS amount, r.actual::float8 AS actual, r.state,
             r.release_cause AS "releaseCause"
-       FROM operations o CROSS JOIN LATERAL unnest(o.budget_reservations) WITH ORDINALITY AS r(budget, scope_key, window_start,
-            unit, amount, state, actual, release_cause, settled_at, n)
-      WHERE o.run_id = ANY ($1::text[]) ORDER BY o.created_at, o.id, r.n`,
+       FROM operations o CROSS JOIN LATERAL unnest(o.budget_reservations) WITH ORDINALITY AS r
+      WHERE o.run_id = ANY ($1::text[]) ORDER BY o.created_at, o.id, r.ordinality`,
     runIds,
   );
   const changers = await tx.user.findMany({

@@ -18,8 +18,7 @@ BEGIN
                                       clock_timestamp())::quiesce_reservation
                              ELSE ROW(x.budget, x.scope_key, x.window_start, x.unit, x.amount, x.state, x.actual, x.release_cause,
                                       x.settled_at)::quiesce_reservation END
-                   FROM unnest(p_reservations) WITH ORDINALITY
-                        AS x(budget, scope_key, window_start, unit, amount, state, actual, release_cause, settled_at, n)
-                  ORDER BY x.n);
+                   FROM unnest(p_reservations) WITH ORDINALITY AS x
+                  ORDER BY x.ordinality);
 END;
 $fn$;

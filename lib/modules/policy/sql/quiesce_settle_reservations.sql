@@ -10,8 +10,7 @@ BEGIN
         SELECT x.*, x.state = 'held' AND (x.unit = 'calls' OR p_cost ? x.unit) AS due,
                CASE WHEN x.unit = 'calls' THEN coalesce((p_cost ->> 'calls')::numeric, x.amount)
                     ELSE (p_cost ->> x.unit)::numeric END AS reported
-          FROM unnest(v_res) WITH ORDINALITY
-               AS x(budget, scope_key, window_start, unit, amount, state, actual, release_cause, settled_at, n)
+          FROM unnest(v_res) WITH ORDINALITY AS x
     ), spent AS (
         UPDATE budget_usage u SET used = greatest(u.used + d.delta, 0), held = greatest(u.held - d.amount, 0)
           FROM (SELECT t.budget, t.scope_key, t.window_start, sum(t.reported - t.amount) AS delta, sum(t.amount) AS amount
@@ -22,7 +21,7 @@ BEGIN
                           THEN ROW(t.budget, t.scope_key, t.window_start, t.unit, t.amount, 'settled', t.reported, t.release_cause,
                                    clock_timestamp())::quiesce_reservation
                           ELSE ROW(t.budget, t.scope_key, t.window_start, t.unit, t.amount, t.state, t.actual, t.release_cause,
-                                   t.settled_at)::quiesce_reservation END ORDER BY t.n),
+                                   t.settled_at)::quiesce_reservation END ORDER BY t.ordinality),
            count(*) FILTER (WHERE t.due)
       INTO v_res, v_n FROM t;
     IF v_n > 0 THEN UPDATE operations SET budget_reservations = v_res WHERE id = p_op_row; END IF;

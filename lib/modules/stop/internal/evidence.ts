@@ -304,9 +304,8 @@ export async function loadEvidenceFactsManyTx(tx: Tx, barrierIds: string[], now:
     release_cause: string | null;
   }>(
     "br.budget, br.unit, trim_scale(br.amount)::text AS amount, trim_scale(br.actual)::text AS actual, br.state, br.release_cause",
-    "CROSS JOIN LATERAL unnest(o.budget_reservations) WITH ORDINALITY " +
-      "AS br(budget, scope_key, window_start, unit, amount, state, actual, release_cause, settled_at, n)",
-    "o.created_at, o.id, br.n",
+    "CROSS JOIN LATERAL unnest(o.budget_reservations) WITH ORDINALITY AS br",
+    "o.created_at, o.id, br.ordinality",
   );
 
   const receiptRows = await tx.$queryRawUnsafe<
