@@ -116,14 +116,44 @@ describe("rules", () => {
 
   test("the gate reads the version enabled at decision time; disabling the policy ends it", async () => {
     const { key, leaf, admin } = await world([{ name: "no-deploys", tool: "deployment.*", effect: "deny" }]);
-    expect(said(await ask(key, leaf))).toBe("deny policy_denied");
-    const v2 = await createPolicyVersion(admin, { rules: [{ name: "no-search", tool: "search.*", effect: "deny" }] });
-    expect(v2.diff).toMatchObject({ added: ["no-search"], removed: ["no-deploys"] });
-    expect(said(await ask(key, leaf))).toBe("deny policy_denied"); // saved, not enabled yet
+    // one call and a batch alike (both read the version's rules from the team row)
+    const both = async (tool: string) => {
+      const one = said(await ask(key, leaf, { tool }));
+      const batch = (await gateCheckBatch([call(key, leaf), call(key, leaf)].map((c) => ({ ...c, tool })))).map(said);
+      expect(batch, tool).toEqual([one, one]);
+      return one;
+    };
+    expect(await both("deployment.reserve_preview")).toBe("deny policy_denied");
+    const v2 = await createPolicyVersion(admin, {
+      rules: [
+        { name: "z-calls", effect: "budget", budget: { unit: "calls", limit: 1000 } },
+        { name: "no-search", tool: "search.*", effect: "deny" },
+        { name: "a-calls", effect: "budget", budget: { unit: "calls", limit: 1000 } },
+        { name: "allow-all", effect: "allow" },
+      ],
+    });
+    expect(v2.diff).toMatchObject({ removed: ["no-deploys"] });
+    expect(await both("deployment.reserve_preview")).toBe("deny policy_denied"); // saved, not enabled yet
     await enablePolicy(admin, { version: v2.version, reason: "swap" });
-    expect(said(await ask(key, leaf))).toBe("allow allowed");
+    expect(await both("deployment.reserve_preview")).toBe("allow allowed");
+    expect(await both("search.web")).toBe("deny policy_denied");
+    // The team row holds the enabled version's rules in the order the gate reads them: access rules by
+    // position, then budgets by name. It can never hold a version without its rules.
+    const row = async () =>
+      (
+        await prisma().$queryRawUnsafe<{ version: number | null; rules: string[] | null }[]>(
+          `SELECT policy_version AS version, (SELECT array_agg(x.name ORDER BY x.ordinality) FROM unnest(policy_rules) WITH ORDINALITY AS x) AS rules
+             FROM teams WHERE id = $1`,
+          admin.teamId,
+        )
+      )[0];
+    expect(await row()).toEqual({ version: v2.version, rules: ["no-search", "allow-all", "a-calls", "z-calls"] });
+    await expect(prisma().$executeRawUnsafe("UPDATE teams SET policy_rules = NULL WHERE id = $1", admin.teamId)).rejects.toThrow(
+      /teams_policy_rules_check/,
+    );
     await enablePolicy(admin, { version: null, reason: "off" });
-    expect(said(await ask(key, leaf, { tool: "search.web" }))).toBe("allow allowed");
+    expect(await row()).toEqual({ version: null, rules: null });
+    expect(await both("search.web")).toBe("allow allowed");
     const audit = await prisma().auditEvent.findMany({ where: { teamId: admin.teamId, action: "policy.enable" }, orderBy: { id: "asc" } });
     expect(audit.map((a) => (a.after as { version: number | null }).version)).toEqual([1, 2, null]);
   });

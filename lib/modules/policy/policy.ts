@@ -207,7 +207,12 @@ export async function enablePolicy(p: Principal, input: unknown) {
         v === null ? null : tx.policyVersion.findUnique({ where: { teamId_version: { teamId: team, version: v } } }),
       ),
     );
-    await tx.team.update({ where: { id: team }, data: { policyVersion: version } });
+    // The version and its rules as the gate reads them (lib/modules/policy/sql/quiesce_policy_rules.sql), together.
+    await tx.$executeRawUnsafe(
+      "UPDATE teams SET policy_version = $2::integer, policy_rules = quiesce_policy_rules(id, $2::integer) WHERE id = $1",
+      team,
+      version,
+    );
     await appendAudit(tx, {
       teamId: team,
       actor,

@@ -37,7 +37,7 @@ DECLARE
     v_decision "Decision"; v_reason text; v_effect text; v_state text; v_cur integer; v_receipt jsonb;
     v_rows integer; v_attempt integer := 0;
     s_kill boolean; s_pause boolean;
-    v_policy integer; v_pol quiesce_policy_verdict; v_harness text; v_agent text; v_creator text;
+    v_policy integer; v_rules quiesce_rule[]; v_pol quiesce_policy_verdict; v_harness text; v_agent text; v_creator text;
 BEGIN
     -- Statement 1 — authenticate, and find the run (for admit/heartbeat: through the operation).
     -- An unknown, revoked or expired key is unauthenticated; an operator key carries its user's CURRENT
@@ -115,11 +115,11 @@ BEGIN
     SELECT c.n, c.max_epoch, c.killed_self, c.killed_anc, c.finished_self, c.paused, c.stale, c.blocked, c.claims,
            l.len, l.n, l.last, l.run_id, l.anc_revoked, l.own_revoked, l.expired, l.path, l.renew,
            o.id IS NOT NULL, o.id, o.run_id, o.state, o.state_reason, o.expires_at, o.outcome_detail, o.tool,
-           coalesce(sc.s_kill, false), coalesce(sc.s_pause, false), tm.policy_version
+           coalesce(sc.s_kill, false), coalesce(sc.s_pause, false), tm.policy_version, tm.policy_rules
       INTO c_n, c_max, c_killed_self, c_killed_anc, c_finished, c_paused, c_stale, c_blocked, c_claims,
            l_len, l_n, l_last, l_run, l_anc_revoked, l_own_revoked, l_expired, l_path, l_renew,
            o_found, o_id, o_run, o_state, o_reason, o_expires, o_outcome, o_tool,
-           s_kill, s_pause, v_policy
+           s_kill, s_pause, v_policy, v_rules
       FROM (SELECT count(*)::int AS n, max(r.epoch) AS max_epoch,
                    bool_or(r.lifecycle = 'killed' AND r.id = v_run) AS killed_self,
                    bool_or(r.lifecycle = 'killed' AND r.id <> v_run) AS killed_anc,
@@ -152,7 +152,7 @@ BEGIN
             SELECT bool_or(s.action = 'kill') AS s_kill, bool_or(s.action = 'pause') AS s_pause
               FROM stop_scopes s JOIN runs r ON r.id = ANY (v_path) AND r.team_id IS NOT DISTINCT FROM v_team
              WHERE s.team_id = v_team AND s.lifted_at IS NULL AND quiesce_scope_matches(s, r)) sc ON true
-      -- the policy version current at decision time (enabling one takes the team's scope key exclusively)
+      -- the policy version current at decision time, and its rules (enabling one takes the team's scope key exclusively)
       LEFT JOIN teams tm ON tm.id = v_team;
     IF c_n <> cardinality(v_path) OR v_path[cardinality(v_path)] IS DISTINCT FROM v_run THEN
         v_cur := NULL;            -- an unreadable ancestor: no epoch is trustworthy
@@ -224,7 +224,7 @@ BEGIN
         IF v_pol.reserve IS NOT NULL THEN PERFORM quiesce_budget_give_back(v_team, v_pol.reserve, NULL); END IF;
         v_pol := NULL;
         IF v_effect IN ('insert_running', 'start') AND v_policy IS NOT NULL THEN
-            v_pol := quiesce_gate_policy(v_team, v_policy, v_run, v_root, v_path, v_lease, l_path, v_epoch, p_operation_id,
+            v_pol := quiesce_gate_policy(v_team, v_policy, v_rules, v_run, v_root, v_path, v_lease, l_path, v_epoch, p_operation_id,
                                          coalesce(p_tool, o_tool, ''), v_harness, v_agent, v_creator,
                                          p_args_digest, p_args, p_cost, v_now);
             IF v_pol.decision <> 'allow' THEN

@@ -24,7 +24,6 @@ DECLARE
     v_done integer[]; v_answers jsonb[];
     v_out jsonb[];
     k integer;
-    v_pteams text[]; v_pversions integer[];
     v_back jsonb;
 BEGIN
     IF v_n IS NULL OR v_n = 0 THEN RETURN '{}'::jsonb[]; END IF;
@@ -62,10 +61,6 @@ BEGIN
        FROM (SELECT DISTINCT hashtext(tm) AS key FROM unnest(v_team) AS tm WHERE tm IS NOT NULL ORDER BY 1) t;
     v_now := clock_timestamp();
 
-    -- The teams of this batch with an enabled policy, and the version each reads (steps 9–12 below).
-    SELECT array_agg(tm.id), array_agg(tm.policy_version) INTO v_pteams, v_pversions
-      FROM teams tm WHERE tm.id = ANY (v_team) AND tm.policy_version IS NOT NULL;
-
     -- Statement 2: every control fact of every call (a snapshot taken after all the locks), the
     -- decision (decideAuthority's order, as in quiesce_gate), the team policy's part, the reservations,
     -- the operation rows, the evidence rows and the answers of the calls decided here.
@@ -78,12 +73,11 @@ BEGIN
           JOIN runs r ON r.id = p_run_id[x.i] AND r.team_id IS NOT DISTINCT FROM x.team
          WHERE x.team IS NOT NULL AND x.root IS NOT NULL
     ), rules AS MATERIALIZED (
-        -- the enabled versions' rules, read once for the whole batch
-        SELECT pr AS rule, pr.team_id, pr.version, pr.effect, pr.position, pr.name, pr.budget_unit, pr.budget_limit, pr.budget_per,
+        -- the enabled versions' rules (kept on the team row: quiesce_policy_rules), read once for the whole batch
+        SELECT pr AS rule, tm.id AS team_id, pr.effect, pr.position, pr.name, pr.budget_unit, pr.budget_limit, pr.budget_per,
                CASE pr.budget_window WHEN 'minute' THEN date_trunc('minute', v_now) ELSE 'epoch'::timestamptz END AS win
-          FROM policy_rules pr
-         -- (one enabled version per team)
-         WHERE (pr.team_id, pr.version) IN (SELECT t.team, t.version FROM unnest(v_pteams, v_pversions) AS t(team, version))
+          FROM teams tm CROSS JOIN LATERAL unnest(tm.policy_rules) AS pr
+         WHERE tm.id = ANY (v_team) AND tm.policy_rules IS NOT NULL
     ), m AS MATERIALIZED (
         -- The policy's part (quiesce_rule_matches, as in quiesce_gate_policy): every matching rule of every call
         -- of a team with a policy. A deny rule is decided here; so is a call whose every budget the reservations

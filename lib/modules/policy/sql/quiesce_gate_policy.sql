@@ -1,5 +1,5 @@
 CREATE OR REPLACE FUNCTION quiesce_gate_policy(
-    p_team text, p_version integer, p_run text, p_root text, p_path text[], p_lease text, p_lease_path text[],
+    p_team text, p_version integer, p_rules quiesce_rule[], p_run text, p_root text, p_path text[], p_lease text, p_lease_path text[],
     p_epoch integer, p_operation_id text, p_tool text, p_harness text, p_agent text, p_creator text,
     p_args_digest text, p_args jsonb, p_cost jsonb, p_now timestamptz
 ) RETURNS quiesce_policy_verdict   -- the same steps as lib/control/policy.ts decidePolicy
@@ -7,26 +7,19 @@ LANGUAGE plpgsql
 VOLATILE
 AS $fn$
 DECLARE
-    r_rule record; r_ap record;
+    r_rule quiesce_rule; r_ap record; v_scope text; v_window timestamptz;
     v_key text; v_id text; v_amount numeric;
     v_access boolean := false; v_reserve quiesce_reservation[];
     v_exhausted text; v_hold boolean := false; v_approval text;
     v_crossed integer;
 BEGIN
-    -- One read of every matching rule: the first allow / deny / require_approval rule (by position) decides
-    -- access, then every matching budget applies, in name order (the order the batch locks usage rows in).
-    -- (only the columns used below: a row's width is paid for in every transaction)
-    FOR r_rule IN SELECT pr.effect, pr.name, pr.approval_ttl_seconds, pr.approver_role, pr.approver_user_ids, pr.budget_unit,
-                         pr.budget_limit, pr.budget_when_exhausted, pr.budget_on_cross,
-                         CASE pr.budget_per WHEN 'run_tree' THEN p_root
-                                            WHEN 'agent' THEN coalesce(p_agent, p_creator, '-')
-                                            ELSE '-' END AS scope_key,
-                         CASE pr.budget_window WHEN 'minute' THEN date_trunc('minute', p_now)
-                                               ELSE 'epoch'::timestamptz END AS window_start
-                    FROM policy_rules pr
-                   WHERE pr.team_id = p_team AND pr.version = p_version
-                     AND quiesce_rule_matches(pr, p_tool, p_harness, p_agent, p_creator, p_path)
-                   ORDER BY pr.effect = 'budget', CASE WHEN pr.effect = 'budget' THEN pr.name END, pr.position LOOP
+    -- The enabled version's rules, from the team row (quiesce_policy_rules: access rules by position, then
+    -- budgets by name): the first matching allow / deny / require_approval rule decides access, then every
+    -- matching budget applies, in the order the batch locks usage rows in. (An array, not a query: opening
+    -- a query costs every decision more than the rules' match does.)
+    FOREACH r_rule IN ARRAY p_rules LOOP
+        -- (a match of NULL, as in a WHERE clause, is no match)
+        CONTINUE WHEN quiesce_rule_matches(r_rule, p_tool, p_harness, p_agent, p_creator, p_path) IS NOT TRUE;
         IF r_rule.effect <> 'budget' THEN
             CONTINUE WHEN v_access;
             v_access := true;
@@ -72,15 +65,17 @@ BEGIN
 
         -- A budget: checked and reserved in one statement under the usage row's lock (taken in name order), so
         -- concurrent callers can never together cross a limit. The gate writes the list with the operation.
+        v_scope := CASE r_rule.budget_per WHEN 'run_tree' THEN p_root WHEN 'agent' THEN coalesce(p_agent, p_creator, '-') ELSE '-' END;
+        v_window := CASE r_rule.budget_window WHEN 'minute' THEN date_trunc('minute', p_now) ELSE 'epoch'::timestamptz END;
         v_amount := CASE WHEN r_rule.budget_unit = 'calls' THEN coalesce((p_cost ->> 'calls')::numeric, 1)
                          ELSE coalesce((p_cost ->> r_rule.budget_unit)::numeric, 0) END;
         IF v_amount <= r_rule.budget_limit AND (v_amount > 0 OR r_rule.budget_limit > 0) THEN
             INSERT INTO budget_usage AS b (team_id, budget, scope_key, window_start, unit, used, held)
-            VALUES (p_team, r_rule.name, r_rule.scope_key, r_rule.window_start, r_rule.budget_unit, v_amount, v_amount)
+            VALUES (p_team, r_rule.name, v_scope, v_window, r_rule.budget_unit, v_amount, v_amount)
             ON CONFLICT (team_id, budget, scope_key, window_start) DO UPDATE SET used = b.used + EXCLUDED.used, held = b.held + EXCLUDED.held
              WHERE b.used + EXCLUDED.used <= r_rule.budget_limit AND (EXCLUDED.used > 0 OR b.used < r_rule.budget_limit);
             IF FOUND THEN
-                v_reserve := v_reserve || ROW(r_rule.name, r_rule.scope_key, r_rule.window_start, r_rule.budget_unit, v_amount,
+                v_reserve := v_reserve || ROW(r_rule.name, v_scope, v_window, r_rule.budget_unit, v_amount,
                                               'held', NULL, NULL, NULL)::quiesce_reservation;
                 CONTINUE;
             END IF;
@@ -90,7 +85,7 @@ BEGIN
         -- Crossing a budget acts once per window, by policy: trip the tree's breaker or pause it (never a kill).
         IF r_rule.budget_on_cross IN ('trip_breaker', 'pause') THEN
             INSERT INTO budget_crossings (id, team_id, budget, scope_key, window_start, run_id, root_run_id, action, crossed_at)
-            VALUES ('bx_' || replace(gen_random_uuid()::text, '-', ''), p_team, r_rule.name, r_rule.scope_key, r_rule.window_start,
+            VALUES ('bx_' || replace(gen_random_uuid()::text, '-', ''), p_team, r_rule.name, v_scope, v_window,
                     p_run, p_root, r_rule.budget_on_cross, p_now)
             ON CONFLICT (team_id, budget, scope_key, window_start) DO NOTHING;
             GET DIAGNOSTICS v_crossed = ROW_COUNT;

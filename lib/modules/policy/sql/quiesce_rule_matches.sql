@@ -1,4 +1,4 @@
-CREATE OR REPLACE FUNCTION quiesce_rule_matches(pr policy_rules, p_tool text, p_harness text, p_agent text, p_creator text,
+CREATE OR REPLACE FUNCTION quiesce_rule_matches(pr quiesce_rule, p_tool text, p_harness text, p_agent text, p_creator text,
                                                 p_path text[]) RETURNS boolean
 LANGUAGE sql STABLE AS $$
     -- Whether a policy rule applies to a call (lib/control/policy.ts ruleMatches): its tool glob, harness, agent

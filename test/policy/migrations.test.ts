@@ -1,6 +1,5 @@
-// The migration that turns operations.budget_reservations from JSON objects into rows of quiesce_reservation
-// keeps every list: a database migrated up to the migration before it, with lists written in the JSON form,
-// is migrated the rest of the way and read back field by field, in order.
+// The policy migrations keep what was written before them: a database migrated up to the migration before
+// one, with data in the earlier form, is migrated the rest of the way and read back.
 import { cpSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
@@ -8,11 +7,9 @@ import pg from "pg";
 import { afterAll, expect, inject, test } from "vitest";
 import { migrate, MIGRATIONS_DIR } from "../../lib/platform/db/migrate";
 
-const CHANGE = "20261207120000_gate_policy_rows";
 const testUrl = inject("databaseUrl");
-const name = `quiesce_resv_mig_${process.pid}_${Date.now().toString(36)}`;
-const dir = mkdtempSync(path.join(tmpdir(), "quiesce-resv-mig-"));
 const withDb = (db: string) => Object.assign(new URL(testUrl), { pathname: `/${db}` }).toString();
+const made: { db: string; dir: string }[] = [];
 
 async function on<T>(url: string, fn: (c: pg.Client) => Promise<T>): Promise<T> {
   const c = new pg.Client({ connectionString: url });
@@ -24,18 +21,29 @@ async function on<T>(url: string, fn: (c: pg.Client) => Promise<T>): Promise<T> 
   }
 }
 
+/** A new database with every migration before `change` applied: its URL. */
+async function migratedUpTo(change: string): Promise<string> {
+  const db = `quiesce_mig_${process.pid}_${made.length}_${Date.now().toString(36)}`;
+  const dir = mkdtempSync(path.join(tmpdir(), "quiesce-mig-"));
+  made.push({ db, dir });
+  await on(withDb("postgres"), (c) => c.query(`CREATE DATABASE "${db}"`));
+  const all = readdirSync(MIGRATIONS_DIR);
+  expect(all).toContain(change);
+  for (const f of all) if (f < change) cpSync(path.join(MIGRATIONS_DIR, f), path.join(dir, f), { recursive: true });
+  const url = withDb(db);
+  await migrate(url, () => {}, dir);
+  return url;
+}
+
 afterAll(async () => {
-  rmSync(dir, { recursive: true, force: true });
-  await on(withDb("postgres"), (c) => c.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`));
+  for (const { db, dir } of made) {
+    rmSync(dir, { recursive: true, force: true });
+    await on(withDb("postgres"), (c) => c.query(`DROP DATABASE IF EXISTS "${db}" WITH (FORCE)`));
+  }
 });
 
 test("lists written as JSON before the change read back as rows, every field and the order kept", async () => {
-  await on(withDb("postgres"), (c) => c.query(`CREATE DATABASE "${name}"`));
-  const url = withDb(name);
-  const all = readdirSync(MIGRATIONS_DIR);
-  expect(all).toContain(CHANGE);
-  for (const f of all) if (f < CHANGE) cpSync(path.join(MIGRATIONS_DIR, f), path.join(dir, f), { recursive: true });
-  await migrate(url, () => {}, dir);
+  const url = await migratedUpTo("20261207120000_gate_policy_rows");
 
   const held = { budget: "usd", scopeKey: "run_root", windowStart: "1970-01-01T00:00:00+00:00", unit: "usd", amount: 0.4, state: "held" };
   const settled = {
@@ -135,5 +143,48 @@ test("lists written as JSON before the change read back as rows, every field and
       release_cause: null,
       settled_at: null,
     },
+  ]);
+});
+
+test("a team's enabled version gets its rules on the team row, in the gate's order; a team without a policy none", async () => {
+  const url = await migratedUpTo("20261208090000_policy_rules_on_team");
+  await on(url, async (c) => {
+    await c.query(`INSERT INTO teams (id, slug, name) VALUES ('t1', 't1', 'T1'), ('t2', 't2', 'T2')`);
+    await c.query(`INSERT INTO policy_versions (team_id, version, document, redact_keys, created_by)
+                   VALUES ('t1', 1, '{}', '{}', 'x'), ('t1', 2, '{}', '{}', 'x'), ('t2', 1, '{}', '{}', 'x')`);
+    await c.query(`INSERT INTO policy_rules (team_id, version, position, name, effect, tool_regex, budget_unit, budget_limit, budget_per, budget_window)
+                   VALUES ('t1', 1, 0, 'old', 'deny', NULL, NULL, NULL, NULL, NULL),
+                          ('t1', 2, 0, 'usd', 'budget', NULL, 'usd', 5, 'run_tree', 'minute'),
+                          ('t1', 2, 1, 'no-deploys', 'deny', '^deployment\\..*$', NULL, NULL, NULL, NULL),
+                          ('t1', 2, 2, 'calls', 'budget', NULL, 'calls', 100, 'team', 'total'),
+                          ('t2', 1, 0, 'unused', 'allow', NULL, NULL, NULL, NULL, NULL)`);
+    await c.query(`UPDATE teams SET policy_version = 2 WHERE id = 't1'`);
+  });
+
+  await migrate(url);
+  const rows = await on(
+    url,
+    async (c) =>
+      (
+        await c.query<{ id: string; version: number | null; rules: unknown[] | null }>(
+          `SELECT t.id, t.policy_version AS version,
+                  (SELECT json_agg(json_build_array(r.name, r.effect, r.tool_regex, r.budget_unit, r.budget_limit::text, r.budget_per, r.budget_window)
+                                   ORDER BY r.ordinality)
+                     FROM unnest(t.policy_rules) WITH ORDINALITY AS r) AS rules
+             FROM teams t ORDER BY t.id`,
+        )
+      ).rows,
+  );
+  expect(rows).toEqual([
+    {
+      id: "t1",
+      version: 2,
+      rules: [
+        ["no-deploys", "deny", "^deployment\\..*$", null, null, null, null],
+        ["calls", "budget", null, "calls", "100.000000000000000000000000000000", "team", "total"],
+        ["usd", "budget", null, "usd", "5.000000000000000000000000000000", "run_tree", "minute"],
+      ],
+    },
+    { id: "t2", version: null, rules: null },
   ]);
 });
