@@ -20,14 +20,23 @@ import { percentile, type Op, type Stats } from "./lib/measure";
 import { cpuMeter } from "./lib/cpu";
 import { ms, ratio, us, type BenchTable } from "./lib/report";
 
+/** Calls per segment: 4 × `iterations` a side at one caller, 16 × above, spread over a side's segments. */
+const segmentCalls = (iterations: number, c: number) => Math.round(((c > 1 ? 16 : 4) * iterations) / SEGMENTS_PER_SIDE);
+
 const verdict = (x: number) => (Number.isNaN(x) ? "not measured" : x <= POLICY_TARGET_RATIO ? "PASS" : "MISS");
 
 const SYSTEM = { type: "system", name: "bench" } as const;
 export const POLICY_TARGET_RATIO = 1.2;
-/** Segments per concurrency: each side four times, every side as often early as late in the run. */
 type Side = "free" | "policy" | "tree";
 const SIDES: Side[] = ["free", "policy", "tree"];
-const ORDER = ["free", "policy", "tree", "tree", "policy", "free", "free", "tree", "policy", "policy", "tree", "free"] as const;
+/** One round of segments: each side four times, every side as often early as late in the round. */
+const ROUND = ["free", "policy", "tree", "tree", "policy", "free", "free", "tree", "policy", "policy", "tree", "free"] as const;
+/**
+ * Segments per concurrency: the round twice, each segment half as long. The machine's speed drifts by a
+ * tenth within seconds here; with four segments a side, one slow stretch moved a side's pooled p50 alone.
+ */
+const ORDER = [...ROUND, ...ROUND];
+const SEGMENTS_PER_SIDE = ORDER.length / SIDES.length;
 
 interface Caller {
   keyHash: string;
@@ -143,9 +152,9 @@ export async function policyGateAb(ctx: {
       const rounds = Math.max(100, Math.round(ctx.iterations / 4));
       ctx.log(`gate with a policy, ${rounds} statements of ${c} call(s) per side, one connection …`);
       statements[c] = await statementCost(ctx.url, sides, c, rounds, denials);
-      // Above one caller a segment of `iterations` calls lasts well under a second, and what batches the
-      // batcher happens to form moves its p50 by a quarter from run to run: four times as many calls each.
-      const calls = c > 1 ? ctx.iterations * 4 : ctx.iterations;
+      // Above one caller a side's calls pass four times as fast, and what batches the batcher happens to
+      // form moved their p50 by a quarter from run to run at 2000 calls a segment: four times as many there.
+      const calls = segmentCalls(ctx.iterations, c);
       ctx.log(`gate with a policy, concurrency ${c}: ${ORDER.length} segments of ${calls} calls …`);
       for (const k of ORDER) {
         const ops = sides[k].slice(0, c).map((x) => op(x, denials));
@@ -226,7 +235,7 @@ export async function policyGateAb(ctx: {
       rows,
       notes: [
         ...verdicts,
-        `One statement of c calls: one at a time on a connection of its own (quiesce_gate for one call, one quiesce_gate_batch of c calls above — what the batcher sends when c calls arrive at once), the sides interleaved statement by statement, median per statement. As the API process asks: gateCheck on the shared pool (batched), segments of ${ctx.iterations} calls (${ctx.iterations * 4} above concurrency 1) interleaved per concurrency (${ORDER.join(", ")}; "policy" is the team-wide budget, "tree" the per-tree one), pooled per side; its p50 also carries the batcher's timing and, where the CPUs are the bound (the API process and the database on 2 CPUs at concurrency 16), follows the CPU per decision (the database backends' and this process's user + system time over the segments' calls, warm-up included) more than the statement's time, of which the commit's flush is a fixed part. Every call is a new operation that the policy step decides and the budget reserves.`,
+        `One statement of c calls: one at a time on a connection of its own (quiesce_gate for one call, one quiesce_gate_batch of c calls above — what the batcher sends when c calls arrive at once), the sides interleaved statement by statement, median per statement. As the API process asks: gateCheck on the shared pool (batched), ${ORDER.length} segments of ${segmentCalls(ctx.iterations, 1)} calls (${segmentCalls(ctx.iterations, 2)} above concurrency 1) interleaved per concurrency (${ROUND.join(", ")}, twice; "policy" is the team-wide budget, "tree" the per-tree one), pooled per side; its p50 also carries the batcher's timing and, where the CPUs are the bound (the API process and the database on 2 CPUs at concurrency 16), follows the CPU per decision (the database backends' and this process's user + system time over the segments' calls, warm-up included) more than the statement's time, of which the commit's flush is a fixed part. Every call is a new operation that the policy step decides and the budget reserves.`,
       ],
     },
     data: { runs, statements, perBatch },
