@@ -20,9 +20,6 @@ import { percentile, type Op, type Stats } from "./lib/measure";
 import { cpuMeter } from "./lib/cpu";
 import { ms, ratio, us, type BenchTable } from "./lib/report";
 
-/** Calls per segment: 4 × `iterations` a side at one caller, 16 × above, spread over a side's segments. */
-const segmentCalls = (iterations: number, c: number) => Math.round(((c > 1 ? 16 : 4) * iterations) / SEGMENTS_PER_SIDE);
-
 const verdict = (x: number) => (Number.isNaN(x) ? "not measured" : x <= POLICY_TARGET_RATIO ? "PASS" : "MISS");
 
 const SYSTEM = { type: "system", name: "bench" } as const;
@@ -32,11 +29,15 @@ const SIDES: Side[] = ["free", "policy", "tree"];
 /** One round of segments: each side four times, every side as often early as late in the round. */
 const ROUND = ["free", "policy", "tree", "tree", "policy", "free", "free", "tree", "policy", "policy", "tree", "free"] as const;
 /**
- * Segments per concurrency: the round twice, each segment half as long. The machine's speed drifts by a
- * tenth within seconds here; with four segments a side, one slow stretch moved a side's pooled p50 alone.
+ * The batched segments of one concurrency: rounds of short segments. The machine's speed drifts by a
+ * tenth within seconds here, and above one caller the batches the batcher happens to form move one
+ * segment's p50 by a quarter: with four segments a side, one slow stretch moved a side's pooled p50 alone.
+ * One caller: two rounds of `iterations / 2` calls a segment; above: four rounds of `2 × iterations`.
  */
-const ORDER = [...ROUND, ...ROUND];
-const SEGMENTS_PER_SIDE = ORDER.length / SIDES.length;
+function segments(iterations: number, c: number): { order: Side[]; calls: number } {
+  const rounds = c > 1 ? 4 : 2;
+  return { order: Array.from({ length: rounds }, () => ROUND).flat(), calls: Math.round(c > 1 ? iterations * 2 : iterations / 2) };
+}
 
 interface Caller {
   keyHash: string;
@@ -152,11 +153,9 @@ export async function policyGateAb(ctx: {
       const rounds = Math.max(100, Math.round(ctx.iterations / 4));
       ctx.log(`gate with a policy, ${rounds} statements of ${c} call(s) per side, one connection …`);
       statements[c] = await statementCost(ctx.url, sides, c, rounds, denials);
-      // Above one caller a side's calls pass four times as fast, and what batches the batcher happens to
-      // form moved their p50 by a quarter from run to run at 2000 calls a segment: four times as many there.
-      const calls = segmentCalls(ctx.iterations, c);
-      ctx.log(`gate with a policy, concurrency ${c}: ${ORDER.length} segments of ${calls} calls …`);
-      for (const k of ORDER) {
+      const { order, calls } = segments(ctx.iterations, c);
+      ctx.log(`gate with a policy, concurrency ${c}: ${order.length} segments of ${calls} calls …`);
+      for (const k of order) {
         const ops = sides[k].slice(0, c).map((x) => op(x, denials));
         const done = ((runs[k] ??= {})[c] ??= []);
         const b0 = gateBatchStats();
@@ -235,7 +234,7 @@ export async function policyGateAb(ctx: {
       rows,
       notes: [
         ...verdicts,
-        `One statement of c calls: one at a time on a connection of its own (quiesce_gate for one call, one quiesce_gate_batch of c calls above — what the batcher sends when c calls arrive at once), the sides interleaved statement by statement, median per statement. As the API process asks: gateCheck on the shared pool (batched), ${ORDER.length} segments of ${segmentCalls(ctx.iterations, 1)} calls (${segmentCalls(ctx.iterations, 2)} above concurrency 1) interleaved per concurrency (${ROUND.join(", ")}, twice; "policy" is the team-wide budget, "tree" the per-tree one), pooled per side; its p50 also carries the batcher's timing and, where the CPUs are the bound (the API process and the database on 2 CPUs at concurrency 16), follows the CPU per decision (the database backends' and this process's user + system time over the segments' calls, warm-up included) more than the statement's time, of which the commit's flush is a fixed part. Every call is a new operation that the policy step decides and the budget reserves.`,
+        `One statement of c calls: one at a time on a connection of its own (quiesce_gate for one call, one quiesce_gate_batch of c calls above — what the batcher sends when c calls arrive at once), the sides interleaved statement by statement, median per statement. As the API process asks: gateCheck on the shared pool (batched), rounds of segments interleaved per concurrency (${ROUND.join(", ")}), ${segments(ctx.iterations, 1).order.length} segments of ${segments(ctx.iterations, 1).calls} calls at concurrency 1 and ${segments(ctx.iterations, 2).order.length} of ${segments(ctx.iterations, 2).calls} above ("policy" is the team-wide budget, "tree" the per-tree one), pooled per side; its p50 also carries the batcher's timing and, where the CPUs are the bound (the API process and the database on 2 CPUs at concurrency 16), follows the CPU per decision (the database backends' and this process's user + system time over the segments' calls, warm-up included) more than the statement's time, of which the commit's flush is a fixed part. Every call is a new operation that the policy step decides and the budget reserves.`,
       ],
     },
     data: { runs, statements, perBatch },
