@@ -32,10 +32,10 @@ const ROUND = ["free", "policy", "tree", "tree", "policy", "free", "free", "tree
  * The batched segments of one concurrency: rounds of short segments. The machine's speed drifts by a
  * tenth within seconds here, and above one caller the batches the batcher happens to form move one
  * segment's p50 by a quarter: with four segments a side, one slow stretch moved a side's pooled p50 alone.
- * One caller: two rounds of `iterations / 2` calls a segment; above: four rounds of `2 × iterations`.
+ * One caller: two rounds of `iterations / 2` calls a segment; above: eight rounds of `2 × iterations`.
  */
 function segments(iterations: number, c: number): { order: Side[]; calls: number } {
-  const rounds = c > 1 ? 4 : 2;
+  const rounds = c > 1 ? 8 : 2;
   return { order: Array.from({ length: rounds }, () => ROUND).flat(), calls: Math.round(c > 1 ? iterations * 2 : iterations / 2) };
 }
 
