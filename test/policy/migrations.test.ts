@@ -5,10 +5,11 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import pg from "pg";
 import { afterAll, expect, inject, test } from "vitest";
+import { withDatabase } from "../../lib/platform/db/fresh-database";
 import { migrate, MIGRATIONS_DIR } from "../../lib/platform/db/migrate";
 
 const testUrl = inject("databaseUrl");
-const withDb = (db: string) => Object.assign(new URL(testUrl), { pathname: `/${db}` }).toString();
+const withDb = (db: string) => withDatabase(testUrl, db);
 const made: { db: string; dir: string }[] = [];
 
 async function on<T>(url: string, fn: (c: pg.Client) => Promise<T>): Promise<T> {
